@@ -1,0 +1,428 @@
+// Lossless, bounded JSON for untrusted input and exact JSON renderings for output.
+// A token without fraction or exponent parses to a bigint and anything else to a
+// number, so `1` and `1.0` stay distinguishable and 64-bit integers stay exact.
+// Owns no I/O; callers decide limits and which rendering a format needs.
+
+import { SafeError } from './errors.js';
+
+export type JsonValue = null | boolean | string | number | bigint | JsonValue[] | JsonObject;
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
+
+export type JsonErrorCode = 'json_too_large' | 'json_too_deep' | 'json_syntax' | 'json_duplicate_key' | 'json_unrepresentable';
+
+export class JsonError extends SafeError<JsonErrorCode> {
+  override readonly name = 'JsonError';
+}
+
+export interface JsonParseLimits {
+  /** Maximum UTF-8 size of the text; checked before any parsing. */
+  readonly maxBytes: number;
+  /** Maximum nesting of arrays and objects; the top-level container is depth 1. */
+  readonly maxDepth: number;
+  /** Reject duplicate member names instead of keeping the last one. */
+  readonly rejectDuplicateKeys?: boolean;
+}
+
+export const DEFAULT_JSON_LIMITS: JsonParseLimits = { maxBytes: 4 * 1024 * 1024, maxDepth: 64 };
+
+export function isJsonObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function utf8ByteLength(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+/** Parses untrusted JSON text; size is checked before parsing, depth while parsing. */
+export function parseJson(text: string, limits: JsonParseLimits = DEFAULT_JSON_LIMITS): JsonValue {
+  // UTF-16 length bounds UTF-8 size from below by a factor of 3, so a cheap
+  // check avoids measuring huge strings.
+  if (text.length > limits.maxBytes || utf8ByteLength(text) > limits.maxBytes) {
+    throw new JsonError('json_too_large', 'The JSON document is too large.');
+  }
+  return new LosslessParser(text, limits).parseDocument();
+}
+
+const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+class LosslessParser {
+  private pos = 0;
+
+  constructor(
+    private readonly text: string,
+    private readonly limits: JsonParseLimits,
+  ) {}
+
+  parseDocument(): JsonValue {
+    this.skipWhitespace();
+    const value = this.parseValue(0);
+    this.skipWhitespace();
+    if (this.pos !== this.text.length) this.fail();
+    return value;
+  }
+
+  private fail(): never {
+    throw new JsonError('json_syntax', 'The JSON document is malformed.');
+  }
+
+  private skipWhitespace(): void {
+    while (this.pos < this.text.length && WHITESPACE.has(this.text.charCodeAt(this.pos))) this.pos++;
+  }
+
+  private parseValue(depth: number): JsonValue {
+    const c = this.text[this.pos];
+    switch (c) {
+      case '{':
+        return this.parseObject(depth + 1);
+      case '[':
+        return this.parseArray(depth + 1);
+      case '"':
+        return this.parseString();
+      case 't':
+        return this.parseLiteral('true', true);
+      case 'f':
+        return this.parseLiteral('false', false);
+      case 'n':
+        return this.parseLiteral('null', null);
+      default:
+        return this.parseNumber();
+    }
+  }
+
+  private enter(depth: number): void {
+    if (depth > this.limits.maxDepth) throw new JsonError('json_too_deep', 'The JSON document is nested too deeply.');
+  }
+
+  private parseObject(depth: number): JsonObject {
+    this.enter(depth);
+    this.pos++;
+    const result: JsonObject = {};
+    const seen = this.limits.rejectDuplicateKeys ? new Set<string>() : undefined;
+    this.skipWhitespace();
+    if (this.text[this.pos] === '}') {
+      this.pos++;
+      return result;
+    }
+    for (;;) {
+      this.skipWhitespace();
+      if (this.text[this.pos] !== '"') this.fail();
+      const key = this.parseString();
+      if (seen) {
+        if (seen.has(key)) throw new JsonError('json_duplicate_key', 'The JSON document repeats a member name.');
+        seen.add(key);
+      }
+      this.skipWhitespace();
+      if (this.text[this.pos] !== ':') this.fail();
+      this.pos++;
+      this.skipWhitespace();
+      const value = this.parseValue(depth);
+      setMember(result, key, value);
+      this.skipWhitespace();
+      const next = this.text[this.pos++];
+      if (next === '}') return result;
+      if (next !== ',') this.fail();
+    }
+  }
+
+  private parseArray(depth: number): JsonValue[] {
+    this.enter(depth);
+    this.pos++;
+    const result: JsonValue[] = [];
+    this.skipWhitespace();
+    if (this.text[this.pos] === ']') {
+      this.pos++;
+      return result;
+    }
+    for (;;) {
+      this.skipWhitespace();
+      result.push(this.parseValue(depth));
+      this.skipWhitespace();
+      const next = this.text[this.pos++];
+      if (next === ']') return result;
+      if (next !== ',') this.fail();
+    }
+  }
+
+  private parseLiteral<T extends JsonValue>(word: string, value: T): T {
+    if (!this.text.startsWith(word, this.pos)) this.fail();
+    this.pos += word.length;
+    return value;
+  }
+
+  private parseString(): string {
+    const text = this.text;
+    let i = this.pos + 1;
+    let out = '';
+    let chunkStart = i;
+    for (;;) {
+      if (i >= text.length) this.fail();
+      const code = text.charCodeAt(i);
+      if (code === 0x22) {
+        out += text.slice(chunkStart, i);
+        this.pos = i + 1;
+        return out;
+      }
+      if (code < 0x20) this.fail();
+      if (code !== 0x5c) {
+        i++;
+        continue;
+      }
+      out += text.slice(chunkStart, i);
+      const esc = text[i + 1];
+      switch (esc) {
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u': {
+          const hex = text.slice(i + 2, i + 6);
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail();
+          out += String.fromCharCode(parseInt(hex, 16));
+          i += 4;
+          break;
+        }
+        default:
+          this.fail();
+      }
+      i += 2;
+      chunkStart = i;
+    }
+  }
+
+  private parseNumber(): number | bigint {
+    const match = NUMBER_TOKEN.exec(this.text.slice(this.pos, this.pos + 512));
+    if (!match) this.fail();
+    const token = match[0];
+    this.pos += token.length;
+    if (match[1] === undefined && match[2] === undefined) return BigInt(token);
+    const value = Number(token);
+    if (!Number.isFinite(value)) throw new JsonError('json_unrepresentable', 'The JSON document holds a number out of range.');
+    return value;
+  }
+}
+
+// Integers longer than a few hundred digits are rejected as malformed: no
+// contract field needs them and BigInt parsing is superlinear.
+const NUMBER_TOKEN = /^-?(?:0|[1-9][0-9]{0,400})(\.[0-9]+)?([eE][+-]?[0-9]+)?/;
+
+function setMember(target: JsonObject, key: string, value: JsonValue): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    target[key] = value;
+  }
+}
+
+/** Converts a lossless value (or an output value with FloatValue marks) to what JSON.parse would have produced. */
+export function toPlainJson(value: JsonValue | FloatValue): unknown {
+  if (typeof value === 'bigint') return Number(value);
+  if (value instanceof FloatValue) return value.value;
+  if (Array.isArray(value)) return value.map(toPlainJson);
+  if (isJsonObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, member] of Object.entries(value)) {
+      const plain = toPlainJson(member as JsonValue | FloatValue);
+      if (key === '__proto__') Object.defineProperty(out, key, { value: plain, enumerable: true, writable: true, configurable: true });
+      else out[key] = plain;
+    }
+    return out;
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------
+// Renderings
+
+export type KeyOrder = 'insertion' | 'utf16' | 'codepoint';
+/**
+ * How numbers are written. 'ecmascript': Number#toString. 'python': integral
+ * plain numbers as integers, FloatValue and fractional numbers as Python's
+ * float repr (`1.0`, `1e+16`), matching a Python server's float fields.
+ */
+export type FloatStyle = 'ecmascript' | 'python';
+
+/** Marks an output number as a float even when integral (a `number` field holding 1 renders `1.0` in Python style). */
+export class FloatValue {
+  constructor(readonly value: number) {}
+  toJSON(): number {
+    return this.value;
+  }
+}
+
+export interface RenderOptions {
+  readonly keyOrder: KeyOrder;
+  /** Escape every non-ASCII character as \uXXXX (Python's ensure_ascii). */
+  readonly asciiOnly: boolean;
+  /** How non-integer numbers are written: ECMAScript `1` or Python `1.0`. */
+  readonly floatStyle: FloatStyle;
+  /** Reject lone surrogates instead of escaping them. */
+  readonly rejectLoneSurrogates?: boolean;
+}
+
+/** Renders any value (plain or lossless) as compact JSON with the chosen conventions. */
+export function renderJson(value: unknown, options: RenderOptions): string {
+  const parts: string[] = [];
+  renderInto(value, options, parts);
+  return parts.join('');
+}
+
+/** The project's canonical JSON (RFC 8785 style): sorted UTF-16 keys, no whitespace, ECMAScript numbers. */
+export function canonicalJson(value: unknown): string {
+  return renderJson(value, { keyOrder: 'utf16', asciiOnly: false, floatStyle: 'ecmascript', rejectLoneSurrogates: true });
+}
+
+/** Byte size of the canonical rendering, the measure used for bounds. */
+export function canonicalJsonByteLength(value: unknown): number {
+  return utf8ByteLength(canonicalJson(value));
+}
+
+function renderInto(value: unknown, options: RenderOptions, parts: string[]): void {
+  if (value === null || value === undefined) {
+    parts.push('null');
+  } else if (typeof value === 'boolean') {
+    parts.push(value ? 'true' : 'false');
+  } else if (typeof value === 'string') {
+    parts.push(quoteString(value, options));
+  } else if (typeof value === 'bigint') {
+    parts.push(value.toString());
+  } else if (typeof value === 'number') {
+    parts.push(options.floatStyle === 'python' && !Number.isInteger(value) ? pythonFloat(value) : ecmaNumber(value));
+  } else if (value instanceof FloatValue) {
+    parts.push(options.floatStyle === 'python' ? pythonFloat(value.value) : ecmaNumber(value.value));
+  } else if (Array.isArray(value)) {
+    parts.push('[');
+    value.forEach((item, index) => {
+      if (index > 0) parts.push(',');
+      renderInto(item, options, parts);
+    });
+    parts.push(']');
+  } else if (typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const keys = orderKeys(Object.keys(record).filter((key) => record[key] !== undefined), options.keyOrder);
+    parts.push('{');
+    keys.forEach((key, index) => {
+      if (index > 0) parts.push(',');
+      parts.push(quoteString(key, options), ':');
+      renderInto(record[key], options, parts);
+    });
+    parts.push('}');
+  } else {
+    throw new JsonError('json_unrepresentable', 'The value cannot be represented as JSON.');
+  }
+}
+
+function orderKeys(keys: string[], order: KeyOrder): string[] {
+  if (order === 'insertion') return keys;
+  if (order === 'utf16') return keys.sort();
+  return keys.sort(compareCodePoints);
+}
+
+export function compareCodePoints(a: string, b: string): number {
+  const left = Array.from(a);
+  const right = Array.from(b);
+  const n = Math.min(left.length, right.length);
+  for (let i = 0; i < n; i++) {
+    const x = left[i]!.codePointAt(0)!;
+    const y = right[i]!.codePointAt(0)!;
+    if (x !== y) return x - y;
+  }
+  return left.length - right.length;
+}
+
+const SHORT_ESCAPES: Record<number, string> = {
+  0x22: '\\"',
+  0x5c: '\\\\',
+  0x08: '\\b',
+  0x09: '\\t',
+  0x0a: '\\n',
+  0x0c: '\\f',
+  0x0d: '\\r',
+};
+
+function hex4(code: number): string {
+  return '\\u' + code.toString(16).padStart(4, '0');
+}
+
+function quoteString(text: string, options: RenderOptions): string {
+  let out = '"';
+  let chunkStart = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    let escaped: string | undefined;
+    if (code < 0x20 || code === 0x22 || code === 0x5c) {
+      escaped = SHORT_ESCAPES[code] ?? hex4(code);
+    } else if (code >= 0xd800 && code <= 0xdfff) {
+      const isHigh = code <= 0xdbff;
+      const next = text.charCodeAt(i + 1);
+      const paired = isHigh && next >= 0xdc00 && next <= 0xdfff;
+      if (!paired) {
+        if (options.rejectLoneSurrogates) throw new JsonError('json_unrepresentable', 'The text holds a lone surrogate.');
+        escaped = hex4(code);
+      } else if (options.asciiOnly) {
+        escaped = hex4(code) + hex4(next);
+        out += text.slice(chunkStart, i) + escaped;
+        i++;
+        chunkStart = i + 1;
+        continue;
+      } else {
+        i++;
+        continue;
+      }
+    } else if (options.asciiOnly && code >= 0x7f) {
+      escaped = hex4(code);
+    }
+    if (escaped !== undefined) {
+      out += text.slice(chunkStart, i) + escaped;
+      chunkStart = i + 1;
+    }
+  }
+  return out + text.slice(chunkStart) + '"';
+}
+
+function ecmaNumber(value: number): string {
+  if (!Number.isFinite(value)) throw new JsonError('json_unrepresentable', 'The value cannot be represented as JSON.');
+  return Object.is(value, -0) ? '0' : String(value);
+}
+
+/** Python's repr() of a float: shortest digits, `.0` on integral values, exponent outside [1e-4, 1e16). */
+export function pythonFloat(value: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (!Number.isFinite(value)) return value > 0 ? 'Infinity' : '-Infinity';
+  if (value === 0) return Object.is(value, -0) ? '-0.0' : '0.0';
+  const [mantissa = '', exponentText = '0'] = value.toExponential().split('e');
+  const exponent = Number(exponentText);
+  const negative = mantissa.startsWith('-');
+  const digits = mantissa.replace('-', '').replace('.', '');
+  const sign = negative ? '-' : '';
+  if (exponent < -4 || exponent >= 16) {
+    const body = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    const expSign = exponent < 0 ? '-' : '+';
+    return `${sign}${body}e${expSign}${String(Math.abs(exponent)).padStart(2, '0')}`;
+  }
+  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
+  const intLength = exponent + 1;
+  if (digits.length <= intLength) return `${sign}${digits.padEnd(intLength, '0')}.0`;
+  return `${sign}${digits.slice(0, intLength)}.${digits.slice(intLength)}`;
+}

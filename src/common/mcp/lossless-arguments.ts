@@ -1,0 +1,61 @@
+// Carries tool arguments, parsed losslessly by our transports, past the SDK's
+// own (lossy) message handling to the tools/call handler, keyed by request id.
+
+import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
+
+export type RequestKey = string | number;
+
+export class LosslessArguments {
+  private readonly pending = new Map<RequestKey, JsonObject>();
+
+  put(id: RequestKey, args: JsonObject): void {
+    this.pending.set(id, args);
+  }
+
+  take(id: RequestKey): JsonObject | undefined {
+    const args = this.pending.get(id);
+    this.pending.delete(id);
+    return args;
+  }
+
+  clear(): void {
+    this.pending.clear();
+  }
+}
+
+/**
+ * Splits a losslessly parsed JSON-RPC message into what the SDK should see
+ * (plain numbers, `arguments: null` dropped as the contract treats it as `{}`)
+ * and, for tools/call requests, the lossless arguments object.
+ */
+export interface SplitMessage {
+  readonly sdkMessage: JsonValue;
+  readonly id?: RequestKey;
+  readonly args?: JsonObject;
+  /** tools/call whose arguments are not an object: answered with -32602 by the transport. */
+  readonly invalidArguments?: boolean;
+}
+
+export function splitToolArguments(message: JsonValue): SplitMessage {
+  if (!isJsonObject(message) || message['method'] !== 'tools/call' || !isJsonObject(message['params'])) {
+    return { sdkMessage: message };
+  }
+  const params = message['params'];
+  const rawId = message['id'];
+  const id = typeof rawId === 'bigint' ? Number(rawId) : typeof rawId === 'string' || typeof rawId === 'number' ? rawId : undefined;
+  const args = params['arguments'];
+  const sdkParams: JsonObject = { ...params };
+  if (args === null || args === undefined) {
+    delete sdkParams['arguments'];
+    return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id, args: {} }) };
+  }
+  if (!isJsonObject(args)) return { sdkMessage: message, ...(id === undefined ? {} : { id }), invalidArguments: true };
+  // The SDK sees an empty object; the real arguments travel beside it.
+  sdkParams['arguments'] = {};
+  return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id, args }) };
+}
+
+/** JSON-RPC -32602 for tools/call arguments that are not an object; echoes nothing. */
+export function invalidParamsResponse(id: RequestKey): { jsonrpc: '2.0'; id: RequestKey; error: { code: number; message: string } } {
+  return { jsonrpc: '2.0', id, error: { code: -32602, message: 'Invalid request parameters' } };
+}

@@ -1,0 +1,129 @@
+// MCP over stdio with lossless, bounded parsing. Each newline-terminated line
+// is one JSON-RPC message; a malformed or oversized line is dropped (logged to
+// stderr) and the session continues, as the contracts require.
+
+import type { Readable, Writable } from 'node:stream';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { parseJson, toPlainJson } from '../json.js';
+import type { Logger } from '../logger.js';
+import { invalidParamsResponse, splitToolArguments, type LosslessArguments } from './lossless-arguments.js';
+
+export interface StdioTransportOptions {
+  readonly input: Readable;
+  readonly output: Writable;
+  readonly lossless: LosslessArguments;
+  readonly logger: Logger;
+  /** Longest accepted line in bytes; longer lines are discarded whole. */
+  readonly maxLineBytes?: number;
+  readonly maxDepth?: number;
+}
+
+export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
+
+export class LosslessStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private discarding = false;
+  private closed = false;
+  private readonly maxLineBytes: number;
+
+  constructor(private readonly options: StdioTransportOptions) {
+    this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  }
+
+  async start(): Promise<void> {
+    this.options.input.on('data', this.onData);
+    this.options.input.on('end', this.onEnd);
+    this.options.input.on('error', this.onInputError);
+  }
+
+  private readonly onData = (chunk: Buffer | string): void => {
+    let data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    for (;;) {
+      const newline = data.indexOf(0x0a);
+      if (newline === -1) {
+        this.appendPartial(data);
+        return;
+      }
+      this.appendPartial(data.subarray(0, newline));
+      const line = this.discarding ? undefined : Buffer.concat(this.chunks, this.buffered);
+      this.chunks = [];
+      this.buffered = 0;
+      this.discarding = false;
+      if (line) this.handleLine(line);
+      data = data.subarray(newline + 1);
+    }
+  };
+
+  private appendPartial(part: Buffer): void {
+    if (this.discarding || part.length === 0) return;
+    if (this.buffered + part.length > this.maxLineBytes) {
+      this.options.logger.warn('dropped an oversized input line');
+      this.chunks = [];
+      this.buffered = 0;
+      this.discarding = true;
+      return;
+    }
+    this.chunks.push(Buffer.from(part));
+    this.buffered += part.length;
+  }
+
+  private handleLine(line: Buffer): void {
+    let text = line.toString('utf8');
+    if (text.endsWith('\r')) text = text.slice(0, -1);
+    if (text.trim() === '') return;
+    let parsed;
+    try {
+      parsed = parseJson(text, { maxBytes: this.maxLineBytes, maxDepth: this.options.maxDepth ?? 128 });
+    } catch {
+      this.options.logger.warn('dropped a malformed input line');
+      return;
+    }
+    const { sdkMessage, id, args, invalidArguments } = splitToolArguments(parsed);
+    if (invalidArguments) {
+      // Answered here so that no SDK text (which would quote the input) leaks.
+      if (id !== undefined) void this.send(invalidParamsResponse(id));
+      return;
+    }
+    const checked = JSONRPCMessageSchema.safeParse(toPlainJson(sdkMessage));
+    if (!checked.success) {
+      this.options.logger.warn('dropped an input line that is not a JSON-RPC message');
+      return;
+    }
+    if (id !== undefined && args !== undefined) this.options.lossless.put(id, args);
+    this.onmessage?.(checked.data);
+  }
+
+  private readonly onEnd = (): void => {
+    void this.close();
+  };
+
+  private readonly onInputError = (error: Error): void => {
+    this.onerror?.(error);
+  };
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return;
+    const text = JSON.stringify(message) + '\n';
+    await new Promise<void>((resolve) => {
+      if (this.options.output.write(text)) resolve();
+      else this.options.output.once('drain', resolve);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.options.input.off('data', this.onData);
+    this.options.input.off('end', this.onEnd);
+    this.options.input.off('error', this.onInputError);
+    this.chunks = [];
+    this.options.lossless.clear();
+    this.onclose?.();
+  }
+}

