@@ -1,0 +1,160 @@
+// The aigpt command tree (spec 4): status, server, read-core, read-memory,
+// save-memory, v, with the reference's output lines and exit codes
+// (0 ok, 1 runtime failure, 2 usage). Writes only through the injected streams.
+
+import { Command, CommanderError } from 'commander';
+import { createLogger } from '../../common/logger.js';
+import { type AppOptions, describeRecovery, type OpenedApp, openApp } from '../app.js';
+import { AigptError } from '../errors.js';
+import { AIGPT_VERSION, CORE_COLLECTION, MEMORY_COLLECTION } from '../limits.js';
+import { runServer } from '../mcp/server.js';
+import { renderPretty } from '../record-format.js';
+
+export interface CliIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly stdin?: NodeJS.ReadableStream;
+  readonly stdoutStream?: NodeJS.WritableStream;
+}
+
+export interface CliOptions extends AppOptions {
+  readonly io: CliIo;
+}
+
+const EXIT_OK = 0;
+const EXIT_FAILURE = 1;
+const EXIT_USAGE = 2;
+
+/** Runs one invocation and returns its exit code; never calls process.exit. */
+export async function runCli(argv: readonly string[], options: CliOptions): Promise<number> {
+  const { io } = options;
+  let exitCode = EXIT_OK;
+
+  const open = async (): Promise<OpenedApp> => {
+    const app = await openApp(options);
+    for (const line of describeRecovery(app.recovery)) io.stderr(`aigpt: ${line}\n`);
+    return app;
+  };
+
+  const program = new Command('aigpt')
+    .description('AI memory MCP server: flat memory as ATProto record files')
+    .version(`aigpt ${AIGPT_VERSION}`, '-v, --version', 'print the version')
+    .helpOption('-h, --help', 'print help')
+    .helpCommand('help [command]', 'print help for a command')
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .showHelpAfterError('(run aigpt --help for usage)')
+    // Stray words reach the root action so they can be named as unknown commands.
+    .allowExcessArguments(true)
+    .action(async (_options: unknown, command: Command) => {
+      const stray = command.args[0];
+      if (stray !== undefined) program.error(`error: unknown command '${stray}'`, { exitCode: EXIT_USAGE, code: 'aigpt.unknownCommand' });
+      exitCode = await status(await open(), io);
+    });
+
+  program
+    .command('server')
+    .description('run the MCP server on stdin/stdout')
+    .action(async () => {
+      const app = await open();
+      await runServer(app.store, createLogger('aigpt'), {
+        ...(io.stdin === undefined ? {} : { input: io.stdin }),
+        ...(io.stdoutStream === undefined ? {} : { output: io.stdoutStream }),
+      });
+    });
+
+  program
+    .command('read-core')
+    .description('print the core record')
+    .action(async () => {
+      const core = await (await open()).store.readCore();
+      io.stdout(`${renderPretty(core.value)}\n`);
+    });
+
+  program
+    .command('read-memory')
+    .description('print every memory record, oldest first')
+    .action(async () => {
+      exitCode = await readMemory(await open(), io);
+    });
+
+  program
+    .command('save-memory')
+    .description('add one memory record')
+    .argument('<content>', 'the memory element (may be an empty string)')
+    .action(async (content: string) => {
+      const app = await open();
+      const saved = await app.store.saveMemory(content);
+      io.stdout(`Saved. (${saved.count} records)\n`);
+      if (BigInt(saved.count) > app.config.memory) {
+        io.stderr(`warning: ${saved.count} records exceed the memory limit of ${app.config.memory}; compress is needed\n`);
+      }
+    });
+
+  program
+    .command('v')
+    .description('print the version')
+    .action(() => {
+      io.stdout(`aigpt ${AIGPT_VERSION}\n`);
+    });
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version end the parse with an "error" whose exit code is 0.
+      return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+    }
+    if (error instanceof AigptError) {
+      io.stderr(`aigpt: ${error.message}\n`);
+      return EXIT_FAILURE;
+    }
+    io.stderr(`aigpt: unexpected error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT_FAILURE;
+  }
+}
+
+async function status(app: OpenedApp, io: CliIo): Promise<number> {
+  const { config, store } = app;
+  let count = 0;
+  let unreadable = 0;
+  try {
+    const read = await store.readMemories();
+    count = read.selected;
+    unreadable = read.skipped.length;
+  } catch {
+    // The reference prints 0 when the folder cannot be listed.
+    count = 0;
+  }
+  const lines = [
+    'aigpt - AI memory MCP server',
+    '',
+    `config: ${config.configFile}`,
+    `did:    ${config.did}`,
+    `handle: ${config.handle}`,
+    `memory: ${config.memory}`,
+    '',
+    `path: ${config.base}/`,
+    `  ${config.identity}/${CORE_COLLECTION}/self.json`,
+    `  ${config.identity}/${MEMORY_COLLECTION}/*.json`,
+    '',
+    `records: ${count}/${config.memory}`,
+  ];
+  if (config.baseIsRelative) lines.push('warning: path is relative to the current directory');
+  if (unreadable > 0) lines.push(`warning: ${unreadable} unreadable memory file(s); see aigpt read-memory`);
+  io.stdout(`${lines.join('\n')}\n`);
+  return EXIT_OK;
+}
+
+async function readMemory(app: OpenedApp, io: CliIo): Promise<number> {
+  const read = await app.store.readMemories();
+  for (const skip of read.skipped) io.stderr(`aigpt: skipped ${skip.path}: ${skip.reason}\n`);
+  if (read.records.length === 0) {
+    if (read.selected > 0) return EXIT_FAILURE;
+    io.stdout('No memory records found\n');
+    return EXIT_OK;
+  }
+  for (const record of read.records) io.stdout(`${renderPretty(record.value)}\n`);
+  return EXIT_OK;
+}

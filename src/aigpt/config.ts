@@ -1,0 +1,220 @@
+// Locating, creating and validating the config file (spec 2). Platform, env
+// and home are injected so tests point it at temp folders. Knows the record
+// tree only through record-paths; never touches record files.
+
+import { promises as fs } from 'node:fs';
+import { homedir as osHomedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { isJsonObject, type JsonValue, JsonError, parseJson } from '../common/json.js';
+import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
+import { writeNewFileAtomic } from './fs-atomic.js';
+import {
+  CONFIG_APP_DIR,
+  CONFIG_FILE_NAME,
+  DEFAULT_MEMORY_LIMIT,
+  MAX_CONFIG_FILE_BYTES,
+  MAX_JSON_DEPTH,
+  MAX_MEMORY_LIMIT,
+} from './limits.js';
+import { type RecordTree, recordTree } from './record-paths.js';
+
+export interface Environment {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly platform: NodeJS.Platform;
+  /** The user database's home folder, used when $HOME is unset or empty. */
+  readonly homedir: () => string;
+  readonly cwd: () => string;
+}
+
+export function processEnvironment(): Environment {
+  return { env: process.env, platform: process.platform, homedir: osHomedir, cwd: () => process.cwd() };
+}
+
+export interface AigptConfig {
+  readonly configFile: string;
+  /** `{config_dir}/ai.syui.gpt`: the config's folder and the default base. */
+  readonly appDir: string;
+  readonly did: string;
+  readonly handle: string;
+  /** bot.path after expansion, as the user wrote it (may be relative). */
+  readonly base: string;
+  readonly baseIsRelative: boolean;
+  /** The configured limit, exactly (u64). */
+  readonly memory: bigint;
+  /** Folder name under base: the DID, or the handle on Windows. */
+  readonly identity: string;
+  /** Absolute paths of the record tree. */
+  readonly tree: RecordTree;
+}
+
+export function homeDir(environment: Environment): string {
+  const home = environment.env['HOME'];
+  return home !== undefined && home !== '' ? home : environment.homedir();
+}
+
+/** The platform's per-user config folder (spec 2.1); `.` when none can be determined, like the reference. */
+export function configBaseDir(environment: Environment): string {
+  const { env, platform } = environment;
+  if (platform === 'win32') {
+    const appData = env['APPDATA'];
+    return appData !== undefined && appData !== '' ? appData : '.';
+  }
+  let home: string;
+  try {
+    home = homeDir(environment);
+  } catch {
+    home = '';
+  }
+  if (platform === 'darwin') return home === '' ? '.' : join(home, 'Library', 'Application Support');
+  const xdg = env['XDG_CONFIG_HOME'];
+  if (xdg !== undefined && isAbsolute(xdg)) return xdg;
+  return home === '' ? '.' : join(home, '.config');
+}
+
+export function configFilePath(environment: Environment): string {
+  return join(configBaseDir(environment), CONFIG_APP_DIR, CONFIG_FILE_NAME);
+}
+
+/** What `aigpt` writes on first run: the reference's bytes (no memory key, no trailing newline). */
+export const INITIAL_CONFIG_TEXT = JSON.stringify({ bot: { did: null, handle: null, path: null } }, null, 2);
+
+/**
+ * First-run step 1 (spec 2.5): create the config file if there is none.
+ * A dangling symlink is reported instead of being written through.
+ */
+export async function ensureConfigFile(environment: Environment): Promise<string> {
+  const file = configFilePath(environment);
+  const dir = join(configBaseDir(environment), CONFIG_APP_DIR);
+  let linkStat;
+  try {
+    linkStat = await fs.lstat(file);
+  } catch (error) {
+    if (errnoCode(error) !== 'ENOENT') throw failedTo('read_failed', file, error);
+  }
+  if (linkStat !== undefined) {
+    if (linkStat.isSymbolicLink()) {
+      try {
+        await fs.stat(file);
+      } catch (error) {
+        if (errnoCode(error) === 'ENOENT') {
+          const target = await fs.readlink(file).catch(() => '?');
+          throw new AigptError('config_invalid', `invalid config ${file}: dangling symlink to ${target}`);
+        }
+        throw failedTo('read_failed', file, error);
+      }
+    }
+    return file;
+  }
+  try {
+    await fs.mkdir(dir, { recursive: true });
+  } catch (error) {
+    throw failedTo('create_failed', dir, error);
+  }
+  try {
+    // 'exists' means another process created it first: theirs wins, same bytes.
+    await writeNewFileAtomic(dir, CONFIG_FILE_NAME, INITIAL_CONFIG_TEXT);
+  } catch (error) {
+    throw failedTo('write_failed', file, error);
+  }
+  return file;
+}
+
+const DID_PATTERN = /^did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]$/;
+const HANDLE_PATTERN = /^([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/;
+export const DEFAULT_IDENTITY = 'self';
+
+export function isValidDid(value: string): boolean {
+  return value.length <= 2048 && DID_PATTERN.test(value);
+}
+
+export function isValidHandle(value: string): boolean {
+  return value.length <= 253 && HANDLE_PATTERN.test(value);
+}
+
+/** Reads and validates the config. A missing file is an error here: call ensureConfigFile first. */
+export async function loadConfig(environment: Environment): Promise<AigptConfig> {
+  const file = configFilePath(environment);
+  const invalid = (detail: string): AigptError => new AigptError('config_invalid', `invalid config ${file}: ${detail}`);
+  let bytes: Buffer;
+  try {
+    const stat = await fs.stat(file);
+    if (!stat.isFile()) throw invalid('not a regular file');
+    if (stat.size > MAX_CONFIG_FILE_BYTES) throw invalid(`larger than ${MAX_CONFIG_FILE_BYTES} bytes`);
+    bytes = await fs.readFile(file);
+  } catch (error) {
+    if (error instanceof AigptError) throw error;
+    throw new AigptError('config_invalid', `invalid config ${file}: cannot read it (${describeCause(error)})`, { cause: error });
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw invalid('not UTF-8');
+  }
+  let document: JsonValue;
+  try {
+    document = parseJson(text, { maxBytes: MAX_CONFIG_FILE_BYTES, maxDepth: MAX_JSON_DEPTH });
+  } catch (error) {
+    if (error instanceof JsonError) throw invalid(`not valid JSON (${error.message})`);
+    throw error;
+  }
+  if (!isJsonObject(document)) throw invalid('the file must hold a JSON object');
+  const bot = document['bot'];
+  if (bot !== undefined && bot !== null && !isJsonObject(bot)) throw invalid('bot must be an object');
+  const field = (name: string): JsonValue | undefined => (isJsonObject(bot) ? bot[name] : undefined);
+
+  const stringField = (name: string): string | undefined => {
+    const value = field(name);
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'string') throw invalid(`bot.${name} must be a string`);
+    return value;
+  };
+
+  const did = stringField('did') ?? DEFAULT_IDENTITY;
+  if (did !== DEFAULT_IDENTITY && !isValidDid(did)) throw invalid(`bot.did is not a valid DID: ${JSON.stringify(did)}`);
+  const handle = stringField('handle') ?? DEFAULT_IDENTITY;
+  if (handle !== DEFAULT_IDENTITY && !isValidHandle(handle)) {
+    throw invalid(`bot.handle is not a valid handle: ${JSON.stringify(handle)}`);
+  }
+
+  const memoryValue = field('memory');
+  let memory = DEFAULT_MEMORY_LIMIT;
+  if (memoryValue !== undefined && memoryValue !== null) {
+    // The lossless parser gives bigint only for integer tokens, so 5.0 and 1e2 are rejected like serde's u64.
+    if (typeof memoryValue !== 'bigint' || memoryValue < 0n || memoryValue > MAX_MEMORY_LIMIT) {
+      throw invalid('bot.memory must be a non-negative integer');
+    }
+    memory = memoryValue;
+  }
+
+  const appDir = join(configBaseDir(environment), CONFIG_APP_DIR);
+  const base = expandPath(stringField('path'), appDir, environment);
+  const identity = environment.platform === 'win32' ? handle : did;
+  const absoluteBase = resolve(environment.cwd(), base);
+  return {
+    configFile: file,
+    appDir,
+    did,
+    handle,
+    base,
+    baseIsRelative: !isAbsolute(base),
+    memory,
+    identity,
+    tree: recordTree(absoluteBase, identity),
+  };
+}
+
+/**
+ * Spec 2.3: `~/rest` is home joined with rest (no normalisation, like Rust's
+ * PathBuf::join); `~` alone is home (project decision); empty or absent means
+ * the default folder; everything else is used as given.
+ */
+export function expandPath(value: string | undefined, defaultBase: string, environment: Environment): string {
+  if (value === undefined || value === '') return defaultBase;
+  if (value === '~') return homeDir(environment);
+  if (value.startsWith('~/')) {
+    const home = homeDir(environment);
+    return home.endsWith('/') ? home + value.slice(2) : `${home}/${value.slice(2)}`;
+  }
+  return value;
+}

@@ -1,0 +1,111 @@
+// Crash-safe file primitives: write to a hidden temp sibling, fsync, then
+// publish by link (never overwrites) or rename (replaces), then fsync the
+// folder. Knows nothing about records, locks or TIDs; callers pick names.
+
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { errnoCode } from './errors.js';
+
+/**
+ * Called after every file operation with a label; tests throw from it to
+ * simulate a crash at that exact point, or block the process there.
+ */
+export type FaultHook = (point: string) => void;
+
+export const noFault: FaultHook = () => undefined;
+
+export function tempSuffix(pid: number = process.pid): string {
+  return `tmp-${pid}-${randomBytes(6).toString('hex')}`;
+}
+
+/** fsync a folder so renames and links in it survive power loss. */
+export async function fsyncDir(dir: string): Promise<void> {
+  let handle: fs.FileHandle | undefined;
+  try {
+    handle = await fs.open(dir, 'r');
+    await handle.sync();
+  } catch (error) {
+    // Some platforms and file systems cannot fsync a folder; that is not a write failure.
+    const code = errnoCode(error);
+    if (code !== 'EINVAL' && code !== 'EPERM' && code !== 'EISDIR' && code !== 'ENOTSUP' && code !== 'EACCES') throw error;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** Creates `path` exclusively with `content`, fsynced and closed. */
+export async function writeExclusiveSynced(path: string, content: string, fault: FaultHook, label: string): Promise<void> {
+  const handle = await fs.open(path, 'wx');
+  try {
+    fault(`${label}:opened`);
+    await handle.writeFile(content, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  fault(`${label}:synced`);
+}
+
+const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
+
+export type PublishOutcome = 'created' | 'exists';
+
+/**
+ * Writes `dir/name` only if no such entry exists: temp file, fsync, link,
+ * unlink temp, fsync folder. Where hard links are unsupported it falls back to
+ * check-then-rename, which is exclusive only under the caller's lock.
+ */
+export async function writeNewFileAtomic(
+  dir: string,
+  name: string,
+  content: string,
+  fault: FaultHook = noFault,
+): Promise<PublishOutcome> {
+  const tmp = join(dir, `.${name}.${tempSuffix()}`);
+  const target = join(dir, name);
+  await writeExclusiveSynced(tmp, content, fault, `write:${name}`);
+  try {
+    try {
+      await fs.link(tmp, target);
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === 'EEXIST') return 'exists';
+      if (code === undefined || !LINK_UNSUPPORTED.has(code)) throw error;
+      if (await exists(target)) return 'exists';
+      await fs.rename(tmp, target);
+    }
+    fault(`write:${name}:linked`);
+  } finally {
+    await fs.rm(tmp, { force: true });
+  }
+  fault(`write:${name}:tmp-removed`);
+  await fsyncDir(dir);
+  fault(`write:${name}:dir-synced`);
+  return 'created';
+}
+
+/** Replaces `dir/name` atomically: temp file, fsync, rename, fsync folder. */
+export async function replaceFileAtomic(dir: string, name: string, content: string, fault: FaultHook = noFault): Promise<void> {
+  const tmp = join(dir, `${name.startsWith('.') ? '' : '.'}${name}.${tempSuffix()}`);
+  await writeExclusiveSynced(tmp, content, fault, `replace:${name}`);
+  try {
+    await fs.rename(tmp, join(dir, name));
+  } catch (error) {
+    await fs.rm(tmp, { force: true });
+    throw error;
+  }
+  fault(`replace:${name}:renamed`);
+  await fsyncDir(dir);
+  fault(`replace:${name}:dir-synced`);
+}
+
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await fs.lstat(path);
+    return true;
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return false;
+    throw error;
+  }
+}

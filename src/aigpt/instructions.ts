@@ -1,0 +1,78 @@
+// The MCP `instructions` text (spec 5.2): core text, then every memory text,
+// joined by blank lines, then one status line naming count and limit. Pure:
+// callers read the files; this only assembles and bounds the text.
+
+import { MAX_INSTRUCTIONS_BYTES } from './limits.js';
+
+export interface InstructionsInput {
+  /** The core record's value.content.text, if it could be read. */
+  readonly coreText: string | undefined;
+  /** Memory texts in file-name (time) order. */
+  readonly memoryTexts: readonly string[];
+  /** Selected memory entries (the count the limit applies to). */
+  readonly count: number;
+  readonly limit: bigint;
+  /** Files that could not be read or had the wrong shape. */
+  readonly unreadable: number;
+  /** Oldest files not read at all because of the read bound. */
+  readonly notRead: number;
+  readonly maxBytes?: number;
+}
+
+/** `[aigpt] memory records: {count}/{limit}` plus the over-limit request; shared with tool results. */
+export function limitStatus(count: number, limit: bigint): string {
+  const base = `[aigpt] memory records: ${count}/${limit}`;
+  return BigInt(count) > limit ? `${base}. Over the limit: call compress with at most ${limit} consolidated items.` : base;
+}
+
+const SEPARATOR = '\n\n';
+const bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+export function buildInstructions(input: InstructionsInput): string {
+  const maxBytes = input.maxBytes ?? MAX_INSTRUCTIONS_BYTES;
+  // Empty texts are left out like the reference does; whitespace-only ones stay.
+  const core = input.coreText !== undefined && input.coreText !== '' ? input.coreText : undefined;
+  const memories = input.memoryTexts.filter((text) => text !== '');
+
+  const statusFor = (omitted: number, coreTruncated: boolean): string => {
+    let line = limitStatus(input.count, input.limit);
+    if (input.unreadable > 0) line += ` ${input.unreadable} unreadable memory file(s) were skipped.`;
+    if (omitted > 0) line += ` (${omitted} oldest memories omitted for size; use read_memory)`;
+    if (coreTruncated) line += ' (core text truncated for size; use read_core)';
+    return line;
+  };
+
+  // Drop the oldest memories until everything fits; sizes are summed once.
+  const sizes = memories.map((text) => bytes(text) + bytes(SEPARATOR));
+  let memoryBytes = sizes.reduce((sum, size) => sum + size, 0);
+  const coreBytes = core === undefined ? 0 : bytes(core) + bytes(SEPARATOR);
+  let dropped = 0;
+  while (dropped < memories.length && coreBytes + memoryBytes + bytes(statusFor(dropped + input.notRead, false)) > maxBytes) {
+    memoryBytes -= sizes[dropped]!;
+    dropped++;
+  }
+  const omitted = dropped + input.notRead;
+  let coreText = core;
+  let coreTruncated = false;
+  if (core !== undefined && coreBytes + memoryBytes + bytes(statusFor(omitted, false)) > maxBytes) {
+    const room = maxBytes - bytes(statusFor(omitted, true)) - bytes(SEPARATOR);
+    coreText = truncateUtf8(core, Math.max(0, room));
+    coreTruncated = true;
+  }
+  const parts = [...(coreText === undefined ? [] : [coreText]), ...memories.slice(dropped), statusFor(omitted, coreTruncated)];
+  return parts.join(SEPARATOR);
+}
+
+/** The longest prefix of `text` within `maxBytes` of UTF-8, never splitting a character. */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  if (bytes(text) <= maxBytes) return text;
+  let used = 0;
+  let end = 0;
+  for (const ch of text) {
+    const size = bytes(ch);
+    if (used + size > maxBytes) break;
+    used += size;
+    end += ch.length;
+  }
+  return text.slice(0, end);
+}

@@ -1,0 +1,32 @@
+// Every numeric bound of aigpt in one place (spec section 8) plus the fixed
+// names of the record tree. Pure constants: no I/O, no logic.
+
+/** The product version reported by `aigpt v` and in MCP serverInfo; kept equal to package.json by a test. */
+export const AIGPT_VERSION = '0.1.0';
+
+/** Maximum UTF-8 size of one memory text (save_memory content or one compress item). */
+export const MAX_MEMORY_TEXT_BYTES = 16 * 1024;
+/** Hard ceiling on compress items, whatever the configured limit says. */
+export const MAX_COMPRESS_ITEMS = 10_000;
+/** A record file larger than this is skipped as unreadable. */
+export const MAX_RECORD_FILE_BYTES = 1024 * 1024;
+/** At most this many memory files are read; older ones beyond it are skipped and reported. */
+export const MAX_RECORDS_READ = 10_000;
+/** Maximum UTF-8 size of the MCP instructions string. */
+export const MAX_INSTRUCTIONS_BYTES = 256 * 1024;
+/** Config files are small; anything larger is certainly not ours. */
+export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
+/** serde_json's recursion limit: deeper documents do not parse in the reference either. */
+export const MAX_JSON_DEPTH = 128;
+/** Default of bot.memory. */
+export const DEFAULT_MEMORY_LIMIT = 100n;
+/** Largest accepted bot.memory (u64 in the reference). */
+export const MAX_MEMORY_LIMIT = 2n ** 64n - 1n;
+/** How long a writer waits for the collection lock before giving up. */
+export const LOCK_TIMEOUT_MS = 10_000;
+
+export const CONFIG_APP_DIR = 'ai.syui.gpt';
+export const CONFIG_FILE_NAME = 'config.json';
+export const CORE_COLLECTION = 'ai.syui.gpt.core';
+export const MEMORY_COLLECTION = 'ai.syui.gpt.memory';
+export const CORE_RKEY = 'self';

@@ -1,0 +1,149 @@
+// aigpt's four MCP tools (spec 5.3-5.5, 6): the published catalogue, argument
+// checks, and the exact payload texts. Transport-free: the server wires these
+// into the shared tool server; tests call them directly.
+
+import type { JsonObject, JsonValue } from '../../common/json.js';
+import type { SchemaIssue, ToolCallResult, ToolDefinition } from '../../common/mcp/tool-server.js';
+import { AigptError } from '../errors.js';
+import { limitStatus } from '../instructions.js';
+import { checkCompressItems, checkMemoryText, type MemoryStore } from '../memory-store.js';
+import { renderCompact } from '../record-format.js';
+
+// The schemas are exactly the reference's (spec 5.3): no additionalProperties,
+// so extra arguments are ignored as the reference ignores them.
+export const AIGPT_TOOLS: readonly ToolDefinition[] = [
+  {
+    name: 'read_core',
+    description: 'Read the core record: the identity, personality and standing instructions its owner wrote. Takes no arguments.',
+    inputSchema: { type: 'object', properties: {} },
+  },
+  {
+    name: 'read_memory',
+    description: 'Read every memory record, oldest first, as {"count","records"}. Takes no arguments.',
+    inputSchema: { type: 'object', properties: {} },
+  },
+  {
+    name: 'save_memory',
+    description:
+      'Save one memory element (one fact or decision) as a new record. Never refused because of the memory limit; ' +
+      'the result reports count and limit, and when count exceeds limit you should call compress.',
+    inputSchema: {
+      type: 'object',
+      properties: { content: { type: 'string', description: 'The memory element to store, as markdown text.' } },
+      required: ['content'],
+    },
+  },
+  {
+    name: 'compress',
+    description:
+      'Replace the whole memory set: deletes every existing memory record and writes the given items, in order, as the new set. ' +
+      'Call it when the record count exceeds the memory limit. Keep facts and decisions, drop outdated or redundant entries, ' +
+      'merge related items, resolve contradictions in favour of the newer one, and do not repeat the core text. ' +
+      'At most `limit` items are accepted; an empty list clears memory.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        items: { type: 'array', items: { type: 'string' }, description: 'The consolidated memory elements, oldest first.' },
+      },
+      required: ['items'],
+    },
+  },
+];
+
+/** The reference's payload text plus a status line the agent can act on (see docs/decisions-aigpt.md). */
+function result(payload: JsonValue, status: string | undefined, isError = false): ToolCallResult {
+  const content: ToolCallResult['content'] = [{ type: 'text', text: renderCompact(payload) }];
+  if (status !== undefined) content.push({ type: 'text', text: status });
+  return isError ? { content, isError: true } : { content };
+}
+
+export function errorResult(message: string, status?: string): ToolCallResult {
+  return result({ error: message }, status, true);
+}
+
+export class AigptToolHandler {
+  constructor(private readonly store: MemoryStore) {}
+
+  private get limit(): bigint {
+    return this.store.memoryLimit;
+  }
+
+  private async status(): Promise<string | undefined> {
+    try {
+      return limitStatus(await this.store.countMemories(), this.limit);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private statusSync(): string | undefined {
+    const count = this.store.countMemoriesSync();
+    return count === undefined ? undefined : limitStatus(count, this.limit);
+  }
+
+  async call(name: string, args: JsonObject): Promise<ToolCallResult> {
+    try {
+      switch (name) {
+        case 'read_core':
+          return await this.readCore();
+        case 'read_memory':
+          return await this.readMemory();
+        case 'save_memory':
+          return await this.saveMemory(args['content']);
+        case 'compress':
+          return await this.compress(args['items']);
+        default:
+          return this.unknownTool(name);
+      }
+    } catch (error) {
+      if (error instanceof AigptError) return errorResult(error.message, await this.status());
+      throw error;
+    }
+  }
+
+  unknownTool(name: string): ToolCallResult {
+    return errorResult(`Unknown tool: ${name}`);
+  }
+
+  invalidArguments(tool: ToolDefinition, _issues: readonly SchemaIssue[]): ToolCallResult {
+    // Every schema issue of these two tools is about their one argument.
+    const message = tool.name === 'compress' ? 'items must be an array of strings' : 'content must be a string';
+    return errorResult(message, this.statusSync());
+  }
+
+  private async readCore(): Promise<ToolCallResult> {
+    const core = await this.store.readCore();
+    return result(core.value, await this.status());
+  }
+
+  private async readMemory(): Promise<ToolCallResult> {
+    const read = await this.store.readMemories();
+    const payload: JsonObject = {
+      count: BigInt(read.records.length),
+      records: read.records.map((record) => record.value),
+    };
+    if (read.skipped.length > 0) {
+      payload['skipped'] = read.skipped.map((skip): JsonValue => ({ path: skip.path, reason: skip.reason }));
+    }
+    return result(payload, limitStatus(read.selected, this.limit));
+  }
+
+  private async saveMemory(content: JsonValue | undefined): Promise<ToolCallResult> {
+    // The schema already guarantees a string; this guards direct callers.
+    if (typeof content !== 'string') return errorResult('content must be a string', await this.status());
+    const problem = checkMemoryText(content);
+    if (problem !== undefined) return errorResult(problem, await this.status());
+    const saved = await this.store.saveMemory(content);
+    return result({ count: BigInt(saved.count), limit: this.limit, success: true }, limitStatus(saved.count, this.limit));
+  }
+
+  private async compress(items: JsonValue | undefined): Promise<ToolCallResult> {
+    if (!Array.isArray(items) || !items.every((item): item is string => typeof item === 'string')) {
+      return errorResult('items must be an array of strings', await this.status());
+    }
+    const problem = checkCompressItems(items, this.limit);
+    if (problem !== undefined) return errorResult(problem, await this.status());
+    const done = await this.store.compress(items);
+    return result({ count: BigInt(done.count), limit: this.limit, success: true }, await this.status());
+  }
+}

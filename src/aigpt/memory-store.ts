@@ -1,0 +1,489 @@
+// The record tree of one identity: reading the core and memory records,
+// saving one memory, and replacing the whole set with a journaled, crash-safe
+// compress plus roll-forward recovery (spec 7). Owns every file under
+// `{base}/{identity}/`; knows nothing about config files, MCP or the CLI.
+
+import { promises as fs, constants as fsConstants, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { isJsonObject, type JsonValue, parseJson } from '../common/json.js';
+import { acquireCollectionLock, type LockOptions } from './collection-lock.js';
+import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
+import { type FaultHook, fsyncDir, noFault, replaceFileAtomic, writeExclusiveSynced, writeNewFileAtomic } from './fs-atomic.js';
+import { MAX_COMPRESS_ITEMS, MAX_MEMORY_TEXT_BYTES, MAX_RECORD_FILE_BYTES, MAX_RECORDS_READ } from './limits.js';
+import { coreRecordJson, formatCreatedAt, isWellFormedText, memoryRecordJson, parseRecordText } from './record-format.js';
+import { compareFileNames, isRecordFileName, type RecordTree, recordStem } from './record-paths.js';
+import { isValidTid, TidGenerator, tidMicros } from './tid.js';
+
+export const JOURNAL_FILE = '.compress-journal';
+const STAGED_SUFFIX = '.json.tmp-compress';
+/** Leftovers of interrupted writes (`.*.tmp-*`, which includes `.*.tmp-compress`). */
+const TEMP_NAME = /^\..*\.tmp-/;
+
+export interface MemoryStoreOptions {
+  readonly did: string;
+  readonly handle: string;
+  readonly tree: RecordTree;
+  /** The configured memory limit (bot.memory). */
+  readonly memoryLimit: bigint;
+  readonly clock?: () => Date;
+  readonly tids?: TidGenerator;
+  readonly lock?: LockOptions;
+  readonly fault?: FaultHook;
+}
+
+export interface MemoryRecord {
+  readonly name: string;
+  readonly path: string;
+  readonly text: string;
+  /** The whole parsed file, for re-serialisation. */
+  readonly value: JsonValue;
+}
+
+export interface SkippedFile {
+  readonly path: string;
+  readonly reason: string;
+}
+
+export interface MemoryReadResult {
+  readonly records: readonly MemoryRecord[];
+  readonly skipped: readonly SkippedFile[];
+  /** Entries selected by the reference's rule (3.2), readable or not. */
+  readonly selected: number;
+  /** How many of `skipped` (the oldest) were not read at all because of the read bound. */
+  readonly notRead: number;
+  /** A compress journal is present: another process is mid-compress, or one crashed. */
+  readonly compressPending: boolean;
+}
+
+export interface CoreReadResult {
+  readonly path: string;
+  readonly value: JsonValue;
+  /** value.content.text when it is a string. */
+  readonly text: string | undefined;
+}
+
+export interface RecoveryReport {
+  readonly rolledForward: boolean;
+  readonly removedTemps: readonly string[];
+  readonly problems: readonly string[];
+}
+
+/** Why a memory text cannot be stored, or undefined when it can. */
+export function checkMemoryText(text: string): string | undefined {
+  if (Buffer.byteLength(text, 'utf8') > MAX_MEMORY_TEXT_BYTES) return `content exceeds ${MAX_MEMORY_TEXT_BYTES} bytes`;
+  if (!isWellFormedText(text)) return 'content is not well-formed Unicode (lone surrogate)';
+  return undefined;
+}
+
+/** Why a compress list is refused, or undefined when it is acceptable. */
+export function checkCompressItems(items: readonly string[], memoryLimit: bigint): string | undefined {
+  if (items.length > MAX_COMPRESS_ITEMS) return `compress got ${items.length} items but at most ${MAX_COMPRESS_ITEMS} are accepted`;
+  if (BigInt(items.length) > memoryLimit) return `compress got ${items.length} items but the memory limit is ${memoryLimit}`;
+  for (const [index, item] of items.entries()) {
+    const problem = checkMemoryText(item);
+    if (problem !== undefined) return `items[${index}]: ${problem}`;
+  }
+  return undefined;
+}
+
+interface Journal {
+  readonly create: readonly string[];
+  readonly remove: readonly string[];
+}
+
+export class MemoryStore {
+  readonly tree: RecordTree;
+  readonly memoryLimit: bigint;
+  private readonly did: string;
+  private readonly handle: string;
+  private readonly clock: () => Date;
+  private readonly tids: TidGenerator;
+  private readonly lockOptions: LockOptions;
+  private readonly fault: FaultHook;
+  /** Serialises this process's writers so they do not poll the file lock against each other. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: MemoryStoreOptions) {
+    this.tree = options.tree;
+    this.memoryLimit = options.memoryLimit;
+    this.did = options.did;
+    this.handle = options.handle;
+    this.clock = options.clock ?? (() => new Date());
+    this.tids = options.tids ?? new TidGenerator();
+    this.lockOptions = options.lock ?? {};
+    this.fault = options.fault ?? noFault;
+  }
+
+  // -------------------------------------------------------------------------
+  // Initialisation (spec 2.5 steps 2-3) and recovery (7.5)
+
+  /** Creates the core record (empty text) if missing and the memory folder, then recovers an interrupted compress. */
+  async ensureLayout(): Promise<RecoveryReport | undefined> {
+    await this.ensureCore();
+    await this.ensureMemoryDir();
+    const names = await this.listAll();
+    if (!names.some((name) => name === JOURNAL_FILE || TEMP_NAME.test(name))) return undefined;
+    return this.withLock(() => this.recoverLocked());
+  }
+
+  private async ensureCore(): Promise<void> {
+    const { coreDir, coreFile } = this.tree;
+    try {
+      await fs.lstat(coreFile);
+      return;
+    } catch (error) {
+      if (errnoCode(error) !== 'ENOENT') throw failedTo('read_failed', coreFile, error);
+    }
+    try {
+      await fs.mkdir(coreDir, { recursive: true });
+    } catch (error) {
+      throw failedTo('create_failed', coreDir, error);
+    }
+    const content = coreRecordJson({ did: this.did, handle: this.handle, text: '', createdAt: formatCreatedAt(this.clock()) });
+    try {
+      await writeNewFileAtomic(coreDir, 'self.json', content);
+    } catch (error) {
+      throw failedTo('write_failed', coreFile, error);
+    }
+  }
+
+  private async ensureMemoryDir(): Promise<void> {
+    try {
+      await fs.mkdir(this.tree.memoryDir, { recursive: true });
+    } catch (error) {
+      throw failedTo('create_failed', this.tree.memoryDir, error);
+    }
+  }
+
+  /** Runs recovery now, under the lock, whether or not anything looks interrupted. */
+  async recover(): Promise<RecoveryReport> {
+    await this.ensureMemoryDir();
+    return this.withLock(() => this.recoverLocked());
+  }
+
+  private async recoverLocked(): Promise<RecoveryReport> {
+    const dir = this.tree.memoryDir;
+    const problems: string[] = [];
+    const journal = await this.readJournal();
+    if (journal === 'invalid') {
+      // Journals are published by rename, so an unreadable one was never a commit.
+      await fs.rm(join(dir, JOURNAL_FILE), { force: true });
+      problems.push(`discarded an unreadable ${JOURNAL_FILE}: its compress never committed`);
+    } else if (journal !== undefined) {
+      problems.push(...(await this.rollForward(journal)));
+    }
+    // Under the lock every temp file belongs to a writer that died: staged
+    // records of an uncommitted compress, or half-written saves.
+    const removedTemps: string[] = [];
+    for (const name of await this.listAll()) {
+      if (TEMP_NAME.test(name)) {
+        await fs.rm(join(dir, name), { force: true });
+        removedTemps.push(name);
+      }
+    }
+    if (removedTemps.length > 0 || journal === 'invalid') await fsyncDir(dir);
+    return { rolledForward: journal !== undefined && journal !== 'invalid', removedTemps, problems };
+  }
+
+  /** undefined: no journal; 'invalid': present but not a committed journal. */
+  private async readJournal(): Promise<Journal | 'invalid' | undefined> {
+    const path = join(this.tree.memoryDir, JOURNAL_FILE);
+    let text: string;
+    try {
+      text = await fs.readFile(path, 'utf8');
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return undefined;
+      throw failedTo('read_failed', path, error);
+    }
+    let value: JsonValue;
+    try {
+      value = parseJson(text, { maxBytes: 64 * 1024 * 1024, maxDepth: 4 });
+    } catch {
+      return 'invalid';
+    }
+    if (!isJsonObject(value)) return 'invalid';
+    const { version, create, delete: remove } = value;
+    if (version !== 1n) {
+      throw new AigptError('read_failed', `Failed to read ${path}: unsupported journal version; refusing to touch the folder`);
+    }
+    const isList = (list: JsonValue | undefined, ok: (name: string) => boolean): list is string[] =>
+      Array.isArray(list) && list.every((item) => typeof item === 'string' && ok(item));
+    // Names are checked so a damaged journal can never reach outside the folder.
+    if (!isList(create, isValidTid) || !isList(remove, (name) => isRecordFileName(name) && !/[/\\]/.test(name))) {
+      return 'invalid';
+    }
+    return { create, remove };
+  }
+
+  /** Completes a committed compress: publish every staged record, delete every old one, drop the journal. */
+  private async rollForward(journal: Journal): Promise<string[]> {
+    const dir = this.tree.memoryDir;
+    const problems: string[] = [];
+    for (const tid of journal.create) {
+      try {
+        await fs.rename(join(dir, `.${tid}${STAGED_SUFFIX}`), join(dir, `${tid}.json`));
+      } catch (error) {
+        if (errnoCode(error) !== 'ENOENT') throw failedTo('write_failed', join(dir, `${tid}.json`), error);
+        // Already published by an earlier, interrupted roll-forward; anything else is damage we report.
+        if (!(await this.entryExists(`${tid}.json`))) problems.push(`staged record ${tid} is missing; it cannot be restored`);
+      }
+      this.fault('compress:published');
+    }
+    for (const name of journal.remove) {
+      try {
+        await fs.unlink(join(dir, name));
+      } catch (error) {
+        if (errnoCode(error) !== 'ENOENT') throw failedTo('write_failed', join(dir, name), error);
+      }
+      this.fault('compress:removed-old');
+    }
+    await fsyncDir(dir);
+    this.fault('compress:switched');
+    await fs.rm(join(dir, JOURNAL_FILE), { force: true });
+    this.fault('compress:journal-removed');
+    await fsyncDir(dir);
+    return problems;
+  }
+
+  private async entryExists(name: string): Promise<boolean> {
+    try {
+      await fs.lstat(join(this.tree.memoryDir, name));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Reading (no lock: readers see the folder as it is)
+
+  async readCore(): Promise<CoreReadResult> {
+    const path = this.tree.coreFile;
+    const outcome = await readRecordFile(path);
+    if (!outcome.ok) {
+      throw new AigptError(outcome.stage === 'read' ? 'read_failed' : 'parse_failed', outcome.message);
+    }
+    return { path, value: outcome.value, text: outcome.text };
+  }
+
+  /** Every entry name of the memory folder; empty when the folder does not exist. */
+  private async listAll(): Promise<string[]> {
+    try {
+      return await fs.readdir(this.tree.memoryDir);
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return [];
+      throw failedTo('read_failed', this.tree.memoryDir, error);
+    }
+  }
+
+  /** The names the reference would read as memories, in its order. */
+  async listMemoryNames(): Promise<string[]> {
+    return (await this.listAll()).filter(isRecordFileName).sort(compareFileNames);
+  }
+
+  async countMemories(): Promise<number> {
+    return (await this.listMemoryNames()).length;
+  }
+
+  /** For synchronous callers (argument-error results); undefined when the folder cannot be listed. */
+  countMemoriesSync(): number | undefined {
+    try {
+      return readdirSync(this.tree.memoryDir).filter(isRecordFileName).length;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async readMemories(): Promise<MemoryReadResult> {
+    const all = await this.listAll();
+    const names = all.filter(isRecordFileName).sort(compareFileNames);
+    const skipped: SkippedFile[] = [];
+    const overflow = Math.max(0, names.length - MAX_RECORDS_READ);
+    for (const name of names.slice(0, overflow)) {
+      skipped.push({ path: join(this.tree.memoryDir, name), reason: `beyond the ${MAX_RECORDS_READ}-record read bound (oldest first)` });
+    }
+    const toRead = names.slice(overflow);
+    const outcomes = await mapLimited(toRead, 32, (name) => readRecordFile(join(this.tree.memoryDir, name)));
+    const records: MemoryRecord[] = [];
+    outcomes.forEach((outcome, index) => {
+      const name = toRead[index]!;
+      const path = join(this.tree.memoryDir, name);
+      if (!outcome.ok) skipped.push({ path, reason: outcome.message });
+      else if (outcome.text === undefined) skipped.push({ path, reason: outcome.shapeProblem ?? 'not a record' });
+      else records.push({ name, path, text: outcome.text, value: outcome.value });
+    });
+    return { records, skipped, selected: names.length, notRead: overflow, compressPending: all.includes(JOURNAL_FILE) };
+  }
+
+  // -------------------------------------------------------------------------
+  // Writing (under the collection lock)
+
+  /** Adds one memory record; never refused because of the limit (spec 6). Returns the count after the write. */
+  async saveMemory(text: string): Promise<{ tid: string; count: number }> {
+    const problem = checkMemoryText(text);
+    if (problem !== undefined) throw new AigptError('invalid_argument', problem);
+    await this.ensureMemoryDir();
+    return this.withLock(async () => {
+      await this.recoverIfNeeded();
+      const dir = this.tree.memoryDir;
+      let floor = greatestTidMicros(await this.listAll());
+      for (let attempt = 0; ; attempt++) {
+        const tid = this.tids.next(floor);
+        const name = `${tid}.json`;
+        const content = memoryRecordJson({ did: this.did, tid, text, createdAt: formatCreatedAt(this.clock()) });
+        let outcome;
+        try {
+          outcome = await writeNewFileAtomic(dir, name, content, this.fault);
+        } catch (error) {
+          if (error instanceof AigptError) throw error;
+          if (isInjectedFault(error)) throw error;
+          throw failedTo('write_failed', join(dir, name), error);
+        }
+        if (outcome === 'created') return { tid, count: await this.countMemories() };
+        // Someone outside the lock (e.g. the reference) took the name: move past it.
+        floor = tidMicros(tid);
+        if (attempt > 1000) throw new AigptError('write_failed', `Failed to write ${join(dir, name)}: no free record key`);
+      }
+    });
+  }
+
+  /**
+   * Replaces every memory with `items` (spec 7.4). Before the journal is
+   * durable nothing visible has changed; after it, recovery finishes the job.
+   */
+  async compress(items: readonly string[]): Promise<{ count: number }> {
+    const problem = checkCompressItems(items, this.memoryLimit);
+    if (problem !== undefined) {
+      throw new AigptError(BigInt(items.length) > this.memoryLimit ? 'over_limit' : 'invalid_argument', problem);
+    }
+    await this.ensureMemoryDir();
+    return this.withLock(async () => {
+      await this.recoverLocked();
+      const dir = this.tree.memoryDir;
+      const entries = await fs.readdir(dir, { withFileTypes: true }).catch((error: unknown) => {
+        throw failedTo('read_failed', dir, error);
+      });
+      // Folders named *.json are not records and cannot be unlinked; they stay.
+      const oldNames = entries
+        .filter((entry) => isRecordFileName(entry.name) && !entry.isDirectory())
+        .map((entry) => entry.name)
+        .sort(compareFileNames);
+      let floor = greatestTidMicros(entries.map((entry) => entry.name));
+      const created: string[] = [];
+      for (const text of items) {
+        const tid = this.tids.next(floor);
+        floor = tidMicros(tid);
+        const staged = join(dir, `.${tid}${STAGED_SUFFIX}`);
+        const content = memoryRecordJson({ did: this.did, tid, text, createdAt: formatCreatedAt(this.clock()) });
+        try {
+          await writeExclusiveSynced(staged, content, this.fault, 'compress:stage');
+        } catch (error) {
+          if (isInjectedFault(error)) throw error;
+          throw failedTo('write_failed', join(dir, `${tid}.json`), error);
+        }
+        created.push(tid);
+      }
+      await fsyncDir(dir);
+      this.fault('compress:staged');
+      // The commit point: once this rename is durable the new set wins.
+      const journal = `{"version":1,"create":${JSON.stringify(created)},"delete":${JSON.stringify(oldNames)}}`;
+      try {
+        await replaceFileAtomic(dir, JOURNAL_FILE, journal, this.fault);
+      } catch (error) {
+        if (isInjectedFault(error)) throw error;
+        throw failedTo('write_failed', join(dir, JOURNAL_FILE), error);
+      }
+      const problems = await this.rollForward({ create: created, remove: oldNames });
+      if (problems.length > 0) throw new AigptError('write_failed', `Failed to write ${dir}: ${problems.join('; ')}`);
+      return { count: items.length };
+    });
+  }
+
+  private async recoverIfNeeded(): Promise<void> {
+    const names = await this.listAll();
+    if (names.some((name) => name === JOURNAL_FILE || TEMP_NAME.test(name))) await this.recoverLocked();
+  }
+
+  private withLock<T>(work: () => Promise<T>): Promise<T> {
+    const run = async (): Promise<T> => {
+      const lock = await acquireCollectionLock(this.tree.memoryDir, this.lockOptions);
+      try {
+        return await work();
+      } finally {
+        await lock.release();
+      }
+    };
+    const result = this.queue.then(run, run);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+}
+
+/** Errors thrown by a test's fault hook pass through untouched (see FaultHook). */
+export class InjectedFault extends Error {
+  override readonly name = 'InjectedFault';
+}
+
+function isInjectedFault(error: unknown): boolean {
+  return error instanceof InjectedFault;
+}
+
+function greatestTidMicros(names: readonly string[]): number {
+  let greatest = -1;
+  for (const name of names) {
+    if (!isRecordFileName(name)) continue;
+    const stem = recordStem(name);
+    if (isValidTid(stem)) greatest = Math.max(greatest, tidMicros(stem));
+  }
+  return greatest;
+}
+
+type RecordFileOutcome =
+  | { readonly ok: true; readonly value: JsonValue; readonly text: string | undefined; readonly shapeProblem: string | undefined }
+  | { readonly ok: false; readonly stage: 'read' | 'parse'; readonly message: string };
+
+/**
+ * Reads one record file with the product's bounds. The message keeps the
+ * reference's `Failed to read|parse {path}` prefix with the cause appended.
+ */
+async function readRecordFile(path: string): Promise<RecordFileOutcome> {
+  const tooLarge = `Failed to read ${path}: larger than ${MAX_RECORD_FILE_BYTES} bytes`;
+  let bytes: Buffer;
+  let handle: fs.FileHandle | undefined;
+  try {
+    // O_NONBLOCK so a FIFO named *.json cannot hang the reader.
+    handle = await fs.open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    const stat = await handle.stat();
+    if (!stat.isFile()) return { ok: false, stage: 'read', message: `Failed to read ${path}: not a regular file` };
+    if (stat.size > MAX_RECORD_FILE_BYTES) return { ok: false, stage: 'read', message: tooLarge };
+    bytes = await handle.readFile();
+  } catch (error) {
+    return { ok: false, stage: 'read', message: `Failed to read ${path}: ${describeCause(error)}` };
+  } finally {
+    await handle?.close();
+  }
+  // The file may have grown between stat and read.
+  if (bytes.length > MAX_RECORD_FILE_BYTES) return { ok: false, stage: 'read', message: tooLarge };
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return { ok: false, stage: 'read', message: `Failed to read ${path}: stream did not contain valid UTF-8` };
+  }
+  const parsed = parseRecordText(text);
+  if (!parsed.ok) return { ok: false, stage: 'parse', message: `Failed to parse ${path}: ${parsed.reason}` };
+  return { ok: true, value: parsed.value, text: parsed.text, shapeProblem: parsed.shapeProblem };
+}
+
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
