@@ -1,0 +1,222 @@
+// Graph verification (spec 5.2 to 5.6): references resolve to stored objects
+// of the expected type, operation/state/evidence consistency, missing
+// references and cycles. Pure: objects come through the ObjectSource port.
+import { applyEffects, sameFiles } from './effects.js';
+import { AipError, type AipErrorCode } from './errors.js';
+import type { AipObject, Id, ObjectType, StateV1 } from './objects.js';
+import { referencesOf, type Reference } from './references.js';
+import { sameEntry } from './schemas.js';
+import { findPathConflict } from './value-rules.js';
+
+/** What a source returns for an ID: a valid object, nothing, or a byte/decode/schema failure. */
+export type LoadResult =
+  | { readonly kind: 'found'; readonly object: AipObject }
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'invalid'; readonly error: AipError };
+
+export interface ObjectSource {
+  load(id: Id): Promise<LoadResult>;
+}
+
+export interface GraphOptions {
+  /**
+   * Objects already known valid with their closure (the store invariant, 5.7):
+   * they are loaded for type and consistency checks but not re-verified.
+   */
+  readonly trusted?: (id: Id) => boolean;
+}
+
+export type Verdict = { readonly ok: true; readonly object: AipObject } | { readonly ok: false; readonly error: AipError };
+
+// What verification keeps of a loaded object: artifacts only by length, so a
+// whole-repository run does not hold every file's content in memory.
+type Node =
+  | { readonly kind: 'found'; readonly type: ObjectType; readonly object: AipObject | undefined; readonly contentLength: number }
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'invalid'; readonly error: AipError };
+
+interface Frame {
+  readonly id: Id;
+  readonly object: AipObject;
+  readonly refs: readonly Reference[];
+  readonly children: readonly Id[];
+  next: number;
+  cycleWith: Id | undefined;
+}
+
+function bad(code: AipErrorCode, id: Id, message: string): Verdict {
+  return { ok: false, error: new AipError(code, `${id}: ${message}`) };
+}
+
+/**
+ * One verification run. Results are memoised for the run, so shared
+ * sub-graphs are verified once; the closure is walked with an explicit stack
+ * and "in progress" marks, so a cycle is reported instead of looping.
+ */
+export class GraphVerifier {
+  private readonly nodes = new Map<Id, Node>();
+  private readonly verdicts = new Map<Id, Verdict>();
+  private readonly inProgress = new Set<Id>();
+
+  constructor(
+    private readonly source: ObjectSource,
+    private readonly options: GraphOptions = {},
+  ) {}
+
+  private async node(id: Id): Promise<Node> {
+    const cached = this.nodes.get(id);
+    if (cached) return cached;
+    const loaded = await this.source.load(id);
+    let node: Node;
+    if (loaded.kind !== 'found') node = loaded;
+    else if (loaded.object.type === 'artifact') {
+      node = { kind: 'found', type: 'artifact', object: undefined, contentLength: loaded.object.data.content.length };
+    } else node = { kind: 'found', type: loaded.object.type, object: loaded.object, contentLength: 0 };
+    this.nodes.set(id, node);
+    return node;
+  }
+
+  /** Loads `id` and either settles its verdict or pushes a frame for its references. */
+  private async enter(id: Id, stack: Frame[]): Promise<void> {
+    const loaded = await this.source.load(id);
+    if (loaded.kind === 'missing') {
+      this.nodes.set(id, loaded);
+      this.verdicts.set(id, bad('graph.missing', id, 'no such object'));
+      return;
+    }
+    if (loaded.kind === 'invalid') {
+      this.nodes.set(id, loaded);
+      this.verdicts.set(id, { ok: false, error: loaded.error });
+      return;
+    }
+    const object = loaded.object;
+    this.nodes.set(
+      id,
+      object.type === 'artifact'
+        ? { kind: 'found', type: 'artifact', object: undefined, contentLength: object.data.content.length }
+        : { kind: 'found', type: object.type, object, contentLength: 0 },
+    );
+    if (this.options.trusted?.(id) === true) {
+      this.verdicts.set(id, { ok: true, object });
+      return;
+    }
+    const refs = referencesOf(object);
+    this.inProgress.add(id);
+    stack.push({ id, object, refs, children: [...new Set(refs.map((r) => r.target))], next: 0, cycleWith: undefined });
+  }
+
+  /** Full verification of `id` and its reference closure. */
+  async verify(id: Id): Promise<Verdict> {
+    const known = this.verdicts.get(id);
+    if (known) return known;
+    const stack: Frame[] = [];
+    await this.enter(id, stack);
+    while (stack.length > 0) {
+      const frame = stack[stack.length - 1] as Frame;
+      if (frame.next < frame.children.length) {
+        const child = frame.children[frame.next++] as Id;
+        if (this.verdicts.has(child)) continue;
+        if (this.inProgress.has(child)) {
+          frame.cycleWith ??= child;
+          continue;
+        }
+        await this.enter(child, stack);
+        continue;
+      }
+      stack.pop();
+      this.inProgress.delete(frame.id);
+      const verdict = frame.cycleWith !== undefined
+        ? bad('graph.cycle', frame.id, `reference cycle through ${frame.cycleWith}`)
+        : await this.check(frame);
+      this.verdicts.set(frame.id, verdict);
+    }
+    return this.verdicts.get(id) as Verdict;
+  }
+
+  /** Checks one object whose references have all been verified. */
+  private async check(frame: Frame): Promise<Verdict> {
+    const { id, object } = frame;
+    for (const ref of frame.refs) {
+      const node = await this.node(ref.target);
+      if (node.kind === 'missing') return bad('graph.missing', id, `${ref.at}: ${ref.target} is not stored`);
+      if (node.kind === 'invalid') return bad(node.error.code, id, `${ref.at}: ${ref.target} is invalid (${node.error.code})`);
+      if (ref.expect !== undefined && node.type !== ref.expect) {
+        return bad('graph.type', id, `${ref.at}: ${ref.target} is a ${node.type}, expected a ${ref.expect}`);
+      }
+      const verdict = this.verdicts.get(ref.target);
+      if (verdict && !verdict.ok) return bad(verdict.error.code, id, `${ref.at}: ${ref.target} is invalid (${verdict.error.code})`);
+    }
+    const rule = await this.consistency(id, object);
+    return rule ?? { ok: true, object };
+  }
+
+  private async loaded<T extends AipObject>(id: Id): Promise<T> {
+    const node = await this.node(id);
+    if (node.kind !== 'found' || node.object === undefined) throw new AipError('internal', `${id} was checked but is not loaded`);
+    return node.object as T;
+  }
+
+  private async consistency(id: Id, object: AipObject): Promise<Verdict | undefined> {
+    switch (object.type) {
+      case 'operation': {
+        const base = await this.loaded<StateV1>(object.data.base_state);
+        for (const [i, effect] of object.data.effects.entries()) {
+          const current = base.data.files.get(effect.path) ?? null;
+          if (!sameEntry(effect.before, current)) {
+            return bad('graph.before', id, `data.effects[${i}].before does not match the base state's entry for ${JSON.stringify(effect.path)}`);
+          }
+        }
+        const conflict = findPathConflict(applyEffects(base.data.files, object.data.effects).keys());
+        if (conflict) {
+          return bad('graph.apply', id, `applying the effects makes ${JSON.stringify(conflict[0])} a file and an ancestor of ${JSON.stringify(conflict[1])}`);
+        }
+        return undefined;
+      }
+      case 'state': {
+        const [parentId] = object.data.parents;
+        const [operationId] = object.data.operations;
+        if (parentId === undefined || operationId === undefined) return undefined; // the root state
+        const operation = await this.loaded<AipObject>(operationId);
+        if (operation.type !== 'operation') return undefined; // already reported as graph.type
+        if (parentId !== operation.data.base_state) {
+          return bad('graph.state_parent', id, `data.parents[0] is ${parentId} but the operation's base_state is ${operation.data.base_state}`);
+        }
+        if (object.data.intents[0] !== operation.data.intent) {
+          return bad('graph.state_intents', id, `data.intents[0] is ${object.data.intents[0]} but the operation's intent is ${operation.data.intent}`);
+        }
+        const parent = await this.loaded<StateV1>(parentId);
+        if (!sameFiles(applyEffects(parent.data.files, operation.data.effects), object.data.files)) {
+          return bad('graph.state_files', id, 'data.files differ from applying the operation to the parent');
+        }
+        return undefined;
+      }
+      case 'evidence': {
+        const state = await this.loaded<StateV1>(object.data.state);
+        const producing = new Set(state.data.operations);
+        for (const [i, op] of object.data.operations.entries()) {
+          if (!producing.has(op)) return bad('graph.operations_subset', id, `data.operations[${i}] ${op} did not produce state ${object.data.state}`);
+        }
+        if (object.version === 2) {
+          const limit = BigInt(object.data.output_limit);
+          for (const stream of ['stdout', 'stderr'] as const) {
+            const capture = object.data[stream];
+            const node = await this.node(capture.artifact);
+            const length = BigInt(node.kind === 'found' ? node.contentLength : 0);
+            if (length > limit) return bad('graph.capture_length', id, `data.${stream}: ${length} bytes exceed output_limit ${limit}`);
+            if (capture.truncated && length !== limit) {
+              return bad('graph.capture_length', id, `data.${stream}: truncated but ${length} bytes, not output_limit ${limit}`);
+            }
+          }
+        }
+        return undefined;
+      }
+      default:
+        return undefined;
+    }
+  }
+}
+
+/** Convenience: verify one object with a fresh run. */
+export async function verifyGraph(id: Id, source: ObjectSource, options: GraphOptions = {}): Promise<Verdict> {
+  return new GraphVerifier(source, options).verify(id);
+}
