@@ -1,0 +1,174 @@
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  configBaseDir,
+  configFilePath,
+  type Environment,
+  ensureConfigFile,
+  expandPath,
+  INITIAL_CONFIG_TEXT,
+  loadConfig,
+} from '../../src/aigpt/config.js';
+import { AigptError } from '../../src/aigpt/errors.js';
+import { makeTempHome, type TempHome, writeConfig } from './support.js';
+
+const env = (platform: NodeJS.Platform, vars: Record<string, string | undefined>, home = '/users/db-home'): Environment => ({
+  env: vars,
+  platform,
+  homedir: () => home,
+  cwd: () => '/work/dir',
+});
+
+describe('config location (spec 2.1)', () => {
+  it('Linux: absolute XDG_CONFIG_HOME, else $HOME/.config, else the user database home', () => {
+    expect(configFilePath(env('linux', { XDG_CONFIG_HOME: '/x/cfg', HOME: '/h' }))).toBe('/x/cfg/ai.syui.gpt/config.json');
+    expect(configFilePath(env('linux', { XDG_CONFIG_HOME: 'relative/cfg', HOME: '/h' }))).toBe('/h/.config/ai.syui.gpt/config.json');
+    expect(configFilePath(env('linux', { HOME: '/h' }))).toBe('/h/.config/ai.syui.gpt/config.json');
+    expect(configFilePath(env('linux', { HOME: '' }))).toBe('/users/db-home/.config/ai.syui.gpt/config.json');
+  });
+
+  it('macOS ignores XDG_CONFIG_HOME', () => {
+    expect(configFilePath(env('darwin', { XDG_CONFIG_HOME: '/x/cfg', HOME: '/Users/u' }))).toBe(
+      '/Users/u/Library/Application Support/ai.syui.gpt/config.json',
+    );
+  });
+
+  it('Windows uses APPDATA, and "." when nothing is known', () => {
+    expect(configBaseDir(env('win32', { APPDATA: 'C:\\Users\\u\\AppData\\Roaming' }))).toBe('C:\\Users\\u\\AppData\\Roaming');
+    expect(configBaseDir(env('win32', {}))).toBe('.');
+    expect(configBaseDir({ ...env('linux', {}), homedir: () => '' })).toBe('.');
+  });
+});
+
+describe('path expansion (spec 2.3)', () => {
+  const e = env('linux', { HOME: '/home/u' });
+  it('expands ~/ and ~ only', () => {
+    expect(expandPath('~/ai/log/public/content', '/d', e)).toBe('/home/u/ai/log/public/content');
+    expect(expandPath('~', '/d', e)).toBe('/home/u');
+    expect(expandPath('~/', '/d', e)).toBe('/home/u/');
+    expect(expandPath('~user/x', '/d', e)).toBe('~user/x');
+    expect(expandPath('$HOME/x', '/d', e)).toBe('$HOME/x');
+    expect(expandPath('rel/x', '/d', e)).toBe('rel/x');
+    expect(expandPath('', '/d', e)).toBe('/d');
+    expect(expandPath(undefined, '/d', e)).toBe('/d');
+  });
+});
+
+describe('loading', () => {
+  let home: TempHome;
+  beforeEach(() => {
+    home = makeTempHome();
+  });
+  afterEach(() => home.cleanup());
+
+  it('creates the reference first-run file and then reads all defaults', async () => {
+    await ensureConfigFile(home.environment);
+    expect(await fs.readFile(home.configFile, 'utf8')).toBe('{\n  "bot": {\n    "did": null,\n    "handle": null,\n    "path": null\n  }\n}');
+    expect(INITIAL_CONFIG_TEXT.endsWith('}')).toBe(true);
+    const config = await loadConfig(home.environment);
+    expect(config).toMatchObject({ did: 'self', handle: 'self', memory: 100n, identity: 'self', base: home.appDir, baseIsRelative: false });
+    expect(config.tree.coreFile).toBe(join(home.appDir, 'self', 'ai.syui.gpt.core', 'self.json'));
+    expect(config.tree.memoryDir).toBe(join(home.appDir, 'self', 'ai.syui.gpt.memory'));
+  });
+
+  it('never overwrites an existing config', async () => {
+    await writeConfig(home, { did: 'did:plc:abc', memory: 5 });
+    await ensureConfigFile(home.environment);
+    const config = await loadConfig(home.environment);
+    expect(config.did).toBe('did:plc:abc');
+    expect(config.memory).toBe(5n);
+  });
+
+  it('reads the seed example, ignoring other members', async () => {
+    await fs.mkdir(home.appDir, { recursive: true });
+    await fs.writeFile(
+      home.configFile,
+      JSON.stringify({ title: 'site', bot: { did: 'did:plc:xxx', handle: 'ai.syui.ai', path: '~/ai/log/public/content', memory: 100, extra: true } }),
+    );
+    const config = await loadConfig(home.environment);
+    expect(config.base).toBe(`${home.home}/ai/log/public/content`);
+    expect(config.tree.memoryDir).toBe(join(home.home, 'ai/log/public/content/did:plc:xxx/ai.syui.gpt.memory'));
+    expect(config.handle).toBe('ai.syui.ai');
+  });
+
+  it('keeps relative paths relative to the working directory and flags them', async () => {
+    await writeConfig(home, { path: 'data' });
+    const config = await loadConfig(home.environment);
+    expect(config.base).toBe('data');
+    expect(config.baseIsRelative).toBe(true);
+    expect(config.tree.identityDir).toBe(join(home.root, 'data', 'self'));
+  });
+
+  it('accepts the full u64 range for memory and null/absent bot', async () => {
+    await writeConfig(home, { memory: 0 });
+    expect((await loadConfig(home.environment)).memory).toBe(0n);
+    await writeConfig(home, '{"bot":{"memory":18446744073709551615}}');
+    expect((await loadConfig(home.environment)).memory).toBe(18446744073709551615n);
+    await writeConfig(home, '{"bot":null}');
+    expect((await loadConfig(home.environment)).memory).toBe(100n);
+    await writeConfig(home, '{}');
+    expect((await loadConfig(home.environment)).did).toBe('self');
+  });
+
+  const bad: [string, string][] = [
+    ['{"bot":{"memory":"100"}}', 'bot.memory must be a non-negative integer'],
+    ['{"bot":{"memory":-1}}', 'bot.memory must be a non-negative integer'],
+    ['{"bot":{"memory":5.0}}', 'bot.memory must be a non-negative integer'],
+    ['{"bot":{"memory":1e2}}', 'bot.memory must be a non-negative integer'],
+    ['{"bot":{"memory":18446744073709551616}}', 'bot.memory must be a non-negative integer'],
+    ['{"bot":{"did":5}}', 'bot.did must be a string'],
+    ['{"bot":{"handle":[]}}', 'bot.handle must be a string'],
+    ['{"bot":{"path":true}}', 'bot.path must be a string'],
+    ['{"bot":{"did":"../../etc"}}', 'bot.did is not a valid DID'],
+    ['{"bot":{"did":"did:plc:a/b"}}', 'bot.did is not a valid DID'],
+    ['{"bot":{"handle":"not a handle"}}', 'bot.handle is not a valid handle'],
+    ['{"bot":[]}', 'bot must be an object'],
+    ['[]', 'the file must hold a JSON object'],
+    ['{"bot":', 'not valid JSON'],
+    ['', 'not valid JSON'],
+  ];
+  for (const [text, detail] of bad) {
+    it(`rejects ${JSON.stringify(text)} naming the file and the field`, async () => {
+      await writeConfig(home, text);
+      const error = await loadConfig(home.environment).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(AigptError);
+      expect((error as AigptError).code).toBe('config_invalid');
+      expect((error as AigptError).message).toContain(`invalid config ${home.configFile}: ${detail}`);
+    });
+  }
+
+  it('rejects a config that is not UTF-8', async () => {
+    await fs.mkdir(home.appDir, { recursive: true });
+    await fs.writeFile(home.configFile, Buffer.from([0x7b, 0xff, 0x7d]));
+    await expect(loadConfig(home.environment)).rejects.toThrow(/not UTF-8/);
+  });
+
+  it('reports a dangling symlink instead of writing through it', async () => {
+    await fs.mkdir(home.appDir, { recursive: true });
+    const target = join(home.root, 'site', 'config.json');
+    await fs.mkdir(join(home.root, 'site'));
+    await fs.symlink(target, home.configFile);
+    await expect(ensureConfigFile(home.environment)).rejects.toThrow(/dangling symlink/);
+    await expect(fs.stat(target)).rejects.toThrow();
+  });
+
+  it('follows a symlink to a site config', async () => {
+    await fs.mkdir(join(home.root, 'site'));
+    const target = join(home.root, 'site', 'config.json');
+    await fs.writeFile(target, JSON.stringify({ title: 'x', bot: { did: 'did:plc:site' } }));
+    await fs.mkdir(home.appDir, { recursive: true });
+    await fs.symlink(target, home.configFile);
+    await ensureConfigFile(home.environment);
+    expect((await loadConfig(home.environment)).did).toBe('did:plc:site');
+  });
+
+  it('uses the handle as the identity folder on Windows', async () => {
+    await writeConfig(home, { did: 'did:plc:xxx', handle: 'ai.syui.ai' });
+    const config = await loadConfig({ ...home.environment, platform: 'win32', env: { APPDATA: home.configHome } });
+    expect(config.identity).toBe('ai.syui.ai');
+  });
+});

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { buildInstructions, limitStatus, truncateUtf8 } from '../../src/aigpt/instructions.js';
+
+const base = { count: 0, limit: 100n, unreadable: 0, notRead: 0 };
+
+describe('instructions (spec 5.2)', () => {
+  it('joins core and memories with blank lines, skipping empty texts, then the status line', () => {
+    const text = buildInstructions({ ...base, coreText: 'I am core.', memoryTexts: ['a', '', '  ', 'b'], count: 4 });
+    expect(text).toBe('I am core.\n\na\n\n  \n\nb\n\n[aigpt] memory records: 4/100');
+  });
+
+  it('is only the status line when nothing else is there', () => {
+    expect(buildInstructions({ ...base, coreText: '', memoryTexts: [] })).toBe('[aigpt] memory records: 0/100');
+    expect(buildInstructions({ ...base, coreText: undefined, memoryTexts: [] })).toBe('[aigpt] memory records: 0/100');
+  });
+
+  it('asks for compress when over the limit and counts unreadable files', () => {
+    expect(buildInstructions({ ...base, coreText: undefined, memoryTexts: ['x', 'y', 'z'], count: 4, limit: 3n, unreadable: 1 })).toBe(
+      'x\n\ny\n\nz\n\n[aigpt] memory records: 4/3. Over the limit: call compress with at most 3 consolidated items. 1 unreadable memory file(s) were skipped.',
+    );
+    expect(limitStatus(0, 0n)).toBe('[aigpt] memory records: 0/0');
+    expect(limitStatus(1, 0n)).toContain('Over the limit: call compress with at most 0');
+  });
+
+  it('drops the oldest memories first to stay within the byte bound', () => {
+    const memories = ['old-'.padEnd(100, 'x'), 'mid-'.padEnd(100, 'x'), 'new-'.padEnd(100, 'x')];
+    const unbounded = buildInstructions({ ...base, coreText: 'core', memoryTexts: memories, count: 3 });
+    expect(Buffer.byteLength(unbounded)).toBeGreaterThan(300);
+    const text = buildInstructions({ ...base, coreText: 'core', memoryTexts: memories, count: 3, maxBytes: 300 });
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(300);
+    expect(text.startsWith('core\n\nmid-')).toBe(true);
+    expect(text).not.toContain('old-');
+    expect(text).toContain('new-');
+    expect(text).toMatch(/\n\n\[aigpt\] memory records: 3\/100 \(1 oldest memories omitted for size; use read_memory\)$/);
+  });
+
+  it('truncates an oversized core without splitting characters', () => {
+    const text = buildInstructions({ ...base, coreText: 'é'.repeat(500), memoryTexts: ['m'], count: 1, maxBytes: 300 });
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(300);
+    expect(text).toContain('core text truncated');
+    expect(text).not.toContain('\ufffd');
+    expect(truncateUtf8('aé😀', 3)).toBe('aé');
+    expect(truncateUtf8('aé😀', 6)).toBe('aé');
+    expect(truncateUtf8('aé😀', 7)).toBe('aé😀');
+  });
+});

@@ -1,0 +1,219 @@
+import { promises as fs, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AigptError } from '../../src/aigpt/errors.js';
+import { JOURNAL_FILE, MemoryStore } from '../../src/aigpt/memory-store.js';
+import { memoryRecordJson } from '../../src/aigpt/record-format.js';
+import { recordTree } from '../../src/aigpt/record-paths.js';
+import { isValidTid, TidGenerator, tidFromParts } from '../../src/aigpt/tid.js';
+import { GOLDEN_MEMORY, listDir, makeTempHome, seedOrderMemory, snapshotMemories, type TempHome } from './support.js';
+
+const NOON_US = Date.parse('2026-03-01T12:00:00Z') * 1000;
+
+interface StoreOptions {
+  limit?: bigint;
+  fault?: (point: string) => void;
+}
+
+function makeStore(home: TempHome, options: StoreOptions = {}): MemoryStore {
+  return new MemoryStore({
+    did: 'did:plc:xxx',
+    handle: 'ai.syui.ai',
+    tree: recordTree(join(home.root, 'content'), 'did:plc:xxx'),
+    memoryLimit: options.limit ?? 100n,
+    clock: () => new Date(NOON_US / 1000),
+    tids: new TidGenerator({ nowMicros: () => NOON_US, clockId: 0 }),
+    ...(options.fault === undefined ? {} : { fault: options.fault }),
+  });
+}
+
+describe('MemoryStore', () => {
+  let home: TempHome;
+  let store: MemoryStore;
+  beforeEach(async () => {
+    home = makeTempHome();
+    store = makeStore(home);
+    await store.ensureLayout();
+  });
+  afterEach(() => home.cleanup());
+
+  it('creates the core record and memory folder on first use', async () => {
+    const core = await fs.readFile(store.tree.coreFile, 'utf8');
+    expect(core).toBe(
+      '{\n  "uri": "at://did:plc:xxx/ai.syui.gpt.core/self",\n  "value": {\n    "$type": "ai.syui.gpt.core",\n    "content": {\n      "$type": "ai.syui.gpt.core#markdown",\n      "text": ""\n    },\n    "createdAt": "2026-03-01T12:00:00Z",\n    "did": "did:plc:xxx",\n    "handle": "ai.syui.ai"\n  }\n}',
+    );
+    expect(await listDir(store.tree.memoryDir)).toEqual([]);
+    // An existing core, even edited by hand, is never rewritten.
+    await fs.writeFile(store.tree.coreFile, '{"value":{"content":{"text":"me"}}}');
+    await store.ensureLayout();
+    expect((await store.readCore()).text).toBe('me');
+  });
+
+  it('saves the golden record byte for byte for the same TID and time', async () => {
+    const saved = await store.saveMemory('syuiはRustを好む');
+    expect(saved).toEqual({ tid: '3mfyouuy62222', count: 1 });
+    expect(await fs.readFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), 'utf8')).toBe(GOLDEN_MEMORY);
+    expect(await listDir(store.tree.memoryDir)).toEqual(['3mfyouuy62222.json']);
+  });
+
+  it('gives every save a new, increasing TID even on a frozen clock', async () => {
+    const tids: string[] = [];
+    for (let i = 0; i < 20; i++) tids.push((await store.saveMemory(`fact ${i}`)).tid);
+    expect([...tids].sort()).toEqual(tids);
+    expect(new Set(tids).size).toBe(20);
+    const read = await store.readMemories();
+    expect(read.records.map((r) => r.text)).toEqual(tids.map((_, i) => `fact ${i}`));
+  });
+
+  it('goes past TIDs already on disk and never overwrites a file', async () => {
+    // A file from the "future" (another writer whose clock runs ahead).
+    const ahead = tidFromParts(NOON_US + 60_000_000, 5);
+    await fs.writeFile(join(store.tree.memoryDir, `${ahead}.json`), seedOrderMemory('did:plc:xxx', ahead, 'ahead'));
+    const saved = await store.saveMemory('after');
+    expect(saved.tid > ahead).toBe(true);
+    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['ahead', 'after']);
+  });
+
+  it('retries with a new TID when the name is taken between listing and publishing (exclusive create)', async () => {
+    const dir = store.tree.memoryDir;
+    const first = tidFromParts(NOON_US, 0);
+    // A writer outside the lock (say the reference) creates the very name we are about to publish.
+    const racer = makeStore(home, {
+      fault: (point) => {
+        if (point === `write:${first}.json:synced`) writeFileSync(join(dir, `${first}.json`), 'theirs');
+      },
+    });
+    const saved = await racer.saveMemory('mine');
+    expect(saved.tid).toBe(tidFromParts(NOON_US + 1, 0));
+    expect(saved.count).toBe(2);
+    expect(await fs.readFile(join(dir, `${first}.json`), 'utf8')).toBe('theirs');
+    expect(await listDir(dir)).toEqual([`${first}.json`, `${saved.tid}.json`]);
+  });
+
+  it('reads hand-written fixtures in the reference format and skips bad files with path and reason', async () => {
+    const dir = store.tree.memoryDir;
+    await fs.writeFile(join(dir, '3mfyouuy62222.json'), GOLDEN_MEMORY);
+    await fs.writeFile(join(dir, '3mfyouuy6222a.json'), seedOrderMemory('did:plc:xxx', '3mfyouuy6222a', 'ATProto設計に詳しい'));
+    await fs.writeFile(join(dir, 'notes.json'), seedOrderMemory('did:plc:xxx', 'notes', '原神プレイヤー'));
+    await fs.writeFile(join(dir, '3mfyouuy6222b.json'), '');
+    await fs.writeFile(join(dir, '3mfyouuy6222c.json'), '{"value":{}}');
+    await fs.writeFile(join(dir, '3mfyouuy6222d.json'), Buffer.from([0x22, 0xff, 0x22]));
+    await fs.mkdir(join(dir, 'folder.json'));
+    await fs.writeFile(join(dir, 'ignored.txt'), 'x');
+    await fs.writeFile(join(dir, '.json'), 'x');
+    const read = await store.readMemories();
+    expect(read.records.map((r) => r.text)).toEqual(['syuiはRustを好む', 'ATProto設計に詳しい', '原神プレイヤー']);
+    expect(read.selected).toBe(7);
+    expect(read.skipped.map((s) => [s.path.slice(dir.length + 1), s.reason.replace(dir, '{dir}')])).toEqual([
+      ['3mfyouuy6222b.json', 'Failed to parse {dir}/3mfyouuy6222b.json: The JSON document is malformed.'],
+      ['3mfyouuy6222c.json', 'not a record: value.content.text is missing or not a string'],
+      ['3mfyouuy6222d.json', 'Failed to read {dir}/3mfyouuy6222d.json: stream did not contain valid UTF-8'],
+      ['folder.json', 'Failed to read {dir}/folder.json: not a regular file'],
+    ]);
+    expect(await store.countMemories()).toBe(7);
+  });
+
+  it('skips files over 1 MiB', async () => {
+    const big = memoryRecordJson({ did: 'did:plc:xxx', tid: '3mfyouuy62222', text: 'x'.repeat(1024 * 1024), createdAt: '2026-03-01T12:00:00Z' });
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), big);
+    const read = await store.readMemories();
+    expect(read.records).toEqual([]);
+    expect(read.skipped[0]?.reason).toMatch(/larger than 1048576 bytes/);
+  });
+
+  it('bounds memory text size and rejects lone surrogates, writing nothing', async () => {
+    await expect(store.saveMemory('x'.repeat(16 * 1024 + 1))).rejects.toThrow('content exceeds 16384 bytes');
+    await expect(store.saveMemory('é'.repeat(8 * 1024 + 1))).rejects.toThrow('content exceeds 16384 bytes');
+    await expect(store.saveMemory('\ud800')).rejects.toThrow(/surrogate/);
+    expect(await store.saveMemory('x'.repeat(16 * 1024))).toMatchObject({ count: 1 });
+  });
+
+  it('saves an explicitly empty string as the reference does', async () => {
+    await store.saveMemory('');
+    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['']);
+  });
+
+  it('compress replaces the whole set with new TIDs above every old one, in order', async () => {
+    for (const text of ['a', 'b', 'c']) await store.saveMemory(text);
+    const before = await store.listMemoryNames();
+    const result = await store.compress(['kept 1', 'kept 2', 'kept 2']);
+    expect(result).toEqual({ count: 3 });
+    const after = await store.listMemoryNames();
+    expect(after).toHaveLength(3);
+    expect(after.every((name) => name > before[before.length - 1]! && isValidTid(name.slice(0, -5)))).toBe(true);
+    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['kept 1', 'kept 2', 'kept 2']);
+    expect(await listDir(store.tree.memoryDir)).toEqual(after);
+  });
+
+  it('compress with [] clears memory; non-record entries stay', async () => {
+    await store.saveMemory('a');
+    await fs.writeFile(join(store.tree.memoryDir, 'readme.txt'), 'keep me');
+    await store.compress([]);
+    expect(await listDir(store.tree.memoryDir)).toEqual(['readme.txt']);
+  });
+
+  it('compress above the limit or the hard bound is rejected and changes nothing', async () => {
+    const small = makeStore(home, { limit: 2n });
+    await small.saveMemory('a');
+    const before = await snapshotMemories(small.tree.memoryDir);
+    const error = await small.compress(['1', '2', '3']).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AigptError);
+    expect((error as AigptError).code).toBe('over_limit');
+    expect((error as AigptError).message).toBe('compress got 3 items but the memory limit is 2');
+    await expect(small.compress(['ok', 'x'.repeat(16 * 1024 + 1)])).rejects.toThrow('items[1]: content exceeds 16384 bytes');
+    const huge = makeStore(home, { limit: 100_000n });
+    await expect(huge.compress(Array.from({ length: 10_001 }, () => 'x'))).rejects.toThrow(/at most 10000/);
+    expect(await snapshotMemories(small.tree.memoryDir)).toEqual(before);
+  });
+
+  it('saves above the limit are never refused', async () => {
+    const tiny = makeStore(home, { limit: 0n });
+    expect((await tiny.saveMemory('a')).count).toBe(1);
+    expect((await tiny.saveMemory('b')).count).toBe(2);
+  });
+
+  it('recovery removes leftovers of a crashed save and an uncommitted compress', async () => {
+    await store.saveMemory('a');
+    const dir = store.tree.memoryDir;
+    await fs.writeFile(join(dir, '.3mfyouuy6222z.json.tmp-999-abc'), '{"half');
+    await fs.writeFile(join(dir, '.3mfyouuy6222y.json.tmp-compress'), 'staged');
+    await fs.writeFile(join(dir, '.compress-journal.tmp-999-abc'), '{"version":1');
+    const report = await makeStore(home).ensureLayout();
+    expect(report?.removedTemps).toHaveLength(3);
+    expect(report?.rolledForward).toBe(false);
+    expect(await listDir(dir)).toEqual(['3mfyouuy62222.json']);
+  });
+
+  it('recovery discards a journal that does not parse, and refuses an unknown version', async () => {
+    const dir = store.tree.memoryDir;
+    await store.saveMemory('a');
+    await fs.writeFile(join(dir, JOURNAL_FILE), '{"version":1,"create":[');
+    const report = await makeStore(home).ensureLayout();
+    expect(report?.problems[0]).toMatch(/discarded/);
+    expect(await listDir(dir)).toEqual(['3mfyouuy62222.json']);
+    await fs.writeFile(join(dir, JOURNAL_FILE), '{"version":2,"create":[],"delete":[]}');
+    await expect(makeStore(home).ensureLayout()).rejects.toThrow(/unsupported journal version/);
+  });
+
+  it('a journal can never delete outside the folder', async () => {
+    const dir = store.tree.memoryDir;
+    await fs.writeFile(join(home.root, 'victim.json'), 'x');
+    await fs.writeFile(join(dir, JOURNAL_FILE), '{"version":1,"create":[],"delete":["../../../victim.json"]}');
+    await makeStore(home).ensureLayout();
+    expect(await fs.readFile(join(home.root, 'victim.json'), 'utf8')).toBe('x');
+  });
+
+  it('leaves no helper files behind after normal operation', async () => {
+    await store.saveMemory('a');
+    await store.compress(['b']);
+    await store.saveMemory('c');
+    const names = await listDir(store.tree.memoryDir);
+    expect(names.filter((name) => name.startsWith('.'))).toEqual([]);
+  });
+
+  it('serialises concurrent writers in one process', async () => {
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => store.saveMemory(`p${i}`)));
+    expect(results.map((r) => r.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(new Set(results.map((r) => r.tid)).size).toBe(30);
+  });
+});

@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { parseJson } from '../../src/common/json.js';
+import {
+  coreRecordJson,
+  formatCreatedAt,
+  formatFloat,
+  memoryRecordJson,
+  parseRecordText,
+  renderCompact,
+  renderPretty,
+} from '../../src/aigpt/record-format.js';
+import { compareFileNames, isRecordFileName } from '../../src/aigpt/record-paths.js';
+import { GOLDEN_MEMORY, seedOrderMemory } from './support.js';
+
+const sha256 = (text: string): string => createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex');
+
+describe('record bytes (golden, spec 3.5)', () => {
+  it('writes the golden memory record byte for byte', () => {
+    const text = memoryRecordJson({ did: 'did:plc:xxx', tid: '3mfyouuy62222', text: 'syuiはRustを好む', createdAt: '2026-03-01T12:00:00Z' });
+    expect(text).toBe(GOLDEN_MEMORY);
+    expect(Buffer.byteLength(text)).toBe(290);
+    expect(sha256(text)).toBe('eb1304afa1cee7080c4352ff940344c8b441cd9747e22e2e2cec131d15dda657');
+  });
+
+  it('writes the golden core record byte for byte', () => {
+    const text = coreRecordJson({ did: 'did:plc:xxx', handle: 'ai.syui.ai', text: '', createdAt: '2025-01-01T00:00:00Z' });
+    expect(Buffer.byteLength(text)).toBe(283);
+    expect(sha256(text)).toBe('b63f1c0c020d1de7afc1f733e247bc79a28d0b76ea27db74eb3dbc6ce632db7c');
+    expect(text.endsWith('}')).toBe(true);
+    expect(text).toContain('"createdAt": "2025-01-01T00:00:00Z",\n    "did": "did:plc:xxx",\n    "handle": "ai.syui.ai"\n');
+  });
+
+  it('escapes exactly like serde_json: short escapes, lowercase \\u00XX, raw / U+007F U+2028 and astral', () => {
+    const text = '"\\\b\f\n\r\t\u0000\u001f/\u007f\u2028\u2029😀é';
+    const json = memoryRecordJson({ did: 'self', tid: '3mfyouuy62222', text, createdAt: '2026-03-01T12:00:00Z' });
+    expect(json).toContain('"text": "\\"\\\\\\b\\f\\n\\r\\t\\u0000\\u001f/\u007f\u2028\u2029😀é"');
+  });
+
+  it('rejects text with a lone surrogate instead of writing an escape the reference cannot read', () => {
+    expect(() => memoryRecordJson({ did: 'self', tid: '3mfyouuy62222', text: 'a\ud800b', createdAt: '2026-03-01T12:00:00Z' })).toThrow(/surrogate/);
+    expect(() => memoryRecordJson({ did: 'self', tid: '3mfyouuy62222', text: '\udc00', createdAt: '2026-03-01T12:00:00Z' })).toThrow();
+  });
+
+  it('formats createdAt to the second, truncating', () => {
+    expect(formatCreatedAt(new Date('2026-03-01T12:00:00.999Z'))).toBe('2026-03-01T12:00:00Z');
+    expect(formatCreatedAt(new Date(0))).toBe('1970-01-01T00:00:00Z');
+  });
+});
+
+describe('reading records written by others', () => {
+  it('reads the seed key order and the reference order alike', () => {
+    const seed = parseRecordText(seedOrderMemory('did:plc:xxx', '3mfyouuy62222', 'syuiはRustを好む'));
+    const golden = parseRecordText(GOLDEN_MEMORY);
+    expect(seed.ok && seed.text).toBe('syuiはRustを好む');
+    expect(golden.ok && golden.text).toBe('syuiはRustを好む');
+    // Re-serialised, both become the reference's bytes.
+    if (!seed.ok) throw new Error('unreachable');
+    expect(renderPretty(seed.value)).toBe(GOLDEN_MEMORY);
+  });
+
+  it('reports shape problems but keeps the parsed value', () => {
+    const noText = parseRecordText('{"uri":"x","value":{"content":{"text":5}}}');
+    expect(noText.ok && noText.text).toBe(undefined);
+    expect(noText.ok && noText.shapeProblem).toMatch(/value\.content\.text/);
+    const array = parseRecordText('[1,2]');
+    expect(array.ok && array.shapeProblem).toMatch(/not a JSON object/);
+  });
+
+  it('rejects what serde_json rejects: syntax errors, BOM, lone surrogate escapes, depth over 128', () => {
+    expect(parseRecordText('{"value":').ok).toBe(false);
+    expect(parseRecordText('\ufeff{}').ok).toBe(false);
+    expect(parseRecordText('{"value":{"content":{"text":"\\ud800"}}}').ok).toBe(false);
+    expect(parseRecordText(`${'['.repeat(129)}${']'.repeat(129)}`).ok).toBe(false);
+    expect(parseRecordText(`${'['.repeat(128)}${']'.repeat(128)}`).ok).toBe(true);
+  });
+});
+
+describe('serde_json renderings', () => {
+  it('sorts keys by code point (UTF-8 byte order), not UTF-16 order', () => {
+    const value = parseJson('{"\uffff":1,"😀":2,"b":3,"a":{"z":[],"y":{}}}');
+    expect(renderCompact(value)).toBe('{"a":{"y":{},"z":[]},"b":3,"\uffff":1,"😀":2}');
+  });
+
+  it('renders pretty with two spaces and empty containers inline', () => {
+    expect(renderPretty(parseJson('{"b":[1,{}],"a":[]}'))).toBe('{\n  "a": [],\n  "b": [\n    1,\n    {}\n  ]\n}');
+  });
+
+  it('formats floats like ryu', () => {
+    const cases: [number, string][] = [
+      [1, '1.0'],
+      [0.1, '0.1'],
+      [-2.5, '-2.5'],
+      [1e16, '1e16'],
+      [1234e13, '1.234e16'],
+      [123456789012345680, '1.2345678901234568e17'],
+      [1e15, '1000000000000000.0'],
+      [0.001234, '0.001234'],
+      [0.0001, '0.0001'],
+      [0.00001, '0.00001'],
+      [0.000001, '1e-6'],
+      [1.5e-7, '1.5e-7'],
+      [0, '0.0'],
+      [-0, '-0.0'],
+    ];
+    for (const [value, text] of cases) expect(formatFloat(value), String(value)).toBe(text);
+    expect(renderCompact(parseJson('[5.0,5,18446744073709551615,18446744073709551616,-9223372036854775808]'))).toBe(
+      '[5.0,5,18446744073709551615,1.8446744073709552e19,-9223372036854775808]',
+    );
+  });
+});
+
+describe('which files are records (spec 3.2)', () => {
+  it('follows Rust Path::extension() == "json"', () => {
+    for (const yes of ['a.json', 'x.tmp.json', '.x.json', '..json', 'notes.json', '3mfyouuy62222.json']) expect(isRecordFileName(yes), yes).toBe(true);
+    for (const no of ['.json', 'a.JSON', 'a.json.tmp', 'json', 'a.', '.lock', '.compress-journal', '.3mfyouuy62222.json.tmp-compress', '.a.json.tmp-1-ab']) {
+      expect(isRecordFileName(no), no).toBe(false);
+    }
+  });
+
+  it('orders names bytewise', () => {
+    const names = ['b.json', 'a.json', 'é.json', 'Z.json', '😀.json', '\uffff.json'];
+    expect(names.sort(compareFileNames)).toEqual(['Z.json', 'a.json', 'b.json', 'é.json', '\uffff.json', '😀.json']);
+  });
+});

@@ -1,0 +1,117 @@
+// Shared helpers of the aigpt tests: temp homes under os.tmpdir(), an
+// Environment pointing the config there, fixture writers, and spawning the
+// built CLI. Never writes into the source tree.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, promises as fs, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { builtBin } from '../support/bins.js';
+import type { Environment } from '../../src/aigpt/config.js';
+import { recordTree, type RecordTree } from '../../src/aigpt/record-paths.js';
+
+export interface TempHome {
+  readonly root: string;
+  readonly home: string;
+  readonly configHome: string;
+  /** `{configHome}/ai.syui.gpt` */
+  readonly appDir: string;
+  readonly configFile: string;
+  readonly environment: Environment;
+  /** Env for child processes: this home, no inherited XDG. */
+  readonly childEnv: NodeJS.ProcessEnv;
+  cleanup(): void;
+}
+
+export function makeTempHome(): TempHome {
+  const root = mkdtempSync(join(tmpdir(), 'aigpt-test-'));
+  const home = join(root, 'home');
+  const configHome = join(root, 'config');
+  const env = { HOME: home, XDG_CONFIG_HOME: configHome };
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+  delete childEnv['AIGPT_TEST_FAULT_PAUSE'];
+  return {
+    root,
+    home,
+    configHome,
+    appDir: join(configHome, 'ai.syui.gpt'),
+    configFile: join(configHome, 'ai.syui.gpt', 'config.json'),
+    environment: { env, platform: 'linux', homedir: () => home, cwd: () => root },
+    childEnv,
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+export async function writeConfig(home: TempHome, bot: Record<string, unknown> | string): Promise<void> {
+  await fs.mkdir(home.appDir, { recursive: true });
+  await fs.writeFile(home.configFile, typeof bot === 'string' ? bot : JSON.stringify({ bot }, null, 2));
+}
+
+export function treeFor(base: string, identity: string): RecordTree {
+  return recordTree(base, identity);
+}
+
+/** Memory file names and contents, sorted by name (helper files excluded). */
+export async function snapshotMemories(dir: string): Promise<[string, string][]> {
+  const names = (await fs.readdir(dir)).filter((name) => name.endsWith('.json') && !name.startsWith('.')).sort();
+  return Promise.all(names.map(async (name): Promise<[string, string]> => [name, await fs.readFile(join(dir, name), 'utf8')]));
+}
+
+export async function listDir(dir: string): Promise<string[]> {
+  return (await fs.readdir(dir)).sort();
+}
+
+export function aigptBin(): string {
+  return builtBin('aigpt/cli/main.js');
+}
+
+export interface RunResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the built CLI to completion. */
+export function runAigpt(args: readonly string[], env: NodeJS.ProcessEnv, options: { cwd?: string; input?: string } = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [aigptBin(), ...args], { env, cwd: options.cwd ?? tmpdir(), stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** The golden memory record of spec 3.5 (290 bytes). */
+export const GOLDEN_MEMORY = `{
+  "uri": "at://did:plc:xxx/ai.syui.gpt.memory/3mfyouuy62222",
+  "value": {
+    "$type": "ai.syui.gpt.memory",
+    "content": {
+      "$type": "ai.syui.gpt.memory#markdown",
+      "text": "syuiはRustを好む"
+    },
+    "createdAt": "2026-03-01T12:00:00Z",
+    "did": "did:plc:xxx"
+  }
+}`;
+
+/** A hand-written memory record in the seed's key order (not sorted), as another writer might produce. */
+export function seedOrderMemory(did: string, tid: string, text: string, createdAt = '2026-03-01T12:00:00Z'): string {
+  return `{
+  "uri": "at://${did}/ai.syui.gpt.memory/${tid}",
+  "value": {
+    "$type": "ai.syui.gpt.memory",
+    "did": "${did}",
+    "content": {
+      "$type": "ai.syui.gpt.memory#markdown",
+      "text": ${JSON.stringify(text)}
+    },
+    "createdAt": "${createdAt}"
+  }
+}
+`;
+}

@@ -1,0 +1,82 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  decodeTidValue,
+  encodeTidValue,
+  isValidTid,
+  TidGenerator,
+  tidClockId,
+  tidFromParts,
+  tidMicros,
+} from '../../src/aigpt/tid.js';
+
+const MARCH_1_2026_NOON_US = Date.parse('2026-03-01T12:00:00Z') * 1000;
+
+describe('TID encoding', () => {
+  it('encodes the spec golden example', () => {
+    expect(tidFromParts(MARCH_1_2026_NOON_US, 0)).toBe('3mfyouuy62222');
+    expect(tidMicros('3mfyouuy62222')).toBe(MARCH_1_2026_NOON_US);
+    expect(tidClockId('3mfyouuy62222')).toBe(0);
+  });
+
+  it('encodes 0 and the extremes of the alphabet', () => {
+    expect(encodeTidValue(0n)).toBe('2222222222222');
+    expect(encodeTidValue(31n)).toBe('222222222222z');
+    expect(encodeTidValue((1n << 63n) - 1n)).toBe('bzzzzzzzzzzzz');
+    expect(() => encodeTidValue(1n << 63n)).toThrow();
+    expect(() => encodeTidValue(-1n)).toThrow();
+  });
+
+  it('checks the ATProto syntax', () => {
+    expect(isValidTid('3mfyouuy62222')).toBe(true);
+    expect(isValidTid('3jzfcijpj2z2a')).toBe(true);
+    for (const bad of ['', '3mfyouuy6222', '3mfyouuy622222', '3MFYOUUY62222', 'kzzzzzzzzzzzz', '3mfyouuy6222-', '3mfyouuy62221', 'notes']) {
+      expect(isValidTid(bad), bad).toBe(false);
+    }
+  });
+
+  it('round-trips and sorts as strings in value order', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: (1n << 63n) - 1n }), fc.bigInt({ min: 0n, max: (1n << 63n) - 1n }), (a, b) => {
+        const ta = encodeTidValue(a);
+        const tb = encodeTidValue(b);
+        expect(isValidTid(ta)).toBe(true);
+        expect(decodeTidValue(ta)).toBe(a);
+        expect(Math.sign(ta < tb ? -1 : ta > tb ? 1 : 0)).toBe(a < b ? -1 : a > b ? 1 : 0);
+      }),
+    );
+  });
+});
+
+describe('TidGenerator', () => {
+  it('uses the injected clock and clock id', () => {
+    const gen = new TidGenerator({ nowMicros: () => MARCH_1_2026_NOON_US, clockId: 0 });
+    expect(gen.next()).toBe('3mfyouuy62222');
+  });
+
+  it('stays strictly increasing when the clock stands still or steps back', () => {
+    let now = MARCH_1_2026_NOON_US;
+    const gen = new TidGenerator({ nowMicros: () => now, clockId: 7 });
+    const seen: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      if (i === 20) now -= 5_000_000;
+      seen.push(gen.next());
+    }
+    for (let i = 1; i < seen.length; i++) expect(seen[i]! > seen[i - 1]!).toBe(true);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.every((tid) => tidClockId(tid) === 7)).toBe(true);
+  });
+
+  it('goes above the floor (the greatest TID already on disk)', () => {
+    const gen = new TidGenerator({ nowMicros: () => MARCH_1_2026_NOON_US, clockId: 1 });
+    const floor = MARCH_1_2026_NOON_US + 10_000_000;
+    const tid = gen.next(floor);
+    expect(tidMicros(tid)).toBe(floor + 1);
+  });
+
+  it('picks a random clock id by default', () => {
+    const ids = new Set(Array.from({ length: 20 }, () => new TidGenerator().clockId));
+    expect(ids.size).toBeGreaterThan(1);
+    for (const id of ids) expect(id >= 0 && id < 1024).toBe(true);
+  });
+});
