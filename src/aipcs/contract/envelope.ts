@@ -114,7 +114,7 @@ export function renderEnvelopeText(envelope: Envelope): string {
  */
 export function renderContractJson(value: JsonValue): string {
   if (hasNonFiniteNumber(value)) throw new Error('a contract value holds a non-finite number');
-  return renderJson(value, { keyOrder: 'insertion', asciiOnly: true, floatStyle: 'python' });
+  return renderJson(value, { keyOrder: 'insertion', asciiOnly: true, floatStyle: 'lossless' });
 }
 
 function hasNonFiniteNumber(root: JsonValue): boolean {
