@@ -115,3 +115,74 @@ export function seedOrderMemory(did: string, tid: string, text: string, createdA
 }
 `;
 }
+
+export interface ServerChild {
+  readonly child: import('node:child_process').ChildProcessWithoutNullStreams;
+  /** Everything the child wrote to stderr so far. */
+  stderr(): string;
+  /** Resolves with the first stderr text matching `pattern`. */
+  waitForStderr(pattern: RegExp): Promise<string>;
+  /** Resolves with the JSON-RPC response carrying `id`. */
+  response(id: number): Promise<Record<string, unknown>>;
+  send(message: unknown): void;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Spawns `aigpt server` and speaks raw newline-delimited JSON-RPC to it. */
+export function startServerChild(env: NodeJS.ProcessEnv): ServerChild {
+  const child = spawn(process.execPath, [aigptBin(), 'server'], { env, cwd: tmpdir(), stdio: 'pipe' });
+  let err = '';
+  let out = '';
+  const responses = new Map<number, Record<string, unknown>>();
+  const waiters: (() => void)[] = [];
+  const wake = (): void => {
+    for (const waiter of waiters.splice(0)) waiter();
+  };
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk;
+    wake();
+  });
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+    let newline;
+    while ((newline = out.indexOf('\n')) >= 0) {
+      const line = out.slice(0, newline);
+      out = out.slice(newline + 1);
+      const message = JSON.parse(line) as Record<string, unknown>;
+      if (typeof message['id'] === 'number') responses.set(message['id'], message);
+    }
+    wake();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('exit', (code, signal) => {
+      resolve({ code, signal });
+      wake();
+    });
+  });
+  const until = <T>(probe: () => T | undefined, what: string): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const check = (): void => {
+        const found = probe();
+        if (found !== undefined) resolve(found);
+        else if (child.exitCode !== null || child.signalCode !== null) reject(new Error(`server exited before ${what}; stderr: ${err}`));
+        else waiters.push(check);
+      };
+      check();
+    });
+  return {
+    child,
+    stderr: () => err,
+    waitForStderr: (pattern) => until(() => pattern.exec(err)?.[0], `stderr matched ${pattern}`),
+    response: (id) => until(() => responses.get(id), `response ${id}`),
+    send: (message) => child.stdin.write(`${JSON.stringify(message)}\n`),
+    exited,
+  };
+}
+
+export const INITIALIZE_REQUEST = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'aigpt-test', version: '0' } },
+};
+export const INITIALIZED_NOTIFICATION = { jsonrpc: '2.0', method: 'notifications/initialized' };

@@ -1,0 +1,235 @@
+// Crash safety of compress (spec 7.4/7.5): a crash between any two file
+// operations, in-process (fault hook) or as a real kill -9 of `aigpt server`,
+// must recover to exactly the old set or exactly the new set.
+
+import { watch } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InjectedFault, JOURNAL_FILE, MemoryStore } from '../../src/aigpt/memory-store.js';
+import { recordTree } from '../../src/aigpt/record-paths.js';
+import { isValidTid, TidGenerator } from '../../src/aigpt/tid.js';
+import {
+  INITIALIZE_REQUEST,
+  INITIALIZED_NOTIFICATION,
+  listDir,
+  makeTempHome,
+  runAigpt,
+  snapshotMemories,
+  startServerChild,
+  type TempHome,
+  writeConfig,
+} from './support.js';
+
+const NOON_US = Date.parse('2026-03-01T12:00:00Z') * 1000;
+const OLD_TEXTS = ['old 0', 'old 1', 'old 2', 'old 3'];
+const NEW_TEXTS = ['new 0', 'new 1', 'new 2', 'new 3', 'new 4'];
+const COMMIT_POINT = `replace:${JOURNAL_FILE}:renamed`;
+
+function storeIn(home: TempHome, fault?: (point: string) => void): MemoryStore {
+  return new MemoryStore({
+    did: 'did:plc:xxx',
+    handle: 'ai.syui.ai',
+    tree: recordTree(join(home.root, 'content'), 'did:plc:xxx'),
+    memoryLimit: 1000n,
+    clock: () => new Date(NOON_US / 1000),
+    tids: new TidGenerator({ nowMicros: () => NOON_US, clockId: 3 }),
+    ...(fault === undefined ? {} : { fault }),
+  });
+}
+
+async function seedOldSet(home: TempHome): Promise<[string, string][]> {
+  const store = storeIn(home);
+  await store.ensureLayout();
+  for (const text of OLD_TEXTS) await store.saveMemory(text);
+  return snapshotMemories(store.tree.memoryDir);
+}
+
+/** A hook that throws at the n-th fault point (0-based), like a crash there. */
+function crashAt(n: number): { hook: (point: string) => void; seen: () => string | undefined } {
+  let count = 0;
+  let at: string | undefined;
+  return {
+    hook: (point) => {
+      if (count++ === n) {
+        at = point;
+        throw new InjectedFault(point);
+      }
+    },
+    seen: () => at,
+  };
+}
+
+describe('compress crash safety, in-process fault injection', () => {
+  let homes: TempHome[] = [];
+  const fresh = (): TempHome => {
+    const home = makeTempHome();
+    homes.push(home);
+    return home;
+  };
+  afterEach(() => {
+    for (const home of homes) home.cleanup();
+    homes = [];
+  });
+
+  async function referenceRun(): Promise<{ points: string[]; oldSet: [string, string][]; newSet: [string, string][] }> {
+    const home = fresh();
+    const oldSet = await seedOldSet(home);
+    const points: string[] = [];
+    const store = storeIn(home, (point) => points.push(point));
+    await store.compress(NEW_TEXTS);
+    return { points, oldSet, newSet: await snapshotMemories(store.tree.memoryDir) };
+  }
+
+  it('the clean run has many fault points and produces the new set', async () => {
+    const { points, oldSet, newSet } = await referenceRun();
+    expect(points.length).toBeGreaterThan(20);
+    expect(points).toContain(COMMIT_POINT);
+    expect(oldSet.map(([, text]) => JSON.parse(text).value.content.text)).toEqual(OLD_TEXTS);
+    expect(newSet.map(([, text]) => JSON.parse(text).value.content.text)).toEqual(NEW_TEXTS);
+    expect(newSet.every(([name]) => name > oldSet[oldSet.length - 1]![0])).toBe(true);
+  });
+
+  it('a crash between any two file operations recovers to exactly the old or exactly the new set', async () => {
+    const { points, oldSet, newSet } = await referenceRun();
+    const commitIndex = points.indexOf(COMMIT_POINT);
+    for (let i = 0; i < points.length; i++) {
+      const home = fresh();
+      expect(await seedOldSet(home)).toEqual(oldSet);
+      const crash = crashAt(i);
+      await expect(storeIn(home, crash.hook).compress(NEW_TEXTS)).rejects.toBeInstanceOf(InjectedFault);
+      expect(crash.seen()).toBe(points[i]);
+      const dir = storeIn(home).tree.memoryDir;
+      if (i < commitIndex) {
+        // Before the commit point readers already see the complete old set: staged files are hidden.
+        expect(await snapshotMemories(dir), `before recovery, crash at ${points[i]}`).toEqual(oldSet);
+      }
+      await storeIn(home).ensureLayout();
+      const expected = i < commitIndex ? oldSet : newSet;
+      expect(await snapshotMemories(dir), `crash at #${i} ${points[i]}`).toEqual(expected);
+      expect((await listDir(dir)).filter((name) => name.startsWith('.') && name !== '.lock'), `helpers after #${i}`).toEqual([]);
+    }
+  });
+
+  it('a crash during recovery itself is recovered by the next start', async () => {
+    const { points, newSet } = await referenceRun();
+    const firstPublish = points.indexOf('compress:published');
+    // Crash right after the commit, then count recovery's own fault points.
+    const probeHome = fresh();
+    await seedOldSet(probeHome);
+    await expect(storeIn(probeHome, crashAt(firstPublish - 1).hook).compress(NEW_TEXTS)).rejects.toBeInstanceOf(InjectedFault);
+    const recoveryPoints: string[] = [];
+    await storeIn(probeHome, (point) => recoveryPoints.push(point)).ensureLayout();
+    expect(recoveryPoints.length).toBeGreaterThan(5);
+
+    for (let j = 0; j < recoveryPoints.length; j++) {
+      const home = fresh();
+      await seedOldSet(home);
+      await expect(storeIn(home, crashAt(firstPublish - 1).hook).compress(NEW_TEXTS)).rejects.toBeInstanceOf(InjectedFault);
+      await expect(storeIn(home, crashAt(j).hook).ensureLayout()).rejects.toBeInstanceOf(InjectedFault);
+      await storeIn(home).ensureLayout();
+      expect(await snapshotMemories(storeIn(home).tree.memoryDir), `recovery crash at ${recoveryPoints[j]}`).toEqual(newSet);
+    }
+  });
+
+  it('the next save recovers first, so an interrupted compress is never mixed with new records', async () => {
+    const { points, newSet } = await referenceRun();
+    const home = fresh();
+    await seedOldSet(home);
+    await expect(storeIn(home, crashAt(points.indexOf('compress:removed-old')).hook).compress(NEW_TEXTS)).rejects.toBeInstanceOf(InjectedFault);
+    const saved = await storeIn(home).saveMemory('later');
+    const after = await snapshotMemories(storeIn(home).tree.memoryDir);
+    expect(after.slice(0, -1)).toEqual(newSet);
+    expect(after[after.length - 1]![0]).toBe(`${saved.tid}.json`);
+    expect(saved.count).toBe(NEW_TEXTS.length + 1);
+  });
+});
+
+describe('compress crash safety, kill -9 of a real server process', () => {
+  let home: TempHome;
+  let memoryDir: string;
+  let oldSet: [string, string][];
+  beforeEach(async () => {
+    home = makeTempHome();
+    await writeConfig(home, { did: 'did:plc:xxx', handle: 'ai.syui.ai', path: join(home.root, 'content'), memory: 1000 });
+    oldSet = await seedOldSet(home);
+    memoryDir = storeIn(home).tree.memoryDir;
+  });
+  afterEach(() => home.cleanup());
+
+  async function classify(): Promise<'old' | 'new' | 'mixed'> {
+    const now = await snapshotMemories(memoryDir);
+    if (JSON.stringify(now) === JSON.stringify(oldSet)) return 'old';
+    const texts = now.map(([, text]) => (JSON.parse(text) as { value: { content: { text: string } } }).value.content.text);
+    const oldNames = new Set(oldSet.map(([name]) => name));
+    const newest = oldSet[oldSet.length - 1]![0];
+    const isNew =
+      JSON.stringify(texts) === JSON.stringify(NEW_TEXTS) &&
+      now.every(([name]) => !oldNames.has(name) && name > newest && isValidTid(name.slice(0, -5)));
+    return isNew ? 'new' : 'mixed';
+  }
+
+  /** Starts a server, asks it to compress `items`, and returns the child. */
+  function compressInChild(items: readonly string[], pause?: string): ReturnType<typeof startServerChild> {
+    const env = { ...home.childEnv, ...(pause === undefined ? {} : { AIGPT_TEST_FAULT_PAUSE: pause }) };
+    const server = startServerChild(env);
+    server.send(INITIALIZE_REQUEST);
+    server.send(INITIALIZED_NOTIFICATION);
+    server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'compress', arguments: { items } } });
+    return server;
+  }
+
+  // Each label is a fault point of the clean run; `#n` picks its n-th occurrence.
+  const cases: [string, 'old' | 'new'][] = [
+    ['compress:stage:opened#1', 'old'],
+    ['compress:stage:synced#3', 'old'],
+    ['compress:stage:opened#5', 'old'],
+    ['compress:staged#1', 'old'],
+    [`replace:${JOURNAL_FILE}:opened#1`, 'old'],
+    [`replace:${JOURNAL_FILE}:synced#1`, 'old'],
+    [`${COMMIT_POINT}#1`, 'new'],
+    [`replace:${JOURNAL_FILE}:dir-synced#1`, 'new'],
+    ['compress:published#1', 'new'],
+    ['compress:published#4', 'new'],
+    ['compress:removed-old#2', 'new'],
+    ['compress:switched#1', 'new'],
+    ['compress:journal-removed#1', 'new'],
+  ];
+
+  for (const [pause, expected] of cases) {
+    it(`kill -9 paused at ${pause} recovers to the ${expected} set`, async () => {
+      const server = compressInChild(NEW_TEXTS, pause);
+      await server.waitForStderr(/aigpt: paused at .*\n/);
+      server.child.kill('SIGKILL');
+      expect((await server.exited).signal).toBe('SIGKILL');
+      // The next command recovers (and breaks the dead process's lock).
+      const read = await runAigpt(['read-memory'], home.childEnv);
+      expect(read.code).toBe(0);
+      expect(await classify()).toBe(expected);
+      const texts = expected === 'old' ? OLD_TEXTS : NEW_TEXTS;
+      expect(read.stdout.match(/"text": "[^"]*"/g)).toEqual(texts.map((t) => `"text": "${t}"`));
+      expect((await listDir(memoryDir)).filter((name) => name.startsWith('.') && name !== '.lock')).toEqual([]);
+    });
+  }
+
+  it('kill -9 at an unplanned moment (as soon as the journal appears) still recovers to a whole set', async () => {
+    const items = Array.from({ length: 200 }, (_, i) => `bulk ${i}`);
+    let killed = false;
+    const watcher = watch(memoryDir, (_event, name) => {
+      if (!killed && name === JOURNAL_FILE) {
+        killed = true;
+        server.child.kill('SIGKILL');
+      }
+    });
+    const server = compressInChild(items);
+    const outcome = await Promise.race([server.exited, server.response(2).then(() => 'finished' as const)]);
+    watcher.close();
+    if (outcome === 'finished') server.child.kill('SIGKILL');
+    await server.exited;
+    await runAigpt(['read-memory'], home.childEnv);
+    const now = await snapshotMemories(memoryDir);
+    const texts = now.map(([, text]) => (JSON.parse(text) as { value: { content: { text: string } } }).value.content.text);
+    // The journal was published before the kill, so the new set must win.
+    expect(killed).toBe(true);
+    expect(texts).toEqual(items);
+  });
+});
