@@ -44,7 +44,8 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError('(run aigpt --help for usage)')
-    // Stray words reach the root action so they can be named as unknown commands.
+    // Stray words reach the root action so they can be named as unknown commands;
+    // subcommands inherit this setting, so each one turns it off again.
     .allowExcessArguments(true)
     .action(async (_options: unknown, command: Command) => {
       const stray = command.args[0];
@@ -54,6 +55,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
 
   program
     .command('server')
+    .allowExcessArguments(false)
     .description('run the MCP server on stdin/stdout')
     .action(async () => {
       const app = await open();
@@ -65,6 +67,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
 
   program
     .command('read-core')
+    .allowExcessArguments(false)
     .description('print the core record')
     .action(async () => {
       const core = await (await open()).store.readCore();
@@ -73,6 +76,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
 
   program
     .command('read-memory')
+    .allowExcessArguments(false)
     .description('print every memory record, oldest first')
     .action(async () => {
       exitCode = await readMemory(await open(), io);
@@ -80,6 +84,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
 
   program
     .command('save-memory')
+    .allowExcessArguments(false)
     .description('add one memory record')
     .argument('<content>', 'the memory element (may be an empty string)')
     .action(async (content: string) => {
@@ -93,6 +98,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
 
   program
     .command('v')
+    .allowExcessArguments(false)
     .description('print the version')
     .action(() => {
       io.stdout(`aigpt ${AIGPT_VERSION}\n`);

@@ -1,0 +1,165 @@
+// The built `aigpt` CLI as a user runs it: output lines, exit codes, first
+// run, config errors and help (spec 4).
+
+import { promises as fs, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
+import { repoRoot } from '../support/bins.js';
+import { GOLDEN_MEMORY, makeTempHome, runAigpt, seedOrderMemory, type TempHome, writeConfig } from './support.js';
+
+describe('aigpt CLI', () => {
+  let home: TempHome;
+  const run = (args: string[], cwd?: string) => runAigpt(args, home.childEnv, cwd === undefined ? {} : { cwd });
+  beforeEach(() => {
+    home = makeTempHome();
+  });
+  afterEach(() => home.cleanup());
+
+  it('first run creates the config, core and memory folder and prints the status', async () => {
+    const result = await run([]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe(
+      [
+        'aigpt - AI memory MCP server',
+        '',
+        `config: ${home.configFile}`,
+        'did:    self',
+        'handle: self',
+        'memory: 100',
+        '',
+        `path: ${home.appDir}/`,
+        '  self/ai.syui.gpt.core/self.json',
+        '  self/ai.syui.gpt.memory/*.json',
+        '',
+        'records: 0/100',
+        '',
+      ].join('\n'),
+    );
+    expect(await fs.readFile(home.configFile, 'utf8')).toBe('{\n  "bot": {\n    "did": null,\n    "handle": null,\n    "path": null\n  }\n}');
+    const core = JSON.parse(await fs.readFile(join(home.appDir, 'self', 'ai.syui.gpt.core', 'self.json'), 'utf8')) as { uri: string };
+    expect(core.uri).toBe('at://self/ai.syui.gpt.core/self');
+    expect(await fs.readdir(join(home.appDir, 'self', 'ai.syui.gpt.memory'))).toEqual([]);
+  });
+
+  it('prints the configured values, a count above the limit, and the product warnings', async () => {
+    await writeConfig(home, { did: 'did:plc:xxx', handle: 'ai.syui.ai', path: 'rel/content', memory: 1 });
+    const memoryDir = join(home.root, 'rel/content/did:plc:xxx/ai.syui.gpt.memory');
+    await fs.mkdir(memoryDir, { recursive: true });
+    await fs.writeFile(join(memoryDir, '3mfyouuy62222.json'), GOLDEN_MEMORY);
+    await fs.writeFile(join(memoryDir, 'bad.json'), 'nope');
+    const result = await run([], home.root);
+    expect(result.code).toBe(0);
+    expect(result.stdout.split('\n').slice(2)).toEqual([
+      `config: ${home.configFile}`,
+      'did:    did:plc:xxx',
+      'handle: ai.syui.ai',
+      'memory: 1',
+      '',
+      'path: rel/content/',
+      '  did:plc:xxx/ai.syui.gpt.core/self.json',
+      '  did:plc:xxx/ai.syui.gpt.memory/*.json',
+      '',
+      'records: 2/1',
+      'warning: path is relative to the current directory',
+      'warning: 1 unreadable memory file(s); see aigpt read-memory',
+      '',
+    ]);
+  });
+
+  it('read-core prints the core normalised (sorted keys, pretty) with one newline', async () => {
+    await writeConfig(home, { did: 'did:plc:xxx', handle: 'ai.syui.ai', path: join(home.root, 'c') });
+    const coreDir = join(home.root, 'c', 'did:plc:xxx', 'ai.syui.gpt.core');
+    await fs.mkdir(coreDir, { recursive: true });
+    await fs.writeFile(
+      join(coreDir, 'self.json'),
+      '{"value":{"handle":"ai.syui.ai","did":"did:plc:xxx","createdAt":"2025-01-01T00:00:00Z","content":{"text":"","$type":"ai.syui.gpt.core#markdown"},"$type":"ai.syui.gpt.core"},"uri":"at://did:plc:xxx/ai.syui.gpt.core/self"}',
+    );
+    const result = await run(['read-core']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      '{\n  "uri": "at://did:plc:xxx/ai.syui.gpt.core/self",\n  "value": {\n    "$type": "ai.syui.gpt.core",\n    "content": {\n      "$type": "ai.syui.gpt.core#markdown",\n      "text": ""\n    },\n    "createdAt": "2025-01-01T00:00:00Z",\n    "did": "did:plc:xxx",\n    "handle": "ai.syui.ai"\n  }\n}\n',
+    );
+    await fs.writeFile(join(coreDir, 'self.json'), '{');
+    const broken = await run(['read-core']);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toBe(`aigpt: Failed to parse ${join(coreDir, 'self.json')}: The JSON document is malformed.\n`);
+  });
+
+  it('read-memory prints records as concatenated pretty documents, skipping bad files on stderr', async () => {
+    await writeConfig(home, { did: 'did:plc:xxx', path: join(home.root, 'c') });
+    expect((await run(['read-memory'])).stdout).toBe('No memory records found\n');
+    const memoryDir = join(home.root, 'c', 'did:plc:xxx', 'ai.syui.gpt.memory');
+    await fs.writeFile(join(memoryDir, '3mfyouuy6222a.json'), seedOrderMemory('did:plc:xxx', '3mfyouuy6222a', 'second'));
+    await fs.writeFile(join(memoryDir, '3mfyouuy62222.json'), GOLDEN_MEMORY);
+    await fs.writeFile(join(memoryDir, '3mfyouuy6222b.json'), '[]');
+    const result = await run(['read-memory']);
+    expect(result.code).toBe(0);
+    expect(result.stdout.startsWith(`${GOLDEN_MEMORY}\n{\n  "uri": "at://did:plc:xxx/ai.syui.gpt.memory/3mfyouuy6222a"`)).toBe(true);
+    expect(result.stdout.endsWith('"did": "did:plc:xxx"\n  }\n}\n')).toBe(true);
+    expect(result.stderr).toBe(`aigpt: skipped ${join(memoryDir, '3mfyouuy6222b.json')}: not a record: the document is not a JSON object\n`);
+    // Only bad files: exit 1.
+    await fs.rm(join(memoryDir, '3mfyouuy62222.json'));
+    await fs.rm(join(memoryDir, '3mfyouuy6222a.json'));
+    expect((await run(['read-memory'])).code).toBe(1);
+  });
+
+  it('save-memory saves, counts, and warns above the limit on stderr only', async () => {
+    await writeConfig(home, { memory: 1 });
+    const first = await run(['save-memory', 'syuiはRustを好む']);
+    expect(first).toMatchObject({ code: 0, stdout: 'Saved. (1 records)\n', stderr: '' });
+    const second = await run(['save-memory', '']);
+    expect(second.stdout).toBe('Saved. (2 records)\n');
+    expect(second.stderr).toBe('warning: 2 records exceed the memory limit of 1; compress is needed\n');
+    const dash = await run(['save-memory', '--', '-starts with a dash']);
+    expect(dash.stdout).toBe('Saved. (3 records)\n');
+    const texts = (await run(['read-memory'])).stdout.match(/"text": ".*"/g);
+    expect(texts).toEqual(['"text": "syuiはRustを好む"', '"text": ""', '"text": "-starts with a dash"']);
+    const big = await run(['save-memory', 'x'.repeat(16 * 1024 + 1)]);
+    expect(big.code).toBe(1);
+    expect(big.stderr).toBe('aigpt: content exceeds 16384 bytes\n');
+  });
+
+  it('usage errors exit 2 with a hint', async () => {
+    for (const args of [['save-memory'], ['save-memory', 'a', 'b'], ['nope'], ['read-core', 'extra'], ['server', '--flag']]) {
+      const result = await run(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain('aigpt --help');
+      expect(result.stdout).toBe('');
+    }
+  });
+
+  it('a malformed config stops every command with exit 1, naming file and field, writing nothing', async () => {
+    await writeConfig(home, '{"bot":{"memory":"100"}}');
+    for (const args of [[], ['read-memory'], ['save-memory', 'x'], ['server']]) {
+      const result = await run(args);
+      expect(result.code, args.join(' ')).toBe(1);
+      expect(result.stderr).toBe(`aigpt: invalid config ${home.configFile}: bot.memory must be a non-negative integer\n`);
+    }
+    expect(await fs.readdir(home.appDir)).toEqual(['config.json']);
+  });
+
+  it('prints the version and help for every command', async () => {
+    for (const args of [['v'], ['-v'], ['--version'], ['-v', 'server']]) {
+      expect(await run(args)).toMatchObject({ code: 0, stdout: `aigpt ${AIGPT_VERSION}\n` });
+    }
+    const top = await run(['--help']);
+    expect(top.code).toBe(0);
+    for (const command of ['server', 'read-core', 'read-memory', 'save-memory', 'v']) {
+      expect(top.stdout).toContain(command);
+      for (const args of [[command, '--help'], ['help', command]]) {
+        const help = await run(args);
+        expect(help.code, args.join(' ')).toBe(0);
+        expect(help.stdout).toContain(`Usage: aigpt ${command}`);
+      }
+    }
+    // Help and version do not initialise anything.
+    await expect(fs.stat(home.configFile)).rejects.toThrow();
+  });
+
+  it('reports the package version', () => {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+    expect(AIGPT_VERSION).toBe(pkg.version);
+  });
+});

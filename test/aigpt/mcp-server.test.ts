@@ -1,0 +1,172 @@
+// End to end: the built `aigpt server` driven by the MCP SDK's stdio client.
+// initialize delivers core + every memory as instructions; each tool works
+// and rejects bad arguments with the spec's payloads, writing nothing.
+
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { aigptBin, GOLDEN_MEMORY, makeTempHome, seedOrderMemory, snapshotMemories, type TempHome, writeConfig } from './support.js';
+
+const CORE_BY_HAND = `{
+  "uri": "at://did:plc:xxx/ai.syui.gpt.core/self",
+  "value": {
+    "$type": "ai.syui.gpt.core",
+    "did": "did:plc:xxx",
+    "handle": "ai.syui.ai",
+    "content": { "$type": "ai.syui.gpt.core#markdown", "text": "I am the core." },
+    "createdAt": "2025-01-01T00:00:00Z"
+  }
+}`;
+
+interface TextResult {
+  content: { type: string; text: string }[];
+  isError?: boolean;
+}
+
+describe('aigpt server over stdio (SDK client)', () => {
+  let home: TempHome;
+  let client: Client;
+  let transport: StdioClientTransport;
+  let memoryDir: string;
+
+  beforeEach(async () => {
+    home = makeTempHome();
+    await writeConfig(home, { did: 'did:plc:xxx', handle: 'ai.syui.ai', path: join(home.root, 'content'), memory: 3 });
+    const identity = join(home.root, 'content', 'did:plc:xxx');
+    memoryDir = join(identity, 'ai.syui.gpt.memory');
+    await fs.mkdir(join(identity, 'ai.syui.gpt.core'), { recursive: true });
+    await fs.mkdir(memoryDir, { recursive: true });
+    await fs.writeFile(join(identity, 'ai.syui.gpt.core', 'self.json'), CORE_BY_HAND);
+    await fs.writeFile(join(memoryDir, '3mfyouuy62222.json'), GOLDEN_MEMORY);
+    await fs.writeFile(join(memoryDir, '3mfyouuy6222a.json'), seedOrderMemory('did:plc:xxx', '3mfyouuy6222a', 'ATProto設計に詳しい'));
+    await fs.writeFile(join(memoryDir, '3mfyouuy6222b.json'), '{"broken": ');
+    await fs.writeFile(join(memoryDir, 'notes.json'), seedOrderMemory('did:plc:xxx', 'notes', '原神プレイヤー'));
+
+    const env = Object.fromEntries(Object.entries(home.childEnv).filter((e): e is [string, string] => e[1] !== undefined));
+    transport = new StdioClientTransport({ command: process.execPath, args: [aigptBin(), 'server'], env, cwd: home.root, stderr: 'pipe' });
+    client = new Client({ name: 'aigpt-e2e', version: '1.0.0' });
+    await client.connect(transport);
+  });
+
+  afterEach(async () => {
+    await client.close();
+    home.cleanup();
+  });
+
+  const call = async (name: string, args?: Record<string, unknown>): Promise<TextResult> =>
+    (await client.callTool({ name, ...(args === undefined ? {} : { arguments: args }) })) as TextResult;
+
+  it('initialize names the server and delivers the core and every memory as instructions', async () => {
+    expect(client.getServerVersion()).toMatchObject({ name: 'aigpt', version: '0.1.0' });
+    expect(client.getServerCapabilities()?.tools).toBeDefined();
+    expect(client.getInstructions()).toBe(
+      'I am the core.\n\nsyuiはRustを好む\n\nATProto設計に詳しい\n\n原神プレイヤー\n\n' +
+        '[aigpt] memory records: 4/3. Over the limit: call compress with at most 3 consolidated items. 1 unreadable memory file(s) were skipped.',
+    );
+    await expect(client.ping()).resolves.toBeDefined();
+  });
+
+  it('lists the four tools with the reference input schemas', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['read_core', 'read_memory', 'save_memory', 'compress']);
+    const schemas = Object.fromEntries(
+      tools.map((t) => {
+        const schema = JSON.parse(JSON.stringify(t.inputSchema)) as { properties?: Record<string, { description?: string }> };
+        for (const property of Object.values(schema.properties ?? {})) {
+          expect(typeof property.description).toBe('string');
+          delete property.description;
+        }
+        return [t.name, schema];
+      }),
+    );
+    expect(schemas).toEqual({
+      read_core: { type: 'object', properties: {} },
+      read_memory: { type: 'object', properties: {} },
+      save_memory: { type: 'object', properties: { content: { type: 'string' } }, required: ['content'] },
+      compress: { type: 'object', properties: { items: { type: 'array', items: { type: 'string' } } }, required: ['items'] },
+    });
+    expect(tools.find((t) => t.name === 'compress')?.description).toMatch(/deletes every existing memory/);
+  });
+
+  it('read_core returns the core record, compact with sorted keys', async () => {
+    const result = await call('read_core');
+    expect(result.isError).toBeUndefined();
+    expect(result.content[0]?.text).toBe(
+      '{"uri":"at://did:plc:xxx/ai.syui.gpt.core/self","value":{"$type":"ai.syui.gpt.core","content":{"$type":"ai.syui.gpt.core#markdown","text":"I am the core."},"createdAt":"2025-01-01T00:00:00Z","did":"did:plc:xxx","handle":"ai.syui.ai"}}',
+    );
+    expect(result.content[1]?.text).toBe('[aigpt] memory records: 4/3. Over the limit: call compress with at most 3 consolidated items.');
+  });
+
+  it('read_memory returns the good records in order and reports the bad file', async () => {
+    const result = await call('read_memory');
+    const payload = JSON.parse(result.content[0]!.text) as { count: number; records: { value: { content: { text: string } } }[]; skipped: { path: string; reason: string }[] };
+    expect(payload.count).toBe(3);
+    expect(payload.records.map((r) => r.value.content.text)).toEqual(['syuiはRustを好む', 'ATProto設計に詳しい', '原神プレイヤー']);
+    expect(payload.skipped).toEqual([{ path: join(memoryDir, '3mfyouuy6222b.json'), reason: `Failed to parse ${join(memoryDir, '3mfyouuy6222b.json')}: The JSON document is malformed.` }]);
+    expect(result.content[0]!.text.startsWith('{"count":3,"records":[{"uri":"at://did:plc:xxx/ai.syui.gpt.memory/3mfyouuy62222","value":{"$type"')).toBe(true);
+  });
+
+  it('save_memory adds one record and reports count and limit', async () => {
+    const result = await call('save_memory', { content: 'likes tea' });
+    expect(result.isError).toBeUndefined();
+    expect(result.content[0]?.text).toBe('{"count":5,"limit":3,"success":true}');
+    expect(result.content[1]?.text).toMatch(/^\[aigpt\] memory records: 5\/3\. Over the limit/);
+    const read = JSON.parse((await call('read_memory')).content[0]!.text) as { records: { value: { content: { text: string } } }[] };
+    // File-name order: the new TID sorts after the other TIDs and before notes.json.
+    expect(read.records.map((r) => r.value.content.text)).toEqual(['syuiはRustを好む', 'ATProto設計に詳しい', 'likes tea', '原神プレイヤー']);
+    // An explicit empty string is accepted, as in the reference.
+    expect((await call('save_memory', { content: '' })).content[0]?.text).toBe('{"count":6,"limit":3,"success":true}');
+  });
+
+  it('save_memory rejects a missing, mistyped or oversized content and writes nothing', async () => {
+    const before = await snapshotMemories(memoryDir);
+    for (const args of [undefined, {}, { content: 5 }, { content: null }, { content: ['x'] }]) {
+      const result = await call('save_memory', args);
+      expect(result.isError).toBe(true);
+      expect(result.content[0]?.text).toBe('{"error":"content must be a string"}');
+    }
+    const big = await call('save_memory', { content: 'x'.repeat(16 * 1024 + 1) });
+    expect(big.isError).toBe(true);
+    expect(big.content[0]?.text).toBe('{"error":"content exceeds 16384 bytes"}');
+    expect(await snapshotMemories(memoryDir)).toEqual(before);
+  });
+
+  it('compress rejects missing or mistyped items and lists above the limit, changing nothing', async () => {
+    const before = await snapshotMemories(memoryDir);
+    for (const args of [undefined, {}, { items: 'x' }, { items: null }, { items: ['ok', 1] }, { items: [['nested']] }]) {
+      const result = await call('compress', args);
+      expect(result.isError).toBe(true);
+      expect(result.content[0]?.text).toBe('{"error":"items must be an array of strings"}');
+    }
+    const over = await call('compress', { items: ['a', 'b', 'c', 'd'] });
+    expect(over.isError).toBe(true);
+    expect(over.content[0]?.text).toBe('{"error":"compress got 4 items but the memory limit is 3"}');
+    const big = await call('compress', { items: ['x'.repeat(16 * 1024 + 1)] });
+    expect(big.content[0]?.text).toBe('{"error":"items[0]: content exceeds 16384 bytes"}');
+    expect(await snapshotMemories(memoryDir)).toEqual(before);
+  });
+
+  it('compress replaces the whole set', async () => {
+    const result = await call('compress', { items: ['syui likes Rust', 'plays Genshin'] });
+    expect(result.isError).toBeUndefined();
+    expect(result.content[0]?.text).toBe('{"count":2,"limit":3,"success":true}');
+    expect(result.content[1]?.text).toBe('[aigpt] memory records: 2/3');
+    const after = await snapshotMemories(memoryDir);
+    expect(after.map(([, text]) => (JSON.parse(text) as { value: { content: { text: string } } }).value.content.text)).toEqual([
+      'syui likes Rust',
+      'plays Genshin',
+    ]);
+    expect((await fs.readdir(memoryDir)).sort()).toEqual(after.map(([name]) => name));
+    expect((await call('compress', { items: [] })).content[0]?.text).toBe('{"count":0,"limit":3,"success":true}');
+    expect(await fs.readdir(memoryDir)).toEqual([]);
+  });
+
+  it('ignores extra arguments like the reference and answers unknown tools with an error payload', async () => {
+    expect((await call('read_core', { extra: 1 })).isError).toBeUndefined();
+    const unknown = await call('nope');
+    expect(unknown.isError).toBe(true);
+    expect(unknown.content[0]?.text).toBe('{"error":"Unknown tool: nope"}');
+  });
+});
