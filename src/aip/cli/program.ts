@@ -1,0 +1,610 @@
+// The `aip` command tree (spec 9.3) in one readable file: each command parses
+// its options, calls the repository, runner or core, and prints text or JSON.
+// One top-level catch maps errors to exit codes; nothing here calls process.exit.
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
+import { finished } from 'node:stream/promises';
+import { Command, CommanderError, Option } from 'commander';
+import { artifactEncodedLength } from '../core/codec.js';
+import { AipError } from '../core/errors.js';
+import { objectFromJson, objectToJson, stringifyJson, type JsonTree } from '../core/json-presentation.js';
+import type { AipObject, DecisionV1, EvidenceResult, EvidenceV1, Id, IntentV1, StateV1 } from '../core/objects.js';
+import { formatTime, isNonemptyText, isPath, sortedIds } from '../core/value-rules.js';
+import { exportBundle, importBundle } from '../repository/bundle.js';
+import { ARTIFACT_ENVELOPE_ROOM } from '../repository/config.js';
+import { Repository } from '../repository/repository.js';
+import { materialize } from '../repository/tree.js';
+import { commitSnapshot, deriveState, recordOperation, workingTreeChanges } from '../repository/workflows.js';
+import { platformName, runEvidence } from '../runner/evaluate.js';
+import { EXIT, exitCodeFor, parseDuration, parseSize, parseTime, readInput, toAipError, usage, write, type CliIo } from './support.js';
+
+interface GlobalOptions {
+  readonly repo?: string;
+  readonly format: 'text' | 'json';
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+class Context {
+  private repository: Repository | undefined;
+  exitCode: number = EXIT.ok;
+
+  constructor(
+    readonly io: CliIo,
+    readonly options: GlobalOptions,
+  ) {}
+
+  get json(): boolean {
+    return this.options.format === 'json';
+  }
+
+  async repo(): Promise<Repository> {
+    const warn = (message: string): void => void this.io.stderr.write(`aip: warning: ${message}\n`);
+    this.repository ??=
+      this.options.repo === undefined
+        ? await Repository.find(this.io.cwd, { warn })
+        : await Repository.open(resolve(this.io.cwd, this.options.repo), { warn });
+    return this.repository;
+  }
+
+  async out(text: string): Promise<void> {
+    await write(this.io.stdout, text.endsWith('\n') ? text : `${text}\n`);
+  }
+
+  async outJson(tree: JsonTree): Promise<void> {
+    await this.out(stringifyJson(tree));
+  }
+
+  async outObject(id: Id, object: AipObject): Promise<void> {
+    await this.out(objectToJson(id, object));
+  }
+
+  now(): string {
+    return formatTime(this.io.now());
+  }
+
+  async resolveIds(refs: readonly string[]): Promise<Id[]> {
+    const repo = await this.repo();
+    const ids: Id[] = [];
+    for (const ref of refs) ids.push(await repo.resolve(ref));
+    return sortedIds(ids);
+  }
+}
+
+function requireText(value: string, option: string): string {
+  if (!isNonemptyText(value)) throw usage(`${option} must contain a non-whitespace character`);
+  if (!value.isWellFormed()) throw usage(`${option} is not valid text`);
+  return value;
+}
+
+function map(entries: [string, JsonTree][]): JsonTree {
+  return new Map(entries);
+}
+
+interface IntentFlags {
+  title?: string;
+  goal?: string;
+  constraint: string[];
+  context: string[];
+  parent: string[];
+  createdAt?: string;
+}
+
+async function buildIntent(ctx: Context, flags: IntentFlags): Promise<IntentV1> {
+  if (flags.title === undefined || flags.goal === undefined) throw usage('an intent needs --title and --goal');
+  return {
+    type: 'intent',
+    version: 1,
+    data: {
+      goal: requireText(flags.goal, '--goal'),
+      title: requireText(flags.title, '--title'),
+      context: await ctx.resolveIds(flags.context),
+      parents: await ctx.resolveIds(flags.parent),
+      created_at: flags.createdAt === undefined ? ctx.now() : parseTime(flags.createdAt, '--created-at'),
+      constraints: flags.constraint,
+    },
+  };
+}
+
+function intentOptions(command: Command): Command {
+  return command
+    .option('--title <text>', 'intent title')
+    .option('--goal <text>', 'intent goal')
+    .option('--constraint <text>', 'a constraint (repeatable, order kept)', collect, [])
+    .option('--context <id>', 'an object the intent cites (repeatable)', collect, [])
+    .option('--parent <id>', 'a parent intent (repeatable)', collect, [])
+    .option('--created-at <time>', 'creation time (default now)');
+}
+
+/** Stores an object the user described; an invalid one is input rejected (exit 5). */
+async function store(ctx: Context, object: AipObject): Promise<Id> {
+  const put = await (await ctx.repo()).putObject(object);
+  if (!put.ok) throw put.error;
+  return put.value.id;
+}
+
+async function printMade(ctx: Context, id: Id, object: AipObject): Promise<void> {
+  if (ctx.json) await ctx.outObject(id, object);
+  else await ctx.out(id);
+}
+
+export function buildProgram(io: CliIo, exit: { code: number }): Command {
+  const program = new Command('aip');
+  let ctx: Context | undefined;
+  const context = (command: Command): Context => {
+    ctx ??= new Context(io, command.optsWithGlobals<GlobalOptions>());
+    return ctx;
+  };
+  program
+    .description('AIP v1 objects: content-addressed intents, operations, states, evidence and decisions in a local .aip repository')
+    .option('--repo <dir>', 'the project root (default: search upwards for .aip)')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => void io.stdout.write(text),
+      writeErr: (text) => void io.stderr.write(text),
+      outputError: () => undefined, // reported once, by the top-level catch
+    });
+
+  const action = (fn: (ctx: Context, ...args: never[]) => Promise<void>) =>
+    async (...args: unknown[]): Promise<void> => {
+      const command = args[args.length - 1] as Command;
+      const c = context(command);
+      await (fn as (ctx: Context, ...rest: unknown[]) => Promise<void>)(c, ...args.slice(0, -1));
+      exit.code = c.exitCode;
+    };
+
+  program
+    .command('init')
+    .description('create DIR/.aip with its config, the root state and HEAD')
+    .argument('[dir]', 'project folder', '.')
+    .action(action(async (ctx, dir: string) => {
+      const repo = await Repository.init(resolve(ctx.io.cwd, dir));
+      const head = await repo.readHead();
+      if (ctx.json) await ctx.outJson(map([['repository', repo.aipDir], ['head', head]]));
+      else await ctx.out(`initialized ${repo.aipDir}\nHEAD ${head}`);
+    }));
+
+  program
+    .command('put')
+    .description('store one object: canonical CBOR (default), its JSON presentation, or raw bytes as an artifact')
+    .addOption(new Option('--from <format>', 'input format').choices(['cbor', 'json', 'raw']).default('cbor'))
+    .argument('[file]', 'input file, or - for stdin')
+    .action(action(async (ctx, file: string | undefined, opts: { from: 'cbor' | 'json' | 'raw' }) => {
+      const repo = await ctx.repo();
+      const max = repo.config.maxObjectBytes;
+      let put;
+      if (opts.from === 'raw') {
+        let limit = max;
+        while (limit > 0 && artifactEncodedLength(limit) > max) limit--;
+        put = await repo.putArtifact(await readInput(ctx.io, file, limit));
+      } else if (opts.from === 'json') {
+        const bytes = await readInput(ctx.io, file, max * 2 + 4096);
+        let text: string;
+        try {
+          text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+        } catch {
+          throw new AipError('object.envelope', 'the JSON input is not valid UTF-8');
+        }
+        const parsed = objectFromJson(text);
+        if (!parsed.ok) throw parsed.error;
+        put = await repo.putEncoded(parsed.value);
+      } else {
+        put = await repo.putBytes(await readInput(ctx.io, file, max));
+      }
+      if (!put.ok) throw put.error;
+      await printMade(ctx, put.value.id, put.value.object);
+    }));
+
+  program
+    .command('show')
+    .description('print an object as its JSON presentation')
+    .argument('<id>', 'object ID, unique prefix (6+ hex digits) or HEAD')
+    .action(action(async (ctx, ref: string) => {
+      const repo = await ctx.repo();
+      const id = await repo.resolve(ref);
+      await ctx.out(objectToJson(id, await repo.get(id), '  '));
+    }));
+
+  program
+    .command('cat')
+    .description("write an object's canonical bytes, or with --content an artifact's content")
+    .option('--content', "write the artifact's content instead")
+    .argument('<id>', 'object ID, unique prefix or HEAD')
+    .action(action(async (ctx, ref: string, opts: { content?: boolean }) => {
+      const repo = await ctx.repo();
+      const id = await repo.resolve(ref);
+      if (opts.content === true) {
+        const content = await repo.artifactContent(id);
+        if (!content.ok) throw content.error;
+        await write(ctx.io.stdout, content.value);
+        return;
+      }
+      await repo.get(id); // verifies bytes and schema first
+      const bytes = await repo.store.readBytes(id);
+      if (!bytes.ok) throw bytes.error;
+      await write(ctx.io.stdout, bytes.value);
+    }));
+
+  program
+    .command('verify')
+    .description('full verification from bytes: the given objects, or every object and the index')
+    .option('--all', 'every stored object and the reverse index (default without IDs)')
+    .argument('[ids...]', 'objects to verify with their reference closure')
+    .action(action(async (ctx, refs: string[], opts: { all?: boolean }) => {
+      const repo = await ctx.repo();
+      if (opts.all === true && refs.length > 0) throw usage('give IDs or --all, not both');
+      const ids = refs.length === 0 ? undefined : await Promise.all(refs.map((r) => repo.resolve(r)));
+      const report = await repo.verify(ids);
+      if (ctx.json) {
+        await ctx.outJson(map([
+          ['valid', report.valid.map((v) => v.id)],
+          ['invalid', report.invalid.map((i) => map([['id', i.id], ['code', i.code], ['message', i.message]]))],
+        ]));
+      } else {
+        const lines = [
+          ...report.valid.map((v) => `ok ${v.id} ${v.type}/${v.version}`),
+          ...report.invalid.map((i) => `invalid ${i.id} ${i.code}: ${i.message}`),
+          `${report.valid.length} verified, ${report.invalid.length} invalid`,
+        ];
+        await ctx.out(lines.join('\n'));
+      }
+      if (report.invalid.length > 0) ctx.exitCode = EXIT.negative;
+    }));
+
+  program
+    .command('status')
+    .description("compare HEAD's files with the working tree")
+    .action(action(async (ctx) => {
+      const repo = await ctx.repo();
+      const changes = await workingTreeChanges(repo, await repo.readHead());
+      if (!changes.ok) throw changes.error;
+      if (ctx.json) await ctx.outJson(map([['changes', changes.value.map((c) => map([['path', c.path], ['change', c.change]]))]]));
+      else if (changes.value.length > 0) await ctx.out(changes.value.map((c) => `${c.change} ${c.path}`).join('\n'));
+    }));
+
+  intentOptions(program.command('intent').description('make an intent')).action(action(async (ctx, flags: IntentFlags) => {
+    const intent = await buildIntent(ctx, flags);
+    await printMade(ctx, await store(ctx, intent), intent);
+  }));
+
+  program
+    .command('op')
+    .description('record the working tree as an operation on a base state (default HEAD)')
+    .requiredOption('--intent <id>', 'the intent the operation serves')
+    .option('--base <state>', 'base state (default HEAD)')
+    .option('--allow-empty', 'record a no-change operation')
+    .action(action(async (ctx, opts: { intent: string; base?: string; allowEmpty?: boolean }) => {
+      const repo = await ctx.repo();
+      const intent = await repo.resolve(opts.intent);
+      const base = await repo.resolve(opts.base ?? 'HEAD');
+      const recorded = await recordOperation(repo, intent, base, opts.allowEmpty === true);
+      if (!recorded.ok) throw recorded.error;
+      await printMade(ctx, recorded.value.id, recorded.value.operation);
+    }));
+
+  intentOptions(
+    program
+      .command('snapshot')
+      .description('record the working tree as intent + operation + state and move HEAD')
+      .option('--intent <id>', 'use an existing intent instead of making one')
+      .option('--allow-empty', 'record a no-change operation'),
+  ).action(action(async (ctx, flags: IntentFlags & { intent?: string; allowEmpty?: boolean }) => {
+    const repo = await ctx.repo();
+    if (flags.intent !== undefined && (flags.title !== undefined || flags.goal !== undefined)) {
+      throw usage('give --intent or --title/--goal, not both');
+    }
+    const source = flags.intent !== undefined ? { existing: await repo.resolve(flags.intent) } : { create: await buildIntent(ctx, flags) };
+    if ('existing' in source) await repo.getTyped(source.existing, 'intent');
+    const made = await commitSnapshot(repo, source, flags.allowEmpty === true);
+    if (!made.ok) throw made.error;
+    if (ctx.json) await ctx.outJson(map([['intent', made.value.intent], ['operation', made.value.operation], ['state', made.value.state]]));
+    else await ctx.out(`intent ${made.value.intent}\noperation ${made.value.operation}\nstate ${made.value.state}`);
+  }));
+
+  program
+    .command('apply')
+    .description("derive and store an operation's resulting state; moves HEAD if HEAD is its base")
+    .argument('<operation>', 'operation ID or prefix')
+    .action(action(async (ctx, ref: string) => {
+      const repo = await ctx.repo();
+      const id = await repo.resolve(ref);
+      const head = await repo.readHead();
+      const derived = await deriveState(repo, id);
+      if (!derived.ok) throw derived.error;
+      if (derived.value.state.data.parents[0] === head) await repo.moveHead(head, derived.value.id);
+      await printMade(ctx, derived.value.id, derived.value.state);
+    }));
+
+  program
+    .command('head')
+    .description('print HEAD, or set it to an existing state')
+    .argument('[state]', 'state ID or prefix')
+    .action(action(async (ctx, ref: string | undefined) => {
+      const repo = await ctx.repo();
+      const current = await repo.readHead();
+      let head = current;
+      if (ref !== undefined) {
+        head = await repo.resolve(ref);
+        await repo.getTyped(head, 'state');
+        if (head !== current) await repo.moveHead(current, head);
+      }
+      if (ctx.json) await ctx.outJson(map([['head', head]]));
+      else await ctx.out(head);
+    }));
+
+  program
+    .command('checkout')
+    .description('materialise a state into a new or empty folder')
+    .argument('<state>', 'state ID, prefix or HEAD')
+    .requiredOption('--into <dir>', 'target folder (new or empty)')
+    .action(action(async (ctx, ref: string, opts: { into: string }) => {
+      const repo = await ctx.repo();
+      const state = await repo.getTyped(await repo.resolve(ref), 'state');
+      const dir = resolve(ctx.io.cwd, opts.into);
+      await mkdir(dir, { recursive: true });
+      if ((await readdir(dir)).length > 0) throw usage(`${dir} is not empty`);
+      const written = await materialize(dir, state.data.files, (id) => repo.artifactContent(id));
+      if (!written.ok) throw written.error;
+      if (ctx.json) await ctx.outJson(map([['path', dir], ['files', written.value]]));
+      else await ctx.out(dir);
+    }));
+
+  program
+    .command('report')
+    .description('record a reported (v1) evidence; nothing is run')
+    .requiredOption('--kind <kind>', 'kind of check, e.g. test, build, lint')
+    .requiredOption('--command <text>', 'the command the reporter says was run')
+    .addOption(new Option('--result <result>', 'reported result').choices(['pass', 'fail', 'unknown']).makeOptionMandatory())
+    .option('--state <id>', 'state the evidence is about (default HEAD)')
+    .option('--reporter <name>', 'who reports (default the OS user name)')
+    .option('--platform <text>', 'platform (default os/arch of this machine)')
+    .option('--cwd <path>', 'repository-relative folder the command ran in', '.')
+    .option('--notes <text>', 'free text: environment, versions, timing, output', '')
+    .option('--operation <id>', 'a producing operation of the state (repeatable)', collect, [])
+    .option('--no-operations', 'record no operations')
+    .option('--recorded-at <time>', 'recording time (default now)')
+    .action(action(async (ctx, opts: {
+      kind: string; command: string; result: EvidenceResult; state?: string; reporter?: string; platform?: string; cwd: string;
+      notes: string; operation: string[]; operations: boolean; recordedAt?: string;
+    }) => {
+      const repo = await ctx.repo();
+      const stateId = await repo.resolve(opts.state ?? 'HEAD');
+      const state = await repo.getTyped(stateId, 'state');
+      if (opts.cwd !== '.' && !isPath(opts.cwd)) throw usage('--cwd must be . or a relative path');
+      let operations: Id[] = [];
+      if (opts.operation.length > 0) operations = await ctx.resolveIds(opts.operation);
+      else if (opts.operations) operations = [...state.data.operations];
+      let reporter = opts.reporter;
+      if (reporter === undefined) {
+        try {
+          reporter = userInfo().username;
+        } catch {
+          reporter = 'unknown';
+        }
+      }
+      const evidence: EvidenceV1 = {
+        type: 'evidence',
+        version: 1,
+        data: {
+          cwd: opts.cwd,
+          kind: requireText(opts.kind, '--kind'),
+          notes: opts.notes,
+          state: stateId,
+          result: opts.result,
+          command: requireText(opts.command, '--command'),
+          platform: requireText(opts.platform ?? platformName(), '--platform'),
+          reporter: requireText(reporter === '' ? 'unknown' : reporter, '--reporter'),
+          operations,
+          provenance: 'reported',
+          recorded_at: opts.recordedAt === undefined ? ctx.now() : parseTime(opts.recordedAt, '--recorded-at'),
+        },
+      };
+      await printMade(ctx, await store(ctx, evidence), evidence);
+    }));
+
+  program
+    .command('run')
+    .description('run ARGV (no shell) against a materialised state and store an executed (v2) evidence')
+    .option('--state <id>', 'state to evaluate (default HEAD)')
+    .option('--kind <kind>', 'kind of check', 'command')
+    .option('--timeout <duration>', 'deadline: integer with ns, us, ms, s, m or h (default from config)')
+    .option('--output-limit <bytes>', 'bytes kept per stream: integer with optional K, M, G (default from config)')
+    .option('--no-operations', 'record no operations')
+    .option('--tee', "also copy the command's output live")
+    .option('--keep', 'keep the evaluation folder and print its path')
+    .argument('<argv...>', 'the command and its arguments (after --)')
+    .action(action(async (ctx, argv: string[], opts: {
+      state?: string; kind: string; timeout?: string; outputLimit?: string; operations: boolean; tee?: boolean; keep?: boolean;
+    }) => {
+      const repo = await ctx.repo();
+      if (!isNonemptyText(argv[0] ?? '')) throw usage('the command name must not be empty');
+      const stateId = await repo.resolve(opts.state ?? 'HEAD');
+      const controller = new AbortController();
+      const unsubscribe = ctx.io.onSignal((signal) => controller.abort(signal));
+      let outcome;
+      try {
+        outcome = await runEvidence(repo, {
+          stateId,
+          argv,
+          kind: requireText(opts.kind, '--kind'),
+          timeoutNs: opts.timeout === undefined ? repo.config.run.timeoutNs : parseDuration(opts.timeout),
+          outputLimit: opts.outputLimit === undefined
+            ? repo.config.run.outputLimit
+            : parseSize(opts.outputLimit, repo.config.maxObjectBytes - ARTIFACT_ENVELOPE_ROOM),
+          withOperations: opts.operations,
+          keep: opts.keep === true,
+          signal: controller.signal,
+          ...(opts.tee === true ? { tee: { stdout: ctx.io.stdout, stderr: ctx.io.stderr } } : {}),
+        });
+      } finally {
+        unsubscribe();
+      }
+      const d = outcome.evidence.data;
+      if (ctx.json) await ctx.outObject(outcome.id, outcome.evidence);
+      else {
+        await ctx.out(`evidence ${outcome.id}\nresult ${d.result} (termination ${d.termination}, exit ${d.exit_code ?? '-'}, workspace ${d.workspace})`);
+      }
+      if (outcome.evaluationDir !== undefined) {
+        const line = `kept ${outcome.evaluationDir}\n`;
+        await write(ctx.json ? ctx.io.stderr : ctx.io.stdout, line);
+      }
+      ctx.exitCode = d.termination === 'cancelled' ? EXIT.cancelled : d.result === 'pass' ? EXIT.ok : d.result === 'fail' ? EXIT.negative : EXIT.unknownResult;
+    }));
+
+  program
+    .command('decide')
+    .description('record a decision')
+    .requiredOption('--question <text>', 'the question decided')
+    .requiredOption('--decision <text>', 'what was decided')
+    .requiredOption('--rationale <text>', 'why')
+    .option('--alternative <text>', 'an alternative considered (repeatable, order kept)', collect, [])
+    .option('--related <id>', 'a related object (repeatable)', collect, [])
+    .option('--created-at <time>', 'creation time (default now)')
+    .action(action(async (ctx, opts: { question: string; decision: string; rationale: string; alternative: string[]; related: string[]; createdAt?: string }) => {
+      const decision: DecisionV1 = {
+        type: 'decision',
+        version: 1,
+        data: {
+          related: await ctx.resolveIds(opts.related),
+          decision: requireText(opts.decision, '--decision'),
+          question: requireText(opts.question, '--question'),
+          rationale: requireText(opts.rationale, '--rationale'),
+          created_at: opts.createdAt === undefined ? ctx.now() : parseTime(opts.createdAt, '--created-at'),
+          alternatives: opts.alternative,
+        },
+      };
+      await printMade(ctx, await store(ctx, decision), decision);
+    }));
+
+  program
+    .command('log')
+    .description('states from STATE (default HEAD) back to the root, newest first')
+    .argument('[state]', 'state ID, prefix or HEAD')
+    .action(action(async (ctx, ref: string | undefined) => {
+      const repo = await ctx.repo();
+      let id: Id | undefined = await repo.resolve(ref ?? 'HEAD');
+      const lines: string[] = [];
+      const entries: JsonTree[] = [];
+      while (id !== undefined) {
+        const state: StateV1 = await repo.getTyped(id, 'state');
+        const evidence: { id: Id; kind: string; result: string; provenance: string }[] = [];
+        for (const evidenceId of await repo.evidenceAbout(id)) {
+          const e = await repo.getTyped(evidenceId, 'evidence');
+          evidence.push({ id: evidenceId, kind: e.data.kind, result: e.data.result, provenance: e.data.provenance });
+        }
+        const operationId = state.data.operations[0];
+        const entry = new Map<string, JsonTree>([['state', id], ['root', operationId === undefined]]);
+        if (operationId === undefined) lines.push(`state ${id} (root)`);
+        else {
+          const operation = await repo.getTyped(operationId, 'operation');
+          const intent = await repo.getTyped(operation.data.intent, 'intent');
+          lines.push(`state ${id}`, `  operation ${operationId}`, `  intent ${operation.data.intent} ${intent.data.title}`, `  effects ${operation.data.effects.length}`);
+          entry.set('operation', operationId);
+          entry.set('intent', map([['id', operation.data.intent], ['title', intent.data.title]]));
+          entry.set('effects', operation.data.effects.length);
+        }
+        for (const e of evidence) lines.push(`  evidence ${e.id} ${e.kind} ${e.result} (${e.provenance})`);
+        entry.set('evidence', evidence.map((e) => map([['id', e.id], ['kind', e.kind], ['result', e.result], ['provenance', e.provenance]])));
+        entries.push(entry);
+        id = state.data.parents[0];
+      }
+      if (ctx.json) await ctx.outJson(map([['states', entries]]));
+      else await ctx.out(lines.join('\n'));
+    }));
+
+  program
+    .command('refs')
+    .description('objects that reference ID (reverse query over the index)')
+    .argument('<id>', 'object ID, prefix or HEAD')
+    .action(action(async (ctx, ref: string) => {
+      const repo = await ctx.repo();
+      const lines = await repo.reverse(await repo.resolve(ref));
+      if (ctx.json) {
+        await ctx.outJson(map([['refs', lines.map((l) => map([['source', l.source], ['type', l.type], ['version', l.version], ['field', l.field]]))]]));
+      } else if (lines.length > 0) {
+        await ctx.out(lines.map((l) => `${l.source} ${l.type}/${l.version} ${l.field}`).join('\n'));
+      }
+    }));
+
+  program
+    .command('export')
+    .description('write a bundle: every object (default) or the reference closure of IDs')
+    .option('--all', 'every stored object (default without IDs)')
+    .option('-o, --output <file>', 'write to FILE instead of stdout')
+    .argument('[ids...]', 'objects whose closure to export')
+    .action(action(async (ctx, refs: string[], opts: { all?: boolean; output?: string }) => {
+      const repo = await ctx.repo();
+      if (opts.all === true && refs.length > 0) throw usage('give IDs or --all, not both');
+      const roots = refs.length === 0 ? undefined : await Promise.all(refs.map((r) => repo.resolve(r)));
+      let count: number;
+      if (opts.output === undefined) count = await exportBundle(repo, roots, ctx.io.stdout);
+      else {
+        const path = resolve(ctx.io.cwd, opts.output);
+        const out = createWriteStream(path);
+        try {
+          count = await exportBundle(repo, roots, out);
+          out.end();
+          await finished(out);
+        } catch (error) {
+          out.destroy();
+          await rm(path, { force: true });
+          throw error;
+        }
+      }
+      await write(ctx.io.stderr, `exported ${count} objects\n`);
+    }));
+
+  program
+    .command('import')
+    .description('import a bundle; every object is verified before it is stored; HEAD does not move')
+    .argument('[file]', 'bundle file, or - for stdin')
+    .action(action(async (ctx, file: string | undefined) => {
+      const repo = await ctx.repo();
+      const input = file === undefined || file === '-' ? ctx.io.stdin : createReadStream(resolve(ctx.io.cwd, file));
+      const imported = await importBundle(repo, input);
+      if (!imported.ok) throw imported.error;
+      if (ctx.json) await ctx.outJson(map([['imported', imported.value.objects], ['new', imported.value.stored]]));
+      else await ctx.out(`imported ${imported.value.objects} objects (${imported.value.stored} new)`);
+    }));
+
+  const index = program.command('index').description('the reverse index (a rebuildable cache)');
+  index
+    .command('rebuild')
+    .description('delete and rebuild the reverse index from the objects')
+    .action(action(async (ctx) => {
+      const count = await (await ctx.repo()).rebuildIndex();
+      if (ctx.json) await ctx.outJson(map([['indexed', count]]));
+      else await ctx.out(`indexed ${count} objects`);
+    }));
+
+  return program;
+}
+
+function wantsJson(argv: readonly string[]): boolean {
+  const i = argv.indexOf('--');
+  const options = i === -1 ? argv : argv.slice(0, i);
+  return options.includes('--format=json') || options.some((arg, k) => arg === '--format' && options[k + 1] === 'json');
+}
+
+/** Runs `aip` with `argv` (without the node and script paths) and returns the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const exit = { code: EXIT.ok as number };
+  const program = buildProgram(io, exit);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exit.code;
+  } catch (thrown) {
+    let error: AipError;
+    if (thrown instanceof CommanderError) {
+      if (thrown.exitCode === 0) return EXIT.ok; // --help
+      error = new AipError('usage', thrown.message.replace(/^error: /, ''));
+    } else error = toAipError(thrown);
+    io.stderr.write(`aip: ${error.code}: ${error.message}\n`);
+    if (wantsJson(argv)) io.stdout.write(`${stringifyJson(new Map([['error', new Map([['code', error.code], ['message', error.message]])]]))}\n`);
+    return exitCodeFor(error.code);
+  }
+}
+

@@ -1,0 +1,139 @@
+// Bundles (spec 7.8): exporting objects in dependency order as a CBOR
+// sequence, and importing one item at a time with the length checked before
+// reading and every object verified against what is already stored.
+import type { Readable, Writable } from 'node:stream';
+import { once } from 'node:events';
+import { sha256Hex } from '../core/codec.js';
+import { AipError, failure, success, type Outcome } from '../core/errors.js';
+import {
+  MAX_BUNDLE_HEADER_BYTES,
+  bundleItemHeader,
+  decodeBundleHeader,
+  decodeItemHeader,
+  dependencyOrder,
+  encodeBundleHeader,
+} from '../core/bundle-format.js';
+import type { Id } from '../core/objects.js';
+import { referencesOf } from '../core/references.js';
+import type { Repository } from './repository.js';
+
+async function writeChunk(out: Writable, chunk: Uint8Array): Promise<void> {
+  if (!out.write(chunk)) await once(out, 'drain');
+}
+
+/** The reference closure of `roots` (all stored objects when roots is undefined), with each object's references. */
+async function collect(repo: Repository, roots: readonly Id[] | undefined): Promise<Map<Id, Id[]>> {
+  const refs = new Map<Id, Id[]>();
+  const pending = [...(roots ?? (await repo.store.list()))];
+  while (pending.length > 0) {
+    const id = pending.pop() as Id;
+    if (refs.has(id)) continue;
+    const object = await repo.get(id);
+    const targets = referencesOf(object).map((r) => r.target);
+    refs.set(id, targets);
+    if (roots !== undefined) pending.push(...targets);
+  }
+  return refs;
+}
+
+export async function exportBundle(repo: Repository, roots: readonly Id[] | undefined, out: Writable): Promise<number> {
+  const order = dependencyOrder(await collect(repo, roots));
+  await writeChunk(out, encodeBundleHeader(order.length));
+  for (const id of order) {
+    const bytes = await repo.store.readBytes(id);
+    if (!bytes.ok) throw bytes.error;
+    await writeChunk(out, bundleItemHeader(bytes.value.length));
+    await writeChunk(out, bytes.value);
+  }
+  return order.length;
+}
+
+/** Pull-based reading of exact byte counts from a stream, buffering only what is asked for. */
+class ByteReader {
+  private readonly chunks: Buffer[] = [];
+  private buffered = 0;
+  private done = false;
+  private readonly iterator: AsyncIterator<Buffer | string>;
+
+  constructor(input: Readable) {
+    this.iterator = input[Symbol.asyncIterator]();
+  }
+
+  private async fill(n: number): Promise<void> {
+    while (this.buffered < n && !this.done) {
+      const next = await this.iterator.next();
+      if (next.done === true) {
+        this.done = true;
+        break;
+      }
+      const chunk = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
+      this.chunks.push(chunk);
+      this.buffered += chunk.length;
+    }
+  }
+
+  /** Up to `n` bytes without consuming them. */
+  async peek(n: number): Promise<Uint8Array> {
+    await this.fill(n);
+    if (this.chunks.length > 1) {
+      const joined = Buffer.concat(this.chunks);
+      this.chunks.length = 0;
+      this.chunks.push(joined);
+    }
+    const only = this.chunks[0];
+    return only === undefined ? new Uint8Array(0) : only.subarray(0, Math.min(n, only.length));
+  }
+
+  /** Exactly `n` bytes, or undefined if the input ends first. */
+  async read(n: number): Promise<Uint8Array | undefined> {
+    await this.fill(n);
+    if (this.buffered < n) return undefined;
+    const joined = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks);
+    const out = new Uint8Array(joined.subarray(0, n));
+    const rest = joined.subarray(n);
+    this.chunks.length = 0;
+    if (rest.length > 0) this.chunks.push(rest);
+    this.buffered = rest.length;
+    return out;
+  }
+
+  async atEnd(): Promise<boolean> {
+    await this.fill(1);
+    return this.buffered === 0;
+  }
+}
+
+export interface ImportSummary {
+  readonly objects: number;
+  readonly stored: number;
+}
+
+export async function importBundle(repo: Repository, input: Readable): Promise<Outcome<ImportSummary>> {
+  const reader = new ByteReader(input);
+  const headerBytes = await reader.peek(MAX_BUNDLE_HEADER_BYTES);
+  const header = decodeBundleHeader(headerBytes);
+  if (!header.ok) return header;
+  await reader.read(header.value.length);
+  let stored = 0;
+  for (let item = 1; item <= header.value.objects; item++) {
+    const where = `item ${item} of ${header.value.objects}`;
+    const itemHeader = decodeItemHeader(await reader.peek(9));
+    if (!itemHeader.ok) return failure(itemHeader.error.code, `${where}: ${itemHeader.error.message}`);
+    if (itemHeader.value.length > repo.config.maxObjectBytes) {
+      return failure('cbor.too_large', `${where}: ${itemHeader.value.length} bytes exceed max_object_bytes ${repo.config.maxObjectBytes}`);
+    }
+    await reader.read(itemHeader.value.headerLength);
+    const bytes = await reader.read(itemHeader.value.length);
+    if (bytes === undefined) return failure('cbor.truncated', `${where}: the bundle ends inside the item`);
+    const id = sha256Hex(bytes);
+    if (await repo.store.has(id)) {
+      const existing = await repo.store.readBytes(id);
+      if (existing.ok) continue;
+    }
+    const put = await repo.putBytes(bytes);
+    if (!put.ok) return { ok: false, error: new AipError(put.error.code, `${where} (${id}): ${put.error.message}`) };
+    if (put.value.stored) stored++;
+  }
+  if (!(await reader.atEnd())) return failure('bundle.format', `bytes after the ${header.value.objects} objects the header announced`);
+  return success({ objects: header.value.objects, stored });
+}

@@ -1,0 +1,188 @@
+// The write-once object store under `.aip/objects` (spec 7.4): atomic writes
+// (temp file, fsync, rename, directory fsync) and reads that always check the
+// bytes against their ID before decoding. It never decides what is valid to store.
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { decodeObject, sha256Hex } from '../core/codec.js';
+import { AipError, failure, success, type Outcome } from '../core/errors.js';
+import type { Id } from '../core/objects.js';
+import type { LoadResult } from '../core/verify-graph.js';
+import { isId } from '../core/value-rules.js';
+
+export interface ObjectStoreOptions {
+  readonly maxObjectBytes: number;
+  /** Non-fatal notices (a corrupt file replaced); the CLI sends them to stderr. */
+  readonly warn?: (message: string) => void;
+}
+
+export function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
+}
+
+export async function fsyncDirectory(path: string): Promise<void> {
+  const handle = await open(path, constants.O_RDONLY);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export class ObjectStore {
+  readonly objectsDir: string;
+  readonly tmpDir: string;
+
+  constructor(
+    readonly aipDir: string,
+    private readonly options: ObjectStoreOptions,
+  ) {
+    this.objectsDir = join(aipDir, 'objects');
+    this.tmpDir = join(aipDir, 'tmp');
+  }
+
+  get maxObjectBytes(): number {
+    return this.options.maxObjectBytes;
+  }
+
+  pathOf(id: Id): string {
+    return join(this.objectsDir, id.slice(0, 2), id.slice(2));
+  }
+
+  async has(id: Id): Promise<boolean> {
+    try {
+      return (await stat(this.pathOf(id))).isFile();
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return false;
+      throw error;
+    }
+  }
+
+  /** The stored bytes, bounded before reading and checked against the ID. */
+  async readBytes(id: Id): Promise<Outcome<Uint8Array>> {
+    let handle;
+    try {
+      handle = await open(this.pathOf(id), constants.O_RDONLY);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return failure('store.not_found', `no object ${id}`);
+      throw error;
+    }
+    try {
+      const { size } = await handle.stat();
+      if (size > this.options.maxObjectBytes) {
+        return failure('cbor.too_large', `${id}: ${size} bytes exceed max_object_bytes ${this.options.maxObjectBytes}`);
+      }
+      const bytes = new Uint8Array(size);
+      let filled = 0;
+      while (filled < size) {
+        const { bytesRead } = await handle.read(bytes, filled, size - filled, filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      const content = filled === size ? bytes : bytes.subarray(0, filled);
+      const actual = sha256Hex(content);
+      if (actual !== id) return failure('store.hash', `${id}: stored bytes hash to ${actual}`);
+      return success(content);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Reads, hash-checks and decodes (every read is verified; spec 7.4). */
+  async load(id: Id): Promise<LoadResult> {
+    const bytes = await this.readBytes(id);
+    if (!bytes.ok) return bytes.error.code === 'store.not_found' ? { kind: 'missing' } : { kind: 'invalid', error: bytes.error };
+    const decoded = decodeObject(bytes.value, { maxObjectBytes: this.options.maxObjectBytes });
+    if (!decoded.ok) return { kind: 'invalid', error: new AipError(decoded.error.code, `${id}: ${decoded.error.message}`) };
+    return { kind: 'found', object: decoded.value };
+  }
+
+  /**
+   * Writes verified bytes under their ID. `beforeRename` runs after the temp
+   * file is durable and before the object appears (the reverse index appends
+   * its lines there, so it never misses a stored object). Returns false when
+   * an identical object was already stored.
+   */
+  async write(id: Id, bytes: Uint8Array, beforeRename: () => Promise<void>): Promise<boolean> {
+    const finalPath = this.pathOf(id);
+    if (await this.has(id)) {
+      const existing = await this.readBytes(id);
+      if (existing.ok) return false;
+      this.options.warn?.(`object ${id} was corrupt (${existing.error.code}); rewriting it`);
+    }
+    await mkdir(this.tmpDir, { recursive: true });
+    const tmpPath = join(this.tmpDir, randomBytes(16).toString('hex'));
+    const handle = await open(tmpPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o444);
+    try {
+      let written = 0;
+      while (written < bytes.length) {
+        const { bytesWritten } = await handle.write(bytes, written, bytes.length - written);
+        written += bytesWritten;
+      }
+      await handle.sync();
+    } catch (error) {
+      await handle.close();
+      await rm(tmpPath, { force: true });
+      throw error;
+    }
+    await handle.close();
+    try {
+      await beforeRename();
+      const dir = join(this.objectsDir, id.slice(0, 2));
+      const created = await mkdir(dir, { recursive: true });
+      if (created !== undefined) await fsyncDirectory(this.objectsDir);
+      await rename(tmpPath, finalPath);
+      await fsyncDirectory(dir);
+    } catch (error) {
+      await rm(tmpPath, { force: true });
+      throw error;
+    }
+    return true;
+  }
+
+  /** Every stored ID, in ascending order. Stray names that are not IDs are skipped. */
+  async list(): Promise<Id[]> {
+    let fanout: string[];
+    try {
+      fanout = await readdir(this.objectsDir);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return [];
+      throw error;
+    }
+    const ids: Id[] = [];
+    for (const dir of fanout.sort()) {
+      if (!/^[0-9a-f]{2}$/.test(dir)) continue;
+      let names: string[];
+      try {
+        names = await readdir(join(this.objectsDir, dir));
+      } catch (error) {
+        if (errorCode(error) === 'ENOTDIR') continue;
+        throw error;
+      }
+      for (const name of names) {
+        const id = dir + name;
+        if (isId(id)) ids.push(id);
+      }
+    }
+    return ids.sort();
+  }
+
+  /** Stored IDs starting with `prefix` (at least two hex digits). */
+  async withPrefix(prefix: string): Promise<Id[]> {
+    const dir = join(this.objectsDir, prefix.slice(0, 2));
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return [];
+      throw error;
+    }
+    const rest = prefix.slice(2);
+    return names
+      .filter((name) => name.startsWith(rest))
+      .map((name) => prefix.slice(0, 2) + name)
+      .filter(isId)
+      .sort();
+  }
+}

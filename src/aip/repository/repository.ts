@@ -1,0 +1,320 @@
+// A project's `.aip` repository (spec 7): layout, config, HEAD with
+// compare-and-swap under the lock, verified object writes (the store
+// invariant, 5.7), ID resolution, reverse queries and full verification.
+import { lstat, mkdir, readFile, rename, writeFile, open } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { dirname, join, resolve } from 'node:path';
+import { decodeWithId, encodeObject, makeArtifact, type Encoded } from '../core/codec.js';
+import { AipError, failure, success, type Outcome } from '../core/errors.js';
+import { NO_IGNORE_RULES, parseIgnoreRules, type IgnoreRules } from '../core/ignore-rules.js';
+import { ROOT_STATE, ROOT_STATE_ID, type AipObject, type Id, type ObjectType, type StateV1 } from '../core/objects.js';
+import { indexEntriesOf } from '../core/references.js';
+import { isId } from '../core/value-rules.js';
+import { GraphVerifier, type LoadResult, type ObjectSource } from '../core/verify-graph.js';
+import { DEFAULT_CONFIG, defaultConfigText, parseConfig, type RepositoryConfig } from './config.js';
+import { withLock } from './lock.js';
+import { ObjectStore, errorCode, fsyncDirectory } from './object-store.js';
+import { ReverseIndex, type IndexLine } from './reverse-index.js';
+
+export interface RepositoryOptions {
+  readonly warn?: (message: string) => void;
+  readonly lockWaitMs?: number;
+}
+
+export interface PutResult {
+  readonly id: Id;
+  readonly object: AipObject;
+  /** False when the object was already stored. */
+  readonly stored: boolean;
+}
+
+export interface VerifyReport {
+  readonly valid: { id: Id; type: string; version: number }[];
+  readonly invalid: { id: Id; code: string; message: string }[];
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isDirectory();
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return false;
+    throw error;
+  }
+}
+
+async function writeAtomically(path: string, text: string): Promise<void> {
+  const tmp = `${path}.${randomBytes(8).toString('hex')}.tmp`;
+  const handle = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(tmp, path);
+  await fsyncDirectory(dirname(path));
+}
+
+export class Repository {
+  readonly aipDir: string;
+  readonly store: ObjectStore;
+  readonly index: ReverseIndex;
+
+  private constructor(
+    readonly root: string,
+    readonly config: RepositoryConfig,
+    private readonly options: RepositoryOptions,
+  ) {
+    this.aipDir = join(root, '.aip');
+    this.store = new ObjectStore(this.aipDir, { maxObjectBytes: config.maxObjectBytes, ...(options.warn ? { warn: options.warn } : {}) });
+    this.index = new ReverseIndex(this.aipDir);
+  }
+
+  /** Creates `dir/.aip` with config, the root state and HEAD; `.aipignore` with `.git/` if absent. */
+  static async init(dir: string, options: RepositoryOptions = {}): Promise<Repository> {
+    const root = resolve(dir);
+    await mkdir(root, { recursive: true });
+    const aipDir = join(root, '.aip');
+    try {
+      await mkdir(aipDir);
+    } catch (error) {
+      if (errorCode(error) === 'EEXIST') throw new AipError('repo.exists', `${aipDir} already exists`);
+      throw error;
+    }
+    await mkdir(join(aipDir, 'objects'));
+    await mkdir(join(aipDir, 'tmp'));
+    await writeAtomically(join(aipDir, 'config.json'), defaultConfigText());
+    const repo = new Repository(root, DEFAULT_CONFIG, options);
+    const rootState = await repo.putObject(ROOT_STATE);
+    if (!rootState.ok) throw rootState.error;
+    await writeAtomically(join(aipDir, 'HEAD'), `${ROOT_STATE_ID}\n`);
+    try {
+      await writeFile(join(root, '.aipignore'), '.git/\n', { flag: 'wx' });
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw error;
+    }
+    return repo;
+  }
+
+  /** Opens the repository whose project root is exactly `root`. */
+  static async open(root: string, options: RepositoryOptions = {}): Promise<Repository> {
+    const abs = resolve(root);
+    if (!(await isDirectory(join(abs, '.aip')))) throw new AipError('repo.not_found', `no .aip repository in ${abs}`);
+    let text: string;
+    try {
+      text = await readFile(join(abs, '.aip', 'config.json'), 'utf8');
+    } catch (error) {
+      throw new AipError('repo.config', `cannot read .aip/config.json: ${errorCode(error) ?? 'error'}`);
+    }
+    const config = parseConfig(text);
+    if (!config.ok) throw config.error;
+    return new Repository(abs, config.value, options);
+  }
+
+  /** Finds the nearest ancestor of `start` (itself included) holding `.aip`, like Git's work tree. */
+  static async find(start: string, options: RepositoryOptions = {}): Promise<Repository> {
+    let dir = resolve(start);
+    for (;;) {
+      if (await isDirectory(join(dir, '.aip'))) return Repository.open(dir, options);
+      const parent = dirname(dir);
+      if (parent === dir) throw new AipError('repo.not_found', `no .aip repository in ${resolve(start)} or any parent folder`);
+      dir = parent;
+    }
+  }
+
+  // ------------------------------------------------------------ HEAD
+
+  async readHead(): Promise<Id> {
+    let text: string;
+    try {
+      text = await readFile(join(this.aipDir, 'HEAD'), 'utf8');
+    } catch (error) {
+      throw new AipError('io', `cannot read .aip/HEAD: ${errorCode(error) ?? 'error'}`);
+    }
+    const id = text.endsWith('\n') ? text.slice(0, -1) : text;
+    if (!isId(id)) throw new AipError('io', '.aip/HEAD does not hold a state ID');
+    return id;
+  }
+
+  /** Compare-and-swap of HEAD under the lock: fails with head.moved if HEAD is no longer `from`. */
+  async moveHead(from: Id, to: Id): Promise<void> {
+    await this.locked(async () => {
+      const current = await this.readHead();
+      if (current !== from) throw new AipError('head.moved', `HEAD moved from ${from} to ${current}`);
+      await writeAtomically(join(this.aipDir, 'HEAD'), `${to}\n`);
+    });
+  }
+
+  async locked<T>(work: () => Promise<T>): Promise<T> {
+    return withLock(join(this.aipDir, 'lock'), work, this.options.lockWaitMs === undefined ? {} : { waitMs: this.options.lockWaitMs });
+  }
+
+  // ------------------------------------------------------------ objects
+
+  load(id: Id): Promise<LoadResult> {
+    return this.store.load(id);
+  }
+
+  /** A stored, decoded object; throws store.not_found or the read failure. */
+  async get(id: Id): Promise<AipObject> {
+    const loaded = await this.store.load(id);
+    if (loaded.kind === 'missing') throw new AipError('store.not_found', `no object ${id}`);
+    if (loaded.kind === 'invalid') throw loaded.error;
+    return loaded.object;
+  }
+
+  async getTyped<T extends ObjectType>(id: Id, type: T): Promise<Extract<AipObject, { type: T }>> {
+    const object = await this.get(id);
+    if (object.type !== type) throw new AipError('graph.type', `${id} is a ${object.type}, expected a ${type}`);
+    return object as Extract<AipObject, { type: T }>;
+  }
+
+  async artifactContent(id: Id): Promise<Outcome<Uint8Array>> {
+    const loaded = await this.store.load(id);
+    if (loaded.kind === 'missing') return failure('graph.missing', `artifact ${id} is not stored`);
+    if (loaded.kind === 'invalid') return { ok: false, error: loaded.error };
+    if (loaded.object.type !== 'artifact') return failure('graph.type', `${id} is a ${loaded.object.type}, expected an artifact`);
+    return success(loaded.object.data.content);
+  }
+
+  /** Validates, encodes, fully verifies and stores a typed object. */
+  async putObject(object: AipObject): Promise<Outcome<PutResult>> {
+    const encoded = encodeObject(object);
+    if (!encoded.ok) return encoded;
+    return this.putEncoded(encoded.value);
+  }
+
+  /** Decodes untrusted bytes, fully verifies and stores them. */
+  async putBytes(bytes: Uint8Array): Promise<Outcome<PutResult>> {
+    const decoded = decodeWithId(bytes, { maxObjectBytes: this.config.maxObjectBytes });
+    if (!decoded.ok) return decoded;
+    return this.putEncoded(decoded.value);
+  }
+
+  async putArtifact(content: Uint8Array): Promise<Outcome<PutResult>> {
+    return this.putObject(makeArtifact(content));
+  }
+
+  /**
+   * Stores after full verification. Stored objects are trusted (the store
+   * invariant), so only the new object's own rules and direct references are
+   * checked against them; every read still checks bytes against IDs.
+   */
+  async putEncoded(encoded: Encoded): Promise<Outcome<PutResult>> {
+    const { id, bytes, object } = encoded;
+    if (bytes.length > this.config.maxObjectBytes) {
+      return failure('cbor.too_large', `${bytes.length} bytes exceed max_object_bytes ${this.config.maxObjectBytes}`);
+    }
+    if (await this.store.has(id)) {
+      const existing = await this.store.readBytes(id);
+      if (existing.ok) return success({ id, object, stored: false });
+    }
+    const store = this.store;
+    const overlay: ObjectSource = {
+      load: (target) => (target === id ? Promise.resolve({ kind: 'found', object }) : store.load(target)),
+    };
+    const verdict = await new GraphVerifier(overlay, { trusted: (target) => target !== id }).verify(id);
+    if (!verdict.ok) return verdict;
+    const written = await this.store.write(id, bytes, () => this.index.record(id, object));
+    return success({ id, object, stored: written });
+  }
+
+  /** Resolves `HEAD`, a full ID, or a unique prefix of at least 6 hex digits. */
+  async resolve(ref: string): Promise<Id> {
+    if (ref === 'HEAD') return this.readHead();
+    if (!/^[0-9a-f]+$/.test(ref) || ref.length > 64) throw new AipError('usage', `${JSON.stringify(ref)} is not an ID, an ID prefix or HEAD`);
+    if (ref.length < 6) throw new AipError('usage', `ID prefix ${ref} is shorter than 6 hex digits`);
+    const matches = await this.store.withPrefix(ref);
+    if (matches.length === 0) throw new AipError('store.not_found', `no object matches ${ref}`);
+    if (matches.length > 1) throw new AipError('store.ambiguous', `${ref} matches ${matches.length} objects: ${matches.join(', ')}`);
+    return matches[0] as Id;
+  }
+
+  // ------------------------------------------------------------ reverse queries
+
+  /** Index lines pointing at `target` whose source is stored, optionally filtered. */
+  async reverse(target: Id, filter: { type?: ObjectType; field?: string } = {}): Promise<IndexLine[]> {
+    const lines = await this.index.linesFor(target);
+    const out: IndexLine[] = [];
+    for (const line of lines) {
+      if (filter.type !== undefined && line.type !== filter.type) continue;
+      if (filter.field !== undefined && line.field !== filter.field) continue;
+      if (await this.store.has(line.source)) out.push(line);
+    }
+    return out;
+  }
+
+  async statesProducedBy(operation: Id): Promise<Id[]> {
+    return (await this.reverse(operation, { type: 'state', field: 'operations' })).map((l) => l.source);
+  }
+
+  async evidenceAbout(state: Id): Promise<Id[]> {
+    return (await this.reverse(state, { type: 'evidence', field: 'state' })).map((l) => l.source);
+  }
+
+  /** Deletes `index/` and rebuilds it from the objects alone, under the lock. */
+  async rebuildIndex(): Promise<number> {
+    return this.locked(async () => {
+      await this.index.clear();
+      let count = 0;
+      for (const id of await this.store.list()) {
+        const loaded = await this.store.load(id);
+        if (loaded.kind !== 'found') continue;
+        await this.index.record(id, loaded.object);
+        count++;
+      }
+      return count;
+    });
+  }
+
+  /**
+   * Full verification from bytes (it does not rely on the store invariant).
+   * With no IDs: every stored object, and every reference present in the index.
+   */
+  async verify(ids?: readonly Id[]): Promise<VerifyReport> {
+    const verifier = new GraphVerifier(this.store);
+    const all = ids === undefined;
+    const targets = ids ?? (await this.store.list());
+    const report: VerifyReport = { valid: [], invalid: [] };
+    for (const id of targets) {
+      const verdict = await verifier.verify(id);
+      if (!verdict.ok) {
+        report.invalid.push({ id, code: verdict.error.code, message: verdict.error.message });
+        continue;
+      }
+      if (all) {
+        const missing = await this.missingIndexLine(id, verdict.object);
+        if (missing !== undefined) {
+          report.invalid.push({ id, code: 'store.index', message: `${id}: the reverse index lacks its ${missing} reference (run aip index rebuild)` });
+          continue;
+        }
+      }
+      report.valid.push({ id, type: verdict.object.type, version: verdict.object.version });
+    }
+    return report;
+  }
+
+  private async missingIndexLine(id: Id, object: AipObject): Promise<string | undefined> {
+    for (const { target, field } of indexEntriesOf(object)) {
+      const lines = await this.index.linesFor(target);
+      if (!lines.some((l) => l.source === id && l.field === field)) return `${field} -> ${target}`;
+    }
+    return undefined;
+  }
+
+  /** The ignore rules a state carries in its own root `.aipignore` (none when absent). */
+  async ignoreRulesOf(state: StateV1): Promise<Outcome<IgnoreRules>> {
+    const entry = state.data.files.get('.aipignore');
+    if (entry === undefined) return success(NO_IGNORE_RULES);
+    const content = await this.artifactContent(entry.artifact);
+    if (!content.ok) return content;
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(content.value);
+    } catch {
+      return failure('snapshot.invalid', ".aipignore is not valid UTF-8");
+    }
+    return parseIgnoreRules(text);
+  }
+}

@@ -1,0 +1,153 @@
+// Working trees on disk (spec 7.7): snapshots of a folder as a file map, the
+// root `.aipignore`, and materialising a state's files into a folder. Used by
+// the CLI and the runner; knows nothing about HEAD or the object store.
+import { lstat, mkdir, open, readdir, writeFile, chmod } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { join } from 'node:path';
+import { artifactEncodedLength, artifactId } from '../core/codec.js';
+import { failure, success, type Outcome } from '../core/errors.js';
+import { NO_IGNORE_RULES, isIgnored, parseIgnoreRules, type IgnoreRules } from '../core/ignore-rules.js';
+import type { FileEntry, FileMap, Id } from '../core/objects.js';
+import { compareUtf8 } from '../core/cbor-profile.js';
+import { PATH_PROBLEM_TEXT, pathProblem } from '../core/value-rules.js';
+import { errorCode } from './object-store.js';
+
+export interface SnapshotOptions {
+  readonly rules: IgnoreRules;
+  readonly maxObjectBytes: number;
+  /** Receives each regular file's content, e.g. to store it as an artifact. */
+  readonly onContent?: (id: Id, content: Uint8Array) => Promise<void>;
+}
+
+const nameDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function ioFailure<T>(what: string, error: unknown): Outcome<T> {
+  return failure('io', `${what}: ${errorCode(error) ?? String(error)}`);
+}
+
+async function readWhole(path: string, rel: string, maxContent: number): Promise<Outcome<Uint8Array>> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const { size } = await handle.stat();
+    if (size > maxContent) return failure('snapshot.invalid', `${rel}: ${size} bytes do not fit in an artifact (max_object_bytes)`);
+    const bytes = new Uint8Array(size);
+    let filled = 0;
+    while (filled < size) {
+      const { bytesRead } = await handle.read(bytes, filled, size - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return success(filled === size ? bytes : bytes.subarray(0, filled));
+  } finally {
+    await handle.close();
+  }
+}
+
+function maxContentFor(maxObjectBytes: number): number {
+  // Largest content whose artifact encoding still fits.
+  let n = Math.max(0, maxObjectBytes - 57);
+  while (n > 0 && artifactEncodedLength(n) > maxObjectBytes) n--;
+  return n;
+}
+
+/**
+ * Walks `root` and returns its file map. `snapshot.invalid` means the tree
+ * cannot be a state (a link, a device, a bad name or path, a file too large);
+ * `io` means something could not be read.
+ */
+export async function snapshotTree(root: string, options: SnapshotOptions): Promise<Outcome<Map<string, FileEntry>>> {
+  const files = new Map<string, FileEntry>();
+  const maxContent = maxContentFor(options.maxObjectBytes);
+  const pending: string[] = [''];
+  while (pending.length > 0) {
+    const relDir = pending.pop() as string;
+    const absDir = relDir === '' ? root : join(root, relDir);
+    let names: Buffer[];
+    try {
+      names = await readdir(absDir, { encoding: 'buffer' });
+    } catch (error) {
+      return ioFailure(`cannot read folder ${relDir === '' ? '.' : relDir}`, error);
+    }
+    for (const raw of names) {
+      let name: string;
+      try {
+        name = nameDecoder.decode(raw);
+      } catch {
+        return failure('snapshot.invalid', `folder ${relDir === '' ? '.' : relDir} holds a name that is not valid UTF-8`);
+      }
+      if (relDir === '' && name === '.aip') continue;
+      const rel = relDir === '' ? name : `${relDir}/${name}`;
+      let info;
+      try {
+        info = await lstat(join(root, rel));
+      } catch (error) {
+        return ioFailure(`cannot inspect ${rel}`, error);
+      }
+      if (info.isDirectory()) {
+        if (!isIgnored(options.rules, rel, true)) pending.push(rel);
+        continue;
+      }
+      if (isIgnored(options.rules, rel, false)) continue;
+      if (!info.isFile()) {
+        const kind = info.isSymbolicLink() ? 'a symbolic link' : 'not a regular file';
+        return failure('snapshot.invalid', `${rel} is ${kind}; a state holds regular files only (ignore it in .aipignore)`);
+      }
+      const problem = pathProblem(rel);
+      if (problem) return failure('snapshot.invalid', `path ${JSON.stringify(rel)} ${PATH_PROBLEM_TEXT[problem]}`);
+      let content: Outcome<Uint8Array>;
+      try {
+        content = await readWhole(join(root, rel), rel, maxContent);
+      } catch (error) {
+        return ioFailure(`cannot read ${rel}`, error);
+      }
+      if (!content.ok) return content;
+      const id = artifactId(content.value);
+      await options.onContent?.(id, content.value);
+      files.set(rel, { artifact: id, executable: (info.mode & 0o100) !== 0 });
+    }
+  }
+  return success(files);
+}
+
+/** The root `.aipignore` of a working tree (none when absent). */
+export async function readTreeIgnoreRules(root: string): Promise<Outcome<IgnoreRules>> {
+  const path = join(root, '.aipignore');
+  try {
+    const info = await lstat(path);
+    if (!info.isFile()) return success(NO_IGNORE_RULES);
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      return parseIgnoreRules(await handle.readFile('utf8'));
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return success(NO_IGNORE_RULES);
+    return ioFailure('cannot read .aipignore', error);
+  }
+}
+
+/**
+ * Writes every file of `files` under `dir` (which must exist) with mode 0755
+ * or 0644; `content` supplies artifact bytes. Errors (for example a path the
+ * file system cannot hold) come back as `io` failures naming the path.
+ */
+export async function materialize(dir: string, files: FileMap, content: (id: Id) => Promise<Outcome<Uint8Array>>): Promise<Outcome<number>> {
+  const paths = [...files.keys()].sort(compareUtf8);
+  for (const path of paths) {
+    const entry = files.get(path) as FileEntry;
+    const bytes = await content(entry.artifact);
+    if (!bytes.ok) return bytes;
+    const target = join(dir, path);
+    const mode = entry.executable ? 0o755 : 0o644;
+    try {
+      const slash = path.lastIndexOf('/');
+      if (slash !== -1) await mkdir(join(dir, path.slice(0, slash)), { recursive: true });
+      await writeFile(target, bytes.value, { mode, flag: 'wx' });
+      await chmod(target, mode); // the umask may have narrowed the mode
+    } catch (error) {
+      return ioFailure(`cannot write ${path}`, error);
+    }
+  }
+  return success(paths.length);
+}

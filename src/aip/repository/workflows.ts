@@ -1,0 +1,112 @@
+// Working-tree workflows over a repository (spec 7.7 and 9.3): status,
+// recording an operation from the tree, deriving an operation's resulting
+// state, and snapshot = intent + operation + state with a HEAD move.
+import { diffFiles, resultingState } from '../core/effects.js';
+import { failure, success, type Outcome } from '../core/errors.js';
+import type { FileEntry, Id, IntentV1, OperationV1, StateV1 } from '../core/objects.js';
+import { expectedInputs } from '../core/schemas.js';
+import type { Repository } from './repository.js';
+import { readTreeIgnoreRules, snapshotTree } from './tree.js';
+
+export type ChangeKind = 'A' | 'D' | 'M' | 'X';
+
+export interface Change {
+  readonly path: string;
+  readonly change: ChangeKind;
+}
+
+/** The working tree's file map; with `store`, each new file content is stored as an artifact on the way. */
+export async function snapshotWorkingTree(repo: Repository, store: boolean): Promise<Outcome<Map<string, FileEntry>>> {
+  const rules = await readTreeIgnoreRules(repo.root);
+  if (!rules.ok) return rules;
+  const seen = new Set<Id>();
+  return snapshotTree(repo.root, {
+    rules: rules.value,
+    maxObjectBytes: repo.config.maxObjectBytes,
+    ...(store
+      ? {
+          onContent: async (id: Id, content: Uint8Array) => {
+            if (seen.has(id)) return;
+            seen.add(id);
+            const put = await repo.putArtifact(content);
+            if (!put.ok) throw put.error;
+          },
+        }
+      : {}),
+  });
+}
+
+export async function workingTreeChanges(repo: Repository, stateId: Id): Promise<Outcome<Change[]>> {
+  const state = await repo.getTyped(stateId, 'state');
+  const tree = await snapshotWorkingTree(repo, false);
+  if (!tree.ok) return tree;
+  return success(
+    diffFiles(state.data.files, tree.value).map((effect): Change => {
+      if (effect.before === null) return { path: effect.path, change: 'A' };
+      if (effect.after === null) return { path: effect.path, change: 'D' };
+      return { path: effect.path, change: effect.before.artifact === effect.after.artifact ? 'X' : 'M' };
+    }),
+  );
+}
+
+export interface RecordedOperation {
+  readonly id: Id;
+  readonly operation: OperationV1;
+}
+
+/** Snapshots the tree, diffs it against `baseId` and stores new artifacts and the operation. */
+export async function recordOperation(repo: Repository, intentId: Id, baseId: Id, allowEmpty: boolean): Promise<Outcome<RecordedOperation>> {
+  const base = await repo.getTyped(baseId, 'state');
+  await repo.getTyped(intentId, 'intent');
+  const tree = await snapshotWorkingTree(repo, true);
+  if (!tree.ok) return tree;
+  const effects = diffFiles(base.data.files, tree.value);
+  if (effects.length === 0 && !allowEmpty) {
+    return failure('operation.empty', 'the working tree matches the base state (use --allow-empty to record a no-change operation)');
+  }
+  const operation: OperationV1 = {
+    type: 'operation',
+    version: 1,
+    data: { inputs: expectedInputs(effects), intent: intentId, effects, base_state: baseId },
+  };
+  const put = await repo.putObject(operation);
+  if (!put.ok) return put;
+  return success({ id: put.value.id, operation });
+}
+
+/** Derives and stores the resulting state of a stored operation (spec 6). */
+export async function deriveState(repo: Repository, operationId: Id): Promise<Outcome<{ id: Id; state: StateV1 }>> {
+  const operation = await repo.getTyped(operationId, 'operation');
+  const base = await repo.getTyped(operation.data.base_state, 'state');
+  const state = resultingState(operationId, operation, base.data.files);
+  const put = await repo.putObject(state);
+  if (!put.ok) return put;
+  return success({ id: put.value.id, state });
+}
+
+export interface SnapshotRecord {
+  readonly intent: Id;
+  readonly operation: Id;
+  readonly state: Id;
+}
+
+export type IntentSource = { readonly existing: Id } | { readonly create: IntentV1 };
+
+/** Intent (existing or new) + operation from the tree + resulting state; moves HEAD by compare-and-swap. */
+export async function commitSnapshot(repo: Repository, intent: IntentSource, allowEmpty: boolean): Promise<Outcome<SnapshotRecord>> {
+  const head = await repo.readHead();
+  let intentId: Id;
+  if ('existing' in intent) {
+    intentId = intent.existing;
+  } else {
+    const put = await repo.putObject(intent.create);
+    if (!put.ok) return put;
+    intentId = put.value.id;
+  }
+  const operation = await recordOperation(repo, intentId, head, allowEmpty);
+  if (!operation.ok) return operation;
+  const state = await deriveState(repo, operation.value.id);
+  if (!state.ok) return state;
+  await repo.moveHead(head, state.value.id);
+  return success({ intent: intentId, operation: operation.value.id, state: state.value.id });
+}

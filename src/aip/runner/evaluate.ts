@@ -1,0 +1,182 @@
+// Executed evidence for one state (spec 8): materialise the state in a fresh
+// evaluation folder, run the command there, inspect the folder against the
+// state, and store the captures and the evidence v2. Process handling is
+// execute.ts's; object rules are core's.
+import { lstat, mkdtemp, readFile, rm, chmod, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Writable } from 'node:stream';
+import { sameFiles } from '../core/effects.js';
+import { AipError } from '../core/errors.js';
+import type { EvidenceV2, Id, StateV1, Workspace } from '../core/objects.js';
+import { expectedResult } from '../core/schemas.js';
+import type { Repository } from '../repository/repository.js';
+import { materialize, snapshotTree } from '../repository/tree.js';
+import type { IgnoreRules } from '../core/ignore-rules.js';
+import { execute, type ExecuteResult } from './execute.js';
+
+export interface RunRequest {
+  readonly stateId: Id;
+  readonly argv: readonly string[];
+  readonly kind: string;
+  readonly timeoutNs: bigint;
+  readonly outputLimit: number;
+  /** Record the state's producing operations (default) or none. */
+  readonly withOperations: boolean;
+  readonly keep: boolean;
+  readonly signal?: AbortSignal;
+  readonly tee?: { readonly stdout: Writable; readonly stderr: Writable };
+  readonly graceMs?: number;
+  /** Overrides the runner identity (default `{package name}/{package version}`). */
+  readonly runner?: string;
+}
+
+export interface RunOutcome {
+  readonly id: Id;
+  readonly evidence: EvidenceV2;
+  /** The evaluation folder, when kept. */
+  readonly evaluationDir: string | undefined;
+}
+
+let cachedRunner: string | undefined;
+
+/** `{package name}/{package version}` of the nearest package.json above this module. */
+export async function runnerIdentity(): Promise<string> {
+  if (cachedRunner !== undefined) return cachedRunner;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
+      if (typeof pkg.name === 'string' && typeof pkg.version === 'string') {
+        cachedRunner = `${pkg.name}/${pkg.version}`;
+        return cachedRunner;
+      }
+    } catch {
+      // keep looking upwards
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return (cachedRunner = 'aip/unknown');
+    dir = parent;
+  }
+}
+
+export function platformName(): string {
+  return `${process.platform}/${process.arch}`;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Step 7: compare the evaluation folder with the state. */
+async function inspect(dir: string, state: StateV1, rules: IgnoreRules, maxObjectBytes: number, run: ExecuteResult): Promise<{ workspace: Workspace; error: string }> {
+  if (run.groupLingered) return { workspace: 'unknown', error: 'process group still had members after the command ended' };
+  if (await exists(join(dir, '.aip'))) return { workspace: 'unknown', error: 'the command created .aip in the evaluation directory' };
+  const snapshot = await snapshotTree(dir, { rules, maxObjectBytes });
+  if (!snapshot.ok) {
+    // Something a state cannot hold (a link, a bad name) means the tree changed; a read error means we cannot tell.
+    return snapshot.error.code === 'snapshot.invalid'
+      ? { workspace: 'changed', error: '' }
+      : { workspace: 'unknown', error: snapshot.error.message };
+  }
+  return { workspace: sameFiles(snapshot.value, state.data.files) ? 'clean' : 'changed', error: '' };
+}
+
+/** Removes a folder even if the command took write permission away from parts of it. */
+async function removeTree(dir: string): Promise<void> {
+  try {
+    await rm(dir, { recursive: true, force: true });
+    return;
+  } catch {
+    // fall through: restore permissions and retry
+  }
+  const pending = [dir];
+  while (pending.length > 0) {
+    const current = pending.pop() as string;
+    try {
+      await chmod(current, 0o700);
+      for (const entry of await readdir(current, { withFileTypes: true })) {
+        if (entry.isDirectory()) pending.push(join(current, entry.name));
+      }
+    } catch {
+      // best effort
+    }
+  }
+  await rm(dir, { recursive: true, force: true });
+}
+
+export async function runEvidence(repo: Repository, request: RunRequest): Promise<RunOutcome> {
+  const state = await repo.getTyped(request.stateId, 'state');
+  const rules = await repo.ignoreRulesOf(state);
+  if (!rules.ok) throw new AipError('run.materialize', `cannot read the state's .aipignore: ${rules.error.message}`);
+
+  const dir = await mkdtemp(join(tmpdir(), 'aip-run-'));
+  let keepDir = request.keep;
+  try {
+    const written = await materialize(dir, state.data.files, (id) => repo.artifactContent(id));
+    if (!written.ok) throw new AipError('run.materialize', `cannot materialise state ${request.stateId}: ${written.error.message}`);
+    const check = await snapshotTree(dir, { rules: rules.value, maxObjectBytes: repo.config.maxObjectBytes });
+    if (!check.ok || !sameFiles(check.value, state.data.files)) {
+      throw new AipError('run.materialize', `the materialised folder does not match state ${request.stateId}${check.ok ? '' : `: ${check.error.message}`}`);
+    }
+
+    const run = await execute({
+      argv: request.argv,
+      cwd: dir,
+      timeoutNs: request.timeoutNs,
+      outputLimit: request.outputLimit,
+      ...(request.signal ? { signal: request.signal } : {}),
+      ...(request.tee ? { tee: request.tee } : {}),
+      ...(request.graceMs === undefined ? {} : { graceMs: request.graceMs }),
+    });
+    const workspace = await inspect(dir, state, rules.value, repo.config.maxObjectBytes, run);
+
+    const stdout = await repo.putArtifact(run.stdout.bytes);
+    if (!stdout.ok) throw stdout.error;
+    const stderr = await repo.putArtifact(run.stderr.bytes);
+    if (!stderr.ok) throw stderr.error;
+    const evidence: EvidenceV2 = {
+      type: 'evidence',
+      version: 2,
+      data: {
+        cwd: '.',
+        argv: [...request.argv],
+        kind: request.kind,
+        error: run.error,
+        state: request.stateId,
+        result: expectedResult(run.termination, workspace.workspace, run.exitCode),
+        runner: request.runner ?? (await runnerIdentity()),
+        stderr: { artifact: stderr.value.id, truncated: run.stderr.truncated },
+        stdout: { artifact: stdout.value.id, truncated: run.stdout.truncated },
+        platform: platformName(),
+        exit_code: run.exitCode,
+        workspace: workspace.workspace,
+        executable: run.executable,
+        operations: request.withOperations ? [...state.data.operations] : [],
+        provenance: 'executed',
+        started_at: run.startedAt,
+        timeout_ns: request.timeoutNs <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(request.timeoutNs) : request.timeoutNs,
+        duration_ns: run.durationNs <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(run.durationNs) : run.durationNs,
+        environment: 'inherited',
+        finished_at: run.finishedAt,
+        termination: run.termination,
+        output_limit: request.outputLimit,
+        workspace_error: workspace.error,
+      },
+    };
+    const stored = await repo.putObject(evidence);
+    if (!stored.ok) throw stored.error;
+    return { id: stored.value.id, evidence, evaluationDir: request.keep ? dir : undefined };
+  } catch (error) {
+    keepDir = false;
+    throw error;
+  } finally {
+    if (!keepDir) await removeTree(dir);
+  }
+}

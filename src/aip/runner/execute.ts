@@ -1,0 +1,305 @@
+// Running one argv without a shell in its own process group (spec 8 steps
+// 2-6, 8, 9): executable lookup, bounded capture of both pipes, the deadline,
+// cancellation, group cleanup and termination classification. It knows
+// nothing about repositories, states or evidence objects.
+import { spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, readdir, readFile, stat } from 'node:fs/promises';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Termination } from '../core/objects.js';
+import { formatTime } from '../core/value-rules.js';
+
+export interface ExecuteOptions {
+  readonly argv: readonly string[];
+  readonly cwd: string;
+  readonly timeoutNs: bigint;
+  readonly outputLimit: number;
+  /** Aborting cancels the command; the reason (a signal name such as SIGINT) goes into the error text. */
+  readonly signal?: AbortSignal;
+  /** Live copies of the child's output (`aip run --tee`). */
+  readonly tee?: { readonly stdout: Writable; readonly stderr: Writable };
+  /** Grace periods for group cleanup and pipe EOF after the child ends (default 2000 ms each). */
+  readonly graceMs?: number;
+  /** PATH used for lookup (default the inherited one). */
+  readonly path?: string;
+}
+
+export interface CapturedStream {
+  readonly bytes: Uint8Array;
+  readonly truncated: boolean;
+}
+
+export interface ExecuteResult {
+  readonly termination: Termination;
+  readonly exitCode: number | null;
+  readonly error: string;
+  readonly executable: string;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly durationNs: bigint;
+  readonly stdout: CapturedStream;
+  readonly stderr: CapturedStream;
+  /** The process group still had live members after cleanup: the workspace cannot be trusted. */
+  readonly groupLingered: boolean;
+}
+
+/** Keeps the first `limit` bytes, counts and discards the rest, so the pipe is always drained. */
+class BoundedCapture {
+  // Chunks rather than one preallocated buffer: a 1 MiB limit should not cost 1 MiB per quiet stream.
+  private readonly chunks: Uint8Array[] = [];
+  private kept = 0;
+  private total = 0;
+  ended = false;
+  failure: string | undefined;
+
+  constructor(private readonly limit: number) {}
+
+  add(chunk: Uint8Array): void {
+    this.total += chunk.length;
+    const room = this.limit - this.kept;
+    if (room <= 0) return;
+    const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
+    this.chunks.push(new Uint8Array(part));
+    this.kept += part.length;
+  }
+
+  result(): CapturedStream {
+    return { bytes: new Uint8Array(Buffer.concat(this.chunks, this.kept)), truncated: this.total > this.limit };
+  }
+}
+
+async function isExecutableFile(path: string): Promise<boolean> {
+  try {
+    if (!(await stat(path)).isFile()) return false;
+    await access(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * argv[0] with a slash is resolved against the evaluation folder (it must
+ * exist; spawning reports whether it can run); a bare name is searched in
+ * the absolute PATH entries for an executable regular file.
+ */
+export async function resolveExecutable(program: string, cwd: string, pathVariable: string | undefined): Promise<string | undefined> {
+  if (program.includes('/') || (process.platform === 'win32' && program.includes('\\'))) {
+    const candidate = resolve(cwd, program);
+    try {
+      await stat(candidate);
+      return candidate;
+    } catch {
+      return undefined;
+    }
+  }
+  for (const dir of (pathVariable ?? '').split(delimiter)) {
+    if (dir === '' || !isAbsolute(dir)) continue; // relative entries would depend on the evaluation folder
+    const candidate = join(dir, program);
+    if (await isExecutableFile(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
+}
+
+/**
+ * Whether any member of process group `pgid` is still alive. On Linux, /proc
+ * tells zombies apart: an exited member that nobody reaped (as under a PID 1
+ * that does not reap orphans) holds no pipes and changes no files.
+ */
+export async function groupAlive(pgid: number): Promise<boolean> {
+  if (process.platform === 'linux') {
+    try {
+      const entries = await readdir('/proc');
+      for (const entry of entries) {
+        if (!/^\d+$/.test(entry)) continue;
+        let text: string;
+        try {
+          text = await readFile(`/proc/${entry}/stat`, 'utf8');
+        } catch {
+          continue; // gone meanwhile
+        }
+        const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+        if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+      }
+      return false;
+    } catch {
+      // no usable /proc: fall back to signal 0
+    }
+  }
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return errorCode(error) !== 'ESRCH';
+  }
+}
+
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+export function formatDuration(ns: bigint): string {
+  const units: [bigint, string][] = [[3_600_000_000_000n, 'h'], [60_000_000_000n, 'm'], [1_000_000_000n, 's'], [1_000_000n, 'ms'], [1_000n, 'us']];
+  for (const [size, unit] of units) if (ns % size === 0n) return `${ns / size}${unit}`;
+  return `${ns}ns`;
+}
+
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A deadline that survives timeouts longer than setTimeout's 24.8-day limit. */
+function startDeadline(timeoutNs: bigint, onExpire: () => void): () => void {
+  let remainingMs = (timeoutNs + 999_999n) / 1_000_000n;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    const step = remainingMs > BigInt(MAX_TIMER_MS) ? MAX_TIMER_MS : Number(remainingMs);
+    remainingMs -= BigInt(step);
+    timer = setTimeout(() => (remainingMs > 0n ? arm() : onExpire()), step);
+  };
+  arm();
+  return () => clearTimeout(timer);
+}
+
+const emptyCapture: CapturedStream = { bytes: new Uint8Array(0), truncated: false };
+
+export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
+  const grace = options.graceMs ?? 2000;
+  const program = options.argv[0] ?? '';
+  const executable = await resolveExecutable(program, options.cwd, options.path ?? process.env['PATH']);
+  if (executable === undefined) {
+    const now = formatTime(Date.now());
+    return {
+      termination: 'start_error', exitCode: null, error: `executable not found: ${program}`, executable: '', startedAt: now,
+      finishedAt: now, durationNs: 0n, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false,
+    };
+  }
+
+  const stdout = new BoundedCapture(options.outputLimit);
+  const stderr = new BoundedCapture(options.outputLimit);
+  let cancelledBy: string | undefined;
+  let timedOut = false;
+
+  const startedAt = formatTime(Date.now());
+  const startedNs = process.hrtime.bigint();
+  if (options.signal?.aborted === true) {
+    return {
+      termination: 'cancelled', exitCode: null, error: `cancelled by ${String(options.signal.reason)}`, executable, startedAt,
+      finishedAt: startedAt, durationNs: 0n, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false,
+    };
+  }
+  const child = spawn(executable, options.argv.slice(1), {
+    argv0: program,
+    cwd: options.cwd,
+    detached: true,
+    shell: false,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
+
+  const started = await new Promise<{ ok: true } | { ok: false; message: string }>((settle) => {
+    child.once('spawn', () => settle({ ok: true }));
+    child.once('error', (error) => settle({ ok: false, message: error.message }));
+  });
+  if (!started.ok) {
+    const finishedNs = process.hrtime.bigint();
+    return {
+      termination: 'start_error', exitCode: null, error: started.message, executable, startedAt,
+      finishedAt: formatTime(Date.now()), durationNs: finishedNs - startedNs, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false,
+    };
+  }
+  const pgid = child.pid as number;
+
+  const wire = (stream: NodeJS.ReadableStream | null, capture: BoundedCapture, tee: Writable | undefined, name: string): Promise<void> =>
+    new Promise((settle) => {
+      if (stream === null) {
+        capture.failure = `${name} was not connected`;
+        settle();
+        return;
+      }
+      stream.on('data', (chunk: Buffer) => {
+        capture.add(chunk);
+        tee?.write(chunk);
+      });
+      stream.once('end', () => {
+        capture.ended = true;
+        settle();
+      });
+      stream.once('error', (error: Error) => {
+        capture.failure = `reading ${name} failed: ${error.message}`;
+        settle();
+      });
+    });
+  const stdoutDone = wire(child.stdout, stdout, options.tee?.stdout, 'stdout');
+  const stderrDone = wire(child.stderr, stderr, options.tee?.stderr, 'stderr');
+
+  const stopDeadline = startDeadline(options.timeoutNs, () => {
+    timedOut = true;
+    killGroup(pgid);
+  });
+  const onAbort = (): void => {
+    cancelledBy ??= String(options.signal?.reason ?? 'abort');
+    killGroup(pgid);
+  };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((settle) => {
+    child.once('exit', (code, signal) => settle({ code, signal }));
+  });
+  const finishedNs = process.hrtime.bigint();
+  const finishedAt = formatTime(Date.now());
+  stopDeadline();
+  options.signal?.removeEventListener('abort', onAbort);
+
+  // Step 6: nothing of the command may outlive it.
+  let groupLingered = false;
+  if (await groupAlive(pgid)) {
+    killGroup(pgid);
+    const until = Date.now() + grace;
+    while ((groupLingered = await groupAlive(pgid)) && Date.now() < until) await sleep(20);
+  }
+
+  const drained = await Promise.race([
+    Promise.all([stdoutDone, stderrDone]).then(() => true),
+    sleep(grace).then(() => false),
+  ]);
+  let captureError: string | undefined = stdout.failure ?? stderr.failure;
+  if (!drained || !stdout.ended || !stderr.ended) {
+    const open = [!stdout.ended ? 'stdout' : undefined, !stderr.ended ? 'stderr' : undefined].filter((s) => s !== undefined);
+    captureError ??= `${open.join(' and ')} did not reach end of file within ${grace} ms after the command ended`;
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+  }
+
+  let termination: Termination;
+  let error = '';
+  let exitCode: number | null = null;
+  if (cancelledBy !== undefined) {
+    termination = 'cancelled';
+    error = `cancelled by ${cancelledBy}`;
+  } else if (timedOut) {
+    termination = 'timeout';
+    error = `command exceeded its ${formatDuration(options.timeoutNs)} timeout`;
+  } else if (captureError !== undefined) {
+    termination = 'capture_error';
+    error = captureError;
+  } else if (exit.signal !== null) {
+    termination = 'signaled';
+    error = `terminated by signal ${exit.signal}`;
+  } else {
+    termination = 'exited';
+    exitCode = exit.code ?? 0;
+  }
+  return {
+    termination, exitCode, error, executable, startedAt, finishedAt, durationNs: finishedNs - startedNs,
+    stdout: stdout.result(), stderr: stderr.result(), groupLingered,
+  };
+}
