@@ -260,8 +260,10 @@ export type KeyOrder = 'insertion' | 'utf16' | 'codepoint';
  * How numbers are written. 'ecmascript': Number#toString. 'python': integral
  * plain numbers as integers, FloatValue and fractional numbers as Python's
  * float repr (`1.0`, `1e+16`), matching a Python server's float fields.
+ * 'lossless': every number as a float repr and every bigint as an integer,
+ * so that parseJson gives back exactly the same lossless value.
  */
-export type FloatStyle = 'ecmascript' | 'python';
+export type FloatStyle = 'ecmascript' | 'python' | 'lossless';
 
 /** Marks an output number as a float even when integral (a `number` field holding 1 renders `1.0` in Python style). */
 export class FloatValue {
@@ -308,9 +310,10 @@ function renderInto(value: unknown, options: RenderOptions, parts: string[]): vo
   } else if (typeof value === 'bigint') {
     parts.push(value.toString());
   } else if (typeof value === 'number') {
-    parts.push(options.floatStyle === 'python' && !Number.isInteger(value) ? pythonFloat(value) : ecmaNumber(value));
+    const asFloat = options.floatStyle === 'lossless' || (options.floatStyle === 'python' && !Number.isInteger(value));
+    parts.push(asFloat ? pythonFloat(finite(value)) : ecmaNumber(value));
   } else if (value instanceof FloatValue) {
-    parts.push(options.floatStyle === 'python' ? pythonFloat(value.value) : ecmaNumber(value.value));
+    parts.push(options.floatStyle === 'ecmascript' ? ecmaNumber(value.value) : pythonFloat(finite(value.value)));
   } else if (Array.isArray(value)) {
     parts.push('[');
     value.forEach((item, index) => {
@@ -399,6 +402,32 @@ function quoteString(text: string, options: RenderOptions): string {
     }
   }
   return out + text.slice(chunkStart) + '"';
+}
+
+function finite(value: number): number {
+  if (!Number.isFinite(value)) throw new JsonError('json_unrepresentable', 'The value cannot be represented as JSON.');
+  return value;
+}
+
+/** Renders a lossless value so that parseJson restores it exactly (floats keep `.0`). */
+export function losslessJson(value: JsonValue): string {
+  return renderJson(value, { keyOrder: 'insertion', asciiOnly: false, floatStyle: 'lossless' });
+}
+
+/** Marks every float of a lossless value for Python-style output (`1` stays 1, `1.0` renders 1.0). */
+export function markFloats(value: JsonValue): unknown {
+  if (typeof value === 'number') return new FloatValue(value);
+  if (Array.isArray(value)) return value.map(markFloats);
+  if (isJsonObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, member] of Object.entries(value)) {
+      const marked = markFloats(member);
+      if (key === '__proto__') Object.defineProperty(out, key, { value: marked, enumerable: true, writable: true, configurable: true });
+      else out[key] = marked;
+    }
+    return out;
+  }
+  return value;
 }
 
 function ecmaNumber(value: number): string {

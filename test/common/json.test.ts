@@ -68,3 +68,14 @@ describe('renderings', () => {
     expect(utf8ByteLength('aé\u{1F600}')).toBe(1 + 2 + 4);
   });
 });
+
+describe('lossless storage rendering', () => {
+  it('round-trips integers and floats exactly', async () => {
+    const { losslessJson, markFloats } = await import('../../src/common/json.js');
+    const value = parseJson('{"a":[1,1.0,1e16,-0.5,9223372036854775807],"b":{"c":null}}', limits);
+    const text = losslessJson(value);
+    expect(text).toBe('{"a":[1,1.0,1e+16,-0.5,9223372036854775807],"b":{"c":null}}');
+    expect(parseJson(text, limits)).toEqual(value);
+    expect(renderJson(markFloats(value), { keyOrder: 'insertion', asciiOnly: true, floatStyle: 'python' })).toBe(text);
+  });
+});

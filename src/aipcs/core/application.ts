@@ -1,0 +1,79 @@
+// The application services of one process, built over a set of storage
+// ports for one principal. Pure wiring: the composition root supplies the
+// ports, the clock, the id source and the hash function.
+
+import { checkEvolution } from '../contract/manifest/evolve.js';
+import { manifestFromNormalised, manifestToJson } from '../contract/manifest/validate-manifest.js';
+import { LifecycleService, type ManifestRules } from './lifecycle.js';
+import type { BackendName, Micros, RegistryPort, ServiceDataPort, ServiceStorePort } from './ports.js';
+import { fingerprintText } from './record-rules.js';
+import { RecordService } from './records.js';
+import { storeLayoutOf } from './layout.js';
+
+export interface StoragePorts {
+  readonly backend: BackendName;
+  readonly registry: RegistryPort;
+  readonly stores: ServiceStorePort;
+  readonly data: ServiceDataPort;
+  close(): Promise<void>;
+}
+
+export interface ApplicationOptions {
+  readonly principalId: string;
+  readonly createdVia: 'mcp' | 'cli';
+  nowMicros(): Micros;
+  uuid(): string;
+  sha256(text: string): string;
+  checkpoint?(name: string): void;
+}
+
+export interface Application {
+  readonly lifecycle: LifecycleService;
+  readonly records: RecordService;
+}
+
+export const MANIFEST_RULES: ManifestRules = {
+  toDocument: manifestToJson,
+  fromDocument: manifestFromNormalised,
+  isAcceptedEvolution: (current, target) => checkEvolution(current, target).ok,
+};
+
+export function createApplication(storage: StoragePorts, options: ApplicationOptions): Application {
+  const lifecycle = new LifecycleService(
+    {
+      registry: storage.registry,
+      stores: storage.stores,
+      backend: storage.backend,
+      principalId: options.principalId,
+      createdVia: options.createdVia,
+      manifests: MANIFEST_RULES,
+      nowMicros: options.nowMicros,
+      newServiceId: options.uuid,
+      sha256: options.sha256,
+      canonical: fingerprintText,
+      ...(options.checkpoint ? { checkpoint: options.checkpoint } : {}),
+    },
+    // An evolve that adds a unique index over duplicate data is refused at admission.
+    async (service, current, target) => {
+      const check = checkEvolution(current, target);
+      if (!check.ok || check.plan.addedUniqueIndicesOnExistingEntities.length === 0 || !service.storage) return true;
+      const layout = storeLayoutOf(current);
+      return storage.data.read(service.storage, options.principalId, async (tx) => {
+        for (const index of check.plan.addedUniqueIndicesOnExistingEntities) {
+          if (!layout.entities.some((entity) => entity.name === index.entity)) continue;
+          if (await tx.hasDuplicates(index.entity, index.fields)) return false;
+        }
+        return true;
+      });
+    },
+  );
+  const records = new RecordService({
+    lifecycle,
+    data: storage.data,
+    principalId: options.principalId,
+    nowMicros: options.nowMicros,
+    newRecordId: options.uuid,
+    sha256: options.sha256,
+  });
+  return { lifecycle, records };
+}

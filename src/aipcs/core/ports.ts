@@ -1,0 +1,234 @@
+// The storage ports: what the application needs from a backend, in domain
+// terms. No SQL, file path or driver type crosses these interfaces; each
+// adapter (SQLite, PostgreSQL) runs its own transaction around a callback so
+// that the rules in core are written once and hold on every backend.
+
+import type { JsonValue } from '../../common/json.js';
+
+/** Microseconds since the Unix epoch. */
+export type Micros = bigint;
+
+export type BackendName = 'sqlite' | 'postgresql';
+
+export interface StorageLocator {
+  readonly backend: BackendName;
+  /** `svc_<32 lowercase hex of the service id>`. */
+  readonly namespace: string;
+}
+
+export type DesignState = 'seeded' | 'materialised';
+export type OperationalStatus = 'active' | 'suspended' | 'archived';
+
+export interface ServiceRow {
+  readonly serviceId: string;
+  readonly principalId: string;
+  readonly domainName: string;
+  readonly domainClass: string;
+  readonly intentDescription: string;
+  readonly createdAt: Micros;
+  readonly updatedAt: Micros;
+  readonly lastActivityAt: Micros;
+  /** The normalised manifest document (lossless JSON), or null until designed. */
+  readonly manifest: JsonValue | null;
+  readonly schemaVersion: number | null;
+  readonly designState: DesignState;
+  readonly operationalStatus: OperationalStatus;
+  readonly serviceRevision: bigint;
+  readonly materialisedAt: Micros | null;
+  readonly storage: StorageLocator | null;
+}
+
+export type ClaimKind = 'seed' | 'design' | 'materialise' | 'evolve' | 'suspend' | 'resume' | 'archive' | 'restore' | 'export' | 'import' | 'purge';
+export type ClaimPhase = 'prepared' | 'completed' | 'recovery_required';
+
+/** One idempotency key of the registry ledger, and the durable intent it carries. */
+export interface ClaimRow {
+  readonly principalId: string;
+  readonly idempotencyKey: string;
+  readonly kind: ClaimKind;
+  readonly fingerprint: string;
+  readonly serviceId: string | null;
+  readonly phase: ClaimPhase;
+  /** What the operation set out to do (enough to resume it after a crash). */
+  readonly intent: JsonValue;
+  /** The stored result snapshot of a completed operation. */
+  readonly result: JsonValue | null;
+  readonly createdAt: Micros;
+  readonly updatedAt: Micros;
+}
+
+export interface RegistryReader {
+  getService(principalId: string, serviceId: string): Promise<ServiceRow | undefined>;
+  findServiceByDomain(principalId: string, domainName: string): Promise<ServiceRow | undefined>;
+  /** Ordered by (created_at, service_id) ascending. */
+  listServices(principalId: string, limit: number): Promise<ServiceRow[]>;
+  getClaim(principalId: string, idempotencyKey: string): Promise<ClaimRow | undefined>;
+  /** The prepared or recovery-required claim of a service, if any. */
+  getActiveClaim(principalId: string, serviceId: string): Promise<ClaimRow | undefined>;
+}
+
+export interface RegistryWriter extends RegistryReader {
+  insertService(row: ServiceRow): Promise<void>;
+  /** Replaces the row; returns false when the stored revision is not `expectedRevision`. */
+  updateService(row: ServiceRow, expectedRevision: bigint): Promise<boolean>;
+  insertClaim(row: ClaimRow): Promise<void>;
+  updateClaim(row: ClaimRow): Promise<void>;
+}
+
+export interface RegistryPort {
+  /** One read-only unit of work over a consistent snapshot. */
+  read<T>(work: (tx: RegistryReader) => Promise<T>): Promise<T>;
+  /** One serialised write unit of work; committed when `work` resolves, rolled back when it throws. */
+  write<T>(work: (tx: RegistryWriter) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------
+// Service stores: the physical layout a manifest asks for.
+
+export type ColumnType = 'text' | 'integer' | 'real' | 'boolean' | 'datetime' | 'uuid' | 'string_list';
+
+export interface ColumnLayout {
+  readonly name: string;
+  readonly type: ColumnType;
+  readonly notNull: boolean;
+}
+
+export interface ForeignKeyLayout {
+  readonly name: string;
+  readonly column: string;
+  readonly targetEntity: string;
+}
+
+export interface IndexLayout {
+  readonly name: string;
+  readonly columns: readonly string[];
+  readonly unique: boolean;
+}
+
+export interface EntityLayout {
+  readonly name: string;
+  /** Every attribute in manifest order, server-managed ones included. */
+  readonly columns: readonly ColumnLayout[];
+  readonly foreignKeys: readonly ForeignKeyLayout[];
+  readonly indexes: readonly IndexLayout[];
+  /** Domain fields filterable by equality; the adapter keeps them indexed. */
+  readonly equalityFields: readonly string[];
+  /** string_list domain fields; the adapter keeps their members indexed for membership search. */
+  readonly listFields: readonly string[];
+}
+
+export interface StoreLayout {
+  readonly entities: readonly EntityLayout[];
+}
+
+export type StoreObservation =
+  | { readonly state: 'uninitialised' }
+  | { readonly state: 'ready' }
+  | { readonly state: 'incompatible' }
+  | { readonly state: 'unavailable' };
+
+export interface ServiceStorePort {
+  /** How the store's physical layout relates to `layout` (never creates or migrates). */
+  observe(locator: StorageLocator, layout: StoreLayout): Promise<StoreObservation>;
+  /** Creates the store and the layout; a no-op when it already matches exactly. */
+  materialise(locator: StorageLocator, layout: StoreLayout): Promise<void>;
+  /** Adds what `target` has beyond `current` (tables, appended nullable columns, indexes) atomically. */
+  evolve(locator: StorageLocator, current: StoreLayout, target: StoreLayout): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Raised by adapters, caught by core; never shown to clients as text. */
+export class StorageFailure extends Error {
+  constructor(
+    readonly kind: 'busy' | 'unavailable' | 'constraint' | 'incompatible' | 'uncertain' | 'fence_closed' | 'migration_required',
+    options?: { cause?: unknown },
+  ) {
+    super(`storage ${kind}`, options);
+    this.name = 'StorageFailure';
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Service data: records, history, the replay ledger and the write fence.
+
+export type FieldValue = null | string | bigint | number | boolean | readonly string[];
+export type FieldSet = Readonly<Record<string, FieldValue>>;
+
+export interface StoredRecord {
+  readonly id: string;
+  readonly createdAt: Micros;
+  readonly updatedAt: Micros;
+  readonly createdVia: string;
+  readonly recordVersion: bigint;
+  /** Every domain field of the entity, null when absent. */
+  readonly fields: FieldSet;
+}
+
+export type RecordFilter =
+  | { readonly kind: 'equals'; readonly field: string; readonly value: string | bigint | number | boolean }
+  | { readonly kind: 'member'; readonly field: string; readonly value: string };
+
+export interface BranchScope {
+  readonly branchId: string;
+  readonly role: 'primary' | 'related';
+}
+
+export interface RecordQuery {
+  readonly filters: readonly RecordFilter[];
+  readonly branch: BranchScope | null;
+  /** Keyset position: only ids greater than this. */
+  readonly afterId: string | null;
+  readonly limit: number;
+}
+
+export type HistoryKind = 'create' | 'update' | 'delete' | 'primary_assign' | 'primary_move' | 'primary_unassign' | 'related_assign' | 'related_unassign';
+
+export interface HistoryEvent {
+  readonly entityName: string;
+  readonly recordId: string;
+  readonly recordVersion: bigint;
+  readonly kind: HistoryKind;
+  readonly before: FieldSet | null;
+  readonly after: FieldSet | null;
+  readonly occurredAt: Micros;
+}
+
+export interface StoredHistoryEvent extends HistoryEvent {
+  readonly sequence: bigint;
+}
+
+export interface ReplayRow {
+  readonly idempotencyKey: string;
+  readonly kind: string;
+  readonly fingerprint: string;
+  readonly result: JsonValue;
+  readonly completedAt: Micros;
+}
+
+export interface ServiceDataReader {
+  getRecord(entity: EntityLayout, id: string): Promise<StoredRecord | undefined>;
+  queryRecords(entity: EntityLayout, query: RecordQuery): Promise<StoredRecord[]>;
+  history(entityName: string, recordId: string | null, afterSequence: bigint | null, limit: number): Promise<StoredHistoryEvent[]>;
+  /** Whether two records of the entity share non-null values in all `columns` (all principals). */
+  hasDuplicates(entityName: string, columns: readonly string[]): Promise<boolean>;
+}
+
+export interface ServiceDataWriter extends ServiceDataReader {
+  /** False when suspend/archive closed the store's write fence. */
+  fenceIsOpen(): Promise<boolean>;
+  getReplay(idempotencyKey: string): Promise<ReplayRow | undefined>;
+  putReplay(row: ReplayRow): Promise<void>;
+  recordExists(entityName: string, id: string): Promise<boolean>;
+  /** Whether any record of `sources` references `id` through the given columns. */
+  isReferenced(id: string, sources: readonly { readonly entity: string; readonly column: string }[]): Promise<boolean>;
+  insertRecord(entity: EntityLayout, record: StoredRecord): Promise<void>;
+  updateRecord(entity: EntityLayout, record: StoredRecord): Promise<void>;
+  deleteRecord(entity: EntityLayout, id: string): Promise<void>;
+  appendHistory(event: HistoryEvent): Promise<void>;
+}
+
+export interface ServiceDataPort {
+  read<T>(locator: StorageLocator, principalId: string, work: (tx: ServiceDataReader) => Promise<T>): Promise<T>;
+  write<T>(locator: StorageLocator, principalId: string, work: (tx: ServiceDataWriter) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,327 @@
+// Record use cases (contract §6): create, get, list, search, update, delete
+// and history. Admission and semantic validation come first, then one data
+// unit of work that checks the write fence, the replay ledger and the
+// preconditions, writes the data, its history event and the replay record
+// together. Nothing here knows which backend runs it.
+
+import type { JsonObject, JsonValue } from '../../common/json.js';
+import { AipcsError } from '../contract/error-codes.js';
+import type { EntityDefinition, ManifestV2 } from '../contract/manifest/types.js';
+import { decodeCursor, encodeCursor, type CursorKind } from './cursor.js';
+import type { DataAdmission, LifecycleService } from './lifecycle.js';
+import {
+  StorageFailure,
+  type BranchScope,
+  type EntityLayout,
+  type FieldSet,
+  type Micros,
+  type RecordFilter,
+  type ServiceDataPort,
+  type ServiceDataWriter,
+  type StorageLocator,
+  type StoredRecord,
+} from './ports.js';
+import {
+  checkFieldValue,
+  checkRecordSize,
+  checkSuppliedFields,
+  completeFieldSet,
+  domainAttributes,
+  fieldSetJson,
+  findEntity,
+  fingerprintText,
+  historyEventDocument,
+  recordDocument,
+} from './record-rules.js';
+
+export interface RecordDependencies {
+  readonly lifecycle: LifecycleService;
+  readonly data: ServiceDataPort;
+  readonly principalId: string;
+  nowMicros(): Micros;
+  newRecordId(): string;
+  sha256(text: string): string;
+}
+
+export interface CreateRecordCommand {
+  readonly serviceId: string;
+  readonly entityName: string;
+  readonly record: JsonObject;
+  readonly idempotencyKey: string;
+}
+
+export interface UpdateRecordCommand {
+  readonly serviceId: string;
+  readonly entityName: string;
+  readonly recordId: string;
+  readonly updates: JsonObject;
+  readonly expectedRecordVersion: bigint;
+  readonly idempotencyKey: string;
+}
+
+export interface DeleteRecordCommand {
+  readonly serviceId: string;
+  readonly entityName: string;
+  readonly recordId: string;
+  readonly expectedRecordVersion: bigint;
+  readonly idempotencyKey: string;
+}
+
+export interface ListRecordsCommand {
+  readonly serviceId: string;
+  readonly entityName: string;
+  readonly limit: number;
+  readonly cursor: string | null;
+  readonly branch: BranchScope | null;
+  /** Search only: declared exact filters (1..16). */
+  readonly filters?: JsonObject;
+}
+
+export interface HistoryCommand {
+  readonly serviceId: string;
+  readonly entityName: string;
+  readonly recordId: string | null;
+  readonly limit: number;
+  readonly cursor: string | null;
+}
+
+const CREATED_VIA = 'mcp';
+
+/** Maps storage failures of data tools to the contract's codes. */
+export function dataFailure(error: unknown): never {
+  if (error instanceof AipcsError) throw error;
+  if (error instanceof StorageFailure) {
+    switch (error.kind) {
+      case 'busy':
+        throw new AipcsError('storage_busy', { cause: error });
+      case 'constraint':
+        throw new AipcsError('constraint_violation', { cause: error });
+      case 'uncertain':
+        throw new AipcsError('operation_uncertain_data', { cause: error });
+      case 'migration_required':
+        throw new AipcsError('storage_migration_required', { cause: error });
+      default:
+        throw new AipcsError('storage_unavailable', { cause: error });
+    }
+  }
+  throw error;
+}
+
+export function layoutOf(admission: DataAdmission, entityName: string): EntityLayout {
+  const layout = admission.layout.entities.find((entity) => entity.name === entityName);
+  if (!layout) throw new AipcsError('validation_failed');
+  return layout;
+}
+
+export class RecordService {
+  constructor(private readonly deps: RecordDependencies) {}
+
+  private locator(admission: DataAdmission): StorageLocator {
+    if (!admission.service.storage) throw new AipcsError('storage_unavailable');
+    return admission.service.storage;
+  }
+
+  /** Runs a mutation unit: fence, then replay lookup, then `work`; the result is recorded for replay. */
+  private async mutate(
+    admission: DataAdmission,
+    key: string,
+    kind: string,
+    fingerprint: string,
+    work: (tx: ServiceDataWriter, now: Micros) => Promise<JsonObject>,
+  ): Promise<JsonObject> {
+    try {
+      return await this.deps.data.write(this.locator(admission), this.deps.principalId, async (tx) => {
+        if (!(await tx.fenceIsOpen())) throw new AipcsError('storage_unavailable');
+        const replay = await tx.getReplay(key);
+        if (replay) {
+          if (replay.kind !== kind || replay.fingerprint !== fingerprint) throw new AipcsError('changed_fingerprint');
+          return { ...(replay.result as JsonObject), replayed: true };
+        }
+        const now = this.deps.nowMicros();
+        const result = await work(tx, now);
+        await tx.putReplay({ idempotencyKey: key, kind, fingerprint, result, completedAt: now });
+        return result;
+      });
+    } catch (error) {
+      return dataFailure(error);
+    }
+  }
+
+  private fingerprint(kind: string, fields: JsonObject): string {
+    return this.deps.sha256(fingerprintText({ kind, created_via: CREATED_VIA, ...fields }));
+  }
+
+  /** Relationship sources of the entity must point at existing records of their targets. */
+  private async checkReferences(tx: ServiceDataWriter, layout: EntityLayout, fields: FieldSet): Promise<void> {
+    for (const fk of layout.foreignKeys) {
+      const value = fields[fk.column];
+      if (typeof value === 'string' && !(await tx.recordExists(fk.targetEntity, value))) throw new AipcsError('constraint_violation');
+    }
+  }
+
+  async create(command: CreateRecordCommand): Promise<JsonObject> {
+    const admission = await this.deps.lifecycle.admitData(command.serviceId);
+    const entity = findEntity(admission.manifest, command.entityName);
+    const layout = layoutOf(admission, entity.name);
+    checkRecordSize(command.record);
+    const fields = completeFieldSet(entity, checkSuppliedFields(entity, command.record));
+    checkRecordSize(fieldSetJson(fields));
+    const fingerprint = this.fingerprint('create', { entity_name: entity.name, fields: fieldSetJson(fields) });
+    return this.mutate(admission, command.idempotencyKey, 'create', fingerprint, async (tx, now) => {
+      await this.checkReferences(tx, layout, fields);
+      const record: StoredRecord = { id: this.deps.newRecordId(), createdAt: now, updatedAt: now, createdVia: CREATED_VIA, recordVersion: 1n, fields };
+      await tx.insertRecord(layout, record);
+      await tx.appendHistory({ entityName: entity.name, recordId: record.id, recordVersion: 1n, kind: 'create', before: null, after: fields, occurredAt: now });
+      return { record: recordDocument(entity.name, record), replayed: false };
+    });
+  }
+
+  async update(command: UpdateRecordCommand): Promise<JsonObject> {
+    const admission = await this.deps.lifecycle.admitData(command.serviceId);
+    const entity = findEntity(admission.manifest, command.entityName);
+    const layout = layoutOf(admission, entity.name);
+    checkRecordSize(command.updates);
+    const updates = checkSuppliedFields(entity, command.updates);
+    const fingerprint = this.fingerprint('update', {
+      entity_name: entity.name,
+      record_id: command.recordId,
+      expected_record_version: command.expectedRecordVersion,
+      updates: command.updates,
+    });
+    return this.mutate(admission, command.idempotencyKey, 'update', fingerprint, async (tx, now) => {
+      const current = await tx.getRecord(layout, command.recordId);
+      if (!current) throw new AipcsError('not_found_data');
+      if (current.recordVersion !== command.expectedRecordVersion) throw new AipcsError('stale_record_version');
+      const merged = completeFieldSet(entity, { ...current.fields, ...Object.fromEntries(updates) });
+      checkRecordSize(fieldSetJson(merged));
+      await this.checkReferences(tx, layout, merged);
+      const record: StoredRecord = { ...current, fields: merged, updatedAt: now, recordVersion: current.recordVersion + 1n };
+      await tx.updateRecord(layout, record);
+      await tx.appendHistory({ entityName: entity.name, recordId: record.id, recordVersion: record.recordVersion, kind: 'update', before: current.fields, after: merged, occurredAt: now });
+      return { record: recordDocument(entity.name, record), replayed: false };
+    });
+  }
+
+  async delete(command: DeleteRecordCommand): Promise<JsonObject> {
+    const admission = await this.deps.lifecycle.admitData(command.serviceId);
+    const entity = findEntity(admission.manifest, command.entityName);
+    const layout = layoutOf(admission, entity.name);
+    const fingerprint = this.fingerprint('delete', {
+      entity_name: entity.name,
+      record_id: command.recordId,
+      expected_record_version: command.expectedRecordVersion,
+    });
+    const referencing = admission.manifest.relationships
+      .filter((relationship) => relationship.to.entity === entity.name)
+      .map((relationship) => ({ entity: relationship.from.entity, column: relationship.from.field }));
+    return this.mutate(admission, command.idempotencyKey, 'delete', fingerprint, async (tx, now) => {
+      const current = await tx.getRecord(layout, command.recordId);
+      if (!current) throw new AipcsError('not_found_data');
+      if (current.recordVersion !== command.expectedRecordVersion) throw new AipcsError('stale_record_version');
+      if (await tx.isReferenced(current.id, referencing)) throw new AipcsError('constraint_violation');
+      const version = current.recordVersion + 1n;
+      await tx.deleteRecord(layout, current.id);
+      await tx.appendHistory({ entityName: entity.name, recordId: current.id, recordVersion: version, kind: 'delete', before: current.fields, after: null, occurredAt: now });
+      return { id: current.id, record_version: version, replayed: false };
+    });
+  }
+
+  async get(serviceId: string, entityName: string, recordId: string): Promise<JsonObject> {
+    const admission = await this.deps.lifecycle.admitData(serviceId);
+    const entity = findEntity(admission.manifest, entityName);
+    const layout = layoutOf(admission, entity.name);
+    try {
+      const record = await this.deps.data.read(this.locator(admission), this.deps.principalId, (tx) => tx.getRecord(layout, recordId));
+      if (!record) throw new AipcsError('not_found_data');
+      return recordDocument(entity.name, record);
+    } catch (error) {
+      return dataFailure(error);
+    }
+  }
+
+  async list(command: ListRecordsCommand): Promise<JsonObject> {
+    const admission = await this.deps.lifecycle.admitData(command.serviceId);
+    const entity = findEntity(admission.manifest, command.entityName);
+    const layout = layoutOf(admission, entity.name);
+    const filters = command.filters === undefined ? [] : searchFilters(entity, command.filters);
+    const identity = this.queryIdentity(admission, command.filters === undefined ? 'list' : 'search', {
+      entity_name: entity.name,
+      filters: command.filters ?? null,
+      branch: command.branch === null ? null : { branch_id: command.branch.branchId, role: command.branch.role },
+    });
+    const afterId = command.cursor === null ? null : decodeCursor(this.deps, 'record', command.cursor, identity);
+    try {
+      const rows = await this.deps.data.read(this.locator(admission), this.deps.principalId, (tx) =>
+        tx.queryRecords(layout, { filters, branch: command.branch, afterId, limit: command.limit + 1 }),
+      );
+      const page = rows.slice(0, command.limit);
+      const last = page[page.length - 1];
+      return {
+        records: page.map((record) => recordDocument(entity.name, record)),
+        next_cursor: rows.length > command.limit && last ? encodeCursor(this.deps, 'record', last.id, identity) : null,
+      };
+    } catch (error) {
+      return dataFailure(error);
+    }
+  }
+
+  async history(command: HistoryCommand): Promise<JsonObject> {
+    const admission = await this.deps.lifecycle.admitData(command.serviceId);
+    const entity = findEntity(admission.manifest, command.entityName);
+    const identity = this.queryIdentity(admission, 'history', { entity_name: entity.name, record_id: command.recordId });
+    const after = command.cursor === null ? null : decodeCursor(this.deps, 'history', command.cursor, identity);
+    if (after !== null && !/^[0-9]{1,19}$/.test(after)) throw new AipcsError('validation_failed');
+    try {
+      const rows = await this.deps.data.read(this.locator(admission), this.deps.principalId, (tx) =>
+        tx.history(entity.name, command.recordId, after === null ? null : BigInt(after), command.limit + 1),
+      );
+      const page = rows.slice(0, command.limit);
+      const last = page[page.length - 1];
+      return {
+        events: page.map(historyEventDocument),
+        next_cursor: rows.length > command.limit && last ? encodeCursor(this.deps, 'history', last.sequence.toString(), identity) : null,
+      };
+    } catch (error) {
+      return dataFailure(error);
+    }
+  }
+
+  /** What a cursor is bound to: principal, service, schema version, tool and query. */
+  queryIdentity(admission: DataAdmission, tool: string, query: JsonObject): JsonValue {
+    return {
+      principal: this.deps.principalId,
+      service_id: admission.service.serviceId,
+      schema_version: BigInt(admission.service.schemaVersion ?? 0),
+      tool,
+      query,
+    };
+  }
+
+  /** Encodes a cursor kind other than records (branches reuse the machinery). */
+  cursor(kind: CursorKind, position: string, identity: JsonValue): string {
+    return encodeCursor(this.deps, kind, position, identity);
+  }
+}
+
+/** Search filters (contract §6.8): declared, filterable, value valid for the field. */
+export function searchFilters(entity: EntityDefinition, filters: JsonObject): RecordFilter[] {
+  const attributes = new Map(domainAttributes(entity).map((attribute) => [attribute.name, attribute]));
+  const result: RecordFilter[] = [];
+  for (const [field, value] of Object.entries(filters)) {
+    const attribute = attributes.get(field);
+    if (!attribute || value === null || typeof value === 'object') throw new AipcsError('validation_failed');
+    if (attribute.type === 'string_list') {
+      if (attribute.retrieval_mode !== 'membership') throw new AipcsError('validation_failed');
+      if (typeof value !== 'string' || value.length === 0 || [...value].length > 256) throw new AipcsError('validation_failed');
+      result.push({ kind: 'member', field, value });
+      continue;
+    }
+    if (attribute.retrieval_mode === 'annotation') throw new AipcsError('validation_failed');
+    // Filters are not held to allowed_values: a value outside the set matches nothing.
+    const checked = checkFieldValue({ ...attribute, allowed_values: null }, value);
+    result.push({ kind: 'equals', field, value: checked as string | bigint | number | boolean });
+  }
+  return result;
+}
+
+export type { ManifestV2 };

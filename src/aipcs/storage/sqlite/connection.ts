@@ -1,0 +1,140 @@
+// One SQLite connection with the pragmas the storage policy requires, and
+// async units of work on it: readers BEGIN, writers BEGIN IMMEDIATE, one at
+// a time per connection. SQLITE_BUSY becomes storage_busy; the busy timeout
+// is the only wait. Also the runtime version floor.
+
+import Database from 'better-sqlite3';
+import { Mutex } from '../../../common/mutex.js';
+import { StorageFailure } from '../../core/ports.js';
+
+export const SQLITE_MINIMUM_VERSION = '3.51.3';
+
+export type SqliteDatabase = Database.Database;
+
+let detectedVersion: string | null | undefined;
+
+/** The SQLite library version better-sqlite3 runs on, or null when unreadable. */
+export function sqliteRuntimeVersion(): string | null {
+  if (detectedVersion !== undefined) return detectedVersion;
+  try {
+    const db = new Database(':memory:');
+    detectedVersion = (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
+    db.close();
+  } catch {
+    detectedVersion = null;
+  }
+  return detectedVersion;
+}
+
+export function versionAtLeast(version: string, minimum: string): boolean {
+  const a = version.split('.').map(Number);
+  const b = minimum.split('.').map(Number);
+  for (let i = 0; i < 3; i++) {
+    const x = a[i] ?? 0;
+    const y = b[i] ?? 0;
+    if (x !== y) return x > y;
+  }
+  return true;
+}
+
+export interface SqliteConnectionOptions {
+  readonly busyTimeoutMs: number;
+  readonly readonly: boolean;
+}
+
+/** Maps a driver error to a StorageFailure without keeping any of its text visible. */
+export function toStorageFailure(error: unknown): StorageFailure {
+  if (error instanceof StorageFailure) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') {
+    if (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_') || code === 'SQLITE_LOCKED' || code.startsWith('SQLITE_LOCKED_')) return new StorageFailure('busy', { cause: error });
+    if (code.startsWith('SQLITE_CONSTRAINT')) return new StorageFailure('constraint', { cause: error });
+  }
+  return new StorageFailure('unavailable', { cause: error });
+}
+
+export class SqliteConnection {
+  readonly db: SqliteDatabase;
+  private readonly mutex = new Mutex();
+
+  constructor(path: string, options: SqliteConnectionOptions) {
+    const version = sqliteRuntimeVersion();
+    if (version === null || !versionAtLeast(version, SQLITE_MINIMUM_VERSION)) throw new StorageFailure('unavailable');
+    try {
+      this.db = new Database(path, { readonly: options.readonly, fileMustExist: true, timeout: options.busyTimeoutMs });
+    } catch (error) {
+      throw toStorageFailure(error);
+    }
+    try {
+      this.db.defaultSafeIntegers(true);
+      this.db.unsafeMode(false);
+      const pragmas: [string, string | number][] = [
+        ['busy_timeout', options.busyTimeoutMs],
+        ['foreign_keys', 1],
+        ['trusted_schema', 0],
+        ['recursive_triggers', 0],
+        ['synchronous', 2],
+        ['wal_autocheckpoint', 1000],
+      ];
+      for (const [name, value] of pragmas) {
+        this.db.pragma(`${name} = ${value}`);
+        const actual = this.db.pragma(name, { simple: true });
+        if (String(actual) !== String(value)) throw new StorageFailure('unavailable');
+      }
+      if (options.readonly) this.db.pragma('query_only = 1');
+    } catch (error) {
+      this.db.close();
+      throw toStorageFailure(error);
+    }
+  }
+
+  journalMode(): string {
+    return String(this.db.pragma('journal_mode', { simple: true }));
+  }
+
+  /** Switches to WAL (outside any transaction); true when WAL is in force afterwards. */
+  enableWal(): boolean {
+    try {
+      return String(this.db.pragma('journal_mode = WAL', { simple: true })).toLowerCase() === 'wal';
+    } catch (error) {
+      throw toStorageFailure(error);
+    }
+  }
+
+  read<T>(work: (db: SqliteDatabase) => Promise<T> | T): Promise<T> {
+    return this.transaction('BEGIN', work);
+  }
+
+  write<T>(work: (db: SqliteDatabase) => Promise<T> | T): Promise<T> {
+    return this.transaction('BEGIN IMMEDIATE', work);
+  }
+
+  private transaction<T>(begin: string, work: (db: SqliteDatabase) => Promise<T> | T): Promise<T> {
+    return this.mutex.run(async () => {
+      try {
+        this.db.exec(begin);
+      } catch (error) {
+        throw toStorageFailure(error);
+      }
+      try {
+        const result = await work(this.db);
+        this.db.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (this.db.inTransaction) {
+          try {
+            this.db.exec('ROLLBACK');
+          } catch {
+            // The connection is unusable after a failed rollback; the next call reports it.
+          }
+        }
+        // Application outcomes thrown to abort the unit pass through unchanged.
+        throw error instanceof Database.SqliteError ? toStorageFailure(error) : error;
+      }
+    });
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

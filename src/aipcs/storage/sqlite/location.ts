@@ -1,0 +1,149 @@
+// The SQLite location policy: the data root and every database file must be
+// private to the effective user (root and service-stores/ 0700, files 0600,
+// link count 1), never reached through a symlink, and not on a network
+// filesystem. Violations are "unsafe" and make start-up fail closed.
+
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, statfsSync, type Stats } from 'node:fs';
+import { dirname, isAbsolute, join, sep } from 'node:path';
+
+export class UnsafeLocationError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'UnsafeLocationError';
+  }
+}
+
+// statfs magic numbers of filesystems that are not local POSIX storage.
+const NETWORK_FILESYSTEMS = new Set([
+  0x6969, // NFS
+  0x517b, // SMB
+  0xff534d42, // CIFS
+  0xfe534d42, // SMB2
+  0x5346414f, // AFS
+  0x00c36400, // Ceph
+  0x0bd00bd0, // Lustre
+  0x01021997, // 9p
+]);
+
+const uid = (): number | undefined => process.getuid?.();
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+function assertPrivateDirectory(path: string, stats: Stats): void {
+  if (stats.isSymbolicLink()) throw new UnsafeLocationError('a storage directory is a symbolic link');
+  if (!stats.isDirectory()) throw new UnsafeLocationError('a storage directory is not a directory');
+  if (uid() !== undefined && stats.uid !== uid()) throw new UnsafeLocationError('a storage directory is owned by another user');
+  if ((stats.mode & 0o777) !== 0o700) throw new UnsafeLocationError('a storage directory is not mode 0700');
+  void path;
+}
+
+/** Every component from / to `path` exists without symlinks; the last must be owned and not group/other-writable. */
+function assertSafeAncestors(path: string): void {
+  const parts = path.split(sep).filter((part) => part.length > 0);
+  let current: string = sep;
+  for (const part of parts) {
+    current = join(current, part);
+    const stats = lstatOrUndefined(current);
+    if (!stats) throw new UnsafeLocationError('a parent of the data root does not exist');
+    if (stats.isSymbolicLink()) throw new UnsafeLocationError('a parent of the data root is a symbolic link');
+    if (!stats.isDirectory()) throw new UnsafeLocationError('a parent of the data root is not a directory');
+  }
+  const parent = lstatSync(path);
+  if (uid() !== undefined && parent.uid !== uid()) throw new UnsafeLocationError('the parent of the data root is owned by another user');
+  if ((parent.mode & 0o022) !== 0) throw new UnsafeLocationError('the parent of the data root is writable by group or others');
+}
+
+function assertLocalFilesystem(path: string): void {
+  try {
+    const info = statfsSync(path);
+    if (NETWORK_FILESYSTEMS.has(info.type)) throw new UnsafeLocationError('the data root is on a network filesystem');
+  } catch (error) {
+    if (error instanceof UnsafeLocationError) throw error;
+    // statfs unsupported: nothing more can be detected here.
+  }
+}
+
+export interface DataRootPaths {
+  readonly root: string;
+  readonly registry: string;
+  readonly serviceStores: string;
+}
+
+export function dataRootPaths(root: string): DataRootPaths {
+  return { root, registry: join(root, 'registry.sqlite'), serviceStores: join(root, 'service-stores') };
+}
+
+/**
+ * Checks the data root; with `create`, makes a missing root (and, for the
+ * platform default, missing parents) with mode 0700. Returns whether it exists.
+ */
+export function checkDataRoot(root: string, options: { create: boolean; createParents: boolean }): boolean {
+  if (!isAbsolute(root)) throw new UnsafeLocationError('the data root is not absolute');
+  const parent = dirname(root);
+  if (options.create && options.createParents) mkdirSync(parent, { recursive: true, mode: 0o700 });
+  if (lstatOrUndefined(parent) === undefined) {
+    if (!options.create) return false;
+    throw new UnsafeLocationError('the parent of the data root does not exist');
+  }
+  assertSafeAncestors(parent);
+  let stats = lstatOrUndefined(root);
+  if (!stats) {
+    if (!options.create) return false;
+    mkdirSync(root, { mode: 0o700 });
+    stats = lstatSync(root);
+  }
+  assertPrivateDirectory(root, stats);
+  assertLocalFilesystem(root);
+  return true;
+}
+
+/** Checks (and with `create`, makes) a private subdirectory of a checked root. */
+export function checkPrivateSubdirectory(path: string, create: boolean): boolean {
+  let stats = lstatOrUndefined(path);
+  if (!stats) {
+    if (!create) return false;
+    mkdirSync(path, { mode: 0o700 });
+    stats = lstatSync(path);
+  }
+  assertPrivateDirectory(path, stats);
+  return true;
+}
+
+function assertPrivateFile(stats: Stats): void {
+  if (stats.isSymbolicLink()) throw new UnsafeLocationError('a database file is a symbolic link');
+  if (!stats.isFile()) throw new UnsafeLocationError('a database file is not a regular file');
+  if (uid() !== undefined && stats.uid !== uid()) throw new UnsafeLocationError('a database file is owned by another user');
+  if ((stats.mode & 0o777) !== 0o600) throw new UnsafeLocationError('a database file is not mode 0600');
+  if (stats.nlink !== 1) throw new UnsafeLocationError('a database file has more than one link');
+}
+
+/** Checks a database file and its sidecars; returns whether the database exists. */
+export function checkDatabaseFile(path: string): boolean {
+  const stats = lstatOrUndefined(path);
+  for (const suffix of ['-wal', '-shm', '-journal']) {
+    const sidecar = lstatOrUndefined(path + suffix);
+    if (!sidecar) continue;
+    if (!stats) throw new UnsafeLocationError('a database sidecar exists without its database');
+    assertPrivateFile(sidecar);
+  }
+  if (!stats) return false;
+  assertPrivateFile(stats);
+  return true;
+}
+
+/** Creates an empty database file exclusively, without following symlinks, mode 0600. */
+export function createDatabaseFile(path: string): void {
+  const fd = openSync(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
+  try {
+    assertPrivateFile(fstatSync(fd));
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,304 @@
+// SQLite service stores: one private database file per materialised service
+// (service-stores/svc_<hex>.sqlite) holding the domain tables a manifest asks
+// for plus the store's own bookkeeping tables (prefix __aipcs_). Creation and
+// evolution are single transactions; observation compares structure, never
+// trusting a file that only looks similar.
+
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { StorageFailure, type ColumnLayout, type EntityLayout, type ServiceStorePort, type StorageLocator, type StoreLayout, type StoreObservation } from '../../core/ports.js';
+import { SqliteConnection, type SqliteDatabase } from './connection.js';
+import { checkDatabaseFile, checkPrivateSubdirectory, createDatabaseFile, dataRootPaths } from './location.js';
+
+export const SERVICE_STORE_ADAPTER_ID = 'aipcs.sqlite.service_store';
+export const SERVICE_STORE_REVISION = 1n;
+
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+const SQL_TYPES: Record<ColumnLayout['type'], string> = {
+  text: 'TEXT',
+  integer: 'INTEGER',
+  real: 'REAL',
+  boolean: 'INTEGER',
+  datetime: 'TEXT',
+  uuid: 'TEXT',
+  string_list: 'TEXT',
+};
+
+/** Bookkeeping tables every store has, whatever its manifest. */
+export const BOOKKEEPING_DDL = [
+  `CREATE TABLE __aipcs_service_store_meta (
+  singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+  adapter_id TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  applied_revision INTEGER NOT NULL
+) STRICT`,
+  `CREATE TABLE __aipcs_record_mutation (
+  principal_id TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  operation_kind TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  result_json TEXT NOT NULL,
+  completed_at INTEGER NOT NULL,
+  PRIMARY KEY (principal_id, idempotency_key)
+) STRICT`,
+  `CREATE TABLE __aipcs_write_fence (
+  singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+  generation INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('open', 'closed'))
+) STRICT`,
+  `CREATE TABLE __aipcs_record_history (
+  event_sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+  principal_id TEXT NOT NULL,
+  entity_name TEXT NOT NULL,
+  record_id TEXT NOT NULL,
+  record_version INTEGER NOT NULL,
+  event_kind TEXT NOT NULL,
+  before_json TEXT,
+  after_json TEXT,
+  occurred_at INTEGER NOT NULL
+) STRICT`,
+  `CREATE INDEX __aipcs_record_history_record ON __aipcs_record_history (principal_id, entity_name, record_id, event_sequence)`,
+  `CREATE INDEX __aipcs_record_history_entity ON __aipcs_record_history (principal_id, entity_name, event_sequence)`,
+  `CREATE TABLE __aipcs_memory_branch (
+  id TEXT PRIMARY KEY NOT NULL,
+  principal_id TEXT NOT NULL,
+  slug TEXT NOT NULL,
+  title TEXT NOT NULL,
+  intent TEXT NOT NULL,
+  branch_type TEXT,
+  parent_branch_id TEXT REFERENCES __aipcs_memory_branch (id) ON DELETE RESTRICT ON UPDATE RESTRICT,
+  status TEXT NOT NULL CHECK (status IN ('active', 'archived', 'superseded')),
+  retrieval_summary TEXT,
+  branch_revision INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  UNIQUE (principal_id, slug)
+) STRICT`,
+  `CREATE INDEX __aipcs_memory_branch_parent ON __aipcs_memory_branch (principal_id, parent_branch_id, id)`,
+  `CREATE TABLE __aipcs_record_branch (
+  principal_id TEXT NOT NULL,
+  entity_name TEXT NOT NULL,
+  record_id TEXT NOT NULL,
+  branch_id TEXT NOT NULL REFERENCES __aipcs_memory_branch (id) ON DELETE RESTRICT ON UPDATE RESTRICT,
+  role TEXT NOT NULL CHECK (role IN ('primary', 'related')),
+  assigned_at INTEGER NOT NULL,
+  PRIMARY KEY (principal_id, entity_name, record_id, branch_id)
+) STRICT, WITHOUT ROWID`,
+  `CREATE UNIQUE INDEX __aipcs_record_branch_one_primary ON __aipcs_record_branch (principal_id, entity_name, record_id) WHERE role = 'primary'`,
+  `CREATE INDEX __aipcs_record_branch_scope ON __aipcs_record_branch (principal_id, branch_id, role, entity_name, record_id)`,
+  `CREATE TABLE __aipcs_list_member (
+  entity_name TEXT NOT NULL,
+  field_name TEXT NOT NULL,
+  member TEXT NOT NULL,
+  record_id TEXT NOT NULL,
+  PRIMARY KEY (entity_name, field_name, member, record_id)
+) STRICT, WITHOUT ROWID`,
+  `CREATE INDEX __aipcs_list_member_record ON __aipcs_list_member (entity_name, record_id)`,
+];
+
+export function equalityIndexName(entity: string, field: string): string {
+  return `__aipcs_eq_${entity}__${field}`;
+}
+
+function columnDdl(column: ColumnLayout): string {
+  const type = SQL_TYPES[column.type];
+  if (column.name === 'id') return `${quoteIdentifier(column.name)} ${type} NOT NULL PRIMARY KEY`;
+  return `${quoteIdentifier(column.name)} ${type}${column.notNull ? ' NOT NULL' : ''}`;
+}
+
+export function entityTableDdl(entity: EntityLayout): string[] {
+  const parts = entity.columns.map(columnDdl);
+  for (const fk of entity.foreignKeys) {
+    parts.push(
+      `CONSTRAINT ${quoteIdentifier(fk.name)} FOREIGN KEY (${quoteIdentifier(fk.column)}) REFERENCES ${quoteIdentifier(fk.targetEntity)} ("id") ON DELETE RESTRICT ON UPDATE RESTRICT`,
+    );
+  }
+  const ddl = [`CREATE TABLE ${quoteIdentifier(entity.name)} (\n  ${parts.join(',\n  ')}\n) STRICT`];
+  return [...ddl, ...entityIndexDdl(entity, new Set(), new Set())];
+}
+
+/** Index DDL for an entity, skipping the manifest indexes and equality fields already present. */
+function entityIndexDdl(entity: EntityLayout, existingIndexes: ReadonlySet<string>, existingEquality: ReadonlySet<string>): string[] {
+  const ddl: string[] = [];
+  for (const index of entity.indexes) {
+    if (existingIndexes.has(index.name)) continue;
+    const columns = index.columns.map(quoteIdentifier).join(', ');
+    ddl.push(`CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdentifier(index.name)} ON ${quoteIdentifier(entity.name)} (${columns})`);
+  }
+  for (const field of entity.equalityFields) {
+    if (existingEquality.has(field)) continue;
+    ddl.push(`CREATE INDEX IF NOT EXISTS ${quoteIdentifier(equalityIndexName(entity.name, field))} ON ${quoteIdentifier(entity.name)} (${quoteIdentifier(field)}, "id")`);
+  }
+  return ddl;
+}
+
+export function layoutDdl(layout: StoreLayout): string[] {
+  return layout.entities.flatMap(entityTableDdl);
+}
+
+/** Structural signature of the domain part of a database: columns, keys and indexes. */
+function structureSignature(db: SqliteDatabase): string {
+  const tables = (db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).all() as { name: string }[]).map((row) => row.name);
+  const signature = tables.map((table) => {
+    const columns = db.prepare(`SELECT name, type, "notnull" AS nn, pk FROM pragma_table_info(${quoteSqlString(table)}) ORDER BY cid`).all();
+    const fks = db.prepare(`SELECT "table" AS target, "from" AS col, "to" AS ref, on_update, on_delete FROM pragma_foreign_key_list(${quoteSqlString(table)}) ORDER BY id, seq`).all();
+    // Equality indexes are performance aids that evolution may leave behind
+    // when a field becomes an annotation; they are not part of the structure.
+    const indexes = (db.prepare(`SELECT name, "unique" AS u, partial FROM pragma_index_list(${quoteSqlString(table)}) WHERE substr(name, 1, 11) <> '__aipcs_eq_' ORDER BY name`).all() as { name: string; u: bigint; partial: bigint }[]).map((index) => ({
+      ...index,
+      columns: db.prepare(`SELECT name FROM pragma_index_info(${quoteSqlString(index.name)}) ORDER BY seqno`).all(),
+    }));
+    return { table, columns, fks, indexes };
+  });
+  return JSON.stringify(signature, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
+}
+
+function quoteSqlString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+const expectedSignatures = new Map<string, string>();
+
+function expectedSignature(layout: StoreLayout, namespace: string): string {
+  const key = JSON.stringify(layout) + namespace;
+  let signature = expectedSignatures.get(key);
+  if (signature === undefined) {
+    const db = new Database(':memory:');
+    db.defaultSafeIntegers(true);
+    for (const ddl of [...BOOKKEEPING_DDL, ...layoutDdl(layout)]) db.exec(ddl);
+    signature = structureSignature(db);
+    db.close();
+    if (expectedSignatures.size > 256) expectedSignatures.clear();
+    expectedSignatures.set(key, signature);
+  }
+  return signature;
+}
+
+function metaMatches(db: SqliteDatabase, namespace: string): boolean {
+  const meta = db.prepare(`SELECT adapter_id, namespace, applied_revision FROM __aipcs_service_store_meta WHERE singleton = 1`).get() as
+    | { adapter_id: string; namespace: string; applied_revision: bigint }
+    | undefined;
+  return meta !== undefined && meta.adapter_id === SERVICE_STORE_ADAPTER_ID && meta.namespace === namespace && meta.applied_revision === SERVICE_STORE_REVISION;
+}
+
+export type LayoutState = 'empty' | 'matches' | 'differs';
+
+export function compareLayout(db: SqliteDatabase, layout: StoreLayout, namespace: string): LayoutState {
+  const count = (db.prepare(`SELECT count(*) AS n FROM sqlite_schema`).get() as { n: bigint }).n;
+  if (count === 0n) return 'empty';
+  if (structureSignature(db) !== expectedSignature(layout, namespace)) return 'differs';
+  return metaMatches(db, namespace) ? 'matches' : 'differs';
+}
+
+const NAMESPACE = /^svc_[0-9a-f]{32}$/;
+
+export interface SqliteServiceStoresOptions {
+  readonly dataRoot: string;
+  readonly busyTimeoutMs: number;
+}
+
+/** The per-service databases under one data root; connections are opened lazily and kept. */
+export class SqliteServiceStores implements ServiceStorePort {
+  private readonly connections = new Map<string, SqliteConnection>();
+  private readonly directory: string;
+
+  constructor(private readonly options: SqliteServiceStoresOptions) {
+    this.directory = dataRootPaths(options.dataRoot).serviceStores;
+  }
+
+  private pathOf(locator: StorageLocator): string {
+    if (locator.backend !== 'sqlite' || !NAMESPACE.test(locator.namespace)) throw new StorageFailure('unavailable');
+    return join(this.directory, `${locator.namespace}.sqlite`);
+  }
+
+  /** An open connection to an existing store, or undefined when the store does not exist. */
+  connection(locator: StorageLocator, create = false): SqliteConnection | undefined {
+    const cached = this.connections.get(locator.namespace);
+    if (cached) return cached;
+    const path = this.pathOf(locator);
+    try {
+      if (!checkPrivateSubdirectory(this.directory, create)) return undefined;
+      if (!checkDatabaseFile(path)) {
+        if (!create) return undefined;
+        try {
+          createDatabaseFile(path);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        }
+        checkDatabaseFile(path);
+      }
+    } catch (error) {
+      if (error instanceof StorageFailure) throw error;
+      throw new StorageFailure('unavailable', { cause: error });
+    }
+    const connection = new SqliteConnection(path, { busyTimeoutMs: this.options.busyTimeoutMs, readonly: false });
+    if (!connection.enableWal()) {
+      connection.close();
+      throw new StorageFailure('unavailable');
+    }
+    this.connections.set(locator.namespace, connection);
+    return connection;
+  }
+
+  async observe(locator: StorageLocator, layout: StoreLayout): Promise<StoreObservation> {
+    let connection: SqliteConnection | undefined;
+    try {
+      connection = this.connection(locator);
+    } catch {
+      return { state: 'unavailable' };
+    }
+    if (!connection) return { state: 'uninitialised' };
+    const state = await connection.read((db) => compareLayout(db, layout, locator.namespace));
+    return { state: state === 'matches' ? 'ready' : state === 'empty' ? 'uninitialised' : 'incompatible' };
+  }
+
+  async materialise(locator: StorageLocator, layout: StoreLayout): Promise<void> {
+    const connection = this.connection(locator, true);
+    if (!connection) throw new StorageFailure('unavailable');
+    await connection.write((db) => {
+      const state = compareLayout(db, layout, locator.namespace);
+      if (state === 'matches') return;
+      if (state === 'differs') throw new StorageFailure('incompatible');
+      for (const ddl of [...BOOKKEEPING_DDL, ...layoutDdl(layout)]) db.exec(ddl);
+      db.prepare(`INSERT INTO __aipcs_service_store_meta (singleton, adapter_id, namespace, applied_revision) VALUES (1, ?, ?, ?)`).run(SERVICE_STORE_ADAPTER_ID, locator.namespace, SERVICE_STORE_REVISION);
+      db.prepare(`INSERT INTO __aipcs_write_fence (singleton, generation, state) VALUES (1, 1, 'open')`).run();
+    });
+  }
+
+  async evolve(locator: StorageLocator, current: StoreLayout, target: StoreLayout): Promise<void> {
+    const connection = this.connection(locator);
+    if (!connection) throw new StorageFailure('incompatible');
+    await connection.write((db) => {
+      if (compareLayout(db, target, locator.namespace) === 'matches') return;
+      if (compareLayout(db, current, locator.namespace) !== 'matches') throw new StorageFailure('incompatible');
+      for (const ddl of evolutionDdl(current, target)) db.exec(ddl);
+      if (compareLayout(db, target, locator.namespace) !== 'matches') throw new StorageFailure('incompatible');
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const connection of this.connections.values()) connection.close();
+    this.connections.clear();
+  }
+}
+
+/** The additive DDL from one layout to its successor: new tables, appended columns, new indexes. */
+export function evolutionDdl(current: StoreLayout, target: StoreLayout): string[] {
+  const ddl: string[] = [];
+  const before = new Map(current.entities.map((entity) => [entity.name, entity]));
+  for (const entity of target.entities) {
+    const old = before.get(entity.name);
+    if (!old) {
+      ddl.push(...entityTableDdl(entity));
+      continue;
+    }
+    for (const column of entity.columns.slice(old.columns.length)) {
+      ddl.push(`ALTER TABLE ${quoteIdentifier(entity.name)} ADD COLUMN ${columnDdl(column)}`);
+    }
+    ddl.push(...entityIndexDdl(entity, new Set(old.indexes.map((index) => index.name)), new Set(old.equalityFields)));
+  }
+  return ddl;
+}

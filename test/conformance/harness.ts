@@ -1,0 +1,54 @@
+// What a storage adapter provides to the conformance suites: fresh storage
+// behind the ports, and a way to reopen it (as a restarted process would).
+// Each backend binds the suites in a few lines (see sqlite.test.ts).
+
+import { createHash } from 'node:crypto';
+import { createApplication, type Application, type StoragePorts } from '../../src/aipcs/core/application.js';
+import { manualClock, sequentialIds, type ManualClock } from '../../src/common/clock.js';
+import { validateManifest } from '../../src/aipcs/contract/manifest/validate-manifest.js';
+import type { ManifestV2 } from '../../src/aipcs/contract/manifest/types.js';
+import type { JsonObject } from '../../src/common/json.js';
+
+export interface StorageHarness {
+  readonly name: string;
+  /** A fresh, empty storage location with the registry migrated. */
+  create(): Promise<StorageLocation>;
+}
+
+export interface StorageLocation {
+  /** Opens the storage ports on this location (a new "process"). */
+  open(): Promise<StoragePorts>;
+  destroy(): Promise<void>;
+}
+
+export const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+export interface TestApp extends Application {
+  readonly storage: StoragePorts;
+  readonly clock: ManualClock;
+}
+
+let idPrefix = 1;
+
+export function appOver(storage: StoragePorts, options: { principalId?: string; checkpoint?: (name: string) => void; clock?: ManualClock } = {}): TestApp {
+  const clock = options.clock ?? manualClock(1_800_000_000_000_000n);
+  const ids = sequentialIds(idPrefix++);
+  const app = createApplication(storage, {
+    principalId: options.principalId ?? 'agent-a',
+    createdVia: 'mcp',
+    nowMicros: () => {
+      clock.advance(1n);
+      return clock.nowMicros();
+    },
+    uuid: () => ids.uuid(),
+    sha256,
+    ...(options.checkpoint ? { checkpoint: options.checkpoint } : {}),
+  });
+  return { ...app, storage, clock };
+}
+
+export function manifest(document: JsonObject): ManifestV2 {
+  const result = validateManifest(document);
+  if (!result.ok) throw new Error(`fixture manifest is invalid: ${JSON.stringify(result.issues)}`);
+  return result.manifest;
+}

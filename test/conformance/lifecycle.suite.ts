@@ -1,0 +1,253 @@
+// Conformance: service lifecycle rules of contract §5 over any adapter.
+// Exported as a function so each backend runs it unchanged.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StoragePorts } from '../../src/aipcs/core/application.js';
+import type { JsonObject } from '../../src/common/json.js';
+import { notesManifest, notesManifestV2 } from '../support/manifests.js';
+import { appOver, manifest, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
+
+const seedCommand = (key = 'seed-1', domainName = 'notes') => ({
+  domainName,
+  domainClass: 'knowledge',
+  intentDescription: 'Project notes.',
+  idempotencyKey: key,
+});
+
+async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
+  await expect(promise).rejects.toMatchObject({ code });
+}
+
+export function lifecycleSuite(harness: StorageHarness): void {
+  describe(`lifecycle conformance (${harness.name})`, () => {
+    let location: StorageLocation;
+    let storage: StoragePorts;
+    let app: TestApp;
+
+    beforeEach(async () => {
+      location = await harness.create();
+      storage = await location.open();
+      app = appOver(storage);
+    });
+
+    afterEach(async () => {
+      await storage.close();
+      await location.destroy();
+    });
+
+    async function designed(): Promise<string> {
+      const seeded = await app.lifecycle.seed(seedCommand());
+      const serviceId = seeded['service_id'] as string;
+      await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'design-1' });
+      return serviceId;
+    }
+
+    async function materialised(): Promise<string> {
+      const serviceId = await designed();
+      await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'mat-1' });
+      return serviceId;
+    }
+
+    describe('seed', () => {
+      it('creates a seeded service at revision 1 with the projection keys in order', async () => {
+        const service = await app.lifecycle.seed(seedCommand());
+        expect(Object.keys(service)).toEqual([
+          'service_id', 'domain_name', 'domain_class', 'intent_description', 'design_state', 'operational_status', 'schema', 'schema_version',
+          'service_revision', 'recovery_state', 'created_at', 'updated_at', 'last_activity_at', 'materialised_at', 'storage',
+        ]);
+        expect(service).toMatchObject({ design_state: 'seeded', operational_status: 'active', schema: null, schema_version: null, service_revision: 1n, recovery_state: 'clear', materialised_at: null, storage: null });
+        expect(service['created_at']).toBe(service['updated_at']);
+        expect(service['created_at']).toBe(service['last_activity_at']);
+      });
+
+      it('replays the stored snapshot for the same key, even after the service moved on', async () => {
+        const first = await app.lifecycle.seed(seedCommand());
+        await app.lifecycle.design({ serviceId: first['service_id'] as string, manifest: manifest(notesManifest()), idempotencyKey: 'design-1' });
+        const again = await app.lifecycle.seed(seedCommand());
+        expect(again).toEqual(first);
+      });
+
+      it('answers conflict for a changed request under the same key', async () => {
+        await app.lifecycle.seed(seedCommand());
+        await rejects(app.lifecycle.seed({ ...seedCommand(), intentDescription: 'Something else.' }), 'conflict');
+      });
+
+      it('returns the existing service for an existing domain name and binds the new key to it', async () => {
+        const first = await app.lifecycle.seed(seedCommand('k1'));
+        const second = await app.lifecycle.seed({ ...seedCommand('k2'), domainClass: 'other' });
+        expect(second['service_id']).toBe(first['service_id']);
+        expect(second['domain_class']).toBe('knowledge');
+        await rejects(app.lifecycle.seed({ ...seedCommand('k2'), domainName: 'elsewhere' }), 'conflict');
+      });
+
+      it('keeps principals apart', async () => {
+        const service = await app.lifecycle.seed(seedCommand());
+        const other = appOver(storage, { principalId: 'agent-b' });
+        await rejects(other.lifecycle.inspect(service['service_id'] as string), 'not_found');
+        expect((await other.lifecycle.list(100))['services']).toEqual([]);
+        const theirs = await other.lifecycle.seed(seedCommand());
+        expect(theirs['service_id']).not.toBe(service['service_id']);
+      });
+    });
+
+    describe('list and inspect', () => {
+      it('lists in creation order up to the limit', async () => {
+        const a = await app.lifecycle.seed(seedCommand('a', 'alpha'));
+        const b = await app.lifecycle.seed(seedCommand('b', 'beta'));
+        const c = await app.lifecycle.seed(seedCommand('c', 'gamma'));
+        const all = (await app.lifecycle.list(100))['services'] as JsonObject[];
+        expect(all.map((s) => s['service_id'])).toEqual([a['service_id'], b['service_id'], c['service_id']]);
+        expect(((await app.lifecycle.list(2))['services'] as JsonObject[]).length).toBe(2);
+      });
+
+      it('inspects a known service and answers not_found otherwise', async () => {
+        const service = await app.lifecycle.seed(seedCommand());
+        expect(await app.lifecycle.inspect(service['service_id'] as string)).toEqual(service);
+        await rejects(app.lifecycle.inspect('11111111-1111-4111-8111-111111111111'), 'not_found');
+      });
+    });
+
+    describe('design', () => {
+      it('stores the manifest at revision 2 without creating storage', async () => {
+        const seeded = await app.lifecycle.seed(seedCommand());
+        const service = await app.lifecycle.design({ serviceId: seeded['service_id'] as string, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
+        expect(service).toMatchObject({ design_state: 'seeded', schema_version: 1n, service_revision: 2n, storage: null });
+        expect((service['schema'] as JsonObject)['manifest_version']).toBe(2n);
+      });
+
+      it('refuses unknown services, a second design, and a changed request under the key', async () => {
+        await rejects(app.lifecycle.design({ serviceId: '11111111-1111-4111-8111-111111111111', manifest: manifest(notesManifest()), idempotencyKey: 'd0' }), 'not_found');
+        const serviceId = await designed();
+        await rejects(app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd2' }), 'invalid_state');
+        await rejects(app.lifecycle.design({ serviceId, manifest: manifest(notesManifestV2()), idempotencyKey: 'design-1' }), 'conflict');
+        // The same key under another registry operation is a conflict too.
+        await rejects(app.lifecycle.seed({ ...seedCommand('design-1') }), 'conflict');
+      });
+
+      it('replays a completed design', async () => {
+        const seeded = await app.lifecycle.seed(seedCommand());
+        const command = { serviceId: seeded['service_id'] as string, manifest: manifest(notesManifest()), idempotencyKey: 'd' };
+        const first = await app.lifecycle.design(command);
+        expect(await app.lifecycle.design(command)).toEqual(first);
+      });
+    });
+
+    describe('materialise', () => {
+      it('materialises at revision 3 with a storage locator', async () => {
+        const serviceId = await designed();
+        const service = await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+        expect(service).toMatchObject({ design_state: 'materialised', service_revision: 3n, recovery_state: 'clear', storage: { backend: storage.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` } });
+        expect(service['materialised_at']).toBe(service['updated_at']);
+      });
+
+      it('answers stale_revision for unknown services and mismatched preconditions', async () => {
+        await rejects(app.lifecycle.materialise({ serviceId: '11111111-1111-4111-8111-111111111111', expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' }), 'stale_revision');
+        const seeded = await app.lifecycle.seed(seedCommand());
+        await rejects(app.lifecycle.materialise({ serviceId: seeded['service_id'] as string, expectedServiceRevision: 1n, expectedSchemaVersion: 1n, idempotencyKey: 'm' }), 'stale_revision');
+        const serviceId = await designed();
+        await rejects(app.lifecycle.materialise({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, idempotencyKey: 'm' }), 'stale_revision');
+      });
+
+      it('replays, rejects a changed request, and refuses a second materialise', async () => {
+        const serviceId = await designed();
+        const command = { serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' };
+        const first = await app.lifecycle.materialise(command);
+        expect(await app.lifecycle.materialise(command)).toEqual(first);
+        await rejects(app.lifecycle.materialise({ ...command, expectedServiceRevision: 3n }), 'changed_fingerprint');
+        await rejects(app.lifecycle.materialise({ ...command, expectedServiceRevision: 3n, idempotencyKey: 'm2' }), 'unsupported_transition');
+      });
+
+      it('leaves a pending intent after a crash, which the same key resumes and other keys wait for', async () => {
+        const serviceId = await designed();
+        const crashing = appOver(storage, {
+          checkpoint: (name) => {
+            if (name === 'materialise:admitted') throw new Error('simulated crash');
+          },
+        });
+        const command = { serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' };
+        await expect(crashing.lifecycle.materialise(command)).rejects.toThrow('simulated crash');
+
+        const restarted = await location.open();
+        try {
+          const fresh = appOver(restarted);
+          expect((await fresh.lifecycle.inspect(serviceId))['recovery_state']).toBe('pending');
+          await rejects(fresh.lifecycle.materialise({ ...command, idempotencyKey: 'other' }), 'operation_in_progress');
+          await rejects(fresh.records.create({ serviceId, entityName: 'project', record: { name: 'x' }, idempotencyKey: 'r' }), 'storage_busy');
+          const done = await fresh.lifecycle.materialise(command);
+          expect(done).toMatchObject({ design_state: 'materialised', service_revision: 3n, recovery_state: 'clear' });
+          expect((await fresh.lifecycle.inspect(serviceId))['recovery_state']).toBe('clear');
+        } finally {
+          await restarted.close();
+        }
+      });
+
+      it('finishes the work when a crash hit after the layout was created', async () => {
+        const serviceId = await designed();
+        const crashing = appOver(storage, {
+          checkpoint: (name) => {
+            if (name === 'materialise:applied') throw new Error('simulated crash');
+          },
+        });
+        const command = { serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' };
+        await expect(crashing.lifecycle.materialise(command)).rejects.toThrow('simulated crash');
+        expect((await app.lifecycle.inspect(serviceId))['design_state']).toBe('seeded');
+        expect(await app.lifecycle.materialise(command)).toMatchObject({ design_state: 'materialised', service_revision: 3n });
+      });
+
+      it('converges when the same request races itself', async () => {
+        const serviceId = await designed();
+        const command = { serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' };
+        const outcomes = await Promise.allSettled([app.lifecycle.materialise(command), app.lifecycle.materialise(command), app.lifecycle.materialise(command)]);
+        const settled = await app.lifecycle.materialise(command);
+        for (const outcome of outcomes) {
+          if (outcome.status === 'fulfilled') expect(outcome.value).toEqual(settled);
+          else expect(['storage_busy', 'operation_uncertain']).toContain((outcome.reason as { code: string }).code);
+        }
+      });
+    });
+
+    describe('evolve', () => {
+      it('applies an adjacent additive manifest', async () => {
+        const serviceId = await materialised();
+        const before = await app.lifecycle.inspect(serviceId);
+        const service = await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e' });
+        expect(service).toMatchObject({ schema_version: 2n, service_revision: 4n, design_state: 'materialised', materialised_at: before['materialised_at'], storage: before['storage'] });
+        const created = await app.records.create({ serviceId, entityName: 'person', record: { full_name: 'Ada' }, idempotencyKey: 'p' });
+        expect((created['record'] as JsonObject)['entity_name']).toBe('person');
+      });
+
+      it('rejects non-additive targets, stale preconditions and unmaterialised services', async () => {
+        const serviceId = await designed();
+        await rejects(app.lifecycle.evolve({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e0' }), 'unsupported_transition');
+        await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+        await rejects(app.lifecycle.evolve({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e1' }), 'stale_revision');
+        const removed = notesManifestV2();
+        const entities = removed['entities'] as JsonObject[];
+        const note = entities[1] as JsonObject;
+        entities[1] = { ...note, attributes: (note['attributes'] as JsonObject[]).filter((attribute) => attribute['name'] !== 'aliases') };
+        await rejects(app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(removed), idempotencyKey: 'e2' }), 'unsupported_transition');
+        expect((await app.lifecycle.inspect(serviceId))['recovery_state']).toBe('clear');
+      });
+
+      it('refuses at admission a unique index over duplicate data, leaving the service clear', async () => {
+        const serviceId = await materialised();
+        for (const key of ['a', 'b']) await app.records.create({ serviceId, entityName: 'note', record: { title: 'same' }, idempotencyKey: key });
+        await rejects(
+          app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2({ uniqueOnTitle: true })), idempotencyKey: 'e' }),
+          'unsupported_transition',
+        );
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ recovery_state: 'clear', schema_version: 1n, service_revision: 3n });
+        const ok = await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e2' });
+        expect(ok['schema_version']).toBe(2n);
+      });
+
+      it('replays and rejects a changed request under the key', async () => {
+        const serviceId = await materialised();
+        const command = { serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e' };
+        const first = await app.lifecycle.evolve(command);
+        expect(await app.lifecycle.evolve(command)).toEqual(first);
+        await rejects(app.lifecycle.evolve({ ...command, manifest: manifest(notesManifestV2({ uniqueOnTitle: true })) }), 'changed_fingerprint');
+      });
+    });
+  });
+}

@@ -1,0 +1,294 @@
+// Conformance: record rules of contract §6 over any adapter — creation,
+// validation, bounds measured the contract's way, optimistic concurrency,
+// idempotent replay, search semantics, cursors and history.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StoragePorts } from '../../src/aipcs/core/application.js';
+import type { JsonObject, JsonValue } from '../../src/common/json.js';
+import { notesManifest, notesManifestV2 } from '../support/manifests.js';
+import { appOver, manifest, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
+
+async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
+  await expect(promise).rejects.toMatchObject({ code });
+}
+
+export function recordsSuite(harness: StorageHarness): void {
+  describe(`records conformance (${harness.name})`, () => {
+    let location: StorageLocation;
+    let storage: StoragePorts;
+    let app: TestApp;
+    let serviceId: string;
+    let keyCounter = 0;
+    const key = () => `key-${++keyCounter}`;
+
+    beforeEach(async () => {
+      location = await harness.create();
+      storage = await location.open();
+      app = appOver(storage);
+      const seeded = await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' });
+      serviceId = seeded['service_id'] as string;
+      await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
+      await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+    });
+
+    afterEach(async () => {
+      await storage.close();
+      await location.destroy();
+    });
+
+    const create = async (record: JsonObject, entityName = 'note', idempotencyKey = key()) =>
+      (await app.records.create({ serviceId, entityName, record, idempotencyKey }))['record'] as JsonObject;
+
+    describe('create and get', () => {
+      it('creates a record with server-managed fields and every domain field', async () => {
+        const record = await create({ title: '  Release decision  ', confidence: 1n, tags: ['release'], status: 'complete' });
+        expect(Object.keys(record)).toEqual(['entity_name', 'id', 'record_version', 'created_at', 'updated_at', 'created_via', 'fields']);
+        expect(record).toMatchObject({ entity_name: 'note', record_version: 1n, created_via: 'mcp' });
+        const fields = record['fields'] as JsonObject;
+        expect(Object.keys(fields)).toEqual(['aliases', 'confidence', 'detail', 'due_at', 'pinned', 'priority', 'project_id', 'status', 'tags', 'title']);
+        expect(fields['title']).toBe('Release decision');
+        expect(fields['confidence']).toBe(1);
+        expect(typeof fields['confidence']).toBe('number');
+        expect(fields['detail']).toBeNull();
+        expect(await app.records.get(serviceId, 'note', record['id'] as string)).toEqual(record);
+      });
+
+      it('rejects undeclared, server-managed and missing required fields, wrong types and disallowed values', async () => {
+        const bad: JsonObject[] = [
+          { title: 'x', unknown: 1n },
+          { detail: 'no title' },
+          { title: null },
+          { title: 5n },
+          { title: 'x', priority: 1.0 },
+          { title: 'x', priority: true },
+          { title: 'x', priority: 9223372036854775808n },
+          { title: 'x', confidence: 9007199254740993n },
+          { title: 'x', pinned: 1n },
+          { title: 'x', due_at: '2030-01-01T00:00:00+01:00' },
+          { title: 'x', due_at: '2030-01-01' },
+          { title: 'x', project_id: 'not-a-uuid' },
+          { title: 'x', tags: ['a', 'a'] },
+          { title: 'x', tags: [''] },
+          { title: 'x', status: 'unknown' },
+          { title: 'nul\u0000' },
+        ];
+        for (const record of bad) await rejects(app.records.create({ serviceId, entityName: 'note', record, idempotencyKey: key() }), 'validation_failed');
+        await rejects(app.records.create({ serviceId, entityName: 'nothing', record: { title: 'x' }, idempotencyKey: key() }), 'validation_failed');
+      });
+
+      it('accepts zero-offset datetimes verbatim', async () => {
+        for (const due of ['2030-01-01T00:00:00Z', '2030-01-01T00:00:00+00:00', '2030-01-01 00:00:00Z', '2030-01-01T00:00:00.123456789Z', '20300101T000000Z']) {
+          const record = await create({ title: 'x', due_at: due });
+          expect((record['fields'] as JsonObject)['due_at']).toBe(due);
+        }
+      });
+
+      it('enforces relationships and unique indexes', async () => {
+        await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'x', project_id: '22222222-2222-4222-8222-222222222222' }, idempotencyKey: key() }), 'constraint_violation');
+        const project = await create({ name: 'P', code: 'P1' }, 'project');
+        await create({ title: 'x', project_id: project['id'] as string });
+        await rejects(app.records.create({ serviceId, entityName: 'project', record: { name: 'Q', code: 'P1' }, idempotencyKey: key() }), 'constraint_violation');
+        await rejects(app.records.delete({ serviceId, entityName: 'project', recordId: project['id'] as string, expectedRecordVersion: 1n, idempotencyKey: key() }), 'constraint_violation');
+      });
+
+      it('answers not_found for unknown records, records of another entity and unknown services', async () => {
+        const record = await create({ title: 'x' });
+        await rejects(app.records.get(serviceId, 'note', '33333333-3333-4333-8333-333333333333'), 'not_found');
+        await rejects(app.records.get(serviceId, 'project', record['id'] as string), 'not_found');
+        await rejects(app.records.get('33333333-3333-4333-8333-333333333333', 'note', record['id'] as string), 'not_found');
+      });
+
+      it('refuses data tools on a service that is not materialised', async () => {
+        const seeded = await app.lifecycle.seed({ domainName: 'other', domainClass: 'k', intentDescription: 'i', idempotencyKey: 's2' });
+        await rejects(app.records.create({ serviceId: seeded['service_id'] as string, entityName: 'note', record: { title: 'x' }, idempotencyKey: key() }), 'storage_unavailable');
+      });
+    });
+
+    describe('bounds', () => {
+      it('accepts a string of exactly 16384 UTF-8 bytes and rejects one more', async () => {
+        await create({ title: 'é'.repeat(8192) });
+        await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'é'.repeat(8192) + 'a' }, idempotencyKey: key() }), 'validation_failed');
+      });
+
+      it('bounds string lists to 256 distinct items of at most 256 characters', async () => {
+        const items = Array.from({ length: 256 }, (_, i) => `t${i}`);
+        await create({ title: 'x', tags: items });
+        await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'x', tags: [...items, 'one-more'] }, idempotencyKey: key() }), 'validation_failed');
+        await create({ title: 'x', tags: ['😀'.repeat(256)] });
+        await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'x', tags: ['😀'.repeat(257)] }, idempotencyKey: key() }), 'validation_failed');
+      });
+
+      it('bounds the complete record to 65536 bytes measured as compact sorted JSON', async () => {
+        // {"aliases":[...]} etc: fill list members to approach the limit exactly.
+        const fill = (n: number): JsonObject => {
+          const title = 'x'.repeat(16000);
+          return { title, detail: 'y'.repeat(16000), status: 'draft', aliases: Array.from({ length: n }, (_, i) => `${String(i).padStart(3, '0')}${'z'.repeat(253)}`) };
+        };
+        const size = (record: JsonObject) => {
+          const full = { aliases: null, confidence: null, detail: null, due_at: null, pinned: null, priority: null, project_id: null, status: null, tags: null, title: null, ...record };
+          return Buffer.byteLength(JSON.stringify(Object.fromEntries(Object.entries(full).sort(([a], [b]) => (a < b ? -1 : 1)))), 'utf8');
+        };
+        let n = 0;
+        while (size(fill(n + 1)) <= 65536) n++;
+        const base = fill(n);
+        const slack = 65536 - size(base);
+        const atLimit = { ...base, title: (base['title'] as string) + 'x'.repeat(slack) };
+        expect(size(atLimit)).toBe(65536);
+        await create(atLimit);
+        const over = { ...base, title: (base['title'] as string) + 'x'.repeat(slack + 1) };
+        await rejects(app.records.create({ serviceId, entityName: 'note', record: over, idempotencyKey: key() }), 'validation_failed');
+      });
+    });
+
+    describe('update, delete and idempotency', () => {
+      it('updates with the exact version, bumping it even without a change', async () => {
+        const record = await create({ title: 'x', priority: 1n });
+        const id = record['id'] as string;
+        const updated = (await app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { priority: 1n }, expectedRecordVersion: 1n, idempotencyKey: key() }))['record'] as JsonObject;
+        expect(updated['record_version']).toBe(2n);
+        await rejects(app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { priority: 2n }, expectedRecordVersion: 1n, idempotencyKey: key() }), 'stale_record_version');
+        const cleared = (await app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { priority: null }, expectedRecordVersion: 2n, idempotencyKey: key() }))['record'] as JsonObject;
+        expect((cleared['fields'] as JsonObject)['priority']).toBeNull();
+        await rejects(app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { title: null }, expectedRecordVersion: 3n, idempotencyKey: key() }), 'validation_failed');
+        await rejects(app.records.update({ serviceId, entityName: 'note', recordId: '44444444-4444-4444-8444-444444444444', updates: { title: 'y' }, expectedRecordVersion: 1n, idempotencyKey: key() }), 'not_found');
+      });
+
+      it('replays an exact retry without writing, and refuses a changed request under the key', async () => {
+        const command = { serviceId, entityName: 'note', record: { title: 'x', confidence: 1n } as JsonObject, idempotencyKey: 'create-once' };
+        const first = await app.records.create(command);
+        const again = await app.records.create({ ...command, record: { title: 'x', confidence: 1.0, detail: null } });
+        expect(again).toEqual({ ...first, replayed: true });
+        const listed = await app.records.list({ serviceId, entityName: 'note', limit: 100, cursor: null, branch: null });
+        expect((listed['records'] as JsonObject[]).length).toBe(1);
+        await rejects(app.records.create({ ...command, record: { title: 'y' } }), 'changed_fingerprint');
+        const id = (first['record'] as JsonObject)['id'] as string;
+        await rejects(app.records.delete({ serviceId, entityName: 'note', recordId: id, expectedRecordVersion: 1n, idempotencyKey: 'create-once' }), 'changed_fingerprint');
+      });
+
+      it('does not consume a key on failure', async () => {
+        await rejects(app.records.create({ serviceId, entityName: 'note', record: { detail: 'no title' }, idempotencyKey: 'k' }), 'validation_failed');
+        const created = await app.records.create({ serviceId, entityName: 'note', record: { title: 'ok' }, idempotencyKey: 'k' });
+        expect(created['replayed']).toBe(false);
+      });
+
+      it('hard-deletes, keeps history, and replays the delete result', async () => {
+        const record = await create({ title: 'x' });
+        const id = record['id'] as string;
+        const command = { serviceId, entityName: 'note', recordId: id, expectedRecordVersion: 1n, idempotencyKey: 'del' };
+        expect(await app.records.delete(command)).toEqual({ id, record_version: 2n, replayed: false });
+        expect(await app.records.delete(command)).toEqual({ id, record_version: 2n, replayed: true });
+        await rejects(app.records.get(serviceId, 'note', id), 'not_found');
+        await rejects(app.records.delete({ ...command, expectedRecordVersion: 2n, idempotencyKey: 'del2' }), 'not_found');
+        const history = await app.records.history({ serviceId, entityName: 'note', recordId: id, limit: 50, cursor: null });
+        expect((history['events'] as JsonObject[]).map((event) => [event['kind'], event['record_version']])).toEqual([
+          ['create', 1n],
+          ['delete', 2n],
+        ]);
+      });
+
+      it('serialises concurrent updates: exactly one winner per version', async () => {
+        const record = await create({ title: 'x', priority: 0n });
+        const id = record['id'] as string;
+        const attempts = Array.from({ length: 5 }, (_, i) => app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { priority: BigInt(i + 1) }, expectedRecordVersion: 1n, idempotencyKey: `u${i}` }));
+        const outcomes = await Promise.allSettled(attempts);
+        expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+        for (const outcome of outcomes) if (outcome.status === 'rejected') expect((outcome.reason as { code: string }).code).toBe('stale_record_version');
+        const history = await app.records.history({ serviceId, entityName: 'note', recordId: id, limit: 50, cursor: null });
+        expect((history['events'] as JsonObject[]).map((event) => event['record_version'])).toEqual([1n, 2n]);
+      });
+    });
+
+    describe('search, list and cursors', () => {
+      it('matches scalar equality and list membership, and rejects unfilterable fields', async () => {
+        const a = await create({ title: 'A', status: 'draft', tags: ['x', 'y'], confidence: 0.5, pinned: true });
+        await create({ title: 'B', status: 'complete', tags: ['y'], confidence: 1n, pinned: false });
+        const search = async (filters: JsonObject) =>
+          ((await app.records.list({ serviceId, entityName: 'note', limit: 50, cursor: null, branch: null, filters }))['records'] as JsonObject[]).map((r) => (r['fields'] as JsonObject)['title']);
+        expect(await search({ status: 'draft' })).toEqual(['A']);
+        expect(await search({ tags: 'y' })).toEqual(['A', 'B']);
+        expect(await search({ tags: 'x', status: 'draft' })).toEqual(['A']);
+        expect(await search({ confidence: 1.0 })).toEqual(['B']);
+        expect(await search({ confidence: 1n })).toEqual(['B']);
+        expect(await search({ pinned: true })).toEqual(['A']);
+        expect(await search({ status: 'not-allowed-but-fine' })).toEqual([]);
+        for (const filters of [{ detail: 'x' }, { aliases: 'x' }, { id: a['id'] as string }, { nothing: 'x' }, { priority: '1' }, { priority: 1.5 }, { tags: '' }] as JsonObject[]) {
+          await rejects(app.records.list({ serviceId, entityName: 'note', limit: 50, cursor: null, branch: null, filters }), 'validation_failed');
+        }
+      });
+
+      it('finds untrimmed stored values by the untrimmed filter and returns them trimmed', async () => {
+        await create({ title: '  A  ' });
+        const search = async (title: string) => (await app.records.list({ serviceId, entityName: 'note', limit: 50, cursor: null, branch: null, filters: { title } }))['records'] as JsonObject[];
+        expect(await search('A')).toEqual([]);
+        const found = await search('  A  ');
+        expect((found[0]?.['fields'] as JsonObject)['title']).toBe('A');
+      });
+
+      it('pages in id order without skipping or repeating while others insert', async () => {
+        for (let i = 0; i < 7; i++) await create({ title: `t${i}` });
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        let pages = 0;
+        do {
+          const page: JsonObject = await app.records.list({ serviceId, entityName: 'note', limit: 3, cursor, branch: null });
+          for (const record of page['records'] as JsonObject[]) seen.push(record['id'] as string);
+          cursor = page['next_cursor'] as string | null;
+          if (pages++ === 0) await create({ title: 'late' });
+        } while (cursor !== null);
+        expect(new Set(seen).size).toBe(seen.length);
+        expect([...seen].sort()).toEqual(seen);
+        expect(seen.length).toBe(8);
+      });
+
+      it('binds cursors to their query, service and schema version and rejects tampering', async () => {
+        for (let i = 0; i < 3; i++) await create({ title: 't', status: 'draft' });
+        const first = await app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: null, branch: null, filters: { status: 'draft' } });
+        const cursor = first['next_cursor'] as string;
+        expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+        await expect(app.records.list({ serviceId, entityName: 'note', limit: 2, cursor, branch: null, filters: { status: 'draft' } })).resolves.toBeDefined();
+        await rejects(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor, branch: null, filters: { status: 'complete' } }), 'validation_failed');
+        await rejects(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor, branch: null }), 'validation_failed');
+        await rejects(app.records.history({ serviceId, entityName: 'note', recordId: null, limit: 1, cursor }), 'validation_failed');
+        const flipped = cursor.slice(0, 10) + (cursor[10] === 'A' ? 'B' : 'A') + cursor.slice(11);
+        await rejects(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: flipped, branch: null, filters: { status: 'draft' } }), 'validation_failed');
+        await rejects(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: 'not+base64', branch: null, filters: { status: 'draft' } }), 'validation_failed');
+        const other = appOver(storage, { principalId: 'agent-b' });
+        await rejects(other.records.list({ serviceId, entityName: 'note', limit: 1, cursor, branch: null, filters: { status: 'draft' } }), 'not_found');
+        await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e' });
+        await rejects(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor, branch: null, filters: { status: 'draft' } }), 'validation_failed');
+      });
+
+      it('reads appended fields as null after an evolve', async () => {
+        const record = await create({ title: 'before' });
+        await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e' });
+        const fields = (await app.records.get(serviceId, 'note', record['id'] as string))['fields'] as JsonObject;
+        expect(fields['summary']).toBeNull();
+      });
+    });
+
+    describe('history', () => {
+      it('records before and after snapshots in sequence, paged by cursor, including deleted records', async () => {
+        const record = await create({ title: 'v1' });
+        const id = record['id'] as string;
+        await app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { title: 'v2' }, expectedRecordVersion: 1n, idempotencyKey: key() });
+        await app.records.delete({ serviceId, entityName: 'note', recordId: id, expectedRecordVersion: 2n, idempotencyKey: key() });
+        const events: JsonObject[] = [];
+        let cursor: string | null = null;
+        do {
+          const page: JsonObject = await app.records.history({ serviceId, entityName: 'note', recordId: null, limit: 2, cursor });
+          events.push(...(page['events'] as JsonObject[]));
+          cursor = page['next_cursor'] as string | null;
+        } while (cursor !== null);
+        expect(events.map((event) => event['kind'])).toEqual(['create', 'update', 'delete']);
+        expect(Object.keys(events[1] as JsonObject)).toEqual(['entity_name', 'id', 'record_version', 'kind', 'occurred_at', 'before', 'after']);
+        const titleOf = (snapshot: JsonValue) => ((snapshot as JsonObject)['fields'] as JsonObject)['title'];
+        expect(titleOf((events[1] as JsonObject)['before'] as JsonValue)).toBe('v1');
+        expect(titleOf((events[1] as JsonObject)['after'] as JsonValue)).toBe('v2');
+        expect((events[0] as JsonObject)['before']).toBeNull();
+        expect((events[2] as JsonObject)['after']).toBeNull();
+        const unknown = await app.records.history({ serviceId, entityName: 'note', recordId: '55555555-5555-4555-8555-555555555555', limit: 10, cursor: null });
+        expect(unknown['events']).toEqual([]);
+      });
+    });
+  });
+}

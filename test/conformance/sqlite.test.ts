@@ -1,0 +1,25 @@
+// Binds the storage conformance suites to the SQLite adapter: each test gets
+// a fresh private data root in a temp folder.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSqliteStorage } from '../../src/aipcs/storage/sqlite/index.js';
+import type { StorageHarness } from './harness.js';
+import { lifecycleSuite } from './lifecycle.suite.js';
+import { recordsSuite } from './records.suite.js';
+
+export const sqliteHarness: StorageHarness = {
+  name: 'sqlite',
+  async create() {
+    const base = mkdtempSync(join(tmpdir(), 'aipcs-conformance-'));
+    const dataRoot = join(base, 'data');
+    return {
+      open: () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false }),
+      destroy: async () => rmSync(base, { recursive: true, force: true }),
+    };
+  },
+};
+
+lifecycleSuite(sqliteHarness);
+recordsSuite(sqliteHarness);
