@@ -40,7 +40,7 @@ export interface SchemaNode {
  * the node's schema without issues (as a model validator would). It may
  * report issues and returns the (possibly rewritten) value.
  */
-export type Refiner = (value: JsonValue, path: readonly PathSegment[], sink: IssueSink) => JsonValue;
+export type Refiner = (value: JsonValue, path: readonly PathSegment[], sink: IssueSink, raw: JsonValue) => JsonValue;
 
 export interface CheckOptions {
   /** The document whose `$defs` resolve `$ref`s. */
@@ -62,6 +62,39 @@ const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 /** Canonical form of contract §3.6: 36 chars, lowercase, hyphenated, not nil. */
 export function isCanonicalUuid(value: unknown): value is string {
   return typeof value === 'string' && CANONICAL_UUID.test(value) && value !== NIL_UUID;
+}
+
+/**
+ * Whether a string holds an unpaired surrogate (reachable only through a
+ * `\uD800` escape). Such text has no UTF-8 form, so no store could keep it.
+ */
+export function hasLoneSurrogate(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+      else return true;
+    } else if (code >= 0xdc00 && code <= 0xdfff) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** UTF-8 size of well-formed text (lone surrogates count as the 3 bytes of U+FFFD). */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
 }
 
 export function codePointLength(text: string): number {
@@ -180,7 +213,7 @@ export function checkValue(
   if (sink.total === before && options.refiners) {
     for (const key of node === schema ? [node] : [node, schema]) {
       const refine = options.refiners.get(key);
-      if (refine && sink.total === before) result = refine(result, path, sink);
+      if (refine && sink.total === before) result = refine(result, path, sink, value);
     }
   }
   return result;
@@ -218,7 +251,9 @@ function checkResolved(
 
   if (typeof value === 'string') {
     const length = codePointLength(value);
-    if ((node.minLength !== undefined && length < node.minLength) || (node.maxLength !== undefined && length > node.maxLength)) {
+    if (hasLoneSurrogate(value)) {
+      sink.report('invalid_value', path);
+    } else if ((node.minLength !== undefined && length < node.minLength) || (node.maxLength !== undefined && length > node.maxLength)) {
       sink.report('invalid_length', path);
     } else if (node.pattern !== undefined && !compiledPattern(node.pattern).test(value)) {
       sink.report('invalid_value', path);
