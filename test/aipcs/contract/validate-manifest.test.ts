@@ -1,0 +1,290 @@
+import { describe, expect, it } from 'vitest';
+import type { JsonObject, JsonValue } from '../../../src/common/json.js';
+import { renderContractJson } from '../../../src/aipcs/contract/envelope.js';
+import { manifestToJson, validateManifest } from '../../../src/aipcs/contract/manifest/validate-manifest.js';
+import { attr, entity, history, index, linkedManifest, manifest, relationship, serverManaged } from './builders.js';
+import { json, projectManifest, quickstartManifest } from './fixtures.js';
+
+type Expected = readonly [code: string, path: string][];
+
+function issuesOf(document: JsonValue): Expected {
+  const result = validateManifest(document, { path: ['schema'] });
+  return result.ok ? [] : result.issues.map((issue) => [issue.code, issue.path] as [string, string]);
+}
+
+function withAttributes(...domain: JsonObject[]): JsonObject {
+  return manifest([entity('note', domain)]);
+}
+
+const long = (n: number): string => 'x'.repeat(n);
+const ident = (n: number): string => 'a'.repeat(n);
+
+describe('valid manifests', () => {
+  it('accepts the quick-start manifest and echoes it normalised', () => {
+    const result = validateManifest(quickstartManifest());
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const echo = manifestToJson(result.manifest);
+    expect(Object.keys(echo)).toEqual([
+      'manifest_version',
+      'schema_version',
+      'entities',
+      'relationships',
+      'indices',
+      'query_patterns',
+      'discovery_facets',
+      'retrieval_guidance',
+      'migration_history',
+    ]);
+    const attribute = ((echo['entities'] as JsonObject[])[0]?.['attributes'] as JsonObject[])[8] as JsonObject;
+    expect(Object.keys(attribute)).toEqual(['name', 'type', 'required', 'primary_key', 'description', 'allowed_values', 'retrieval_mode']);
+    expect(attribute).toEqual({ name: 'tags', type: 'string_list', required: false, primary_key: false, description: null, allowed_values: null, retrieval_mode: 'membership' });
+    expect(renderContractJson((echo['indices'] as JsonValue[])[0] as JsonValue)).toBe('{"name":"note_status_idx","entity":"note","fields":["status"],"unique":false}');
+  });
+
+  it('accepts the richer project manifest', () => {
+    expect(issuesOf(projectManifest())).toEqual([]);
+  });
+
+  it('materialises every default of a minimal manifest', () => {
+    const result = validateManifest(manifest());
+    expect(result.ok && manifestToJson(result.manifest)).toMatchObject({
+      relationships: [],
+      indices: [],
+      query_patterns: [],
+      discovery_facets: [],
+      retrieval_guidance: null,
+      migration_history: [],
+    });
+  });
+
+  it('trims every manifest string before validating and storing it', () => {
+    const document = manifest([entity('  note ', [attr(' title\t', ' string ', { description: '  A title.  ' })])], {
+      query_patterns: ['  find by title  '],
+      retrieval_guidance: '\u00a0guidance\u3000',
+    });
+    const result = validateManifest(document);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.manifest.entities[0]?.name).toBe('note');
+    expect(result.manifest.entities[0]?.attributes[6]).toMatchObject({ name: 'title', type: 'string', description: 'A title.' });
+    expect(result.manifest.query_patterns).toEqual(['find by title']);
+    expect(result.manifest.retrieval_guidance).toBe('guidance');
+  });
+
+  it('keeps the JSON type of allowed values (1 and 1.0 are distinct members)', () => {
+    const result = validateManifest(withAttributes(attr('score', 'number', { allowed_values: json('[1, 1.0, 2.5]') as JsonValue[] })));
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.manifest.entities[0]?.attributes[6]?.allowed_values).toEqual([1n, 1, 2.5]);
+    expect(renderContractJson(manifestToJson(result.manifest))).toContain('"allowed_values":[1,1.0,2.5]');
+  });
+
+  it('accepts server-managed attributes in any order, facets and indexes on them, nullable reference cycles', () => {
+    const attributes = [...serverManaged().reverse(), attr('parent_id', 'uuid'), attr('title', 'string')];
+    const document = manifest([{ name: 'note', attributes }], {
+      relationships: [relationship('note_parent_fk', ['note', 'parent_id'], ['note', 'id'])],
+      indices: [index('note_created_idx', 'note', ['created_at', 'title'])],
+      discovery_facets: [{ entity: 'note', field: 'created_at' }],
+    });
+    expect(issuesOf(document)).toEqual([]);
+  });
+
+  it('accepts a continuous migration history', () => {
+    expect(issuesOf(manifest(undefined, { schema_version: 4n, migration_history: history(3) }))).toEqual([]);
+  });
+
+  it('accepts the bounds themselves', () => {
+    const domain = Array.from({ length: 58 }, (_, i) => attr(`f${i}`, 'string'));
+    const document = manifest([entity(ident(63), domain, { description: long(1000) })], {
+      query_patterns: Array.from({ length: 32 }, () => long(240)),
+      retrieval_guidance: long(2000),
+      schema_version: 65n,
+      migration_history: history(64),
+    });
+    expect(issuesOf(document)).toEqual([]);
+  });
+});
+
+describe('one broken rule, one exact issue', () => {
+  const cases: [string, () => JsonValue, Expected][] = [
+    // document
+    ['non-object manifest', () => [], [['invalid_value', 'schema']]],
+    ['unknown top-level key', () => manifest(undefined, { tools: [] }), [['unknown_field', 'schema.tools']]],
+    ['unsafe unknown key is masked', () => manifest(undefined, { 'bad-key': 1n }), [['unknown_field', 'schema.<field>']]],
+    ['missing manifest_version', () => { const m = manifest(); delete m['manifest_version']; return m; }, [['field_required', 'schema.manifest_version']]],
+    ['manifest_version 3', () => manifest(undefined, { manifest_version: 3n }), [['invalid_value', 'schema.manifest_version']]],
+    ['manifest_version 2.0 is not an integer', () => manifest(undefined, { manifest_version: 2 }), [['invalid_value', 'schema.manifest_version']]],
+    ['missing schema_version', () => { const m = manifest(); delete m['schema_version']; return m; }, [['field_required', 'schema.schema_version']]],
+    ['schema_version 0', () => manifest(undefined, { schema_version: 0n }), [['invalid_value', 'schema.schema_version']]],
+    ['schema_version 66', () => manifest(undefined, { schema_version: 66n, migration_history: history(64) }), [['invalid_value', 'schema.schema_version']]],
+    ['schema_version 1.0', () => manifest(undefined, { schema_version: 1 }), [['invalid_value', 'schema.schema_version']]],
+    ['schema_version as string', () => manifest(undefined, { schema_version: '1' }), [['invalid_value', 'schema.schema_version']]],
+    ['missing entities', () => { const m = manifest(); delete m['entities']; return m; }, [['field_required', 'schema.entities']]],
+    ['no entities', () => manifest([]), [['invalid_length', 'schema.entities']]],
+    ['33 entities', () => manifest(Array.from({ length: 33 }, (_, i) => entity(`e${i}`))), [['invalid_length', 'schema.entities']]],
+    ['relationships not a list', () => manifest(undefined, { relationships: {} }), [['invalid_value', 'schema.relationships']]],
+    ['129 relationships', () => manifest(undefined, { relationships: Array.from({ length: 129 }, () => null) }), [['invalid_length', 'schema.relationships']]],
+    ['129 indices', () => manifest(undefined, { indices: Array.from({ length: 129 }, () => null) }), [['invalid_length', 'schema.indices']]],
+    ['33 query patterns', () => manifest(undefined, { query_patterns: Array.from({ length: 33 }, () => 'p') }), [['invalid_length', 'schema.query_patterns']]],
+    ['blank query pattern', () => manifest(undefined, { query_patterns: ['ok', '   '] }), [['invalid_length', 'schema.query_patterns.1']]],
+    ['241-char query pattern', () => manifest(undefined, { query_patterns: [long(241)] }), [['invalid_length', 'schema.query_patterns.0']]],
+    ['65 facets', () => manifest(undefined, { discovery_facets: Array.from({ length: 65 }, () => null) }), [['invalid_length', 'schema.discovery_facets']]],
+    ['string facet', () => manifest(undefined, { discovery_facets: ['note.title'] }), [['invalid_value', 'schema.discovery_facets.0']]],
+    ['facet with unknown key', () => manifest(undefined, { discovery_facets: [{ entity: 'note', field: 'title', mode: 'x' }] }), [['unknown_field', 'schema.discovery_facets.0.mode']]],
+    ['2001-char guidance', () => manifest(undefined, { retrieval_guidance: long(2001) }), [['invalid_length', 'schema.retrieval_guidance']]],
+    ['guidance not a string', () => manifest(undefined, { retrieval_guidance: 1n }), [['invalid_value', 'schema.retrieval_guidance']]],
+    ['65 history entries', () => manifest(undefined, { schema_version: 65n, migration_history: history(65) }), [['invalid_length', 'schema.migration_history']]],
+    ['lone surrogate in a description', () => manifest([entity('note', undefined, { description: 'a\ud800b' })]), [['invalid_value', 'schema.entities.0.description']]],
+    // entity
+    ['entity name with uppercase', () => manifest([entity('Note')]), [['invalid_value', 'schema.entities.0.name']]],
+    ['64-char entity name', () => manifest([entity(ident(64))]), [['invalid_value', 'schema.entities.0.name']]],
+    ['entity without name', () => manifest([{ attributes: serverManaged() }]), [['field_required', 'schema.entities.0.name']]],
+    ['5 attributes', () => manifest([{ name: 'note', attributes: serverManaged().slice(1) }]), [['invalid_length', 'schema.entities.0.attributes']]],
+    ['65 attributes', () => manifest([entity('note', Array.from({ length: 59 }, (_, i) => attr(`f${i}`, 'string')))]), [['invalid_length', 'schema.entities.0.attributes']]],
+    ['1001-char entity description', () => manifest([entity('note', undefined, { description: long(1001) })]), [['invalid_length', 'schema.entities.0.description']]],
+    ['unknown entity key', () => manifest([entity('note', undefined, { fields: [] })]), [['unknown_field', 'schema.entities.0.fields']]],
+    // attribute
+    ['attribute name with hyphen', () => withAttributes(attr('my-field', 'string')), [['invalid_value', 'schema.entities.0.attributes.6.name']]],
+    ['unknown attribute type', () => withAttributes(attr('body', 'text')), [['invalid_value', 'schema.entities.0.attributes.6.type']]],
+    ['attribute without type', () => withAttributes({ name: 'body' }), [['field_required', 'schema.entities.0.attributes.6.type']]],
+    ['required as string', () => withAttributes(attr('body', 'string', { required: 'yes' })), [['invalid_value', 'schema.entities.0.attributes.6.required']]],
+    ['primary_key as integer', () => withAttributes(attr('body', 'string', { primary_key: 1n })), [['invalid_value', 'schema.entities.0.attributes.6.primary_key']]],
+    ['501-char attribute description', () => withAttributes(attr('body', 'string', { description: long(501) })), [['invalid_length', 'schema.entities.0.attributes.6.description']]],
+    ['empty allowed_values', () => withAttributes(attr('body', 'string', { allowed_values: [] })), [['invalid_length', 'schema.entities.0.attributes.6.allowed_values']]],
+    ['33 allowed values', () => withAttributes(attr('body', 'string', { allowed_values: Array.from({ length: 33 }, (_, i) => `v${i}`) })), [['invalid_length', 'schema.entities.0.attributes.6.allowed_values']]],
+    ['object as allowed value', () => withAttributes(attr('body', 'string', { allowed_values: ['a', {}] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.1']]],
+    ['null as allowed value', () => withAttributes(attr('body', 'string', { allowed_values: [null] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.0']]],
+    ['unknown retrieval mode', () => withAttributes(attr('body', 'string', { retrieval_mode: 'fulltext' })), [['invalid_value', 'schema.entities.0.attributes.6.retrieval_mode']]],
+    ['unknown attribute key', () => withAttributes(attr('body', 'string', { unique: true })), [['unknown_field', 'schema.entities.0.attributes.6.unique']]],
+    ['primary key that is not required', () => withAttributes(attr('code', 'string', { primary_key: true })), [['invalid_value', 'schema.entities.0.attributes.6.primary_key']]],
+    ['second primary key', () => withAttributes(attr('code', 'string', { primary_key: true, required: true })), [['invalid_value', 'schema.entities.0.attributes.6.primary_key']]],
+    ['duplicate allowed value', () => withAttributes(attr('s', 'string', { allowed_values: ['a', 'b', ' a '] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.2']]],
+    ['duplicate float allowed value', () => withAttributes(attr('n', 'number', { allowed_values: json('[1.5, 1.50]') as JsonValue[] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.1']]],
+    ['string member of integer values', () => withAttributes(attr('n', 'integer', { allowed_values: [1n, '2'] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.1']]],
+    ['float member of integer values', () => withAttributes(attr('n', 'integer', { allowed_values: [1.0] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.0']]],
+    ['boolean member of integer values', () => withAttributes(attr('n', 'integer', { allowed_values: [true] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.0']]],
+    ['integer beyond signed 64', () => withAttributes(attr('n', 'integer', { allowed_values: [2n ** 63n] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.0']]],
+    ['integer literal beyond 2^53 for number', () => withAttributes(attr('n', 'number', { allowed_values: [2n ** 53n + 1n] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.0']]],
+    ['integer member of boolean values', () => withAttributes(attr('b', 'boolean', { allowed_values: [1n] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.0']]],
+    ['integer member of string values', () => withAttributes(attr('s', 'string', { allowed_values: [1n] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.0']]],
+    ['allowed values on a datetime', () => withAttributes(attr('d', 'datetime', { allowed_values: ['2030-01-01T00:00:00Z'] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.0']]],
+    ['allowed values on a uuid', () => withAttributes(attr('u', 'uuid', { allowed_values: ['11111111-2222-4333-8444-555555555555'] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.0']]],
+    ['blank string allowed value', () => withAttributes(attr('s', 'string_list', { allowed_values: ['a', '  '] })), [['invalid_length', 'schema.entities.0.attributes.6.allowed_values.1']]],
+    ['97-char allowed value', () => withAttributes(attr('s', 'string', { allowed_values: [long(97)] })), [['invalid_length', 'schema.entities.0.attributes.6.allowed_values.0']]],
+    ['NUL in allowed value', () => withAttributes(attr('s', 'string', { allowed_values: ['a\u0000b'] })), [['invalid_value', 'schema.entities.0.attributes.6.allowed_values.0']]],
+    ['membership on a string', () => withAttributes(attr('s', 'string', { retrieval_mode: 'membership' })), [['invalid_value', 'schema.entities.0.attributes.6.retrieval_mode']]],
+    ['annotation on a string_list', () => withAttributes(attr('s', 'string_list', { retrieval_mode: 'annotation' })), [['invalid_value', 'schema.entities.0.attributes.6.retrieval_mode']]],
+    ['annotation on an integer', () => withAttributes(attr('s', 'integer', { retrieval_mode: 'annotation' })), [['invalid_value', 'schema.entities.0.attributes.6.retrieval_mode']]],
+    // entity-level attribute rules
+    ['duplicate attribute name', () => withAttributes(attr('title', 'string'), attr('title', 'integer')), [['invalid_value', 'schema.entities.0.attributes.7.name']]],
+    ['missing server-managed field', () => manifest([{ name: 'note', attributes: [...serverManaged().slice(0, 5), attr('title', 'string')] }]), [['invalid_value', 'schema.entities.0.attributes']]],
+    ['server-managed field with the wrong type', () => manifest([{ name: 'note', attributes: [...serverManaged().slice(0, 5), attr('record_version', 'number', { required: true })] }]), [['invalid_value', 'schema.entities.0.attributes.5.type']]],
+    ['server-managed field not required', () => manifest([{ name: 'note', attributes: [serverManaged()[0] as JsonObject, attr('owner_id', 'string'), ...serverManaged().slice(2)] }]), [['invalid_value', 'schema.entities.0.attributes.1.required']]],
+    ['id without primary key', () => manifest([{ name: 'note', attributes: [attr('id', 'uuid', { required: true }), ...serverManaged().slice(1)] }]), [['invalid_value', 'schema.entities.0.attributes.0.primary_key']]],
+    ['server-managed field with a description', () => manifest([{ name: 'note', attributes: [...serverManaged().slice(0, 4), attr('created_via', 'string', { required: true, description: 'x' }), serverManaged()[5] as JsonObject] }]), [['invalid_value', 'schema.entities.0.attributes.4.description']]],
+    ['server-managed field with allowed values', () => manifest([{ name: 'note', attributes: [...serverManaged().slice(0, 4), attr('created_via', 'string', { required: true, allowed_values: ['mcp'] }), serverManaged()[5] as JsonObject] }]), [['invalid_value', 'schema.entities.0.attributes.4.allowed_values']]],
+    ['server-managed field with a retrieval mode', () => manifest([{ name: 'note', attributes: [serverManaged()[0] as JsonObject, attr('owner_id', 'string', { required: true, retrieval_mode: 'annotation' }), ...serverManaged().slice(2)] }]), [['invalid_value', 'schema.entities.0.attributes.1.retrieval_mode']]],
+    // index shape
+    ['49-char index name', () => manifest(undefined, { indices: [index(ident(49), 'note', ['title'])] }), [['invalid_length', 'schema.indices.0.name']]],
+    ['index without fields', () => manifest(undefined, { indices: [index('note_idx', 'note', [])] }), [['invalid_length', 'schema.indices.0.fields']]],
+    ['index with 9 fields', () => manifest([entity('note', Array.from({ length: 9 }, (_, i) => attr(`f${i}`, 'string')))], { indices: [index('note_idx', 'note', Array.from({ length: 9 }, (_, i) => `f${i}`))] }), [['invalid_length', 'schema.indices.0.fields']]],
+    ['index field repeated', () => manifest(undefined, { indices: [index('note_idx', 'note', ['title', 'title'])] }), [['invalid_value', 'schema.indices.0.fields.1']]],
+    ['index unique as string', () => manifest(undefined, { indices: [index('note_idx', 'note', ['title'], { unique: 'true' })] }), [['invalid_value', 'schema.indices.0.unique']]],
+    // relationship shape
+    ['49-char relationship name', () => linkedManifest({ relationships: [relationship(ident(49), ['task', 'project_id'], ['project', 'id'])] }), [['invalid_length', 'schema.relationships.0.name']]],
+    ['cascade on delete', () => linkedManifest({ relationships: [relationship('task_project_fk', ['task', 'project_id'], ['project', 'id'], { on_delete: 'cascade' })] }), [['invalid_value', 'schema.relationships.0.on_delete']]],
+    ['relationship without target', () => { const r = relationship('task_project_fk', ['task', 'project_id'], ['project', 'id']); delete r['to']; return linkedManifest({ relationships: [r] }); }, [['field_required', 'schema.relationships.0.to']]],
+    ['relationship spelled from_', () => { const r = relationship('task_project_fk', ['task', 'project_id'], ['project', 'id']); r['from_'] = r['from'] as JsonValue; delete r['from']; return linkedManifest({ relationships: [r] }); }, [['field_required', 'schema.relationships.0.from'], ['unknown_field', 'schema.relationships.0.from_']]],
+    ['endpoint with unknown key', () => linkedManifest({ relationships: [relationship('task_project_fk', ['task', 'project_id'], ['project', 'id'], { to: { entity: 'project', field: 'id', kind: 'pk' } })] }), [['unknown_field', 'schema.relationships.0.to.kind']]],
+    // history shape
+    ['history entry not advancing', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 1n, operations: ['x'] }] }), [['invalid_value', 'schema.migration_history.0.to_schema_version']]],
+    ['history entry without operations', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: [] }] }), [['invalid_length', 'schema.migration_history.0.operations']]],
+    ['history operation too long', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: [long(241)] }] }), [['invalid_length', 'schema.migration_history.0.operations.0']]],
+    ['history from 0', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 0n, to_schema_version: 2n, operations: ['x'] }] }), [['invalid_value', 'schema.migration_history.0.from_schema_version']]],
+    ['history entry with unknown key', () => manifest(undefined, { schema_version: 2n, migration_history: [{ ...history(1)[0], sql: 'x' }] }), [['unknown_field', 'schema.migration_history.0.sql']]],
+    // manifest-level rules
+    ['history shorter than schema_version − 1', () => manifest(undefined, { schema_version: 3n, migration_history: history(1) }), [['invalid_value', 'schema.migration_history']]],
+    ['history not starting at 1', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 2n, to_schema_version: 3n, operations: ['x'] }] }), [['invalid_value', 'schema.migration_history.0.from_schema_version']]],
+    ['history skipping a version', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 3n, operations: ['x'] }] }), [['invalid_value', 'schema.migration_history.0.to_schema_version']]],
+    ['duplicate entity name', () => manifest([entity('note'), entity('task'), entity('note')]), [['invalid_value', 'schema.entities.2.name']]],
+    ['sqlite_ entity name', () => manifest([entity('sqlite_master')]), [['invalid_value', 'schema.entities.0.name']]],
+    ['duplicate relationship name', () => linkedManifest({ relationships: [relationship('fk', ['task', 'project_id'], ['project', 'id']), relationship('fk', ['task', 'owner_ref'], ['project', 'id'])] }), [['invalid_value', 'schema.relationships.1.name']]],
+    ['duplicate index name', () => manifest(undefined, { indices: [index('idx', 'note', ['title']), index('idx', 'note', ['created_at'])] }), [['invalid_value', 'schema.indices.1.name']]],
+    ['sqlite_ index name', () => manifest(undefined, { indices: [index('sqlite_autoindex', 'note', ['title'])] }), [['invalid_value', 'schema.indices.0.name']]],
+    ['index named like an entity', () => manifest([entity('note'), entity('task')], { indices: [index('task', 'note', ['title'])] }), [['invalid_value', 'schema.indices.0.name']]],
+    ['duplicate index definition', () => manifest(undefined, { indices: [index('a_idx', 'note', ['title']), index('b_idx', 'note', ['title'])] }), [['invalid_value', 'schema.indices.1']]],
+    ['duplicate relationship definition', () => linkedManifest({ relationships: [relationship('a_fk', ['task', 'project_id'], ['project', 'id']), relationship('b_fk', ['task', 'project_id'], ['project', 'id'])] }), [['invalid_value', 'schema.relationships.1']]],
+    ['relationship source reused', () => linkedManifest({ relationships: [relationship('a_fk', ['task', 'project_id'], ['project', 'id']), relationship('b_fk', ['task', 'project_id'], ['task', 'id'])] }), [['invalid_value', 'schema.relationships.1.from']]],
+    ['duplicate facet', () => manifest(undefined, { discovery_facets: [{ entity: 'note', field: 'title' }, { entity: 'note', field: 'title' }] }), [['invalid_value', 'schema.discovery_facets.1']]],
+    ['facet on unknown entity', () => manifest(undefined, { discovery_facets: [{ entity: 'task', field: 'title' }] }), [['invalid_value', 'schema.discovery_facets.0.entity']]],
+    ['facet on unknown field', () => manifest(undefined, { discovery_facets: [{ entity: 'note', field: 'status' }] }), [['invalid_value', 'schema.discovery_facets.0.field']]],
+    ['index on unknown entity', () => manifest(undefined, { indices: [index('idx', 'task', ['title'])] }), [['invalid_value', 'schema.indices.0.entity']]],
+    ['index on unknown field', () => manifest(undefined, { indices: [index('idx', 'note', ['title', 'status'])] }), [['invalid_value', 'schema.indices.0.fields.1']]],
+    ['relationship from unknown entity', () => linkedManifest({ relationships: [relationship('fk', ['epic', 'project_id'], ['project', 'id'])] }), [['invalid_value', 'schema.relationships.0.from.entity']]],
+    ['relationship from unknown field', () => linkedManifest({ relationships: [relationship('fk', ['task', 'epic_id'], ['project', 'id'])] }), [['invalid_value', 'schema.relationships.0.from.field']]],
+    ['relationship from a non-uuid field', () => linkedManifest({ relationships: [relationship('fk', ['task', 'title'], ['project', 'id'])] }), [['invalid_value', 'schema.relationships.0.from.field']]],
+    ['relationship from the primary key', () => linkedManifest({ relationships: [relationship('fk', ['task', 'id'], ['project', 'id'])] }), [['invalid_value', 'schema.relationships.0.from.field']]],
+    ['relationship from a server-managed field', () => linkedManifest({ relationships: [relationship('fk', ['task', 'owner_id'], ['project', 'id'])] }), [['invalid_value', 'schema.relationships.0.from.field']]],
+    ['relationship to unknown entity', () => linkedManifest({ relationships: [relationship('fk', ['task', 'project_id'], ['epic', 'id'])] }), [['invalid_value', 'schema.relationships.0.to.entity']]],
+    ['relationship to a field other than id', () => linkedManifest({ relationships: [relationship('fk', ['task', 'project_id'], ['project', 'title'])] }), [['invalid_value', 'schema.relationships.0.to.field']]],
+    ['required self-reference', () => manifest([entity('task', [attr('parent_id', 'uuid', { required: true })])], { relationships: [relationship('fk', ['task', 'parent_id'], ['task', 'id'])] }), [['invalid_value', 'schema.relationships.0']]],
+    [
+      'required reference cycle',
+      () =>
+        manifest([entity('alpha', [attr('beta_id', 'uuid', { required: true })]), entity('beta', [attr('alpha_id', 'uuid', { required: true })]), entity('gamma', [attr('alpha_id', 'uuid', { required: true })])], {
+          relationships: [
+            relationship('gamma_fk', ['gamma', 'alpha_id'], ['alpha', 'id']),
+            relationship('alpha_fk', ['alpha', 'beta_id'], ['beta', 'id']),
+            relationship('beta_fk', ['beta', 'alpha_id'], ['alpha', 'id']),
+          ],
+        }),
+      [['invalid_value', 'schema.relationships.1'], ['invalid_value', 'schema.relationships.2']],
+    ],
+  ];
+
+  it.each(cases)('%s', (_name, build, expected) => {
+    expect(issuesOf(build())).toEqual(expected);
+  });
+
+  it('refuses an index over a string_list field', () => {
+    const document = withAttributes(attr('tags', 'string_list'));
+    document['indices'] = [index('tags_idx', 'note', ['tags'])];
+    expect(issuesOf(document)).toEqual([['invalid_value', 'schema.indices.0.fields.0']]);
+  });
+
+  it('does not trim keys: a padded key is unknown and the real one missing', () => {
+    const document = manifest();
+    document[' entities'] = document['entities'] as JsonValue;
+    delete document['entities'];
+    expect(issuesOf(document)).toEqual([
+      ['field_required', 'schema.entities'],
+      ['unknown_field', 'schema.<field>'],
+    ]);
+  });
+
+  it('reports at most 32 issues, in validation order', () => {
+    const document = manifest();
+    for (let i = 0; i < 40; i++) document[`extra_${i}`] = null;
+    const issues = issuesOf(document);
+    expect(issues).toHaveLength(32);
+    expect(issues[0]).toEqual(['unknown_field', 'schema.extra_0']);
+  });
+
+  it('runs cross-reference rules only once the shape is clean', () => {
+    const document = manifest([entity('note'), entity('note')], { retrieval_guidance: 5n });
+    expect(issuesOf(document)).toEqual([['invalid_value', 'schema.retrieval_guidance']]);
+  });
+
+  it('gives issue texts from the fixed vocabulary only', () => {
+    const result = validateManifest(withAttributes(attr('secret_value_here', 'text')));
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.issues[0]).toEqual({
+      code: 'invalid_value',
+      path: 'entities.0.attributes.6.type',
+      message: 'The field value is invalid.',
+      remediation: 'Use a value allowed by the public contract and retry.',
+    });
+  });
+});
