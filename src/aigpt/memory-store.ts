@@ -157,7 +157,6 @@ export class MemoryStore {
 
   /** Runs recovery now, under the lock, whether or not anything looks interrupted. */
   async recover(): Promise<RecoveryReport> {
-    await this.ensureMemoryDir();
     return this.withLock(() => this.recoverLocked());
   }
 
@@ -322,7 +321,6 @@ export class MemoryStore {
   async saveMemory(text: string): Promise<{ tid: string; count: number }> {
     const problem = checkMemoryText(text);
     if (problem !== undefined) throw new AigptError('invalid_argument', problem);
-    await this.ensureMemoryDir();
     return this.withLock(async () => {
       await this.recoverIfNeeded();
       const dir = this.tree.memoryDir;
@@ -356,7 +354,6 @@ export class MemoryStore {
     if (problem !== undefined) {
       throw new AigptError(BigInt(items.length) > this.memoryLimit ? 'over_limit' : 'invalid_argument', problem);
     }
-    await this.ensureMemoryDir();
     return this.withLock(async () => {
       await this.recoverLocked();
       const dir = this.tree.memoryDir;
@@ -404,13 +401,24 @@ export class MemoryStore {
     if (names.some((name) => name === JOURNAL_FILE || TEMP_NAME.test(name))) await this.recoverLocked();
   }
 
+  /**
+   * Runs `work` under the folder lock. Calls enter this process's queue
+   * synchronously, so writes take effect (and get TIDs) in call order.
+   */
   private withLock<T>(work: () => Promise<T>): Promise<T> {
     const run = async (): Promise<T> => {
-      const lock = await acquireCollectionLock(this.tree.memoryDir, this.lockOptions);
+      await this.ensureMemoryDir();
       try {
-        return await work();
-      } finally {
-        await lock.release();
+        const lock = await acquireCollectionLock(this.tree.memoryDir, this.lockOptions);
+        try {
+          return await work();
+        } finally {
+          await lock.release();
+        }
+      } catch (error) {
+        // Every failure of a write path names the folder, in the reference's words.
+        if (error instanceof AigptError || isInjectedFault(error)) throw error;
+        throw failedTo('write_failed', this.tree.memoryDir, error);
       }
     };
     const result = this.queue.then(run, run);

@@ -59,9 +59,16 @@ export function tidClockId(tid: string): number {
   return Number(decodeTidValue(tid) & CLOCK_ID_MASK);
 }
 
-/** Wall clock in integer microseconds, finer than Date.now() where the platform allows. */
+/**
+ * Wall clock in integer microseconds. The monotonic high-resolution clock
+ * supplies the digits below the millisecond while it agrees with the wall
+ * clock; once they drift apart (NTP steps, sleep) the wall clock wins, since
+ * TIDs and createdAt should tell the same time.
+ */
 export function systemMicros(): number {
-  return Math.floor((performance.timeOrigin + performance.now()) * 1000);
+  const wall = Date.now() * 1000;
+  const fine = Math.floor((performance.timeOrigin + performance.now()) * 1000);
+  return Math.abs(fine - wall) < 1000 ? fine : wall;
 }
 
 export interface TidGeneratorOptions {

@@ -126,6 +126,8 @@ describe('aigpt server over stdio (SDK client)', () => {
       const result = await call('save_memory', args);
       expect(result.isError).toBe(true);
       expect(result.content[0]?.text).toBe('{"error":"content must be a string"}');
+      // Even a refused call tells the agent where it stands.
+      expect(result.content[1]?.text).toMatch(/^\[aigpt\] memory records: 4\/3\. Over the limit/);
     }
     const big = await call('save_memory', { content: 'x'.repeat(16 * 1024 + 1) });
     expect(big.isError).toBe(true);
@@ -143,6 +145,7 @@ describe('aigpt server over stdio (SDK client)', () => {
     const over = await call('compress', { items: ['a', 'b', 'c', 'd'] });
     expect(over.isError).toBe(true);
     expect(over.content[0]?.text).toBe('{"error":"compress got 4 items but the memory limit is 3"}');
+    expect(over.content[1]?.text).toMatch(/^\[aigpt\] memory records: 4\/3/);
     const big = await call('compress', { items: ['x'.repeat(16 * 1024 + 1)] });
     expect(big.content[0]?.text).toBe('{"error":"items[0]: content exceeds 16384 bytes"}');
     expect(await snapshotMemories(memoryDir)).toEqual(before);

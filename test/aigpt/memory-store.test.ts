@@ -211,9 +211,21 @@ describe('MemoryStore', () => {
     expect(names.filter((name) => name.startsWith('.'))).toEqual([]);
   });
 
+  it('an infrastructure failure on a write path gives the reference message with the cause', async () => {
+    // A folder where the lock file should be: works even when tests run as root.
+    await fs.mkdir(join(store.tree.memoryDir, '.lock'));
+    const error = await store.saveMemory('x').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AigptError);
+    expect((error as AigptError).message).toBe(`Failed to write ${store.tree.memoryDir}: EISDIR: illegal operation on a directory`);
+    expect(await store.countMemories()).toBe(0);
+  });
+
   it('serialises concurrent writers in one process', async () => {
     const results = await Promise.all(Array.from({ length: 30 }, (_, i) => store.saveMemory(`p${i}`)));
     expect(results.map((r) => r.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     expect(new Set(results.map((r) => r.tid)).size).toBe(30);
+    // Calls take effect in call order: TIDs and counts rise with the call index.
+    expect(results.map((r) => r.count)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(results.map((r) => r.tid)).toEqual([...results.map((r) => r.tid)].sort());
   });
 });
