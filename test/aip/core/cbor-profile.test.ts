@@ -1,0 +1,128 @@
+// The strict reader and the writer of the CBOR profile (spec 2): one failing
+// input per error code, the number and text edge cases, and the orders.
+import { describe, expect, it } from 'vitest';
+import { compareMapKeys, compareUtf8, decodeCanonical, encodeCanonical, scanItem, type CborValue } from '../../../src/aip/core/cbor-profile.js';
+import { hexToBytes } from '../support/vectors.js';
+
+function codeOf(hex: string, maxBytes?: number): string | undefined {
+  const result = decodeCanonical(hexToBytes(hex), maxBytes);
+  return result.ok ? undefined : result.error.code;
+}
+
+describe('decodeCanonical rejects', () => {
+  const cases: [string, string, string][] = [
+    ['cbor.too_large', 'a0a0', 'more bytes than the bound'],
+    ['cbor.truncated', '83 01 02', 'array missing an item'],
+    ['cbor.truncated', '5a ffffffff 00', 'byte string longer than the input'],
+    ['cbor.truncated', '9a 00010000', 'array count larger than the bytes left'],
+    ['cbor.truncated', 'b9 0100 6161', 'map count needing more than the bytes left'],
+    ['cbor.truncated', '19 01', 'argument cut short'],
+    ['cbor.truncated', '', 'empty input'],
+    ['cbor.trailing', '00 00', 'a second item'],
+    ['cbor.indefinite', '9f 01 ff', 'indefinite array'],
+    ['cbor.indefinite', '5f 41 00 ff', 'indefinite byte string'],
+    ['cbor.indefinite', 'ff', 'a lone break'],
+    ['cbor.reserved', '1c', 'additional information 28'],
+    ['cbor.reserved', '5e', 'additional information 30'],
+    ['cbor.not_shortest', '18 17', 'one-byte argument below 24'],
+    ['cbor.not_shortest', '19 00ff', 'two-byte argument below 256'],
+    ['cbor.not_shortest', '1a 0000ffff', 'four-byte argument below 65536'],
+    ['cbor.not_shortest', '1b 00000000ffffffff', 'eight-byte argument below 2^32'],
+    ['cbor.not_shortest', '78 01 61', 'text length not shortest'],
+    ['cbor.type', '20', 'negative integer'],
+    ['cbor.type', 'c1 00', 'tag'],
+    ['cbor.type', 'f9 3c00', 'half float'],
+    ['cbor.type', 'fb 3ff0000000000000', 'double'],
+    ['cbor.type', 'f7', 'undefined'],
+    ['cbor.type', 'f8 20', 'one-byte simple value'],
+    ['cbor.type', 'e0', 'simple value 0'],
+    ['cbor.utf8', '62 c0 80', 'overlong NUL'],
+    ['cbor.utf8', '63 ed a0 80', 'encoded surrogate'],
+    ['cbor.utf8', '64 f4 90 80 80', 'code point above U+10FFFF'],
+    ['cbor.utf8', '62 e2 82', 'truncated sequence'],
+    ['cbor.key_type', 'a1 01 01', 'integer key'],
+    ['cbor.key_type', 'a1 41 61 01', 'byte string key'],
+    ['cbor.key_order', 'a2 61 62 00 61 61 00', 'keys out of order'],
+    ['cbor.key_order', 'a2 62 61 61 00 61 7a 00', 'longer key first'],
+    ['cbor.key_order', 'a2 61 61 00 61 61 00', 'duplicate key'],
+  ];
+  for (const [code, hex, what] of cases) {
+    it(`${what} with ${code}`, () => {
+      expect(codeOf(hex.replace(/ /g, ''), code === 'cbor.too_large' ? 1 : undefined)).toBe(code);
+    });
+  }
+
+  it('nesting deeper than 16 with cbor.too_deep', () => {
+    expect(codeOf('81'.repeat(16) + '00')).toBeUndefined();
+    expect(codeOf('81'.repeat(17) + '00')).toBe('cbor.too_deep');
+    expect(codeOf('a1 61 61'.replace(/ /g, '').repeat(17) + '00')).toBe('cbor.too_deep');
+  });
+
+  it('huge declared lengths without allocating them', () => {
+    expect(codeOf('9b ffffffffffffffff'.replace(/ /g, ''))).toBe('cbor.truncated');
+    expect(codeOf('7b 7fffffffffffffff'.replace(/ /g, ''))).toBe('cbor.truncated');
+  });
+});
+
+describe('decodeCanonical accepts', () => {
+  it('keeps a leading U+FEFF and decomposed characters', () => {
+    const result = decodeCanonical(hexToBytes('66efbbbf61cc81'));
+    expect(result).toEqual({ ok: true, value: '\ufeffa\u0301' });
+  });
+
+  it('returns numbers up to 2^53-1 and bigints above', () => {
+    expect(decodeCanonical(hexToBytes('1b001fffffffffffff'))).toEqual({ ok: true, value: Number.MAX_SAFE_INTEGER });
+    expect(decodeCanonical(hexToBytes('1b0020000000000000'))).toEqual({ ok: true, value: 2n ** 53n });
+    expect(decodeCanonical(hexToBytes('1bffffffffffffffff'))).toEqual({ ok: true, value: 2n ** 64n - 1n });
+  });
+
+  it('reads false, true, null, bytes and text-keyed maps', () => {
+    const map = decodeCanonical(hexToBytes('a3617af4626161420102626262f6'));
+    expect(map).toEqual({ ok: true, value: new Map<string, CborValue>([['z', false], ['aa', new Uint8Array([1, 2])], ['bb', null]]) });
+  });
+
+  it('scanItem reports where the first item ends', () => {
+    expect(scanItem(hexToBytes('820102ff'))).toEqual({ ok: true, value: { value: [1, 2], end: 3 } });
+  });
+});
+
+describe('encodeCanonical', () => {
+  it('sorts keys by encoded form and uses shortest arguments', () => {
+    const bytes = encodeCanonical(new Map<string, CborValue>([['hello.txt', 1], ['z', 24], ['aa', 256]]));
+    expect(bytes.ok && Buffer.from(bytes.value).toString('hex')).toBe('a3617a1818626161190100696865' + '6c6c6f2e74787401');
+  });
+
+  it('refuses a lone surrogate instead of writing U+FFFD', () => {
+    const result = encodeCanonical('a\ud800');
+    expect(result.ok || result.error.code).toBe('cbor.utf8');
+  });
+
+  it('refuses fractions, negative and unsafe numbers instead of writing floats', () => {
+    for (const value of [1.5, -1, 2 ** 53, Number.NaN]) {
+      const result = encodeCanonical(value);
+      expect(result.ok || result.error.code).toBe('cbor.type');
+    }
+    const big = encodeCanonical(2n ** 64n);
+    expect(big.ok || big.error.code).toBe('cbor.type');
+  });
+
+  it('writes 2^64-1 as an eight-byte integer', () => {
+    const result = encodeCanonical(2n ** 64n - 1n);
+    expect(result.ok && Buffer.from(result.value).toString('hex')).toBe('1bffffffffffffffff');
+  });
+});
+
+describe('orders', () => {
+  it('compares UTF-8 bytes, not UTF-16 code units', () => {
+    // U+FFFD (ef bf bd) sorts before U+1F600 (f0 9f 98 80) in UTF-8, after it in UTF-16.
+    expect(compareUtf8('\ufffd', '\u{1f600}')).toBeLessThan(0);
+    expect(Buffer.compare(Buffer.from('\ufffd'), Buffer.from('\u{1f600}'))).toBeLessThan(0);
+    expect(compareUtf8('a', 'ab')).toBeLessThan(0);
+    expect(compareUtf8('b', 'ab')).toBeGreaterThan(0);
+    expect(compareUtf8('same', 'same')).toBe(0);
+  });
+
+  it('orders map keys shorter-first, then bytewise', () => {
+    expect(['hello.txt', 'z', 'é', 'ab'].sort(compareMapKeys)).toEqual(['z', 'ab', 'é', 'hello.txt']);
+  });
+});

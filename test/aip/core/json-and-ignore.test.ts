@@ -1,0 +1,123 @@
+// The JSON presentation reader (spec 9.4), `.aipignore` matching (7.7) and
+// the bundle dependency order (7.8): pure parts of the repository formats.
+import { describe, expect, it } from 'vitest';
+import { dependencyOrder, decodeBundleHeader, encodeBundleHeader } from '../../../src/aip/core/bundle-format.js';
+import { isIgnored, parseIgnoreRules } from '../../../src/aip/core/ignore-rules.js';
+import { objectFromJson, objectToJson, parseJson } from '../../../src/aip/core/json-presentation.js';
+import type { EvidenceV2 } from '../../../src/aip/core/objects.js';
+import { ID, OBJECTS } from '../support/vectors.js';
+
+function jsonCode(text: string): string | undefined {
+  const result = objectFromJson(text);
+  return result.ok ? undefined : result.error.code;
+}
+
+describe('JSON presentation', () => {
+  const root = '{"type":"state","version":1,"data":{"files":{},"intents":[],"parents":[],"operations":[]}}';
+
+  it('computes the ID from CBOR and checks a given id', () => {
+    const result = objectFromJson(root);
+    expect(result.ok && result.value.id).toBe(ID.V1);
+    expect(jsonCode(`{"id":"${ID.V1}",${root.slice(1)}`)).toBeUndefined();
+    expect(jsonCode(`{"id":"${ID.V2}",${root.slice(1)}`)).toBe('object.id');
+  });
+
+  it('is strict about JSON itself', () => {
+    expect(parseJson('{"a":1,"a":2}').ok).toBe(false);
+    expect(parseJson('1.0').ok).toBe(false);
+    expect(parseJson('1e3').ok).toBe(false);
+    expect(parseJson('-1').ok).toBe(false);
+    expect(parseJson('01').ok).toBe(false);
+    expect(parseJson('[1,]').ok).toBe(false);
+    expect(parseJson('18446744073709551616').ok).toBe(false);
+    expect(parseJson('"\\ud800"')).toEqual({ ok: true, value: '\ud800' });
+    expect(parseJson('['.repeat(40) + ']'.repeat(40)).ok).toBe(false);
+  });
+
+  it('keeps integers above 2^53 exact', () => {
+    const v9 = OBJECTS.V9 as EvidenceV2;
+    const big: EvidenceV2 = { ...v9, data: { ...v9.data, timeout_ns: 2n ** 64n - 1n, duration_ns: 2n ** 53n + 1n } };
+    const json = objectToJson('x', big);
+    expect(json).toContain('"timeout_ns":18446744073709551615');
+    expect(json).toContain('"duration_ns":9007199254740993');
+    const back = objectFromJson(json.replace('"id":"x",', ''));
+    expect(back.ok && back.value.object).toEqual(big);
+  });
+
+  it('reads artifact content as canonical padded base64 only', () => {
+    const art = (content: string) => `{"type":"artifact","version":1,"data":{"kind":"file","content":"${content}"}}`;
+    const ok = objectFromJson(art('aGVsbG8K'));
+    expect(ok.ok && ok.value.id).toBe(ID.V2);
+    expect(jsonCode(art('aGk='))).toBeUndefined();
+    expect(jsonCode(art('aGk'))).toBe('schema.type');
+    expect(jsonCode(art('aGl='))).toBe('schema.type');
+    expect(jsonCode(art('aGk-'))).toBe('schema.type');
+    expect(jsonCode(art('aGVs bG8K'))).toBe('schema.type');
+    expect(jsonCode('{"type":"artifact","version":1,"data":{"kind":"file","content":[104]}}')).toBe('schema.type');
+  });
+
+  it('rejects unknown members and lone surrogates', () => {
+    expect(jsonCode(`{"x":1,${root.slice(1)}`)).toBe('object.envelope');
+    expect(jsonCode('{"type":"intent","version":1,"data":{"goal":"g","title":"\\udc00","context":[],"parents":[],"created_at":"2026-01-01T00:00:00.000000000Z","constraints":[]}}')).toBe('cbor.utf8');
+  });
+
+  it('applies the schema', () => {
+    expect(jsonCode('{"type":"state","version":1,"data":{"files":{},"intents":[],"parents":[]}}')).toBe('schema.missing_field');
+    expect(jsonCode('{"type":"state","version":2,"data":{}}')).toBe('object.unsupported');
+  });
+});
+
+describe('.aipignore', () => {
+  const rules = (text: string) => {
+    const parsed = parseIgnoreRules(text);
+    if (!parsed.ok) throw parsed.error;
+    return parsed.value;
+  };
+
+  it('matches names at any depth unless anchored', () => {
+    const r = rules('# comment\n\n*.log\r\nbuild/\n/dist\ndocs/*.tmp\n?.o\n');
+    expect(isIgnored(r, 'a.log', false)).toBe(true);
+    expect(isIgnored(r, 'x/y/a.log', false)).toBe(true);
+    expect(isIgnored(r, 'build', true)).toBe(true);
+    expect(isIgnored(r, 'src/build', true)).toBe(true);
+    expect(isIgnored(r, 'build', false)).toBe(false);
+    expect(isIgnored(r, 'dist', true)).toBe(true);
+    expect(isIgnored(r, 'dist', false)).toBe(true);
+    expect(isIgnored(r, 'src/dist', true)).toBe(false);
+    expect(isIgnored(r, 'docs/a.tmp', false)).toBe(true);
+    expect(isIgnored(r, 'docs/x/a.tmp', false)).toBe(false);
+    expect(isIgnored(r, 'a.o', false)).toBe(true);
+    expect(isIgnored(r, 'ab.o', false)).toBe(false);
+    expect(isIgnored(r, '# comment', false)).toBe(false);
+  });
+
+  it('treats regex characters literally', () => {
+    const r = rules('a+b(1).[x]\n');
+    expect(isIgnored(r, 'a+b(1).[x]', false)).toBe(true);
+    expect(isIgnored(r, 'aab(1)x[x]', false)).toBe(false);
+  });
+
+  it('refuses negation', () => {
+    const parsed = parseIgnoreRules('!keep.log\n');
+    expect(parsed.ok || parsed.error.code).toBe('snapshot.invalid');
+  });
+});
+
+describe('bundle format', () => {
+  it('orders by dependency with ties by ascending ID', () => {
+    const refs = new Map<string, string[]>([
+      ['c', ['a']],
+      ['b', []],
+      ['a', []],
+      ['d', ['c', 'b', 'outside']],
+    ]);
+    expect(dependencyOrder(refs)).toEqual(['a', 'b', 'c', 'd']);
+    expect(dependencyOrder(new Map([['z', []], ['y', ['z']], ['x', []]]))).toEqual(['x', 'z', 'y']);
+  });
+
+  it('writes and reads the header', () => {
+    const header = encodeBundleHeader(13);
+    expect(Buffer.from(header).toString('hex')).toBe('a366666f726d61746a6169702d62756e646c65676f626a656374730d6776657273696f6e01');
+    expect(decodeBundleHeader(Uint8Array.from([...header, 0x40]))).toEqual({ ok: true, value: { objects: 13, length: header.length } });
+  });
+});

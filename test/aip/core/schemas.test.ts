@@ -1,0 +1,228 @@
+// Schema rules (spec 2.3, 4) beyond the spec's negative vectors: envelope and
+// version handling, the order of checks, and every evidence v2 cross-field rule.
+import { describe, expect, it } from 'vitest';
+import type { CborValue } from '../../../src/aip/core/cbor-profile.js';
+import { decodeObject, encodeObject } from '../../../src/aip/core/codec.js';
+import type { AipObject, EvidenceV2, EvidenceV2Data, IntentV1, OperationV1, StateV1 } from '../../../src/aip/core/objects.js';
+import { objectToValue, validateObjectValue } from '../../../src/aip/core/schemas.js';
+import { ID, OBJECTS } from '../support/vectors.js';
+
+function codeOf(object: AipObject): string | undefined {
+  const result = encodeObject(object);
+  return result.ok ? undefined : result.error.code;
+}
+
+function valueCode(value: CborValue): string | undefined {
+  const result = validateObjectValue(value);
+  return result.ok ? undefined : result.error.code;
+}
+
+function withData(name: keyof typeof OBJECTS, change: (data: Map<string, CborValue>) => void): CborValue {
+  const value = objectToValue(OBJECTS[name]) as Map<string, CborValue>;
+  const data = new Map(value.get('data') as Map<string, CborValue>);
+  change(data);
+  return new Map([...value, ['data', data]]);
+}
+
+const v9 = OBJECTS.V9 as EvidenceV2;
+function evidence(change: Partial<EvidenceV2Data>): EvidenceV2 {
+  return { ...v9, data: { ...v9.data, ...change } };
+}
+
+describe('envelope and versions', () => {
+  it('requires exactly type, version and data', () => {
+    const root = objectToValue(OBJECTS.V1) as Map<string, CborValue>;
+    expect(valueCode(new Map([...root, ['extra', 1]]))).toBe('object.envelope');
+    expect(valueCode(new Map([...root].filter(([k]) => k !== 'version')))).toBe('object.envelope');
+    expect(valueCode(new Map([...root, ['version', '1']]))).toBe('object.envelope');
+    expect(valueCode(new Map([...root, ['type', 1]]))).toBe('object.envelope');
+    expect(valueCode(new Map([...root, ['data', []]]))).toBe('object.envelope');
+    expect(valueCode([1, 2, 3])).toBe('object.envelope');
+  });
+
+  it('rejects unknown pairs and never reads them as another version', () => {
+    const root = objectToValue(OBJECTS.V1) as Map<string, CborValue>;
+    expect(valueCode(new Map([...root, ['version', 0]]))).toBe('object.unsupported');
+    expect(valueCode(new Map([...root, ['version', 2n ** 64n - 1n]]))).toBe('object.unsupported');
+    expect(valueCode(new Map([...root, ['type', 'State']]))).toBe('object.unsupported');
+    const v7 = objectToValue(OBJECTS.V7) as Map<string, CborValue>;
+    expect(valueCode(new Map([...v7, ['version', 3]]))).toBe('object.unsupported');
+    // Evidence v1 bytes relabelled as version 2 are not v2: they fail v2's schema.
+    expect(valueCode(new Map([...v7, ['version', 2]]))).toBe('schema.unknown_field');
+  });
+});
+
+describe('order of checks', () => {
+  it('reports unknown fields before missing ones', () => {
+    expect(valueCode(withData('V4', (d) => { d.delete('goal'); d.set('zzz', 1); }))).toBe('schema.unknown_field');
+    expect(valueCode(withData('V4', (d) => d.delete('goal')))).toBe('schema.missing_field');
+  });
+
+  it('checks fields in canonical key order', () => {
+    // goal (first) has a type error, constraints (last) too: goal is reported.
+    const value = withData('V4', (d) => { d.set('goal', 1); d.set('constraints', 1); });
+    const result = validateObjectValue(value);
+    expect(!result.ok && result.error.message).toContain('data.goal');
+  });
+
+  it('checks nested maps the same way', () => {
+    expect(valueCode(withData('V9', (d) => d.set('stdout', new Map<string, CborValue>([['artifact', ID.V2]]))))).toBe('schema.missing_field');
+    expect(valueCode(withData('V9', (d) => d.set('stdout', new Map<string, CborValue>([['artifact', ID.V2], ['truncated', false], ['x', 1]]))))).toBe('schema.unknown_field');
+    expect(valueCode(withData('V9', (d) => d.set('stdout', new Map<string, CborValue>([['artifact', ID.V2], ['truncated', 0]]))))).toBe('schema.type');
+  });
+});
+
+describe('field rules', () => {
+  it('types every field', () => {
+    expect(valueCode(withData('V4', (d) => d.set('constraints', ['a', 1])))).toBe('schema.type');
+    expect(valueCode(withData('V4', (d) => d.set('context', 'x')))).toBe('schema.type');
+    expect(valueCode(withData('V1', (d) => d.set('files', [])))).toBe('schema.type');
+    expect(valueCode(withData('V9', (d) => d.set('exit_code', 'zero')))).toBe('schema.type');
+    expect(valueCode(withData('V9', (d) => d.set('duration_ns', true)))).toBe('schema.type');
+  });
+
+  it('keeps empty collections as empty, never null', () => {
+    expect(valueCode(withData('V1', (d) => d.set('parents', null)))).toBe('schema.type');
+  });
+
+  it('requires timeout_ns and output_limit of at least 1', () => {
+    expect(codeOf(evidence({ timeout_ns: 0 }))).toBe('schema.range');
+    expect(codeOf(evidence({ output_limit: 0 }))).toBe('schema.range');
+    expect(codeOf(evidence({ timeout_ns: 2n ** 64n - 1n, duration_ns: 2n ** 64n - 1n }))).toBeUndefined();
+  });
+
+  it('checks fixed texts and enumerations exactly', () => {
+    expect(codeOf(evidence({ cwd: './' as '.' }))).toBe('schema.enum');
+    expect(codeOf(evidence({ environment: 'Inherited' as 'inherited' }))).toBe('schema.enum');
+    expect(codeOf(evidence({ provenance: 'reported' as 'executed' }))).toBe('schema.enum');
+    expect(codeOf(evidence({ termination: 'killed' as 'exited' }))).toBe('schema.enum');
+    expect(codeOf(evidence({ workspace: 'dirty' as 'clean' }))).toBe('schema.enum');
+  });
+
+  it('applies the path rules to evidence v1 cwd', () => {
+    const v7 = OBJECTS.V7 as AipObject & { type: 'evidence'; version: 1 };
+    expect(codeOf({ ...v7, data: { ...v7.data, cwd: 'src/lib' } })).toBeUndefined();
+    expect(codeOf({ ...v7, data: { ...v7.data, cwd: '' } })).toBe('schema.path');
+    expect(codeOf({ ...v7, data: { ...v7.data, cwd: '/abs' } })).toBe('schema.path');
+  });
+
+  it('refuses a lone surrogate rather than encoding U+FFFD', () => {
+    const v4 = OBJECTS.V4 as IntentV1;
+    expect(codeOf({ ...v4, data: { ...v4.data, constraints: ['\udc00'] } })).toBe('cbor.utf8');
+  });
+
+  it('refuses numbers that are not unsigned integers', () => {
+    expect(codeOf(evidence({ duration_ns: 1.5 }))).toBe('schema.type');
+    expect(codeOf(evidence({ duration_ns: -1 }))).toBe('schema.type');
+  });
+});
+
+describe('state shape', () => {
+  const v6 = OBJECTS.V6 as StateV1;
+  const shape = (files: number, intents: string[], parents: string[], operations: string[]): StateV1 => ({
+    type: 'state',
+    version: 1,
+    data: { files: files === 0 ? new Map() : v6.data.files, intents, parents, operations },
+  });
+  it('is the root or exactly one parent, operation and intent', () => {
+    expect(codeOf(shape(0, [], [], []))).toBeUndefined();
+    expect(codeOf(shape(0, [ID.V4], [ID.V1], [ID.V5]))).toBeUndefined();
+    expect(codeOf(shape(1, [], [], []))).toBe('schema.state_shape');
+    expect(codeOf(shape(0, [], [ID.V1], []))).toBe('schema.state_shape');
+    expect(codeOf(shape(0, [ID.V4], [ID.V6, ID.V1], [ID.V5]))).toBe('schema.state_shape');
+    expect(codeOf(shape(0, [ID.V4], [ID.V1], [ID.V11, ID.V5]))).toBe('schema.state_shape');
+  });
+
+  it('keeps paths such as __proto__ and numbers as plain file names', () => {
+    const entry = { artifact: ID.V2, executable: false };
+    const state: StateV1 = { ...v6, data: { ...v6.data, files: new Map([['__proto__', entry], ['1', entry], ['constructor', entry]]) } };
+    const encoded = encodeObject(state);
+    if (!encoded.ok) throw encoded.error;
+    const decoded = decodeObject(encoded.value.bytes);
+    expect(decoded.ok && decoded.value).toEqual(state);
+  });
+});
+
+describe('operation rules', () => {
+  const v11 = OBJECTS.V11 as OperationV1;
+  it('allows an explicitly empty operation', () => {
+    expect(codeOf({ ...v11, data: { ...v11.data, effects: [], inputs: [] } })).toBeUndefined();
+  });
+
+  it('sorts effects bytewise, not by UTF-16 code units', () => {
+    const entry = { artifact: ID.V3, executable: false };
+    const effects = [
+      { path: '\ufffd', before: null, after: entry },
+      { path: '\u{1f600}', before: null, after: entry },
+    ];
+    expect(codeOf({ ...v11, data: { ...v11.data, inputs: [], effects } })).toBeUndefined();
+    expect(codeOf({ ...v11, data: { ...v11.data, inputs: [], effects: [...effects].reverse() } })).toBe('schema.effects');
+    expect(codeOf({ ...v11, data: { ...v11.data, inputs: [], effects: [effects[0]!, effects[0]!] } })).toBe('schema.effects');
+  });
+
+  it('counts an executability change as a change', () => {
+    expect(codeOf(v11)).toBeUndefined();
+  });
+
+  it('requires inputs sorted and distinct even when befores repeat an artifact', () => {
+    const before = { artifact: ID.V2, executable: false };
+    const effects = [
+      { path: 'a', before, after: null },
+      { path: 'b', before, after: null },
+    ];
+    expect(codeOf({ ...v11, data: { ...v11.data, inputs: [ID.V2], effects } })).toBeUndefined();
+    expect(codeOf({ ...v11, data: { ...v11.data, inputs: [], effects } })).toBe('schema.inputs');
+    expect(codeOf({ ...v11, data: { ...v11.data, inputs: [ID.V2, ID.V3], effects } })).toBe('schema.inputs');
+  });
+});
+
+describe('evidence v2 cross-field rules', () => {
+  const failed = { termination: 'start_error' as const, exit_code: null, error: 'executable not found: x', result: 'unknown' as const };
+  it('rule 1: argv', () => {
+    expect(codeOf(evidence({ argv: [] }))).toBe('schema.argv');
+    expect(codeOf(evidence({ argv: [''] }))).toBe('schema.argv');
+    expect(codeOf(evidence({ argv: [' \u3000'] }))).toBe('schema.argv');
+    expect(codeOf(evidence({ argv: ['cat', 'a\0b'] }))).toBe('schema.argv');
+    expect(codeOf(evidence({ argv: ['cat', '', ' ', '$(rm -rf /)', ';|&'] }))).toBeUndefined();
+  });
+
+  it('rule 2: executable', () => {
+    expect(codeOf(evidence({ executable: '' }))).toBe('schema.executable');
+    expect(codeOf(evidence({ ...failed, executable: '' }))).toBeUndefined();
+    expect(codeOf(evidence({ ...failed, executable: '/usr/bin/x' }))).toBeUndefined();
+    expect(codeOf(evidence({ executable: 'C:\\tools\\cat.exe' }))).toBeUndefined();
+    expect(codeOf(evidence({ executable: '\\\\host\\cat' }))).toBeUndefined();
+    expect(codeOf(evidence({ executable: '/' }))).toBe('schema.executable');
+  });
+
+  it('rule 3: exit_code only for exited, within 32 bits', () => {
+    expect(codeOf(evidence({ exit_code: 4294967295, result: 'fail' }))).toBeUndefined();
+    expect(codeOf(evidence({ exit_code: 4294967296, result: 'fail' }))).toBe('schema.exit_code');
+    expect(codeOf(evidence({ exit_code: null }))).toBe('schema.exit_code');
+    expect(codeOf(evidence({ ...failed, exit_code: 1 }))).toBe('schema.exit_code');
+  });
+
+  it('rule 4: error empty exactly for exited', () => {
+    expect(codeOf(evidence({ error: 'x' }))).toBe('schema.error');
+    expect(codeOf(evidence({ ...failed, error: '' }))).toBe('schema.error');
+    expect(codeOf(evidence({ ...failed, error: ' \n' }))).toBe('schema.error');
+  });
+
+  it('rule 5: workspace_error nonempty exactly for unknown', () => {
+    expect(codeOf(evidence({ workspace: 'unknown', result: 'unknown', workspace_error: '' }))).toBe('schema.workspace_error');
+    expect(codeOf(evidence({ workspace: 'unknown', result: 'unknown', workspace_error: 'lost' }))).toBeUndefined();
+    expect(codeOf(evidence({ workspace_error: 'x' }))).toBe('schema.workspace_error');
+  });
+
+  it('rule 6: result follows termination, workspace and exit code', () => {
+    expect(codeOf(evidence({ workspace: 'changed' }))).toBeUndefined();
+    expect(codeOf(evidence({ workspace: 'changed', result: 'fail' }))).toBe('schema.result');
+    expect(codeOf(evidence({ exit_code: 2, result: 'fail' }))).toBeUndefined();
+    expect(codeOf(evidence({ exit_code: 2, result: 'pass' }))).toBe('schema.result');
+    expect(codeOf(evidence({ workspace: 'unknown', workspace_error: 'x', result: 'pass' }))).toBe('schema.result');
+    for (const termination of ['signaled', 'timeout', 'cancelled', 'capture_error'] as const) {
+      expect(codeOf(evidence({ termination, exit_code: null, error: 'e', result: 'unknown' }))).toBeUndefined();
+      expect(codeOf(evidence({ termination, exit_code: null, error: 'e', result: 'fail' }))).toBe('schema.result');
+    }
+  });
+});

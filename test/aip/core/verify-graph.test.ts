@@ -1,0 +1,189 @@
+// Graph verification (spec 5.2 to 5.6): one failing case per rule, the
+// spec's graph scenarios (10.4), cycles through a fake source, memoisation.
+import { describe, expect, it } from 'vitest';
+import { mustEncode } from '../../../src/aip/core/codec.js';
+import type { AipObject, DecisionV1, EvidenceV1, EvidenceV2, Id, IntentV1, OperationV1, StateV1 } from '../../../src/aip/core/objects.js';
+import { GraphVerifier, verifyGraph, type LoadResult, type ObjectSource } from '../../../src/aip/core/verify-graph.js';
+import { AipError } from '../../../src/aip/core/errors.js';
+import { MemorySource } from '../support/memory-source.js';
+import { ID, OBJECTS, VECTOR_ORDER } from '../support/vectors.js';
+
+function repository(): MemorySource {
+  const source = new MemorySource();
+  for (const name of VECTOR_ORDER) source.add(OBJECTS[name]);
+  return source;
+}
+
+async function codeOf(object: AipObject, source = repository()): Promise<string | undefined> {
+  const id = source.add(object);
+  const verdict = await verifyGraph(id, source);
+  return verdict.ok ? undefined : verdict.error.code;
+}
+
+const entry = (artifact: Id, executable = false) => ({ artifact, executable });
+const v4 = OBJECTS.V4 as IntentV1;
+const v5 = OBJECTS.V5 as OperationV1;
+const v6 = OBJECTS.V6 as StateV1;
+const v7 = OBJECTS.V7 as EvidenceV1;
+const v8 = OBJECTS.V8 as DecisionV1;
+const v9 = OBJECTS.V9 as EvidenceV2;
+
+describe('the spec vectors', () => {
+  it('are all valid as one repository', async () => {
+    const source = repository();
+    const verifier = new GraphVerifier(source);
+    for (const name of VECTOR_ORDER) expect((await verifier.verify(ID[name])).ok, name).toBe(true);
+  });
+});
+
+describe('references (5.2)', () => {
+  it('graph.missing for an ID with no object', async () => {
+    expect(await codeOf({ ...v8, data: { ...v8.data, related: ['0'.repeat(64)] } })).toBe('graph.missing');
+    expect(await codeOf({ ...v5, data: { ...v5.data, intent: 'f'.repeat(64) } })).toBe('graph.missing');
+  });
+
+  it('graph.type for each typed reference', async () => {
+    const wrong: [string, AipObject][] = [
+      ['intent parent', { ...v4, data: { ...v4.data, parents: [ID.V1] } }],
+      ['operation intent', { ...v5, data: { ...v5.data, intent: ID.V6 } }],
+      ['operation base_state', { ...v5, data: { ...v5.data, base_state: ID.V4 } }],
+      ['operation after artifact', { ...v5, data: { ...v5.data, effects: [{ path: 'hello.txt', before: null, after: entry(ID.V4) }] } }],
+      ['state parent', { ...v6, data: { ...v6.data, parents: [ID.V4] } }],
+      ['state operation', { ...v6, data: { ...v6.data, operations: [ID.V4] } }],
+      ['state intent', { ...v6, data: { ...v6.data, intents: [ID.V1] } }],
+      ['state file', { ...v6, data: { ...v6.data, files: new Map([['hello.txt', entry(ID.V1)]]) } }],
+      ['evidence state', { ...v7, data: { ...v7.data, state: ID.V5 } }],
+      ['evidence operation', { ...v7, data: { ...v7.data, operations: [ID.V6] } }],
+      ['evidence v2 stdout', { ...v9, data: { ...v9.data, stdout: { artifact: ID.V6, truncated: false } } }],
+      ['evidence v2 stderr', { ...v9, data: { ...v9.data, stderr: { artifact: ID.V1, truncated: false } } }],
+    ];
+    for (const [what, object] of wrong) expect(await codeOf(object), what).toBe('graph.type');
+  });
+
+  it('lets context and related reference any type and version', async () => {
+    expect(await codeOf({ ...v4, data: { ...v4.data, context: [ID.V2, ID.V13, ID.V9].sort() } })).toBeUndefined();
+    expect(await codeOf({ ...v8, data: { ...v8.data, related: [ID.V13, ID.V9, ID.V3].sort() } })).toBeUndefined();
+  });
+
+  it('propagates an invalid referenced object', async () => {
+    const source = repository();
+    const broken: StateV1 = { ...v6, data: { ...v6.data, files: new Map([['hello.txt', entry(ID.V2, true)]]) } };
+    const brokenId = source.add(broken);
+    const decision: DecisionV1 = { ...v8, data: { ...v8.data, related: [brokenId] } };
+    expect(await codeOf(decision, source)).toBe('graph.state_files');
+  });
+
+  it('reports a referenced object that could not be read', async () => {
+    const source = repository();
+    const bad: ObjectSource = {
+      load: async (id: Id): Promise<LoadResult> =>
+        id === ID.V3 ? { kind: 'invalid', error: new AipError('store.hash', 'corrupt') } : source.load(id),
+    };
+    const verdict = await verifyGraph(ID.V9, bad);
+    expect(!verdict.ok && verdict.error.code).toBe('store.hash');
+  });
+});
+
+describe('operations (5.3)', () => {
+  it('graph.before: re-adding a path that the base already holds', async () => {
+    const op: OperationV1 = { ...v5, data: { ...v5.data, base_state: ID.V6 } };
+    expect(await codeOf(op)).toBe('graph.before');
+  });
+
+  it('graph.before: removing a path the base lacks, or a before that differs', async () => {
+    const removal: OperationV1 = { ...v5, data: { inputs: [ID.V2], intent: ID.V4, base_state: ID.V1, effects: [{ path: 'x', before: entry(ID.V2), after: null }] } };
+    expect(await codeOf(removal)).toBe('graph.before');
+    const mismatch: OperationV1 = { ...v5, data: { inputs: [ID.V2], intent: ID.V4, base_state: ID.V6, effects: [{ path: 'hello.txt', before: entry(ID.V2, true), after: null }] } };
+    expect(await codeOf(mismatch)).toBe('graph.before');
+  });
+
+  it('graph.apply: adding a and a/b to the root', async () => {
+    const op: OperationV1 = {
+      ...v5,
+      data: { ...v5.data, effects: [{ path: 'a', before: null, after: entry(ID.V2) }, { path: 'a/b', before: null, after: entry(ID.V3) }] },
+    };
+    expect(await codeOf(op)).toBe('graph.apply');
+  });
+
+  it('allows replacing a file by a folder of the same name', async () => {
+    const source = repository();
+    const op: OperationV1 = {
+      ...v5,
+      data: { inputs: [ID.V2], intent: ID.V4, base_state: ID.V6, effects: [{ path: 'hello.txt', before: entry(ID.V2), after: null }, { path: 'hello.txt/x', before: null, after: entry(ID.V3) }] },
+    };
+    expect(await codeOf(op, source)).toBeUndefined();
+  });
+});
+
+describe('states (5.4)', () => {
+  it('graph.state_parent: parent differs from the operation base', async () => {
+    expect(await codeOf({ ...v6, data: { ...v6.data, parents: [ID.V6] } })).toBe('graph.state_parent');
+  });
+
+  it('graph.state_intents: intent differs from the operation intent', async () => {
+    expect(await codeOf({ ...v6, data: { ...v6.data, intents: [ID.V10] } })).toBe('graph.state_intents');
+  });
+
+  it('graph.state_files: files differ from applying the operation', async () => {
+    expect(await codeOf({ ...v6, data: { ...v6.data, files: new Map() } })).toBe('graph.state_files');
+    expect(await codeOf({ ...v6, data: { ...v6.data, files: new Map([['hello.txt', entry(ID.V2)], ['extra', entry(ID.V3)]]) } })).toBe('graph.state_files');
+  });
+});
+
+describe('evidence (5.5)', () => {
+  it('graph.operations_subset for v1 and v2', async () => {
+    expect(await codeOf({ ...v7, data: { ...v7.data, operations: [ID.V11] } })).toBe('graph.operations_subset');
+    expect(await codeOf({ ...v9, data: { ...v9.data, operations: [ID.V11] } })).toBe('graph.operations_subset');
+    expect(await codeOf({ ...v7, data: { ...v7.data, operations: [] } })).toBeUndefined();
+  });
+
+  it('graph.capture_length for too long and for truncated but short', async () => {
+    expect(await codeOf({ ...v9, data: { ...v9.data, output_limit: 5 } })).toBe('graph.capture_length');
+    expect(await codeOf({ ...v9, data: { ...v9.data, output_limit: 6, stdout: { artifact: ID.V2, truncated: true } } })).toBeUndefined();
+    expect(await codeOf({ ...v9, data: { ...v9.data, output_limit: 7, stdout: { artifact: ID.V2, truncated: true } } })).toBe('graph.capture_length');
+    expect(await codeOf({ ...v9, data: { ...v9.data, stderr: { artifact: ID.V3, truncated: true } } })).toBe('graph.capture_length');
+  });
+});
+
+describe('cycles and memoisation (5.6)', () => {
+  it('graph.cycle instead of looping', async () => {
+    const source = new MemorySource();
+    const a = 'a'.repeat(64);
+    const b = 'b'.repeat(64);
+    source.addAs(a, { ...v4, data: { ...v4.data, parents: [b] } });
+    source.addAs(b, { ...v4, data: { ...v4.data, parents: [a] } });
+    const verdict = await verifyGraph(a, source);
+    expect(!verdict.ok && verdict.error.code).toBe('graph.cycle');
+    const self = 'c'.repeat(64);
+    source.addAs(self, { ...v8, data: { ...v8.data, related: [self] } });
+    const selfVerdict = await verifyGraph(self, source);
+    expect(!selfVerdict.ok && selfVerdict.error.code).toBe('graph.cycle');
+  });
+
+  it('loads each object once per run', async () => {
+    const source = repository();
+    const loads = new Map<Id, number>();
+    const counting: ObjectSource = {
+      load: (id) => {
+        loads.set(id, (loads.get(id) ?? 0) + 1);
+        return source.load(id);
+      },
+    };
+    const verifier = new GraphVerifier(counting);
+    for (const name of VECTOR_ORDER) await verifier.verify(ID[name]);
+    expect(Math.max(...loads.values())).toBe(1);
+    expect(loads.size).toBe(13);
+  });
+
+  it('does not re-verify trusted objects', async () => {
+    const source = new MemorySource();
+    // A broken state nobody re-checks when it is trusted.
+    const broken = source.add({ ...v6, data: { ...v6.data, files: new Map() } });
+    for (const name of VECTOR_ORDER) source.add(OBJECTS[name]);
+    const evidence: EvidenceV1 = { ...v7, data: { ...v7.data, state: broken } };
+    const id = mustEncode(evidence).id;
+    source.addAs(id, evidence);
+    expect((await verifyGraph(id, source, { trusted: (x) => x !== id })).ok).toBe(true);
+    expect((await verifyGraph(id, source)).ok).toBe(false);
+  });
+});
