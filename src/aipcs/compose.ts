@@ -1,23 +1,96 @@
-// The one composition root of AIPCS: wires configuration, storage adapters,
-// application services and the MCP edge for each profile.
+// The one composition root of AIPCS: wires a runnable configuration to
+// storage adapters, application services and the MCP edge for each profile.
+// Any failure while composing is reported as the single start-up envelope
+// (operations spec §1.6); nothing internal reaches the output.
 
-import { createLogger } from '../common/logger.js';
+import { createHash } from 'node:crypto';
+import { systemClock, systemIds } from '../common/clock.js';
+import { createLogger, type Logger, type LogLevel as LoggerLevel } from '../common/logger.js';
 import { serveStdio } from '../common/mcp/tool-server.js';
-import { renderJson } from '../common/json.js';
-import { statelessServerOptions } from './mcp/stateless-server.js';
+import { AIPCS_TOOLS, STATELESS_TOOLS } from './contract/tool-catalogue.js';
+import { createApplication, type Application, type StoragePorts } from './core/application.js';
+import type { LogLevel, RuntimeConfig } from './config/index.js';
+import { createDispatcher } from './mcp/dispatch.js';
+import { aipcsServerOptions } from './mcp/server.js';
+import { openSqliteStorage } from './storage/sqlite/index.js';
 
-/** Serves one profile over stdio until stdin closes; returns the exit code. */
-export async function serveStdioProfile(profile: string): Promise<number> {
-  const logger = createLogger('aipcs');
-  if (profile !== 'stateless') {
-    process.stderr.write(
-      renderJson(
-        { ok: false, result: null, error: { code: 'unsupported_operation', message: 'The requested profile is not available in this build.', issues: [], retryable: false } },
-        { keyOrder: 'insertion', asciiOnly: true, floatStyle: 'python' },
-      ) + '\n',
-    );
-    return 2;
+export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+const LOGGER_LEVELS: Record<LogLevel, LoggerLevel> = { debug: 'debug', info: 'info', warning: 'warn', error: 'error' };
+
+export function loggerFor(level: LogLevel): Logger {
+  return createLogger('aipcs', LOGGER_LEVELS[level]);
+}
+
+/** Fault injection for crash tests: the named checkpoint kills the process outright. */
+function faultCheckpoint(): ((name: string) => void) | undefined {
+  const target = process.env['AIPCS_FAULT_INJECTION'];
+  if (!target) return undefined;
+  return (name) => {
+    if (name === target) process.kill(process.pid, 'SIGKILL');
+  };
+}
+
+export class StartupError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super('Server could not be started safely.', options);
+    this.name = 'StartupError';
   }
-  await serveStdio(statelessServerOptions(logger));
-  return 0;
+}
+
+/** Opens the backend of a persistent profile (migrating the registry, as only `serve` does). */
+export async function openStorage(runtime: RuntimeConfig): Promise<StoragePorts | null> {
+  switch (runtime.profile) {
+    case 'stateless':
+      return null;
+    case 'sqlite':
+      return openSqliteStorage({
+        dataRoot: runtime.sqlite.dataRoot,
+        busyTimeoutMs: runtime.sqlite.busyTimeoutMs,
+        defaultRoot: !runtime.sqlite.dataRootExplicit,
+      });
+    case 'postgresql':
+      throw new StartupError();
+  }
+}
+
+export function applicationOver(storage: StoragePorts, principalId: string, createdVia: 'mcp' | 'cli'): Application {
+  const clock = systemClock();
+  const checkpoint = faultCheckpoint();
+  return createApplication(storage, {
+    principalId,
+    createdVia,
+    nowMicros: () => clock.nowMicros(),
+    uuid: () => systemIds.uuid(),
+    sha256: sha256Hex,
+    ...(checkpoint ? { checkpoint } : {}),
+  });
+}
+
+/** The tools a profile exposes; the persistent catalogue is the contract's 21. */
+function toolsFor(app: Application | null) {
+  return app ? AIPCS_TOOLS : STATELESS_TOOLS;
+}
+
+/**
+ * Composes and serves until the client goes away. Resolves with the exit
+ * status; throws StartupError when composition fails (nothing was served).
+ */
+export async function serve(runtime: RuntimeConfig): Promise<number> {
+  const logger = loggerFor(runtime.logLevel);
+  if (runtime.transport !== 'stdio') throw new StartupError();
+  let storage: StoragePorts | null;
+  try {
+    storage = await openStorage(runtime);
+  } catch (error) {
+    throw new StartupError({ cause: error });
+  }
+  try {
+    const app = storage && runtime.profile !== 'stateless' ? applicationOver(storage, runtime.principalId, 'mcp') : null;
+    const tools = toolsFor(app);
+    await serveStdio(aipcsServerOptions(tools, createDispatcher(app, tools), logger));
+    return 0;
+  } finally {
+    await storage?.close();
+  }
 }

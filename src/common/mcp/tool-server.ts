@@ -37,6 +37,12 @@ export interface ToolServerOptions {
   onUnexpectedError(error: unknown): ToolCallResult;
   /** Normalises arguments (for example trimming strings) before validation. */
   prepareArguments?(tool: ToolDefinition, args: JsonObject): JsonObject;
+  /**
+   * Whether the helper validates arguments against the input schema (default
+   * true). A system whose contract layer validates against the same schemas
+   * itself (AIPCS) turns it off and receives every call, unknown names too.
+   */
+  readonly validateArguments?: boolean;
   readonly logger?: Logger;
 }
 
@@ -72,7 +78,9 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     let result: ToolCallResult;
     try {
       const tool = byName.get(name);
-      if (!tool) {
+      if (options.validateArguments === false) {
+        result = await options.callTool(name, args);
+      } else if (!tool) {
         result = options.onUnknownTool(name);
       } else {
         const prepared = options.prepareArguments ? options.prepareArguments(tool, args) : args;
