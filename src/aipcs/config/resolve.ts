@@ -69,7 +69,7 @@ export interface PostgresSettings {
 /** What this host offers, recorded at resolution for runnability and `config show`. */
 export interface HostFacts {
   readonly platform: NodeJS.Platform;
-  /** The detected SQLite version if it was readable as x.y.z. */
+  /** The detected SQLite version if it was readable as x.y.z; null when unreadable or the profile is not sqlite. */
   readonly sqliteVersion: SqliteVersion | null;
 }
 
@@ -94,8 +94,12 @@ export interface ResolveInput {
   readonly options: ConfigOptions;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly platform: NodeJS.Platform;
-  /** `sqlite_version()` as reported by the driver, or null if it could not be read. */
-  readonly sqliteVersion: string | null;
+  /**
+   * `sqlite_version()` as reported by the driver, or null if it could not be
+   * read. A function is called only when the profile is sqlite, so other
+   * profiles never load the SQLite library.
+   */
+  readonly sqliteVersion: string | null | (() => string | null);
   /** Reads the `--config` file; defaults to the real file system. Tests inject bytes. */
   readonly readConfigFile?: ConfigFileReader;
 }
@@ -270,8 +274,12 @@ function resolveOrReject(input: ResolveInput): ResolvedConfig {
     sqlite: { dataRoot, dataRootExplicit: explicit('sqlite_data_root'), busyTimeoutMs },
     postgres: { dsnEnv, connectTimeoutSeconds, lockTimeoutMs, statementTimeoutMs },
     sources,
-    host: { platform: input.platform, sqliteVersion: parseSqliteVersion(input.sqliteVersion) },
+    host: { platform: input.platform, sqliteVersion: profile === 'sqlite' ? detectSqliteVersion(input.sqliteVersion) : null },
   };
+}
+
+function detectSqliteVersion(source: ResolveInput['sqliteVersion']): SqliteVersion | null {
+  return parseSqliteVersion(typeof source === 'function' ? source() : source);
 }
 
 // ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseSqliteVersion } from '../../../src/aipcs/config/runnability.js';
-import { requireRunnable, resolveRunnableConfiguration, runnabilityFailure } from '../../../src/aipcs/config/resolve.js';
+import { requireRunnable, resolveConfiguration, resolveRunnableConfiguration, runnabilityFailure } from '../../../src/aipcs/config/resolve.js';
 import { ok, type Call } from './helpers.js';
 
 const sqliteOn = (platform: NodeJS.Platform, sqliteVersion: string | null): Call => ({
@@ -123,5 +123,22 @@ describe('runnability (§2.8)', () => {
       error: { code: 'unsupported_operation' },
     });
     expect(resolveRunnableConfiguration({ ...base, options: {} })).toMatchObject({ ok: true, runtime: { profile: 'stateless' } });
+  });
+});
+
+describe('SQLite version detection', () => {
+  it('asks a lazy detector only for the sqlite profile', () => {
+    let calls = 0;
+    const detector = (): string => {
+      calls++;
+      return '3.53.2';
+    };
+    const base = { env: { HOME: '/h' }, platform: 'linux' as const, sqliteVersion: detector };
+    expect(resolveConfiguration({ ...base, options: {} }).ok).toBe(true);
+    expect(resolveConfiguration({ ...base, options: { profile: 'postgresql', principal_id: 'a', postgres_dsn_env: 'X' } }).ok).toBe(true);
+    expect(calls).toBe(0);
+    const sqlite = resolveConfiguration({ ...base, options: { profile: 'sqlite', principal_id: 'a' } });
+    expect(calls).toBe(1);
+    expect(sqlite.ok && requireRunnable(sqlite.config).ok).toBe(true);
   });
 });
