@@ -256,7 +256,7 @@ export class Repository {
   /** Deletes `index/` and rebuilds it from the objects alone, under the lock. */
   async rebuildIndex(): Promise<number> {
     return this.locked(async () => {
-      await this.index.clear();
+      await this.index.reset();
       let count = 0;
       for (const id of await this.store.list()) {
         const loaded = await this.store.load(id);

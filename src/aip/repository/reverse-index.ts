@@ -69,7 +69,9 @@ export class ReverseIndex {
     return out.sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
   }
 
-  async clear(): Promise<void> {
+  /** Deletes everything under index/ (any version) and leaves an empty v1 index. */
+  async reset(): Promise<void> {
     await rm(this.indexDir, { recursive: true, force: true });
+    await mkdir(this.refsDir, { recursive: true });
   }
 }

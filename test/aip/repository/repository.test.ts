@@ -1,0 +1,264 @@
+// The `.aip` repository on a real temp folder (spec 7): layout, verified
+// write-once storage, reads checked against IDs, reverse queries from a
+// deletable index, HEAD compare-and-swap, the lock, and ID resolution.
+import { chmod, readFile, readdir, rm, stat, writeFile, mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { encodeObject } from '../../../src/aip/core/codec.js';
+import { ROOT_STATE_ID, type AipObject, type OperationV1, type StateV1 } from '../../../src/aip/core/objects.js';
+import { parseConfig } from '../../../src/aip/repository/config.js';
+import { withLock } from '../../../src/aip/repository/lock.js';
+import { Repository } from '../../../src/aip/repository/repository.js';
+import { ID, OBJECTS, VECTOR_ORDER, VECTORS, hexToBytes, type VectorName } from '../support/vectors.js';
+import { tempDir } from '../support/temp.js';
+
+async function repoWith(names: readonly VectorName[], options: { warn?: (m: string) => void; lockWaitMs?: number } = {}): Promise<Repository> {
+  const repo = await Repository.init(await tempDir(), options);
+  for (const name of names) {
+    const put = await repo.putObject(OBJECTS[name]);
+    if (!put.ok) throw put.error;
+  }
+  return repo;
+}
+
+describe('init', () => {
+  it('creates the layout, config, root state, HEAD and .aipignore', async () => {
+    const repo = await Repository.init(await tempDir());
+    expect(await repo.readHead()).toBe(ROOT_STATE_ID);
+    expect(await readFile(join(repo.aipDir, 'HEAD'), 'utf8')).toBe(`${ROOT_STATE_ID}\n`);
+    const config = JSON.parse(await readFile(join(repo.aipDir, 'config.json'), 'utf8')) as Record<string, unknown>;
+    expect(config).toEqual({ format: 'aip-repository', version: 1, max_object_bytes: 67108864, run: { timeout_ns: 600000000000, output_limit: 1048576 } });
+    expect(await readFile(join(repo.root, '.aipignore'), 'utf8')).toBe('.git/\n');
+    const rootFile = join(repo.aipDir, 'objects', 'd3', ROOT_STATE_ID.slice(2));
+    expect(Buffer.from(await readFile(rootFile)).toString('hex')).toBe(VECTORS.positive[0]?.hex);
+    expect((await stat(rootFile)).mode & 0o777).toBe(0o444);
+    await expect(Repository.init(repo.root)).rejects.toMatchObject({ code: 'repo.exists' });
+  });
+
+  it('keeps an existing .aipignore', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, '.aipignore'), 'mine\n');
+    await Repository.init(dir);
+    expect(await readFile(join(dir, '.aipignore'), 'utf8')).toBe('mine\n');
+  });
+
+  it('is found from a subfolder, like a Git work tree', async () => {
+    const repo = await Repository.init(await tempDir());
+    await mkdir(join(repo.root, 'a', 'b'), { recursive: true });
+    expect((await Repository.find(join(repo.root, 'a', 'b'))).root).toBe(repo.root);
+    await expect(Repository.open(join(repo.root, 'a'))).rejects.toMatchObject({ code: 'repo.not_found' });
+  });
+});
+
+describe('config', () => {
+  const base = { format: 'aip-repository', version: 1 };
+  const code = (value: unknown): string | undefined => {
+    const result = parseConfig(JSON.stringify(value));
+    return result.ok ? undefined : result.error.code;
+  };
+  it('accepts the minimal and the full form', () => {
+    expect(code(base)).toBeUndefined();
+    expect(parseConfig('{"format":"aip-repository","version":1,"run":{"timeout_ns":18446744073709551615}}')).toMatchObject({ ok: true, value: { run: { timeoutNs: 2n ** 64n - 1n } } });
+  });
+  it('refuses other versions, unknown members and out-of-range values', () => {
+    expect(code({ ...base, version: 2 })).toBe('repo.config');
+    expect(code({ ...base, format: 'x' })).toBe('repo.config');
+    expect(code({ ...base, extra: 1 })).toBe('repo.config');
+    expect(code({ ...base, run: { extra: 1 } })).toBe('repo.config');
+    expect(code({ ...base, max_object_bytes: 1000 })).toBe('repo.config');
+    expect(code({ ...base, run: { output_limit: 67108864 } })).toBe('repo.config');
+    expect(code({ ...base, run: { timeout_ns: 0 } })).toBe('repo.config');
+  });
+});
+
+describe('object store', () => {
+  it('stores V1 to V13 as the spec files, write-once and idempotent', async () => {
+    const repo = await repoWith(VECTOR_ORDER);
+    for (const vector of VECTORS.positive) {
+      const file = join(repo.aipDir, 'objects', vector.id.slice(0, 2), vector.id.slice(2));
+      expect(Buffer.from(await readFile(file)).toString('hex')).toBe(vector.hex);
+    }
+    const again = await repo.putObject(OBJECTS.V6);
+    expect(again.ok && again.value.stored).toBe(false);
+    expect((await repo.store.list()).length).toBe(13);
+    expect(await readdir(join(repo.aipDir, 'tmp'))).toEqual([]);
+  });
+
+  it('refuses objects whose references are missing, and stores nothing', async () => {
+    const repo = await repoWith([]);
+    const put = await repo.putObject(OBJECTS.V6);
+    expect(put.ok || put.error.code).toBe('graph.missing');
+    expect(await repo.store.has(ID.V6)).toBe(false);
+  });
+
+  it('refuses every negative vector', async () => {
+    const repo = await repoWith(VECTOR_ORDER);
+    for (const vector of VECTORS.negative) {
+      const put = await repo.putBytes(hexToBytes(vector.hex));
+      expect(put.ok || put.error.code, vector.name).toBe(vector.code);
+    }
+    expect((await repo.store.list()).length).toBe(13);
+  });
+
+  it('lets an operation be stored before its resulting state (10.4)', async () => {
+    const repo = await repoWith(['V2', 'V4', 'V5']);
+    expect(await repo.statesProducedBy(ID.V5)).toEqual([]);
+    await repo.putObject(OBJECTS.V6);
+    expect(await repo.statesProducedBy(ID.V5)).toEqual([ID.V6]);
+  });
+
+  it('verifies every read against the ID', async () => {
+    const repo = await repoWith(['V2']);
+    const file = repo.store.pathOf(ID.V2);
+    await chmod(file, 0o644);
+    await writeFile(file, hexToBytes(VECTORS.positive[2]?.hex ?? ''));
+    const loaded = await repo.load(ID.V2);
+    expect(loaded.kind === 'invalid' && loaded.error.code).toBe('store.hash');
+    const report = await repo.verify();
+    expect(report.invalid.map((i) => [i.id, i.code])).toEqual([[ID.V2, 'store.hash']]);
+  });
+
+  it('replaces a corrupt file on write, with a warning', async () => {
+    const warnings: string[] = [];
+    const repo = await repoWith(['V2'], { warn: (m) => warnings.push(m) });
+    const file = repo.store.pathOf(ID.V2);
+    await chmod(file, 0o644);
+    await writeFile(file, 'garbage');
+    const put = await repo.putObject(OBJECTS.V2);
+    expect(put.ok && put.value.stored).toBe(true);
+    expect(warnings.join()).toContain(ID.V2);
+    expect((await repo.load(ID.V2)).kind).toBe('found');
+  });
+
+  it('bounds the size before reading', async () => {
+    const repo = await repoWith([]);
+    const id = 'ab'.repeat(32);
+    await mkdir(join(repo.aipDir, 'objects', 'ab'), { recursive: true });
+    await writeFile(repo.store.pathOf(id), Buffer.alloc(repo.config.maxObjectBytes + 1));
+    const read = await repo.store.readBytes(id);
+    expect(read.ok || read.error.code).toBe('cbor.too_large');
+  });
+});
+
+describe('reverse queries and the index', () => {
+  it('answers the spec queries and survives deletion and rebuild', async () => {
+    const repo = await repoWith(VECTOR_ORDER);
+    const answers = async () => ({
+      evidence: await repo.evidenceAbout(ID.V6),
+      produced: await repo.statesProducedBy(ID.V11),
+      children: (await repo.reverse(ID.V6, { type: 'state', field: 'parents' })).map((l) => l.source),
+      based: (await repo.reverse(ID.V6, { type: 'operation', field: 'base_state' })).map((l) => l.source),
+      decisions: (await repo.reverse(ID.V7, { type: 'decision', field: 'related' })).map((l) => l.source),
+      citing: (await repo.reverse(ID.V8, { type: 'intent', field: 'context' })).map((l) => l.source),
+      all: await repo.reverse(ID.V2),
+    });
+    const before = await answers();
+    expect(before.evidence).toEqual([ID.V7, ID.V9].sort());
+    expect(before.produced).toEqual([ID.V12]);
+    expect(before.children).toEqual([ID.V12]);
+    expect(before.based).toEqual([ID.V11]);
+    expect(before.decisions).toEqual([ID.V8]);
+    expect(before.citing).toEqual([ID.V10]);
+    await rm(join(repo.aipDir, 'index'), { recursive: true });
+    expect(await repo.evidenceAbout(ID.V6)).toEqual([]);
+    const report = await repo.verify();
+    expect(report.invalid.some((i) => i.code === 'store.index')).toBe(true);
+    expect(await repo.rebuildIndex()).toBe(13);
+    expect(await answers()).toEqual(before);
+    expect((await repo.verify()).invalid).toEqual([]);
+  });
+
+  it('drops lines whose source was never stored, duplicates and torn lines', async () => {
+    const repo = await repoWith(['V1', 'V2', 'V4', 'V5', 'V6']);
+    const file = join(repo.aipDir, 'index', 'v1', 'refs', ID.V6.slice(0, 2), ID.V6.slice(2));
+    await mkdir(join(file, '..'), { recursive: true });
+    await writeFile(file, `${'e'.repeat(64)} evidence 1 state\n${ID.V7} evidence 1 state\n${ID.V7} evidence 1 state\n${ID.V9.slice(0, 20)}`, { flag: 'a' });
+    expect(await repo.evidenceAbout(ID.V6)).toEqual([]);
+    await repo.putObject(OBJECTS.V7);
+    expect(await repo.evidenceAbout(ID.V6)).toEqual([ID.V7]);
+  });
+
+  it('ignores and rebuilds an index of an unknown version', async () => {
+    const repo = await repoWith(['V2']);
+    await mkdir(join(repo.aipDir, 'index', 'v9'), { recursive: true });
+    await repo.rebuildIndex();
+    expect(await readdir(join(repo.aipDir, 'index'))).toEqual(['v1']);
+  });
+});
+
+describe('HEAD and the lock', () => {
+  it('moves HEAD by compare-and-swap', async () => {
+    const repo = await repoWith(['V2', 'V4', 'V5', 'V6']);
+    await repo.moveHead(ROOT_STATE_ID, ID.V6);
+    expect(await repo.readHead()).toBe(ID.V6);
+    await expect(repo.moveHead(ROOT_STATE_ID, ID.V6)).rejects.toMatchObject({ code: 'head.moved', message: `HEAD moved from ${ROOT_STATE_ID} to ${ID.V6}` });
+  });
+
+  it('waits for a live holder, then fails with lock.timeout', async () => {
+    const repo = await repoWith([], { lockWaitMs: 100 });
+    await writeFile(join(repo.aipDir, 'lock'), JSON.stringify({ pid: process.pid, host: hostname(), since: 'now' }));
+    await expect(repo.moveHead(ROOT_STATE_ID, ROOT_STATE_ID)).rejects.toMatchObject({ code: 'lock.timeout' });
+  });
+
+  it('removes a stale lock of a dead process on this host', async () => {
+    const repo = await repoWith([], { lockWaitMs: 100 });
+    await writeFile(join(repo.aipDir, 'lock'), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: 'then' }));
+    await repo.moveHead(ROOT_STATE_ID, ROOT_STATE_ID);
+    await expect(stat(join(repo.aipDir, 'lock'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('serialises holders', async () => {
+    const dir = await tempDir();
+    const lock = join(dir, 'lock');
+    const order: string[] = [];
+    await Promise.all([
+      withLock(lock, async () => { order.push('a+'); await new Promise((r) => setImmediate(r)); order.push('a-'); }),
+      withLock(lock, async () => { order.push('b+'); order.push('b-'); }, { pollMs: 1 }),
+    ]);
+    expect([order.slice(0, 2), order.slice(2)].map((pair) => pair[0]?.[0] === pair[1]?.[0])).toEqual([true, true]);
+  });
+});
+
+describe('ID resolution', () => {
+  it('accepts HEAD, full IDs and unique prefixes of 6+ digits', async () => {
+    const repo = await repoWith(VECTOR_ORDER);
+    expect(await repo.resolve('HEAD')).toBe(ROOT_STATE_ID);
+    expect(await repo.resolve(ID.V6)).toBe(ID.V6);
+    expect(await repo.resolve(ID.V6.slice(0, 6))).toBe(ID.V6);
+    await expect(repo.resolve('37230')).rejects.toMatchObject({ code: 'usage' });
+    await expect(repo.resolve('XYZ123')).rejects.toMatchObject({ code: 'usage' });
+    await expect(repo.resolve('000000')).rejects.toMatchObject({ code: 'store.not_found' });
+  });
+
+  it('reports an ambiguous prefix with its matches', async () => {
+    const repo = await repoWith([]);
+    // Find two artifacts sharing a 6-digit prefix would take long; share a 2-digit fan-out folder instead
+    // and ask for a prefix both match by writing them under chosen names.
+    const a = `abcdef${'0'.repeat(58)}`;
+    const b = `abcdef${'1'.repeat(58)}`;
+    await mkdir(join(repo.aipDir, 'objects', 'ab'), { recursive: true });
+    await writeFile(repo.store.pathOf(a), 'x');
+    await writeFile(repo.store.pathOf(b), 'y');
+    await expect(repo.resolve('abcdef')).rejects.toMatchObject({ code: 'store.ambiguous' });
+  });
+});
+
+describe('state rules through the store', () => {
+  it('refuses a state that does not follow from its operation', async () => {
+    const repo = await repoWith(['V2', 'V4', 'V5']);
+    const v6 = OBJECTS.V6 as StateV1;
+    const wrong: AipObject = { ...v6, data: { ...v6.data, files: new Map() } };
+    const put = await repo.putObject(wrong);
+    expect(put.ok || put.error.code).toBe('graph.state_files');
+  });
+
+  it('refuses an operation whose before does not match its base', async () => {
+    const repo = await repoWith(['V2', 'V4', 'V5', 'V6']);
+    const v5 = OBJECTS.V5 as OperationV1;
+    const put = await repo.putObject({ ...v5, data: { ...v5.data, base_state: ID.V6 } });
+    expect(put.ok || put.error.code).toBe('graph.before');
+    const encoded = encodeObject({ ...v5, data: { ...v5.data, base_state: ID.V6 } });
+    expect(encoded.ok && (await repo.store.has(encoded.value.id))).toBe(false);
+  });
+});

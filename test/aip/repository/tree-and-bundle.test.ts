@@ -1,0 +1,215 @@
+// Working-tree snapshots, workflows (status, op, snapshot, apply) and bundles
+// on real temp folders (spec 7.7, 7.8, 9.3).
+import { PassThrough, Readable } from 'node:stream';
+import { chmod, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { artifactId } from '../../../src/aip/core/codec.js';
+import { NO_IGNORE_RULES } from '../../../src/aip/core/ignore-rules.js';
+import { ROOT_STATE_ID, type IntentV1 } from '../../../src/aip/core/objects.js';
+import { exportBundle, importBundle } from '../../../src/aip/repository/bundle.js';
+import { Repository } from '../../../src/aip/repository/repository.js';
+import { materialize, snapshotTree } from '../../../src/aip/repository/tree.js';
+import { commitSnapshot, deriveState, recordOperation, workingTreeChanges } from '../../../src/aip/repository/workflows.js';
+import { tempDir, writeTree } from '../support/temp.js';
+import { ID, OBJECTS, VECTOR_ORDER } from '../support/vectors.js';
+
+const intent: IntentV1 = {
+  type: 'intent',
+  version: 1,
+  data: { goal: 'Test', title: 'Test', context: [], parents: [], created_at: '2026-01-01T00:00:00.000000000Z', constraints: [] },
+};
+
+async function bytesOf(write: (out: PassThrough) => Promise<unknown>): Promise<Buffer> {
+  const out = new PassThrough();
+  const chunks: Buffer[] = [];
+  out.on('data', (c: Buffer) => chunks.push(c));
+  await write(out);
+  out.end();
+  return Buffer.concat(chunks);
+}
+
+describe('snapshots', () => {
+  it('maps regular files to artifacts and executability, skipping .aip and empty folders', async () => {
+    const root = await tempDir();
+    await writeTree(root, { 'a.txt': 'A', 'bin/run': '#!/bin/sh\n', 'deep/x/y.txt': '' }, ['bin/run']);
+    await mkdir(join(root, 'empty', 'nested'), { recursive: true });
+    await mkdir(join(root, '.aip', 'objects'), { recursive: true });
+    await writeFile(join(root, '.aip', 'objects', 'junk'), 'j');
+    const snap = await snapshotTree(root, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20 });
+    if (!snap.ok) throw snap.error;
+    expect(Object.fromEntries(snap.value)).toEqual({
+      'a.txt': { artifact: artifactId(Buffer.from('A')), executable: false },
+      'bin/run': { artifact: artifactId(Buffer.from('#!/bin/sh\n')), executable: true },
+      'deep/x/y.txt': { artifact: ID.V3, executable: false },
+    });
+  });
+
+  it('refuses links, bad names and files too large for an artifact', async () => {
+    const withLink = await tempDir();
+    await symlink('/etc/hostname', join(withLink, 'link'));
+    const link = await snapshotTree(withLink, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20 });
+    expect(link.ok || [link.error.code, link.error.message.includes('link')]).toEqual(['snapshot.invalid', true]);
+
+    const badName = await tempDir();
+    await writeFile(Buffer.concat([Buffer.from(`${badName}/bad-`), Buffer.from([0xff])]), 'x');
+    const bad = await snapshotTree(badName, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20 });
+    expect(bad.ok || bad.error.code).toBe('snapshot.invalid');
+
+    const backslash = await tempDir();
+    await writeFile(join(backslash, 'a\\b'), '');
+    const slash = await snapshotTree(backslash, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20 });
+    expect(slash.ok || slash.error.code).toBe('snapshot.invalid');
+
+    const big = await tempDir();
+    await writeFile(join(big, 'big'), Buffer.alloc(2000));
+    const tooBig = await snapshotTree(big, { rules: NO_IGNORE_RULES, maxObjectBytes: 2000 });
+    expect(tooBig.ok || tooBig.error.code).toBe('snapshot.invalid');
+  });
+
+  it('skips what .aipignore names, including links under ignored folders', async () => {
+    const repo = await Repository.init(await tempDir());
+    await writeTree(repo.root, { '.aipignore': '.git/\n*.log\n/out\n', 'keep.txt': 'k', 'x.log': 'l', 'sub/y.log': 'l', 'out/z': 'z' });
+    await mkdir(join(repo.root, '.git'));
+    await symlink('/etc/hostname', join(repo.root, '.git', 'link'));
+    const changes = await workingTreeChanges(repo, ROOT_STATE_ID);
+    expect(changes.ok && changes.value).toEqual([{ path: '.aipignore', change: 'A' }, { path: 'keep.txt', change: 'A' }]);
+  });
+});
+
+describe('workflows', () => {
+  it('records intent + operation + state, reports status letters, and moves HEAD', async () => {
+    const repo = await Repository.init(await tempDir());
+    await writeTree(repo.root, { 'a.txt': 'one', 'b.sh': 'echo', 'c.txt': 'gone' });
+    const first = await commitSnapshot(repo, { create: intent }, false);
+    if (!first.ok) throw first.error;
+    expect(await repo.readHead()).toBe(first.value.state);
+    expect(await repo.statesProducedBy(first.value.operation)).toEqual([first.value.state]);
+
+    await writeFile(join(repo.root, 'a.txt'), 'two');
+    await chmod(join(repo.root, 'b.sh'), 0o755);
+    await rm(join(repo.root, 'c.txt'));
+    await writeFile(join(repo.root, 'd.txt'), 'new');
+    const status = await workingTreeChanges(repo, first.value.state);
+    expect(status.ok && status.value).toEqual([
+      { path: 'a.txt', change: 'M' },
+      { path: 'b.sh', change: 'X' },
+      { path: 'c.txt', change: 'D' },
+      { path: 'd.txt', change: 'A' },
+    ]);
+
+    const op = await recordOperation(repo, first.value.intent, first.value.state, false);
+    if (!op.ok) throw op.error;
+    expect(op.value.operation.data.inputs).toEqual([artifactId(Buffer.from('echo')), artifactId(Buffer.from('gone')), artifactId(Buffer.from('one'))].sort());
+    const state = await deriveState(repo, op.value.id);
+    if (!state.ok) throw state.error;
+    expect(state.value.state.data.parents).toEqual([first.value.state]);
+    expect((await repo.verify()).invalid).toEqual([]);
+  });
+
+  it('refuses an empty operation unless allowed', async () => {
+    const repo = await Repository.init(await tempDir());
+    const put = await repo.putObject(intent);
+    if (!put.ok) throw put.error;
+    await rm(join(repo.root, '.aipignore'));
+    const refused = await recordOperation(repo, put.value.id, ROOT_STATE_ID, false);
+    expect(refused.ok || refused.error.code).toBe('operation.empty');
+    const allowed = await commitSnapshot(repo, { existing: put.value.id }, true);
+    expect(allowed.ok).toBe(true);
+  });
+
+  it('fails with head.moved when HEAD changes under a snapshot', async () => {
+    const repo = await Repository.init(await tempDir());
+    await writeTree(repo.root, { 'a.txt': 'one' });
+    const other = await Repository.open(repo.root);
+    const first = await commitSnapshot(other, { create: intent }, false);
+    if (!first.ok) throw first.error;
+    // A stale writer that read HEAD before the other one moved it.
+    await expect(repo.moveHead(ROOT_STATE_ID, first.value.state)).rejects.toMatchObject({ code: 'head.moved' });
+  });
+
+  it('materialises a state with its modes', async () => {
+    const repo = await Repository.init(await tempDir());
+    for (const name of VECTOR_ORDER) await repo.putObject(OBJECTS[name]);
+    const state = await repo.getTyped(ID.V12, 'state');
+    const dir = await tempDir();
+    const written = await materialize(dir, state.data.files, (id) => repo.artifactContent(id));
+    expect(written).toEqual({ ok: true, value: 2 });
+    expect(await readFile(join(dir, 'hello.txt'), 'utf8')).toBe('hello\n');
+    const snap = await snapshotTree(dir, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20 });
+    expect(snap.ok && Object.fromEntries(snap.value)).toEqual(Object.fromEntries(state.data.files));
+  });
+});
+
+describe('bundles (10.4)', () => {
+  it('exports V1..V13 in dependency order with ties by ID, and imports them once', async () => {
+    const source = await Repository.init(await tempDir());
+    for (const name of VECTOR_ORDER) await source.putObject(OBJECTS[name]);
+    const bundle = await bytesOf((out) => exportBundle(source, undefined, out));
+    const again = await bytesOf((out) => exportBundle(source, undefined, out));
+    expect(bundle.equals(again)).toBe(true);
+
+    // Walk the items: each object only after everything it references.
+    const target = await Repository.init(await tempDir());
+    const first = await importBundle(target, Readable.from([bundle]));
+    expect(first).toEqual({ ok: true, value: { objects: 13, stored: 12 } }); // the root state came with init
+    const second = await importBundle(target, Readable.from([bundle]));
+    expect(second).toEqual({ ok: true, value: { objects: 13, stored: 0 } });
+    expect(await target.readHead()).toBe(ROOT_STATE_ID);
+    expect((await target.verify()).invalid).toEqual([]);
+
+    const fresh = await Repository.init(await tempDir());
+    const oneByteAtATime = Readable.from([...bundle].map((b) => Buffer.from([b])));
+    expect(await importBundle(fresh, oneByteAtATime)).toEqual({ ok: true, value: { objects: 13, stored: 12 } });
+  });
+
+  it('orders the closure of chosen roots', async () => {
+    const source = await Repository.init(await tempDir());
+    for (const name of VECTOR_ORDER) await source.putObject(OBJECTS[name]);
+    const bundle = await bytesOf((out) => exportBundle(source, [ID.V7], out));
+    const ids: string[] = [];
+    let offset = 0;
+    const { decodeBundleHeader, decodeItemHeader } = await import('../../../src/aip/core/bundle-format.js');
+    const { sha256Hex } = await import('../../../src/aip/core/codec.js');
+    const header = decodeBundleHeader(bundle);
+    if (!header.ok) throw header.error;
+    offset = header.value.length;
+    for (let i = 0; i < header.value.objects; i++) {
+      const item = decodeItemHeader(bundle.subarray(offset));
+      if (!item.ok) throw item.error;
+      offset += item.value.headerLength;
+      ids.push(sha256Hex(bundle.subarray(offset, offset + item.value.length)));
+      offset += item.value.length;
+    }
+    expect(offset).toBe(bundle.length);
+    // Closure of V7: V6, V5, V4, V2, V1; V1, V2, V4 have no references, so they come first by ID.
+    expect(ids).toEqual([ID.V2, ID.V4, ID.V1, ID.V5, ID.V6, ID.V7]);
+  });
+
+  it('stops at the first bad item, keeping the objects before it', async () => {
+    const source = await Repository.init(await tempDir());
+    for (const name of ['V2', 'V4'] as const) await source.putObject(OBJECTS[name]);
+    const bundle = await bytesOf((out) => exportBundle(source, undefined, out));
+    const tampered = Buffer.from(bundle);
+    tampered[tampered.length - 30] = (tampered[tampered.length - 30] ?? 0) ^ 0x01; // inside the last item (V1: no references, highest ID)
+    const target = await Repository.init(await tempDir());
+    const result = await importBundle(target, Readable.from([tampered]));
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error.message).toMatch(/^item 3 of 3/);
+    expect(await target.store.has(ID.V2)).toBe(true);
+
+    const trailing = await importBundle(await Repository.init(await tempDir()), Readable.from([Buffer.concat([bundle, Buffer.from([0])])]));
+    expect(trailing.ok || trailing.error.code).toBe('bundle.format');
+    const short = await importBundle(await Repository.init(await tempDir()), Readable.from([bundle.subarray(0, bundle.length - 1)]));
+    expect(short.ok || short.error.code).toBe('cbor.truncated');
+    const notBundle = await importBundle(await Repository.init(await tempDir()), Readable.from([Buffer.from('hello')]));
+    expect(notBundle.ok || notBundle.error.code).toBe('bundle.format');
+  });
+
+  it('checks an item length against max_object_bytes before reading it', async () => {
+    const { encodeBundleHeader } = await import('../../../src/aip/core/bundle-format.js');
+    const huge = Buffer.concat([Buffer.from(encodeBundleHeader(1)), Buffer.from([0x5b, 0, 0, 0, 1, 0, 0, 0, 0])]);
+    const result = await importBundle(await Repository.init(await tempDir()), Readable.from([huge]));
+    expect(result.ok || result.error.code).toBe('cbor.too_large');
+  });
+});
