@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject, JsonValue } from '../../../src/common/json.js';
-import { checkEvolution, type EvolutionCheck } from '../../../src/aipcs/contract/manifest/evolve.js';
+import { checkEvolution, type EvolutionCheck, type MetadataChange } from '../../../src/aipcs/contract/manifest/evolve.js';
 import type { ManifestV2 } from '../../../src/aipcs/contract/manifest/types.js';
 import { manifestToJson, validateManifest } from '../../../src/aipcs/contract/manifest/validate-manifest.js';
 import { attr, entity, index, relationship } from './builders.js';
@@ -86,7 +86,7 @@ describe('accepted additive evolutions', () => {
     expect(result.addedUniqueIndicesOnExistingEntities).toEqual([{ name: 'decision_title_uq', entity: 'decision', fields: ['title'], unique: true }]);
   });
 
-  it.each([
+  const metadataCases: [string, (doc: Doc) => void, MetadataChange][] = [
     ['entity description', (doc: Doc) => void (entityOf(doc, 'decision')['description'] = 'Choices.'), { kind: 'entity_description', entity: 'decision', field: null }],
     ['entity description removal', (doc: Doc) => void (entityOf(doc, 'project')['description'] = null), { kind: 'entity_description', entity: 'project', field: null }],
     ['attribute description', (doc: Doc) => void (attributeOf(doc, 'project', 'slug')['description'] = 'Short name.'), { kind: 'attribute_description', entity: 'project', field: 'slug' }],
@@ -97,7 +97,9 @@ describe('accepted additive evolutions', () => {
     ['query patterns removed', (doc: Doc) => void (doc['query_patterns'] = []), { kind: 'query_patterns', entity: null, field: null }],
     ['facets reordered', (doc: Doc) => void (doc['discovery_facets'] = [...(doc['discovery_facets'] as JsonValue[])].reverse()), { kind: 'discovery_facets', entity: null, field: null }],
     ['retrieval guidance added', (doc: Doc) => void (doc['retrieval_guidance'] = 'Search by status.'), { kind: 'retrieval_guidance', entity: null, field: null }],
-  ] as const)('accepts a change of %s as metadata', (_name, change, expected) => {
+  ];
+
+  it.each(metadataCases)('accepts a change of %s as metadata', (_name, change, expected) => {
     const result = plan(checkEvolution(CURRENT, successor(change)));
     expect(result.metadataChanges).toEqual([expected]);
     expect(result.addedEntities.length + result.addedFields.length + result.addedIndices.length + result.addedRelationships.length).toBe(0);
@@ -135,7 +137,7 @@ describe('accepted additive evolutions', () => {
 describe('refused evolutions', () => {
   const second = successor((doc) => void (doc['retrieval_guidance'] = 'v2'));
 
-  it.each([
+  const refusedCases: [string, () => EvolutionCheck, string][] = [
     ['a non-adjacent schema version', () => checkEvolution(CURRENT, successor((doc) => void (doc['retrieval_guidance'] = 'v3'), second)), 'schema_version_not_adjacent'],
     [
       'a rewritten history entry',
@@ -193,7 +195,9 @@ describe('refused evolutions', () => {
       doc.entities.reverse();
       doc.indices.reverse();
     })), 'no_change'],
-  ] as const)('refuses %s', (_name, run, reason) => {
+  ];
+
+  it.each(refusedCases)('refuses %s', (_name, run, reason) => {
     expect(refusal(run())).toBe(reason);
   });
 });
