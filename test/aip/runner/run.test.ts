@@ -1,0 +1,213 @@
+// Executed evidence with real child processes (spec 8): every termination
+// kind, truncation at exactly output_limit, argv preserved without a shell,
+// and clean/changed/unknown workspaces, each stored as a valid evidence v2.
+import { Writable } from 'node:stream';
+import { chmod, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { EvidenceV2, Id, IntentV1 } from '../../../src/aip/core/objects.js';
+import { Repository } from '../../../src/aip/repository/repository.js';
+import { commitSnapshot } from '../../../src/aip/repository/workflows.js';
+import { runEvidence, type RunRequest } from '../../../src/aip/runner/evaluate.js';
+import { execute, formatDuration, groupAlive } from '../../../src/aip/runner/execute.js';
+import { tempDir, writeTree } from '../support/temp.js';
+
+const NODE = process.execPath;
+const intent: IntentV1 = {
+  type: 'intent',
+  version: 1,
+  data: { goal: 'Run things', title: 'Runner test', context: [], parents: [], created_at: '2026-01-01T00:00:00.000000000Z', constraints: [] },
+};
+
+async function project(files: Record<string, string>, executable: string[] = []): Promise<{ repo: Repository; state: Id }> {
+  const repo = await Repository.init(await tempDir());
+  await writeTree(repo.root, files, executable);
+  const made = await commitSnapshot(repo, { create: intent }, false);
+  if (!made.ok) throw made.error;
+  return { repo, state: made.value.state };
+}
+
+async function run(repo: Repository, state: Id, argv: string[], extra: Partial<RunRequest> = {}): Promise<EvidenceV2> {
+  const outcome = await runEvidence(repo, { stateId: state, argv, kind: 'test', timeoutNs: 30_000_000_000n, outputLimit: 1024, withOperations: true, keep: false, ...extra });
+  const report = await repo.verify([outcome.id]);
+  expect(report.invalid).toEqual([]);
+  return outcome.evidence;
+}
+
+async function content(repo: Repository, id: Id): Promise<string> {
+  const bytes = await repo.artifactContent(id);
+  if (!bytes.ok) throw bytes.error;
+  return Buffer.from(bytes.value).toString('utf8');
+}
+
+describe('terminations', () => {
+  it('exited 0 with a clean workspace is pass, and records the state and its operation', async () => {
+    const { repo, state } = await project({ 'hello.txt': 'hello\n' });
+    const e = await run(repo, state, ['cat', 'hello.txt']);
+    expect(e.data).toMatchObject({ termination: 'exited', exit_code: 0, error: '', result: 'pass', workspace: 'clean', workspace_error: '', cwd: '.', environment: 'inherited', provenance: 'executed', kind: 'test' });
+    expect(e.data.executable).toMatch(/^\/.*\/cat$/);
+    expect(e.data.operations).toEqual((await repo.getTyped(state, 'state')).data.operations);
+    expect(e.data.platform).toBe(`${process.platform}/${process.arch}`);
+    expect(e.data.runner).toMatch(/^[^/]+\/\d+\.\d+\.\d+/);
+    expect(await content(repo, e.data.stdout.artifact)).toBe('hello\n');
+    expect(await repo.evidenceAbout(state)).toHaveLength(1);
+  });
+
+  it('exited non-zero is fail', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    const e = await run(repo, state, ['sh', '-c', 'exit 3'], { withOperations: false });
+    expect(e.data).toMatchObject({ termination: 'exited', exit_code: 3, result: 'fail', operations: [] });
+  });
+
+  it('signaled when the command dies by a signal', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    const e = await run(repo, state, ['sh', '-c', 'kill -TERM $$']);
+    expect(e.data).toMatchObject({ termination: 'signaled', exit_code: null, error: 'terminated by signal SIGTERM', result: 'unknown' });
+  });
+
+  it('timeout kills the whole process group', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    const e = await run(repo, state, ['sh', '-c', 'sleep 30 & sleep 30; wait'], { timeoutNs: 300_000_000n });
+    expect(e.data).toMatchObject({ termination: 'timeout', exit_code: null, error: 'command exceeded its 300ms timeout', result: 'unknown', timeout_ns: 300_000_000, workspace: 'clean' });
+  });
+
+  it('cancelled when aborted (Ctrl-C), and the evidence is still stored', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    const controller = new AbortController();
+    const tee = new Writable({ write: (_chunk, _enc, done) => { controller.abort('SIGINT'); done(); } });
+    const e = await run(repo, state, ['sh', '-c', 'echo ready; exec sleep 30'], { signal: controller.signal, tee: { stdout: tee, stderr: tee } });
+    expect(e.data).toMatchObject({ termination: 'cancelled', exit_code: null, error: 'cancelled by SIGINT', result: 'unknown' });
+    expect(await content(repo, e.data.stdout.artifact)).toBe('ready\n');
+  });
+
+  it('start_error when the executable is not found', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    const e = await run(repo, state, ['no-such-command-aip-test', 'x']);
+    expect(e.data).toMatchObject({ termination: 'start_error', executable: '', error: 'executable not found: no-such-command-aip-test', exit_code: null, result: 'unknown', workspace: 'clean' });
+  });
+
+  it('start_error with the resolved path when the file cannot be executed', async () => {
+    const { repo, state } = await project({ 'script.sh': 'echo hi\n' });
+    const e = await run(repo, state, ['./script.sh']);
+    expect(e.data.termination).toBe('start_error');
+    expect(e.data.executable).toMatch(/\/aip-run-[^/]+\/script\.sh$/);
+    expect(e.data.error).toContain('EACCES');
+  });
+
+  it('capture_error when a pipe stays open after the command ends', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    // A grandchild in its own session keeps stdout open beyond the group kill; it exits by itself.
+    const script = "require('child_process').spawn('sleep', ['2'], { detached: true, stdio: ['ignore', 'inherit', 'inherit'] }).unref()";
+    const e = await run(repo, state, [NODE, '-e', script], { graceMs: 200 });
+    expect(e.data).toMatchObject({ termination: 'capture_error', exit_code: null, result: 'unknown' });
+    expect(e.data.error).toMatch(/stdout and stderr did not reach end of file/);
+  });
+});
+
+describe('capture', () => {
+  const print = (out: number, err: number) => `process.stdout.write('o'.repeat(${out})); process.stderr.write('e'.repeat(${err}))`;
+
+  it('keeps exactly output_limit bytes and marks truncation only beyond it', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    const exact = await run(repo, state, [NODE, '-e', print(5, 4)], { outputLimit: 5 });
+    expect(exact.data.stdout.truncated).toBe(false);
+    expect(await content(repo, exact.data.stdout.artifact)).toBe('ooooo');
+    expect(exact.data.stderr.truncated).toBe(false);
+    const over = await run(repo, state, [NODE, '-e', print(6, 200_000)], { outputLimit: 5 });
+    expect(over.data.stdout).toMatchObject({ truncated: true });
+    expect(await content(repo, over.data.stdout.artifact)).toBe('ooooo');
+    expect(over.data.stderr.truncated).toBe(true);
+    expect(await content(repo, over.data.stderr.artifact)).toBe('eeeee');
+    expect(over.data).toMatchObject({ termination: 'exited', exit_code: 0, output_limit: 5 });
+  });
+
+  it('drains a large output so the child never blocks', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    const e = await run(repo, state, [NODE, '-e', "process.stdout.write(Buffer.alloc(8 * 1024 * 1024, 120))"], { outputLimit: 1 });
+    expect(e.data).toMatchObject({ termination: 'exited', exit_code: 0, stdout: { truncated: true } });
+  });
+
+  it('passes argv literally, without a shell', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    const args = ['', ' two  spaces ', '$HOME', '"quoted"', "it's", 'a;b|c&&d', '*', 'é\u0301', '\u{1f600}', '-', '--x'];
+    const e = await run(repo, state, [NODE, '-e', 'process.stdout.write(JSON.stringify(process.argv.slice(1)))', ...args], { outputLimit: 4096 });
+    expect(JSON.parse(await content(repo, e.data.stdout.artifact))).toEqual(args);
+    expect(e.data.argv).toEqual([NODE, '-e', 'process.stdout.write(JSON.stringify(process.argv.slice(1)))', ...args]);
+  });
+});
+
+describe('workspace', () => {
+  it('clean when the folder still equals the state, empty folders aside', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    expect((await run(repo, state, ['mkdir', '-p', 'x/y'])).data.workspace).toBe('clean');
+  });
+
+  it('changed on a new, modified, removed or re-moded file, or a link', async () => {
+    const { repo, state } = await project({ 'a': 'a', 'b': 'b' });
+    for (const script of ['echo new > c', 'echo x > a', 'rm b', 'chmod +x a', 'ln -s a link']) {
+      const e = await run(repo, state, ['sh', '-c', script]);
+      expect(e.data, script).toMatchObject({ workspace: 'changed', result: 'pass', workspace_error: '' });
+    }
+  });
+
+  it('changed does not override a failing exit', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    expect((await run(repo, state, ['sh', '-c', 'echo x > a; exit 1'])).data).toMatchObject({ workspace: 'changed', result: 'fail' });
+  });
+
+  it('unknown when the command creates a top-level .aip', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    for (const script of ['mkdir .aip', 'touch .aip']) {
+      const e = await run(repo, state, ['sh', '-c', script]);
+      expect(e.data, script).toMatchObject({ workspace: 'unknown', result: 'unknown', workspace_error: 'the command created .aip in the evaluation directory', termination: 'exited' });
+    }
+  });
+
+  it("unknown when the folder cannot be read, using the state's own ignore rules", async () => {
+    const { repo, state } = await project({ '.aipignore': 'scratch/\n', 'a': 'a' });
+    expect((await run(repo, state, ['sh', '-c', 'mkdir scratch && echo x > scratch/f'])).data.workspace).toBe('clean');
+    const removed = await run(repo, state, ['sh', '-c', 'rm -rf "$PWD"']);
+    expect(removed.data).toMatchObject({ workspace: 'unknown', result: 'unknown', termination: 'exited' });
+    expect(removed.data.workspace_error).toMatch(/cannot read folder/);
+    if (process.getuid?.() !== 0) {
+      // Root reads anything, so only an ordinary user sees this one.
+      const e = await run(repo, state, ['sh', '-c', 'mkdir locked && chmod 000 locked']);
+      expect(e.data).toMatchObject({ workspace: 'unknown', result: 'unknown' });
+    }
+  });
+
+  it('runs executables of the state with their mode', async () => {
+    const { repo, state } = await project({ 'tool.sh': '#!/bin/sh\necho tool "$@"\n' }, ['tool.sh']);
+    const e = await run(repo, state, ['./tool.sh', 'x']);
+    expect(await content(repo, e.data.stdout.artifact)).toBe('tool x\n');
+    expect(e.data).toMatchObject({ workspace: 'clean', result: 'pass' });
+  });
+
+  it('removes the evaluation folder unless kept', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    const kept = await runEvidence(repo, { stateId: state, argv: ['sh', '-c', 'chmod 000 .'], kind: 'k', timeoutNs: 10_000_000_000n, outputLimit: 10, withOperations: true, keep: true });
+    expect(kept.evaluationDir).toMatch(/aip-run-/);
+    await chmod(kept.evaluationDir ?? '', 0o755);
+    const gone = await runEvidence(repo, { stateId: state, argv: ['sh', '-c', 'pwd; chmod 000 .'], kind: 'k', timeoutNs: 10_000_000_000n, outputLimit: 4096, withOperations: true, keep: false });
+    const dir = (await content(repo, gone.evidence.data.stdout.artifact)).trim();
+    await expect(stat(join(dir))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('process helpers', () => {
+  it('formats durations with the largest exact unit', () => {
+    expect(formatDuration(5_000_000_000n)).toBe('5s');
+    expect(formatDuration(300_000_000n)).toBe('300ms');
+    expect(formatDuration(90_000_000_000n)).toBe('90s');
+    expect(formatDuration(120_000_000_000n)).toBe('2m');
+    expect(formatDuration(1n)).toBe('1ns');
+  });
+
+  it('sees no live group after a command and its children are gone', async () => {
+    const dir = await tempDir();
+    const result = await execute({ argv: ['sh', '-c', 'sleep 0.1 & echo started'], cwd: dir, timeoutNs: 10_000_000_000n, outputLimit: 100 });
+    expect(result.termination).toBe('exited');
+    expect(result.groupLingered).toBe(false);
+    expect(await groupAlive(999_999_999)).toBe(false);
+  });
+});
