@@ -4,7 +4,10 @@
 
 import { checkEvolution } from '../contract/manifest/evolve.js';
 import { manifestFromNormalised, manifestToJson } from '../contract/manifest/validate-manifest.js';
+import { BranchService } from './branches.js';
+import { DiscoveryService } from './discovery.js';
 import { LifecycleService, type ManifestRules } from './lifecycle.js';
+import { MaintenanceService } from './maintenance.js';
 import type { BackendName, Micros, RegistryPort, ServiceDataPort, ServiceStorePort } from './ports.js';
 import { fingerprintText } from './record-rules.js';
 import { RecordService } from './records.js';
@@ -30,6 +33,9 @@ export interface ApplicationOptions {
 export interface Application {
   readonly lifecycle: LifecycleService;
   readonly records: RecordService;
+  readonly branches: BranchService;
+  readonly discovery: DiscoveryService;
+  readonly maintenance: MaintenanceService;
 }
 
 export const MANIFEST_RULES: ManifestRules = {
@@ -75,5 +81,15 @@ export function createApplication(storage: StoragePorts, options: ApplicationOpt
     newRecordId: options.uuid,
     sha256: options.sha256,
   });
-  return { lifecycle, records };
+  const branches = new BranchService({
+    lifecycle,
+    data: storage.data,
+    principalId: options.principalId,
+    nowMicros: options.nowMicros,
+    newBranchId: options.uuid,
+    sha256: options.sha256,
+  });
+  const discovery = new DiscoveryService({ lifecycle, registry: storage.registry, data: storage.data, principalId: options.principalId });
+  const maintenance = new MaintenanceService({ lifecycle, data: storage.data, principalId: options.principalId, nowMicros: options.nowMicros });
+  return { lifecycle, records, branches, discovery, maintenance };
 }

@@ -206,12 +206,94 @@ export interface ReplayRow {
   readonly completedAt: Micros;
 }
 
+export type BranchRole = 'primary' | 'related';
+export type BranchStatus = 'active' | 'archived' | 'superseded';
+
+export interface StoredBranch {
+  readonly id: string;
+  readonly slug: string;
+  readonly title: string;
+  readonly intent: string;
+  readonly branchType: string | null;
+  readonly parentId: string | null;
+  readonly status: BranchStatus;
+  readonly retrievalSummary: string | null;
+  readonly createdAt: Micros;
+  readonly updatedAt: Micros;
+  readonly branchRevision: bigint;
+}
+
+export interface BranchQuery {
+  readonly status: BranchStatus | null;
+  readonly branchType: string | null;
+  /** Direct children of this branch only; null = every branch. */
+  readonly parentId: string | null;
+  /** Keyset position: only ids greater than this. */
+  readonly afterId: string | null;
+  readonly limit: number;
+}
+
+export interface BranchCard {
+  readonly branch: StoredBranch;
+  readonly primaryCount: bigint;
+  readonly relatedCount: bigint;
+}
+
+export interface FacetCount {
+  readonly value: string | bigint | number | boolean;
+  readonly count: bigint;
+}
+
+export interface RecordScan {
+  /** Only records with any membership (primary or related) in this branch; null = all records. */
+  readonly memberOf: string | null;
+  /** Keyset position: only ids greater than this. */
+  readonly afterId: string | null;
+  readonly limit: number;
+}
+
+export interface ScannedRecord extends StoredRecord {
+  readonly hasPrimary: boolean;
+}
+
 export interface ServiceDataReader {
   getRecord(entity: EntityLayout, id: string): Promise<StoredRecord | undefined>;
   queryRecords(entity: EntityLayout, query: RecordQuery): Promise<StoredRecord[]>;
   history(entityName: string, recordId: string | null, afterSequence: bigint | null, limit: number): Promise<StoredHistoryEvent[]>;
   /** Whether two records of the entity share non-null values in all `columns` (all principals). */
   hasDuplicates(entityName: string, columns: readonly string[]): Promise<boolean>;
+
+  // Branches and memberships (contract §7).
+  getBranch(id: string): Promise<StoredBranch | undefined>;
+  findBranchBySlug(slug: string): Promise<StoredBranch | undefined>;
+  /** Ordered by id ascending; filters are exact and ANDed. */
+  listBranches(query: BranchQuery): Promise<StoredBranch[]>;
+  /** The record's role in the branch, if it is a member. */
+  getMembership(entityName: string, recordId: string, branchId: string): Promise<BranchRole | undefined>;
+  /** The id of the record's primary branch, if it has one. */
+  getPrimaryBranch(entityName: string, recordId: string): Promise<string | undefined>;
+
+  // Discovery (contract §8.2) and maintenance (§8.3) reads.
+  countRecords(entity: EntityLayout): Promise<bigint>;
+  /** Records of the entity that hold no primary membership. */
+  countWithoutPrimary(entity: EntityLayout): Promise<bigint>;
+  /**
+   * Non-null observed values of one field with their record counts (or, for
+   * `list_members`, the members of a string_list with their counts), ordered
+   * by count descending then value ascending (strings by code point, numbers
+   * numerically, false before true), at most `limit`.
+   */
+  facetValues(entity: EntityLayout, field: string, shape: 'scalar' | 'list_members', limit: number): Promise<FacetCount[]>;
+  /** At most `limit` branches ordered by updated_at descending then id ascending, with membership counts. */
+  branchCards(limit: number): Promise<BranchCard[]>;
+  /** A keyset batch of records in id order, each with whether it has a primary branch. */
+  scanRecords(entity: EntityLayout, scan: RecordScan): Promise<ScannedRecord[]>;
+  /**
+   * For each of `values`, how many records of the entity (in the scan's
+   * branch scope, if any) hold exactly that value in `field`. Values no
+   * record holds may be absent from the map.
+   */
+  countValues(entity: EntityLayout, field: string, memberOf: string | null, values: readonly string[]): Promise<ReadonlyMap<string, bigint>>;
 }
 
 export interface ServiceDataWriter extends ServiceDataReader {
@@ -226,6 +308,12 @@ export interface ServiceDataWriter extends ServiceDataReader {
   updateRecord(entity: EntityLayout, record: StoredRecord): Promise<void>;
   deleteRecord(entity: EntityLayout, id: string): Promise<void>;
   appendHistory(event: HistoryEvent): Promise<void>;
+  insertBranch(branch: StoredBranch): Promise<void>;
+  /** Replaces every mutable column of the branch with the given id. */
+  updateBranch(branch: StoredBranch): Promise<void>;
+  /** Makes the record a member of the branch with `role` (replacing any membership it had there). */
+  putMembership(entityName: string, recordId: string, branchId: string, role: BranchRole, assignedAt: Micros): Promise<void>;
+  removeMembership(entityName: string, recordId: string, branchId: string): Promise<void>;
 }
 
 export interface ServiceDataPort {

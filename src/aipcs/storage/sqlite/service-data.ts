@@ -8,16 +8,23 @@ import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js
 import { formatTimestamp27 } from '../../core/time.js';
 import {
   StorageFailure,
+  type BranchCard,
+  type BranchQuery,
+  type BranchRole,
   type EntityLayout,
+  type FacetCount,
   type FieldSet,
   type FieldValue,
   type HistoryEvent,
   type RecordQuery,
+  type RecordScan,
   type ReplayRow,
+  type ScannedRecord,
   type ServiceDataPort,
   type ServiceDataReader,
   type ServiceDataWriter,
   type StorageLocator,
+  type StoredBranch,
   type StoredHistoryEvent,
   type StoredRecord,
 } from '../../core/ports.js';
@@ -75,6 +82,24 @@ export function decodeFieldSet(text: string | null): FieldSet | null {
 }
 
 type Row = Record<string, unknown>;
+
+const BRANCH_COLUMNS = 'id, slug, title, intent, branch_type, parent_branch_id, status, retrieval_summary, created_at, updated_at, branch_revision';
+
+function toBranch(row: Row): StoredBranch {
+  return {
+    id: row['id'] as string,
+    slug: row['slug'] as string,
+    title: row['title'] as string,
+    intent: row['intent'] as string,
+    branchType: (row['branch_type'] as string | null) ?? null,
+    parentId: (row['parent_branch_id'] as string | null) ?? null,
+    status: row['status'] as StoredBranch['status'],
+    retrievalSummary: (row['retrieval_summary'] as string | null) ?? null,
+    createdAt: row['created_at'] as bigint,
+    updatedAt: row['updated_at'] as bigint,
+    branchRevision: row['branch_revision'] as bigint,
+  };
+}
 
 export class SqliteDataTx implements ServiceDataWriter {
   constructor(
@@ -160,6 +185,189 @@ export class SqliteDataTx implements ServiceDataWriter {
     const list = columns.map(quoteIdentifier).join(', ');
     const notNull = columns.map((column) => `${quoteIdentifier(column)} IS NOT NULL`).join(' AND ');
     return prepared(this.db, `SELECT 1 FROM ${quoteIdentifier(entityName)} WHERE ${notNull} GROUP BY ${list} HAVING count(*) > 1 LIMIT 1`).get() !== undefined;
+  }
+
+  // -------------------------------------------------------------------------
+  // Branches and memberships
+
+  async getBranch(id: string): Promise<StoredBranch | undefined> {
+    const row = prepared(this.db, `SELECT ${BRANCH_COLUMNS} FROM __aipcs_memory_branch WHERE id = ? AND principal_id = ?`).get(id, this.principalId) as Row | undefined;
+    return row && toBranch(row);
+  }
+
+  async findBranchBySlug(slug: string): Promise<StoredBranch | undefined> {
+    const row = prepared(this.db, `SELECT ${BRANCH_COLUMNS} FROM __aipcs_memory_branch WHERE principal_id = ? AND slug = ?`).get(this.principalId, slug) as Row | undefined;
+    return row && toBranch(row);
+  }
+
+  async listBranches(query: BranchQuery): Promise<StoredBranch[]> {
+    const where = ['principal_id = ?'];
+    const params: unknown[] = [this.principalId];
+    if (query.status !== null) {
+      where.push('status = ?');
+      params.push(query.status);
+    }
+    if (query.branchType !== null) {
+      where.push('branch_type = ?');
+      params.push(query.branchType);
+    }
+    if (query.parentId !== null) {
+      where.push('parent_branch_id = ?');
+      params.push(query.parentId);
+    }
+    if (query.afterId !== null) {
+      where.push('id > ?');
+      params.push(query.afterId);
+    }
+    params.push(BigInt(query.limit));
+    const sql = `SELECT ${BRANCH_COLUMNS} FROM __aipcs_memory_branch WHERE ${where.join(' AND ')} ORDER BY id LIMIT ?`;
+    return (prepared(this.db, sql).all(...params) as Row[]).map(toBranch);
+  }
+
+  async getMembership(entityName: string, recordId: string, branchId: string): Promise<BranchRole | undefined> {
+    const row = prepared(this.db, `SELECT role FROM __aipcs_record_branch WHERE principal_id = ? AND entity_name = ? AND record_id = ? AND branch_id = ?`).get(
+      this.principalId,
+      entityName,
+      recordId,
+      branchId,
+    ) as { role: BranchRole } | undefined;
+    return row?.role;
+  }
+
+  async getPrimaryBranch(entityName: string, recordId: string): Promise<string | undefined> {
+    const row = prepared(this.db, `SELECT branch_id FROM __aipcs_record_branch WHERE principal_id = ? AND entity_name = ? AND record_id = ? AND role = 'primary'`).get(
+      this.principalId,
+      entityName,
+      recordId,
+    ) as { branch_id: string } | undefined;
+    return row?.branch_id;
+  }
+
+  async insertBranch(branch: StoredBranch): Promise<void> {
+    prepared(
+      this.db,
+      `INSERT INTO __aipcs_memory_branch (id, principal_id, slug, title, intent, branch_type, parent_branch_id, status, retrieval_summary, branch_revision, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      branch.id,
+      this.principalId,
+      branch.slug,
+      branch.title,
+      branch.intent,
+      branch.branchType,
+      branch.parentId,
+      branch.status,
+      branch.retrievalSummary,
+      branch.branchRevision,
+      branch.createdAt,
+      branch.updatedAt,
+    );
+  }
+
+  async updateBranch(branch: StoredBranch): Promise<void> {
+    const result = prepared(
+      this.db,
+      `UPDATE __aipcs_memory_branch SET title = ?, intent = ?, branch_type = ?, parent_branch_id = ?, status = ?, retrieval_summary = ?, branch_revision = ?, updated_at = ?
+       WHERE id = ? AND principal_id = ?`,
+    ).run(branch.title, branch.intent, branch.branchType, branch.parentId, branch.status, branch.retrievalSummary, branch.branchRevision, branch.updatedAt, branch.id, this.principalId);
+    if (result.changes !== 1) throw new StorageFailure('unavailable');
+  }
+
+  async putMembership(entityName: string, recordId: string, branchId: string, role: BranchRole, assignedAt: bigint): Promise<void> {
+    prepared(
+      this.db,
+      `INSERT INTO __aipcs_record_branch (principal_id, entity_name, record_id, branch_id, role, assigned_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (principal_id, entity_name, record_id, branch_id) DO UPDATE SET role = excluded.role, assigned_at = excluded.assigned_at`,
+    ).run(this.principalId, entityName, recordId, branchId, role, assignedAt);
+  }
+
+  async removeMembership(entityName: string, recordId: string, branchId: string): Promise<void> {
+    prepared(this.db, `DELETE FROM __aipcs_record_branch WHERE principal_id = ? AND entity_name = ? AND record_id = ? AND branch_id = ?`).run(
+      this.principalId,
+      entityName,
+      recordId,
+      branchId,
+    );
+  }
+
+  // -------------------------------------------------------------------------
+  // Discovery and maintenance reads
+
+  async countRecords(entity: EntityLayout): Promise<bigint> {
+    return (prepared(this.db, `SELECT count(*) AS n FROM ${quoteIdentifier(entity.name)} WHERE "owner_id" = ?`).get(this.principalId) as { n: bigint }).n;
+  }
+
+  async countWithoutPrimary(entity: EntityLayout): Promise<bigint> {
+    const sql = `SELECT count(*) AS n FROM ${quoteIdentifier(entity.name)} AS r WHERE r."owner_id" = ? AND NOT EXISTS (
+      SELECT 1 FROM __aipcs_record_branch AS p WHERE p.principal_id = ? AND p.entity_name = ? AND p.record_id = r."id" AND p.role = 'primary')`;
+    return (prepared(this.db, sql).get(this.principalId, this.principalId, entity.name) as { n: bigint }).n;
+  }
+
+  async facetValues(entity: EntityLayout, field: string, shape: 'scalar' | 'list_members', limit: number): Promise<FacetCount[]> {
+    if (shape === 'list_members') {
+      const sql = `SELECT m.member AS v, count(*) AS n FROM __aipcs_list_member AS m JOIN ${quoteIdentifier(entity.name)} AS r ON r."id" = m.record_id
+        WHERE m.entity_name = ? AND m.field_name = ? AND r."owner_id" = ? GROUP BY m.member ORDER BY n DESC, m.member ASC LIMIT ?`;
+      return (prepared(this.db, sql).all(entity.name, field, this.principalId, BigInt(limit)) as { v: string; n: bigint }[]).map((row) => ({ value: row.v, count: row.n }));
+    }
+    const type = entity.columns.find((column) => column.name === field)?.type;
+    if (type === undefined || type === 'string_list') throw new StorageFailure('unavailable');
+    const column = quoteIdentifier(field);
+    const sql = `SELECT ${column} AS v, count(*) AS n FROM ${quoteIdentifier(entity.name)} WHERE "owner_id" = ? AND ${column} IS NOT NULL
+      GROUP BY ${column} ORDER BY n DESC, ${column} ASC LIMIT ?`;
+    return (prepared(this.db, sql).all(this.principalId, BigInt(limit)) as { v: unknown; n: bigint }[]).map((row) => ({
+      value: decodeValue(type, row.v) as FacetCount['value'],
+      count: row.n,
+    }));
+  }
+
+  async branchCards(limit: number): Promise<BranchCard[]> {
+    const branches = (
+      prepared(this.db, `SELECT ${BRANCH_COLUMNS} FROM __aipcs_memory_branch WHERE principal_id = ? ORDER BY updated_at DESC, id ASC LIMIT ?`).all(this.principalId, BigInt(limit)) as Row[]
+    ).map(toBranch);
+    if (branches.length === 0) return [];
+    const counts = prepared(
+      this.db,
+      `SELECT branch_id, role, count(*) AS n FROM __aipcs_record_branch WHERE principal_id = ? AND branch_id IN (SELECT value FROM json_each(?)) GROUP BY branch_id, role`,
+    ).all(this.principalId, JSON.stringify(branches.map((branch) => branch.id))) as { branch_id: string; role: BranchRole; n: bigint }[];
+    const countOf = new Map(counts.map((row) => [`${row.branch_id}/${row.role}`, row.n]));
+    return branches.map((branch) => ({
+      branch,
+      primaryCount: countOf.get(`${branch.id}/primary`) ?? 0n,
+      relatedCount: countOf.get(`${branch.id}/related`) ?? 0n,
+    }));
+  }
+
+  async scanRecords(entity: EntityLayout, scan: RecordScan): Promise<ScannedRecord[]> {
+    const where = ['r."owner_id" = ?'];
+    // The has_primary subquery in the select list takes the first two parameters.
+    const params: unknown[] = [this.principalId, entity.name, this.principalId];
+    if (scan.memberOf !== null) {
+      where.push(`EXISTS (SELECT 1 FROM __aipcs_record_branch AS s WHERE s.principal_id = ? AND s.entity_name = ? AND s.record_id = r."id" AND s.branch_id = ?)`);
+      params.push(this.principalId, entity.name, scan.memberOf);
+    }
+    if (scan.afterId !== null) {
+      where.push('r."id" > ?');
+      params.push(scan.afterId);
+    }
+    params.push(BigInt(scan.limit));
+    const sql = `SELECT ${this.selectList(entity)}, EXISTS (SELECT 1 FROM __aipcs_record_branch AS p WHERE p.principal_id = ? AND p.entity_name = ? AND p.record_id = r."id" AND p.role = 'primary') AS has_primary
+      FROM ${quoteIdentifier(entity.name)} AS r WHERE ${where.join(' AND ')} ORDER BY r."id" LIMIT ?`;
+    return (prepared(this.db, sql).all(...params) as Row[]).map((row) => ({ ...this.toRecord(entity, row), hasPrimary: row['has_primary'] === 1n }));
+  }
+
+  async countValues(entity: EntityLayout, field: string, memberOf: string | null, values: readonly string[]): Promise<ReadonlyMap<string, bigint>> {
+    if (values.length === 0) return new Map();
+    const column = `r.${quoteIdentifier(field)}`;
+    const params: unknown[] = [this.principalId, JSON.stringify(values)];
+    let scope = '';
+    if (memberOf !== null) {
+      scope = ` AND EXISTS (SELECT 1 FROM __aipcs_record_branch AS s WHERE s.principal_id = ? AND s.entity_name = ? AND s.record_id = r."id" AND s.branch_id = ?)`;
+      params.push(this.principalId, entity.name, memberOf);
+    }
+    const sql = `SELECT ${column} AS v, count(*) AS n FROM ${quoteIdentifier(entity.name)} AS r
+      WHERE r."owner_id" = ? AND ${column} IN (SELECT value FROM json_each(?))${scope} GROUP BY ${column}`;
+    const rows = prepared(this.db, sql).all(...params) as { v: string; n: bigint }[];
+    return new Map(rows.map((row) => [row.v, row.n]));
   }
 
   async fenceIsOpen(): Promise<boolean> {

@@ -1,0 +1,242 @@
+// The advisory maintenance scan (contract §8.3): read-only, deterministic,
+// at most 100 candidates. Which signals an entity supports comes from the
+// derived model; the rules for each signal live here once and read records
+// through keyset batches of one consistent snapshot. Details never carry
+// record prose or authority values.
+
+import type { JsonObject } from '../../common/json.js';
+import { AipcsError } from '../contract/error-codes.js';
+import { deriveModel, type DerivedEntity, type MaintenanceScanType } from '../contract/manifest/derived-model.js';
+import type { AttributeType } from '../contract/manifest/types.js';
+import { compareNumbers, utf8Length } from '../contract/schema-check.js';
+import type { LifecycleService } from './lifecycle.js';
+import type { EntityLayout, FieldValue, Micros, ServiceDataPort, ServiceDataReader, ScannedRecord } from './ports.js';
+import { dataFailure, layoutOf } from './records.js';
+
+export interface MaintenanceDependencies {
+  readonly lifecycle: LifecycleService;
+  readonly data: ServiceDataPort;
+  readonly principalId: string;
+  nowMicros(): Micros;
+}
+
+export interface MaintenanceScanCommand {
+  readonly serviceId: string;
+  /** A declared entity, or null for all entities. */
+  readonly entityName: string | null;
+  /** Only records with any membership in this branch; null for all records. */
+  readonly branchId: string | null;
+  /** Distinct requested scan types (all eight when the caller sent none). */
+  readonly scanTypes: readonly MaintenanceScanType[];
+  /** 1..3650 (default 90). */
+  readonly staleAfterDays: number;
+  /** 0..1 (default 0.5). */
+  readonly lowConfidenceBelow: number;
+  /** 1..100 candidates (default 50). */
+  readonly limit: number;
+}
+
+export const MAX_CANDIDATES = 100;
+export const BLOB_THRESHOLD_BYTES = 1024;
+const DAY_MICROS = 86_400_000_000n;
+const BATCH = 256;
+
+interface Candidate {
+  readonly id: string;
+  readonly detail: JsonObject;
+}
+
+const clamp = (value: number, min: number, max: number): number => Math.min(Math.max(Math.trunc(value), min), max);
+
+/** Blank the way the reference's SQL sees it: empty or only U+0020 spaces. */
+const isBlank = (text: string): boolean => /^ *$/.test(text);
+
+/** Whether a declared field holds a value (contract §8.3: null, blank strings and empty lists are absent). */
+function isPresent(type: AttributeType | undefined, value: FieldValue | undefined): boolean {
+  if (value === null || value === undefined) return false;
+  if (type === 'string') return typeof value === 'string' && !isBlank(value);
+  if (type === 'string_list') return Array.isArray(value) && value.length > 0;
+  return true;
+}
+
+// The zero-offset ISO 8601 forms accepted on write (record-rules.ts); any
+// value outside them is not interpreted and never counts as expired.
+const ISO_INSTANT = /^(\d{4})-?(\d{2})-?(\d{2})[T ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?(?:Z|[+-]00(?::?00(?::?00(?:[.,]0+)?)?)?)$/;
+
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+/** Microseconds since the epoch of a stored datetime value, or null when it cannot be read as an instant. */
+export function instantMicros(text: string): bigint | null {
+  const match = ISO_INSTANT.exec(text);
+  if (!match) return null;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map((part) => Number(part ?? '0')) as [number, number, number, number, number, number];
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return null;
+  const fraction = BigInt(((match[7] ?? '') + '000000').slice(0, 6));
+  const seconds = BigInt(daysFromCivil(year, month, day)) * 86_400n + BigInt(hour * 3600 + minute * 60 + second);
+  return seconds * 1_000_000n + fraction;
+}
+
+/** Per-scan evaluation settings derived once per request. */
+interface ScanContext {
+  readonly now: Micros;
+  readonly staleCutoff: Micros;
+  readonly staleAfterDays: number;
+  readonly threshold: number;
+  readonly branchId: string | null;
+}
+
+export class MaintenanceService {
+  constructor(private readonly deps: MaintenanceDependencies) {}
+
+  async scan(command: MaintenanceScanCommand): Promise<JsonObject> {
+    const admission = await this.deps.lifecycle.admitData(command.serviceId);
+    const model = deriveModel(admission.manifest);
+    const selected = command.entityName === null ? model.entities : model.entities.filter((entity) => entity.name === command.entityName);
+    if (selected.length === 0) throw new AipcsError('validation_failed');
+    const requested = [...new Set(command.scanTypes)].sort();
+    if (requested.length === 0) throw new AipcsError('validation_failed');
+    const unavailable = requested.filter((type) => !selected.some((entity) => entity.maintenance.available.includes(type)));
+    const limit = clamp(command.limit, 1, MAX_CANDIDATES);
+    const staleAfterDays = clamp(command.staleAfterDays, 1, 3650);
+    const now = this.deps.nowMicros();
+    const context: ScanContext = {
+      now,
+      staleCutoff: now - BigInt(staleAfterDays) * DAY_MICROS,
+      staleAfterDays,
+      threshold: Number(command.lowConfidenceBelow),
+      branchId: command.branchId,
+    };
+    if (!admission.service.storage) throw new AipcsError('storage_unavailable');
+    try {
+      const found = await this.deps.data.read(admission.service.storage, this.deps.principalId, async (tx) => {
+        const perEntity = new Map<string, Map<MaintenanceScanType, Candidate[]>>();
+        for (const entity of selected) {
+          const types = requested.filter((type) => entity.maintenance.available.includes(type));
+          if (types.length > 0) perEntity.set(entity.name, await this.scanEntity(tx, layoutOf(admission, entity.name), entity, types, limit, context));
+        }
+        return perEntity;
+      });
+      // Deterministic order: scan types alphabetically, then entities, then record ids.
+      const candidates: JsonObject[] = [];
+      for (const type of requested) {
+        for (const entity of selected) {
+          for (const candidate of found.get(entity.name)?.get(type) ?? []) {
+            if (candidates.length >= limit) break;
+            candidates.push({ scan_type: type, record: { entity_name: entity.name, id: candidate.id }, detail: candidate.detail });
+          }
+        }
+      }
+      return { candidates, unavailable_scan_types: unavailable };
+    } catch (error) {
+      return dataFailure(error);
+    }
+  }
+
+  /** One keyset pass over the entity, collecting the first `limit` candidates of each scan type by id. */
+  private async scanEntity(
+    tx: ServiceDataReader,
+    layout: EntityLayout,
+    entity: DerivedEntity,
+    types: readonly MaintenanceScanType[],
+    limit: number,
+    context: ScanContext,
+  ): Promise<Map<MaintenanceScanType, Candidate[]>> {
+    const lists = new Map<MaintenanceScanType, Candidate[]>(types.map((type) => [type, []]));
+    const typeOf = new Map(entity.domainFields.map((field) => [field.name, field.type]));
+    const open = (type: MaintenanceScanType): boolean => (lists.get(type)?.length ?? limit) < limit;
+    const add = (type: MaintenanceScanType, id: string, detail: JsonObject): void => {
+      const list = lists.get(type);
+      if (list && list.length < limit) list.push({ id, detail });
+    };
+    let afterId: string | null = null;
+    for (;;) {
+      const batch = await tx.scanRecords(layout, { memberOf: context.branchId, afterId, limit: BATCH });
+      // Duplicates need group sizes over the whole scope, asked for per batch.
+      const duplicates = open('duplicate_authority') ? await this.duplicates(tx, layout, entity, batch, context.branchId) : new Map<string, JsonObject>();
+      for (const record of batch) {
+        for (const type of types) {
+          if (!open(type)) continue;
+          const detail = type === 'duplicate_authority' ? duplicates.get(record.id) : this.evaluate(type, entity, typeOf, record, context);
+          if (detail) add(type, record.id, detail);
+        }
+      }
+      const last = batch[batch.length - 1];
+      if (batch.length < BATCH || !last || !types.some(open)) break;
+      afterId = last.id;
+    }
+    return lists;
+  }
+
+  private evaluate(type: MaintenanceScanType, entity: DerivedEntity, typeOf: ReadonlyMap<string, AttributeType>, record: ScannedRecord, context: ScanContext): JsonObject | undefined {
+    const signals = entity.maintenance;
+    const fields = record.fields;
+    switch (type) {
+      case 'blob_candidate': {
+        for (const field of signals.blobCandidateFields) {
+          const value = fields[field];
+          if (typeof value !== 'string') continue;
+          const bytes = utf8Length(value);
+          if (bytes > BLOB_THRESHOLD_BYTES) return { byte_length: BigInt(bytes), field_name: field, threshold_bytes: BigInt(BLOB_THRESHOLD_BYTES) };
+        }
+        return undefined;
+      }
+      case 'expired': {
+        if (signals.expiryField === null) return undefined;
+        const value = fields[signals.expiryField];
+        const instant = typeof value === 'string' ? instantMicros(value) : null;
+        return instant !== null && instant < context.now ? { field_name: signals.expiryField } : undefined;
+      }
+      case 'low_confidence': {
+        if (signals.confidenceField === null) return undefined;
+        const value = fields[signals.confidenceField];
+        if (typeof value !== 'number' && typeof value !== 'bigint') return undefined;
+        return compareNumbers(value, context.threshold) < 0 ? { threshold: context.threshold } : undefined;
+      }
+      case 'missing_authority': {
+        const declared = signals.authorityFields;
+        if (declared.length === 0 || declared.some((name) => isPresent(typeOf.get(name), fields[name]))) return undefined;
+        return { declared_field_count: BigInt(declared.length) };
+      }
+      case 'stale': {
+        if (record.updatedAt > context.staleCutoff) return undefined;
+        const age = (context.now - record.updatedAt) / DAY_MICROS;
+        return { age_days: age < 0n ? 0n : age, threshold_days: BigInt(context.staleAfterDays) };
+      }
+      case 'superseded': {
+        const hits: string[] = [];
+        for (const signal of signals.supersededSignals) {
+          if (signal === 'status' ? fields['status'] === 'superseded' : isPresent(typeOf.get('superseded_by'), fields['superseded_by'])) hits.push(signal);
+        }
+        return hits.length > 0 ? { signals: hits } : undefined;
+      }
+      case 'unbranched':
+        return record.hasPrimary ? undefined : { missing_role: 'primary' };
+      case 'duplicate_authority':
+        return undefined;
+    }
+  }
+
+  /** Records of the batch whose authority reference another record in scope shares (first declared field wins). */
+  private async duplicates(tx: ServiceDataReader, layout: EntityLayout, entity: DerivedEntity, batch: readonly ScannedRecord[], branchId: string | null): Promise<Map<string, JsonObject>> {
+    const hits = new Map<string, JsonObject>();
+    const typeOf = new Map(entity.domainFields.map((field) => [field.name, field.type]));
+    for (const field of entity.maintenance.duplicateAuthorityFields) {
+      const pending = batch.filter((record) => !hits.has(record.id) && isPresent(typeOf.get(field), record.fields[field]));
+      if (pending.length === 0) continue;
+      const values = [...new Set(pending.map((record) => record.fields[field] as string))];
+      const counts = await tx.countValues(layout, field, branchId, values);
+      for (const record of pending) {
+        const count = counts.get(record.fields[field] as string) ?? 0n;
+        if (count > 1n) hits.set(record.id, { duplicate_count: count, field_name: field });
+      }
+    }
+    return hits;
+  }
+}
