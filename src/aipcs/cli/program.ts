@@ -9,7 +9,6 @@ import { sqliteRuntimeVersion } from '../storage/sqlite/connection.js';
 import { serve, StartupError } from '../compose.js';
 import { PACKAGE_VERSION } from '../version.js';
 import { CLI_INTERNAL_ERROR } from './error-document.js';
-import type { CliObject } from './human-format.js';
 import { writeOutcome, type CliOutcome, type OutputFormat } from './output.js';
 
 const io = { stdout: process.stdout, stderr: process.stderr };
@@ -79,7 +78,7 @@ export function buildProgram(): Command {
           if (!preflight.ok) return finish({ ok: false, error: preflight.error }, parsed['format'] as OutputFormat, 'config');
           const resolution = resolveConfiguration(input);
           if (!resolution.ok) return finish({ ok: false, error: resolution.error }, parsed['format'] as OutputFormat, 'config');
-          finish({ ok: true, result: configShowResult(resolution.config) as unknown as CliObject }, parsed['format'] as OutputFormat, 'config');
+          finish({ ok: true, result: configShowResult(resolution.config) }, parsed['format'] as OutputFormat, 'config');
         }),
     ),
   );
@@ -91,7 +90,7 @@ export function buildProgram(): Command {
         .action((parsed: Record<string, unknown>) => {
           const runnable = resolveRunnableConfiguration(resolveInput(parsed));
           if (!runnable.ok) return finish({ ok: false, error: runnable.error }, parsed['format'] as OutputFormat, 'config');
-          finish({ ok: true, result: configValidateResult(runnable.runtime) as unknown as CliObject }, parsed['format'] as OutputFormat, 'config');
+          finish({ ok: true, result: configValidateResult(runnable.runtime) }, parsed['format'] as OutputFormat, 'config');
         }),
     ),
   );

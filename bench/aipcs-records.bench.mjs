@@ -1,0 +1,223 @@
+// AIPCS records on SQLite: record_create over the real stdio MCP client
+// against a bare better-sqlite3 insert of the same row with the same
+// durability settings; exact search at 10k/100k/1M records in one entity;
+// list pagination through 100k records. Prints a markdown section.
+// Sizes can be reduced for a quick run: AIPCS_BENCH_SCALE=0.1.
+
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const dist = join(here, '..', 'dist', 'src', 'aipcs');
+const { openSqliteStorage } = await import(join(dist, 'storage/sqlite/index.js'));
+const { createApplication } = await import(join(dist, 'core/application.js'));
+const { validateManifest } = await import(join(dist, 'contract/manifest/validate-manifest.js'));
+const { parseJson } = await import(join(here, '..', 'dist', 'src', 'common', 'json.js'));
+
+const scale = Number(process.env.AIPCS_BENCH_SCALE ?? '1');
+const sized = (n) => Math.max(100, Math.round(n * scale));
+
+const serverManaged = [
+  { name: 'id', type: 'uuid', required: true, primary_key: true },
+  { name: 'owner_id', type: 'string', required: true },
+  { name: 'created_at', type: 'datetime', required: true },
+  { name: 'updated_at', type: 'datetime', required: true },
+  { name: 'created_via', type: 'string', required: true },
+  { name: 'record_version', type: 'integer', required: true },
+];
+const manifestDocument = {
+  manifest_version: 2,
+  schema_version: 1,
+  entities: [
+    {
+      name: 'note',
+      attributes: [
+        ...serverManaged,
+        { name: 'title', type: 'string', required: true },
+        { name: 'status', type: 'string' },
+        { name: 'confidence', type: 'number' },
+        { name: 'tags', type: 'string_list', retrieval_mode: 'membership' },
+      ],
+    },
+  ],
+};
+
+const percentile = (values, p) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))];
+};
+const ms = (ns) => Number(ns) / 1e6;
+const fmt = (value, digits = 3) => value.toFixed(digits);
+
+function freshRoot() {
+  const base = mkdtempSync(join(tmpdir(), 'aipcs-bench-'));
+  return { base, dataRoot: join(base, 'data') };
+}
+
+async function materialisedService(app) {
+  const manifest = validateManifest(parseJson(JSON.stringify(manifestDocument), { maxBytes: 1 << 20, maxDepth: 64 })).manifest;
+  const seeded = await app.lifecycle.seed({ domainName: 'bench', domainClass: 'bench', intentDescription: 'Benchmark.', idempotencyKey: 'seed' });
+  const serviceId = seeded.service_id;
+  await app.lifecycle.design({ serviceId, manifest, idempotencyKey: 'design' });
+  await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'mat' });
+  return serviceId;
+}
+
+function appOver(storage) {
+  let now = 1_800_000_000_000_000n;
+  return createApplication(storage, {
+    principalId: 'bench',
+    createdVia: 'mcp',
+    nowMicros: () => (now += 1n),
+    uuid: () => randomUUID(),
+    sha256: (text) => createHash('sha256').update(text).digest('hex'),
+  });
+}
+
+// --- 1. record_create over stdio MCP vs bare better-sqlite3 ---------------------------------
+
+async function benchCreate() {
+  const n = sized(400);
+  const { base, dataRoot } = freshRoot();
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [join(dist, 'cli/main.js'), 'serve', '--profile', 'sqlite', '--principal-id', 'bench', '--sqlite-data-root', dataRoot],
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(transport);
+  const call = async (name, args) => JSON.parse((await client.callTool({ name, arguments: args })).content[0].text);
+  const seeded = await call('aipcs_service_seed', { domain_name: 'bench', domain_class: 'bench', intent_description: 'Benchmark.', idempotency_key: 's' });
+  const serviceId = seeded.result.service_id;
+  await call('aipcs_service_design', { service_id: serviceId, schema: manifestDocument, idempotency_key: 'd' });
+  await call('aipcs_service_materialise', { service_id: serviceId, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: 'm' });
+  const mcp = [];
+  for (let i = 0; i < n; i++) {
+    const started = process.hrtime.bigint();
+    const envelope = await call('aipcs_record_create', { service_id: serviceId, entity_name: 'note', record: { title: `note ${i}`, status: `s${i % 50}`, confidence: 0.5, tags: ['a', `t${i % 10}`] }, idempotency_key: `k${i}` });
+    mcp.push(ms(process.hrtime.bigint() - started));
+    if (!envelope.ok) throw new Error('create failed');
+  }
+  await client.close();
+
+  // Baseline: the same row into a bare table, same WAL and synchronous=FULL, one transaction each.
+  const db = new Database(join(base, 'bare.sqlite'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec(`CREATE TABLE note (id TEXT PRIMARY KEY NOT NULL, owner_id TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, created_via TEXT NOT NULL,
+    record_version INTEGER NOT NULL, title TEXT NOT NULL, status TEXT, confidence REAL, tags TEXT) STRICT`);
+  const insert = db.prepare(`INSERT INTO note VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const bare = [];
+  for (let i = 0; i < n; i++) {
+    const started = process.hrtime.bigint();
+    db.exec('BEGIN IMMEDIATE');
+    insert.run(randomUUID(), 'bench', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z', 'mcp', 1, `note ${i}`, `s${i % 50}`, 0.5, JSON.stringify(['a', `t${i % 10}`]));
+    db.exec('COMMIT');
+    bare.push(ms(process.hrtime.bigint() - started));
+  }
+  db.close();
+  rmSync(base, { recursive: true, force: true });
+  return { n, mcpP50: percentile(mcp, 0.5), mcpP95: percentile(mcp, 0.95), bareP50: percentile(bare, 0.5), bareP95: percentile(bare, 0.95) };
+}
+
+// --- 2. exact search at growing sizes, 3. pagination ------------------------------------------
+
+async function loadRecords(storage, serviceId, app, total, loaded) {
+  const admission = await app.lifecycle.admitData(serviceId);
+  const layout = admission.layout.entities.find((entity) => entity.name === 'note');
+  const batch = 20_000;
+  let now = 1_800_000_000_000_000n;
+  for (let start = loaded; start < total; start += batch) {
+    await storage.data.write(admission.service.storage, 'bench', async (tx) => {
+      for (let i = start; i < Math.min(total, start + batch); i++) {
+        now += 1n;
+        await tx.insertRecord(layout, {
+          id: randomUUID(),
+          createdAt: now,
+          updatedAt: now,
+          createdVia: 'mcp',
+          recordVersion: 1n,
+          fields: { title: `note ${i}`, status: `s${i % 1000}`, confidence: (i % 100) / 100, tags: [`t${i % 500}`] },
+        });
+      }
+    });
+  }
+}
+
+async function benchSearch() {
+  const { base, dataRoot } = freshRoot();
+  const storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
+  const app = appOver(storage);
+  const serviceId = await materialisedService(app);
+  const sizes = [sized(10_000), sized(100_000), sized(1_000_000)];
+  const rows = [];
+  let loaded = 0;
+  let pagination;
+  for (const size of sizes) {
+    await loadRecords(storage, serviceId, app, size, loaded);
+    loaded = size;
+    const scalar = [];
+    const member = [];
+    for (let q = 0; q < 300; q++) {
+      let started = process.hrtime.bigint();
+      await app.records.list({ serviceId, entityName: 'note', limit: 50, cursor: null, branch: null, filters: { status: `s${(q * 37) % 1000}` } });
+      scalar.push(ms(process.hrtime.bigint() - started));
+      started = process.hrtime.bigint();
+      await app.records.list({ serviceId, entityName: 'note', limit: 50, cursor: null, branch: null, filters: { tags: `t${(q * 13) % 500}` } });
+      member.push(ms(process.hrtime.bigint() - started));
+    }
+    rows.push({ size, scalarP50: percentile(scalar, 0.5), scalarP95: percentile(scalar, 0.95), memberP50: percentile(member, 0.5), memberP95: percentile(member, 0.95) });
+    if (size === sizes[1]) {
+      const pages = [];
+      let cursor = null;
+      let seen = 0;
+      const started = process.hrtime.bigint();
+      do {
+        const pageStart = process.hrtime.bigint();
+        const page = await app.records.list({ serviceId, entityName: 'note', limit: 100, cursor, branch: null });
+        pages.push(ms(process.hrtime.bigint() - pageStart));
+        seen += page.records.length;
+        cursor = page.next_cursor;
+      } while (cursor !== null);
+      pagination = { records: seen, pages: pages.length, totalMs: ms(process.hrtime.bigint() - started), pageP50: percentile(pages, 0.5) };
+    }
+  }
+  await storage.close();
+  rmSync(base, { recursive: true, force: true });
+  return { rows, pagination };
+}
+
+const create = await benchCreate();
+const search = await benchSearch();
+const first = search.rows[0];
+const last = search.rows[search.rows.length - 1];
+
+const lines = [
+  '## AIPCS records on SQLite',
+  '',
+  `record_create over the stdio MCP client (${create.n} sequential calls) vs a bare better-sqlite3 insert of the same row (WAL, synchronous=FULL, one transaction per insert):`,
+  '',
+  '| | p50 ms | p95 ms |',
+  '| --- | ---: | ---: |',
+  `| aipcs_record_create via MCP stdio | ${fmt(create.mcpP50)} | ${fmt(create.mcpP95)} |`,
+  `| bare insert | ${fmt(create.bareP50)} | ${fmt(create.bareP95)} |`,
+  `| ratio (target ≤ 3x) | ${fmt(create.mcpP50 / create.bareP50, 2)}x | |`,
+  '',
+  'Exact search in one entity, in process through the application layer (limit 50, 300 queries per size):',
+  '',
+  '| records | scalar p50 ms | scalar p95 ms | membership p50 ms | membership p95 ms |',
+  '| ---: | ---: | ---: | ---: | ---: |',
+  ...search.rows.map((row) => `| ${row.size} | ${fmt(row.scalarP50)} | ${fmt(row.scalarP95)} | ${fmt(row.memberP50)} | ${fmt(row.memberP95)} |`),
+  '',
+  `Scalar search p50 at ${last.size} vs ${first.size}: ${fmt(last.scalarP50 / first.scalarP50, 2)}x (target ≤ 1.5x); membership: ${fmt(last.memberP50 / first.memberP50, 2)}x.`,
+  '',
+  `Pagination through ${search.pagination.records} records, 100 per page: ${search.pagination.pages} pages in ${fmt(search.pagination.totalMs, 0)} ms (page p50 ${fmt(search.pagination.pageP50)} ms).`,
+  '',
+];
+process.stdout.write(lines.join('\n') + '\n');
