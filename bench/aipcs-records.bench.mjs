@@ -97,6 +97,12 @@ async function benchCreate() {
   const serviceId = seeded.result.service_id;
   await call('aipcs_service_design', { service_id: serviceId, schema: manifestDocument, idempotency_key: 'd' });
   await call('aipcs_service_materialise', { service_id: serviceId, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: 'm' });
+  const floor = [];
+  for (let i = 0; i < n; i++) {
+    const started = process.hrtime.bigint();
+    await call('aipcs_server_info', {});
+    floor.push(ms(process.hrtime.bigint() - started));
+  }
   const mcp = [];
   for (let i = 0; i < n; i++) {
     const started = process.hrtime.bigint();
@@ -123,7 +129,7 @@ async function benchCreate() {
   }
   db.close();
   rmSync(base, { recursive: true, force: true });
-  return { n, mcpP50: percentile(mcp, 0.5), mcpP95: percentile(mcp, 0.95), bareP50: percentile(bare, 0.5), bareP95: percentile(bare, 0.95) };
+  return { n, floorP50: percentile(floor, 0.5), floorP95: percentile(floor, 0.95), mcpP50: percentile(mcp, 0.5), mcpP95: percentile(mcp, 0.95), bareP50: percentile(bare, 0.5), bareP95: percentile(bare, 0.95) };
 }
 
 // --- 2. exact search at growing sizes, 3. pagination ------------------------------------------
@@ -207,6 +213,7 @@ const lines = [
   '| --- | ---: | ---: |',
   `| aipcs_record_create via MCP stdio | ${fmt(create.mcpP50)} | ${fmt(create.mcpP95)} |`,
   `| bare insert | ${fmt(create.bareP50)} | ${fmt(create.bareP95)} |`,
+  `| aipcs_server_info via MCP stdio (protocol floor, no storage) | ${fmt(create.floorP50)} | ${fmt(create.floorP95)} |`,
   `| ratio (target ≤ 3x) | ${fmt(create.mcpP50 / create.bareP50, 2)}x | |`,
   '',
   'Exact search in one entity, in process through the application layer (limit 50, 300 queries per size):',

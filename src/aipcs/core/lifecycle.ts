@@ -129,6 +129,18 @@ export class LifecycleService {
     return this.deps.sha256(this.deps.canonical({ kind, principal: this.deps.principalId, created_via: this.deps.createdVia, ...fields }));
   }
 
+  private readonly layoutCache = new WeakMap<ManifestV2, StoreLayout>();
+
+  /** The physical layout of a manifest, derived once per cached manifest. */
+  layoutOf(manifest: ManifestV2): StoreLayout {
+    let layout = this.layoutCache.get(manifest);
+    if (!layout) {
+      layout = storeLayoutOf(manifest);
+      this.layoutCache.set(manifest, layout);
+    }
+    return layout;
+  }
+
   manifestOf(service: ServiceRow): ManifestV2 | null {
     if (service.manifest === null || service.schemaVersion === null) return null;
     const key = `${service.serviceId}:${service.schemaVersion}`;
@@ -191,7 +203,7 @@ export class LifecycleService {
       }
       const manifest = this.manifestOf(service);
       if (!manifest) throw new AipcsError('storage_unavailable');
-      return { service, manifest, layout: storeLayoutOf(manifest) };
+      return { service, manifest, layout: this.layoutOf(manifest) };
     }, 'operation_uncertain_data');
   }
 

@@ -4,7 +4,7 @@
 
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { parseJson, toPlainJson } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type LosslessArguments } from './lossless-arguments.js';
@@ -90,13 +90,16 @@ export class LosslessStdioTransport implements Transport {
       if (id !== undefined) void this.send(invalidParamsResponse(id));
       return;
     }
-    const checked = JSONRPCMessageSchema.safeParse(toPlainJson(sdkMessage));
-    if (!checked.success) {
+    const plain = toPlainJson(sdkMessage);
+    // The SDK's protocol layer classifies every message itself (requests,
+    // notifications, responses) and reports anything else through onerror,
+    // so only the outer shape is checked here.
+    if (!isJsonRpcObject(plain)) {
       this.options.logger.warn('dropped an input line that is not a JSON-RPC message');
       return;
     }
     if (id !== undefined && args !== undefined) this.options.lossless.put(id, args);
-    this.onmessage?.(checked.data);
+    this.onmessage?.(plain);
   }
 
   private readonly onEnd = (): void => {
@@ -126,4 +129,8 @@ export class LosslessStdioTransport implements Transport {
     this.options.lossless.clear();
     this.onclose?.();
   }
+}
+
+function isJsonRpcObject(value: unknown): value is JSONRPCMessage {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as Record<string, unknown>)['jsonrpc'] === '2.0';
 }
