@@ -1,0 +1,240 @@
+// The built `aip` command end to end (spec 9): the documented worked
+// example, every command, exit codes, JSON output for scripts, and Ctrl-C
+// during `aip run`. Each test spawns dist/src/aip/cli/main.js in a temp folder.
+import { spawn } from 'node:child_process';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ROOT_STATE_ID } from '../../../src/aip/core/objects.js';
+import { AIP_BIN, aip, requireBuiltBin } from '../support/cli.js';
+import { tempDir } from '../support/temp.js';
+import { ID, VECTORS, hexToBytes } from '../support/vectors.js';
+
+beforeAll(() => requireBuiltBin());
+
+const T0 = '2026-01-01T00:00:00.000000000Z';
+
+async function initialized(): Promise<string> {
+  const dir = await tempDir();
+  const init = await aip(['init'], { cwd: dir });
+  expect(init.code).toBe(0);
+  return dir;
+}
+
+function lines(text: string): string[] {
+  return text.trimEnd().split('\n');
+}
+
+describe('the worked example of docs/aip.md', () => {
+  it('runs as documented', async () => {
+    const dir = await tempDir();
+    const init = await aip(['init'], { cwd: dir });
+    expect(lines(init.text)).toEqual([`initialized ${dir}/.aip`, `HEAD ${ROOT_STATE_ID}`]);
+
+    await writeFile(join(dir, 'hello.txt'), 'hello\n');
+    expect((await aip(['status'], { cwd: dir })).text).toBe('A .aipignore\nA hello.txt\n');
+
+    const snap = await aip(['snapshot', '--title', 'Add a greeting', '--goal', 'Create hello.txt with one line', '--constraint', 'Keep it to one line'], { cwd: dir });
+    expect(snap.code).toBe(0);
+    const [intentLine, opLine, stateLine] = lines(snap.text);
+    expect(intentLine).toMatch(/^intent [0-9a-f]{64}$/);
+    expect(opLine).toMatch(/^operation [0-9a-f]{64}$/);
+    const state = stateLine?.slice('state '.length) ?? '';
+    expect((await aip(['head'], { cwd: dir })).text).toBe(`${state}\n`);
+    expect((await aip(['status'], { cwd: dir })).text).toBe('');
+
+    const pass = await aip(['run', '--kind', 'test', '--', 'grep', '-q', 'hello', 'hello.txt'], { cwd: dir });
+    expect(pass.code).toBe(0);
+    expect(lines(pass.text)[1]).toBe('result pass (termination exited, exit 0, workspace clean)');
+    const fail = await aip(['run', '--kind', 'test', '--', 'grep', '-q', 'goodbye', 'hello.txt'], { cwd: dir });
+    expect(fail.code).toBe(1);
+    expect(lines(fail.text)[1]).toBe('result fail (termination exited, exit 1, workspace clean)');
+
+    const report = await aip(['report', '--kind', 'review', '--command', 'read hello.txt', '--result', 'pass', '--reporter', 'me'], { cwd: dir });
+    expect(report.code).toBe(0);
+    const decide = await aip(['decide', '--question', 'Keep hello.txt?', '--decision', 'Keep it', '--rationale', 'The test passed', '--related', state.slice(0, 8)], { cwd: dir });
+    expect(decide.code).toBe(0);
+
+    const log = lines((await aip(['log'], { cwd: dir })).text);
+    expect(log[0]).toBe(`state ${state}`);
+    expect(log.filter((l) => l.startsWith('  evidence '))).toHaveLength(3);
+    expect(log.at(-1)).toBe(`state ${ROOT_STATE_ID} (root)`);
+
+    const verify = await aip(['verify'], { cwd: dir });
+    expect(verify.code).toBe(0);
+    expect(lines(verify.text).at(-1)).toMatch(/^\d+ verified, 0 invalid$/);
+
+    const exported = await aip(['export', '-o', 'project.aipb'], { cwd: dir });
+    expect(exported.stderr).toMatch(/^exported \d+ objects\n$/);
+    const other = await initialized();
+    const imported = await aip(['import', join(dir, 'project.aipb')], { cwd: other });
+    expect(imported.text).toMatch(/^imported \d+ objects \(\d+ new\)\n$/);
+    expect((await aip(['show', state], { cwd: other })).code).toBe(0);
+  });
+});
+
+describe('objects in and out', () => {
+  it('put stores canonical CBOR, JSON presentations and raw bytes; cat gives bytes back', async () => {
+    const dir = await initialized();
+    const v2 = VECTORS.positive.find((v) => v.n === 'V2');
+    const put = await aip(['put', '-'], { cwd: dir, input: hexToBytes(v2?.hex ?? '') });
+    expect(put.text).toBe(`${ID.V2}\n`);
+    const raw = await aip(['put', '--from', 'raw'], { cwd: dir, input: '' });
+    expect(raw.text).toBe(`${ID.V3}\n`);
+    await writeFile(join(dir, 'intent.json'), '{"type":"intent","version":1,"data":{"goal":"Create hello.txt containing one line of greeting","title":"Add a greeting","context":[],"parents":[],"created_at":"2026-01-01T00:00:00.000000000Z","constraints":["Keep it to one line","Use a trailing newline"]}}');
+    const json = await aip(['--format', 'json', 'put', '--from', 'json', 'intent.json'], { cwd: dir });
+    expect(JSON.parse(json.text)).toMatchObject({ id: ID.V4, type: 'intent', version: 1 });
+
+    const cat = await aip(['cat', ID.V4], { cwd: dir });
+    expect(cat.stdout.toString('hex')).toBe(VECTORS.positive.find((v) => v.n === 'V4')?.hex);
+    expect((await aip(['cat', '--content', ID.V2.slice(0, 6)], { cwd: dir })).text).toBe('hello\n');
+    const show = await aip(['show', ID.V2], { cwd: dir });
+    expect(show.text).toBe(`{\n  "id": "${ID.V2}",\n  "type": "artifact",\n  "version": 1,\n  "data": {\n    "kind": "file",\n    "content": "aGVsbG8K"\n  }\n}\n`);
+  });
+
+  it('rejects invalid objects with exit 5 and the error code, storing nothing', async () => {
+    const dir = await initialized();
+    for (const name of ['N2', 'N9', 'N13', 'N17', 'N29']) {
+      const vector = VECTORS.negative.find((v) => v.n === name);
+      const put = await aip(['put'], { cwd: dir, input: hexToBytes(vector?.hex ?? '') });
+      expect(put.code, name).toBe(5);
+      expect(put.stderr, name).toMatch(new RegExp(`^aip: ${vector?.code.replace('.', '\\.')}: `));
+    }
+    const json = await aip(['put', '--format', 'json'], { cwd: dir, input: hexToBytes(VECTORS.negative[0]?.hex ?? '') });
+    expect(JSON.parse(json.text)).toEqual({ error: { code: 'cbor.key_order', message: expect.any(String) as string } });
+    const verify = await aip(['--format', 'json', 'verify'], { cwd: dir });
+    expect(JSON.parse(verify.text)).toEqual({ valid: [ROOT_STATE_ID], invalid: [] });
+  });
+});
+
+describe('exit codes', () => {
+  it('2 for usage errors', async () => {
+    const dir = await initialized();
+    const unknown = await aip(['snapshot', '--bogus'], { cwd: dir });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^aip: usage: /);
+    expect((await aip(['run', '--timeout', '0', '--', 'true'], { cwd: dir })).code).toBe(2);
+    expect((await aip(['run', '--output-limit', '1T', '--', 'true'], { cwd: dir })).code).toBe(2);
+    expect((await aip(['intent', '--title', 'x', '--goal', ' '], { cwd: dir })).code).toBe(2);
+    expect((await aip(['intent', '--title', 'x', '--goal', 'y', '--created-at', '2026-01-01'], { cwd: dir })).code).toBe(2);
+    expect((await aip(['show', 'abc'], { cwd: dir })).code).toBe(2);
+    expect((await aip(['--format', 'yaml', 'head'], { cwd: dir })).code).toBe(2);
+    const help = await aip(['--help'], { cwd: dir });
+    expect(help.code).toBe(0);
+    expect(help.text).toContain('snapshot');
+  });
+
+  it('3 for a missing repository or object', async () => {
+    const empty = await tempDir();
+    const noRepo = await aip(['head'], { cwd: empty });
+    expect(noRepo.code).toBe(3);
+    expect(noRepo.stderr).toMatch(/^aip: repo\.not_found: /);
+    const dir = await initialized();
+    expect((await aip(['show', '0123456789'], { cwd: dir })).code).toBe(3);
+  });
+
+  it('1 when verify finds invalid objects, 5 for a wrong-type argument', async () => {
+    const dir = await initialized();
+    const put = await aip(['put', '--from', 'raw'], { cwd: dir, input: 'x' });
+    const id = put.text.trim();
+    const file = join(dir, '.aip', 'objects', id.slice(0, 2), id.slice(2));
+    await chmod(file, 0o644);
+    await writeFile(file, 'tampered');
+    const verify = await aip(['verify'], { cwd: dir });
+    expect(verify.code).toBe(1);
+    expect(verify.text).toContain(`invalid ${id} store.hash: `);
+    expect((await aip(['log', ROOT_STATE_ID.slice(0, 10)], { cwd: dir })).code).toBe(0);
+    const intent = await aip(['intent', '--title', 't', '--goal', 'g'], { cwd: dir });
+    expect((await aip(['log', intent.text.trim()], { cwd: dir })).code).toBe(5);
+  });
+
+  it('4 for an unknown run result and 1 for a refused init', async () => {
+    const dir = await initialized();
+    const run = await aip(['run', '--timeout', '100ms', '--', 'sleep', '5'], { cwd: dir });
+    expect(run.code).toBe(4);
+    expect(lines(run.text)[1]).toBe('result unknown (termination timeout, exit -, workspace clean)');
+    expect((await aip(['init'], { cwd: dir })).code).toBe(1);
+  });
+
+  it('130 on Ctrl-C during aip run, with the evidence stored', async () => {
+    const dir = await initialized();
+    const child = spawn(process.execPath, [AIP_BIN, 'run', '--tee', '--', 'sh', '-c', 'echo ready; exec sleep 30'], { cwd: dir });
+    let out = '';
+    let interrupted = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (!interrupted && out.includes('ready')) {
+        interrupted = true;
+        child.kill('SIGINT');
+      }
+    });
+    const code = await new Promise<number | null>((settle) => child.on('close', settle));
+    expect(code).toBe(130);
+    const evidenceLine = lines(out).find((l) => l.startsWith('evidence '));
+    expect(lines(out).at(-1)).toBe('result unknown (termination cancelled, exit -, workspace clean)');
+    const shown = await aip(['--format', 'json', 'show', evidenceLine?.slice(9) ?? ''], { cwd: dir });
+    expect(JSON.parse(shown.text)).toMatchObject({ data: { termination: 'cancelled', error: 'cancelled by SIGINT' } });
+  });
+});
+
+describe('commands', () => {
+  it('intent, op, apply, head, checkout, refs and index rebuild', async () => {
+    const dir = await initialized();
+    await writeFile(join(dir, 'a.txt'), 'A\n');
+    const intent = (await aip(['intent', '--title', 'Add a', '--goal', 'Add a.txt', '--created-at', T0], { cwd: dir })).text.trim();
+    const op = await aip(['--format', 'json', 'op', '--intent', intent], { cwd: dir });
+    const operation = JSON.parse(op.text) as { id: string; data: { effects: unknown[]; base_state: string } };
+    expect(operation.data.base_state).toBe(ROOT_STATE_ID);
+    expect(operation.data.effects).toHaveLength(2);
+    expect((await aip(['head'], { cwd: dir })).text.trim()).toBe(ROOT_STATE_ID);
+    const applied = (await aip(['apply', operation.id], { cwd: dir })).text.trim();
+    expect((await aip(['head'], { cwd: dir })).text.trim()).toBe(applied);
+    expect((await aip(['refs', operation.id], { cwd: dir })).text).toBe(`${applied} state/1 operations\n`);
+
+    const into = join(await tempDir(), 'copy');
+    const checkout = await aip(['checkout', applied, '--into', into], { cwd: dir });
+    expect(checkout.text).toBe(`${into}\n`);
+    expect(await readFile(join(into, 'a.txt'), 'utf8')).toBe('A\n');
+    expect((await aip(['checkout', applied, '--into', into], { cwd: dir })).code).toBe(2);
+
+    expect((await aip(['head', ROOT_STATE_ID], { cwd: dir })).text.trim()).toBe(ROOT_STATE_ID);
+    expect((await aip(['head', intent], { cwd: dir })).code).toBe(5);
+    expect((await aip(['op', '--intent', intent, '--base', ROOT_STATE_ID], { cwd: dir })).code).toBe(0);
+    await writeFile(join(dir, 'a.txt'), 'A\n');
+    expect((await aip(['--format', 'json', 'status'], { cwd: dir })).text).toBe('{"changes":[{"path":".aipignore","change":"A"},{"path":"a.txt","change":"A"}]}\n');
+
+    expect((await aip(['index', 'rebuild'], { cwd: dir })).text).toMatch(/^indexed \d+ objects\n$/);
+    expect((await aip(['refs', operation.id], { cwd: dir })).text).toBe(`${applied} state/1 operations\n`);
+  });
+
+  it('snapshot refuses an empty diff unless allowed, and prints JSON for scripts', async () => {
+    const dir = await initialized();
+    const first = await aip(['--format', 'json', 'snapshot', '--title', 't', '--goal', 'g'], { cwd: dir });
+    const made = JSON.parse(first.text) as Record<string, string>;
+    expect(Object.keys(made)).toEqual(['intent', 'operation', 'state']);
+    const empty = await aip(['snapshot', '--intent', made['intent'] ?? ''], { cwd: dir });
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toMatch(/^aip: operation\.empty: /);
+    expect((await aip(['snapshot', '--intent', made['intent'] ?? '', '--allow-empty'], { cwd: dir })).code).toBe(0);
+  });
+
+  it('run --format json prints the evidence; --keep keeps the folder', async () => {
+    const dir = await initialized();
+    const run = await aip(['--format', 'json', 'run', '--keep', '--output-limit', '3', '--', 'echo', 'hello'], { cwd: dir });
+    const evidence = JSON.parse(run.text) as { type: string; version: number; data: Record<string, unknown> };
+    expect(evidence).toMatchObject({ type: 'evidence', version: 2, data: { argv: ['echo', 'hello'], output_limit: 3, stdout: { truncated: true }, operations: [] } });
+    expect(run.stderr).toMatch(/^kept .*aip-run-/);
+  });
+
+  it('export of chosen IDs writes their closure to stdout', async () => {
+    const dir = await initialized();
+    const put = await aip(['put', '--from', 'raw'], { cwd: dir, input: 'x' });
+    const bundle = await aip(['export', put.text.trim()], { cwd: dir });
+    expect(bundle.stderr).toBe('exported 1 objects\n');
+    const other = await initialized();
+    const imported = await aip(['--format', 'json', 'import', '-'], { cwd: other, input: bundle.stdout });
+    expect(JSON.parse(imported.text)).toEqual({ imported: 1, new: 1 });
+    const bad = await aip(['import', '-'], { cwd: other, input: Buffer.concat([bundle.stdout, Buffer.from([0])]) });
+    expect(bad.code).toBe(5);
+  });
+});

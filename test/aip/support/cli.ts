@@ -1,0 +1,36 @@
+// Runs the built `aip` bin (dist/src/aip/cli/main.js) as a real child
+// process, the way a user does; `npm test` builds before the tests run.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const AIP_BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../../dist/src/aip/cli/main.js');
+
+export function requireBuiltBin(): void {
+  if (!existsSync(AIP_BIN)) throw new Error('dist/src/aip/cli/main.js is missing: run `npx tsc -p tsconfig.build.json` first');
+}
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: Buffer;
+  readonly stderr: string;
+  readonly text: string;
+}
+
+export function aip(args: readonly string[], options: { cwd: string; input?: Uint8Array | string }): Promise<CliResult> {
+  return new Promise((settle, reject) => {
+    const child = spawn(process.execPath, [AIP_BIN, ...args], { cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      const stdout = Buffer.concat(out);
+      settle({ code, signal, stdout, stderr: Buffer.concat(err).toString('utf8'), text: stdout.toString('utf8') });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
