@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStorage } from '../../src/aipcs/storage/sqlite/index.js';
+import { branchesSuite } from './branches.suite.js';
 import type { StorageHarness } from './harness.js';
 import { lifecycleSuite } from './lifecycle.suite.js';
 import { recordsSuite } from './records.suite.js';
@@ -23,3 +24,4 @@ export const sqliteHarness: StorageHarness = {
 
 lifecycleSuite(sqliteHarness);
 recordsSuite(sqliteHarness);
+branchesSuite(sqliteHarness);
