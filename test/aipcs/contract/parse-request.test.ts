@@ -1,0 +1,426 @@
+import { describe, expect, it } from 'vitest';
+import type { JsonObject, JsonValue } from '../../../src/common/json.js';
+import { parseToolRequest, type RequestParse } from '../../../src/aipcs/contract/requests/parse-request.js';
+import { entity, manifest } from './builders.js';
+import { json, quickstartManifest } from './fixtures.js';
+
+const SERVICE = '3fa85f64-5717-4562-b3fc-2c963f66afa6';
+const RECORD = '66666666-7777-4888-9999-aaaaaaaaaaaa';
+
+function failure(result: RequestParse): { code: string; message: string; issues: [string, string][] } {
+  if (result.ok) throw new Error(`request unexpectedly accepted: ${result.command.tool}`);
+  return { code: result.error.code, message: result.error.message, issues: result.error.issues.map((issue) => [issue.code, issue.path]) };
+}
+
+function issues(name: string, args: JsonObject): [string, string][] {
+  const result = failure(parseToolRequest(name, args));
+  expect(result.code).toBe('validation_failed');
+  expect(result.message).toBe('Request failed public contract validation.');
+  return result.issues;
+}
+
+function command(name: string, args: JsonObject) {
+  const result = parseToolRequest(name, args);
+  if (!result.ok) throw new Error(`request refused: ${result.error.code} ${JSON.stringify(result.error.issues)}`);
+  return result.command;
+}
+
+describe('dispatch', () => {
+  it('refuses unknown tools and tools outside the profile', () => {
+    expect(failure(parseToolRequest('aipcs_record_purge', {}))).toEqual({ code: 'unsupported_operation', message: 'The requested MCP tool is unavailable.', issues: [] });
+    const stateless = new Set(['aipcs_server_info']);
+    expect(failure(parseToolRequest('aipcs_service_list', {}, { available: stateless })).code).toBe('unsupported_operation');
+    expect(parseToolRequest('aipcs_server_info', {}, { available: stateless })).toEqual({ ok: true, command: { tool: 'aipcs_server_info' } });
+  });
+
+  it('refuses any argument to server info, without issues', () => {
+    expect(failure(parseToolRequest('aipcs_server_info', { verbose: true }))).toEqual({
+      code: 'validation_failed',
+      message: 'Request failed public contract validation.',
+      issues: [],
+    });
+  });
+});
+
+describe('service seed, list and inspect', () => {
+  const seed = { domain_name: 'project_memory', domain_class: 'project', intent_description: 'Keep decisions.', idempotency_key: 'seed-1' };
+
+  it('trims strings before validating them', () => {
+    expect(command('aipcs_service_seed', { domain_name: '  project_memory ', domain_class: '\tproject\n', intent_description: ' Keep decisions. ', idempotency_key: ' seed-1 ' })).toEqual({
+      tool: 'aipcs_service_seed',
+      domainName: 'project_memory',
+      domainClass: 'project',
+      intentDescription: 'Keep decisions.',
+      idempotencyKey: 'seed-1',
+    });
+  });
+
+  it.each([
+    ['an uppercase domain name', { domain_name: 'Project' }, [['invalid_value', 'domain_name']]],
+    ['a 64-char domain name', { domain_name: 'a'.repeat(64) }, [['invalid_length', 'domain_name']]],
+    ['a blank domain class', { domain_class: '   ' }, [['invalid_length', 'domain_class']]],
+    ['a 1001-char intent', { intent_description: 'x'.repeat(1001) }, [['invalid_length', 'intent_description']]],
+    ['a 129-char key', { idempotency_key: 'k'.repeat(129) }, [['invalid_length', 'idempotency_key']]],
+    ['a non-string key', { idempotency_key: 5n }, [['invalid_value', 'idempotency_key']]],
+    ['an unknown field', { principal_id: 'me' }, [['unknown_field', 'principal_id']]],
+  ] as const)('refuses %s', (_name, change, expected) => {
+    expect(issues('aipcs_service_seed', { ...seed, ...change })).toEqual(expected);
+  });
+
+  it('reports missing fields in schema order', () => {
+    expect(issues('aipcs_service_seed', { idempotency_key: 'k' })).toEqual([
+      ['field_required', 'domain_name'],
+      ['field_required', 'domain_class'],
+      ['field_required', 'intent_description'],
+    ]);
+  });
+
+  it('applies the list default and strict integers', () => {
+    expect(command('aipcs_service_list', {})).toEqual({ tool: 'aipcs_service_list', limit: 100 });
+    expect(command('aipcs_service_list', { limit: 7n })).toEqual({ tool: 'aipcs_service_list', limit: 7 });
+    for (const limit of [0n, 101n, 1.0, 5.5, '5', true, null] as JsonValue[]) {
+      expect(issues('aipcs_service_list', { limit })).toEqual([['invalid_value', 'limit']]);
+    }
+  });
+
+  it('answers invalid_identifier for a non-canonical service id on inspect, before any other check', () => {
+    for (const serviceId of [
+      SERVICE.toUpperCase(),
+      `{${SERVICE}}`,
+      `urn:uuid:${SERVICE}`,
+      SERVICE.replaceAll('-', ''),
+      '00000000-0000-0000-0000-000000000000',
+      5n,
+      null,
+    ] as JsonValue[]) {
+      expect(failure(parseToolRequest('aipcs_service_inspect', { service_id: serviceId, extra: 1n }))).toEqual({
+        code: 'invalid_identifier',
+        message: 'service_id must be a non-zero lowercase canonical UUID.',
+        issues: [],
+      });
+    }
+  });
+
+  it('answers validation_failed for other inspect shape problems', () => {
+    expect(issues('aipcs_service_inspect', {})).toEqual([['field_required', 'service_id']]);
+    expect(issues('aipcs_service_inspect', { service_id: SERVICE, extra: 1n })).toEqual([['unknown_field', 'extra']]);
+    expect(command('aipcs_service_inspect', { service_id: ` ${SERVICE} ` })).toEqual({ tool: 'aipcs_service_inspect', serviceId: SERVICE });
+  });
+});
+
+describe('service design', () => {
+  const design = (schema: JsonValue, extra: JsonObject = {}): JsonObject => ({ service_id: SERVICE, schema, idempotency_key: 'design-1', ...extra });
+
+  it('accepts the quick-start design and carries the normalised manifest', () => {
+    const result = command('aipcs_service_design', design(quickstartManifest()));
+    expect(result.tool).toBe('aipcs_service_design');
+    if (result.tool !== 'aipcs_service_design') return;
+    expect(result.serviceId).toBe(SERVICE);
+    expect(result.manifest.entities[0]?.attributes[8]).toMatchObject({ name: 'tags', retrieval_mode: 'membership', required: false });
+  });
+
+  it('checks in order: identifier, retired field, manifest version, validation', () => {
+    const legacy = { ...manifest(), manifest_version: 1n, endpoint: 'x' };
+    expect(failure(parseToolRequest('aipcs_service_design', design(legacy, { service_id: 'nope' }))).code).toBe('invalid_identifier');
+    expect(failure(parseToolRequest('aipcs_service_design', design(legacy))).code).toBe('retired_field');
+    expect(failure(parseToolRequest('aipcs_service_design', design({ ...manifest(), manifest_version: 1n }, { bogus: 1n }))).code).toBe('legacy_import_required');
+    expect(failure(parseToolRequest('aipcs_service_design', design(manifest(), { bogus: 1n }))).issues).toEqual([['unknown_field', 'bogus']]);
+  });
+
+  it('finds retired names as keys at any depth, but not as values', () => {
+    const nested = manifest([entity('note', undefined, { description: 'endpoint' })]);
+    (nested['entities'] as JsonObject[])[0]!['attributes'] = [...((nested['entities'] as JsonObject[])[0]!['attributes'] as JsonValue[]), { name: 'endpoint', type: 'string', materialization: true }];
+    expect(failure(parseToolRequest('aipcs_service_design', design(nested)))).toEqual({
+      code: 'retired_field',
+      message: 'The request contains a field retired from the public v1 contract.',
+      issues: [],
+    });
+    const valueOnly = manifest([entity('note', [{ name: 'endpoint', type: 'string', description: 'dsn' }])]);
+    expect(parseToolRequest('aipcs_service_design', design(valueOnly)).ok).toBe(true);
+  });
+
+  it.each([['1'], ['1.0'], ['true']])('answers legacy_import_required for manifest_version %s', (version) => {
+    expect(failure(parseToolRequest('aipcs_service_design', design({ ...manifest(), manifest_version: json(version) })))).toEqual({
+      code: 'legacy_import_required',
+      message: 'Manifest version 1 is private legacy input; use the explicit legacy importer.',
+      issues: [],
+    });
+  });
+
+  it.each([['3'], ['0'], ['"2"'], ['null'], ['false']])('answers manifest_version_unsupported for manifest_version %s', (version) => {
+    expect(failure(parseToolRequest('aipcs_service_design', design({ ...manifest(), manifest_version: json(version) })))).toEqual({
+      code: 'manifest_version_unsupported',
+      message: 'Public design intake supports manifest_version 2 only.',
+      issues: [],
+    });
+  });
+
+  it('answers manifest_version_unsupported when the version is missing, validation_failed when schema is no object', () => {
+    const missing = manifest();
+    delete missing['manifest_version'];
+    expect(failure(parseToolRequest('aipcs_service_design', design(missing))).code).toBe('manifest_version_unsupported');
+    expect(issues('aipcs_service_design', design('manifest'))).toEqual([['invalid_value', 'schema']]);
+  });
+
+  it('points manifest issues into schema', () => {
+    const bad = manifest([entity('note', [{ name: 'title', type: 'text' }])]);
+    expect(issues('aipcs_service_design', design(bad))).toEqual([['invalid_value', 'schema.entities.0.attributes.6.type']]);
+  });
+
+  it('requires an initial schema: version 1 and empty history, else one issue at request', () => {
+    const later = manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: ['x'] }] });
+    expect(issues('aipcs_service_design', design(later))).toEqual([['invalid_value', 'request']]);
+  });
+});
+
+describe('service materialise and evolve', () => {
+  const materialise = { service_id: SERVICE, expected_service_revision: 2n, expected_schema_version: 1n, idempotency_key: 'm-1' };
+
+  it('accepts exact revisions up to 2^63−1', () => {
+    expect(command('aipcs_service_materialise', { ...materialise, expected_service_revision: 2n ** 63n - 1n })).toMatchObject({ expectedServiceRevision: 2n ** 63n - 1n, expectedSchemaVersion: 1 });
+  });
+
+  it.each([
+    ['revision 0', { expected_service_revision: 0n }, 'expected_service_revision'],
+    ['revision 2^63', { expected_service_revision: 2n ** 63n }, 'expected_service_revision'],
+    ['revision 2.0', { expected_service_revision: 2.0 }, 'expected_service_revision'],
+    ['schema version 2', { expected_schema_version: 2n }, 'expected_schema_version'],
+  ] as const)('refuses %s', (_name, change, path) => {
+    expect(issues('aipcs_service_materialise', { ...materialise, ...change })).toEqual([['invalid_value', path]]);
+  });
+
+  it('checks retired fields on materialise too', () => {
+    expect(failure(parseToolRequest('aipcs_service_materialise', { ...materialise, dsn: 'x' })).code).toBe('retired_field');
+  });
+
+  const target = (): JsonObject =>
+    manifest([entity('note')], { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: ['add'] }] });
+  const evolve = (schema: JsonValue, extra: JsonObject = {}): JsonObject => ({
+    service_id: SERVICE,
+    expected_service_revision: 3n,
+    expected_schema_version: 1n,
+    idempotency_key: 'e-1',
+    schema,
+    ...extra,
+  });
+
+  it('accepts a target one version ahead of the expected one', () => {
+    expect(command('aipcs_service_evolve', evolve(target()))).toMatchObject({ tool: 'aipcs_service_evolve', expectedSchemaVersion: 1, manifest: { schema_version: 2 } });
+  });
+
+  it('refuses a target not one version ahead with one issue at request', () => {
+    expect(issues('aipcs_service_evolve', evolve(target(), { expected_schema_version: 2n }))).toEqual([['invalid_value', 'request']]);
+    expect(issues('aipcs_service_evolve', evolve(target(), { expected_schema_version: 65n }))).toEqual([['invalid_value', 'expected_schema_version']]);
+  });
+
+  it('uses the lifecycle wording for an unsupported manifest version', () => {
+    expect(failure(parseToolRequest('aipcs_service_evolve', evolve({ ...target(), manifest_version: 3n })))).toEqual({
+      code: 'manifest_version_unsupported',
+      message: 'Public lifecycle intake supports manifest_version 2 only.',
+      issues: [],
+    });
+    expect(failure(parseToolRequest('aipcs_service_evolve', evolve({ ...target(), manifest_version: 1n }))).code).toBe('legacy_import_required');
+  });
+});
+
+describe('records', () => {
+  const create = (record: JsonValue, extra: JsonObject = {}): JsonObject => ({ idempotency_key: 'c-1', service_id: SERVICE, entity_name: 'note', record, ...extra });
+
+  it('keeps values as sent and trims only the keys', () => {
+    const record = json('{" title ": "  A  ", "score": 1.0, "count": 1, "tags": [" x "], "gone": null, "ok": true}') as JsonObject;
+    const result = command('aipcs_record_create', create(record));
+    expect(result).toEqual({
+      tool: 'aipcs_record_create',
+      serviceId: SERVICE,
+      entityName: 'note',
+      record: { title: '  A  ', score: 1, count: 1n, tags: [' x '], gone: null, ok: true },
+      idempotencyKey: 'c-1',
+    });
+    expect(command('aipcs_record_create', create({}))).toMatchObject({ record: {} });
+  });
+
+  it('answers validation_failed (not invalid_identifier) for a bad service id on data tools', () => {
+    expect(issues('aipcs_record_create', create({}, { service_id: SERVICE.toUpperCase() }))).toEqual([['invalid_value', 'service_id']]);
+  });
+
+  it.each([
+    ['a server-managed key', { id: RECORD }, [['invalid_value', 'record.id']]],
+    ['a non-identifier key', { 'Bad-Key': 1n }, [['invalid_value', 'record.<field>']]],
+    ['keys colliding once trimmed', { a: 1n, ' a': 2n }, [['invalid_value', 'record.a']]],
+    ['an object value', { meta: { a: 1n } }, [['invalid_value', 'record.meta']]],
+    ['a list of numbers', { tags: ['a', 1n] }, [['invalid_value', 'record.tags.1']]],
+    ['a nested list', { tags: [['a']] }, [['invalid_value', 'record.tags.0']]],
+    ['a duplicate list member', { tags: ['a', 'b', 'a'] }, [['invalid_value', 'record.tags.2']]],
+    ['an empty list member', { tags: [''] }, [['invalid_length', 'record.tags.0']]],
+    ['a 257-char list member', { tags: ['x'.repeat(257)] }, [['invalid_length', 'record.tags.0']]],
+    ['257 list members', { tags: Array.from({ length: 257 }, (_, i) => `t${i}`) }, [['invalid_length', 'record.tags']]],
+    ['a NUL in a string', { title: 'a\u0000b' }, [['invalid_value', 'record.title']]],
+    ['a NUL in a list member', { tags: ['a\u0000'] }, [['invalid_value', 'record.tags.0']]],
+    ['a lone surrogate', { title: 'a\udc00' }, [['invalid_value', 'record.title']]],
+    ['a string over 16 KiB', { title: 'é'.repeat(8193) }, [['invalid_length', 'record.title']]],
+    ['an integer beyond signed 64', { count: 2n ** 63n }, [['invalid_value', 'record.count']]],
+  ] as const)('refuses %s', (_name, record, expected) => {
+    expect(issues('aipcs_record_create', create(record as JsonObject))).toEqual(expected);
+  });
+
+  it('accepts a string of exactly 16 KiB and a record of exactly 64 KiB, refuses one byte more', () => {
+    expect(parseToolRequest('aipcs_record_create', create({ title: 'x'.repeat(16384) })).ok).toBe(true);
+    // {"a":"…","b":"…","c":"…","d":"…"}: 29 bytes of syntax around the four values.
+    const sized = (last: number): JsonObject => ({ a: 'x'.repeat(16384), b: 'x'.repeat(16384), c: 'x'.repeat(16384), d: 'x'.repeat(last) });
+    expect(parseToolRequest('aipcs_record_create', create(sized(16384 - 29))).ok).toBe(true);
+    expect(issues('aipcs_record_create', create(sized(16384 - 28)))).toEqual([['invalid_length', 'record']]);
+  });
+
+  it('reserves the __aipcs_ key prefix for the server', () => {
+    expect(issues('aipcs_record_create', create({}, { idempotency_key: '__aipcs_write_admission' }))).toEqual([['invalid_value', 'idempotency_key']]);
+    expect(parseToolRequest('aipcs_service_seed', { domain_name: 'x', domain_class: 'c', intent_description: 'i', idempotency_key: '__aipcs_x' }).ok).toBe(true);
+  });
+
+  it('requires at least one update and strict versions', () => {
+    const update = { idempotency_key: 'u-1', service_id: SERVICE, entity_name: 'note', record_id: RECORD, updates: { title: 'B' }, expected_record_version: 1n };
+    expect(command('aipcs_record_update', update)).toMatchObject({ updates: { title: 'B' }, expectedRecordVersion: 1n });
+    expect(issues('aipcs_record_update', { ...update, updates: {} })).toEqual([['invalid_length', 'updates']]);
+    expect(issues('aipcs_record_update', { ...update, updates: { record_version: 2n } })).toEqual([['invalid_value', 'updates.record_version']]);
+    expect(issues('aipcs_record_update', { ...update, expected_record_version: 1.0 })).toEqual([['invalid_value', 'expected_record_version']]);
+    expect(issues('aipcs_record_delete', { idempotency_key: 'd', service_id: SERVICE, entity_name: 'note', record_id: RECORD, expected_record_version: 0n })).toEqual([
+      ['invalid_value', 'expected_record_version'],
+    ]);
+  });
+
+  it('pages with defaults and requires branch id and role together', () => {
+    expect(command('aipcs_record_list', { service_id: SERVICE, entity_name: 'note' })).toEqual({
+      tool: 'aipcs_record_list',
+      serviceId: SERVICE,
+      entityName: 'note',
+      page: { limit: 50, cursor: null },
+      branchScope: null,
+    });
+    expect(command('aipcs_record_list', { service_id: SERVICE, entity_name: 'note', branch_id: RECORD, branch_role: 'primary', cursor: 'abc_-9' })).toMatchObject({
+      page: { limit: 50, cursor: 'abc_-9' },
+      branchScope: { branchId: RECORD, role: 'primary' },
+    });
+    expect(issues('aipcs_record_list', { service_id: SERVICE, entity_name: 'note', branch_id: RECORD })).toEqual([['invalid_value', 'request']]);
+    expect(issues('aipcs_record_list', { service_id: SERVICE, entity_name: 'note', branch_role: 'related', branch_id: null })).toEqual([['invalid_value', 'request']]);
+  });
+
+  it('refuses malformed cursors as validation failures, never internal errors', () => {
+    expect(issues('aipcs_record_history', { service_id: SERVICE, entity_name: 'note', cursor: 'abc+/=' })).toEqual([['invalid_value', 'cursor']]);
+    expect(issues('aipcs_record_history', { service_id: SERVICE, entity_name: 'note', cursor: 'a'.repeat(1025) })).toEqual([['invalid_length', 'cursor']]);
+    expect(issues('aipcs_branch_list', { service_id: SERVICE, cursor: '' })).toEqual([['invalid_length', 'cursor']]);
+    expect(command('aipcs_record_history', { service_id: SERVICE, entity_name: 'note' })).toMatchObject({ recordId: null, page: { limit: 50, cursor: null } });
+  });
+
+  it('checks search filters: 1..16 identifier keys with one scalar each', () => {
+    const search = (filters: JsonValue): JsonObject => ({ service_id: SERVICE, entity_name: 'note', filters });
+    expect(command('aipcs_record_search', search(json('{" status ": "open", "score": 1.0, "n": 2, "flag": false}') as JsonObject))).toMatchObject({
+      filters: { status: 'open', score: 1, n: 2n, flag: false },
+    });
+    expect(issues('aipcs_record_search', search({}))).toEqual([['invalid_length', 'filters']]);
+    expect(issues('aipcs_record_search', search(Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`f${i}`, 'x']))))).toEqual([['invalid_length', 'filters']]);
+    expect(issues('aipcs_record_search', search({ status: null }))).toEqual([['invalid_value', 'filters.status']]);
+    expect(issues('aipcs_record_search', search({ tags: ['a'] }))).toEqual([['invalid_value', 'filters.tags']]);
+    expect(issues('aipcs_record_search', search({ 'a.b': 'x' }))).toEqual([['invalid_value', 'filters.<field>']]);
+  });
+});
+
+describe('discovery and maintenance', () => {
+  it('applies summary and bootstrap defaults and bounds', () => {
+    expect(command('aipcs_service_summary', { service_id: SERVICE })).toEqual({ tool: 'aipcs_service_summary', serviceId: SERVICE, sample: 0 });
+    expect(issues('aipcs_service_summary', { service_id: SERVICE, sample: 4n })).toEqual([['invalid_value', 'sample']]);
+    expect(command('aipcs_bootstrap', {})).toEqual({ tool: 'aipcs_bootstrap', limit: 100 });
+  });
+
+  it('applies maintenance defaults', () => {
+    expect(command('aipcs_maintenance_scan', { service_id: SERVICE })).toEqual({
+      tool: 'aipcs_maintenance_scan',
+      serviceId: SERVICE,
+      entityName: null,
+      branchId: null,
+      scanTypes: ['expired', 'stale', 'low_confidence', 'superseded', 'missing_authority', 'unbranched', 'duplicate_authority', 'blob_candidate'],
+      staleAfterDays: 90,
+      lowConfidenceBelow: 0.5,
+      limit: 50,
+    });
+    expect(command('aipcs_maintenance_scan', { service_id: SERVICE, low_confidence_below: 1n, scan_types: ['stale'] })).toMatchObject({ lowConfidenceBelow: 1, scanTypes: ['stale'] });
+  });
+
+  it.each([
+    ['duplicate scan types', { scan_types: ['stale', 'expired', 'stale'] }, [['invalid_value', 'scan_types.2']]],
+    ['no scan types', { scan_types: [] }, [['invalid_length', 'scan_types']]],
+    ['an unknown scan type', { scan_types: ['orphans'] }, [['invalid_value', 'scan_types.0']]],
+    ['a threshold above 1', { low_confidence_below: 1.5 }, [['invalid_value', 'low_confidence_below']]],
+    ['a boolean threshold', { low_confidence_below: true }, [['invalid_value', 'low_confidence_below']]],
+    ['a string threshold', { low_confidence_below: '0.5' }, [['invalid_value', 'low_confidence_below']]],
+    ['3651 stale days', { stale_after_days: 3651n }, [['invalid_value', 'stale_after_days']]],
+    ['an entity name that is no identifier', { entity_name: 'Note' }, [['invalid_value', 'entity_name']]],
+  ] as const)('refuses %s', (_name, change, expected) => {
+    expect(issues('aipcs_maintenance_scan', { service_id: SERVICE, ...change } as JsonObject)).toEqual(expected);
+  });
+});
+
+describe('branches', () => {
+  const create = { idempotency_key: 'b-1', service_id: SERVICE, slug: 'release-notes', title: 'Release', intent: 'Track releases.' };
+
+  it('creates with nullable defaults', () => {
+    expect(command('aipcs_branch_create', create)).toMatchObject({ branchType: null, parentBranchId: null, retrievalSummary: null });
+  });
+
+  it.each([
+    ['a 2-char slug', { slug: 'ab' }, [['invalid_length', 'slug']]],
+    ['an uppercase slug', { slug: 'Release' }, [['invalid_value', 'slug']]],
+    ['a slug ending in a hyphen', { slug: 'release-' }, [['invalid_value', 'slug']]],
+    ['a branch type with a dot', { branch_type: 'topic.x' }, [['invalid_value', 'branch_type']]],
+    ['a blank retrieval summary', { retrieval_summary: '   ' }, [['invalid_length', 'retrieval_summary']]],
+    ['a non-canonical parent', { parent_branch_id: RECORD.toUpperCase() }, [['invalid_value', 'parent_branch_id']]],
+  ] as const)('refuses %s', (_name, change, expected) => {
+    expect(issues('aipcs_branch_create', { ...create, ...change })).toEqual(expected);
+  });
+
+  const update = (updates: JsonValue): JsonObject => ({ idempotency_key: 'u', service_id: SERVICE, branch_id: RECORD, expected_branch_revision: 1n, updates });
+
+  it('keeps only the supplied updates, distinguishing absent from null', () => {
+    const result = command('aipcs_branch_update', update({ branch_type: null, title: ' New ' }));
+    expect(result).toMatchObject({ updates: { branchType: null, title: 'New' }, suppliedUpdates: { branch_type: null, title: 'New' } });
+    if (result.tool === 'aipcs_branch_update') expect(Object.keys(result.updates)).toEqual(['title', 'branchType']);
+  });
+
+  it.each([
+    ['empty updates', {}, [['invalid_length', 'updates']]],
+    ['a null title', { title: null }, [['invalid_value', 'updates.title']]],
+    ['a null status', { status: null }, [['invalid_value', 'updates.status']]],
+    ['a slug change', { slug: 'other' }, [['unknown_field', 'updates.slug']]],
+    ['an empty summary', { retrieval_summary: '' }, [['invalid_length', 'updates.retrieval_summary']]],
+    ['an unknown status', { status: 'deleted' }, [['invalid_value', 'updates.status']]],
+  ] as const)('refuses %s', (_name, updates, expected) => {
+    expect(issues('aipcs_branch_update', update(updates as JsonObject))).toEqual(expected);
+  });
+
+  const assign = (records: JsonValue): JsonObject => ({ idempotency_key: 'a', service_id: SERVICE, branch_id: RECORD, role: 'primary', operation: 'assign', records });
+  const target = (entityName: string, recordId: string, version: bigint = 1n): JsonObject => ({ entity_name: entityName, record_id: recordId, expected_record_version: version });
+
+  it('assigns bounded, distinct targets in request order', () => {
+    expect(command('aipcs_branch_assign_records', assign([target('note', RECORD), target('task', RECORD, 3n)]))).toMatchObject({
+      records: [
+        { entityName: 'note', recordId: RECORD, expectedRecordVersion: 1n },
+        { entityName: 'task', recordId: RECORD, expectedRecordVersion: 3n },
+      ],
+    });
+    expect(issues('aipcs_branch_assign_records', assign([target('note', RECORD), target('note', RECORD, 2n)]))).toEqual([['invalid_value', 'records.1']]);
+    expect(issues('aipcs_branch_assign_records', assign([]))).toEqual([['invalid_length', 'records']]);
+    expect(issues('aipcs_branch_assign_records', assign(Array.from({ length: 101 }, () => target('note', RECORD))))).toEqual([['invalid_length', 'records']]);
+    expect(issues('aipcs_branch_assign_records', assign([{ ...target('note', RECORD), role: 'x' }]))).toEqual([['unknown_field', 'records.0.role']]);
+    expect(issues('aipcs_branch_assign_records', { ...assign([target('note', RECORD)]), operation: 'move' })).toEqual([['invalid_value', 'operation']]);
+  });
+
+  it('lists with optional exact filters', () => {
+    expect(command('aipcs_branch_list', { service_id: SERVICE, status: 'archived' })).toEqual({
+      tool: 'aipcs_branch_list',
+      serviceId: SERVICE,
+      status: 'archived',
+      branchType: null,
+      parentBranchId: null,
+      page: { limit: 50, cursor: null },
+    });
+    expect(issues('aipcs_branch_list', { service_id: SERVICE, status: 'deleted' })).toEqual([['invalid_value', 'status']]);
+  });
+});
