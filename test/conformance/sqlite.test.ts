@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStorage } from '../../src/aipcs/storage/sqlite/index.js';
 import { branchesSuite } from './branches.suite.js';
+import { discoverySuite } from './discovery.suite.js';
 import type { StorageHarness } from './harness.js';
 import { lifecycleSuite } from './lifecycle.suite.js';
 import { recordsSuite } from './records.suite.js';
@@ -25,3 +26,4 @@ export const sqliteHarness: StorageHarness = {
 lifecycleSuite(sqliteHarness);
 recordsSuite(sqliteHarness);
 branchesSuite(sqliteHarness);
+discoverySuite(sqliteHarness);

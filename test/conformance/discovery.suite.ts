@@ -1,0 +1,270 @@
+// Conformance: discovery of contract §8.1 and §8.2 over any adapter — the
+// shape-only bootstrap from registry projections, and the bounded service
+// summary (affordances, authority fields, counts, facets, branch cards,
+// unbranched count and samples).
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StoragePorts } from '../../src/aipcs/core/application.js';
+import { losslessJson, type JsonObject } from '../../src/common/json.js';
+import { notesManifest } from '../support/manifests.js';
+import { appOver, manifest, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
+import { memoManifest } from './memo-manifest.js';
+
+async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
+  await expect(promise).rejects.toMatchObject({ code });
+}
+
+export function discoverySuite(harness: StorageHarness): void {
+  describe(`discovery conformance (${harness.name})`, () => {
+    let location: StorageLocation;
+    let storage: StoragePorts;
+    let app: TestApp;
+    let keyCounter = 0;
+    const key = () => `dkey-${++keyCounter}`;
+
+    beforeEach(async () => {
+      location = await harness.create();
+      storage = await location.open();
+      app = appOver(storage);
+    });
+
+    afterEach(async () => {
+      await storage.close();
+      await location.destroy();
+    });
+
+    const seed = async (domainName: string) => (await app.lifecycle.seed({ domainName, domainClass: 'knowledge', intentDescription: `About ${domainName}.`, idempotencyKey: key() }))['service_id'] as string;
+    const materialised = async (domainName: string, document: JsonObject) => {
+      const serviceId = await seed(domainName);
+      await app.lifecycle.design({ serviceId, manifest: manifest(document), idempotencyKey: key() });
+      await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: key() });
+      return serviceId;
+    };
+
+    describe('bootstrap', () => {
+      it('answers an empty registry', async () => {
+        expect(await app.discovery.bootstrap({ limit: 100 })).toEqual({ services: [], truncated: false });
+      });
+
+      it('lists shape-only cards in creation order for every design state, and truncates', async () => {
+        const seeded = await seed('seeded_only');
+        const designed = await seed('designed_only');
+        await app.lifecycle.design({ serviceId: designed, manifest: manifest(notesManifest()), idempotencyKey: key() });
+        const live = await materialised('live_notes', notesManifest());
+        await app.records.create({ serviceId: live, entityName: 'note', record: { title: 'SECRET-PROSE-VALUE', tags: ['SECRET-TAG'] }, idempotencyKey: key() });
+
+        const result = await app.discovery.bootstrap({ limit: 100 });
+        expect(result['truncated']).toBe(false);
+        const cards = result['services'] as JsonObject[];
+        expect(cards.map((card) => card['service_id'])).toEqual([seeded, designed, live]);
+        expect(Object.keys(cards[0] as JsonObject)).toEqual(['service_id', 'domain_name', 'domain_class', 'intent', 'state', 'operational_status', 'schema_version', 'recovery_state', 'entities']);
+        expect(cards[0]).toEqual({
+          service_id: seeded,
+          domain_name: 'seeded_only',
+          domain_class: 'knowledge',
+          intent: 'About seeded_only.',
+          state: 'seeded',
+          operational_status: 'active',
+          schema_version: null,
+          recovery_state: 'clear',
+          entities: [],
+        });
+        expect(cards[1]).toMatchObject({ state: 'seeded', schema_version: 1n, entities: ['note', 'project'] });
+        expect(cards[2]).toMatchObject({ state: 'materialised', schema_version: 1n, entities: ['note', 'project'] });
+        expect(losslessJson(result)).not.toContain('SECRET');
+
+        const truncated = await app.discovery.bootstrap({ limit: 2 });
+        expect((truncated['services'] as JsonObject[]).map((card) => card['service_id'])).toEqual([seeded, designed]);
+        expect(truncated['truncated']).toBe(true);
+        const exact = await app.discovery.bootstrap({ limit: 3 });
+        expect(exact['truncated']).toBe(false);
+      });
+
+      it('is scoped to the principal', async () => {
+        await seed('mine');
+        const other = appOver(storage, { principalId: 'agent-b' });
+        expect(await other.discovery.bootstrap({ limit: 100 })).toEqual({ services: [], truncated: false });
+      });
+    });
+
+    describe('summary', () => {
+      let serviceId: string;
+      beforeEach(async () => {
+        serviceId = await materialised('memos', memoManifest());
+      });
+
+      const memo = async (record: JsonObject) => (await app.records.create({ serviceId, entityName: 'memo', record: { title: 't', ...record }, idempotencyKey: key() }))['record'] as JsonObject;
+      const plain = async (label: string) => (await app.records.create({ serviceId, entityName: 'plain', record: { label }, idempotencyKey: key() }))['record'] as JsonObject;
+
+      it('derives affordances, authority availability and guidance from the manifest', async () => {
+        const summary = await app.discovery.summary({ serviceId, sample: 0 });
+        expect(Object.keys(summary)).toEqual([
+          'data_status',
+          'affordances',
+          'authority_field_availability',
+          'query_guidance',
+          'record_counts',
+          'facets',
+          'branches',
+          'unbranched_record_count',
+          'samples',
+        ]);
+        expect(summary['data_status']).toBe('ready');
+        const affordances = summary['affordances'] as JsonObject[];
+        expect(affordances.map((entry) => entry['entity_name'])).toEqual(['memo', 'plain']);
+        const exact = (field_name: string, facet = false) => ({ field_name, mode: 'exact', value_shape: 'scalar', facet });
+        expect(affordances[0]).toEqual({
+          entity_name: 'memo',
+          filter_modes: [
+            exact('confidence'),
+            exact('pinned', true),
+            exact('provenance_source'),
+            exact('rank', true),
+            exact('scope'),
+            exact('source_ref'),
+            exact('status', true),
+            exact('superseded_by'),
+            { field_name: 'tags', mode: 'membership', value_shape: 'single_string_member', facet: true },
+            exact('title'),
+            exact('valid_until'),
+          ],
+        });
+        expect(affordances[1]).toEqual({ entity_name: 'plain', filter_modes: [exact('label', true)] });
+        expect(summary['authority_field_availability']).toEqual([
+          {
+            entity_name: 'memo',
+            provenance_fields: ['provenance_source'],
+            source_fields: ['source_ref'],
+            scope_fields: ['scope'],
+            confidence_field: 'confidence',
+            status_field: 'status',
+            validity_fields: ['valid_until'],
+            supersession_fields: ['superseded_by'],
+          },
+          {
+            entity_name: 'plain',
+            provenance_fields: [],
+            source_fields: [],
+            scope_fields: [],
+            confidence_field: null,
+            status_field: null,
+            validity_fields: [],
+            supersession_fields: [],
+          },
+        ]);
+        expect(summary['query_guidance']).toEqual({ patterns: ['memos by tag', 'memos by status'], retrieval_guidance: 'Search memos by tag first.' });
+        expect(summary['record_counts']).toEqual([
+          { entity_name: 'memo', count: 0n },
+          { entity_name: 'plain', count: 0n },
+        ]);
+        expect(summary['facets']).toEqual(['labels', 'pinned', 'rank', 'status', 'tags'].map((field_name) => ({ entity_name: 'memo', field_name, values: [] })).concat([{ entity_name: 'plain', field_name: 'label', values: [] }]));
+        expect(summary['branches']).toEqual([]);
+        expect(summary['unbranched_record_count']).toBe(0n);
+        expect(summary['samples']).toEqual([
+          { entity_name: 'memo', records: [] },
+          { entity_name: 'plain', records: [] },
+        ]);
+      });
+
+      it('counts facet values by count descending then value ascending, trimmed, nulls excluded', async () => {
+        await memo({ status: 'final', tags: ['x', 'y'], labels: ['l1'], pinned: true, rank: 2n });
+        await memo({ status: 'draft', tags: ['y'], labels: ['l1', 'l2'], pinned: false, rank: 1n });
+        await memo({ status: 'final', tags: ['y', 'z'], pinned: false, rank: 1n });
+        await memo({ status: 'draft' });
+        await memo({ status: ' archived ' });
+        await memo({ status: 'b' });
+        await memo({});
+        const facets = (await app.discovery.summary({ serviceId, sample: 0 }))['facets'] as JsonObject[];
+        const valuesOf = (field: string) => (facets.find((facet) => facet['field_name'] === field) as JsonObject)['values'];
+        expect(valuesOf('status')).toEqual([
+          { value: 'draft', count: 2n },
+          { value: 'final', count: 2n },
+          { value: 'archived', count: 1n },
+          { value: 'b', count: 1n },
+        ]);
+        expect(valuesOf('tags')).toEqual([
+          { value: 'y', count: 3n },
+          { value: 'x', count: 1n },
+          { value: 'z', count: 1n },
+        ]);
+        // A list facet without membership retrieval still counts members.
+        expect(valuesOf('labels')).toEqual([
+          { value: 'l1', count: 2n },
+          { value: 'l2', count: 1n },
+        ]);
+        expect(valuesOf('pinned')).toEqual([
+          { value: false, count: 2n },
+          { value: true, count: 1n },
+        ]);
+        expect(valuesOf('rank')).toEqual([
+          { value: 1n, count: 2n },
+          { value: 2n, count: 1n },
+        ]);
+        expect(facets.some((facet) => facet['field_name'] === 'id')).toBe(false);
+      });
+
+      it('bounds each facet to 20 values and counts only the principal records', async () => {
+        for (let i = 0; i < 22; i++) await plain(`label-${String(i).padStart(2, '0')}`);
+        await plain('label-21');
+        const facets = (await app.discovery.summary({ serviceId, sample: 0 }))['facets'] as JsonObject[];
+        const values = (facets.find((facet) => facet['entity_name'] === 'plain') as JsonObject)['values'] as JsonObject[];
+        expect(values).toHaveLength(20);
+        expect(values[0]).toEqual({ value: 'label-21', count: 2n });
+        expect(values.slice(1).map((entry) => entry['value'])).toEqual(Array.from({ length: 19 }, (_, i) => `label-${String(i).padStart(2, '0')}`));
+        const counts = (await app.discovery.summary({ serviceId, sample: 0 }))['record_counts'];
+        expect(counts).toEqual([
+          { entity_name: 'memo', count: 0n },
+          { entity_name: 'plain', count: 23n },
+        ]);
+        const other = appOver(storage, { principalId: 'agent-b' });
+        await rejects(other.discovery.summary({ serviceId, sample: 0 }), 'not_found');
+      });
+
+      it('reports branch cards by recency with membership counts, and the unbranched count', async () => {
+        const branch = async (slug: string) =>
+          (await app.branches.create({ serviceId, slug, title: slug, intent: 'i', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: key() }))['branch'] as JsonObject;
+        const first = await branch('first-topic');
+        const second = await branch('second-topic');
+        const third = await branch('third-topic');
+        const a = await memo({});
+        const b = await memo({});
+        const c = await plain('p');
+        await plain('q');
+        const target = (record: JsonObject) => ({ entityName: record['entity_name'] as string, recordId: record['id'] as string, expectedRecordVersion: record['record_version'] as bigint });
+        await app.branches.assign({ serviceId, branchId: first['id'] as string, role: 'primary', operation: 'assign', records: [target(a), target(c)], idempotencyKey: key() });
+        await app.branches.assign({ serviceId, branchId: second['id'] as string, role: 'related', operation: 'assign', records: [target(b)], idempotencyKey: key() });
+        await app.branches.update({ serviceId, branchId: first['id'] as string, expectedBranchRevision: 1n, updates: { title: 'Renamed' }, idempotencyKey: key() });
+        const summary = await app.discovery.summary({ serviceId, sample: 0 });
+        const cards = summary['branches'] as JsonObject[];
+        expect(cards.map((card) => (card['branch'] as JsonObject)['slug'])).toEqual(['first-topic', 'third-topic', 'second-topic']);
+        expect(Object.keys(cards[0] as JsonObject)).toEqual(['branch', 'primary_record_count', 'related_record_count']);
+        expect(cards[0]).toMatchObject({ primary_record_count: 2n, related_record_count: 0n });
+        expect((cards[0]?.['branch'] as JsonObject)['title']).toBe('Renamed');
+        expect(cards[1]).toMatchObject({ primary_record_count: 0n, related_record_count: 0n });
+        expect(cards[2]).toMatchObject({ primary_record_count: 0n, related_record_count: 1n });
+        expect((cards[1]?.['branch'] as JsonObject)['id']).toBe(third['id']);
+        // b (related only) and q have no primary branch.
+        expect(summary['unbranched_record_count']).toBe(2n);
+      });
+
+      it('samples the first records by id through the public record projection', async () => {
+        const memos = [await memo({ title: '  padded  ', confidence: 1n }), await memo({ title: 'b' }), await memo({ title: 'c' })];
+        const samples = (await app.discovery.summary({ serviceId, sample: 2 }))['samples'] as JsonObject[];
+        expect(samples.map((entry) => entry['entity_name'])).toEqual(['memo', 'plain']);
+        const sampled = (samples[0] as JsonObject)['records'] as JsonObject[];
+        const expectedIds = memos.map((record) => record['id'] as string).sort().slice(0, 2);
+        expect(sampled.map((record) => record['id'])).toEqual(expectedIds);
+        for (const record of sampled) expect(record).toEqual(await app.records.get(serviceId, 'memo', record['id'] as string));
+        expect((samples[1] as JsonObject)['records']).toEqual([]);
+        const three = (await app.discovery.summary({ serviceId, sample: 3 }))['samples'] as JsonObject[];
+        expect(((three[0] as JsonObject)['records'] as JsonObject[]).length).toBe(3);
+      });
+
+      it('follows data-tool admission', async () => {
+        await rejects(app.discovery.summary({ serviceId: '99999999-9999-4999-8999-999999999999', sample: 0 }), 'not_found');
+        const seeded = await seed('not_yet');
+        await rejects(app.discovery.summary({ serviceId: seeded, sample: 0 }), 'storage_unavailable');
+      });
+    });
+  });
+}
