@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { renderContractJson } from '../../../src/aipcs/contract/envelope.js';
 import { ERROR_CODES } from '../../../src/aipcs/contract/error-codes.js';
+import { serverInfoResult } from '../../../src/aipcs/contract/server-info.js';
 import type { SchemaNode } from '../../../src/aipcs/contract/schema-check.js';
 import {
   AIPCS_TOOLS,
@@ -147,5 +149,16 @@ describe('tool catalogue', () => {
       aipcs_branch_assign_records: 'BranchAssignmentResult',
       aipcs_maintenance_scan: 'MaintenanceResult',
     });
+  });
+});
+
+describe('server info', () => {
+  it('renders the ServerInfo result of each profile', () => {
+    expect(renderContractJson(serverInfoResult('0.1.1', 'ready'))).toBe(
+      '{"server_name":"aipcs","package_version":"0.1.1","aipcs_mcp_contract":"1.2.0","supported_manifest_versions":[2],"transports":["stdio","streamable-http"],' +
+        '"features":{"server_info":true,"manifest_v2_validation":true,"legacy_v1_importer":true,"stdio_preflight":true,"registry_lifecycle":true,"materialisation_lifecycle":true,"record_runtime":true,"discovery_topology":true},' +
+        '"operational_statuses":["active"]}',
+    );
+    expect(serverInfoResult('0.1.1', 'stateless')['features']).toMatchObject({ registry_lifecycle: false, materialisation_lifecycle: false, record_runtime: false, discovery_topology: false, server_info: true });
   });
 });
