@@ -9,6 +9,7 @@ import { branchesSuite } from './branches.suite.js';
 import { discoverySuite } from './discovery.suite.js';
 import type { StorageHarness } from './harness.js';
 import { lifecycleSuite } from './lifecycle.suite.js';
+import { maintenanceSuite } from './maintenance.suite.js';
 import { recordsSuite } from './records.suite.js';
 
 export const sqliteHarness: StorageHarness = {
@@ -27,3 +28,4 @@ lifecycleSuite(sqliteHarness);
 recordsSuite(sqliteHarness);
 branchesSuite(sqliteHarness);
 discoverySuite(sqliteHarness);
+maintenanceSuite(sqliteHarness);

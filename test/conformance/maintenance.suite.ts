@@ -1,0 +1,216 @@
+// Conformance: the advisory maintenance scan of contract §8.3 over any
+// adapter — every signal and its detail, availability per entity, the
+// deterministic order and bound, branch scope, and that it is read-only and
+// never echoes record prose or authority values.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StoragePorts } from '../../src/aipcs/core/application.js';
+import type { MaintenanceScanCommand } from '../../src/aipcs/core/maintenance.js';
+import type { MaintenanceScanType } from '../../src/aipcs/contract/manifest/derived-model.js';
+import { losslessJson, type JsonObject } from '../../src/common/json.js';
+import { appOver, manifest, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
+import { memoManifest } from './memo-manifest.js';
+
+async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
+  await expect(promise).rejects.toMatchObject({ code });
+}
+
+const ALL: MaintenanceScanType[] = ['expired', 'stale', 'low_confidence', 'superseded', 'missing_authority', 'unbranched', 'duplicate_authority', 'blob_candidate'];
+const DAY = 86_400_000_000n;
+
+export function maintenanceSuite(harness: StorageHarness): void {
+  describe(`maintenance conformance (${harness.name})`, () => {
+    let location: StorageLocation;
+    let storage: StoragePorts;
+    let app: TestApp;
+    let serviceId: string;
+    let keyCounter = 0;
+    const key = () => `mkey-${++keyCounter}`;
+
+    beforeEach(async () => {
+      location = await harness.create();
+      storage = await location.open();
+      app = appOver(storage);
+      const seeded = await app.lifecycle.seed({ domainName: 'memos', domainClass: 'knowledge', intentDescription: 'Memos.', idempotencyKey: 's' });
+      serviceId = seeded['service_id'] as string;
+      await app.lifecycle.design({ serviceId, manifest: manifest(memoManifest()), idempotencyKey: 'd' });
+      await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+    });
+
+    afterEach(async () => {
+      await storage.close();
+      await location.destroy();
+    });
+
+    // Every memo declares a status so that missing_authority stays out of the way unless a test wants it.
+    const memo = async (record: JsonObject) => (await app.records.create({ serviceId, entityName: 'memo', record: { title: 'prose', status: 'ok', ...record }, idempotencyKey: key() }))['record'] as JsonObject;
+    const plain = async (label: string) => (await app.records.create({ serviceId, entityName: 'plain', record: { label }, idempotencyKey: key() }))['record'] as JsonObject;
+    const scan = (options: Partial<Omit<MaintenanceScanCommand, 'serviceId'>> = {}) =>
+      app.maintenance.scan({ serviceId, entityName: null, branchId: null, scanTypes: ALL, staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 50, ...options });
+    const candidatesOf = async (scanType: MaintenanceScanType, options: Partial<Omit<MaintenanceScanCommand, 'serviceId'>> = {}) =>
+      ((await scan({ scanTypes: [scanType], ...options }))['candidates'] as JsonObject[]).map((candidate) => ({ id: (candidate['record'] as JsonObject)['id'], detail: candidate['detail'] }));
+    const sortedIds = (...records: JsonObject[]) => records.map((record) => record['id'] as string).sort();
+
+    describe('availability', () => {
+      it('reports types no selected entity supports as unavailable and evaluates the rest', async () => {
+        await plain('p');
+        const plainOnly = await scan({ entityName: 'plain' });
+        expect(plainOnly['unavailable_scan_types']).toEqual(['blob_candidate', 'duplicate_authority', 'expired', 'low_confidence', 'missing_authority', 'superseded']);
+        expect((plainOnly['candidates'] as JsonObject[]).map((candidate) => candidate['scan_type'])).toEqual(['unbranched']);
+        const everything = await scan();
+        expect(everything['unavailable_scan_types']).toEqual([]);
+        const requested = await scan({ entityName: 'plain', scanTypes: ['superseded', 'expired'] });
+        expect(requested).toEqual({ candidates: [], unavailable_scan_types: ['expired', 'superseded'] });
+      });
+
+      it('refuses an undeclared entity and follows data-tool admission', async () => {
+        await rejects(scan({ entityName: 'nothing' }), 'validation_failed');
+        await rejects(app.maintenance.scan({ serviceId: '99999999-9999-4999-8999-999999999999', entityName: null, branchId: null, scanTypes: ALL, staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 50 }), 'not_found');
+      });
+    });
+
+    describe('signals', () => {
+      it('blob_candidate: an annotation over 1024 UTF-8 bytes', async () => {
+        const big = await memo({ body: 'é'.repeat(513) });
+        await memo({ body: 'x'.repeat(1024) });
+        await memo({ body: null });
+        expect(await candidatesOf('blob_candidate')).toEqual([{ id: big['id'], detail: { byte_length: 1026n, field_name: 'body', threshold_bytes: 1024n } }]);
+      });
+
+      it('duplicate_authority: shared present references in provenance_source first, then source_ref', async () => {
+        const a = await memo({ provenance_source: 'doc-1', source_ref: 'ref-9' });
+        const b = await memo({ provenance_source: 'doc-1' });
+        const c = await memo({ provenance_source: 'doc-2', source_ref: 'ref-9' });
+        await memo({ provenance_source: 'doc-3' });
+        await memo({ provenance_source: '  ' });
+        await memo({ provenance_source: '  ' });
+        await memo({ provenance_source: 'doc-1 ' });
+        const found = await candidatesOf('duplicate_authority');
+        const expected = new Map([
+          [a['id'], { duplicate_count: 2n, field_name: 'provenance_source' }],
+          [b['id'], { duplicate_count: 2n, field_name: 'provenance_source' }],
+          [c['id'], { duplicate_count: 2n, field_name: 'source_ref' }],
+        ]);
+        expect(found.map((candidate) => candidate.id)).toEqual(sortedIds(a, b, c));
+        for (const candidate of found) expect(candidate.detail).toEqual(expected.get(candidate.id));
+      });
+
+      it('expired: valid_until before now; every accepted zero-offset form is read as an instant', async () => {
+        const past = await memo({ valid_until: '2020-01-01T00:00:00Z' });
+        const basic = await memo({ valid_until: '20200101T000000Z' });
+        await memo({ valid_until: '2099-01-01T00:00:00+00:00' });
+        await memo({ valid_until: null });
+        const found = await candidatesOf('expired');
+        expect(found).toEqual(sortedIds(past, basic).map((id) => ({ id, detail: { field_name: 'valid_until' } })));
+      });
+
+      it('low_confidence: below the threshold, null excluded', async () => {
+        const low = await memo({ confidence: 0.2 });
+        const half = await memo({ confidence: 0.5 });
+        await memo({ confidence: 1n });
+        await memo({ confidence: null });
+        expect(await candidatesOf('low_confidence')).toEqual([{ id: low['id'], detail: { threshold: 0.5 } }]);
+        const higher = await candidatesOf('low_confidence', { lowConfidenceBelow: 0.9 });
+        expect(higher.map((candidate) => candidate.id)).toEqual(sortedIds(low, half));
+        expect(higher[0]?.detail).toEqual({ threshold: 0.9 });
+        expect(await candidatesOf('low_confidence', { lowConfidenceBelow: 0 })).toEqual([]);
+      });
+
+      it('missing_authority: every declared authority field absent, blank or empty', async () => {
+        const bare = await memo({ status: null });
+        const blank = await memo({ status: '   ', scope: '' });
+        await memo({ status: null, scope: 'team' });
+        await memo({ status: null, confidence: 0 });
+        expect(await candidatesOf('missing_authority')).toEqual(sortedIds(bare, blank).map((id) => ({ id, detail: { declared_field_count: 7n } })));
+      });
+
+      it('stale: updated_at at or before now minus the threshold', async () => {
+        const old = await memo({});
+        app.clock.advance(10n * DAY);
+        await memo({});
+        app.clock.advance(81n * DAY);
+        expect(await candidatesOf('stale')).toEqual([{ id: old['id'], detail: { age_days: 91n, threshold_days: 90n } }]);
+        expect(await candidatesOf('stale', { staleAfterDays: 92 })).toEqual([]);
+        expect((await candidatesOf('stale', { staleAfterDays: 1 })).length).toBe(2);
+      });
+
+      it('superseded: status exactly "superseded" or a present superseded_by, signals in order', async () => {
+        const byStatus = await memo({ status: 'superseded' });
+        const byLink = await memo({ superseded_by: '11111111-1111-4111-8111-111111111111' });
+        const both = await memo({ status: 'superseded', superseded_by: '11111111-1111-4111-8111-111111111111' });
+        await memo({ status: 'Superseded' });
+        const found = await candidatesOf('superseded');
+        const expected = new Map([
+          [byStatus['id'], { signals: ['status'] }],
+          [byLink['id'], { signals: ['superseded_by'] }],
+          [both['id'], { signals: ['status', 'superseded_by'] }],
+        ]);
+        expect(found.map((candidate) => candidate.id)).toEqual(sortedIds(byStatus, byLink, both));
+        for (const candidate of found) expect(candidate.detail).toEqual(expected.get(candidate.id));
+      });
+
+      it('unbranched: no primary branch (related memberships do not count)', async () => {
+        const branch = (await app.branches.create({ serviceId, slug: 'topic', title: 't', intent: 'i', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: key() }))['branch'] as JsonObject;
+        const primary = await memo({});
+        const related = await memo({});
+        const loose = await memo({});
+        const target = (record: JsonObject) => ({ entityName: 'memo', recordId: record['id'] as string, expectedRecordVersion: 1n });
+        await app.branches.assign({ serviceId, branchId: branch['id'] as string, role: 'primary', operation: 'assign', records: [target(primary)], idempotencyKey: key() });
+        await app.branches.assign({ serviceId, branchId: branch['id'] as string, role: 'related', operation: 'assign', records: [target(related)], idempotencyKey: key() });
+        expect(await candidatesOf('unbranched')).toEqual(sortedIds(related, loose).map((id) => ({ id, detail: { missing_role: 'primary' } })));
+        // Branch scope: records with any membership in that branch.
+        expect((await candidatesOf('unbranched', { branchId: branch['id'] as string })).map((candidate) => candidate.id)).toEqual([related['id']]);
+        const scoped = await scan({ branchId: '99999999-9999-4999-8999-999999999999', entityName: 'plain' });
+        expect(scoped).toEqual({ candidates: [], unavailable_scan_types: ['blob_candidate', 'duplicate_authority', 'expired', 'low_confidence', 'missing_authority', 'superseded'] });
+      });
+    });
+
+    describe('order, bounds and safety', () => {
+      it('orders by scan type, entity and id, and truncates at the limit', async () => {
+        const p = await plain('p');
+        const m1 = await memo({ confidence: 0.1, provenance_source: 'secret-reference', body: 'secret prose '.repeat(100) });
+        const m2 = await memo({ confidence: 0.1, provenance_source: 'secret-reference' });
+        const result = await scan();
+        const rows = (result['candidates'] as JsonObject[]).map((candidate) => [candidate['scan_type'], (candidate['record'] as JsonObject)['entity_name'], (candidate['record'] as JsonObject)['id']]);
+        const memos = sortedIds(m1, m2);
+        expect(rows).toEqual([
+          ['blob_candidate', 'memo', m1['id']],
+          ...memos.map((id) => ['duplicate_authority', 'memo', id]),
+          ...memos.map((id) => ['low_confidence', 'memo', id]),
+          ...memos.map((id) => ['unbranched', 'memo', id]),
+          ['unbranched', 'plain', p['id']],
+        ]);
+        expect(Object.keys((result['candidates'] as JsonObject[])[0] as JsonObject)).toEqual(['scan_type', 'record', 'detail']);
+        const text = losslessJson(result);
+        expect(text).not.toContain('secret');
+        expect(text).not.toContain('prose');
+        const limited = await scan({ limit: 3 });
+        expect((limited['candidates'] as JsonObject[]).map((candidate) => candidate['scan_type'])).toEqual(['blob_candidate', 'duplicate_authority', 'duplicate_authority']);
+        expect(await scan()).toEqual(result);
+      });
+
+      it('pages through large entities and finds duplicates across batches', async () => {
+        const created: JsonObject[] = [];
+        for (let i = 0; i < 300; i++) created.push(await memo({ provenance_source: `doc-${i}` }));
+        const ids = sortedIds(...created);
+        const first = created.find((record) => record['id'] === ids[0]) as JsonObject;
+        const last = created.find((record) => record['id'] === ids[299]) as JsonObject;
+        await app.records.update({ serviceId, entityName: 'memo', recordId: last['id'] as string, updates: { provenance_source: (first['fields'] as JsonObject)['provenance_source'] as string }, expectedRecordVersion: 1n, idempotencyKey: key() });
+        expect((await candidatesOf('duplicate_authority')).map((candidate) => candidate.id)).toEqual([ids[0], ids[299]]);
+        const unbranched = await scan({ scanTypes: ['unbranched'], limit: 100 });
+        expect((unbranched['candidates'] as JsonObject[]).map((candidate) => (candidate['record'] as JsonObject)['id'])).toEqual(ids.slice(0, 100));
+      });
+
+      it('is read-only', async () => {
+        const record = await memo({ confidence: 0.1 });
+        app.clock.advance(200n * DAY);
+        const before = await app.discovery.summary({ serviceId, sample: 3 });
+        await scan();
+        expect(await app.discovery.summary({ serviceId, sample: 3 })).toEqual(before);
+        expect(await app.records.get(serviceId, 'memo', record['id'] as string)).toEqual(record);
+        const history = await app.records.history({ serviceId, entityName: 'memo', recordId: null, limit: 10, cursor: null });
+        expect((history['events'] as JsonObject[]).map((event) => event['kind'])).toEqual(['create']);
+      });
+    });
+  });
+}
