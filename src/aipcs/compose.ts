@@ -13,6 +13,8 @@ import type { LogLevel, RuntimeConfig } from './config/index.js';
 import { createDispatcher } from './mcp/dispatch.js';
 import { aipcsServerOptions } from './mcp/server.js';
 import { openSqliteStorage } from './storage/sqlite/index.js';
+import { UnsafeLocationError } from './storage/sqlite/location.js';
+import { StorageFailure } from './core/ports.js';
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -36,6 +38,12 @@ export class StartupError extends Error {
     super('Server could not be started safely.', options);
     this.name = 'StartupError';
   }
+}
+
+function startupReason(error: unknown): string {
+  if (error instanceof UnsafeLocationError) return error.message;
+  if (error instanceof StorageFailure) return `storage ${error.kind}`;
+  return 'storage could not be opened';
 }
 
 /** Opens the backend of a persistent profile (migrating the registry, as only `serve` does). */
@@ -83,6 +91,9 @@ export async function serve(runtime: RuntimeConfig): Promise<number> {
   try {
     storage = await openStorage(runtime);
   } catch (error) {
+    // The reason is a fixed text (never a path or driver message), shown
+    // only at --log-level info or debug so the contract's output stays exact.
+    logger.info(`start-up refused: ${startupReason(error)}`);
     throw new StartupError({ cause: error });
   }
   try {

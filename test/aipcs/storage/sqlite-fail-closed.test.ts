@@ -1,0 +1,102 @@
+// `aipcs serve --profile sqlite` fails closed: an unsafe location (modes,
+// ownership, symlinks, stray sidecars), a registry that is not ours, or a
+// registry held busy past the timeout stops start-up with the single
+// internal_error envelope and exit 2, before any MCP traffic.
+
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { aipcsBin } from '../../support/bins.js';
+import { sqliteArgs } from '../../support/aipcs-client.js';
+
+const INIT = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n';
+
+function serve(dataRoot: string, extra: string[] = []) {
+  const run = spawnSync(process.execPath, [aipcsBin(), 'serve', ...sqliteArgs(dataRoot), ...extra], { input: INIT, encoding: 'utf8', timeout: 30_000 });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+function expectRefused(result: ReturnType<typeof serve>, dataRoot: string): void {
+  expect(result.status).toBe(2);
+  expect(result.stdout).toBe('');
+  expect(JSON.parse(result.stderr.trim())).toEqual({ ok: false, result: null, error: { code: 'internal_error', message: 'Server could not be started safely.', issues: [], retryable: false } });
+  expect(result.stderr).not.toContain(dataRoot);
+}
+
+const base = () => mkdtempSync(join(tmpdir(), 'aipcs-unsafe-'));
+
+describe('sqlite start-up', () => {
+  it('creates a private root and registry when all is well', () => {
+    const dataRoot = join(base(), 'data');
+    const result = serve(dataRoot);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('"serverInfo"');
+    expect(statSync(dataRoot).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dataRoot, 'registry.sqlite')).mode & 0o777).toBe(0o600);
+  });
+
+  it('refuses a root that is not mode 0700', () => {
+    const dataRoot = join(base(), 'data');
+    mkdirSync(dataRoot, { mode: 0o755 });
+    chmodSync(dataRoot, 0o755);
+    expectRefused(serve(dataRoot), dataRoot);
+  });
+
+  it('refuses a parent writable by others, and a missing parent', () => {
+    const parent = base();
+    chmodSync(parent, 0o777);
+    expectRefused(serve(join(parent, 'data')), parent);
+    const missing = join(base(), 'absent', 'data');
+    expectRefused(serve(missing), missing);
+  });
+
+  it('refuses a root reached through a symlink', () => {
+    const parent = base();
+    const real = join(parent, 'real');
+    mkdirSync(real, { mode: 0o700 });
+    const link = join(parent, 'link');
+    symlinkSync(real, link);
+    expectRefused(serve(link), link);
+    expectRefused(serve(join(link, 'data')), link);
+  });
+
+  it('refuses a registry file with a loose mode, and a sidecar without its database', () => {
+    const dataRoot = join(base(), 'data');
+    expect(serve(dataRoot).status).toBe(0);
+    chmodSync(join(dataRoot, 'registry.sqlite'), 0o644);
+    expectRefused(serve(dataRoot), dataRoot);
+
+    const other = join(base(), 'data');
+    mkdirSync(other, { mode: 0o700 });
+    writeFileSync(join(other, 'registry.sqlite-wal'), '', { mode: 0o600 });
+    expectRefused(serve(other), other);
+  });
+
+  it('refuses a registry that is some other SQLite database', () => {
+    const dataRoot = join(base(), 'data');
+    mkdirSync(dataRoot, { mode: 0o700 });
+    const path = join(dataRoot, 'registry.sqlite');
+    const db = new Database(path);
+    db.exec('CREATE TABLE something_else (x INTEGER)');
+    db.close();
+    chmodSync(path, 0o600);
+    expectRefused(serve(dataRoot), dataRoot);
+  });
+
+  it('refuses a registry held busy beyond the busy timeout', () => {
+    const dataRoot = join(base(), 'data');
+    expect(serve(dataRoot).status).toBe(0);
+    const holder = new Database(join(dataRoot, 'registry.sqlite'));
+    holder.exec('BEGIN EXCLUSIVE');
+    try {
+      expectRefused(serve(dataRoot, ['--sqlite-busy-timeout-ms', '50']), dataRoot);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    expect(serve(dataRoot).status).toBe(0);
+  });
+});
