@@ -52,7 +52,7 @@ describe('the worked example of docs/aip.md', () => {
 
     const report = await aip(['report', '--kind', 'review', '--command', 'read hello.txt', '--result', 'pass', '--reporter', 'me'], { cwd: dir });
     expect(report.code).toBe(0);
-    const decide = await aip(['decide', '--question', 'Keep hello.txt?', '--decision', 'Keep it', '--rationale', 'The test passed', '--related', state.slice(0, 8)], { cwd: dir });
+    const decide = await aip(['decide', '--question', 'Keep hello.txt?', '--decision', 'Keep it', '--rationale', 'The test passed', '--related', 'HEAD'], { cwd: dir });
     expect(decide.code).toBe(0);
 
     const log = lines((await aip(['log'], { cwd: dir })).text);
