@@ -8,7 +8,7 @@ import { AipcsError } from '../contract/error-codes.js';
 import type { BranchAssignmentTarget, BranchUpdates } from '../contract/requests/commands.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import type { DataAdmission, LifecycleService } from './lifecycle.js';
-import type { BranchRole, BranchStatus, HistoryKind, Micros, ServiceDataPort, ServiceDataReader, ServiceDataWriter, StorageLocator, StoredBranch, StoredRecord } from './ports.js';
+import { StorageFailure, type BranchRole, type BranchStatus, type HistoryKind, type Micros, type ServiceDataPort, type ServiceDataReader, type ServiceDataWriter, type StorageLocator, type StoredBranch, type StoredRecord } from './ports.js';
 import { findEntity, fingerprintText } from './record-rules.js';
 import { dataFailure, layoutOf } from './records.js';
 import { formatTimestamp } from './time.js';
@@ -174,7 +174,14 @@ export class BranchService {
         updatedAt: now,
         branchRevision: 1n,
       };
-      await tx.insertBranch(branch);
+      try {
+        await tx.insertBranch(branch);
+      } catch (error) {
+        // The parent was just read in this unit and branches are never deleted,
+        // so the only constraint a racing writer can trip is the slug.
+        if (error instanceof StorageFailure && error.kind === 'constraint') throw new AipcsError('already_exists', { cause: error });
+        throw error;
+      }
       return { branch: branchDocument(branch), replayed: false };
     });
   }

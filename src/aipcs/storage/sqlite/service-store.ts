@@ -78,6 +78,8 @@ export const BOOKKEEPING_DDL = [
   UNIQUE (principal_id, slug)
 ) STRICT`,
   `CREATE INDEX __aipcs_memory_branch_parent ON __aipcs_memory_branch (principal_id, parent_branch_id, id)`,
+  // Branch list pages walk ids in order and stop at the limit.
+  `CREATE INDEX __aipcs_memory_branch_list ON __aipcs_memory_branch (principal_id, id)`,
   // Summary branch cards: most recently updated first, ties by id.
   `CREATE INDEX __aipcs_memory_branch_recent ON __aipcs_memory_branch (principal_id, updated_at DESC, id)`,
   `CREATE TABLE __aipcs_record_branch (
