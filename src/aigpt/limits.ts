@@ -14,6 +14,8 @@ export const MAX_RECORD_FILE_BYTES = 1024 * 1024;
 export const MAX_RECORDS_READ = 10_000;
 /** Maximum UTF-8 size of the MCP instructions string. */
 export const MAX_INSTRUCTIONS_BYTES = 256 * 1024;
+/** One JSON-RPC input line on stdio; a longer request is answered with -32600. */
+export const MAX_INPUT_LINE_BYTES = 4 * 1024 * 1024;
 /** Config files are small; anything larger is certainly not ours. */
 export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
 /** serde_json's recursion limit: deeper documents do not parse in the reference either. */

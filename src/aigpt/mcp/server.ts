@@ -5,7 +5,7 @@
 import { serveStdio, type StdioServeOptions } from '../../common/mcp/tool-server.js';
 import type { Logger } from '../../common/logger.js';
 import { buildInstructions } from '../instructions.js';
-import { AIGPT_VERSION } from '../limits.js';
+import { AIGPT_VERSION, MAX_INPUT_LINE_BYTES } from '../limits.js';
 import type { MemoryStore } from '../memory-store.js';
 import { AIGPT_TOOLS, AigptToolHandler, errorResult } from './tools.js';
 
@@ -46,6 +46,7 @@ export async function runServer(store: MemoryStore, logger: Logger, io: StdioSer
       instructions,
       tools: AIGPT_TOOLS,
       logger,
+      maxLineBytes: MAX_INPUT_LINE_BYTES,
       callTool: (name, args) => handler.call(name, args),
       onInvalidArguments: (tool, issues) => handler.invalidArguments(tool, issues),
       onUnknownTool: (name) => handler.unknownTool(name),

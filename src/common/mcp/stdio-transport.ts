@@ -64,6 +64,9 @@ export class LosslessStdioTransport implements Transport {
     if (this.discarding || part.length === 0) return;
     if (this.buffered + part.length > this.maxLineBytes) {
       this.options.logger.warn('dropped an oversized input line');
+      // Answer a request we can still identify from the line's beginning.
+      const id = requestIdFromPrefix(Buffer.concat([...this.chunks, part]).subarray(0, 4096).toString('utf8'));
+      if (id !== undefined) void this.send(invalidRequestResponse(id));
       this.chunks = [];
       this.buffered = 0;
       this.discarding = true;
@@ -133,4 +136,24 @@ export class LosslessStdioTransport implements Transport {
 
 function isJsonRpcObject(value: unknown): value is JSONRPCMessage {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as Record<string, unknown>)['jsonrpc'] === '2.0';
+}
+
+const ID_MEMBER = /"id"\s*:\s*(-?\d{1,15}|"(?:[^"\\]|\\.){0,256}")\s*[,}]/;
+
+/** The JSON-RPC id of a line too long to parse, if its first bytes show one. */
+export function requestIdFromPrefix(prefix: string): string | number | undefined {
+  const match = ID_MEMBER.exec(prefix);
+  if (!match?.[1]) return undefined;
+  if (match[1].startsWith('"')) {
+    try {
+      return JSON.parse(match[1]) as string;
+    } catch {
+      return undefined;
+    }
+  }
+  return Number(match[1]);
+}
+
+function invalidRequestResponse(id: string | number): JSONRPCMessage {
+  return { jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid Request' } } as JSONRPCMessage;
 }

@@ -43,6 +43,8 @@ export interface ToolServerOptions {
    * itself (AIPCS) turns it off and receives every call, unknown names too.
    */
   readonly validateArguments?: boolean;
+  /** Longest accepted input line on stdio (default 8 MiB); longer requests get -32600. */
+  readonly maxLineBytes?: number;
   readonly logger?: Logger;
 }
 
@@ -133,6 +135,7 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
     output: (io.output ?? process.stdout) as import('node:stream').Writable,
     lossless,
     logger,
+    ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
   });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();

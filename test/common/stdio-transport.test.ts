@@ -1,0 +1,49 @@
+// The lossless stdio transport: lines are bounded, oversized requests are
+// answered with -32600 when their id is visible, malformed lines are dropped,
+// and tool arguments travel losslessly beside the SDK's copy.
+
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { LosslessArguments } from '../../src/common/mcp/lossless-arguments.js';
+import { LosslessStdioTransport, requestIdFromPrefix } from '../../src/common/mcp/stdio-transport.js';
+import { createLogger } from '../../src/common/logger.js';
+
+function harness(maxLineBytes = 64) {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const lossless = new LosslessArguments();
+  const transport = new LosslessStdioTransport({ input, output, lossless, logger: createLogger('test', 'silent'), maxLineBytes });
+  const received: unknown[] = [];
+  transport.onmessage = (message) => received.push(message);
+  const written: string[] = [];
+  output.on('data', (chunk: Buffer) => written.push(...chunk.toString().split('\n').filter(Boolean)));
+  return { input, transport, received, written, lossless };
+}
+
+describe('LosslessStdioTransport', () => {
+  it('answers an oversized request with -32600 and keeps serving', async () => {
+    const { input, transport, received, written } = harness();
+    await transport.start();
+    input.write(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"x":"${'a'.repeat(200)}"}}\n`);
+    input.write('{"jsonrpc":"2.0","id":8,"method":"ping"}\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(written.map((line) => JSON.parse(line))).toEqual([{ jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'Invalid Request' } }]);
+    expect(received).toEqual([{ jsonrpc: '2.0', id: 8, method: 'ping' }]);
+  });
+
+  it('drops malformed lines and keeps tool arguments lossless', async () => {
+    const { input, transport, received, lossless } = harness(4096);
+    await transport.start();
+    input.write('{nope\n');
+    input.write('{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t","arguments":{"n":1.0,"m":1}}}\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(received).toEqual([{ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 't', arguments: {} } }]);
+    expect(lossless.take('a')).toEqual({ n: 1, m: 1n });
+  });
+
+  it('finds ids only where they are plainly visible', () => {
+    expect(requestIdFromPrefix('{"jsonrpc":"2.0","id":12,"method"')).toBe(12);
+    expect(requestIdFromPrefix('{"id":"x\\"y","jsonrpc"')).toBe('x"y');
+    expect(requestIdFromPrefix('{"jsonrpc":"2.0","method":"a","params":{"')).toBeUndefined();
+  });
+});
