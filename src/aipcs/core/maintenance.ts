@@ -103,6 +103,8 @@ export class MaintenanceService {
     const requested = [...new Set(command.scanTypes)].sort();
     if (requested.length === 0) throw new AipcsError('validation_failed');
     const unavailable = requested.filter((type) => !selected.some((entity) => entity.maintenance.available.includes(type)));
+    const threshold = Number(command.lowConfidenceBelow);
+    if (!Number.isFinite(threshold) || threshold < 0 || threshold > 1) throw new AipcsError('validation_failed');
     const limit = clamp(command.limit, 1, MAX_CANDIDATES);
     const staleAfterDays = clamp(command.staleAfterDays, 1, 3650);
     const now = this.deps.nowMicros();
@@ -110,7 +112,7 @@ export class MaintenanceService {
       now,
       staleCutoff: now - BigInt(staleAfterDays) * DAY_MICROS,
       staleAfterDays,
-      threshold: Number(command.lowConfidenceBelow),
+      threshold,
       branchId: command.branchId,
     };
     if (!admission.service.storage) throw new AipcsError('storage_unavailable');
