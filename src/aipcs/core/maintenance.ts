@@ -1,8 +1,7 @@
-// The advisory maintenance scan (contract §8.3): read-only, deterministic,
-// at most 100 candidates. Which signals an entity supports comes from the
-// derived model; the rules for each signal live here once and read records
-// through keyset batches of one consistent snapshot. Details never carry
-// record prose or authority values.
+// The advisory maintenance scan (contract §8.3): read-only, deterministic, at
+// most 100 candidates. Which signals an entity supports comes from the derived
+// model; each signal's rule lives here once, over keyset batches of one
+// snapshot. Never writes; details never carry record prose or authority values.
 
 import type { JsonObject } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
