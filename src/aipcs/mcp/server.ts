@@ -18,6 +18,8 @@ export function aipcsServerOptions(tools: readonly AipcsToolDefinition[], dispat
     version: PACKAGE_VERSION,
     logger,
     validateArguments: false,
+    // Contract §2.2: exactly these capabilities.
+    capabilities: { experimental: {}, tools: { listChanged: false } },
     tools: tools.map((tool) => ({
       name: tool.name,
       description: tool.description,

@@ -43,6 +43,8 @@ export interface ToolServerOptions {
    * itself (AIPCS) turns it off and receives every call, unknown names too.
    */
   readonly validateArguments?: boolean;
+  /** Server capabilities; default `{ tools: { listChanged: false } }` (tools only, nothing unimplemented). */
+  readonly capabilities?: Record<string, object>;
   /** Longest accepted input line on stdio (default 8 MiB); longer requests get -32600. */
   readonly maxLineBytes?: number;
   readonly logger?: Logger;
@@ -59,7 +61,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   const server = new Server(
     { name: options.name, version: options.version },
     {
-      capabilities: { experimental: {}, tools: { listChanged: false } },
+      capabilities: options.capabilities ?? { tools: { listChanged: false } },
       ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     },
   );
