@@ -128,6 +128,19 @@ export function compareNumbers(a: number | bigint, b: number | bigint): number {
   return typeof a === 'bigint' ? order : -order;
 }
 
+/** Freezes a schema tree so no consumer can change the catalogue at run time. */
+export function deepFreeze<T>(value: T): T {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node !== null && typeof node === 'object' && !Object.isFrozen(node)) {
+      Object.freeze(node);
+      stack.push(...Object.values(node));
+    }
+  }
+  return value;
+}
+
 /** Defines a member without ever touching the prototype chain (`__proto__`). */
 export function setMember(target: JsonObject, key: string, value: JsonValue): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });

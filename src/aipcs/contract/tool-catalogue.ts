@@ -7,7 +7,7 @@ import { MANIFEST_DEFS } from './manifest/manifest-schema.js';
 import { MAINTENANCE_SCAN_TYPES } from './manifest/derived-model.js';
 import { IDENTIFIER_PATTERN } from './manifest/types.js';
 import { MAX_REVISION, outputSchemaFor, type ResultModelName } from './output-schemas.js';
-import type { SchemaNode } from './schema-check.js';
+import { deepFreeze, type SchemaNode } from './schema-check.js';
 
 export const TOOL_NAMES = [
   'aipcs_server_info',
@@ -283,12 +283,14 @@ export interface AipcsToolDefinition {
 }
 
 /** The ready (persistent) profile: all 21 tools, in contract order. */
-export const AIPCS_TOOLS: readonly AipcsToolDefinition[] = TOOL_NAMES.map((name) => ({
-  name,
-  description: DESCRIPTIONS[name],
-  inputSchema: INPUT_SCHEMAS[name],
-  outputSchema: outputSchemaFor(RESULT_MODELS[name]),
-}));
+export const AIPCS_TOOLS: readonly AipcsToolDefinition[] = deepFreeze(
+  TOOL_NAMES.map((name) => ({
+    name,
+    description: DESCRIPTIONS[name],
+    inputSchema: INPUT_SCHEMAS[name],
+    outputSchema: outputSchemaFor(RESULT_MODELS[name]),
+  })),
+);
 
 /** The stateless profile: server info only. */
 export const STATELESS_TOOLS: readonly AipcsToolDefinition[] = AIPCS_TOOLS.filter((tool) => tool.name === 'aipcs_server_info');

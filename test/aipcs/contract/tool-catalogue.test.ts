@@ -162,3 +162,12 @@ describe('server info', () => {
     expect(serverInfoResult('0.1.1', 'stateless')['features']).toMatchObject({ registry_lifecycle: false, materialisation_lifecycle: false, record_runtime: false, discovery_topology: false, server_info: true });
   });
 });
+
+describe('catalogue immutability', () => {
+  it('freezes every schema node', () => {
+    expect(Object.isFrozen(INPUT_SCHEMAS.aipcs_service_design.$defs?.['AttributeDefinition']?.properties)).toBe(true);
+    expect(() => {
+      (AIPCS_TOOLS[0] as { description: string }).description = 'changed';
+    }).toThrow();
+  });
+});
