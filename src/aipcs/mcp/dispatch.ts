@@ -15,7 +15,7 @@ export type ToolDispatcher = (name: string, args: JsonObject) => Promise<Envelop
 async function run(app: Application | null, command: ToolCommand): Promise<JsonObject> {
   if (command.tool === 'aipcs_server_info') return serverInfo(app ? 'persistent' : 'stateless');
   if (!app) throw new Error('a persistent tool reached the stateless profile');
-  const { lifecycle, records } = app;
+  const { lifecycle, records, branches, discovery, maintenance } = app;
   switch (command.tool) {
     case 'aipcs_service_seed':
       return lifecycle.seed(command);
@@ -50,8 +50,20 @@ async function run(app: Application | null, command: ToolCommand): Promise<JsonO
       return records.delete(command);
     case 'aipcs_record_history':
       return records.history({ serviceId: command.serviceId, entityName: command.entityName, recordId: command.recordId, limit: command.page.limit, cursor: command.page.cursor });
-    default:
-      throw new Error(`no handler for ${command.tool}`);
+    case 'aipcs_bootstrap':
+      return discovery.bootstrap(command);
+    case 'aipcs_service_summary':
+      return discovery.summary(command);
+    case 'aipcs_branch_create':
+      return branches.create(command);
+    case 'aipcs_branch_list':
+      return branches.list({ ...command, limit: command.page.limit, cursor: command.page.cursor });
+    case 'aipcs_branch_update':
+      return branches.update(command);
+    case 'aipcs_branch_assign_records':
+      return branches.assign(command);
+    case 'aipcs_maintenance_scan':
+      return maintenance.scan(command);
   }
 }
 

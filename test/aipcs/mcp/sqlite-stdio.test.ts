@@ -70,6 +70,33 @@ describe('aipcs serve --profile sqlite over stdio', () => {
     expect((history.result?.['events'] as { kind: string }[]).map((event) => event.kind)).toEqual(['create', 'update']);
   });
 
+  it('organises records in branches and orients through bootstrap, summary and maintenance', async () => {
+    const serviceId = (await aipcs.call('aipcs_service_seed', { domain_name: 'topics', domain_class: 'knowledge', intent_description: 'Topic notes.', idempotency_key: 'seed-topics' })).result?.['service_id'];
+    await aipcs.call('aipcs_service_design', { service_id: serviceId, schema: wireNotesManifest(), idempotency_key: 'design-topics' });
+    await aipcs.call('aipcs_service_materialise', { service_id: serviceId, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: 'mat-topics' });
+    const note = (await aipcs.call('aipcs_record_create', { service_id: serviceId, entity_name: 'note', record: { title: 'Branching', status: 'draft' }, idempotency_key: 'note-topics' })).result?.['record'] as Record<string, unknown>;
+    const branch = await aipcs.call('aipcs_branch_create', { service_id: serviceId, slug: 'release-plan', title: 'Release plan', intent: 'Everything about the release.', idempotency_key: 'branch-1' });
+    expect(branch.result).toMatchObject({ replayed: false, branch: { slug: 'release-plan', status: 'active', branch_revision: 1 } });
+    const branchId = (branch.result?.['branch'] as Record<string, unknown>)['id'];
+    const assigned = await aipcs.call('aipcs_branch_assign_records', {
+      service_id: serviceId, branch_id: branchId, role: 'primary', operation: 'assign', records: [{ entity_name: 'note', record_id: note['id'], expected_record_version: 1 }], idempotency_key: 'assign-1',
+    });
+    expect(assigned.result).toEqual({ records: [{ entity_name: 'note', id: note['id'], record_version: 2 }], replayed: false });
+    const scoped = await aipcs.call('aipcs_record_list', { service_id: serviceId, entity_name: 'note', branch_id: branchId, branch_role: 'primary' });
+    expect((scoped.result?.['records'] as unknown[]).length).toBe(1);
+    const branches = await aipcs.call('aipcs_branch_list', { service_id: serviceId });
+    expect((branches.result?.['branches'] as unknown[]).length).toBe(1);
+    const renamed = await aipcs.call('aipcs_branch_update', { service_id: serviceId, branch_id: branchId, expected_branch_revision: 1, updates: { title: 'Release 2.0' }, idempotency_key: 'rename-1' });
+    expect((renamed.result?.['branch'] as Record<string, unknown>)['branch_revision']).toBe(2);
+    const bootstrap = await aipcs.call('aipcs_bootstrap');
+    expect(JSON.stringify(bootstrap.result)).not.toContain('Branching');
+    const summary = await aipcs.call('aipcs_service_summary', { service_id: serviceId, sample: 1 });
+    expect(summary.ok).toBe(true);
+    const scan = await aipcs.call('aipcs_maintenance_scan', { service_id: serviceId });
+    expect(scan.ok).toBe(true);
+    expect(JSON.stringify(scan.result)).not.toContain('Branching');
+  });
+
   it('reports request-shape problems with issues and semantic ones without', async () => {
     const shape = await aipcs.call('aipcs_service_seed', { domain_name: 'Bad Name', domain_class: 'k', intent_description: 'i', idempotency_key: 'k', extra: 1 });
     expect(shape.error?.code).toBe('validation_failed');
