@@ -244,11 +244,11 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
           ['invalid', report.invalid.map((i) => map([['id', i.id], ['code', i.code], ['message', i.message]]))],
         ]));
       } else {
-        const lines = [
-          ...report.valid.map((v) => `ok ${v.id} ${v.type}/${v.version}`),
-          ...report.invalid.map((i) => `invalid ${i.id} ${i.code}: ${i.message}`),
-          `${report.valid.length} verified, ${report.invalid.length} invalid`,
-        ];
+        const perObject = [
+          ...report.valid.map((v) => [v.id, `ok ${v.id} ${v.type}/${v.version}`] as const),
+          ...report.invalid.map((i) => [i.id, `invalid ${i.id} ${i.code}: ${i.message}`] as const),
+        ].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        const lines = [...perObject.map(([, line]) => line), `${report.valid.length} verified, ${report.invalid.length} invalid`];
         await ctx.out(lines.join('\n'));
       }
       if (report.invalid.length > 0) ctx.exitCode = EXIT.negative;

@@ -205,6 +205,10 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
     windowsHide: true,
   });
 
+  // Listen for the end before anything is awaited, so no event can be missed.
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((settle) => {
+    child.once('exit', (code, signal) => settle({ code, signal }));
+  });
   const started = await new Promise<{ ok: true } | { ok: false; message: string }>((settle) => {
     child.once('spawn', () => settle({ ok: true }));
     child.once('error', (error) => settle({ ok: false, message: error.message }));
@@ -251,9 +255,7 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
   };
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((settle) => {
-    child.once('exit', (code, signal) => settle({ code, signal }));
-  });
+  const exit = await exited;
   const finishedNs = process.hrtime.bigint();
   const finishedAt = formatTime(Date.now());
   stopDeadline();
