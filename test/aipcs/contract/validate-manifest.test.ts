@@ -90,6 +90,15 @@ describe('valid manifests', () => {
     expect(issuesOf(document)).toEqual([]);
   });
 
+  it('accepts the relationship example of the contract', () => {
+    const example = json(`{"name": "note_project_fk",
+      "from": {"entity": "note", "field": "project_id"},
+      "to":   {"entity": "project", "field": "id"},
+      "on_delete": "restrict"}`);
+    const document = manifest([entity('project'), entity('note', [attr('title', 'string'), attr('project_id', 'uuid', { required: true })])], { relationships: [example] });
+    expect(issuesOf(document)).toEqual([]);
+  });
+
   it('accepts a continuous migration history', () => {
     expect(issuesOf(manifest(undefined, { schema_version: 4n, migration_history: history(3) }))).toEqual([]);
   });
@@ -197,11 +206,18 @@ describe('one broken rule, one exact issue', () => {
     ['relationship without target', () => { const r = relationship('task_project_fk', ['task', 'project_id'], ['project', 'id']); delete r['to']; return linkedManifest({ relationships: [r] }); }, [['field_required', 'schema.relationships.0.to']]],
     ['relationship spelled from_', () => { const r = relationship('task_project_fk', ['task', 'project_id'], ['project', 'id']); r['from_'] = r['from'] as JsonValue; delete r['from']; return linkedManifest({ relationships: [r] }); }, [['field_required', 'schema.relationships.0.from'], ['unknown_field', 'schema.relationships.0.from_']]],
     ['endpoint with unknown key', () => linkedManifest({ relationships: [relationship('task_project_fk', ['task', 'project_id'], ['project', 'id'], { to: { entity: 'project', field: 'id', kind: 'pk' } })] }), [['unknown_field', 'schema.relationships.0.to.kind']]],
+    ['relationship name with uppercase', () => linkedManifest({ relationships: [relationship('TaskFk', ['task', 'project_id'], ['project', 'id'])] }), [['invalid_value', 'schema.relationships.0.name']]],
+    ['endpoint entity that is no identifier', () => linkedManifest({ relationships: [relationship('fk', ['task', 'project_id'], ['Project', 'id'])] }), [['invalid_value', 'schema.relationships.0.to.entity']]],
+    ['index name with a hyphen', () => manifest(undefined, { indices: [index('note-idx', 'note', ['title'])] }), [['invalid_value', 'schema.indices.0.name']]],
+    ['index field that is no identifier', () => manifest(undefined, { indices: [index('note_idx', 'note', ['Title'])] }), [['invalid_value', 'schema.indices.0.fields.0']]],
+    ['facet field that is no identifier', () => manifest(undefined, { discovery_facets: [{ entity: 'note', field: 'ti tle' }] }), [['invalid_value', 'schema.discovery_facets.0.field']]],
     // history shape
     ['history entry not advancing', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 1n, operations: ['x'] }] }), [['invalid_value', 'schema.migration_history.0.to_schema_version']]],
     ['history entry without operations', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: [] }] }), [['invalid_length', 'schema.migration_history.0.operations']]],
     ['history operation too long', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: [long(241)] }] }), [['invalid_length', 'schema.migration_history.0.operations.0']]],
     ['history from 0', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 0n, to_schema_version: 2n, operations: ['x'] }] }), [['invalid_value', 'schema.migration_history.0.from_schema_version']]],
+    ['history to 0', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 0n, operations: ['x'] }] }), [['invalid_value', 'schema.migration_history.0.to_schema_version']]],
+    ['history entry with 33 operations', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: Array.from({ length: 33 }, () => 'x') }] }), [['invalid_length', 'schema.migration_history.0.operations']]],
     ['history entry with unknown key', () => manifest(undefined, { schema_version: 2n, migration_history: [{ ...history(1)[0], sql: 'x' }] }), [['unknown_field', 'schema.migration_history.0.sql']]],
     // manifest-level rules
     ['history shorter than schema_version − 1', () => manifest(undefined, { schema_version: 3n, migration_history: history(1) }), [['invalid_value', 'schema.migration_history']]],
