@@ -1,0 +1,165 @@
+// Reads what a schema physically holds from pg_catalog, as one comparable
+// signature, and checks who owns it and who else may use it. Expected
+// signatures come from running our own DDL in a throwaway schema that is
+// rolled back, so both sides are rendered by the same server. Never changes
+// anything that outlives its transaction.
+
+import { randomBytes } from 'node:crypto';
+import { StorageFailure } from '../../core/ports.js';
+import type { PgSession, PostgresConnection } from './connection.js';
+
+/** Prefix of performance-only indexes that evolution may leave behind; not part of a layout's identity. */
+export const IGNORED_INDEX_PREFIX = '__aipcs_eq_';
+
+/** The schema's structure: relations, columns, constraints, indexes and anything that could act on rows. */
+export async function schemaSignature(session: PgSession, schema: string): Promise<string> {
+  const params = [schema];
+  const relations = await session.rows<{ relname: string; relkind: string; rls: boolean }>(
+    `SELECT c.relname, c.relkind::text AS relkind, c.relrowsecurity AS rls
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND NOT (c.relkind = 'i' AND starts_with(c.relname, '${IGNORED_INDEX_PREFIX}'))
+      ORDER BY c.relname COLLATE "C"`,
+    params,
+  );
+  const columns = await session.rows<Record<string, unknown>>(
+    `SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull, a.attidentity::text AS identity,
+            a.attgenerated::text AS generated, a.atthasdef, coll.collname,
+            row_number() OVER (PARTITION BY c.oid ORDER BY a.attnum) AS position
+       FROM pg_attribute a
+       JOIN pg_class c ON c.oid = a.attrelid
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+       LEFT JOIN pg_collation coll ON coll.oid = a.attcollation
+      WHERE n.nspname = $1 AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+      ORDER BY c.relname COLLATE "C", a.attnum`,
+    params,
+  );
+  const constraints = await session.rows<Record<string, unknown>>(
+    `SELECT c.relname, con.conname, con.contype::text AS contype, con.condeferrable, con.condeferred, con.convalidated,
+            con.confupdtype::text AS on_update, con.confdeltype::text AS on_delete, con.confmatchtype::text AS match_type,
+            (SELECT array_agg(a.attname::text ORDER BY k.ord) FROM unnest(con.conkey) WITH ORDINALITY AS k(attnum, ord)
+               JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum) AS columns,
+            target.relname AS target_table,
+            (SELECT array_agg(a.attname::text ORDER BY k.ord) FROM unnest(con.confkey) WITH ORDINALITY AS k(attnum, ord)
+               JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.attnum) AS target_columns,
+            target_ns.nspname = n.nspname AS same_schema,
+            CASE WHEN con.contype = 'c' THEN pg_get_constraintdef(con.oid, true) END AS check_definition
+       FROM pg_constraint con
+       JOIN pg_class c ON c.oid = con.conrelid
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+       LEFT JOIN pg_class target ON target.oid = con.confrelid
+       LEFT JOIN pg_namespace target_ns ON target_ns.oid = target.relnamespace
+      WHERE n.nspname = $1
+      ORDER BY c.relname COLLATE "C", con.conname COLLATE "C"`,
+    params,
+  );
+  const indexes = await session.rows<Record<string, unknown>>(
+    `SELECT i.relname AS index_name, t.relname AS table_name, am.amname, ix.indisunique, ix.indisprimary, ix.indimmediate,
+            ix.indnullsnotdistinct, ix.indnkeyatts, ix.indnatts,
+            (SELECT array_agg(pg_get_indexdef(ix.indexrelid, k, true) ORDER BY k) FROM generate_series(1, ix.indnatts::int) AS k) AS keys,
+            pg_get_expr(ix.indpred, ix.indrelid, true) AS predicate,
+            pg_get_expr(ix.indexprs, ix.indrelid, true) AS expressions
+       FROM pg_index ix
+       JOIN pg_class i ON i.oid = ix.indexrelid
+       JOIN pg_class t ON t.oid = ix.indrelid
+       JOIN pg_am am ON am.oid = i.relam
+       JOIN pg_namespace n ON n.oid = i.relnamespace
+      WHERE n.nspname = $1 AND NOT starts_with(i.relname, '${IGNORED_INDEX_PREFIX}')
+      ORDER BY i.relname COLLATE "C"`,
+    params,
+  );
+  // Triggers, rules, policies, functions and free-standing types could all
+  // change what a statement does to rows; a schema of ours has none.
+  const extras = await session.rows<Record<string, unknown>>(
+    `SELECT 'trigger' AS kind, tg.tgname::text AS name FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND NOT tg.tgisinternal
+     UNION ALL
+     SELECT 'rule', r.rulename::text FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1
+     UNION ALL
+     SELECT 'policy', p.polname::text FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1
+     UNION ALL
+     SELECT 'function', p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1
+     UNION ALL
+     SELECT 'type', t.typname::text FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+      WHERE n.nspname = $1 AND t.typrelid = 0 AND NOT (t.typcategory = 'A' AND EXISTS (SELECT 1 FROM pg_type e WHERE e.oid = t.typelem AND e.typrelid <> 0))
+     ORDER BY 1, 2`,
+    params,
+  );
+  return JSON.stringify({ relations, columns, constraints, indexes, extras }, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
+}
+
+export type SchemaPresence = 'missing' | 'trusted' | 'untrusted';
+
+/**
+ * Whether the schema exists and is ours alone: owned by the current user,
+ * with no privilege granted to PUBLIC on it or on anything in it, and every
+ * relation in it owned by the current user.
+ */
+export async function schemaPresence(session: PgSession, schema: string): Promise<SchemaPresence> {
+  const row = await session.first<{ owned: boolean; public_schema: boolean; foreign_relations: boolean; public_relations: boolean }>(
+    `SELECT n.nspowner = (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) AS owned,
+            EXISTS (SELECT 1 FROM aclexplode(n.nspacl) AS acl WHERE acl.grantee = 0) AS public_schema,
+            EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relowner <> n.nspowner) AS foreign_relations,
+            EXISTS (SELECT 1 FROM pg_class c, aclexplode(c.relacl) AS acl WHERE c.relnamespace = n.oid AND acl.grantee = 0) AS public_relations
+       FROM pg_namespace n WHERE n.nspname = $1`,
+    [schema],
+  );
+  if (!row) return 'missing';
+  return row.owned && !row.public_schema && !row.foreign_relations && !row.public_relations ? 'trusted' : 'untrusted';
+}
+
+/** Whether the schema holds no relation at all. */
+export async function schemaIsEmpty(session: PgSession, schema: string): Promise<boolean> {
+  const row = await session.first<{ empty: boolean }>(
+    `SELECT NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1) AS empty`,
+    [schema],
+  );
+  return row?.empty ?? true;
+}
+
+class ProbeDone extends Error {
+  constructor(readonly signature: string) {
+    super('probe rolled back');
+  }
+}
+
+/**
+ * The signature our DDL produces on this server: built in a uniquely named
+ * scratch schema inside a transaction that is always rolled back.
+ */
+export async function probeSignature(connection: PostgresConnection, ddlFor: (schema: string) => readonly string[]): Promise<string> {
+  const scratch = `__aipcs_probe_${randomBytes(8).toString('hex')}`;
+  try {
+    await connection.transaction('write', async (session) => {
+      for (const ddl of ddlFor(scratch)) await session.run(ddl);
+      throw new ProbeDone(await schemaSignature(session, scratch));
+    });
+  } catch (error) {
+    if (error instanceof ProbeDone) return error.signature;
+    throw error;
+  }
+  throw new StorageFailure('unavailable');
+}
+
+/**
+ * Expected signatures, shared by every storage in the process: they depend
+ * only on our DDL and on the server release that renders the catalog (the
+ * search_path is pinned, so nothing database-specific enters them).
+ */
+const sharedSignatures = new Map<string, Promise<string>>();
+
+export class SignatureCache {
+  constructor(private readonly connection: PostgresConnection) {}
+
+  async get(key: string, ddlFor: (schema: string) => readonly string[]): Promise<string> {
+    const fullKey = `${await this.connection.serverVersionNum()}\u001f${key}`;
+    let entry = sharedSignatures.get(fullKey);
+    if (!entry) {
+      entry = probeSignature(this.connection, ddlFor);
+      // A failed probe (busy, unavailable) is not remembered.
+      entry.catch(() => sharedSignatures.delete(fullKey));
+      if (sharedSignatures.size > 512) sharedSignatures.clear();
+      sharedSignatures.set(fullKey, entry);
+    }
+    return entry;
+  }
+}

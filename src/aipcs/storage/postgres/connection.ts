@@ -1,0 +1,267 @@
+// PostgreSQL connections for every AIPCS unit of work: one pool per opened
+// storage, session settings applied and verified on each new connection, the
+// server version floor (16-18), and the one place where driver errors become
+// StorageFailure kinds. Owns no SQL about tables; must never let the DSN (or
+// any text derived from it) reach an error, a log line or an output.
+
+import pg from 'pg';
+import { StorageFailure } from '../../core/ports.js';
+
+/** `server_version_num` bounds: majors 16, 17 and 18 only. */
+export const MINIMUM_SERVER_VERSION_NUM = 160000;
+export const MAXIMUM_SERVER_VERSION_NUM = 189999;
+
+/** DSN rules of ops spec §3.3.1, checked before the driver ever sees the string. */
+export const MAXIMUM_DSN_LENGTH = 4096;
+
+export interface PostgresConnectionOptions {
+  readonly dsn: string;
+  readonly connectTimeoutSeconds: number;
+  readonly lockTimeoutMs: number;
+  readonly statementTimeoutMs: number;
+  /** Pool size; the default suits one serving process. */
+  readonly maxConnections?: number;
+}
+
+/** The SQLSTATEs that mean "contended, try again": serialization, deadlock, lock_timeout, statement_timeout. */
+const BUSY_SQLSTATES = new Set(['40001', '40P01', '55P03', '57014']);
+
+/**
+ * Server message classes whose text may name the login role or database
+ * (connection, authorisation, catalog): their text is dropped from causes.
+ */
+const SENSITIVE_CLASSES = new Set(['08', '28', '3D']);
+
+/**
+ * What survives of a driver error as a StorageFailure cause: the SQLSTATE and,
+ * for server errors about our own statements, the server's message. Client
+ * side errors (sockets, TLS, URL parsing, which may echo the connection
+ * string) keep only their code.
+ */
+export class PostgresErrorSummary extends Error {
+  constructor(
+    readonly sqlstate: string | null,
+    readonly constraint: string | null,
+    detail: string,
+  ) {
+    super(detail);
+    this.name = 'PostgresErrorSummary';
+  }
+}
+
+function summarise(error: unknown): PostgresErrorSummary {
+  if (error instanceof pg.DatabaseError) {
+    const sqlstate = typeof error.code === 'string' ? error.code : null;
+    const sensitive = sqlstate === null || SENSITIVE_CLASSES.has(sqlstate.slice(0, 2));
+    return new PostgresErrorSummary(sqlstate, error.constraint ?? null, sensitive ? `postgresql server error ${sqlstate ?? 'without sqlstate'}` : error.message);
+  }
+  const code = (error as { code?: unknown } | null)?.code;
+  return new PostgresErrorSummary(null, null, `postgresql client error${typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? ` ${code}` : ''}`);
+}
+
+/** Maps any driver error to a StorageFailure whose cause carries no connection details. */
+export function toStorageFailure(error: unknown): StorageFailure {
+  if (error instanceof StorageFailure) return error;
+  const cause = summarise(error);
+  if (error instanceof pg.DatabaseError && cause.sqlstate !== null) {
+    if (BUSY_SQLSTATES.has(cause.sqlstate)) return new StorageFailure('busy', { cause });
+    if (cause.sqlstate.startsWith('23')) return new StorageFailure('constraint', { cause });
+  }
+  return new StorageFailure('unavailable', { cause });
+}
+
+/** Whether a DSN passes the shape rules (non-blank, no NUL, at most 4096 characters). */
+export function isAcceptableDsn(dsn: string): boolean {
+  return dsn.trim().length > 0 && !dsn.includes('\u0000') && dsn.length <= MAXIMUM_DSN_LENGTH;
+}
+
+// int8 values (counts, versions, sequences, microsecond timestamps) must stay
+// exact: parse them as BigInt instead of the driver's default string.
+const INT8_OID = 20;
+const typeParsers: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => {
+    if (oid === INT8_OID && format !== 'binary') return (text: string) => BigInt(text);
+    return pg.types.getTypeParser(oid, format as 'text');
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** One statement runner bound to the client of a unit of work; every driver error leaves as a StorageFailure. */
+export class PgSession {
+  /** Set when the connection itself failed, so that it is discarded rather than reused. */
+  broken = false;
+
+  constructor(private readonly client: pg.PoolClient) {}
+
+  async rows<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    return (await this.exec(sql, params)).rows as R[];
+  }
+
+  async first<R>(sql: string, params: readonly unknown[] = []): Promise<R | undefined> {
+    return (await this.exec(sql, params)).rows[0] as R | undefined;
+  }
+
+  /** Runs a statement and returns how many rows it touched. */
+  async run(sql: string, params: readonly unknown[] = []): Promise<number> {
+    return (await this.exec(sql, params)).rowCount ?? 0;
+  }
+
+  private async exec(sql: string, params: readonly unknown[]): Promise<pg.QueryResult> {
+    try {
+      return await this.client.query(sql, params as unknown[]);
+    } catch (error) {
+      if (!(error instanceof pg.DatabaseError)) this.broken = true;
+      throw toStorageFailure(error);
+    }
+  }
+}
+
+export type TransactionMode = 'read' | 'write';
+
+const BEGIN: Record<TransactionMode, string> = {
+  // Reads see one snapshot for the whole unit.
+  read: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+  // Writers serialise through advisory locks taken before they read, and
+  // READ COMMITTED lets every statement after the lock see the latest commits.
+  write: 'BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE',
+};
+
+interface SessionFacts {
+  server_version_num: string;
+  server_encoding: string;
+  client_encoding: string;
+}
+
+/**
+ * A pool over one DSN. Connections are opened lazily; each new one gets its
+ * session settings pinned and the server checked before it runs any work.
+ */
+export class PostgresConnection {
+  private readonly pool: pg.Pool;
+  private readonly prepared = new WeakSet<pg.PoolClient>();
+  private readonly max: number;
+  private closed = false;
+  private versionNum: number | undefined;
+
+  constructor(private readonly options: PostgresConnectionOptions) {
+    if (!isAcceptableDsn(options.dsn)) throw new StorageFailure('unavailable');
+    this.max = options.maxConnections ?? 10;
+    this.pool = new pg.Pool({
+      connectionString: options.dsn,
+      connectionTimeoutMillis: options.connectTimeoutSeconds * 1000,
+      // Startup options apply before the first statement; they are set again
+      // and verified after connecting, since a DSN's own `options` wins here.
+      options: [
+        '-c search_path=pg_catalog,pg_temp',
+        '-c TimeZone=UTC',
+        '-c client_encoding=UTF8',
+        `-c lock_timeout=${options.lockTimeoutMs}ms`,
+        `-c statement_timeout=${options.statementTimeoutMs}ms`,
+      ].join(' '),
+      application_name: 'aipcs',
+      keepAlive: true,
+      max: this.max,
+      idleTimeoutMillis: 10_000,
+      allowExitOnIdle: true,
+      types: typeParsers,
+    });
+    // An idle connection that dies (server restart, network) must not crash
+    // the process; the next acquisition opens a fresh one.
+    this.pool.on('error', () => undefined);
+  }
+
+  private async acquire(): Promise<pg.PoolClient> {
+    if (this.closed) throw new StorageFailure('unavailable');
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      // Waiting for a pooled connection that every other unit holds is contention, not an outage.
+      const saturated = !(error instanceof pg.DatabaseError) && this.pool.totalCount >= this.max && this.pool.waitingCount > 0;
+      throw saturated ? new StorageFailure('busy', { cause: summarise(error) }) : toStorageFailure(error);
+    }
+    if (this.prepared.has(client)) return client;
+    try {
+      const facts = await client.query<SessionFacts>(
+        `SELECT set_config('search_path', 'pg_catalog, pg_temp', false) AS search_path,
+                set_config('TimeZone', 'UTC', false) AS time_zone,
+                set_config('lock_timeout', $1, false) AS lock_timeout,
+                set_config('statement_timeout', $2, false) AS statement_timeout,
+                current_setting('server_version_num') AS server_version_num,
+                current_setting('server_encoding') AS server_encoding,
+                current_setting('client_encoding') AS client_encoding`,
+        [`${this.options.lockTimeoutMs}ms`, `${this.options.statementTimeoutMs}ms`],
+      );
+      const row = facts.rows[0];
+      const version = Number(row?.server_version_num);
+      // Text must reach the server as UTF-8 and be stored as UTF-8, or strings would not round-trip.
+      if (!row || !Number.isInteger(version) || version < MINIMUM_SERVER_VERSION_NUM || version > MAXIMUM_SERVER_VERSION_NUM || row.server_encoding !== 'UTF8' || row.client_encoding !== 'UTF8') {
+        throw new StorageFailure('unavailable');
+      }
+      this.versionNum = version;
+    } catch (error) {
+      client.release(true);
+      throw toStorageFailure(error);
+    }
+    this.prepared.add(client);
+    return client;
+  }
+
+  /**
+   * Runs `work` in one transaction: committed when it resolves, rolled back
+   * when it throws. Errors from `work` leave unchanged (driver errors are
+   * already StorageFailures); a COMMIT lost with its connection is `uncertain`.
+   */
+  async transaction<T>(mode: TransactionMode, work: (session: PgSession) => Promise<T>): Promise<T> {
+    const client = await this.acquire();
+    const session = new PgSession(client);
+    try {
+      await session.run(BEGIN[mode]);
+      let result: T;
+      try {
+        result = await work(session);
+      } catch (error) {
+        await this.rollback(client, session);
+        throw error;
+      }
+      try {
+        await client.query('COMMIT');
+      } catch (error) {
+        if (error instanceof pg.DatabaseError) throw toStorageFailure(error);
+        session.broken = true;
+        // The server may or may not have committed before the connection went.
+        throw new StorageFailure(mode === 'read' ? 'unavailable' : 'uncertain', { cause: summarise(error) });
+      }
+      return result;
+    } finally {
+      client.release(session.broken);
+    }
+  }
+
+  private async rollback(client: pg.PoolClient, session: PgSession): Promise<void> {
+    if (session.broken) return;
+    try {
+      await client.query('ROLLBACK');
+    } catch {
+      // The connection is unusable; it is discarded on release.
+      session.broken = true;
+    }
+  }
+
+  /** The server's `server_version_num`, as checked on a connection. */
+  async serverVersionNum(): Promise<number> {
+    if (this.versionNum === undefined) (await this.acquire()).release();
+    if (this.versionNum === undefined) throw new StorageFailure('unavailable');
+    return this.versionNum;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}
+
+/** Double-quotes an identifier (names come from validated manifests, but quoting is never optional). */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}

@@ -1,0 +1,381 @@
+// The PostgreSQL registry in schema "aipcs_registry": services and the claim
+// ledger (idempotency keys and durable lifecycle intent), its one-transaction
+// migration under an advisory lock, and its inspection. Write units run READ
+// COMMITTED and take transaction-scoped advisory locks on the keys they read
+// (ops spec §3.3.3) before reading them. Service stores are not touched here.
+
+import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';
+import {
+  StorageFailure,
+  type ClaimKind,
+  type ClaimPhase,
+  type ClaimRow,
+  type DesignState,
+  type OperationalStatus,
+  type RegistryPort,
+  type RegistryReader,
+  type RegistryWriter,
+  type ServiceRow,
+} from '../../core/ports.js';
+import { schemaIsEmpty, schemaPresence, schemaSignature, type SignatureCache } from './catalog.js';
+import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
+
+export const REGISTRY_SCHEMA = 'aipcs_registry';
+export const REGISTRY_ADAPTER_ID = 'aipcs.postgresql.registry';
+export const REGISTRY_REVISION = 1n;
+export const REGISTRY_MIGRATION_ID = 'postgresql-registry-0001-foundation';
+
+/** The registry DDL for a schema name (the real one, or a scratch schema when probing). */
+export function registryDdl(schema: string): string[] {
+  const s = quoteIdentifier(schema);
+  return [
+    `CREATE SCHEMA ${s} AUTHORIZATION CURRENT_USER`,
+    `REVOKE ALL ON SCHEMA ${s} FROM PUBLIC`,
+    `CREATE TABLE ${s}."aipcs_registry_meta" (
+  "singleton" smallint NOT NULL PRIMARY KEY CHECK ("singleton" = 1),
+  "adapter_id" text COLLATE "C" NOT NULL,
+  "applied_revision" bigint NOT NULL,
+  "dirty" boolean NOT NULL
+)`,
+    `CREATE TABLE ${s}."aipcs_registry_migration" (
+  "revision" bigint NOT NULL PRIMARY KEY,
+  "migration_id" text COLLATE "C" NOT NULL UNIQUE,
+  "applied_at" bigint NOT NULL
+)`,
+    `CREATE TABLE ${s}."aipcs_registry_service" (
+  "service_id" text COLLATE "C" NOT NULL PRIMARY KEY,
+  "principal_id" text COLLATE "C" NOT NULL,
+  "domain_name" text COLLATE "C" NOT NULL,
+  "domain_class" text COLLATE "C" NOT NULL,
+  "intent_description" text COLLATE "C" NOT NULL,
+  "created_at" bigint NOT NULL,
+  "updated_at" bigint NOT NULL,
+  "last_activity_at" bigint NOT NULL,
+  "manifest_json" text COLLATE "C",
+  "schema_version" integer CHECK ("schema_version" BETWEEN 1 AND 65),
+  "design_state" text COLLATE "C" NOT NULL CHECK ("design_state" IN ('seeded', 'materialised')),
+  "operational_status" text COLLATE "C" NOT NULL CHECK ("operational_status" IN ('active', 'suspended', 'archived')),
+  "service_revision" bigint NOT NULL CHECK ("service_revision" >= 1),
+  "materialised_at" bigint,
+  "storage_backend" text COLLATE "C" CHECK ("storage_backend" IN ('sqlite', 'postgresql')),
+  "storage_namespace" text COLLATE "C" UNIQUE,
+  UNIQUE ("principal_id", "domain_name")
+)`,
+    `CREATE INDEX "aipcs_registry_service_list" ON ${s}."aipcs_registry_service" ("principal_id", "created_at", "service_id")`,
+    `CREATE TABLE ${s}."aipcs_registry_claim" (
+  "principal_id" text COLLATE "C" NOT NULL,
+  "idempotency_key" text COLLATE "C" NOT NULL,
+  "operation_kind" text COLLATE "C" NOT NULL,
+  "fingerprint" text COLLATE "C" NOT NULL,
+  "service_id" text COLLATE "C",
+  "phase" text COLLATE "C" NOT NULL CHECK ("phase" IN ('prepared', 'completed', 'recovery_required')),
+  "intent_json" text COLLATE "C" NOT NULL,
+  "result_json" text COLLATE "C",
+  "created_at" bigint NOT NULL,
+  "updated_at" bigint NOT NULL,
+  PRIMARY KEY ("principal_id", "idempotency_key")
+)`,
+    `CREATE UNIQUE INDEX "aipcs_registry_claim_active_service" ON ${s}."aipcs_registry_claim" ("service_id") WHERE "phase" IN ('prepared', 'recovery_required')`,
+    `REVOKE ALL ON ALL TABLES IN SCHEMA ${s} FROM PUBLIC`,
+    `REVOKE ALL ON ALL SEQUENCES IN SCHEMA ${s} FROM PUBLIC`,
+  ];
+}
+
+const R = quoteIdentifier(REGISTRY_SCHEMA);
+
+export type RegistryStatus = 'uninitialised' | 'ready' | 'dirty' | 'incompatible';
+
+/** Classifies the registry schema against the DDL this build would create. */
+export async function classifyRegistry(session: PgSession, expected: string): Promise<RegistryStatus> {
+  const presence = await schemaPresence(session, REGISTRY_SCHEMA);
+  if (presence === 'missing') return 'uninitialised';
+  if (presence === 'untrusted') return 'incompatible';
+  if (await schemaIsEmpty(session, REGISTRY_SCHEMA)) return 'uninitialised';
+  if ((await schemaSignature(session, REGISTRY_SCHEMA)) !== expected) return 'incompatible';
+  const meta = await session.first<{ adapter_id: string; applied_revision: bigint; dirty: boolean }>(
+    `SELECT "adapter_id", "applied_revision", "dirty" FROM ${R}."aipcs_registry_meta" WHERE "singleton" = 1`,
+  );
+  if (!meta || meta.adapter_id !== REGISTRY_ADAPTER_ID) return 'incompatible';
+  if (meta.dirty) return 'dirty';
+  const history = await session.rows<{ revision: bigint; migration_id: string }>(`SELECT "revision", "migration_id" FROM ${R}."aipcs_registry_migration" ORDER BY "revision"`);
+  const exactHistory = history.length === 1 && history[0]?.revision === REGISTRY_REVISION && history[0].migration_id === REGISTRY_MIGRATION_ID;
+  return meta.applied_revision === REGISTRY_REVISION && exactHistory ? 'ready' : 'incompatible';
+}
+
+export function expectedRegistrySignature(cache: SignatureCache): Promise<string> {
+  // Only the tables and indexes count: the schema statements run in the probe too.
+  return cache.get('registry', registryDdl);
+}
+
+/**
+ * Brings the registry to the current revision and returns it: a fresh
+ * database gets the whole schema in one transaction; concurrent starters
+ * serialise on the migration lock and the later ones find it ready. Anything
+ * else (foreign, dirty, half-built) stays untouched and is unavailable.
+ */
+export async function migratePostgresRegistry(connection: PostgresConnection, cache: SignatureCache, nowMicros: () => bigint): Promise<PostgresRegistry> {
+  const expected = await expectedRegistrySignature(cache);
+  await connection.transaction('write', async (session) => {
+    await session.run(`SELECT pg_advisory_xact_lock(hashtext('aipcs.registry'), hashtext('migration'))`);
+    const status = await classifyRegistry(session, expected);
+    if (status === 'ready') return;
+    if (status !== 'uninitialised') throw new StorageFailure('unavailable');
+    const schemaExists = (await schemaPresence(session, REGISTRY_SCHEMA)) !== 'missing';
+    // An empty schema that is already ours (pre-created by an operator) is adopted as is.
+    for (const ddl of registryDdl(REGISTRY_SCHEMA).slice(schemaExists ? 1 : 0)) await session.run(ddl);
+    await session.run(`INSERT INTO ${R}."aipcs_registry_meta" ("singleton", "adapter_id", "applied_revision", "dirty") VALUES (1, $1, $2, false)`, [REGISTRY_ADAPTER_ID, REGISTRY_REVISION]);
+    await session.run(`INSERT INTO ${R}."aipcs_registry_migration" ("revision", "migration_id", "applied_at") VALUES ($1, $2, $3)`, [REGISTRY_REVISION, REGISTRY_MIGRATION_ID, nowMicros()]);
+    if ((await classifyRegistry(session, expected)) !== 'ready') throw new StorageFailure('unavailable');
+  });
+  return new PostgresRegistry(connection);
+}
+
+/** Classifies the registry without changing anything (admin reads). */
+export async function inspectPostgresRegistry(connection: PostgresConnection, cache: SignatureCache): Promise<RegistryStatus> {
+  const expected = await expectedRegistrySignature(cache);
+  return connection.transaction('read', (session) => classifyRegistry(session, expected));
+}
+
+type ServiceRecord = {
+  service_id: string;
+  principal_id: string;
+  domain_name: string;
+  domain_class: string;
+  intent_description: string;
+  created_at: bigint;
+  updated_at: bigint;
+  last_activity_at: bigint;
+  manifest_json: string | null;
+  schema_version: number | null;
+  design_state: string;
+  operational_status: string;
+  service_revision: bigint;
+  materialised_at: bigint | null;
+  storage_backend: string | null;
+  storage_namespace: string | null;
+};
+
+type ClaimRecord = {
+  principal_id: string;
+  idempotency_key: string;
+  operation_kind: string;
+  fingerprint: string;
+  service_id: string | null;
+  phase: string;
+  intent_json: string;
+  result_json: string | null;
+  created_at: bigint;
+  updated_at: bigint;
+};
+
+const STORED_JSON_LIMITS = { maxBytes: 16 * 1024 * 1024, maxDepth: 256 };
+
+function parseStoredJson(text: string): JsonValue {
+  try {
+    return parseJson(text, STORED_JSON_LIMITS);
+  } catch (error) {
+    throw new StorageFailure('unavailable', { cause: error });
+  }
+}
+
+function toServiceRow(row: ServiceRecord): ServiceRow {
+  return {
+    serviceId: row.service_id,
+    principalId: row.principal_id,
+    domainName: row.domain_name,
+    domainClass: row.domain_class,
+    intentDescription: row.intent_description,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    lastActivityAt: row.last_activity_at,
+    manifest: row.manifest_json === null ? null : parseStoredJson(row.manifest_json),
+    schemaVersion: row.schema_version,
+    designState: row.design_state as DesignState,
+    operationalStatus: row.operational_status as OperationalStatus,
+    serviceRevision: row.service_revision,
+    materialisedAt: row.materialised_at,
+    storage:
+      row.storage_backend === null || row.storage_namespace === null
+        ? null
+        : { backend: row.storage_backend as 'sqlite' | 'postgresql', namespace: row.storage_namespace },
+  };
+}
+
+/** Parameters $1..$15 in SERVICE_VALUE_COLUMNS order. */
+function serviceParams(row: ServiceRow): unknown[] {
+  return [
+    row.principalId,
+    row.domainName,
+    row.domainClass,
+    row.intentDescription,
+    row.createdAt,
+    row.updatedAt,
+    row.lastActivityAt,
+    row.manifest === null ? null : losslessJson(row.manifest),
+    row.schemaVersion,
+    row.designState,
+    row.operationalStatus,
+    row.serviceRevision,
+    row.materialisedAt,
+    row.storage?.backend ?? null,
+    row.storage?.namespace ?? null,
+  ];
+}
+
+function toClaimRow(row: ClaimRecord): ClaimRow {
+  return {
+    principalId: row.principal_id,
+    idempotencyKey: row.idempotency_key,
+    kind: row.operation_kind as ClaimKind,
+    fingerprint: row.fingerprint,
+    serviceId: row.service_id,
+    phase: row.phase as ClaimPhase,
+    intent: parseStoredJson(row.intent_json),
+    result: row.result_json === null ? null : parseStoredJson(row.result_json),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Parameters $1..$10 in CLAIM_COLUMNS order. */
+function claimParams(row: ClaimRow): unknown[] {
+  return [
+    row.principalId,
+    row.idempotencyKey,
+    row.kind,
+    row.fingerprint,
+    row.serviceId,
+    row.phase,
+    losslessJson(row.intent),
+    row.result === null ? null : losslessJson(row.result),
+    row.createdAt,
+    row.updatedAt,
+  ];
+}
+
+const SERVICE_VALUE_COLUMNS = [
+  'principal_id',
+  'domain_name',
+  'domain_class',
+  'intent_description',
+  'created_at',
+  'updated_at',
+  'last_activity_at',
+  'manifest_json',
+  'schema_version',
+  'design_state',
+  'operational_status',
+  'service_revision',
+  'materialised_at',
+  'storage_backend',
+  'storage_namespace',
+];
+const SERVICE_COLUMNS = ['service_id', ...SERVICE_VALUE_COLUMNS].map(quoteIdentifier).join(', ');
+const CLAIM_COLUMN_NAMES = ['principal_id', 'idempotency_key', 'operation_kind', 'fingerprint', 'service_id', 'phase', 'intent_json', 'result_json', 'created_at', 'updated_at'];
+const CLAIM_COLUMNS = CLAIM_COLUMN_NAMES.map(quoteIdentifier).join(', ');
+const placeholders = (count: number, from = 1) => Array.from({ length: count }, (_, i) => `$${i + from}`).join(', ');
+
+const SQL = {
+  getService: `SELECT ${SERVICE_COLUMNS} FROM ${R}."aipcs_registry_service" WHERE "principal_id" = $1 AND "service_id" = $2`,
+  findByDomain: `SELECT ${SERVICE_COLUMNS} FROM ${R}."aipcs_registry_service" WHERE "principal_id" = $1 AND "domain_name" = $2`,
+  list: `SELECT ${SERVICE_COLUMNS} FROM ${R}."aipcs_registry_service" WHERE "principal_id" = $1 ORDER BY "created_at", "service_id" LIMIT $2`,
+  getClaim: `SELECT ${CLAIM_COLUMNS} FROM ${R}."aipcs_registry_claim" WHERE "principal_id" = $1 AND "idempotency_key" = $2`,
+  activeClaim: `SELECT ${CLAIM_COLUMNS} FROM ${R}."aipcs_registry_claim" WHERE "service_id" = $1 AND "principal_id" = $2 AND "phase" IN ('prepared', 'recovery_required')`,
+  insertService: `INSERT INTO ${R}."aipcs_registry_service" (${SERVICE_COLUMNS}) VALUES (${placeholders(16)})`,
+  updateService: `UPDATE ${R}."aipcs_registry_service" SET ${SERVICE_VALUE_COLUMNS.map((name, i) => `${quoteIdentifier(name)} = $${i + 1}`).join(', ')}
+    WHERE "service_id" = $16 AND "service_revision" = $17`,
+  insertClaim: `INSERT INTO ${R}."aipcs_registry_claim" (${CLAIM_COLUMNS}) VALUES (${placeholders(10)})`,
+  updateClaim: `UPDATE ${R}."aipcs_registry_claim" SET ${CLAIM_COLUMN_NAMES.slice(2)
+    .map((name, i) => `${quoteIdentifier(name)} = $${i + 3}`)
+    .join(', ')} WHERE "principal_id" = $1 AND "idempotency_key" = $2`,
+  lock: `SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))`,
+};
+
+/**
+ * Lock scopes of ops spec §3.3.3. A writer takes the lock of a key before it
+ * first reads it, so that a concurrent writer of the same key waits and then
+ * sees the committed outcome. Every unit takes them in the order core reads
+ * them (claim, then identity, then service), which cannot form a cycle.
+ */
+type LockScope = 'claim' | 'identity' | 'service';
+
+class PostgresRegistryTx implements RegistryWriter {
+  private readonly held = new Set<string>();
+
+  constructor(
+    private readonly session: PgSession,
+    private readonly writer: boolean,
+  ) {}
+
+  private async lock(scope: LockScope, a: string, b: string): Promise<void> {
+    if (!this.writer) return;
+    const key = `${scope}\u001f${a}\u001f${b}`;
+    if (this.held.has(key)) return;
+    await this.session.run(SQL.lock, [`aipcs.registry.${scope}.${a}`, b]);
+    this.held.add(key);
+  }
+
+  async getService(principalId: string, serviceId: string): Promise<ServiceRow | undefined> {
+    await this.lock('service', principalId, serviceId);
+    const row = await this.session.first<ServiceRecord>(SQL.getService, [principalId, serviceId]);
+    return row && toServiceRow(row);
+  }
+
+  async findServiceByDomain(principalId: string, domainName: string): Promise<ServiceRow | undefined> {
+    await this.lock('identity', principalId, domainName);
+    const row = await this.session.first<ServiceRecord>(SQL.findByDomain, [principalId, domainName]);
+    return row && toServiceRow(row);
+  }
+
+  async listServices(principalId: string, limit: number): Promise<ServiceRow[]> {
+    return (await this.session.rows<ServiceRecord>(SQL.list, [principalId, limit])).map(toServiceRow);
+  }
+
+  async getClaim(principalId: string, idempotencyKey: string): Promise<ClaimRow | undefined> {
+    await this.lock('claim', principalId, idempotencyKey);
+    const row = await this.session.first<ClaimRecord>(SQL.getClaim, [principalId, idempotencyKey]);
+    return row && toClaimRow(row);
+  }
+
+  async getActiveClaim(principalId: string, serviceId: string): Promise<ClaimRow | undefined> {
+    await this.lock('service', principalId, serviceId);
+    const row = await this.session.first<ClaimRecord>(SQL.activeClaim, [serviceId, principalId]);
+    return row && toClaimRow(row);
+  }
+
+  async insertService(row: ServiceRow): Promise<void> {
+    await this.lock('identity', row.principalId, row.domainName);
+    await this.lock('service', row.principalId, row.serviceId);
+    await this.session.run(SQL.insertService, [row.serviceId, ...serviceParams(row)]);
+  }
+
+  async updateService(row: ServiceRow, expectedRevision: bigint): Promise<boolean> {
+    await this.lock('service', row.principalId, row.serviceId);
+    return (await this.session.run(SQL.updateService, [...serviceParams(row), row.serviceId, expectedRevision])) === 1;
+  }
+
+  async insertClaim(row: ClaimRow): Promise<void> {
+    await this.lock('claim', row.principalId, row.idempotencyKey);
+    await this.session.run(SQL.insertClaim, claimParams(row));
+  }
+
+  async updateClaim(row: ClaimRow): Promise<void> {
+    await this.lock('claim', row.principalId, row.idempotencyKey);
+    await this.session.run(SQL.updateClaim, claimParams(row));
+  }
+}
+
+export class PostgresRegistry implements RegistryPort {
+  constructor(private readonly connection: PostgresConnection) {}
+
+  read<T>(work: (tx: RegistryReader) => Promise<T>): Promise<T> {
+    return this.connection.transaction('read', (session) => work(new PostgresRegistryTx(session, false)));
+  }
+
+  write<T>(work: (tx: RegistryWriter) => Promise<T>): Promise<T> {
+    return this.connection.transaction('write', (session) => work(new PostgresRegistryTx(session, true)));
+  }
+
+  /** The pool is shared with the service stores; closing it is the storage's job. */
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,470 @@
+// Record data on PostgreSQL: the ServiceDataPort over the per-service
+// schemas. Values are stored in their native column types (lists as jsonb
+// arrays, server timestamps as Timestamp27 text, snapshots and replay results
+// as lossless JSON text); every query is scoped to the principal and ordered
+// by id. Write units take the store's advisory lock first, which serialises
+// them like SQLite's BEGIN IMMEDIATE does. No DDL here.
+
+import { losslessJson } from '../../../common/json.js';
+import {
+  StorageFailure,
+  type BranchCard,
+  type BranchQuery,
+  type BranchRole,
+  type EntityLayout,
+  type FacetCount,
+  type FieldValue,
+  type HistoryEvent,
+  type RecordQuery,
+  type RecordScan,
+  type ReplayRow,
+  type ScannedRecord,
+  type ServiceDataPort,
+  type ServiceDataReader,
+  type ServiceDataWriter,
+  type StorageLocator,
+  type StoredBranch,
+  type StoredHistoryEvent,
+  type StoredRecord,
+} from '../../core/ports.js';
+import { decodeFieldSet, encodeFieldSet, formatTimestamp27, parseStoredJson, parseTimestamp27, SERVER_COLUMNS } from '../shared/record-codec.js';
+import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
+import { lockStore, schemaOf } from './service-store.js';
+
+type Row = Record<string, unknown>;
+
+function encodeValue(type: string, value: FieldValue): unknown {
+  if (value === null) return null;
+  // jsonb keeps every member string exactly; the driver would send a JS array as a PostgreSQL array.
+  if (type === 'string_list') return JSON.stringify(value);
+  return value;
+}
+
+function decodeValue(type: string, value: unknown): FieldValue {
+  if (value === null || value === undefined) return null;
+  if (type === 'string_list') {
+    if (!Array.isArray(value) || !value.every((member) => typeof member === 'string')) throw new StorageFailure('unavailable');
+    return value as string[];
+  }
+  if (type === 'integer' && typeof value !== 'bigint') throw new StorageFailure('unavailable');
+  return value as FieldValue;
+}
+
+const BRANCH_COLUMNS = ['id', 'slug', 'title', 'intent', 'branch_type', 'parent_branch_id', 'status', 'retrieval_summary', 'created_at', 'updated_at', 'branch_revision']
+  .map(quoteIdentifier)
+  .join(', ');
+
+function toBranch(row: Row): StoredBranch {
+  return {
+    id: row['id'] as string,
+    slug: row['slug'] as string,
+    title: row['title'] as string,
+    intent: row['intent'] as string,
+    branchType: (row['branch_type'] as string | null) ?? null,
+    parentId: (row['parent_branch_id'] as string | null) ?? null,
+    status: row['status'] as StoredBranch['status'],
+    retrievalSummary: (row['retrieval_summary'] as string | null) ?? null,
+    createdAt: row['created_at'] as bigint,
+    updatedAt: row['updated_at'] as bigint,
+    branchRevision: row['branch_revision'] as bigint,
+  };
+}
+
+/** One unit of work on one service schema, for one principal. */
+export class PostgresDataTx implements ServiceDataWriter {
+  private readonly s: string;
+
+  constructor(
+    private readonly session: PgSession,
+    schema: string,
+    private readonly principalId: string,
+  ) {
+    this.s = quoteIdentifier(schema);
+  }
+
+  private table(entityName: string): string {
+    return `${this.s}.${quoteIdentifier(entityName)}`;
+  }
+
+  private domainColumns(entity: EntityLayout) {
+    return entity.columns.filter((column) => !SERVER_COLUMNS.has(column.name));
+  }
+
+  private selectList(entity: EntityLayout): string {
+    return ['id', 'created_at', 'updated_at', 'created_via', 'record_version', ...this.domainColumns(entity).map((column) => column.name)]
+      .map((name) => `r.${quoteIdentifier(name)}`)
+      .join(', ');
+  }
+
+  private toRecord(entity: EntityLayout, row: Row): StoredRecord {
+    const fields: Record<string, FieldValue> = {};
+    for (const column of this.domainColumns(entity)) fields[column.name] = decodeValue(column.type, row[column.name]);
+    return {
+      id: row['id'] as string,
+      createdAt: parseTimestamp27(row['created_at'] as string),
+      updatedAt: parseTimestamp27(row['updated_at'] as string),
+      createdVia: row['created_via'] as string,
+      recordVersion: row['record_version'] as bigint,
+      fields,
+    };
+  }
+
+  async getRecord(entity: EntityLayout, id: string): Promise<StoredRecord | undefined> {
+    const row = await this.session.first<Row>(`SELECT ${this.selectList(entity)} FROM ${this.table(entity.name)} AS r WHERE r."id" = $1 AND r."owner_id" = $2`, [id, this.principalId]);
+    return row && this.toRecord(entity, row);
+  }
+
+  async queryRecords(entity: EntityLayout, query: RecordQuery): Promise<StoredRecord[]> {
+    const params: unknown[] = [this.principalId];
+    const next = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const where: string[] = ['r."owner_id" = $1'];
+    const types = new Map(entity.columns.map((column) => [column.name, column.type]));
+    for (const filter of query.filters) {
+      if (filter.kind === 'equals') {
+        where.push(`r.${quoteIdentifier(filter.field)} = ${next(encodeValue(types.get(filter.field) ?? 'text', filter.value))}`);
+      } else {
+        where.push(`r.${quoteIdentifier(filter.field)} @> ${next(JSON.stringify([filter.value]))}::jsonb`);
+      }
+    }
+    if (query.branch) {
+      where.push(
+        `r."id" IN (SELECT b."record_id" FROM ${this.s}."__aipcs_record_branch" AS b WHERE b."principal_id" = $1 AND b."branch_id" = ${next(query.branch.branchId)} AND b."role" = ${next(query.branch.role)} AND b."entity_name" = ${next(entity.name)})`,
+      );
+    }
+    if (query.afterId !== null) where.push(`r."id" > ${next(query.afterId)}`);
+    const sql = `SELECT ${this.selectList(entity)} FROM ${this.table(entity.name)} AS r WHERE ${where.join(' AND ')} ORDER BY r."id" LIMIT ${next(query.limit)}`;
+    return (await this.session.rows<Row>(sql, params)).map((row) => this.toRecord(entity, row));
+  }
+
+  async history(entityName: string, recordId: string | null, afterSequence: bigint | null, limit: number): Promise<StoredHistoryEvent[]> {
+    const params: unknown[] = [this.principalId, entityName];
+    let where = `"principal_id" = $1 AND "entity_name" = $2`;
+    if (recordId !== null) {
+      params.push(recordId);
+      where += ` AND "record_id" = $${params.length}`;
+    }
+    if (afterSequence !== null) {
+      params.push(afterSequence);
+      where += ` AND "event_sequence" > $${params.length}`;
+    }
+    params.push(limit);
+    const rows = await this.session.rows<Row>(
+      `SELECT "event_sequence", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at"
+         FROM ${this.s}."__aipcs_record_history" WHERE ${where} ORDER BY "event_sequence" LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map((row) => ({
+      sequence: row['event_sequence'] as bigint,
+      entityName: row['entity_name'] as string,
+      recordId: row['record_id'] as string,
+      recordVersion: row['record_version'] as bigint,
+      kind: row['event_kind'] as HistoryEvent['kind'],
+      before: decodeFieldSet(row['before_json'] as string | null),
+      after: decodeFieldSet(row['after_json'] as string | null),
+      occurredAt: row['occurred_at'] as bigint,
+    }));
+  }
+
+  async hasDuplicates(entityName: string, columns: readonly string[]): Promise<boolean> {
+    const list = columns.map(quoteIdentifier).join(', ');
+    const notNull = columns.map((column) => `${quoteIdentifier(column)} IS NOT NULL`).join(' AND ');
+    return (await this.session.first(`SELECT 1 FROM ${this.table(entityName)} WHERE ${notNull} GROUP BY ${list} HAVING count(*) > 1 LIMIT 1`)) !== undefined;
+  }
+
+  // -------------------------------------------------------------------------
+  // Branches and memberships
+
+  async getBranch(id: string): Promise<StoredBranch | undefined> {
+    const row = await this.session.first<Row>(`SELECT ${BRANCH_COLUMNS} FROM ${this.s}."__aipcs_memory_branch" WHERE "id" = $1 AND "principal_id" = $2`, [id, this.principalId]);
+    return row && toBranch(row);
+  }
+
+  async findBranchBySlug(slug: string): Promise<StoredBranch | undefined> {
+    const row = await this.session.first<Row>(`SELECT ${BRANCH_COLUMNS} FROM ${this.s}."__aipcs_memory_branch" WHERE "principal_id" = $1 AND "slug" = $2`, [this.principalId, slug]);
+    return row && toBranch(row);
+  }
+
+  async listBranches(query: BranchQuery): Promise<StoredBranch[]> {
+    const params: unknown[] = [this.principalId];
+    const where = ['"principal_id" = $1'];
+    const add = (condition: string, value: unknown) => {
+      params.push(value);
+      where.push(`${condition} $${params.length}`);
+    };
+    if (query.status !== null) add('"status" =', query.status);
+    if (query.branchType !== null) add('"branch_type" =', query.branchType);
+    if (query.parentId !== null) add('"parent_branch_id" =', query.parentId);
+    if (query.afterId !== null) add('"id" >', query.afterId);
+    params.push(query.limit);
+    const sql = `SELECT ${BRANCH_COLUMNS} FROM ${this.s}."__aipcs_memory_branch" WHERE ${where.join(' AND ')} ORDER BY "id" LIMIT $${params.length}`;
+    return (await this.session.rows<Row>(sql, params)).map(toBranch);
+  }
+
+  async getMembership(entityName: string, recordId: string, branchId: string): Promise<BranchRole | undefined> {
+    const row = await this.session.first<{ role: BranchRole }>(
+      `SELECT "role" FROM ${this.s}."__aipcs_record_branch" WHERE "principal_id" = $1 AND "entity_name" = $2 AND "record_id" = $3 AND "branch_id" = $4`,
+      [this.principalId, entityName, recordId, branchId],
+    );
+    return row?.role;
+  }
+
+  async getPrimaryBranch(entityName: string, recordId: string): Promise<string | undefined> {
+    const row = await this.session.first<{ branch_id: string }>(
+      `SELECT "branch_id" FROM ${this.s}."__aipcs_record_branch" WHERE "principal_id" = $1 AND "entity_name" = $2 AND "record_id" = $3 AND "role" = 'primary'`,
+      [this.principalId, entityName, recordId],
+    );
+    return row?.branch_id;
+  }
+
+  async insertBranch(branch: StoredBranch): Promise<void> {
+    await this.session.run(
+      `INSERT INTO ${this.s}."__aipcs_memory_branch"
+         ("id", "principal_id", "slug", "title", "intent", "branch_type", "parent_branch_id", "status", "retrieval_summary", "branch_revision", "created_at", "updated_at")
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      [
+        branch.id,
+        this.principalId,
+        branch.slug,
+        branch.title,
+        branch.intent,
+        branch.branchType,
+        branch.parentId,
+        branch.status,
+        branch.retrievalSummary,
+        branch.branchRevision,
+        branch.createdAt,
+        branch.updatedAt,
+      ],
+    );
+  }
+
+  async updateBranch(branch: StoredBranch): Promise<void> {
+    const changed = await this.session.run(
+      `UPDATE ${this.s}."__aipcs_memory_branch" SET "title" = $1, "intent" = $2, "branch_type" = $3, "parent_branch_id" = $4, "status" = $5,
+              "retrieval_summary" = $6, "branch_revision" = $7, "updated_at" = $8
+        WHERE "id" = $9 AND "principal_id" = $10`,
+      [branch.title, branch.intent, branch.branchType, branch.parentId, branch.status, branch.retrievalSummary, branch.branchRevision, branch.updatedAt, branch.id, this.principalId],
+    );
+    if (changed !== 1) throw new StorageFailure('unavailable');
+  }
+
+  async putMembership(entityName: string, recordId: string, branchId: string, role: BranchRole, assignedAt: bigint): Promise<void> {
+    await this.session.run(
+      `INSERT INTO ${this.s}."__aipcs_record_branch" ("principal_id", "entity_name", "record_id", "branch_id", "role", "assigned_at") VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT ("principal_id", "entity_name", "record_id", "branch_id") DO UPDATE SET "role" = EXCLUDED."role", "assigned_at" = EXCLUDED."assigned_at"`,
+      [this.principalId, entityName, recordId, branchId, role, assignedAt],
+    );
+  }
+
+  async removeMembership(entityName: string, recordId: string, branchId: string): Promise<void> {
+    await this.session.run(`DELETE FROM ${this.s}."__aipcs_record_branch" WHERE "principal_id" = $1 AND "entity_name" = $2 AND "record_id" = $3 AND "branch_id" = $4`, [
+      this.principalId,
+      entityName,
+      recordId,
+      branchId,
+    ]);
+  }
+
+  // -------------------------------------------------------------------------
+  // Discovery and maintenance reads
+
+  async countRecords(entity: EntityLayout): Promise<bigint> {
+    const row = await this.session.first<{ n: bigint }>(`SELECT count(*) AS n FROM ${this.table(entity.name)} WHERE "owner_id" = $1`, [this.principalId]);
+    return row?.n ?? 0n;
+  }
+
+  async countWithoutPrimary(entity: EntityLayout): Promise<bigint> {
+    const row = await this.session.first<{ n: bigint }>(
+      `SELECT count(*) AS n FROM ${this.table(entity.name)} AS r WHERE r."owner_id" = $1 AND NOT EXISTS (
+         SELECT 1 FROM ${this.s}."__aipcs_record_branch" AS p WHERE p."principal_id" = $1 AND p."entity_name" = $2 AND p."record_id" = r."id" AND p."role" = 'primary')`,
+      [this.principalId, entity.name],
+    );
+    return row?.n ?? 0n;
+  }
+
+  async facetValues(entity: EntityLayout, field: string, shape: 'scalar' | 'list_members', limit: number): Promise<FacetCount[]> {
+    const type = entity.columns.find((column) => column.name === field)?.type;
+    const column = `r.${quoteIdentifier(field)}`;
+    if (shape === 'list_members') {
+      if (type !== 'string_list') throw new StorageFailure('unavailable');
+      // Members of one list are distinct, so a member's row count is its record count.
+      const rows = await this.session.rows<{ v: string; n: bigint }>(
+        `SELECT m.v, count(*) AS n FROM ${this.table(entity.name)} AS r CROSS JOIN LATERAL jsonb_array_elements_text(${column}) AS m(v)
+          WHERE r."owner_id" = $1 AND jsonb_typeof(${column}) = 'array'
+          GROUP BY m.v ORDER BY n DESC, m.v COLLATE "C" ASC LIMIT $2`,
+        [this.principalId, limit],
+      );
+      return rows.map((row) => ({ value: row.v, count: row.n }));
+    }
+    if (type === undefined || type === 'string_list') throw new StorageFailure('unavailable');
+    // Column order is the contract's: bytewise text ("C"), numeric numbers, false before true.
+    const rows = await this.session.rows<{ v: unknown; n: bigint }>(
+      `SELECT ${column} AS v, count(*) AS n FROM ${this.table(entity.name)} AS r WHERE r."owner_id" = $1 AND ${column} IS NOT NULL
+        GROUP BY ${column} ORDER BY n DESC, ${column} ASC LIMIT $2`,
+      [this.principalId, limit],
+    );
+    return rows.map((row) => ({ value: decodeValue(type, row.v) as FacetCount['value'], count: row.n }));
+  }
+
+  async branchCards(limit: number): Promise<BranchCard[]> {
+    const branches = (
+      await this.session.rows<Row>(`SELECT ${BRANCH_COLUMNS} FROM ${this.s}."__aipcs_memory_branch" WHERE "principal_id" = $1 ORDER BY "updated_at" DESC, "id" ASC LIMIT $2`, [
+        this.principalId,
+        limit,
+      ])
+    ).map(toBranch);
+    if (branches.length === 0) return [];
+    const counts = await this.session.rows<{ branch_id: string; role: BranchRole; n: bigint }>(
+      `SELECT "branch_id", "role", count(*) AS n FROM ${this.s}."__aipcs_record_branch" WHERE "principal_id" = $1 AND "branch_id" = ANY ($2::text[]) GROUP BY "branch_id", "role"`,
+      [this.principalId, branches.map((branch) => branch.id)],
+    );
+    const countOf = new Map(counts.map((row) => [`${row.branch_id}/${row.role}`, row.n]));
+    return branches.map((branch) => ({
+      branch,
+      primaryCount: countOf.get(`${branch.id}/primary`) ?? 0n,
+      relatedCount: countOf.get(`${branch.id}/related`) ?? 0n,
+    }));
+  }
+
+  async scanRecords(entity: EntityLayout, scan: RecordScan): Promise<ScannedRecord[]> {
+    const params: unknown[] = [this.principalId, entity.name];
+    const where = ['r."owner_id" = $1'];
+    if (scan.memberOf !== null) {
+      params.push(scan.memberOf);
+      where.push(`EXISTS (SELECT 1 FROM ${this.s}."__aipcs_record_branch" AS s WHERE s."principal_id" = $1 AND s."entity_name" = $2 AND s."record_id" = r."id" AND s."branch_id" = $${params.length})`);
+    }
+    if (scan.afterId !== null) {
+      params.push(scan.afterId);
+      where.push(`r."id" > $${params.length}`);
+    }
+    params.push(scan.limit);
+    const sql = `SELECT ${this.selectList(entity)},
+        EXISTS (SELECT 1 FROM ${this.s}."__aipcs_record_branch" AS p WHERE p."principal_id" = $1 AND p."entity_name" = $2 AND p."record_id" = r."id" AND p."role" = 'primary') AS "__has_primary"
+      FROM ${this.table(entity.name)} AS r WHERE ${where.join(' AND ')} ORDER BY r."id" LIMIT $${params.length}`;
+    return (await this.session.rows<Row>(sql, params)).map((row) => ({ ...this.toRecord(entity, row), hasPrimary: row['__has_primary'] === true }));
+  }
+
+  async countValues(entity: EntityLayout, field: string, memberOf: string | null, values: readonly string[]): Promise<ReadonlyMap<string, bigint>> {
+    if (values.length === 0) return new Map();
+    const column = `r.${quoteIdentifier(field)}`;
+    const params: unknown[] = [this.principalId, [...values]];
+    let scope = '';
+    if (memberOf !== null) {
+      params.push(entity.name, memberOf);
+      scope = ` AND EXISTS (SELECT 1 FROM ${this.s}."__aipcs_record_branch" AS s WHERE s."principal_id" = $1 AND s."entity_name" = $3 AND s."record_id" = r."id" AND s."branch_id" = $4)`;
+    }
+    const rows = await this.session.rows<{ v: string; n: bigint }>(
+      `SELECT ${column} AS v, count(*) AS n FROM ${this.table(entity.name)} AS r WHERE r."owner_id" = $1 AND ${column} = ANY ($2::text[])${scope} GROUP BY ${column}`,
+      params,
+    );
+    return new Map(rows.map((row) => [row.v, row.n]));
+  }
+
+  async fenceIsOpen(): Promise<boolean> {
+    // FOR SHARE as well as the store lock: a fence transition that locks the row is waited for.
+    const row = await this.session.first<{ state: string }>(`SELECT "state" FROM ${this.s}."__aipcs_write_fence" WHERE "singleton" = 1 FOR SHARE`);
+    return row === undefined || row.state === 'open';
+  }
+
+  async getReplay(idempotencyKey: string): Promise<ReplayRow | undefined> {
+    const row = await this.session.first<Row>(
+      `SELECT "operation_kind", "fingerprint", "result_json", "completed_at" FROM ${this.s}."__aipcs_record_mutation" WHERE "principal_id" = $1 AND "idempotency_key" = $2`,
+      [this.principalId, idempotencyKey],
+    );
+    if (!row) return undefined;
+    return {
+      idempotencyKey,
+      kind: row['operation_kind'] as string,
+      fingerprint: row['fingerprint'] as string,
+      result: parseStoredJson(row['result_json'] as string),
+      completedAt: row['completed_at'] as bigint,
+    };
+  }
+
+  async putReplay(row: ReplayRow): Promise<void> {
+    await this.session.run(
+      `INSERT INTO ${this.s}."__aipcs_record_mutation" ("principal_id", "idempotency_key", "operation_kind", "fingerprint", "result_json", "completed_at") VALUES ($1, $2, $3, $4, $5, $6)`,
+      [this.principalId, row.idempotencyKey, row.kind, row.fingerprint, losslessJson(row.result), row.completedAt],
+    );
+  }
+
+  async recordExists(entityName: string, id: string): Promise<boolean> {
+    return (await this.session.first(`SELECT 1 FROM ${this.table(entityName)} WHERE "id" = $1 AND "owner_id" = $2`, [id, this.principalId])) !== undefined;
+  }
+
+  async isReferenced(id: string, sources: readonly { readonly entity: string; readonly column: string }[]): Promise<boolean> {
+    for (const source of sources) {
+      if ((await this.session.first(`SELECT 1 FROM ${this.table(source.entity)} WHERE ${quoteIdentifier(source.column)} = $1 LIMIT 1`, [id])) !== undefined) return true;
+    }
+    return false;
+  }
+
+  private columnValue(name: string, type: string, record: StoredRecord): unknown {
+    switch (name) {
+      case 'id':
+        return record.id;
+      case 'owner_id':
+        return this.principalId;
+      case 'created_at':
+        return formatTimestamp27(record.createdAt);
+      case 'updated_at':
+        return formatTimestamp27(record.updatedAt);
+      case 'created_via':
+        return record.createdVia;
+      case 'record_version':
+        return record.recordVersion;
+      default:
+        return encodeValue(type, record.fields[name] ?? null);
+    }
+  }
+
+  async insertRecord(entity: EntityLayout, record: StoredRecord): Promise<void> {
+    const columns = entity.columns.map((column) => quoteIdentifier(column.name)).join(', ');
+    const values = entity.columns.map((column) => this.columnValue(column.name, column.type, record));
+    await this.session.run(`INSERT INTO ${this.table(entity.name)} (${columns}) VALUES (${values.map((_, i) => `$${i + 1}`).join(', ')})`, values);
+  }
+
+  async updateRecord(entity: EntityLayout, record: StoredRecord): Promise<void> {
+    const columns = entity.columns.filter((column) => !['id', 'owner_id', 'created_at', 'created_via'].includes(column.name));
+    const values = columns.map((column) => this.columnValue(column.name, column.type, record));
+    const assignments = columns.map((column, i) => `${quoteIdentifier(column.name)} = $${i + 1}`).join(', ');
+    const changed = await this.session.run(`UPDATE ${this.table(entity.name)} SET ${assignments} WHERE "id" = $${values.length + 1} AND "owner_id" = $${values.length + 2}`, [
+      ...values,
+      record.id,
+      this.principalId,
+    ]);
+    if (changed !== 1) throw new StorageFailure('unavailable');
+  }
+
+  async deleteRecord(entity: EntityLayout, id: string): Promise<void> {
+    await this.session.run(`DELETE FROM ${this.s}."__aipcs_record_branch" WHERE "principal_id" = $1 AND "entity_name" = $2 AND "record_id" = $3`, [this.principalId, entity.name, id]);
+    await this.session.run(`DELETE FROM ${this.table(entity.name)} WHERE "id" = $1 AND "owner_id" = $2`, [id, this.principalId]);
+  }
+
+  async appendHistory(event: HistoryEvent): Promise<void> {
+    await this.session.run(
+      `INSERT INTO ${this.s}."__aipcs_record_history" ("principal_id", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [this.principalId, event.entityName, event.recordId, event.recordVersion, event.kind, encodeFieldSet(event.before), encodeFieldSet(event.after), event.occurredAt],
+    );
+  }
+}
+
+export class PostgresServiceData implements ServiceDataPort {
+  constructor(private readonly connection: PostgresConnection) {}
+
+  async read<T>(locator: StorageLocator, principalId: string, work: (tx: ServiceDataReader) => Promise<T>): Promise<T> {
+    const schema = schemaOf(locator);
+    return this.connection.transaction('read', (session) => work(new PostgresDataTx(session, schema, principalId)));
+  }
+
+  async write<T>(locator: StorageLocator, principalId: string, work: (tx: ServiceDataWriter) => Promise<T>): Promise<T> {
+    const schema = schemaOf(locator);
+    return this.connection.transaction('write', async (session) => {
+      await lockStore(session, schema);
+      return work(new PostgresDataTx(session, schema, principalId));
+    });
+  }
+}

@@ -1,0 +1,280 @@
+// PostgreSQL service stores: one private schema "svc_<32hex>" per
+// materialised service, holding the domain tables a StoreLayout asks for and
+// the store's bookkeeping tables (prefix __aipcs_). Creation and evolution are
+// single transactions under the store's advisory lock; observation compares
+// the catalog with what our own DDL builds, never trusting a look-alike.
+// Knows nothing of records beyond their table shape (see service-data.ts).
+
+import { createHash } from 'node:crypto';
+import { StorageFailure, type ColumnLayout, type EntityLayout, type ServiceStorePort, type StorageLocator, type StoreLayout, type StoreObservation } from '../../core/ports.js';
+import { schemaIsEmpty, schemaPresence, schemaSignature, type SignatureCache } from './catalog.js';
+import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
+
+export const SERVICE_STORE_ADAPTER_ID = 'aipcs.postgresql.service_store';
+export const SERVICE_STORE_REVISION = 1n;
+
+const NAMESPACE = /^svc_[0-9a-f]{32}$/;
+
+/** The schema of a locator this adapter may use, or unavailable. */
+export function schemaOf(locator: StorageLocator): string {
+  if (locator.backend !== 'postgresql' || !NAMESPACE.test(locator.namespace)) throw new StorageFailure('unavailable');
+  return locator.namespace;
+}
+
+/**
+ * The one advisory lock of a store: data writes, write-fence changes and
+ * DDL all take it, so a mutation never interleaves with a fence transition
+ * or a layout change, and history sequence numbers follow commit order.
+ */
+export async function lockStore(session: PgSession, schema: string): Promise<void> {
+  await session.run(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`aipcs:service_store:${schema}`]);
+}
+
+const SQL_TYPES: Record<ColumnLayout['type'], string> = {
+  // Collation "C": equality, uniqueness, ordering and cursors are bytewise
+  // whatever the database's locale.
+  text: 'text COLLATE "C"',
+  integer: 'bigint',
+  real: 'double precision',
+  boolean: 'boolean',
+  // The contract returns the original datetime string verbatim, and filters by
+  // exact string equality, so it is kept as text rather than timestamptz.
+  datetime: 'text COLLATE "C"',
+  // Text keeps the canonical string exactly and never fails a cast on input.
+  uuid: 'text COLLATE "C"',
+  // A JSON array of strings; members are indexed with GIN for membership search.
+  string_list: 'jsonb',
+};
+
+/** Names the adapter derives must fit PostgreSQL's 63-byte identifiers and never meet a manifest name (which cannot start with "_"). */
+function derivedName(prefix: string, ...parts: string[]): string {
+  return `${prefix}${createHash('sha256').update(parts.join('\u001f'), 'utf8').digest('hex').slice(0, 16)}`;
+}
+
+export const primaryKeyName = (entity: string) => derivedName('__aipcs_pk_', entity);
+export const equalityIndexName = (entity: string, field: string) => derivedName('__aipcs_eq_', entity, field);
+export const memberIndexName = (entity: string, field: string) => derivedName('__aipcs_lm_', entity, field);
+
+/** Bookkeeping tables every store has, whatever its manifest. */
+export function bookkeepingDdl(schema: string): string[] {
+  const s = quoteIdentifier(schema);
+  return [
+    `CREATE TABLE ${s}."__aipcs_service_store_meta" (
+  "singleton" smallint NOT NULL PRIMARY KEY CHECK ("singleton" = 1),
+  "adapter_id" text COLLATE "C" NOT NULL,
+  "namespace" text COLLATE "C" NOT NULL,
+  "applied_revision" bigint NOT NULL
+)`,
+    `CREATE TABLE ${s}."__aipcs_record_mutation" (
+  "principal_id" text COLLATE "C" NOT NULL,
+  "idempotency_key" text COLLATE "C" NOT NULL,
+  "operation_kind" text COLLATE "C" NOT NULL,
+  "fingerprint" text COLLATE "C" NOT NULL,
+  "result_json" text COLLATE "C" NOT NULL,
+  "completed_at" bigint NOT NULL,
+  PRIMARY KEY ("principal_id", "idempotency_key")
+)`,
+    `CREATE TABLE ${s}."__aipcs_write_fence" (
+  "singleton" smallint NOT NULL PRIMARY KEY CHECK ("singleton" = 1),
+  "generation" bigint NOT NULL CHECK ("generation" >= 1),
+  "state" text COLLATE "C" NOT NULL CHECK ("state" IN ('open', 'closed'))
+)`,
+    `CREATE TABLE ${s}."__aipcs_record_history" (
+  "event_sequence" bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  "principal_id" text COLLATE "C" NOT NULL,
+  "entity_name" text COLLATE "C" NOT NULL,
+  "record_id" text COLLATE "C" NOT NULL,
+  "record_version" bigint NOT NULL,
+  "event_kind" text COLLATE "C" NOT NULL,
+  "before_json" text COLLATE "C",
+  "after_json" text COLLATE "C",
+  "occurred_at" bigint NOT NULL
+)`,
+    `CREATE INDEX "__aipcs_record_history_record" ON ${s}."__aipcs_record_history" ("principal_id", "entity_name", "record_id", "event_sequence")`,
+    `CREATE INDEX "__aipcs_record_history_entity" ON ${s}."__aipcs_record_history" ("principal_id", "entity_name", "event_sequence")`,
+    `CREATE TABLE ${s}."__aipcs_memory_branch" (
+  "id" text COLLATE "C" NOT NULL PRIMARY KEY,
+  "principal_id" text COLLATE "C" NOT NULL,
+  "slug" text COLLATE "C" NOT NULL,
+  "title" text COLLATE "C" NOT NULL,
+  "intent" text COLLATE "C" NOT NULL,
+  "branch_type" text COLLATE "C",
+  "parent_branch_id" text COLLATE "C" REFERENCES ${s}."__aipcs_memory_branch" ("id") ON DELETE RESTRICT ON UPDATE RESTRICT,
+  "status" text COLLATE "C" NOT NULL CHECK ("status" IN ('active', 'archived', 'superseded')),
+  "retrieval_summary" text COLLATE "C",
+  "branch_revision" bigint NOT NULL,
+  "created_at" bigint NOT NULL,
+  "updated_at" bigint NOT NULL,
+  UNIQUE ("principal_id", "slug")
+)`,
+    `CREATE INDEX "__aipcs_memory_branch_parent" ON ${s}."__aipcs_memory_branch" ("principal_id", "parent_branch_id", "id")`,
+    `CREATE INDEX "__aipcs_memory_branch_recent" ON ${s}."__aipcs_memory_branch" ("principal_id", "updated_at" DESC, "id")`,
+    `CREATE TABLE ${s}."__aipcs_record_branch" (
+  "principal_id" text COLLATE "C" NOT NULL,
+  "entity_name" text COLLATE "C" NOT NULL,
+  "record_id" text COLLATE "C" NOT NULL,
+  "branch_id" text COLLATE "C" NOT NULL REFERENCES ${s}."__aipcs_memory_branch" ("id") ON DELETE RESTRICT ON UPDATE RESTRICT,
+  "role" text COLLATE "C" NOT NULL CHECK ("role" IN ('primary', 'related')),
+  "assigned_at" bigint NOT NULL,
+  PRIMARY KEY ("principal_id", "entity_name", "record_id", "branch_id")
+)`,
+    `CREATE UNIQUE INDEX "__aipcs_record_branch_one_primary" ON ${s}."__aipcs_record_branch" ("principal_id", "entity_name", "record_id") WHERE "role" = 'primary'`,
+    `CREATE INDEX "__aipcs_record_branch_scope" ON ${s}."__aipcs_record_branch" ("principal_id", "branch_id", "role", "entity_name", "record_id")`,
+  ];
+}
+
+function columnDdl(column: ColumnLayout): string {
+  return `${quoteIdentifier(column.name)} ${SQL_TYPES[column.type]}${column.notNull || column.name === 'id' ? ' NOT NULL' : ''}`;
+}
+
+/** CREATE TABLE for an entity, without its foreign keys (added once every table exists, since references may form cycles). */
+function tableDdl(schema: string, entity: EntityLayout): string {
+  const parts = [...entity.columns.map(columnDdl), `CONSTRAINT ${quoteIdentifier(primaryKeyName(entity.name))} PRIMARY KEY ("id")`];
+  return `CREATE TABLE ${quoteIdentifier(schema)}.${quoteIdentifier(entity.name)} (\n  ${parts.join(',\n  ')}\n)`;
+}
+
+function foreignKeyDdl(schema: string, entity: EntityLayout, skip: ReadonlySet<string>): string[] {
+  const s = quoteIdentifier(schema);
+  return entity.foreignKeys
+    .filter((fk) => !skip.has(fk.name))
+    .map(
+      (fk) =>
+        `ALTER TABLE ${s}.${quoteIdentifier(entity.name)} ADD CONSTRAINT ${quoteIdentifier(fk.name)} FOREIGN KEY (${quoteIdentifier(fk.column)}) ` +
+        `REFERENCES ${s}.${quoteIdentifier(fk.targetEntity)} ("id") ON DELETE RESTRICT ON UPDATE RESTRICT NOT DEFERRABLE`,
+    );
+}
+
+/** Index DDL for an entity, skipping manifest indexes, equality fields and list fields already present. */
+function indexDdl(schema: string, entity: EntityLayout, existing?: EntityLayout): string[] {
+  const table = `${quoteIdentifier(schema)}.${quoteIdentifier(entity.name)}`;
+  const indexes = new Set(existing?.indexes.map((index) => index.name));
+  const equality = new Set(existing?.equalityFields);
+  const lists = new Set(existing?.listFields);
+  const ddl: string[] = [];
+  for (const index of entity.indexes) {
+    if (indexes.has(index.name)) continue;
+    ddl.push(`CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdentifier(index.name)} ON ${table} (${index.columns.map(quoteIdentifier).join(', ')})`);
+  }
+  for (const field of entity.equalityFields) {
+    if (equality.has(field)) continue;
+    ddl.push(`CREATE INDEX IF NOT EXISTS ${quoteIdentifier(equalityIndexName(entity.name, field))} ON ${table} (${quoteIdentifier(field)}, "id")`);
+  }
+  for (const field of entity.listFields) {
+    if (lists.has(field)) continue;
+    ddl.push(`CREATE INDEX ${quoteIdentifier(memberIndexName(entity.name, field))} ON ${table} USING gin (${quoteIdentifier(field)} jsonb_path_ops)`);
+  }
+  return ddl;
+}
+
+/** Everything a fresh store needs: schema, bookkeeping, domain tables, then keys and indexes. */
+export function storeDdl(schema: string, layout: StoreLayout, createSchema = true): string[] {
+  const s = quoteIdentifier(schema);
+  return [
+    ...(createSchema ? [`CREATE SCHEMA ${s} AUTHORIZATION CURRENT_USER`] : []),
+    `REVOKE ALL ON SCHEMA ${s} FROM PUBLIC`,
+    ...bookkeepingDdl(schema),
+    ...layout.entities.map((entity) => tableDdl(schema, entity)),
+    ...layout.entities.flatMap((entity) => foreignKeyDdl(schema, entity, new Set())),
+    ...layout.entities.flatMap((entity) => indexDdl(schema, entity)),
+    ...revokeDdl(schema),
+  ];
+}
+
+function revokeDdl(schema: string): string[] {
+  const s = quoteIdentifier(schema);
+  return [`REVOKE ALL ON ALL TABLES IN SCHEMA ${s} FROM PUBLIC`, `REVOKE ALL ON ALL SEQUENCES IN SCHEMA ${s} FROM PUBLIC`];
+}
+
+/** The additive DDL from one layout to its successor: new tables, appended columns, new keys and indexes. */
+export function evolutionDdl(schema: string, current: StoreLayout, target: StoreLayout): string[] {
+  const s = quoteIdentifier(schema);
+  const before = new Map(current.entities.map((entity) => [entity.name, entity]));
+  const tables: string[] = [];
+  const keys: string[] = [];
+  const indexes: string[] = [];
+  for (const entity of target.entities) {
+    const old = before.get(entity.name);
+    if (!old) tables.push(tableDdl(schema, entity));
+    else for (const column of entity.columns.slice(old.columns.length)) tables.push(`ALTER TABLE ${s}.${quoteIdentifier(entity.name)} ADD COLUMN ${columnDdl(column)}`);
+    keys.push(...foreignKeyDdl(schema, entity, new Set(old?.foreignKeys.map((fk) => fk.name))));
+    indexes.push(...indexDdl(schema, entity, old));
+  }
+  return [...tables, ...keys, ...indexes, ...revokeDdl(schema)];
+}
+
+export type LayoutState = 'missing' | 'empty' | 'matches' | 'differs';
+
+/** How the schema relates to the expected signature of a layout. */
+export async function compareLayout(session: PgSession, schema: string, expected: string): Promise<LayoutState> {
+  const presence = await schemaPresence(session, schema);
+  if (presence === 'missing') return 'missing';
+  if (presence === 'untrusted') return 'differs';
+  if (await schemaIsEmpty(session, schema)) return 'empty';
+  if ((await schemaSignature(session, schema)) !== expected) return 'differs';
+  const meta = await session.first<{ adapter_id: string; namespace: string; applied_revision: bigint }>(
+    `SELECT "adapter_id", "namespace", "applied_revision" FROM ${quoteIdentifier(schema)}."__aipcs_service_store_meta" WHERE "singleton" = 1`,
+  );
+  // The namespace binds the tables to their locator: a renamed copy never reads as ready.
+  const ours = meta !== undefined && meta.adapter_id === SERVICE_STORE_ADAPTER_ID && meta.namespace === schema && meta.applied_revision === SERVICE_STORE_REVISION;
+  return ours ? 'matches' : 'differs';
+}
+
+/** The service stores of one database; they share the storage's pool. */
+export class PostgresServiceStores implements ServiceStorePort {
+  constructor(
+    private readonly connection: PostgresConnection,
+    private readonly signatures: SignatureCache,
+  ) {}
+
+  /** What the store of `layout` looks like on this server (built once in a rolled-back scratch schema). */
+  expectedSignature(layout: StoreLayout): Promise<string> {
+    return this.signatures.get(`store:${JSON.stringify(layout)}`, (scratch) => [...storeDdl(scratch, layout)]);
+  }
+
+  async observe(locator: StorageLocator, layout: StoreLayout): Promise<StoreObservation> {
+    try {
+      const schema = schemaOf(locator);
+      const expected = await this.expectedSignature(layout);
+      const state = await this.connection.transaction('read', (session) => compareLayout(session, schema, expected));
+      return { state: state === 'matches' ? 'ready' : state === 'differs' ? 'incompatible' : 'uninitialised' };
+    } catch {
+      return { state: 'unavailable' };
+    }
+  }
+
+  async materialise(locator: StorageLocator, layout: StoreLayout): Promise<void> {
+    const schema = schemaOf(locator);
+    const expected = await this.expectedSignature(layout);
+    await this.connection.transaction('write', async (session) => {
+      await lockStore(session, schema);
+      const state = await compareLayout(session, schema, expected);
+      if (state === 'matches') return;
+      if (state === 'differs') throw new StorageFailure('incompatible');
+      // An empty schema that is already ours (made by an operator, or left by a peer) is adopted.
+      for (const ddl of storeDdl(schema, layout, state === 'missing')) await session.run(ddl);
+      await session.run(`INSERT INTO ${quoteIdentifier(schema)}."__aipcs_service_store_meta" ("singleton", "adapter_id", "namespace", "applied_revision") VALUES (1, $1, $2, $3)`, [
+        SERVICE_STORE_ADAPTER_ID,
+        schema,
+        SERVICE_STORE_REVISION,
+      ]);
+      await session.run(`INSERT INTO ${quoteIdentifier(schema)}."__aipcs_write_fence" ("singleton", "generation", "state") VALUES (1, 1, 'open')`);
+      if ((await compareLayout(session, schema, expected)) !== 'matches') throw new StorageFailure('incompatible');
+    });
+  }
+
+  async evolve(locator: StorageLocator, current: StoreLayout, target: StoreLayout): Promise<void> {
+    const schema = schemaOf(locator);
+    const expectedCurrent = await this.expectedSignature(current);
+    const expectedTarget = await this.expectedSignature(target);
+    await this.connection.transaction('write', async (session) => {
+      await lockStore(session, schema);
+      if ((await compareLayout(session, schema, expectedTarget)) === 'matches') return;
+      if ((await compareLayout(session, schema, expectedCurrent)) !== 'matches') throw new StorageFailure('incompatible');
+      for (const ddl of evolutionDdl(schema, current, target)) await session.run(ddl);
+      if ((await compareLayout(session, schema, expectedTarget)) !== 'matches') throw new StorageFailure('incompatible');
+    });
+  }
+
+  /** The pool belongs to the storage as a whole. */
+  async close(): Promise<void> {}
+}
