@@ -1,6 +1,5 @@
 // Version identifiers reported to clients. PACKAGE_VERSION must equal the
-// "version" in package.json (a test checks it); the contract version is fixed.
+// "version" in package.json (a test checks it); the contract version lives in contract/server-info.ts.
 
-export const PACKAGE_NAME = 'aipcs';
+export { SERVER_NAME as PACKAGE_NAME } from './contract/server-info.js';
 export const PACKAGE_VERSION = '0.1.0';
-export const MCP_CONTRACT_VERSION = '1.2.0';

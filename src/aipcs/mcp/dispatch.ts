@@ -8,12 +8,13 @@ import { parseToolRequest } from '../contract/requests/parse-request.js';
 import type { ToolCommand } from '../contract/requests/commands.js';
 import type { AipcsToolDefinition } from '../contract/tool-catalogue.js';
 import type { Application } from '../core/application.js';
-import { serverInfo } from './server-info.js';
+import { serverInfoResult } from '../contract/server-info.js';
+import { PACKAGE_VERSION } from '../version.js';
 
 export type ToolDispatcher = (name: string, args: JsonObject) => Promise<Envelope>;
 
 async function run(app: Application | null, command: ToolCommand): Promise<JsonObject> {
-  if (command.tool === 'aipcs_server_info') return serverInfo(app ? 'persistent' : 'stateless');
+  if (command.tool === 'aipcs_server_info') return serverInfoResult(PACKAGE_VERSION, app ? 'ready' : 'stateless');
   if (!app) throw new Error('a persistent tool reached the stateless profile');
   const { lifecycle, records, branches, discovery, maintenance } = app;
   switch (command.tool) {
