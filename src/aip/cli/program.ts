@@ -181,14 +181,15 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
         while (limit > 0 && artifactEncodedLength(limit) > max) limit--;
         put = await repo.putArtifact(await readInput(ctx.io, file, limit));
       } else if (opts.from === 'json') {
-        const bytes = await readInput(ctx.io, file, max * 2 + 4096);
+        const limit = max * 2 + 4096;
+        const bytes = await readInput(ctx.io, file, limit);
         let text: string;
         try {
           text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
         } catch {
           throw new AipError('object.envelope', 'the JSON input is not valid UTF-8');
         }
-        const parsed = objectFromJson(text);
+        const parsed = objectFromJson(text, limit);
         if (!parsed.ok) throw parsed.error;
         put = await repo.putEncoded(parsed.value);
       } else {

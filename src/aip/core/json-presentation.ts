@@ -1,6 +1,7 @@
 // The JSON presentation of objects (spec 9.4): writing it with canonical key
 // order, base64 content and exact integers, and reading it back through the
 // same schema checks. Presentation only: IDs always come from the CBOR bytes.
+import { DEFAULT_JSON_LIMITS, JsonError, parseJson as parseLosslessJson, type JsonValue } from '../../common/json.js';
 import { type CborValue } from './cbor-profile.js';
 import { encodeObject, type Encoded } from './codec.js';
 import { failure, success, type Outcome } from './errors.js';
@@ -98,143 +99,37 @@ export function objectToJson(id: Id, object: AipObject, indent = ''): string {
 
 // ---------------------------------------------------------------- reader
 
+const MAX_UINT64 = 0xffff_ffff_ffff_ffffn;
+
 class JsonFailure {
   constructor(readonly message: string) {}
 }
 
-class JsonParser {
-  private pos = 0;
-  constructor(private readonly text: string) {}
-
-  private fail(problem: string): never {
-    throw new JsonFailure(`invalid JSON at offset ${this.pos}: ${problem}`);
+/** Lossless JSON to a tree of Maps; only unsigned integers up to 2^64-1 are numbers here. */
+function toJsonTree(value: JsonValue): JsonTree {
+  if (typeof value === 'number') throw new JsonFailure('only integers are allowed (no fractions or exponents)');
+  if (typeof value === 'bigint') {
+    if (value < 0n) throw new JsonFailure('negative numbers are not allowed');
+    if (value > MAX_UINT64) throw new JsonFailure('integer out of the unsigned 64-bit range');
+    return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
   }
-
-  private space(): void {
-    while (this.pos < this.text.length) {
-      const c = this.text.charCodeAt(this.pos);
-      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) this.pos++;
-      else break;
-    }
-  }
-
-  document(): JsonTree {
-    this.space();
-    const value = this.value(1);
-    this.space();
-    if (this.pos !== this.text.length) this.fail('text after the document');
-    return value;
-  }
-
-  private value(depth: number): JsonTree {
-    if (depth > MAX_JSON_DEPTH) this.fail('nesting too deep');
-    const c = this.text[this.pos];
-    if (c === '{') return this.object(depth);
-    if (c === '[') return this.array(depth);
-    if (c === '"') return this.string();
-    if (c !== undefined && c >= '0' && c <= '9') return this.integer();
-    if (c === '-') this.fail('negative numbers are not allowed');
-    for (const [word, result] of [['true', true], ['false', false], ['null', null]] as const) {
-      if (this.text.startsWith(word, this.pos)) {
-        this.pos += word.length;
-        return result;
-      }
-    }
-    return this.fail('unexpected character');
-  }
-
-  private integer(): JsonTree {
-    const start = this.pos;
-    while (this.pos < this.text.length && this.text[this.pos]! >= '0' && this.text[this.pos]! <= '9') this.pos++;
-    const digits = this.text.slice(start, this.pos);
-    const next = this.text[this.pos];
-    if (next === '.' || next === 'e' || next === 'E') this.fail('only integers are allowed (no fractions or exponents)');
-    if (digits.length > 1 && digits.startsWith('0')) this.fail('leading zero');
-    if (digits.length > 20) this.fail('integer out of the unsigned 64-bit range');
-    const big = BigInt(digits);
-    if (big > 0xffff_ffff_ffff_ffffn) this.fail('integer out of the unsigned 64-bit range');
-    return big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
-  }
-
-  private string(): string {
-    this.pos++; // opening quote
-    let out = '';
-    for (;;) {
-      const c = this.text[this.pos];
-      if (c === undefined) this.fail('unterminated string');
-      if (c === '"') {
-        this.pos++;
-        return out;
-      }
-      if (c === '\\') {
-        const e = this.text[this.pos + 1];
-        const simple: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
-        if (e !== undefined && simple[e] !== undefined) {
-          out += simple[e];
-          this.pos += 2;
-        } else if (e === 'u') {
-          const hex = this.text.slice(this.pos + 2, this.pos + 6);
-          if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail('bad \\u escape');
-          out += String.fromCharCode(parseInt(hex, 16));
-          this.pos += 6;
-        } else this.fail('bad escape');
-        continue;
-      }
-      if (c.charCodeAt(0) < 0x20) this.fail('control character in a string');
-      out += c;
-      this.pos++;
-    }
-  }
-
-  private array(depth: number): JsonTree {
-    this.pos++;
-    const out: JsonTree[] = [];
-    this.space();
-    if (this.text[this.pos] === ']') {
-      this.pos++;
-      return out;
-    }
-    for (;;) {
-      this.space();
-      out.push(this.value(depth + 1));
-      this.space();
-      const c = this.text[this.pos++];
-      if (c === ']') return out;
-      if (c !== ',') this.fail('expected , or ]');
-    }
-  }
-
-  private object(depth: number): JsonTree {
-    this.pos++;
-    const out = new Map<string, JsonTree>();
-    this.space();
-    if (this.text[this.pos] === '}') {
-      this.pos++;
-      return out;
-    }
-    for (;;) {
-      this.space();
-      if (this.text[this.pos] !== '"') this.fail('expected a member name');
-      const key = this.string();
-      if (out.has(key)) this.fail(`duplicate member ${JSON.stringify(key)}`);
-      this.space();
-      if (this.text[this.pos++] !== ':') this.fail('expected :');
-      this.space();
-      out.set(key, this.value(depth + 1));
-      this.space();
-      const c = this.text[this.pos++];
-      if (c === '}') return out;
-      if (c !== ',') this.fail('expected , or }');
-    }
-  }
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map(toJsonTree);
+  const out = new Map<string, JsonTree>();
+  for (const key of Object.keys(value)) out.set(key, toJsonTree(value[key] as JsonValue));
+  return out;
 }
 
-/** Strict JSON: duplicate members, fractions, exponents and negative numbers are refused; integers stay exact. */
-export function parseJson(text: string): Outcome<JsonTree> {
+/**
+ * Strict JSON through the project's lossless parser: duplicate members,
+ * fractions, exponents and negative numbers are refused; integers stay exact.
+ */
+export function parseJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxBytes): Outcome<JsonTree> {
   try {
-    return success(new JsonParser(text).document());
+    return success(toJsonTree(parseLosslessJson(text, { maxBytes, maxDepth: MAX_JSON_DEPTH, rejectDuplicateKeys: true })));
   } catch (error) {
-    if (error instanceof JsonFailure) return failure('object.envelope', error.message);
+    if (error instanceof JsonFailure) return failure('object.envelope', `invalid JSON: ${error.message}`);
+    if (error instanceof JsonError) return failure('object.envelope', `invalid JSON: ${error.message}`);
     throw error;
   }
 }
@@ -249,8 +144,8 @@ function decodeBase64(text: string): Uint8Array | undefined {
 }
 
 /** Reads an object's JSON presentation; `id`, when present, must equal the computed ID. */
-export function objectFromJson(text: string): Outcome<Encoded> {
-  const parsed = parseJson(text);
+export function objectFromJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxBytes): Outcome<Encoded> {
+  const parsed = parseJson(text, maxBytes);
   if (!parsed.ok) return parsed;
   const tree = parsed.value;
   if (!(tree instanceof Map)) return failure('object.envelope', 'the JSON presentation is an object');

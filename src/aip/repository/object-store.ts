@@ -3,7 +3,7 @@
 // bytes against their ID before decoding. It never decides what is valid to store.
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeObject, sha256Hex } from '../core/codec.js';
 import { AipError, failure, success, type Outcome } from '../core/errors.js';
@@ -19,6 +19,18 @@ export interface ObjectStoreOptions {
 
 export function errorCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
+}
+
+/** Reads at most `size` bytes (a size already checked against a bound) from the start of an open file. */
+export async function readUpTo(handle: FileHandle, size: number): Promise<Uint8Array> {
+  const bytes = new Uint8Array(size);
+  let filled = 0;
+  while (filled < size) {
+    const { bytesRead } = await handle.read(bytes, filled, size - filled, filled);
+    if (bytesRead === 0) break; // the file shrank meanwhile
+    filled += bytesRead;
+  }
+  return filled === size ? bytes : bytes.subarray(0, filled);
 }
 
 export async function fsyncDirectory(path: string): Promise<void> {
@@ -73,14 +85,7 @@ export class ObjectStore {
       if (size > this.options.maxObjectBytes) {
         return failure('cbor.too_large', `${id}: ${size} bytes exceed max_object_bytes ${this.options.maxObjectBytes}`);
       }
-      const bytes = new Uint8Array(size);
-      let filled = 0;
-      while (filled < size) {
-        const { bytesRead } = await handle.read(bytes, filled, size - filled, filled);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
-      }
-      const content = filled === size ? bytes : bytes.subarray(0, filled);
+      const content = await readUpTo(handle, size);
       const actual = sha256Hex(content);
       if (actual !== id) return failure('store.hash', `${id}: stored bytes hash to ${actual}`);
       return success(content);

@@ -10,7 +10,7 @@ import { NO_IGNORE_RULES, isIgnored, parseIgnoreRules, type IgnoreRules } from '
 import type { FileEntry, FileMap, Id } from '../core/objects.js';
 import { compareUtf8 } from '../core/cbor-profile.js';
 import { PATH_PROBLEM_TEXT, pathProblem } from '../core/value-rules.js';
-import { errorCode } from './object-store.js';
+import { errorCode, readUpTo } from './object-store.js';
 
 export interface SnapshotOptions {
   readonly rules: IgnoreRules;
@@ -30,14 +30,7 @@ async function readWhole(path: string, rel: string, maxContent: number): Promise
   try {
     const { size } = await handle.stat();
     if (size > maxContent) return failure('snapshot.invalid', `${rel}: ${size} bytes do not fit in an artifact (max_object_bytes)`);
-    const bytes = new Uint8Array(size);
-    let filled = 0;
-    while (filled < size) {
-      const { bytesRead } = await handle.read(bytes, filled, size - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    return success(filled === size ? bytes : bytes.subarray(0, filled));
+    return success(await readUpTo(handle, size));
   } finally {
     await handle.close();
   }
