@@ -14,7 +14,6 @@ export const DEFAULT_MAX_OBJECT_BYTES = 67_108_864;
 const MAX_UINT64 = 0xffff_ffff_ffff_ffffn;
 
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-const utf8Encoder = new TextEncoder();
 
 export function isCborMap(value: CborValue | undefined): value is CborMap {
   return value instanceof Map;
@@ -316,8 +315,4 @@ export function decodeCanonical(bytes: Uint8Array, maxBytes = DEFAULT_MAX_OBJECT
     return failure('cbor.trailing', `${bytes.length - scanned.value.end} bytes after the top-level item`);
   }
   return success(scanned.value.value);
-}
-
-export function encodeText(text: string): Uint8Array {
-  return utf8Encoder.encode(text);
 }

@@ -75,12 +75,6 @@ export type ProtocolCode = (typeof PROTOCOL_CODES)[number];
 export type ProductCode = (typeof PRODUCT_CODES)[number];
 export type AipErrorCode = ProtocolCode | ProductCode;
 
-const KNOWN_CODES: ReadonlySet<string> = new Set<string>([...PROTOCOL_CODES, ...PRODUCT_CODES]);
-
-export function isAipErrorCode(value: string): value is AipErrorCode {
-  return KNOWN_CODES.has(value);
-}
-
 export class AipError extends SafeError<AipErrorCode> {
   constructor(code: AipErrorCode, message: string, options: { cause?: unknown } = {}) {
     super(code, message, options);

@@ -78,7 +78,7 @@ function toTree(value: CborValue): JsonTree {
 }
 
 /** `{"id", "type", "version", "data"}` with data in canonical key order (files keys too). */
-export function objectToJsonTree(id: Id, object: AipObject): ReadonlyMap<string, JsonTree> {
+function objectToJsonTree(id: Id, object: AipObject): ReadonlyMap<string, JsonTree> {
   const value = objectToValue(object);
   const data = toTree(value.get('data') as CborValue) as ReadonlyMap<string, JsonTree>;
   const files = data.get('files');

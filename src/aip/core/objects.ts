@@ -163,10 +163,6 @@ export const ALL_TYPE_VERSIONS: readonly TypeVersion[] = [
 /** What an original v1-only reader accepts: the six schemas without executed evidence. */
 export const V1_ONLY_TYPE_VERSIONS: readonly TypeVersion[] = ALL_TYPE_VERSIONS.filter((pair) => pair !== 'evidence/2');
 
-export function typeVersionOf(object: AipObject): TypeVersion {
-  return `${object.type}/${object.version}` as TypeVersion;
-}
-
 /** The ID of the root state (vector V1): the same in every repository. */
 export const ROOT_STATE_ID: Id = 'd3892a5bf1fef7589daf0d297b76d3a0630d2c516352ce43f758fd34ad632ef6';
 

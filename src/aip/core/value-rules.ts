@@ -9,14 +9,6 @@ export function isId(value: string): boolean {
   return value.length === 64 && ID_PATTERN.test(value);
 }
 
-/** Strictly increasing (so duplicate-free); for lowercase hex IDs code unit order is bytewise order. */
-export function isStrictlyIncreasing(values: readonly string[]): boolean {
-  for (let i = 1; i < values.length; i++) {
-    if (compareUtf8(values[i - 1] as string, values[i] as string) >= 0) return false;
-  }
-  return true;
-}
-
 /** The sorted, duplicate-free copy a writer should store in an IDs field. */
 export function sortedIds(values: Iterable<string>): string[] {
   return [...new Set(values)].sort(compareUtf8);
@@ -27,10 +19,6 @@ const WHITE_SPACE: ReadonlySet<number> = new Set([
   0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006,
   0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
 ]);
-
-export function isWhiteSpace(codePoint: number): boolean {
-  return WHITE_SPACE.has(codePoint);
-}
 
 /** True when the text holds a code point outside White_Space (U+200B and U+FEFF count as content). */
 export function isNonemptyText(value: string): boolean {
