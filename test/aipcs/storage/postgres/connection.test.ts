@@ -1,0 +1,151 @@
+// PostgreSQL adapter, connection layer: SQLSTATE mapping, DSN shape rules,
+// the server version floor (a real PostgreSQL 15 when its binaries are on the
+// machine), and that no error keeps the DSN or any part of it.
+
+import { inspect } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
+import { isAcceptableDsn, toStorageFailure } from '../../../../src/aipcs/storage/postgres/connection.js';
+import { inspectPostgresStorage, openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
+import { binDirFor, startCluster, type RunningCluster } from '../../../support/postgres-cluster.js';
+import { createTestDatabase, postgresClusters } from '../../../support/postgres.js';
+
+const timeouts = { connectTimeoutSeconds: 2, lockTimeoutMs: 1000, statementTimeoutMs: 5000 };
+
+function serverError(code: string, message = 'server says no'): pg.DatabaseError {
+  const error = new pg.DatabaseError(message, message.length, 'error');
+  error.code = code;
+  return error;
+}
+
+/** Everything an error could reveal when logged: message, stack, cause chain, own properties. */
+function everythingIn(error: unknown): string {
+  return inspect(error, { depth: 20, showHidden: true }) + JSON.stringify(error, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+}
+
+async function failureOf(promise: Promise<unknown>): Promise<StorageFailure> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(StorageFailure);
+  return error as StorageFailure;
+}
+
+describe('SQLSTATE mapping', () => {
+  it.each(['40001', '40P01', '55P03', '57014'])('%s is busy', (code) => {
+    expect(toStorageFailure(serverError(code)).kind).toBe('busy');
+  });
+
+  it.each(['23505', '23503', '23502', '23514'])('%s is a constraint failure', (code) => {
+    expect(toStorageFailure(serverError(code)).kind).toBe('constraint');
+  });
+
+  it.each(['42P01', '3F000', '42501', '53300', '57P01', '08006', '28P01', 'XX000'])('%s is unavailable', (code) => {
+    expect(toStorageFailure(serverError(code)).kind).toBe('unavailable');
+  });
+
+  it('treats client-side errors as unavailable and passes StorageFailures through', () => {
+    expect(toStorageFailure(new Error('Connection terminated unexpectedly')).kind).toBe('unavailable');
+    const failure = new StorageFailure('busy');
+    expect(toStorageFailure(failure)).toBe(failure);
+  });
+
+  it('drops server text that may name the role or database', () => {
+    for (const code of ['28P01', '28000', '3D000', '08004']) {
+      const failure = toStorageFailure(serverError(code, 'password authentication failed for user "alice"'));
+      expect(everythingIn(failure)).not.toContain('alice');
+      expect((failure.cause as { sqlstate: string }).sqlstate).toBe(code);
+    }
+  });
+});
+
+describe('DSN rules', () => {
+  it('accepts a plain DSN and refuses blank, NUL-bearing and overlong ones', () => {
+    expect(isAcceptableDsn('postgresql://u@127.0.0.1:5432/db')).toBe(true);
+    expect(isAcceptableDsn('   ')).toBe(false);
+    expect(isAcceptableDsn('postgresql://u@h/db\u0000')).toBe(false);
+    expect(isAcceptableDsn(`postgresql://u@h/${'d'.repeat(4096)}`)).toBe(false);
+  });
+
+  it('refuses an unacceptable DSN as unavailable without touching the network', async () => {
+    for (const dsn of ['', ' ', 'postgresql://x\u0000']) {
+      expect((await failureOf(openPostgresStorage({ dsn, ...timeouts }))).kind).toBe('unavailable');
+    }
+  });
+});
+
+describe('the DSN never leaks', () => {
+  const secret = 'S3cret-Passw0rd';
+
+  it('not from a malformed DSN', async () => {
+    for (const dsn of [`postgresql://alice:${secret}@[not-a-host/db`, `postgresql://alice:${secret}@host:notaport/db`, `${secret}`]) {
+      const failure = await failureOf(openPostgresStorage({ dsn, ...timeouts }));
+      expect(failure.kind).toBe('unavailable');
+      expect(everythingIn(failure)).not.toContain(secret);
+      expect(everythingIn(failure)).not.toContain('alice');
+    }
+  });
+
+  it('not from an unreachable server', async () => {
+    // Port 1 on loopback: nothing listens there, the connection is refused at once.
+    const dsn = `postgresql://alice:${secret}@127.0.0.1:1/somedb`;
+    for (const attempt of [openPostgresStorage({ dsn, ...timeouts }), inspectPostgresStorage({ dsn, ...timeouts })]) {
+      const failure = await failureOf(attempt);
+      expect(failure.kind).toBe('unavailable');
+      const text = everythingIn(failure);
+      for (const part of [secret, 'alice', 'somedb', dsn]) expect(text).not.toContain(part);
+    }
+  });
+
+  describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s', (_version, cluster) => {
+    it('not from a server that refuses the role or the database', async () => {
+      const db = await createTestDatabase(cluster);
+      try {
+        const url = new URL(db.url);
+        const wrongDatabase = new URL(db.url);
+        wrongDatabase.pathname = '/no_such_database_here';
+        wrongDatabase.password = secret;
+        const wrongRole = new URL(db.url);
+        wrongRole.username = 'no_such_role_here';
+        wrongRole.password = secret;
+        for (const dsn of [wrongDatabase.toString(), wrongRole.toString()]) {
+          const failure = await failureOf(openPostgresStorage({ dsn, ...timeouts }));
+          expect(failure.kind).toBe('unavailable');
+          const text = everythingIn(failure);
+          for (const part of [secret, 'no_such_database_here', 'no_such_role_here', url.port, dsn]) expect(text).not.toContain(part);
+        }
+      } finally {
+        await db.drop();
+      }
+    });
+  });
+});
+
+describe('server version floor', () => {
+  const available = binDirFor('15') !== undefined;
+  let cluster: RunningCluster | undefined;
+
+  beforeAll(async () => {
+    if (available) cluster = await startCluster('15');
+  }, 60_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it.skipIf(!available)('refuses PostgreSQL 15 as unavailable and creates nothing there', async () => {
+    const running = cluster as RunningCluster;
+    const failure = await failureOf(openPostgresStorage({ dsn: running.adminUrl, ...timeouts }));
+    expect(failure.kind).toBe('unavailable');
+    const client = new pg.Client({ connectionString: running.adminUrl });
+    await client.connect();
+    try {
+      const schemas = await client.query(`SELECT 1 FROM pg_namespace WHERE nspname = 'aipcs_registry'`);
+      expect(schemas.rowCount).toBe(0);
+    } finally {
+      await client.end();
+    }
+  });
+});

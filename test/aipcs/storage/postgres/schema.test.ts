@@ -1,0 +1,297 @@
+// PostgreSQL adapter, physical rules on every test cluster: schemas owned by
+// the connecting role with nothing granted to PUBLIC, collation "C" on every
+// text column (and bytewise order even in an ICU database), fail-closed
+// starts on a registry that is not exactly ours, concurrent starters, busy
+// on lock waits, application errors passing through units unchanged, and
+// exact round trips of integer and float extremes.
+
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
+import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
+import { openPostgresStorage, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
+import type { JsonObject } from '../../../../src/common/json.js';
+import { appOver, manifest } from '../../../conformance/harness.js';
+import { notesManifest } from '../../../support/manifests.js';
+import type { ClusterInfo } from '../../../support/postgres-cluster.js';
+import { createTestDatabase, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
+
+const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
+
+async function query<R extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function materialisedService(storage: StoragePorts): Promise<{ serviceId: string; namespace: string; app: ReturnType<typeof appOver> }> {
+  const app = appOver(storage);
+  const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
+  await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
+  const service = await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+  return { serviceId, namespace: (service['storage'] as JsonObject)['namespace'] as string, app };
+}
+
+async function failureOf(promise: Promise<unknown>): Promise<StorageFailure> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(StorageFailure);
+  return error as StorageFailure;
+}
+
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s adapter', (_version, cluster: ClusterInfo) => {
+  let db: TestDatabase;
+  let options: PostgresStorageOptions;
+  const opened: StoragePorts[] = [];
+  const open = async (extra: Partial<PostgresStorageOptions> = {}) => {
+    const storage = await openPostgresStorage({ ...options, ...extra });
+    opened.push(storage);
+    return storage;
+  };
+
+  beforeEach(async () => {
+    db = await createTestDatabase(cluster);
+    options = { dsn: db.url, ...timeouts };
+  });
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((storage) => storage.close()));
+    await db.drop();
+  });
+
+  describe('ownership and privileges', () => {
+    it('creates the registry and service schemas owned by the role, with nothing granted to PUBLIC', async () => {
+      const storage = await open();
+      const { namespace } = await materialisedService(storage);
+      const schemas = await query<{ nspname: string; owned: boolean; public_grants: boolean }>(
+        db.url,
+        `SELECT n.nspname, n.nspowner = (SELECT oid FROM pg_roles WHERE rolname = current_user) AS owned,
+                EXISTS (SELECT 1 FROM aclexplode(n.nspacl) a WHERE a.grantee = 0) AS public_grants
+           FROM pg_namespace n WHERE n.nspname IN ('aipcs_registry', $1) ORDER BY 1`,
+        [namespace],
+      );
+      expect(schemas).toEqual([
+        { nspname: 'aipcs_registry', owned: true, public_grants: false },
+        { nspname: namespace, owned: true, public_grants: false },
+      ]);
+      const publicRelations = await query(
+        db.url,
+        `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace, aclexplode(c.relacl) a
+          WHERE n.nspname IN ('aipcs_registry', $1) AND a.grantee = 0`,
+        [namespace],
+      );
+      expect(publicRelations).toEqual([]);
+      // Another ordinary role of the cluster can neither see nor use them.
+      const other = `aipcs_other_${randomBytes(4).toString('hex')}`;
+      await query(cluster.adminUrl, `CREATE ROLE ${other} LOGIN`);
+      try {
+        await query(cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`), `GRANT CONNECT ON DATABASE ${db.name} TO ${other}`);
+        const otherUrl = db.url.replace(/\/\/[^@]+@/, `//${other}@`);
+        await expect(query(otherUrl, `SELECT count(*) FROM aipcs_registry.aipcs_registry_service`)).rejects.toMatchObject({ code: '42501' });
+        await expect(query(otherUrl, `SELECT count(*) FROM "${namespace}"."note"`)).rejects.toMatchObject({ code: '42501' });
+      } finally {
+        await query(cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`), `REVOKE CONNECT ON DATABASE ${db.name} FROM ${other}`);
+        await query(cluster.adminUrl, `DROP ROLE ${other}`);
+      }
+    });
+
+    it('refuses to start on a registry schema that grants PUBLIC access, and leaves it untouched', async () => {
+      await (await open()).close();
+      await query(db.url, `GRANT USAGE ON SCHEMA aipcs_registry TO PUBLIC`);
+      expect((await failureOf(open())).kind).toBe('unavailable');
+      await query(db.url, `REVOKE USAGE ON SCHEMA aipcs_registry FROM PUBLIC`);
+      await open();
+    });
+
+    it('refuses a registry schema owned by another role', async () => {
+      const admin = cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`);
+      await query(admin, `CREATE SCHEMA aipcs_registry`);
+      await query(admin, `REVOKE ALL ON SCHEMA aipcs_registry FROM PUBLIC`);
+      expect((await failureOf(open())).kind).toBe('unavailable');
+    });
+
+    it('adopts an empty registry schema the operator created for the role', async () => {
+      await query(db.url, `CREATE SCHEMA aipcs_registry`);
+      const storage = await open();
+      await materialisedService(storage);
+    });
+  });
+
+  describe('fail-closed start', () => {
+    it('leaves a foreign or altered registry untouched and refuses it', async () => {
+      await query(db.url, `CREATE SCHEMA aipcs_registry`);
+      await query(db.url, `CREATE TABLE aipcs_registry.something_else (x int)`);
+      expect((await failureOf(open())).kind).toBe('unavailable');
+      expect(await query(db.url, `SELECT relname FROM pg_class WHERE relnamespace = 'aipcs_registry'::regnamespace ORDER BY 1`)).toEqual([{ relname: 'something_else' }]);
+    });
+
+    it('refuses a registry whose tables were changed after creation', async () => {
+      await (await open()).close();
+      await query(db.url, `ALTER TABLE aipcs_registry.aipcs_registry_claim ADD COLUMN extra text`);
+      expect((await failureOf(open())).kind).toBe('unavailable');
+    });
+
+    it('refuses a registry marked dirty', async () => {
+      await (await open()).close();
+      await query(db.url, `UPDATE aipcs_registry.aipcs_registry_meta SET dirty = true`);
+      expect((await failureOf(open())).kind).toBe('unavailable');
+    });
+
+    it('lets concurrent starters converge on one migrated registry', async () => {
+      const starts = await Promise.all(Array.from({ length: 4 }, () => open()));
+      expect(starts).toHaveLength(4);
+      expect(await query(db.url, `SELECT revision, migration_id FROM aipcs_registry.aipcs_registry_migration`)).toHaveLength(1);
+    });
+
+    it('reports a service store whose tables were altered as incompatible, never ready', async () => {
+      const storage = await open();
+      const { serviceId, app } = await materialisedService(storage);
+      const service = await app.lifecycle.inspect(serviceId);
+      const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
+      const { storeLayoutOf } = await import('../../../../src/aipcs/core/layout.js');
+      const layout = storeLayoutOf(manifest(notesManifest()));
+      expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'ready' });
+      await query(db.url, `CREATE INDEX extra_index ON "${locator.namespace}"."note" ("title")`);
+      expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
+      await expect(storage.stores.materialise(locator, layout)).rejects.toMatchObject({ kind: 'incompatible' });
+      expect(await storage.stores.observe({ ...locator, namespace: `svc_${'0'.repeat(32)}` }, layout)).toEqual({ state: 'uninitialised' });
+    });
+  });
+
+  describe('collation "C"', () => {
+    it('gives every text column of the registry and of a service store collation "C"', async () => {
+      const storage = await open();
+      const { namespace } = await materialisedService(storage);
+      const columns = await query<{ schema: string; relname: string; attname: string; collname: string | null }>(
+        db.url,
+        `SELECT n.nspname AS schema, c.relname, a.attname, coll.collname
+           FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+           LEFT JOIN pg_collation coll ON coll.oid = a.attcollation
+          WHERE n.nspname IN ('aipcs_registry', $1) AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'text'::regtype`,
+        [namespace],
+      );
+      expect(columns.length).toBeGreaterThan(20);
+      expect(columns.filter((column) => column.collname !== 'C')).toEqual([]);
+    });
+
+    it('orders, compares and pages bytewise in a database whose default collation is linguistic', async () => {
+      const name = `aipcs_icu_${randomBytes(6).toString('hex')}`;
+      const role = new URL(db.url).username;
+      await query(cluster.adminUrl, `CREATE DATABASE ${name} OWNER ${role} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
+      try {
+        const url = db.url.replace(/\/[^/]+$/, `/${name}`);
+        // The database really is linguistic: 'a' sorts before 'B' there by default.
+        expect(await query(url, `SELECT 'a' < 'B' AS linguistic`)).toEqual([{ linguistic: true }]);
+        const storage = await open({ dsn: url });
+        const { serviceId, app } = await materialisedService(storage);
+        for (const [i, status] of ['B', 'a', 'B', 'é', 'Z'].entries()) {
+          await app.records.create({ serviceId, entityName: 'note', record: { title: `t${i}`, status: 'draft', tags: [status] }, idempotencyKey: `k${i}` });
+        }
+        const ids = ((await app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null }))['records'] as JsonObject[]).map((r) => r['id'] as string);
+        expect(ids).toEqual([...ids].sort());
+        const found = await app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null, filters: { tags: 'B' } });
+        expect((found['records'] as JsonObject[]).length).toBe(2);
+        const lower = await app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null, filters: { tags: 'b' } });
+        expect(lower['records']).toEqual([]);
+        // Facet members in code point order among equal counts: Z (0x5A) < a (0x61) < é (0xE9).
+        const members = await storage.data.read({ backend: 'postgresql', namespace: `svc_${serviceId.replaceAll('-', '')}` }, 'agent-a', async (tx) => {
+          const { storeLayoutOf } = await import('../../../../src/aipcs/core/layout.js');
+          const note = storeLayoutOf(manifest(notesManifest())).entities.find((entity) => entity.name === 'note');
+          return note ? tx.facetValues(note, 'tags', 'list_members', 10) : [];
+        });
+        expect(members.map((member) => [member.value, member.count])).toEqual([
+          ['B', 2n],
+          ['Z', 1n],
+          ['a', 1n],
+          ['é', 1n],
+        ]);
+        await storage.close();
+        opened.splice(opened.indexOf(storage), 1);
+      } finally {
+        await query(cluster.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      }
+    });
+  });
+
+  describe('units of work', () => {
+    it('reports a lock wait beyond lock_timeout as busy', async () => {
+      const storage = await open({ lockTimeoutMs: 200 });
+      const { serviceId, namespace, app } = await materialisedService(storage);
+      const holder = new pg.Client({ connectionString: db.url });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`aipcs:service_store:${namespace}`]);
+        await expect(app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'blocked' })).rejects.toMatchObject({ code: 'storage_busy' });
+        await holder.query('ROLLBACK');
+        const created = await app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'blocked' });
+        expect(created['replayed']).toBe(false);
+      } finally {
+        await holder.end();
+      }
+    });
+
+    it('rolls back and rethrows the very application error thrown inside a unit', async () => {
+      const storage = await open();
+      const { namespace } = await materialisedService(storage);
+      const appError = new Error('application outcome');
+      await expect(
+        storage.registry.write(async (tx) => {
+          const service = (await tx.listServices('agent-a', 10))[0];
+          if (service) await tx.updateService({ ...service, domainClass: 'changed' }, service.serviceRevision);
+          throw appError;
+        }),
+      ).rejects.toBe(appError);
+      expect(await query(db.url, `SELECT domain_class FROM aipcs_registry.aipcs_registry_service`)).toEqual([{ domain_class: 'knowledge' }]);
+      await expect(
+        storage.data.write({ backend: 'postgresql', namespace }, 'agent-a', async (tx) => {
+          await tx.putReplay({ idempotencyKey: 'x', kind: 'create', fingerprint: 'f', result: {}, completedAt: 1n });
+          throw appError;
+        }),
+      ).rejects.toBe(appError);
+      expect(await query(db.url, `SELECT count(*)::int AS n FROM "${namespace}"."__aipcs_record_mutation"`)).toEqual([{ n: 0 }]);
+    });
+
+    it('answers unavailable for a locator of another backend or a malformed namespace', async () => {
+      const storage = await open();
+      await expect(storage.data.read({ backend: 'sqlite', namespace: `svc_${'a'.repeat(32)}` }, 'agent-a', async () => 1)).rejects.toMatchObject({ kind: 'unavailable' });
+      await expect(storage.data.read({ backend: 'postgresql', namespace: 'public' }, 'agent-a', async () => 1)).rejects.toMatchObject({ kind: 'unavailable' });
+    });
+  });
+
+  describe('exact values', () => {
+    it('round-trips 64-bit integers, float extremes, 1 versus 1.0 and non-ASCII text', async () => {
+      const storage = await open();
+      const { serviceId, app } = await materialisedService(storage);
+      const cases: JsonObject[] = [
+        { title: 'max', priority: 9223372036854775807n, confidence: 1.7976931348623157e308 },
+        { title: 'min', priority: -9223372036854775808n, confidence: 5e-324 },
+        { title: 'one', priority: 1n, confidence: 1n },
+        { title: '😀 ünïcode \u2028 "quoted" \\ back', confidence: 0.1, tags: ['ß', 'SS', 'ss'] },
+      ];
+      for (const [i, record] of cases.entries()) {
+        const created = (await app.records.create({ serviceId, entityName: 'note', record, idempotencyKey: `v${i}` }))['record'] as JsonObject;
+        const read = await app.records.get(serviceId, 'note', created['id'] as string);
+        expect(read).toEqual(created);
+        const fields = read['fields'] as JsonObject;
+        expect(fields['title']).toBe((record['title'] as string).trim());
+        if (record['priority'] !== undefined) expect(fields['priority']).toBe(record['priority']);
+        if (record['tags'] !== undefined) expect(fields['tags']).toEqual(record['tags']);
+        expect(typeof fields['confidence']).toBe('number');
+        expect(fields['confidence']).toBe(Number(record['confidence']));
+      }
+      const history = await app.records.history({ serviceId, entityName: 'note', recordId: null, limit: 10, cursor: null });
+      const after = (history['events'] as JsonObject[]).map((event) => ((event['after'] as JsonObject)['fields'] as JsonObject)['priority']);
+      expect(after).toEqual([9223372036854775807n, -9223372036854775808n, 1n, null]);
+      const byPriority = await app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null, filters: { priority: -9223372036854775808n } });
+      expect((byPriority['records'] as JsonObject[]).map((r) => (r['fields'] as JsonObject)['title'])).toEqual(['min']);
+    });
+  });
+});
