@@ -176,7 +176,7 @@ export class PostgresConnection {
       client = await this.pool.connect();
     } catch (error) {
       // Waiting for a pooled connection that every other unit holds is contention, not an outage.
-      const saturated = !(error instanceof pg.DatabaseError) && this.pool.totalCount >= this.max && this.pool.waitingCount > 0;
+      const saturated = !(error instanceof pg.DatabaseError) && this.pool.totalCount >= this.max && this.pool.idleCount === 0;
       throw saturated ? new StorageFailure('busy', { cause: summarise(error) }) : toStorageFailure(error);
     }
     if (this.prepared.has(client)) return client;

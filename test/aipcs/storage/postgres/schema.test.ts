@@ -238,6 +238,34 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       }
     });
 
+    it('reports waiting for a pooled connection beyond the connect timeout as busy', async () => {
+      const storage = await open({ maxConnections: 1, connectTimeoutSeconds: 1 });
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let entered!: () => void;
+      const inside = new Promise<void>((resolve) => (entered = resolve));
+      const holder = storage.registry.read(async () => {
+        entered();
+        await held;
+      });
+      await inside;
+      await expect(storage.registry.read(async (tx) => tx.listServices('agent-a', 1))).rejects.toMatchObject({ kind: 'busy' });
+      release();
+      await holder;
+      await expect(storage.registry.read(async (tx) => tx.listServices('agent-a', 1))).resolves.toEqual([]);
+    });
+
+    it('answers bootstrap from the registry alone when a service schema is gone', async () => {
+      const storage = await open();
+      const { serviceId, namespace, app } = await materialisedService(storage);
+      await app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'r' });
+      const before = await app.discovery.bootstrap({ limit: 100 });
+      await query(db.url, `ALTER SCHEMA "${namespace}" RENAME TO "moved_${namespace}"`);
+      expect(await app.discovery.bootstrap({ limit: 100 })).toEqual(before);
+      await expect(app.discovery.summary({ serviceId, sample: 0 })).rejects.toMatchObject({ code: 'storage_unavailable' });
+      await expect(app.records.create({ serviceId, entityName: 'note', record: { title: 'y' }, idempotencyKey: 'r2' })).rejects.toMatchObject({ code: 'storage_unavailable' });
+    });
+
     it('rolls back and rethrows the very application error thrown inside a unit', async () => {
       const storage = await open();
       const { namespace } = await materialisedService(storage);
