@@ -55,7 +55,21 @@ export const primaryKeyName = (entity: string) => derivedName('__aipcs_pk_', ent
 export const equalityIndexName = (entity: string, field: string) => derivedName('__aipcs_eq_', entity, field);
 export const memberIndexName = (entity: string, field: string) => derivedName('__aipcs_lm_', entity, field);
 
-/** Bookkeeping tables every store has, whatever its manifest. */
+/**
+ * Foreign keys among the bookkeeping tables, added after the tables (like
+ * the domain ones) so that a store can be filled in any row order first.
+ */
+export function bookkeepingKeysDdl(schema: string): string[] {
+  const s = quoteIdentifier(schema);
+  return [
+    `ALTER TABLE ${s}."__aipcs_memory_branch" ADD CONSTRAINT "__aipcs_memory_branch_parent_fk" FOREIGN KEY ("parent_branch_id")
+  REFERENCES ${s}."__aipcs_memory_branch" ("id") ON DELETE RESTRICT ON UPDATE RESTRICT NOT DEFERRABLE`,
+    `ALTER TABLE ${s}."__aipcs_record_branch" ADD CONSTRAINT "__aipcs_record_branch_branch_fk" FOREIGN KEY ("branch_id")
+  REFERENCES ${s}."__aipcs_memory_branch" ("id") ON DELETE RESTRICT ON UPDATE RESTRICT NOT DEFERRABLE`,
+  ];
+}
+
+/** Bookkeeping tables every store has, whatever its manifest (their keys: bookkeepingKeysDdl). */
 export function bookkeepingDdl(schema: string): string[] {
   const s = quoteIdentifier(schema);
   return [
@@ -99,7 +113,7 @@ export function bookkeepingDdl(schema: string): string[] {
   "title" text COLLATE "C" NOT NULL,
   "intent" text COLLATE "C" NOT NULL,
   "branch_type" text COLLATE "C",
-  "parent_branch_id" text COLLATE "C" REFERENCES ${s}."__aipcs_memory_branch" ("id") ON DELETE RESTRICT ON UPDATE RESTRICT,
+  "parent_branch_id" text COLLATE "C",
   "status" text COLLATE "C" NOT NULL CHECK ("status" IN ('active', 'archived', 'superseded')),
   "retrieval_summary" text COLLATE "C",
   "branch_revision" bigint NOT NULL,
@@ -108,12 +122,15 @@ export function bookkeepingDdl(schema: string): string[] {
   UNIQUE ("principal_id", "slug")
 )`,
     `CREATE INDEX "__aipcs_memory_branch_parent" ON ${s}."__aipcs_memory_branch" ("principal_id", "parent_branch_id", "id")`,
+    // Branch list pages walk ids in order and stop at the limit.
+    `CREATE INDEX "__aipcs_memory_branch_list" ON ${s}."__aipcs_memory_branch" ("principal_id", "id")`,
+    // Summary branch cards: most recently updated first, ties by id.
     `CREATE INDEX "__aipcs_memory_branch_recent" ON ${s}."__aipcs_memory_branch" ("principal_id", "updated_at" DESC, "id")`,
     `CREATE TABLE ${s}."__aipcs_record_branch" (
   "principal_id" text COLLATE "C" NOT NULL,
   "entity_name" text COLLATE "C" NOT NULL,
   "record_id" text COLLATE "C" NOT NULL,
-  "branch_id" text COLLATE "C" NOT NULL REFERENCES ${s}."__aipcs_memory_branch" ("id") ON DELETE RESTRICT ON UPDATE RESTRICT,
+  "branch_id" text COLLATE "C" NOT NULL,
   "role" text COLLATE "C" NOT NULL CHECK ("role" IN ('primary', 'related')),
   "assigned_at" bigint NOT NULL,
   PRIMARY KEY ("principal_id", "entity_name", "record_id", "branch_id")
@@ -174,6 +191,7 @@ export function storeDdl(schema: string, layout: StoreLayout, createSchema = tru
     `REVOKE ALL ON SCHEMA ${s} FROM PUBLIC`,
     ...bookkeepingDdl(schema),
     ...layout.entities.map((entity) => tableDdl(schema, entity)),
+    ...bookkeepingKeysDdl(schema),
     ...layout.entities.flatMap((entity) => foreignKeyDdl(schema, entity, new Set())),
     ...layout.entities.flatMap((entity) => indexDdl(schema, entity)),
     ...revokeDdl(schema),
