@@ -1,0 +1,218 @@
+// Line-by-line validation of one artefact (operations spec §5.2-§5.7): size,
+// bytes, canonical JSON, frame shape, kind order, ordinals, per-line digest,
+// payloads, cross-line rules, section digests, the root and the trailer. Both
+// the reader and the writer (checking its own output) drive it, so nothing is
+// written that would not read back. It sees whole lines, never storage.
+
+import { createHash, type Hash } from 'node:crypto';
+import type { JsonObject, JsonValue } from '../../common/json.js';
+import { isJsonObject } from '../../common/json.js';
+import type { BundleHeader, BundleItem, BundleService, BundleSummary, SectionDigest } from './content.js';
+import { parseCanonicalLine } from './canonical-json.js';
+import { ContentRules } from './content-rules.js';
+import { BundleInvalidError } from './errors.js';
+import { compileEntityRules, type EntityFieldRules } from './field-rules.js';
+import { EXPORT_FORMAT_VERSION, MEMBER_KINDS, SECTION_KINDS, type BundleLimits, type MemberKind, type SectionKind } from './format.js';
+import { decodeBranch, decodeHeader, decodeHistory, decodeMembership, decodeRecord, decodeService, hasExactKeys } from './payload-codec.js';
+
+const LF = 0x0a;
+const CR = 0x0d;
+const CLOSE_BRACE = new Uint8Array([0x7d]);
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+/** `,"sha256":"` + 64 hex + `"}` + LF: what a frame adds to the object its digest covers. */
+const DIGEST_SUFFIX_BYTES = 11 + 64 + 2 + 1;
+const FRAME_KEYS = ['kind', 'ordinal', 'payload', 'sha256'] as const;
+const TRAILER_KEYS = ['kind', 'ordinal', 'payload'] as const;
+const TRAILER_PAYLOAD_KEYS = ['pre_trailer_byte_count', 'root_sha256', 'sections'] as const;
+const SECTION_ENTRY_KEYS = ['count', 'kind', 'sha256'] as const;
+
+/** What the trailer must say, computed from the lines so far. */
+export interface TrailerFacts {
+  readonly preTrailerByteCount: number;
+  readonly rootSha256: string;
+  readonly sections: readonly SectionDigest[];
+}
+
+export class FrameValidator {
+  private readonly decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  private lineCount = 0;
+  private byteCount = 0;
+  private finishedSummary: BundleSummary | null = null;
+  private readonly root: Hash = createHash('sha256');
+  private readonly sectionHashes = new Map<SectionKind, Hash>(SECTION_KINDS.map((kind) => [kind, createHash('sha256')]));
+  private readonly sectionCounts = new Map<SectionKind, number>(SECTION_KINDS.map((kind) => [kind, 0]));
+  private header: BundleHeader | null = null;
+  private service: BundleService | null = null;
+  private entities: ReadonlyMap<string, EntityFieldRules> = new Map();
+  private memberSection = -1;
+  private readonly rules = new ContentRules();
+
+  constructor(
+    private readonly limits: BundleLimits,
+    /** Set on a second read: the root the first read found. */
+    private readonly expectedRoot: string | null = null,
+  ) {}
+
+  /** The summary, once the trailer has been accepted. */
+  get summary(): BundleSummary | null {
+    return this.finishedSummary;
+  }
+
+  get linesSeen(): number {
+    return this.lineCount;
+  }
+
+  /**
+   * Validates one whole line (LF included) and returns what it carries: a
+   * header, service or member item, or the `end` item for the trailer.
+   */
+  acceptLine(line: Uint8Array): BundleItem {
+    const index = this.lineCount;
+    try {
+      return this.accept(line, index);
+    } catch (error) {
+      if (error instanceof BundleInvalidError && error.line === null) throw new BundleInvalidError(error.reason, index);
+      throw error;
+    }
+  }
+
+  private accept(line: Uint8Array, index: number): BundleItem {
+    if (this.finishedSummary !== null) throw new BundleInvalidError('bytes_after_trailer');
+    if (index >= this.limits.maxLines) throw new BundleInvalidError('too_many_lines');
+    const length = line.length;
+    if (length > this.limits.maxLineBytes) throw new BundleInvalidError('line_too_long');
+    if (length === 0 || line[length - 1] !== LF) throw new BundleInvalidError('truncated');
+    if (length === 1) throw new BundleInvalidError('empty_line');
+    if (line.indexOf(CR) >= 0) throw new BundleInvalidError('carriage_return');
+    if (line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf) throw new BundleInvalidError('byte_order_mark');
+    if (this.byteCount + length > this.limits.maxBundleBytes) throw new BundleInvalidError('bundle_too_large');
+
+    let text: string;
+    try {
+      text = this.decoder.decode(line.subarray(0, length - 1));
+    } catch {
+      throw new BundleInvalidError('invalid_utf8');
+    }
+    const frame = parseCanonicalLine(text);
+    const kind = frame['kind'];
+    if (typeof kind !== 'string') throw new BundleInvalidError('frame_shape');
+    if (kind === 'trailer') return this.acceptTrailer(frame, index, length);
+    if (!(SECTION_KINDS as readonly string[]).includes(kind)) throw new BundleInvalidError('unknown_kind');
+    if (kind === 'audit') throw new BundleInvalidError('audit_present');
+    if (frame['ordinal'] !== BigInt(index)) throw new BundleInvalidError('ordinal_mismatch');
+    if (!hasExactKeys(frame, FRAME_KEYS)) throw new BundleInvalidError('frame_shape');
+    const claimed = frame['sha256'];
+    if (typeof claimed !== 'string' || !SHA256_HEX.test(claimed)) throw new BundleInvalidError('frame_shape');
+    const digest = createHash('sha256').update(line.subarray(0, length - DIGEST_SUFFIX_BYTES)).update(CLOSE_BRACE).digest('hex');
+    if (digest !== claimed) throw new BundleInvalidError('frame_digest_mismatch');
+    // A member must leave room for the trailer within the line limit.
+    if (index + 1 >= this.limits.maxLines) throw new BundleInvalidError('too_many_lines');
+
+    const item = this.decodeMember(kind as Exclude<SectionKind, 'audit'>, frame['payload'], index, length);
+    this.byteCount += length;
+    this.root.update(line);
+    (this.sectionHashes.get(kind as SectionKind) as Hash).update(line);
+    this.sectionCounts.set(kind as SectionKind, (this.sectionCounts.get(kind as SectionKind) as number) + 1);
+    this.lineCount++;
+    return item;
+  }
+
+  private decodeMember(kind: Exclude<SectionKind, 'audit'>, payload: JsonValue | undefined, index: number, length: number): BundleItem {
+    if (kind === 'header') {
+      if (index !== 0) throw new BundleInvalidError('section_order');
+      this.header = decodeHeader(payload);
+      return { kind, value: this.header };
+    }
+    if (index === 0) throw new BundleInvalidError('section_order');
+    if (kind === 'service') {
+      if (index !== 1) throw new BundleInvalidError('section_order');
+      const decoded = decodeService(payload);
+      this.service = decoded.service;
+      if (decoded.manifest !== null) this.entities = compileEntityRules(decoded.manifest);
+      return { kind, value: decoded.service, manifest: decoded.manifest };
+    }
+    if (index === 1 || this.service === null) throw new BundleInvalidError('section_order');
+    const section = MEMBER_KINDS.indexOf(kind as MemberKind);
+    if (section < this.memberSection) throw new BundleInvalidError('section_order');
+    if (this.service.designState === 'seeded') throw new BundleInvalidError('seeded_with_members');
+    if (section > this.memberSection) {
+      this.memberSection = section;
+      this.rules.enter(kind as MemberKind);
+    }
+    switch (kind) {
+      case 'record': {
+        const value = decodeRecord(payload, this.entities, length);
+        this.rules.record(value);
+        return { kind, value };
+      }
+      case 'history': {
+        const value = decodeHistory(payload, this.entities, length);
+        this.rules.history(value);
+        return { kind, value };
+      }
+      case 'branch': {
+        const value = decodeBranch(payload);
+        this.rules.branch(value);
+        return { kind, value };
+      }
+      case 'branch_membership': {
+        const value = decodeMembership(payload);
+        this.rules.membership(value);
+        return { kind, value };
+      }
+    }
+  }
+
+  /** The trailer the lines so far call for (the writer encodes it; digests are copied, not finalised). */
+  trailerFacts(): TrailerFacts {
+    return {
+      preTrailerByteCount: this.byteCount,
+      rootSha256: this.root.copy().digest('hex'),
+      sections: SECTION_KINDS.map((kind) => ({
+        kind,
+        count: this.sectionCounts.get(kind) as number,
+        sha256: (this.sectionHashes.get(kind) as Hash).copy().digest('hex'),
+      })),
+    };
+  }
+
+  private acceptTrailer(frame: JsonObject, index: number, length: number): BundleItem {
+    if (frame['ordinal'] !== BigInt(index)) throw new BundleInvalidError('ordinal_mismatch');
+    if (!hasExactKeys(frame, TRAILER_KEYS)) throw new BundleInvalidError('frame_shape');
+    if (this.header === null || this.service === null) throw new BundleInvalidError('section_order');
+    this.rules.finish();
+    const payload = frame['payload'];
+    if (!isJsonObject(payload ?? null) || !hasExactKeys(payload as JsonObject, TRAILER_PAYLOAD_KEYS)) throw new BundleInvalidError('trailer_invalid');
+    const claimed = payload as JsonObject;
+    const sections = claimed['sections'];
+    if (typeof claimed['pre_trailer_byte_count'] !== 'bigint' || typeof claimed['root_sha256'] !== 'string' || !Array.isArray(sections) || sections.length !== SECTION_KINDS.length) {
+      throw new BundleInvalidError('trailer_invalid');
+    }
+    sections.forEach((entry, position) => {
+      if (!isJsonObject(entry) || !hasExactKeys(entry, SECTION_ENTRY_KEYS) || entry['kind'] !== SECTION_KINDS[position] || typeof entry['count'] !== 'bigint' || typeof entry['sha256'] !== 'string') {
+        throw new BundleInvalidError('trailer_invalid');
+      }
+    });
+    const facts = this.trailerFacts();
+    if (claimed['root_sha256'] !== facts.rootSha256) throw new BundleInvalidError('root_mismatch');
+    if (claimed['pre_trailer_byte_count'] !== BigInt(facts.preTrailerByteCount)) throw new BundleInvalidError('trailer_mismatch');
+    facts.sections.forEach((expected, position) => {
+      const entry = sections[position] as JsonObject;
+      if (entry['count'] !== BigInt(expected.count) || entry['sha256'] !== expected.sha256) throw new BundleInvalidError('trailer_mismatch');
+    });
+    if (this.expectedRoot !== null && facts.rootSha256 !== this.expectedRoot) throw new BundleInvalidError('root_changed');
+    this.byteCount += length;
+    this.lineCount++;
+    const summary: BundleSummary = {
+      exportFormatVersion: EXPORT_FORMAT_VERSION,
+      sourceBackend: this.header.sourceBackend,
+      rootSha256: facts.rootSha256,
+      frameCount: index + 1,
+      preTrailerByteCount: facts.preTrailerByteCount,
+      totalByteCount: this.byteCount,
+      sections: facts.sections,
+    };
+    this.finishedSummary = summary;
+    return { kind: 'end', value: summary };
+  }
+}

@@ -1,0 +1,92 @@
+// A compact, append-only list of canonical UUIDs kept as 128-bit keys (four
+// 32-bit words) in typed arrays, appended in ascending order and searched by
+// bisection. It lets the reader remember up to a million ids in 16 bytes
+// each instead of a Set of strings; nothing else is stored per id.
+
+/** The four big-endian 32-bit words of a canonical (lowercase, hyphenated) UUID. */
+export function uuidWords(id: string): [number, number, number, number] {
+  return [
+    parseInt(id.slice(0, 8), 16),
+    parseInt(id.slice(9, 13) + id.slice(14, 18), 16),
+    parseInt(id.slice(19, 23) + id.slice(24, 28), 16),
+    parseInt(id.slice(28, 36), 16),
+  ];
+}
+
+export class IdList {
+  private words = new Uint32Array(64);
+  private size = 0;
+
+  get length(): number {
+    return this.size;
+  }
+
+  /** Appends an id and returns its index; search needs the ids appended in ascending order. */
+  push(id: string): number {
+    if ((this.size + 1) * 4 > this.words.length) {
+      const grown = new Uint32Array(this.words.length * 2);
+      grown.set(this.words);
+      this.words = grown;
+    }
+    this.words.set(uuidWords(id), this.size * 4);
+    return this.size++;
+  }
+
+  /** Index of the id, or -1 (the list must have been filled in ascending order). */
+  indexOf(id: string): number {
+    return this.indexOfKey(uuidWords(id));
+  }
+
+  /** The 128-bit key stored at an index. */
+  keyAt(index: number): [number, number, number, number] {
+    const base = index * 4;
+    return [this.words[base] as number, this.words[base + 1] as number, this.words[base + 2] as number, this.words[base + 3] as number];
+  }
+
+  indexOfKey(key: readonly number[]): number {
+    let low = 0;
+    let high = this.size - 1;
+    while (low <= high) {
+      const mid = (low + high) >>> 1;
+      const order = this.compareAt(mid, key);
+      if (order === 0) return mid;
+      if (order < 0) low = mid + 1;
+      else high = mid - 1;
+    }
+    return -1;
+  }
+
+  private compareAt(index: number, key: readonly number[]): number {
+    const base = index * 4;
+    for (let i = 0; i < 4; i++) {
+      const a = this.words[base + i] as number;
+      const b = key[i] as number;
+      if (a !== b) return a < b ? -1 : 1;
+    }
+    return 0;
+  }
+}
+
+/** A growable bit set over indexes of an IdList. */
+export class BitSet {
+  private bits = new Uint8Array(64);
+
+  has(index: number): boolean {
+    const byte = index >>> 3;
+    return byte < this.bits.length && ((this.bits[byte] as number) & (1 << (index & 7))) !== 0;
+  }
+
+  /** Sets the bit and reports whether it was already set. */
+  testAndSet(index: number): boolean {
+    const byte = index >>> 3;
+    if (byte >= this.bits.length) {
+      const grown = new Uint8Array(Math.max(this.bits.length * 2, byte + 1));
+      grown.set(this.bits);
+      this.bits = grown;
+    }
+    const mask = 1 << (index & 7);
+    const was = ((this.bits[byte] as number) & mask) !== 0;
+    this.bits[byte] = (this.bits[byte] as number) | mask;
+    return was;
+  }
+}

@@ -1,0 +1,71 @@
+// Timestamp27 (`YYYY-MM-DDTHH:MM:SS.ffffffZ`, UTC, six fraction digits) to and
+// from microseconds since the Unix epoch, the unit storage ports use. Strict
+// both ways: only real calendar instants in years 0001..9999 exist here.
+
+const PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{6})Z$/;
+
+const MICROS_PER_DAY = 86_400_000_000n;
+// Days from 1970-01-01 to 0001-01-01 and to 10000-01-01 (proleptic Gregorian).
+const MIN_DAY = -719_162;
+const END_DAY = 2_932_897;
+export const MIN_TIMESTAMP27_MICROS = BigInt(MIN_DAY) * MICROS_PER_DAY;
+export const MAX_TIMESTAMP27_MICROS = BigInt(END_DAY) * MICROS_PER_DAY - 1n;
+
+// Howard Hinnant's days_from_civil / civil_from_days: exact integer
+// arithmetic, independent of Date's two-digit-year quirks.
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
+}
+
+function civilFromDays(days: number): [number, number, number] {
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  return [yoe + era * 400 + (month <= 2 ? 1 : 0), month, day];
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** Microseconds of a Timestamp27 text, or undefined when the text is not one. */
+export function parseTimestamp27(text: string): bigint | undefined {
+  const match = PATTERN.exec(text);
+  if (!match) return undefined;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  const seconds = BigInt(daysFromCivil(year, month, day)) * 86_400n + BigInt(hour * 3600 + minute * 60 + second);
+  return seconds * 1_000_000n + BigInt(match[7] as string);
+}
+
+const pad = (value: number, width: number): string => String(value).padStart(width, '0');
+
+/** Timestamp27 text of an instant, or undefined outside years 0001..9999. */
+export function formatTimestamp27(micros: bigint): string | undefined {
+  if (micros < MIN_TIMESTAMP27_MICROS || micros > MAX_TIMESTAMP27_MICROS) return undefined;
+  let days = micros / MICROS_PER_DAY;
+  let rest = micros % MICROS_PER_DAY;
+  if (rest < 0n) {
+    rest += MICROS_PER_DAY;
+    days -= 1n;
+  }
+  const [year, month, day] = civilFromDays(Number(days));
+  const secondsOfDay = Number(rest / 1_000_000n);
+  const fraction = Number(rest % 1_000_000n);
+  const hour = Math.floor(secondsOfDay / 3600);
+  const minute = Math.floor((secondsOfDay % 3600) / 60);
+  const second = secondsOfDay % 60;
+  return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}T${pad(hour, 2)}:${pad(minute, 2)}:${pad(second, 2)}.${pad(fraction, 6)}Z`;
+}
