@@ -2,34 +2,10 @@
 // contract §3.2), as a small local type: the 26 error codes and the issue
 // shape. Structurally equal to the contract's and configuration's documents.
 
-export const CLI_ERROR_CODES = [
-  'invalid_request',
-  'invalid_identifier',
-  'validation_failed',
-  'retired_field',
-  'manifest_version_unsupported',
-  'legacy_import_required',
-  'not_found',
-  'already_exists',
-  'invalid_state',
-  'unsupported_operation',
-  'conflict',
-  'unsupported_transition',
-  'stale_revision',
-  'stale_record_version',
-  'stale_branch_revision',
-  'changed_fingerprint',
-  'constraint_violation',
-  'operation_in_progress',
-  'recovery_required',
-  'storage_busy',
-  'storage_migration_required',
-  'operation_uncertain',
-  'storage_unavailable',
-  'forbidden',
-  'transport_not_supported',
-  'internal_error',
-] as const;
+import { ERROR_CODES } from '../contract/error-codes.js';
+
+// The CLI prints the contract's codes; one list, owned by the contract layer.
+export const CLI_ERROR_CODES = ERROR_CODES;
 
 export type CliErrorCode = (typeof CLI_ERROR_CODES)[number];
 

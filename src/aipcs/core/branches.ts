@@ -7,10 +7,11 @@ import type { JsonObject, JsonValue } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
 import type { BranchAssignmentTarget, BranchUpdates } from '../contract/requests/commands.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import type { DataAdmission, LifecycleService } from './lifecycle.js';
-import { StorageFailure, type BranchRole, type BranchStatus, type HistoryKind, type Micros, type ServiceDataPort, type ServiceDataReader, type ServiceDataWriter, type StorageLocator, type StoredBranch, type StoredRecord } from './ports.js';
-import { findEntity, fingerprintText } from './record-rules.js';
-import { dataFailure, layoutOf } from './records.js';
+import type { LifecycleService } from './lifecycle.js';
+import { StorageFailure, type BranchRole, type BranchStatus, type HistoryKind, type Micros, type ServiceDataPort, type ServiceDataReader, type ServiceDataWriter, type StoredBranch, type StoredRecord } from './ports.js';
+import { findEntity } from './record-rules.js';
+import { layoutOf } from './records.js';
+import { dataFailure, mutationFingerprint, runMutation, storageLocator } from './data-unit.js';
 import { formatTimestamp } from './time.js';
 
 export interface BranchDependencies {
@@ -61,7 +62,6 @@ export interface AssignRecordsCommand {
   readonly idempotencyKey: string;
 }
 
-const CREATED_VIA = 'mcp';
 const MAX_TARGETS = 100;
 const MAX_PAGE = 100;
 // A revision at the top of the range could never advance; the reference refuses it as invalid.
@@ -112,44 +112,9 @@ async function reachesByParents(tx: ServiceDataReader, start: string, ancestor: 
 export class BranchService {
   constructor(private readonly deps: BranchDependencies) {}
 
-  private locator(admission: DataAdmission): StorageLocator {
-    if (!admission.service.storage) throw new AipcsError('storage_unavailable');
-    return admission.service.storage;
-  }
-
-  private fingerprint(kind: string, fields: JsonObject): string {
-    return this.deps.sha256(fingerprintText({ kind, created_via: CREATED_VIA, ...fields }));
-  }
-
-  /** Fence, replay lookup, then `work`; a completed result is recorded for replay in the same unit. */
-  private async mutate(
-    admission: DataAdmission,
-    key: string,
-    kind: string,
-    fingerprint: string,
-    work: (tx: ServiceDataWriter, now: Micros) => Promise<JsonObject>,
-  ): Promise<JsonObject> {
-    try {
-      return await this.deps.data.write(this.locator(admission), this.deps.principalId, async (tx) => {
-        if (!(await tx.fenceIsOpen())) throw new AipcsError('storage_unavailable');
-        const replay = await tx.getReplay(key);
-        if (replay) {
-          if (replay.kind !== kind || replay.fingerprint !== fingerprint) throw new AipcsError('changed_fingerprint');
-          return { ...(replay.result as JsonObject), replayed: true };
-        }
-        const now = this.deps.nowMicros();
-        const result = await work(tx, now);
-        await tx.putReplay({ idempotencyKey: key, kind, fingerprint, result, completedAt: now });
-        return result;
-      });
-    } catch (error) {
-      return dataFailure(error);
-    }
-  }
-
   async create(command: CreateBranchCommand): Promise<JsonObject> {
     const admission = await this.deps.lifecycle.admitData(command.serviceId);
-    const fingerprint = this.fingerprint('branch_create', {
+    const fingerprint = mutationFingerprint(this.deps, 'branch_create', {
       slug: command.slug,
       title: command.title,
       intent: command.intent,
@@ -157,7 +122,7 @@ export class BranchService {
       parent_branch_id: command.parentBranchId,
       retrieval_summary: command.retrievalSummary,
     });
-    return this.mutate(admission, command.idempotencyKey, 'branch_create', fingerprint, async (tx, now) => {
+    return runMutation(this.deps, admission, command.idempotencyKey, 'branch_create', fingerprint, async (tx, now) => {
       // The reference checks the parent before the slug; keep that precedence.
       if (command.parentBranchId !== null && !(await tx.getBranch(command.parentBranchId))) throw new AipcsError('not_found_data');
       if (await tx.findBranchBySlug(command.slug)) throw new AipcsError('already_exists');
@@ -198,7 +163,7 @@ export class BranchService {
     };
     const afterId = command.cursor === null ? null : decodeCursor(this.deps, 'branch', command.cursor, identity);
     try {
-      const rows = await this.deps.data.read(this.locator(admission), this.deps.principalId, (tx) =>
+      const rows = await this.deps.data.read(storageLocator(admission), this.deps.principalId, (tx) =>
         tx.listBranches({ status: command.status, branchType: command.branchType, parentId: command.parentBranchId, afterId, limit: limit + 1 }),
       );
       const page = rows.slice(0, limit);
@@ -216,13 +181,13 @@ export class BranchService {
     const admission = await this.deps.lifecycle.admitData(command.serviceId);
     const supplied = suppliedUpdates(command.updates);
     if (Object.keys(supplied).length === 0 || command.expectedBranchRevision >= MAX_REVISION) throw new AipcsError('validation_failed');
-    const fingerprint = this.fingerprint('branch_update', {
+    const fingerprint = mutationFingerprint(this.deps, 'branch_update', {
       branch_id: command.branchId,
       expected_branch_revision: command.expectedBranchRevision,
       updates: supplied,
     });
     const updates = command.updates;
-    return this.mutate(admission, command.idempotencyKey, 'branch_update', fingerprint, async (tx, now) => {
+    return runMutation(this.deps, admission, command.idempotencyKey, 'branch_update', fingerprint, async (tx, now) => {
       const current = await tx.getBranch(command.branchId);
       if (!current) throw new AipcsError('not_found_data');
       if (current.branchRevision !== command.expectedBranchRevision) throw new AipcsError('stale_branch_revision');
@@ -264,7 +229,7 @@ export class BranchService {
       if (target.expectedRecordVersion >= MAX_REVISION) throw new AipcsError('validation_failed');
       return { target, layout: layoutOf(admission, entity.name) };
     });
-    const fingerprint = this.fingerprint('branch_assign', {
+    const fingerprint = mutationFingerprint(this.deps, 'branch_assign', {
       branch_id: command.branchId,
       role: command.role,
       operation: command.operation,
@@ -274,7 +239,7 @@ export class BranchService {
         expected_record_version: target.expectedRecordVersion,
       })),
     });
-    return this.mutate(admission, command.idempotencyKey, 'branch_assign', fingerprint, async (tx, now) => {
+    return runMutation(this.deps, admission, command.idempotencyKey, 'branch_assign', fingerprint, async (tx, now) => {
       const branch = await tx.getBranch(command.branchId);
       if (!branch) throw new AipcsError('not_found_data');
       if (command.operation === 'assign' && branch.status !== 'active') throw new AipcsError('constraint_violation');

@@ -10,7 +10,8 @@ import { branchDocument } from './branches.js';
 import type { LifecycleService } from './lifecycle.js';
 import type { FacetCount, RegistryPort, ServiceDataPort } from './ports.js';
 import { publicFields, recordDocument } from './record-rules.js';
-import { dataFailure, layoutOf } from './records.js';
+import { dataFailure } from './data-unit.js';
+import { layoutOf } from './records.js';
 
 export interface DiscoveryDependencies {
   readonly lifecycle: LifecycleService;

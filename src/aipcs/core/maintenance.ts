@@ -10,7 +10,8 @@ import type { AttributeType } from '../contract/manifest/types.js';
 import { compareNumbers, utf8Length } from '../contract/schema-check.js';
 import type { LifecycleService } from './lifecycle.js';
 import type { EntityLayout, FieldValue, Micros, ServiceDataPort, ServiceDataReader, ScannedRecord } from './ports.js';
-import { dataFailure, layoutOf } from './records.js';
+import { dataFailure } from './data-unit.js';
+import { layoutOf } from './records.js';
 
 export interface MaintenanceDependencies {
   readonly lifecycle: LifecycleService;

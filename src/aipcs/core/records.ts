@@ -8,9 +8,9 @@ import type { JsonObject, JsonValue } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
 import type { EntityDefinition, ManifestV2 } from '../contract/manifest/types.js';
 import { decodeCursor, encodeCursor, type CursorKind } from './cursor.js';
+import { CREATED_VIA, dataFailure, mutationFingerprint, runMutation, storageLocator } from './data-unit.js';
 import type { DataAdmission, LifecycleService } from './lifecycle.js';
 import {
-  StorageFailure,
   type BranchScope,
   type EntityLayout,
   type FieldSet,
@@ -18,7 +18,6 @@ import {
   type RecordFilter,
   type ServiceDataPort,
   type ServiceDataWriter,
-  type StorageLocator,
   type StoredRecord,
 } from './ports.js';
 import {
@@ -29,7 +28,6 @@ import {
   domainAttributes,
   fieldSetJson,
   findEntity,
-  fingerprintText,
   historyEventDocument,
   recordDocument,
 } from './record-rules.js';
@@ -85,28 +83,6 @@ export interface HistoryCommand {
   readonly cursor: string | null;
 }
 
-const CREATED_VIA = 'mcp';
-
-/** Maps storage failures of data tools to the contract's codes. */
-export function dataFailure(error: unknown): never {
-  if (error instanceof AipcsError) throw error;
-  if (error instanceof StorageFailure) {
-    switch (error.kind) {
-      case 'busy':
-        throw new AipcsError('storage_busy', { cause: error });
-      case 'constraint':
-        throw new AipcsError('constraint_violation', { cause: error });
-      case 'uncertain':
-        throw new AipcsError('operation_uncertain_data', { cause: error });
-      case 'migration_required':
-        throw new AipcsError('storage_migration_required', { cause: error });
-      default:
-        throw new AipcsError('storage_unavailable', { cause: error });
-    }
-  }
-  throw error;
-}
-
 export function layoutOf(admission: DataAdmission, entityName: string): EntityLayout {
   const layout = admission.layout.entities.find((entity) => entity.name === entityName);
   if (!layout) throw new AipcsError('validation_failed');
@@ -115,41 +91,6 @@ export function layoutOf(admission: DataAdmission, entityName: string): EntityLa
 
 export class RecordService {
   constructor(private readonly deps: RecordDependencies) {}
-
-  private locator(admission: DataAdmission): StorageLocator {
-    if (!admission.service.storage) throw new AipcsError('storage_unavailable');
-    return admission.service.storage;
-  }
-
-  /** Runs a mutation unit: fence, then replay lookup, then `work`; the result is recorded for replay. */
-  private async mutate(
-    admission: DataAdmission,
-    key: string,
-    kind: string,
-    fingerprint: string,
-    work: (tx: ServiceDataWriter, now: Micros) => Promise<JsonObject>,
-  ): Promise<JsonObject> {
-    try {
-      return await this.deps.data.write(this.locator(admission), this.deps.principalId, async (tx) => {
-        if (!(await tx.fenceIsOpen())) throw new AipcsError('storage_unavailable');
-        const replay = await tx.getReplay(key);
-        if (replay) {
-          if (replay.kind !== kind || replay.fingerprint !== fingerprint) throw new AipcsError('changed_fingerprint');
-          return { ...(replay.result as JsonObject), replayed: true };
-        }
-        const now = this.deps.nowMicros();
-        const result = await work(tx, now);
-        await tx.putReplay({ idempotencyKey: key, kind, fingerprint, result, completedAt: now });
-        return result;
-      });
-    } catch (error) {
-      return dataFailure(error);
-    }
-  }
-
-  private fingerprint(kind: string, fields: JsonObject): string {
-    return this.deps.sha256(fingerprintText({ kind, created_via: CREATED_VIA, ...fields }));
-  }
 
   /** Relationship sources of the entity must point at existing records of their targets. */
   private async checkReferences(tx: ServiceDataWriter, layout: EntityLayout, fields: FieldSet): Promise<void> {
@@ -166,8 +107,8 @@ export class RecordService {
     checkRecordSize(command.record);
     const fields = completeFieldSet(entity, checkSuppliedFields(entity, command.record));
     checkRecordSize(fieldSetJson(fields));
-    const fingerprint = this.fingerprint('create', { entity_name: entity.name, fields: fieldSetJson(fields) });
-    return this.mutate(admission, command.idempotencyKey, 'create', fingerprint, async (tx, now) => {
+    const fingerprint = mutationFingerprint(this.deps, 'create', { entity_name: entity.name, fields: fieldSetJson(fields) });
+    return runMutation(this.deps, admission, command.idempotencyKey, 'create', fingerprint, async (tx, now) => {
       await this.checkReferences(tx, layout, fields);
       const record: StoredRecord = { id: this.deps.newRecordId(), createdAt: now, updatedAt: now, createdVia: CREATED_VIA, recordVersion: 1n, fields };
       await tx.insertRecord(layout, record);
@@ -182,13 +123,13 @@ export class RecordService {
     const layout = layoutOf(admission, entity.name);
     checkRecordSize(command.updates);
     const updates = checkSuppliedFields(entity, command.updates);
-    const fingerprint = this.fingerprint('update', {
+    const fingerprint = mutationFingerprint(this.deps, 'update', {
       entity_name: entity.name,
       record_id: command.recordId,
       expected_record_version: command.expectedRecordVersion,
       updates: command.updates,
     });
-    return this.mutate(admission, command.idempotencyKey, 'update', fingerprint, async (tx, now) => {
+    return runMutation(this.deps, admission, command.idempotencyKey, 'update', fingerprint, async (tx, now) => {
       const current = await tx.getRecord(layout, command.recordId);
       if (!current) throw new AipcsError('not_found_data');
       if (current.recordVersion !== command.expectedRecordVersion) throw new AipcsError('stale_record_version');
@@ -206,7 +147,7 @@ export class RecordService {
     const admission = await this.deps.lifecycle.admitData(command.serviceId);
     const entity = findEntity(admission.manifest, command.entityName);
     const layout = layoutOf(admission, entity.name);
-    const fingerprint = this.fingerprint('delete', {
+    const fingerprint = mutationFingerprint(this.deps, 'delete', {
       entity_name: entity.name,
       record_id: command.recordId,
       expected_record_version: command.expectedRecordVersion,
@@ -214,7 +155,7 @@ export class RecordService {
     const referencing = admission.manifest.relationships
       .filter((relationship) => relationship.to.entity === entity.name)
       .map((relationship) => ({ entity: relationship.from.entity, column: relationship.from.field }));
-    return this.mutate(admission, command.idempotencyKey, 'delete', fingerprint, async (tx, now) => {
+    return runMutation(this.deps, admission, command.idempotencyKey, 'delete', fingerprint, async (tx, now) => {
       const current = await tx.getRecord(layout, command.recordId);
       if (!current) throw new AipcsError('not_found_data');
       if (current.recordVersion !== command.expectedRecordVersion) throw new AipcsError('stale_record_version');
@@ -231,7 +172,7 @@ export class RecordService {
     const entity = findEntity(admission.manifest, entityName);
     const layout = layoutOf(admission, entity.name);
     try {
-      const record = await this.deps.data.read(this.locator(admission), this.deps.principalId, (tx) => tx.getRecord(layout, recordId));
+      const record = await this.deps.data.read(storageLocator(admission), this.deps.principalId, (tx) => tx.getRecord(layout, recordId));
       if (!record) throw new AipcsError('not_found_data');
       return recordDocument(entity.name, record);
     } catch (error) {
@@ -251,7 +192,7 @@ export class RecordService {
     });
     const afterId = command.cursor === null ? null : decodeCursor(this.deps, 'record', command.cursor, identity);
     try {
-      const rows = await this.deps.data.read(this.locator(admission), this.deps.principalId, (tx) =>
+      const rows = await this.deps.data.read(storageLocator(admission), this.deps.principalId, (tx) =>
         tx.queryRecords(layout, { filters, branch: command.branch, afterId, limit: command.limit + 1 }),
       );
       const page = rows.slice(0, command.limit);
@@ -272,7 +213,7 @@ export class RecordService {
     const after = command.cursor === null ? null : decodeCursor(this.deps, 'history', command.cursor, identity);
     if (after !== null && !/^[0-9]{1,19}$/.test(after)) throw new AipcsError('validation_failed');
     try {
-      const rows = await this.deps.data.read(this.locator(admission), this.deps.principalId, (tx) =>
+      const rows = await this.deps.data.read(storageLocator(admission), this.deps.principalId, (tx) =>
         tx.history(entity.name, command.recordId, after === null ? null : BigInt(after), command.limit + 1),
       );
       const page = rows.slice(0, command.limit);
