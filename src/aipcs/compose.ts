@@ -11,6 +11,7 @@ import { AIPCS_TOOLS, STATELESS_TOOLS } from './contract/tool-catalogue.js';
 import { createApplication, type Application, type StoragePorts } from './core/application.js';
 import type { LogLevel, RuntimeConfig } from './config/index.js';
 import { createDispatcher } from './mcp/dispatch.js';
+import { httpExposureAllowed, serveAipcsHttp } from './mcp/http-server.js';
 import { aipcsServerOptions } from './mcp/server.js';
 import { openSqliteStorage } from './storage/sqlite/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
@@ -86,7 +87,8 @@ function toolsFor(app: Application | null) {
  */
 export async function serve(runtime: RuntimeConfig): Promise<number> {
   const logger = loggerFor(runtime.logLevel);
-  if (runtime.transport !== 'stdio') throw new StartupError();
+  // Refused before storage is opened (and again where the socket is bound).
+  if (runtime.transport === 'streamable-http' && !httpExposureAllowed(runtime.http)) throw new StartupError();
   let storage: StoragePorts | null;
   try {
     storage = await openStorage(runtime);
@@ -99,6 +101,11 @@ export async function serve(runtime: RuntimeConfig): Promise<number> {
   try {
     const app = storage && runtime.profile !== 'stateless' ? applicationOver(storage, runtime.principalId, 'mcp') : null;
     const tools = toolsFor(app);
+    if (runtime.transport === 'streamable-http') {
+      // Until SIGINT/SIGTERM; a listener that cannot start is a start-up failure.
+      await serveAipcsHttp(runtime.http, aipcsServerOptions(tools, createDispatcher(app, tools), logger), logger, (cause) => new StartupError({ cause }));
+      return 0;
+    }
     await serveStdio(aipcsServerOptions(tools, createDispatcher(app, tools), logger));
     return 0;
   } finally {

@@ -1,0 +1,437 @@
+// MCP over Streamable HTTP on node:http: one endpoint, request checks against
+// Host/Origin allow-lists, bounded lossless body parsing, one SDK Server per
+// stateful session and idle expiry. Knows no system: the caller supplies the
+// settings and a factory for each session's tool server.
+
+import { randomUUID } from 'node:crypto';
+import { BlockList, isIP } from 'node:net';
+import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isJSONRPCRequest, type JSONRPCMessage, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { isJsonObject, parseJson, toPlainJson, type JsonObject, type JsonValue } from '../json.js';
+import type { Logger } from '../logger.js';
+import { invalidParamsResponse, splitToolArguments, type RequestKey } from './lossless-arguments.js';
+import type { ToolServer } from './tool-server.js';
+
+/** Same bound as a stdio line, so a request that fits one transport fits the other. */
+export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+const DEFAULT_MAX_DEPTH = 128;
+/** How long shutdown waits for tool calls already running before it closes their sessions. */
+const DEFAULT_SHUTDOWN_GRACE_MS = 5_000;
+
+export interface HttpTransportOptions {
+  /** Literal IP to bind. */
+  readonly host: string;
+  /** TCP port; 0 picks a free one (tests). */
+  readonly port: number;
+  /** The one endpoint path, for example `/mcp`. */
+  readonly path: string;
+  /** Host header allow-list: `name`, `name:port`, `name:*` or the bracketed IPv6 forms; case-insensitive. */
+  readonly allowedHosts: readonly string[];
+  /** Origin allow-list; a request without Origin is accepted, any other Origin must be listed. */
+  readonly allowedOrigins: readonly string[];
+  /** A session with no request for this long is closed; its id then gets 404. */
+  readonly sessionIdleTimeoutMs: number;
+  /** Binding a non-loopback address also needs a non-empty Host allow-list. */
+  readonly allowNonLoopback: boolean;
+  /** Builds the tool server of one new session (one SDK Server per session). */
+  createSession(): ToolServer;
+  readonly logger: Logger;
+  readonly maxBodyBytes?: number;
+  readonly maxDepth?: number;
+  readonly shutdownGraceMs?: number;
+  /** Called after a session has been closed, with the reason (tests and diagnostics). */
+  readonly onSessionClosed?: (reason: SessionCloseReason) => void;
+}
+
+export type SessionCloseReason = 'deleted' | 'expired' | 'shutdown';
+
+export interface HttpListener {
+  /** The bound address (the real port when 0 was asked for). */
+  readonly host: string;
+  readonly port: number;
+  /** Open sessions right now. */
+  sessionCount(): number;
+  /** Stops accepting, lets running calls finish (bounded), closes every session and connection. */
+  close(): Promise<void>;
+}
+
+export class HttpExposureError extends Error {
+  constructor() {
+    super('A non-loopback address needs allow_non_loopback and an explicit Host allow-list.');
+    this.name = 'HttpExposureError';
+  }
+}
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** True for 127.0.0.0/8 and ::1; anything else (including names) is treated as exposed. */
+export function isLoopbackAddress(host: string): boolean {
+  const family = isIP(host);
+  if (family === 4) return LOOPBACK.check(host, 'ipv4');
+  if (family === 6) return LOOPBACK.check(host, 'ipv6');
+  return false;
+}
+
+/** Operations spec §6.3: loopback, or an explicit opt-in together with a Host allow-list. */
+export function exposureAllowed(host: string, allowNonLoopback: boolean, allowedHosts: readonly string[]): boolean {
+  return isLoopbackAddress(host) || (allowNonLoopback && allowedHosts.length > 0);
+}
+
+// ---------------------------------------------------------------------------
+// Request checks (operations spec §6.2). Pure, so tests can table them.
+
+/** `application/json` with optional parameters; the media type compared case-insensitively. */
+export function isJsonContentType(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const essence = header.split(';', 1)[0]?.trim().toLowerCase();
+  return essence === 'application/json';
+}
+
+/** Host header against the allow-list: exact (case-insensitive), or `name:*` for `name:<port>`. */
+export function isAllowedHost(header: string | undefined, allowed: readonly string[]): boolean {
+  if (header === undefined || header === '') return false;
+  const host = header.toLowerCase();
+  for (const entry of allowed) {
+    const candidate = entry.toLowerCase();
+    if (candidate === host) return true;
+    if (candidate.endsWith(':*')) {
+      const base = candidate.slice(0, -1);
+      if (host.startsWith(base) && /^[0-9]{1,5}$/.test(host.slice(base.length))) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Origin against the allow-list. Absent (or empty, which no browser sends) is
+ * accepted for non-browser clients; anything else must be listed. Scheme and
+ * host are case-insensitive in an origin, so the comparison is too.
+ */
+export function isAllowedOrigin(header: string | undefined, allowed: readonly string[]): boolean {
+  if (header === undefined || header === '') return true;
+  const origin = header.toLowerCase();
+  return allowed.some((entry) => entry.toLowerCase() === origin);
+}
+
+function acceptsEventStream(header: string | undefined): boolean {
+  return header !== undefined && header.toLowerCase().includes('text/event-stream');
+}
+
+function singleHeader(value: string | string[] | undefined): string | undefined {
+  // Repeated Host/Origin/Content-Type headers are ambiguous: treat them as wrong.
+  return Array.isArray(value) ? undefined : value;
+}
+
+// ---------------------------------------------------------------------------
+
+interface StagedCall {
+  readonly args?: JsonObject;
+  readonly invalid: boolean;
+}
+
+interface Session {
+  readonly transport: StreamableHTTPServerTransport;
+  readonly tools: ToolServer;
+  /** tools/call arguments parsed from a POST body, waiting for the SDK to route that request. */
+  readonly staged: Map<RequestKey, StagedCall>;
+  id?: string;
+  /** POST/DELETE requests being handled; a session with one running is never idle. */
+  busy: number;
+  lastActivity: number;
+  timer?: NodeJS.Timeout | undefined;
+  closed: boolean;
+}
+
+type BodyOutcome = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly status: 400 | 413 };
+
+function rejection(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+  // The connection closes after a refusal. Until then whatever of the body is
+  // still arriving is discarded, so the client can read the status before the
+  // socket goes away instead of meeting a reset.
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(body.length), Connection: 'close', ...headers });
+  res.end(body);
+  res.req.resume();
+}
+
+/** Reads at most `maxBytes`; a declared or actual larger body stops the read at once. */
+function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > maxBytes) return Promise.resolve({ ok: false, status: 413 });
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let done = false;
+    const finish = (outcome: BodyOutcome): void => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onAbort);
+      req.off('close', onAbort);
+      resolve(outcome);
+    };
+    const onData = (chunk: Buffer): void => {
+      received += chunk.length;
+      if (received > maxBytes) {
+        req.pause();
+        finish({ ok: false, status: 413 });
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      try {
+        finish({ ok: true, text: new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks, received)) });
+      } catch {
+        finish({ ok: false, status: 400 });
+      }
+    };
+    const onAbort = (): void => finish({ ok: false, status: 400 });
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onAbort);
+    req.on('close', onAbort);
+  });
+}
+
+function isInitialize(message: JsonValue): boolean {
+  return isJsonObject(message) && message['method'] === 'initialize';
+}
+
+/** Starts the listener; rejects when the exposure rules refuse the address or the bind fails. */
+export async function startHttpTransport(options: HttpTransportOptions): Promise<HttpListener> {
+  if (!exposureAllowed(options.host, options.allowNonLoopback, options.allowedHosts)) throw new HttpExposureError();
+  const { logger } = options;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const idleMs = options.sessionIdleTimeoutMs;
+  const sessions = new Map<string, Session>();
+  let closing = false;
+  let busyRequests = 0;
+  const quietWaiters: (() => void)[] = [];
+
+  function scheduleExpiry(session: Session): void {
+    clearTimeout(session.timer);
+    if (session.closed || session.busy > 0) return;
+    session.timer = setTimeout(() => {
+      if (session.closed || session.busy > 0) return;
+      if (Date.now() - session.lastActivity >= idleMs) void closeSession(session, 'expired');
+      else scheduleExpiry(session);
+    }, Math.max(0, session.lastActivity + idleMs - Date.now()));
+    // An idle session must not keep the process alive.
+    session.timer.unref();
+  }
+
+  function touch(session: Session, delta: 1 | -1 | 0): void {
+    session.busy += delta;
+    session.lastActivity = Date.now();
+    scheduleExpiry(session);
+  }
+
+  async function closeSession(session: Session, reason: SessionCloseReason): Promise<void> {
+    if (session.closed) return;
+    session.closed = true;
+    clearTimeout(session.timer);
+    if (session.id !== undefined) sessions.delete(session.id);
+    session.staged.clear();
+    session.tools.lossless.clear();
+    try {
+      // Closes the transport too, which ends the session's open SSE streams.
+      await session.tools.server.close();
+    } catch {
+      logger.warn('an MCP session did not close cleanly');
+    }
+    if (session.id !== undefined) {
+      logger.debug(`an MCP session was closed (${reason})`);
+      options.onSessionClosed?.(reason);
+    }
+  }
+
+  async function openSession(): Promise<Session> {
+    const tools = options.createSession();
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      // The listener has checked Host and Origin already, with the spec's status codes.
+      enableDnsRebindingProtection: false,
+      onsessioninitialized: (id) => {
+        session.id = id;
+        sessions.set(id, session);
+        logger.debug('an MCP session was opened');
+      },
+    });
+    const session: Session = { transport, tools, staged: new Map(), busy: 0, lastActivity: Date.now(), closed: false };
+    // Set before connect: the SDK's Server chains its own handler after this one.
+    transport.onclose = () => void closeSession(session, 'deleted');
+    tools.server.onerror = () => logger.debug('an MCP protocol error was ignored');
+    await tools.server.connect(transport);
+    // The SDK hands each checked message to this handler; a tools/call takes
+    // its lossless arguments on the way, or is answered -32602 without ever
+    // reaching the Server (whose own error would quote the input).
+    const deliver = transport.onmessage;
+    transport.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      if (isJSONRPCRequest(message) && message.method === 'tools/call') {
+        const staged = session.staged.get(message.id);
+        session.staged.delete(message.id);
+        if (staged?.invalid) {
+          transport.send(invalidParamsResponse(message.id)).catch(() => logger.debug('an MCP response could not be delivered'));
+          return;
+        }
+        if (staged?.args !== undefined) tools.lossless.put(message.id, staged.args);
+      }
+      deliver?.(message, extra);
+    };
+    return session;
+  }
+
+  async function handlePost(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
+    let session: Session | undefined;
+    if (sessionId !== undefined) {
+      session = sessions.get(sessionId);
+      if (!session) return rejection(res, 404, -32001, 'Session not found');
+      touch(session, 1);
+    }
+    try {
+      const body = await readBody(req, maxBodyBytes);
+      if (!body.ok) return body.status === 413 ? rejection(res, 413, -32000, 'Payload Too Large') : rejection(res, 400, -32700, 'Parse error');
+      let parsed: JsonValue;
+      try {
+        parsed = parseJson(body.text, { maxBytes: maxBodyBytes, maxDepth });
+      } catch {
+        return rejection(res, 400, -32700, 'Parse error');
+      }
+      const messages = Array.isArray(parsed) ? parsed : [parsed];
+      if (session === undefined) {
+        if (!messages.some(isInitialize)) return rejection(res, 400, -32000, 'Bad Request: No valid session ID provided');
+        session = await openSession();
+        touch(session, 1);
+      }
+      if (session.closed) return rejection(res, 404, -32001, 'Session not found');
+      const target = session;
+      const staged: RequestKey[] = [];
+      const plain = messages.map((message) => {
+        const split = splitToolArguments(message);
+        if (split.id !== undefined && (split.invalidArguments === true || split.args !== undefined)) {
+          target.staged.set(split.id, split.invalidArguments === true ? { invalid: true } : { invalid: false, ...(split.args ? { args: split.args } : {}) });
+          staged.push(split.id);
+        }
+        return toPlainJson(split.sdkMessage);
+      });
+      try {
+        await target.transport.handleRequest(req, res, Array.isArray(parsed) ? plain : plain[0]);
+      } finally {
+        // What the SDK refused (session header, protocol version) never reached
+        // the handler above; drop it so nothing outlives the request.
+        for (const id of staged) target.staged.delete(id);
+        // An initialize the SDK refused leaves a session that never started.
+        if (target.id === undefined) await closeSession(target, 'deleted');
+      }
+    } finally {
+      if (session) touch(session, -1);
+    }
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Operations spec §6.1: no Date header (and node sends no Server header).
+    res.sendDate = false;
+    const url = req.url ?? '';
+    const query = url.indexOf('?');
+    if ((query === -1 ? url : url.slice(0, query)) !== options.path) return rejection(res, 404, -32000, 'Not Found');
+    const method = req.method ?? '';
+    if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') {
+      return rejection(res, 405, -32000, 'Method not allowed.', { Allow: 'GET, POST, DELETE' });
+    }
+    // The checks in the order of the spec's table. X-Forwarded-* is never read.
+    if (method === 'POST' && !isJsonContentType(singleHeader(req.headers['content-type']))) {
+      return rejection(res, 400, -32000, 'Bad Request: Content-Type must be application/json');
+    }
+    if (!isAllowedHost(singleHeader(req.headers.host), options.allowedHosts)) return rejection(res, 421, -32000, 'Misdirected Request: Host not allowed');
+    const origin = req.headers.origin;
+    if (Array.isArray(origin) || !isAllowedOrigin(origin, options.allowedOrigins)) return rejection(res, 403, -32000, 'Forbidden: Origin not allowed');
+    if (method === 'GET' && !acceptsEventStream(req.headers.accept)) {
+      return rejection(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+    }
+    if (closing) return rejection(res, 503, -32000, 'Service Unavailable');
+
+    const rawSession = req.headers['mcp-session-id'];
+    if (Array.isArray(rawSession)) return rejection(res, 400, -32000, 'Bad Request: Mcp-Session-Id header must appear once');
+    const sessionId = rawSession === undefined || rawSession === '' ? undefined : rawSession;
+    if (method === 'POST') {
+      busyRequests++;
+      try {
+        return await handlePost(req, res, sessionId);
+      } finally {
+        busyRequests--;
+        if (busyRequests === 0) for (const wake of quietWaiters.splice(0)) wake();
+      }
+    }
+    if (sessionId === undefined) return rejection(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    const session = sessions.get(sessionId);
+    if (!session) return rejection(res, 404, -32001, 'Session not found');
+    if (method === 'GET') {
+      // A standalone SSE stream is passive: opening it is activity, holding it open is not.
+      touch(session, 0);
+      return session.transport.handleRequest(req, res);
+    }
+    touch(session, 1);
+    try {
+      return await session.transport.handleRequest(req, res);
+    } finally {
+      touch(session, -1);
+    }
+  }
+
+  const server: NodeHttpServer = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      // Only a bug gets here; the detail stays out of the response and the log.
+      logger.error('an HTTP request failed unexpectedly');
+      if (!res.headersSent) rejection(res, 500, -32603, 'Internal error');
+      else res.destroy();
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error): void => reject(error);
+    server.once('error', onError);
+    server.listen({ host: options.host, port: options.port, exclusive: true }, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  server.on('error', () => logger.warn('the HTTP listener reported an error'));
+  const address = server.address();
+  const port = address !== null && typeof address === 'object' ? address.port : options.port;
+
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closed ??= (async () => {
+      closing = true;
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      if (busyRequests > 0) {
+        // Tool calls already running get a bounded chance to answer before their sessions close.
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
+          timer.unref();
+          quietWaiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      await Promise.all([...sessions.values()].map((session) => closeSession(session, 'shutdown')));
+      server.closeAllConnections();
+      await stopped;
+    })();
+    return closed;
+  };
+
+  return { host: options.host, port, sessionCount: () => sessions.size, close };
+}

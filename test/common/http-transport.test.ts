@@ -1,0 +1,352 @@
+// The generic Streamable HTTP listener in process, on a free loopback port,
+// with a one-tool echo server: lossless arguments, the spec's request checks
+// (and that a refused request never reaches a session or a tool), body
+// bounds, sessions (delete, expiry, isolation) and shutdown.
+
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { losslessJson, type JsonObject } from '../../src/common/json.js';
+import { createLogger } from '../../src/common/logger.js';
+import { createToolServer, type ToolServer } from '../../src/common/mcp/tool-server.js';
+import {
+  HttpExposureError,
+  startHttpTransport,
+  type HttpListener,
+  type HttpTransportOptions,
+  type SessionCloseReason,
+} from '../../src/common/mcp/http-transport.js';
+import { initializeBody, MCP_HEADERS, rawRequest, rawSession, sseMessages } from '../aipcs/http/support.js';
+
+const logger = createLogger('http-test', 'silent');
+
+interface Probe {
+  sessions: number;
+  calls: JsonObject[];
+  /** When set, the echo tool waits for it before answering. */
+  gate?: Promise<void>;
+}
+
+function echoServer(probe: Probe): ToolServer {
+  probe.sessions++;
+  return createToolServer({
+    name: 'echo-server',
+    version: '1.0.0',
+    logger,
+    tools: [{ name: 'echo', description: 'Echo the arguments.', inputSchema: { type: 'object', additionalProperties: true, properties: {}, required: [] } }],
+    callTool: async (_name, args) => {
+      probe.calls.push(args);
+      if (probe.gate) await probe.gate;
+      return { content: [{ type: 'text', text: losslessJson(args) }] };
+    },
+    onInvalidArguments: () => ({ content: [{ type: 'text', text: 'invalid' }], isError: true }),
+    onUnknownTool: () => ({ content: [{ type: 'text', text: 'unknown' }], isError: true }),
+    onUnexpectedError: () => ({ content: [{ type: 'text', text: 'internal' }], isError: true }),
+  });
+}
+
+async function listen(probe: Probe, overrides: Partial<HttpTransportOptions> = {}): Promise<HttpListener> {
+  return startHttpTransport({
+    host: '127.0.0.1',
+    port: 0,
+    path: '/mcp',
+    allowedHosts: ['127.0.0.1:*', 'localhost:*'],
+    allowedOrigins: ['http://localhost:3000'],
+    sessionIdleTimeoutMs: 60_000,
+    allowNonLoopback: false,
+    createSession: () => echoServer(probe),
+    logger,
+    ...overrides,
+  });
+}
+
+function sessionHeaders(id: string): Record<string, string> {
+  return { ...MCP_HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' };
+}
+
+function callBody(id: number, args: string): string {
+  return `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":${args}}}`;
+}
+
+async function sdkClient(port: number): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const client = new Client({ name: 'test', version: '1' });
+  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+  await client.connect(transport);
+  return { client, transport };
+}
+
+describe('exposure', () => {
+  it('refuses a non-loopback bind without the opt-in and a Host list, before binding anything', async () => {
+    const probe: Probe = { sessions: 0, calls: [] };
+    await expect(listen(probe, { host: '0.0.0.0', allowNonLoopback: false })).rejects.toBeInstanceOf(HttpExposureError);
+    await expect(listen(probe, { host: '0.0.0.0', allowNonLoopback: true, allowedHosts: [] })).rejects.toBeInstanceOf(HttpExposureError);
+    await expect(listen(probe, { host: '192.0.2.1', allowNonLoopback: false })).rejects.toBeInstanceOf(HttpExposureError);
+  });
+
+  it('rejects when the port is taken', async () => {
+    const probe: Probe = { sessions: 0, calls: [] };
+    const first = await listen(probe);
+    await expect(listen(probe, { port: first.port })).rejects.toThrow();
+    await first.close();
+  });
+});
+
+describe('the listener', () => {
+  const probe: Probe = { sessions: 0, calls: [] };
+  let listener: HttpListener;
+  const port = (): number => listener.port;
+
+  beforeAll(async () => {
+    listener = await listen(probe);
+  });
+
+  afterAll(async () => {
+    await listener.close();
+  });
+
+  afterEach(() => {
+    delete probe.gate;
+  });
+
+  it('serves initialize, tools/list and tools/call to the SDK client', async () => {
+    const { client, transport } = await sdkClient(port());
+    expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(client.getServerVersion()).toEqual({ name: 'echo-server', version: '1.0.0' });
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo']);
+    const result = await client.callTool({ name: 'echo', arguments: { a: 1 } });
+    expect(result.content).toEqual([{ type: 'text', text: '{"a":1}' }]);
+    await client.close();
+  });
+
+  it('hands tools the arguments exactly as written: 1.0 stays a float, big integers stay exact', async () => {
+    const session = await rawSession(port());
+    const response = await rawRequest(port(), { headers: sessionHeaders(session), body: callBody(5, '{"f":1.0,"i":1,"big":9007199254740993,"nested":{"x":[2.5,-0.0]}}') });
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('text/event-stream');
+    const [message] = sseMessages(response.body) as { id: number; result: { content: { text: string }[] } }[];
+    expect(message?.id).toBe(5);
+    expect(message?.result.content[0]?.text).toBe('{"f":1.0,"i":1,"big":9007199254740993,"nested":{"x":[2.5,-0.0]}}');
+  });
+
+  it('treats absent or null arguments as {}', async () => {
+    const session = await rawSession(port());
+    const none = await rawRequest(port(), { headers: sessionHeaders(session), body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}' });
+    expect((sseMessages(none.body)[0] as { result: { content: { text: string }[] } }).result.content[0]?.text).toBe('{}');
+    const nulled = await rawRequest(port(), { headers: sessionHeaders(session), body: callBody(2, 'null') });
+    expect((sseMessages(nulled.body)[0] as { result: { content: { text: string }[] } }).result.content[0]?.text).toBe('{}');
+  });
+
+  it('answers non-object arguments with -32602 without echoing them, and the session stays usable', async () => {
+    const session = await rawSession(port());
+    const before = probe.calls.length;
+    for (const args of ['"secret-text"', '[1,2]', '42']) {
+      const response = await rawRequest(port(), { headers: sessionHeaders(session), body: callBody(9, args) });
+      expect(response.status).toBe(200);
+      expect(sseMessages(response.body)).toEqual([{ jsonrpc: '2.0', id: 9, error: { code: -32602, message: 'Invalid request parameters' } }]);
+      expect(response.body).not.toContain('secret');
+    }
+    expect(probe.calls.length).toBe(before);
+    const ok = await rawRequest(port(), { headers: sessionHeaders(session), body: callBody(10, '{"k":"v"}') });
+    expect((sseMessages(ok.body)[0] as { result: { content: { text: string }[] } }).result.content[0]?.text).toBe('{"k":"v"}');
+  });
+
+  it('routes each message of a batch with its own lossless arguments', async () => {
+    const session = await rawSession(port());
+    const response = await rawRequest(port(), { headers: sessionHeaders(session), body: `[${callBody(1, '{"n":1.0}')},${callBody(2, '{"n":2}')}]` });
+    const messages = sseMessages(response.body) as { id: number; result: { content: { text: string }[] } }[];
+    expect(messages.map((message) => [message.id, message.result.content[0]?.text]).sort()).toEqual([
+      [1, '{"n":1.0}'],
+      [2, '{"n":2}'],
+    ]);
+  });
+
+  it('keeps sessions apart: the same request id in two sessions carries each its own arguments', async () => {
+    const [first, second] = await Promise.all([rawSession(port()), rawSession(port())]);
+    let open: () => void = () => undefined;
+    probe.gate = new Promise<void>((resolve) => (open = resolve));
+    const calls = [
+      rawRequest(port(), { headers: sessionHeaders(first), body: callBody(7, '{"who":"first"}') }),
+      rawRequest(port(), { headers: sessionHeaders(second), body: callBody(7, '{"who":"second"}') }),
+    ];
+    await expect.poll(() => probe.calls.filter((call) => call['who'] !== undefined).length).toBeGreaterThanOrEqual(2);
+    open();
+    const [a, b] = await Promise.all(calls);
+    expect((sseMessages(a?.body ?? '')[0] as { result: { content: { text: string }[] } }).result.content[0]?.text).toBe('{"who":"first"}');
+    expect((sseMessages(b?.body ?? '')[0] as { result: { content: { text: string }[] } }).result.content[0]?.text).toBe('{"who":"second"}');
+  });
+
+  it('sends neither Date nor Server headers, on success or refusal', async () => {
+    const ok = await rawRequest(port(), { headers: MCP_HEADERS, body: initializeBody() });
+    const refused = await rawRequest(port(), { method: 'GET' });
+    for (const response of [ok, refused]) {
+      expect(response.headers['date']).toBeUndefined();
+      expect(response.headers['server']).toBeUndefined();
+      expect(response.headers['x-powered-by']).toBeUndefined();
+    }
+  });
+
+  it('ends a session on DELETE; its id then gets 404', async () => {
+    const { client, transport } = await sdkClient(port());
+    const id = transport.sessionId ?? '';
+    const count = listener.sessionCount();
+    await transport.terminateSession();
+    expect(listener.sessionCount()).toBe(count - 1);
+    const after = await rawRequest(port(), { headers: sessionHeaders(id), body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    expect(after.status).toBe(404);
+    await client.close();
+  });
+
+  describe('refuses before any session or tool is reached', () => {
+    const seedCall = callBody(99, '{"should":"never arrive"}');
+    let session: string;
+
+    beforeAll(async () => {
+      session = await rawSession(port());
+    });
+
+    const cases: { name: string; status: number; request: () => Parameters<typeof rawRequest>[1] }[] = [
+      { name: 'POST without Content-Type', status: 400, request: () => ({ headers: { accept: MCP_HEADERS.accept, 'mcp-session-id': session }, body: seedCall }) },
+      { name: 'POST with text/plain', status: 400, request: () => ({ headers: { ...sessionHeaders(session), 'content-type': 'text/plain' }, body: seedCall }) },
+      { name: 'POST with application/json-seq', status: 400, request: () => ({ headers: { ...sessionHeaders(session), 'content-type': 'application/json-seq' }, body: seedCall }) },
+      { name: 'foreign Host', status: 421, request: () => ({ headers: { ...sessionHeaders(session), host: 'evil.example:80' }, body: seedCall }) },
+      { name: 'allowed name on a port outside :*', status: 421, request: () => ({ headers: { ...sessionHeaders(session), host: '127.0.0.1' }, body: seedCall }) },
+      {
+        name: 'foreign Host with an allowed X-Forwarded-Host',
+        status: 421,
+        request: () => ({ headers: { ...sessionHeaders(session), host: 'evil.example', 'x-forwarded-host': `127.0.0.1:${port()}`, 'x-forwarded-for': '127.0.0.1' }, body: seedCall }),
+      },
+      { name: 'foreign Origin', status: 403, request: () => ({ headers: { ...sessionHeaders(session), origin: 'http://evil.example' }, body: seedCall }) },
+      { name: 'Origin null', status: 403, request: () => ({ headers: { ...sessionHeaders(session), origin: 'null' }, body: seedCall }) },
+      { name: 'allowed Origin on another port', status: 403, request: () => ({ headers: { ...sessionHeaders(session), origin: 'http://localhost:3001' }, body: seedCall }) },
+      { name: 'DNS rebinding: foreign Host and Origin', status: 421, request: () => ({ headers: { ...sessionHeaders(session), host: 'evil.example', origin: 'http://evil.example' }, body: seedCall }) },
+      { name: 'GET without Accept', status: 406, request: () => ({ method: 'GET', headers: { 'mcp-session-id': session } }) },
+      { name: 'GET accepting only JSON', status: 406, request: () => ({ method: 'GET', headers: { accept: 'application/json', 'mcp-session-id': session } }) },
+      { name: 'another path', status: 404, request: () => ({ path: '/mcp/', headers: sessionHeaders(session), body: seedCall }) },
+      { name: 'PUT', status: 405, request: () => ({ method: 'PUT', headers: sessionHeaders(session), body: seedCall }) },
+      { name: 'unknown session', status: 404, request: () => ({ headers: sessionHeaders('00000000-0000-4000-8000-000000000000'), body: seedCall }) },
+      { name: 'no session on a non-initialize POST', status: 400, request: () => ({ headers: MCP_HEADERS, body: seedCall }) },
+      { name: 'malformed JSON', status: 400, request: () => ({ headers: sessionHeaders(session), body: '{"jsonrpc":"2.0",' }) },
+      { name: 'invalid UTF-8', status: 400, request: () => ({ headers: sessionHeaders(session), body: Buffer.from([0x7b, 0xff, 0x7d]) }) },
+      { name: 'a body that is not JSON-RPC', status: 400, request: () => ({ headers: sessionHeaders(session), body: '{"not":"jsonrpc"}' }) },
+      { name: 'nesting deeper than the bound', status: 400, request: () => ({ headers: sessionHeaders(session), body: '['.repeat(200) + ']'.repeat(200) }) },
+      { name: 'foreign Host on an initialize', status: 421, request: () => ({ headers: { ...MCP_HEADERS, host: 'evil.example' }, body: initializeBody() }) },
+      { name: 'foreign Origin on an initialize', status: 403, request: () => ({ headers: { ...MCP_HEADERS, origin: 'http://evil.example' }, body: initializeBody() }) },
+    ];
+
+    for (const { name, status, request } of cases) {
+      it(`${name} → ${status}`, async () => {
+        const sessions = probe.sessions;
+        const calls = probe.calls.length;
+        const response = await rawRequest(port(), request());
+        expect(response.status).toBe(status);
+        expect(response.body).not.toContain('evil');
+        expect(response.body).not.toContain('never arrive');
+        expect(probe.sessions).toBe(sessions);
+        expect(probe.calls.length).toBe(calls);
+      });
+    }
+
+    it('accepts a request without Origin, and an allowed Origin, Host alias and case', async () => {
+      for (const headers of [sessionHeaders(session), { ...sessionHeaders(session), origin: 'http://LOCALHOST:3000', host: `LocalHost:${port()}` }]) {
+        const response = await rawRequest(port(), { headers, body: '{"jsonrpc":"2.0","id":3,"method":"ping"}' });
+        expect(response.status).toBe(200);
+        expect(sseMessages(response.body)).toEqual([{ jsonrpc: '2.0', id: 3, result: {} }]);
+      }
+    });
+  });
+});
+
+describe('body bounds', () => {
+  const probe: Probe = { sessions: 0, calls: [] };
+  let listener: HttpListener;
+
+  beforeAll(async () => {
+    listener = await listen(probe, { maxBodyBytes: 4096 });
+  });
+
+  afterAll(async () => {
+    await listener.close();
+  });
+
+  it('refuses a declared oversized body with 413 before reading it', async () => {
+    const response = await rawRequest(listener.port, { headers: { ...MCP_HEADERS, 'content-length': '1000000' }, body: Buffer.alloc(1_000_000, 0x20) });
+    expect(response.status).toBe(413);
+    expect(probe.sessions).toBe(0);
+  });
+
+  it('refuses a streamed (chunked) oversized body with 413', async () => {
+    const response = await rawRequest(listener.port, { headers: { ...MCP_HEADERS, 'transfer-encoding': 'chunked' }, body: `${initializeBody()}${' '.repeat(5000)}` });
+    expect(response.status).toBe(413);
+    expect(probe.sessions).toBe(0);
+  });
+
+  it('accepts a body at the bound', async () => {
+    const body = initializeBody();
+    const response = await rawRequest(listener.port, { headers: MCP_HEADERS, body: body + ' '.repeat(4096 - Buffer.byteLength(body)) });
+    expect(response.status).toBe(200);
+    expect(probe.sessions).toBe(1);
+  });
+});
+
+describe('idle expiry and shutdown', () => {
+  it('closes a session idle for longer than the timeout; its id then gets 404', async () => {
+    const probe: Probe = { sessions: 0, calls: [] };
+    const closed: SessionCloseReason[] = [];
+    let expired: () => void = () => undefined;
+    const expiredSignal = new Promise<void>((resolve) => (expired = resolve));
+    const listener = await listen(probe, {
+      sessionIdleTimeoutMs: 200,
+      onSessionClosed: (reason) => {
+        closed.push(reason);
+        if (reason === 'expired') expired();
+      },
+    });
+    const session = await rawSession(listener.port);
+    expect(listener.sessionCount()).toBe(1);
+    await expiredSignal;
+    expect(listener.sessionCount()).toBe(0);
+    const after = await rawRequest(listener.port, { headers: sessionHeaders(session), body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    expect(after.status).toBe(404);
+    expect(closed).toEqual(['expired']);
+    await listener.close();
+  });
+
+  it('does not expire a session while a call in it is running, and counts activity', async () => {
+    const probe: Probe = { sessions: 0, calls: [] };
+    const closed: SessionCloseReason[] = [];
+    const listener = await listen(probe, { sessionIdleTimeoutMs: 150, onSessionClosed: (reason) => closed.push(reason) });
+    const session = await rawSession(listener.port);
+    let open: () => void = () => undefined;
+    probe.gate = new Promise<void>((resolve) => (open = resolve));
+    const call = rawRequest(listener.port, { headers: sessionHeaders(session), body: callBody(1, '{}') });
+    await expect.poll(() => probe.calls.length).toBe(1);
+    // Three idle periods pass while the call runs: the session must survive them.
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    expect(closed).toEqual([]);
+    open();
+    expect((await call).status).toBe(200);
+    await expect.poll(() => closed, { timeout: 5_000 }).toEqual(['expired']);
+    await listener.close();
+  });
+
+  it('on close stops accepting, closes every session and lets a running call answer', async () => {
+    const probe: Probe = { sessions: 0, calls: [] };
+    const closed: SessionCloseReason[] = [];
+    const listener = await listen(probe, { onSessionClosed: (reason) => closed.push(reason) });
+    const { client } = await sdkClient(listener.port);
+    const session = await rawSession(listener.port);
+    let open: () => void = () => undefined;
+    probe.gate = new Promise<void>((resolve) => (open = resolve));
+    const call = rawRequest(listener.port, { headers: sessionHeaders(session), body: callBody(1, '{"late":true}') });
+    await expect.poll(() => probe.calls.length).toBe(1);
+    const closing = listener.close();
+    open();
+    const answered = await call;
+    expect((sseMessages(answered.body)[0] as { result: { content: { text: string }[] } }).result.content[0]?.text).toBe('{"late":true}');
+    await closing;
+    expect(closed.sort()).toEqual(['shutdown', 'shutdown']);
+    expect(listener.sessionCount()).toBe(0);
+    await expect(rawRequest(listener.port, { headers: MCP_HEADERS, body: initializeBody() })).rejects.toThrow();
+    await client.close();
+  });
+});
