@@ -2,8 +2,9 @@
 // (bytes and logical content), a small materialised service with every field
 // type, and helpers to stream bytes and collect what the writer sinks.
 
+import { createHash } from 'node:crypto';
 import { expect } from 'vitest';
-import { parseJson, type JsonObject } from '../../../src/common/json.js';
+import { canonicalJson, parseJson, type JsonObject, type JsonValue } from '../../../src/common/json.js';
 import { manifestToJson, validateManifest } from '../../../src/aipcs/contract/manifest/validate-manifest.js';
 import type { ManifestV2 } from '../../../src/aipcs/contract/manifest/types.js';
 import {
@@ -21,6 +22,7 @@ import {
   type BundleService,
   type BundleSummary,
 } from '../../../src/aipcs/portable/index.js';
+import { encodeBranch, encodeHeader, encodeHistory, encodeMembership, encodeRecord, encodeService } from '../../../src/aipcs/portable/payload-codec.js';
 
 export const EMPTY = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
@@ -278,4 +280,66 @@ export function linesOf(bytes: Uint8Array): string[] {
 
 export function joinLines(lines: readonly string[]): Buffer {
   return Buffer.from(lines.map((line) => `${line}\n`).join(''), 'utf8');
+}
+
+// ---------------------------------------------------------------------------
+// Hand-built artefacts: correct framing and digests around arbitrary payloads,
+// so the reader's content rules can be tested past the digest checks.
+
+const SECTION_ORDER = ['header', 'service', 'record', 'history', 'branch', 'branch_membership', 'audit'] as const;
+
+/** A frame line (no LF) for a payload, digest included, built with the test's own hashing. */
+export function frameLine(kind: string, ordinal: number, payload: JsonValue): string {
+  const covered = canonicalJson({ kind, ordinal: BigInt(ordinal), payload });
+  const digest = createHash('sha256').update(covered).digest('hex');
+  return `${covered.slice(0, -1)},"sha256":"${digest}"}`;
+}
+
+/** The trailer line (no LF) that matches these frame lines. */
+export function trailerLine(lines: readonly string[]): string {
+  const root = createHash('sha256');
+  const sections = new Map<string, { count: number; hash: ReturnType<typeof createHash> }>(SECTION_ORDER.map((kind) => [kind, { count: 0, hash: createHash('sha256') }]));
+  let bytes = 0;
+  for (const line of lines) {
+    const withLf = `${line}\n`;
+    root.update(withLf);
+    bytes += Buffer.byteLength(withLf);
+    const kind = (JSON.parse(line) as { kind: string }).kind;
+    const section = sections.get(kind);
+    if (section) {
+      section.count++;
+      section.hash.update(withLf);
+    }
+  }
+  return canonicalJson({
+    kind: 'trailer',
+    ordinal: BigInt(lines.length),
+    payload: {
+      pre_trailer_byte_count: BigInt(bytes),
+      root_sha256: root.digest('hex'),
+      sections: SECTION_ORDER.map((kind) => {
+        const section = sections.get(kind) as { count: number; hash: ReturnType<typeof createHash> };
+        return { count: BigInt(section.count), kind, sha256: section.hash.digest('hex') };
+      }),
+    },
+  });
+}
+
+/** A whole artefact from (kind, payload) pairs, ordinals assigned in order. */
+export function rawBundle(frames: readonly (readonly [string, JsonValue])[]): Buffer {
+  const lines = frames.map(([kind, payload], ordinal) => frameLine(kind, ordinal, payload));
+  return joinLines([...lines, trailerLine(lines)]);
+}
+
+/** The payloads the writer would produce for the materialised fixture, as (kind, payload) pairs. */
+export function materialisedFrames(): [string, JsonObject][] {
+  const content = materialisedContent();
+  return [
+    ['header', encodeHeader(content.header)],
+    ['service', encodeService(content.service)],
+    ...content.records.map((value): [string, JsonObject] => ['record', encodeRecord(value)]),
+    ...content.history.map((value): [string, JsonObject] => ['history', encodeHistory(value)]),
+    ...content.branches.map((value): [string, JsonObject] => ['branch', encodeBranch(value)]),
+    ...content.memberships.map((value): [string, JsonObject] => ['branch_membership', encodeMembership(value)]),
+  ];
 }

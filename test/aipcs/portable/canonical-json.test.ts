@@ -1,0 +1,81 @@
+// aipcs-json-c14n-1 (operations spec §5.3) as the line parser applies it:
+// only the exact canonical text of a value in the profile's domains passes.
+
+import { describe, expect, it } from 'vitest';
+import { BundleInvalidError, type BundleDefect } from '../../../src/aipcs/portable/index.js';
+import { encodeCanonical, parseCanonicalLine } from '../../../src/aipcs/portable/canonical-json.js';
+
+function defect(text: string): BundleDefect | null {
+  try {
+    parseCanonicalLine(text);
+    return null;
+  } catch (error) {
+    if (error instanceof BundleInvalidError) return error.reason;
+    throw error;
+  }
+}
+
+describe('canonical JSON lines', () => {
+  it.each([
+    '{"a":1}',
+    '{"a":-9223372036854775808,"b":9223372036854775807}',
+    '{"a":1.5,"b":1e+21,"c":1e-7,"d":123.456,"e":0.000001,"f":-2.5e-8}',
+    '{"a":"\\b\\t\\n\\f\\r\\u0000\\u001f\\"\\\\"}',
+    '{"a":"\u007f \u2028 \u2029 é 😀 /"}',
+    '{"":0,"A":1,"a":2,"aa":3,"b":[],"é":{},"😀":null,"ｆ":true}',
+    '{"__proto__":{"x":false}}',
+  ])('accepts %s', (text) => {
+    expect(defect(text)).toBeNull();
+  });
+
+  it.each<[string, BundleDefect]>([
+    ['{"a":1.0}', 'not_canonical'],
+    ['{"a":-0}', 'not_canonical'],
+    ['{"a":-0.0}', 'not_canonical'],
+    ['{"a":1E5}', 'not_canonical'],
+    ['{"a":1e5}', 'not_canonical'],
+    ['{"a":1e21}', 'not_canonical'],
+    ['{"a":0.0000001}', 'not_canonical'],
+    ['{"a":"\\u0041"}', 'not_canonical'],
+    ['{"a":"\\/"}', 'not_canonical'],
+    ['{"a":"\\u001F"}', 'not_canonical'],
+    ['{"a":"\\u007f"}', 'not_canonical'],
+    ['{"a":"\\u2028"}', 'not_canonical'],
+    ['{"a":"\\ud800"}', 'not_canonical'],
+    ['{"b":1,"a":2}', 'not_canonical'],
+    ['{"a": 1}', 'not_canonical'],
+    [' {"a":1}', 'not_canonical'],
+    ['{"a":1} ', 'not_canonical'],
+    ['{"a":1,"a":1}', 'json_duplicate_key'],
+    ['{"a":9223372036854775808}', 'integer_out_of_range'],
+    ['{"a":-9223372036854775809}', 'integer_out_of_range'],
+    ['{"a":100000000000000000000}', 'integer_out_of_range'],
+    ['{"a":1e400}', 'number_out_of_range'],
+    ['{"a":NaN}', 'json_malformed'],
+    ['{"a":"\t"}', 'json_malformed'],
+    ['{"a":1', 'json_malformed'],
+    ['[1]', 'frame_shape'],
+    ['"text"', 'frame_shape'],
+  ])('rejects %s (%s)', (text, reason) => {
+    expect(defect(text)).toBe(reason);
+  });
+
+  it('allows 64 levels with the line object as level 1, not 65', () => {
+    const nested = (depth: number): string => `{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+    expect(defect(nested(64))).toBeNull();
+    expect(defect(nested(65))).toBe('json_too_deep');
+  });
+
+  it('renders the profile exactly', () => {
+    expect(encodeCanonical({ b: 1, a: '\b\t\n\f\r\u0000\u001f\u007f\u2028"\\/' })).toBe('{"a":"\\b\\t\\n\\f\\r\\u0000\\u001f\u007f\u2028\\"\\\\/","b":1}');
+    expect(encodeCanonical({ x: [1.0, -0, 1e21, 1e-7, 1e20, 0.1, 2n ** 63n - 1n] })).toBe('{"x":[1,0,1e+21,1e-7,100000000000000000000,0.1,9223372036854775807]}');
+    // UTF-16 code-unit order: the pair of U+1F600 starts 0xD83D, below U+FF46 (code-point order would differ).
+    expect(encodeCanonical({ '\uff46': 1, '😀': 2, é: 3 })).toBe('{"é":3,"😀":2,"ｆ":1}');
+  });
+
+  it('refuses values without a canonical form', () => {
+    for (const value of [{ a: Number.NaN }, { a: Number.POSITIVE_INFINITY }, { a: '\ud800' }]) {
+      expect(() => encodeCanonical(value)).toThrow(BundleInvalidError);
+    }
+  });
+});
