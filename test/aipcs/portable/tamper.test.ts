@@ -54,7 +54,7 @@ describe('tampering', () => {
       record: (p) => void (p['created_via'] = 'cli'),
       history: (p) => void (p['occurred_at'] = String(p['occurred_at']).replace('.000000Z', '.000001Z')),
       branch: (p) => void (p['title'] = 'Renamed'),
-      branch_membership: (p) => void (p['role'] = p['entity_name'] === 'person' ? 'primary' : p['role']),
+      branch_membership: (p) => void (p['entity_name'] === 'person' && (p['role'] = 'primary')),
     };
     let checked = 0;
     for (let i = 0; i < lines.length - 1; i++) {
