@@ -18,6 +18,9 @@ export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 const DEFAULT_MAX_DEPTH = 128;
 /** How long shutdown waits for tool calls already running before it closes their sessions. */
 const DEFAULT_SHUTDOWN_GRACE_MS = 5_000;
+/** How much of a refused request's body is read away before the refusal is sent. */
+const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
+const DISCARD_LIMIT_MS = 10_000;
 
 export interface HttpTransportOptions {
   /** Literal IP to bind. */
@@ -147,18 +150,48 @@ interface Session {
 
 type BodyOutcome = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly status: 400 | 413 };
 
-function rejection(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+/**
+ * Reads and discards what is left of a request body, up to a bound in bytes
+ * and time. A refusal is written after this: closing a socket with unread
+ * data makes the kernel reset the connection, and the client would lose the
+ * status it is owed. Past the bound the refusal goes out anyway.
+ */
+function discardBody(req: IncomingMessage): Promise<void> {
+  if (req.complete || req.readableEnded || req.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let seen = 0;
+    const finish = (): void => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', finish);
+      req.off('close', finish);
+      req.off('error', finish);
+      req.pause();
+      resolve();
+    };
+    const onData = (chunk: Buffer): void => {
+      seen += chunk.length;
+      if (seen > DISCARD_LIMIT_BYTES) finish();
+    };
+    const timer = setTimeout(finish, DISCARD_LIMIT_MS);
+    req.on('data', onData);
+    req.once('end', finish);
+    req.once('close', finish);
+    req.once('error', finish);
+    req.resume();
+  });
+}
+
+async function rejection(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): Promise<void> {
   if (res.headersSent) {
     res.end();
     return;
   }
+  await discardBody(res.req);
   const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
-  // The connection closes after a refusal. Until then whatever of the body is
-  // still arriving is discarded, so the client can read the status before the
-  // socket goes away instead of meeting a reset.
+  // The connection closes after a refusal; the client opens a fresh one.
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(body.length), Connection: 'close', ...headers });
   res.end(body);
-  res.req.resume();
 }
 
 /** Reads at most `maxBytes`; a declared or actual larger body stops the read at once. */
@@ -392,7 +425,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     handle(req, res).catch(() => {
       // Only a bug gets here; the detail stays out of the response and the log.
       logger.error('an HTTP request failed unexpectedly');
-      if (!res.headersSent) rejection(res, 500, -32603, 'Internal error');
+      if (!res.headersSent) void rejection(res, 500, -32603, 'Internal error');
       else res.destroy();
     });
   });

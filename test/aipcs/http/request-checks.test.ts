@@ -1,0 +1,121 @@
+// Operations spec §6.2 against the real `aipcs serve` listener: every check of
+// the table with its status code, DNS-rebinding style requests, oversized
+// bodies, X-Forwarded-* ignored. Each refused request carries a real session
+// and a tool call that would seed a service; afterwards the registry must
+// still be empty, so nothing reached the application.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDataRoot, sqliteArgs } from '../../support/aipcs-client.js';
+import { connectHttp, initializeBody, MCP_HEADERS, rawRequest, rawSession, sseMessages, startHttpAipcs, type HttpAipcs, type HttpClient, type RawRequest } from './support.js';
+
+const EIGHT_MIB = 8 * 1024 * 1024;
+
+function seedCall(id: number): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'aipcs_service_seed', arguments: { domain_name: `refused_${id}`, domain_class: 'k', intent_description: 'Must never be stored.', idempotency_key: `refused-${id}` } },
+  });
+}
+
+describe('request checks of the Streamable HTTP listener', () => {
+  let aipcs: HttpAipcs;
+  let observer: HttpClient;
+  let session: string;
+  let host: string;
+
+  const headers = (extra: Record<string, string> = {}): Record<string, string> => ({
+    ...MCP_HEADERS,
+    'mcp-session-id': session,
+    'mcp-protocol-version': '2025-06-18',
+    ...extra,
+  });
+
+  beforeAll(async () => {
+    aipcs = await startHttpAipcs([...sqliteArgs(freshDataRoot()), '--http-allowed-origins', 'http://localhost:5173']);
+    host = `127.0.0.1:${aipcs.port}`;
+    observer = await connectHttp(aipcs.url);
+    session = await rawSession(aipcs.port);
+  });
+
+  afterAll(async () => {
+    await observer.close();
+    expect(await aipcs.stop()).toBe(0);
+  });
+
+  const refused: { name: string; status: number; request: (id: number) => RawRequest }[] = [
+    { name: 'POST without Content-Type', status: 400, request: (id) => ({ headers: { accept: MCP_HEADERS.accept, 'mcp-session-id': session }, body: seedCall(id) }) },
+    { name: 'POST with Content-Type text/plain (a CORS "simple" request)', status: 400, request: (id) => ({ headers: headers({ 'content-type': 'text/plain' }), body: seedCall(id) }) },
+    { name: 'POST with a form Content-Type', status: 400, request: (id) => ({ headers: headers({ 'content-type': 'application/x-www-form-urlencoded' }), body: seedCall(id) }) },
+    { name: 'Host not in the list', status: 421, request: (id) => ({ headers: headers({ host: 'attacker.example' }), body: seedCall(id) }) },
+    { name: 'Host allowed name on another port', status: 421, request: (id) => ({ headers: headers({ host: 'localhost:1' }), body: seedCall(id) }) },
+    { name: 'Host without port', status: 421, request: (id) => ({ headers: headers({ host: '127.0.0.1' }), body: seedCall(id) }) },
+    {
+      name: 'DNS rebinding: attacker name resolved to 127.0.0.1 (foreign Host and Origin)',
+      status: 421,
+      request: (id) => ({ headers: headers({ host: `rebind.attacker.example:${aipcs.port}`, origin: `http://rebind.attacker.example:${aipcs.port}` }), body: seedCall(id) }),
+    },
+    {
+      name: 'foreign Host with X-Forwarded-Host/-For/-Proto naming the listener (ignored)',
+      status: 421,
+      request: (id) => ({ headers: headers({ host: 'attacker.example', 'x-forwarded-host': host, 'x-forwarded-for': '127.0.0.1', 'x-forwarded-proto': 'http' }), body: seedCall(id) }),
+    },
+    { name: 'cross-site page posting to the loopback address (foreign Origin)', status: 403, request: (id) => ({ headers: headers({ origin: 'http://attacker.example' }), body: seedCall(id) }) },
+    { name: 'Origin of the listener itself (not in the list)', status: 403, request: (id) => ({ headers: headers({ origin: `http://${host}` }), body: seedCall(id) }) },
+    { name: 'Origin null (sandboxed frame)', status: 403, request: (id) => ({ headers: headers({ origin: 'null' }), body: seedCall(id) }) },
+    { name: 'allowed Origin over https', status: 403, request: (id) => ({ headers: headers({ origin: 'https://localhost:5173' }), body: seedCall(id) }) },
+    { name: 'GET without Accept', status: 406, request: () => ({ method: 'GET', headers: { 'mcp-session-id': session } }) },
+    { name: 'GET without a session or Accept (liveness probe)', status: 406, request: () => ({ method: 'GET' }) },
+    { name: 'GET accepting only JSON', status: 406, request: () => ({ method: 'GET', headers: { accept: 'application/json', 'mcp-session-id': session } }) },
+    { name: 'body over 8 MiB (declared)', status: 413, request: (id) => ({ headers: headers({ 'content-length': String(EIGHT_MIB + 1) }), body: Buffer.concat([Buffer.from(seedCall(id)), Buffer.alloc(EIGHT_MIB + 1 - Buffer.byteLength(seedCall(id)), 0x20)]) }) },
+    { name: 'body over 8 MiB (chunked)', status: 413, request: (id) => ({ headers: headers({ 'transfer-encoding': 'chunked' }), body: Buffer.concat([Buffer.from(seedCall(id)), Buffer.alloc(EIGHT_MIB, 0x20)]) }) },
+    { name: 'unknown session', status: 404, request: (id) => ({ headers: headers({ 'mcp-session-id': '6f1d2c3b-0000-4000-8000-000000000000' }), body: seedCall(id) }) },
+    { name: 'no session header on a tool call', status: 400, request: (id) => ({ headers: MCP_HEADERS, body: seedCall(id) }) },
+    { name: 'another path', status: 404, request: (id) => ({ path: '/mcp/tools', headers: headers(), body: seedCall(id) }) },
+    { name: 'PUT', status: 405, request: (id) => ({ method: 'PUT', headers: headers(), body: seedCall(id) }) },
+    { name: 'malformed JSON', status: 400, request: () => ({ headers: headers(), body: '{"jsonrpc":"2.0","id":1,"method":"tools/call",' }) },
+    { name: 'JSON nested past the bound', status: 400, request: () => ({ headers: headers(), body: '['.repeat(300) + ']'.repeat(300) }) },
+  ];
+
+  refused.forEach(({ name, status, request }, index) => {
+    it(`${name} → ${status}`, async () => {
+      const response = await rawRequest(aipcs.port, request(index + 1));
+      expect(response.status).toBe(status);
+      expect(response.headers['date']).toBeUndefined();
+      expect(response.headers['server']).toBeUndefined();
+      expect(response.body).not.toContain('attacker');
+      expect(response.body).not.toContain('refused_');
+    });
+  });
+
+  it('refuses initialize requests from a foreign Host or Origin without opening a session', async () => {
+    for (const extra of [{ host: 'attacker.example' }, { origin: 'http://attacker.example' }]) {
+      const response = await rawRequest(aipcs.port, { headers: { ...MCP_HEADERS, ...extra }, body: initializeBody() });
+      expect([421, 403]).toContain(response.status);
+      expect(response.headers['mcp-session-id']).toBeUndefined();
+    }
+  });
+
+  it('accepts an absent Origin, the allowed Origin and the localhost alias', async () => {
+    const variants = [headers(), headers({ origin: 'http://localhost:5173' }), headers({ host: `localhost:${aipcs.port}` }), headers({ 'content-type': 'application/json; charset=utf-8' })];
+    for (const [n, variant] of variants.entries()) {
+      const response = await rawRequest(aipcs.port, { headers: variant, body: `{"jsonrpc":"2.0","id":${n},"method":"ping"}` });
+      expect(response.status).toBe(200);
+      expect(sseMessages(response.body)).toEqual([{ jsonrpc: '2.0', id: n, result: {} }]);
+    }
+  });
+
+  it('left the registry untouched: no refused request reached the application', async () => {
+    const listed = await observer.call('aipcs_service_list', { limit: 100 });
+    expect(listed.ok).toBe(true);
+    expect(listed.result?.['services']).toEqual([]);
+  });
+
+  it('logged no request details', () => {
+    expect(aipcs.stdout()).toBe('');
+    expect(aipcs.stderr()).not.toContain('attacker');
+    expect(aipcs.stderr()).not.toContain('refused_');
+    expect(aipcs.stderr()).not.toMatch(/POST|GET \/mcp/);
+  });
+});
