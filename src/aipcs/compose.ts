@@ -8,12 +8,17 @@ import { systemClock, systemIds } from '../common/clock.js';
 import { createLogger, type Logger, type LogLevel as LoggerLevel } from '../common/logger.js';
 import { serveStdio } from '../common/mcp/tool-server.js';
 import { AIPCS_TOOLS, STATELESS_TOOLS } from './contract/tool-catalogue.js';
-import { createApplication, type Application, type StoragePorts } from './core/application.js';
+import { createApplication, createOperator, type Application, type Operator, type OperatorStoragePorts, type StoragePorts } from './core/application.js';
+import type { AdminContext } from './core/admin-reports.js';
+import type { TransferCodec } from './core/transfer-codec.js';
+import { AIPCS_MCP_CONTRACT_VERSION } from './contract/server-info.js';
+import { readBundle, summaryToJson, writeBundle } from './portable/index.js';
+import { PACKAGE_VERSION } from './version.js';
 import type { LogLevel, RuntimeConfig } from './config/index.js';
 import { createDispatcher } from './mcp/dispatch.js';
 import { httpExposureAllowed, serveAipcsHttp } from './mcp/http-server.js';
 import { aipcsServerOptions } from './mcp/server.js';
-import { openSqliteStorage } from './storage/sqlite/index.js';
+import { openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
 import { StorageFailure } from './core/ports.js';
 
@@ -111,4 +116,89 @@ export async function serve(runtime: RuntimeConfig): Promise<number> {
   } finally {
     await storage?.close();
   }
+}
+
+// ---------------------------------------------------------------------------
+// Admin composition (operations spec §1.8-1.9): the `aipcs` administration
+// commands inspect storage without migrating it and, when the registry is
+// ready, get the operator services over it. Nothing here creates a data root.
+
+/** Composition refused storage (an unset DSN variable, a root the location policy rejects): storage_unavailable. */
+export class AdminStorageUnavailable extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super('Storage is unavailable.', options);
+    this.name = 'AdminStorageUnavailable';
+  }
+}
+
+export interface AdminComposition {
+  readonly context: AdminContext;
+  /** The operator services; null unless the registry is ready. */
+  readonly operator: Operator | null;
+  close(): Promise<void>;
+}
+
+/** The portable codec behind core's transfer port; the compiler checks the shapes agree. */
+export const TRANSFER_CODEC: TransferCodec = {
+  write: (content, sink) => writeBundle(content, sink),
+  read: (open) => readBundle(open),
+  summaryJson: (summary) => summaryToJson(summary),
+};
+
+function operatorOver(storage: OperatorStoragePorts, principalId: string): Operator {
+  const clock = systemClock();
+  return createOperator(storage, {
+    principalId,
+    createdVia: 'cli',
+    nowMicros: () => clock.nowMicros(),
+    uuid: () => systemIds.uuid(),
+    sha256: sha256Hex,
+    codec: TRANSFER_CODEC,
+    producer: { packageVersion: PACKAGE_VERSION, mcpContract: AIPCS_MCP_CONTRACT_VERSION },
+  });
+}
+
+/**
+ * Opens storage for an admin command. Read-only commands (`writable: false`)
+ * use read-only connections; operator commands get a writable registry, but
+ * only one that is already ready. Throws AdminStorageUnavailable when
+ * composition must refuse.
+ */
+export async function openStorageForAdmin(runtime: RuntimeConfig, mode: { readonly writable: boolean }): Promise<AdminComposition> {
+  if (runtime.profile === 'stateless') {
+    const context: AdminContext = { profile: 'stateless', backend: null, registry: null, storage: null, lifecycle: null, principalId: runtime.principalId };
+    return { context, operator: null, close: async () => undefined };
+  }
+  if (runtime.profile === 'postgresql') {
+    const dsn = process.env[runtime.postgres.dsnEnv];
+    if (dsn === undefined || dsn.trim() === '') throw new AdminStorageUnavailable();
+    // The PostgreSQL adapter does not offer the operator ports yet: its
+    // registry shows as unavailable, which every command reports safely.
+    const context: AdminContext = {
+      profile: 'postgresql',
+      backend: 'postgresql',
+      registry: { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: 'unavailable' },
+      storage: null,
+      lifecycle: null,
+      principalId: runtime.principalId,
+    };
+    return { context, operator: null, close: async () => undefined };
+  }
+  let opened;
+  try {
+    opened = await openSqliteStorageForAdmin({ dataRoot: runtime.sqlite.dataRoot, busyTimeoutMs: runtime.sqlite.busyTimeoutMs, defaultRoot: !runtime.sqlite.dataRootExplicit }, mode);
+  } catch (error) {
+    throw new AdminStorageUnavailable({ cause: error });
+  }
+  const storage = opened.ports;
+  const operator = storage ? operatorOver(storage, runtime.principalId) : null;
+  const context: AdminContext = {
+    profile: 'sqlite',
+    backend: 'sqlite',
+    registry: opened.registry,
+    storage,
+    lifecycle: operator?.application.lifecycle ?? null,
+    principalId: runtime.principalId,
+  };
+  return { context, operator, close: async () => storage?.close() };
 }

@@ -8,7 +8,10 @@ import { BranchService } from './branches.js';
 import { DiscoveryService } from './discovery.js';
 import { LifecycleService, type ManifestRules } from './lifecycle.js';
 import { MaintenanceService } from './maintenance.js';
-import type { BackendName, Micros, RegistryPort, ServiceDataPort, ServiceStorePort } from './ports.js';
+import { OperatorService } from './operations.js';
+import { ServiceTransfer } from './transfer.js';
+import type { TransferCodec } from './transfer-codec.js';
+import type { BackendName, Micros, OperatorDataPort, OperatorRegistryPort, OperatorStorePort, RegistryPort, ServiceDataPort, ServiceStorePort } from './ports.js';
 import { fingerprintText } from './record-rules.js';
 import { RecordService } from './records.js';
 import { storeLayoutOf } from './layout.js';
@@ -19,6 +22,13 @@ export interface StoragePorts {
   readonly stores: ServiceStorePort;
   readonly data: ServiceDataPort;
   close(): Promise<void>;
+}
+
+/** Storage that also offers what the `aipcs` operator commands need (ports.ts, operator administration). */
+export interface OperatorStoragePorts extends StoragePorts {
+  readonly registry: OperatorRegistryPort;
+  readonly stores: OperatorStorePort;
+  readonly data: OperatorDataPort;
 }
 
 export interface ApplicationOptions {
@@ -92,4 +102,33 @@ export function createApplication(storage: StoragePorts, options: ApplicationOpt
   const discovery = new DiscoveryService({ lifecycle, registry: storage.registry, data: storage.data, principalId: options.principalId });
   const maintenance = new MaintenanceService({ lifecycle, data: storage.data, principalId: options.principalId, nowMicros: options.nowMicros });
   return { lifecycle, records, branches, discovery, maintenance };
+}
+
+export interface OperatorOptions extends ApplicationOptions {
+  /** The artefact codec; export and import are unavailable without it. */
+  readonly codec?: TransferCodec;
+  readonly producer: { readonly packageVersion: string; readonly mcpContract: string };
+}
+
+export interface Operator {
+  readonly application: Application;
+  readonly operations: OperatorService;
+  readonly transfer: ServiceTransfer | null;
+}
+
+/** The `aipcs` operator commands' services over storage that offers the operator ports. */
+export function createOperator(storage: OperatorStoragePorts, options: OperatorOptions): Operator {
+  const application = createApplication(storage, options);
+  const deps = {
+    storage,
+    lifecycle: application.lifecycle,
+    principalId: options.principalId,
+    nowMicros: options.nowMicros,
+    newId: options.uuid,
+    sha256: options.sha256,
+    canonical: fingerprintText,
+  };
+  const operations = new OperatorService(deps);
+  const transfer = options.codec ? new ServiceTransfer({ ...deps, codec: options.codec, producer: options.producer }, operations.claims, application.lifecycle) : null;
+  return { application, operations, transfer };
 }

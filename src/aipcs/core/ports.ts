@@ -320,3 +320,150 @@ export interface ServiceDataPort {
   read<T>(locator: StorageLocator, principalId: string, work: (tx: ServiceDataReader) => Promise<T>): Promise<T>;
   write<T>(locator: StorageLocator, principalId: string, work: (tx: ServiceDataWriter) => Promise<T>): Promise<T>;
 }
+
+// ---------------------------------------------------------------------------
+// Operator administration (operations spec §1.8-1.9, §4.3, §5.9-5.10). These
+// extend the ports above, so an adapter that does not offer them yet still
+// serves MCP; the `aipcs` admin commands need an OperatorStoragePorts.
+
+/** Fingerprint of a claim that purge stripped: no request can ever match it. */
+export const TOMBSTONED_FINGERPRINT = 'tombstoned';
+
+export type MigrationStatus = 'uninitialised' | 'outdated' | 'ready' | 'incompatible' | 'dirty' | 'unavailable';
+
+/** What inspection found for a registry or a service store (never a migration). */
+export interface MigrationState {
+  readonly status: MigrationStatus;
+  /** null when unavailable. */
+  readonly appliedRevision: bigint | null;
+  readonly targetRevision: bigint | null;
+  /** Why the state is `unavailable`. */
+  readonly reason: 'busy' | 'unavailable' | null;
+}
+
+export type IdentityState = 'import_prepared' | 'tombstoned';
+
+/** A service id that is not (or no longer) a live service: reserved by an import, or purged. */
+export interface IdentityRow {
+  readonly serviceId: string;
+  readonly principalId: string;
+  readonly state: IdentityState;
+  /** The domain an import reserves; null once tombstoned. */
+  readonly domainName: string | null;
+  readonly idempotencyKey: string;
+  readonly lifecycleAt: Micros;
+}
+
+export interface ReceiptRow {
+  readonly receiptId: string;
+  readonly principalId: string;
+  readonly idempotencyKey: string;
+  readonly serviceId: string;
+  readonly kind: 'export' | 'import';
+  readonly bundleRootSha256: string;
+  readonly exportFormatVersion: number;
+  readonly backend: BackendName;
+  readonly serviceRevision: bigint;
+  readonly operationalStatus: OperationalStatus;
+  readonly verification: 'verified' | 'unverified';
+  readonly createdAt: Micros;
+}
+
+export interface OperatorRegistryReader extends RegistryReader {
+  /** The reservation or tombstone of a service id, whichever principal holds it. */
+  getIdentity(serviceId: string): Promise<IdentityRow | undefined>;
+  /** Whether any principal has a live service with this id. */
+  serviceIdInUse(serviceId: string): Promise<boolean>;
+  /** Whether an import of this principal has reserved the domain name. */
+  domainReserved(principalId: string, domainName: string): Promise<boolean>;
+  getReceipt(receiptId: string): Promise<ReceiptRow | undefined>;
+}
+
+export interface OperatorRegistryWriter extends RegistryWriter, OperatorRegistryReader {
+  /** Inserts or replaces the identity row of `row.serviceId`. */
+  putIdentity(row: IdentityRow): Promise<void>;
+  deleteIdentity(serviceId: string): Promise<void>;
+  insertReceipt(row: ReceiptRow): Promise<void>;
+  /** Deletes every receipt of the service. */
+  deleteReceipts(principalId: string, serviceId: string): Promise<void>;
+  /** Deletes the service row; false when it was not there. */
+  deleteService(principalId: string, serviceId: string): Promise<boolean>;
+  /**
+   * Strips every claim of the service except `keepKey`: intent and result are
+   * dropped, the phase becomes completed and the fingerprint TOMBSTONED_FINGERPRINT,
+   * so the keys stay bound and never replay.
+   */
+  tombstoneClaims(principalId: string, serviceId: string, keepKey: string, now: Micros): Promise<void>;
+}
+
+export interface OperatorRegistryPort extends RegistryPort {
+  read<T>(work: (tx: OperatorRegistryReader) => Promise<T>): Promise<T>;
+  write<T>(work: (tx: OperatorRegistryWriter) => Promise<T>): Promise<T>;
+}
+
+export type FenceState = 'open' | 'closed';
+
+/** The write-admission fence of a service store; generations only increase. */
+export interface WriteFence {
+  readonly generation: bigint;
+  readonly state: FenceState;
+}
+
+export interface OperatorStorePort extends ServiceStorePort {
+  /** The store's foundation (bookkeeping and migration state); status `uninitialised` with revision 0 when it does not exist. */
+  inspect(locator: StorageLocator): Promise<MigrationState>;
+  /** Whether nothing of the store exists any more (purge's independent observation). */
+  isAbsent(locator: StorageLocator): Promise<boolean>;
+  /** The current fence; StorageFailure('unavailable') when the store does not exist. */
+  readFence(locator: StorageLocator): Promise<WriteFence>;
+  /**
+   * Compare-and-change in one write unit that excludes every data mutation:
+   * when the fence equals `expected` it becomes `{generation + 1, target}`
+   * and the new fence is returned; otherwise null and nothing changes.
+   */
+  changeFence(locator: StorageLocator, expected: WriteFence, target: FenceState): Promise<WriteFence | null>;
+  /**
+   * Removes the store after verifying that it is this locator's store and
+   * its fence is closed (StorageFailure('incompatible') otherwise). A store
+   * that is already absent is not an error.
+   */
+  remove(locator: StorageLocator): Promise<void>;
+}
+
+export interface HistoryPosition {
+  readonly entityName: string;
+  readonly recordId: string;
+  readonly recordVersion: bigint;
+}
+
+export interface MembershipRow {
+  readonly branchId: string;
+  readonly entityName: string;
+  readonly recordId: string;
+  readonly role: BranchRole;
+}
+
+export interface OperatorDataReader extends ServiceDataReader {
+  writeFence(): Promise<WriteFence>;
+  /** History of every record, ordered by entity name, record id, record version (byte order), after `after`. */
+  historyPage(after: HistoryPosition | null, limit: number): Promise<HistoryEvent[]>;
+  /** Memberships ordered by branch id, entity name, record id, role (byte order), after `after`. */
+  membershipPage(after: MembershipRow | null, limit: number): Promise<MembershipRow[]>;
+}
+
+export interface OperatorDataWriter extends ServiceDataWriter, OperatorDataReader {
+  /** Sets the fence row (import staging writes the bundle's generation, closed). */
+  setFence(fence: WriteFence): Promise<void>;
+}
+
+export interface OperatorDataPort extends ServiceDataPort {
+  /** One read unit over a consistent snapshot of the whole store. */
+  read<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataReader) => Promise<T>): Promise<T>;
+  /**
+   * Import staging: creates the store with `layout` and runs `work` in the
+   * same write unit, so the store appears complete or not at all. References
+   * between rows are checked when the unit commits, so rows may come in any
+   * order. StorageFailure('incompatible') when the store already has content.
+   */
+  stage<T>(locator: StorageLocator, principalId: string, layout: StoreLayout, work: (tx: OperatorDataWriter) => Promise<T>): Promise<T>;
+}

@@ -1,8 +1,10 @@
 // Opens the SQLite backend behind the storage ports: migrates (serve) or
 // only inspects (admin) the registry, and attaches the per-service stores.
+// The admin opening never creates a directory or file and never migrates.
 
-import type { StoragePorts } from '../../core/application.js';
-import { migrateSqliteRegistry } from './registry.js';
+import type { OperatorStoragePorts } from '../../core/application.js';
+import type { MigrationState } from '../../core/ports.js';
+import { migrateSqliteRegistry, openSqliteRegistryForAdmin } from './registry.js';
 import { SqliteServiceData } from './service-data.js';
 import { SqliteServiceStores } from './service-store.js';
 
@@ -12,7 +14,7 @@ export interface SqliteStorageOptions {
   readonly defaultRoot: boolean;
 }
 
-export async function openSqliteStorage(options: SqliteStorageOptions): Promise<StoragePorts> {
+export async function openSqliteStorage(options: SqliteStorageOptions): Promise<OperatorStoragePorts> {
   const registry = await migrateSqliteRegistry(options);
   const stores = new SqliteServiceStores(options);
   return {
@@ -23,6 +25,39 @@ export async function openSqliteStorage(options: SqliteStorageOptions): Promise<
     async close() {
       await stores.close();
       await registry.close();
+    },
+  };
+}
+
+export interface SqliteAdminStorage {
+  /** The registry as inspection found it. */
+  readonly registry: MigrationState;
+  /** Open only when the registry is ready. */
+  readonly ports: OperatorStoragePorts | null;
+}
+
+/**
+ * The admin commands' storage: the registry is inspected and, only when it
+ * is ready, opened (read-only for the inspection commands, writable for the
+ * operator commands). Throws UnsafeLocationError for a root the location
+ * policy rejects.
+ */
+export async function openSqliteStorageForAdmin(options: SqliteStorageOptions, mode: { writable: boolean }): Promise<SqliteAdminStorage> {
+  const opened = await openSqliteRegistryForAdmin(options, mode);
+  const registry = opened.registry;
+  if (!registry) return { registry: opened.state, ports: null };
+  const stores = new SqliteServiceStores({ dataRoot: options.dataRoot, busyTimeoutMs: options.busyTimeoutMs, readonly: !mode.writable });
+  return {
+    registry: opened.state,
+    ports: {
+      backend: 'sqlite',
+      registry,
+      stores,
+      data: new SqliteServiceData(stores),
+      async close() {
+        await stores.close();
+        await registry.close();
+      },
     },
   };
 }

@@ -1,29 +1,37 @@
 // The SQLite registry: services, the claim ledger (idempotency keys and
-// durable lifecycle intent) and its explicit migration. Only `serve` migrates;
-// everything else inspects. Inspection compares the exact object set, so a
-// file that is not ours, or only half ours, is never treated as ready.
+// durable lifecycle intent), identity reservations and tombstones, transfer
+// receipts, and its explicit migration. Only `serve` migrates; everything
+// else inspects. Inspection compares the exact object set, so a file that is
+// not ours, or only half ours, is never treated as ready.
 
 import Database from 'better-sqlite3';
 import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';
 import {
   StorageFailure,
+  TOMBSTONED_FINGERPRINT,
+  type BackendName,
+  type IdentityRow,
+  type IdentityState,
+  type MigrationState,
+  type OperatorRegistryPort,
+  type OperatorRegistryReader,
+  type OperatorRegistryWriter,
+  type ReceiptRow,
   type ClaimKind,
   type ClaimPhase,
   type ClaimRow,
   type DesignState,
   type OperationalStatus,
-  type RegistryPort,
-  type RegistryReader,
-  type RegistryWriter,
   type ServiceRow,
 } from '../../core/ports.js';
 import { SqliteConnection, type SqliteDatabase } from './connection.js';
 import { checkDatabaseFile, checkDataRoot, createDatabaseFile, dataRootPaths } from './location.js';
 
 export const REGISTRY_ADAPTER_ID = 'aipcs.sqlite.registry';
-export const REGISTRY_REVISION = 1n;
+/** Revision 1: services and the claim ledger. Revision 2 adds what operators need. */
+export const REGISTRY_REVISION = 2n;
 
-const REGISTRY_DDL = [
+export const REGISTRY_DDL_R1 = [
   `CREATE TABLE aipcs_registry_meta (
   singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
   adapter_id TEXT NOT NULL,
@@ -66,11 +74,46 @@ const REGISTRY_DDL = [
   `CREATE UNIQUE INDEX aipcs_registry_claim_active_service ON aipcs_registry_claim (service_id) WHERE phase IN ('prepared', 'recovery_required')`,
 ];
 
-export type RegistryStatus = 'uninitialised' | 'ready' | 'dirty' | 'incompatible';
+/**
+ * Revision 2: identity reservations (an import in progress) and tombstones
+ * (a purged service id, never importable again), transfer receipts, and an
+ * index for stripping a purged service's claims. A live identity is simply
+ * the service row.
+ */
+export const REGISTRY_DDL_R2 = [
+  `CREATE TABLE aipcs_registry_identity (
+  service_id TEXT PRIMARY KEY NOT NULL,
+  principal_id TEXT NOT NULL,
+  identity_state TEXT NOT NULL CHECK (identity_state IN ('import_prepared', 'tombstoned')),
+  domain_name TEXT,
+  idempotency_key TEXT NOT NULL,
+  lifecycle_at INTEGER NOT NULL,
+  CHECK ((identity_state = 'import_prepared') = (domain_name IS NOT NULL))
+) STRICT`,
+  `CREATE UNIQUE INDEX aipcs_registry_identity_domain ON aipcs_registry_identity (principal_id, domain_name) WHERE identity_state = 'import_prepared'`,
+  `CREATE TABLE aipcs_registry_receipt (
+  receipt_id TEXT PRIMARY KEY NOT NULL,
+  principal_id TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  service_id TEXT NOT NULL,
+  receipt_kind TEXT NOT NULL CHECK (receipt_kind IN ('export', 'import')),
+  bundle_root_sha256 TEXT NOT NULL,
+  export_format_version INTEGER NOT NULL CHECK (export_format_version = 1),
+  storage_backend TEXT NOT NULL CHECK (storage_backend IN ('sqlite', 'postgresql')),
+  service_revision INTEGER NOT NULL CHECK (service_revision >= 1),
+  operational_status TEXT NOT NULL CHECK (operational_status IN ('active', 'suspended', 'archived')),
+  verification TEXT NOT NULL CHECK (verification IN ('unverified', 'verified')),
+  created_at INTEGER NOT NULL
+) STRICT`,
+  `CREATE INDEX aipcs_registry_receipt_service ON aipcs_registry_receipt (principal_id, service_id)`,
+  `CREATE INDEX aipcs_registry_claim_service ON aipcs_registry_claim (principal_id, service_id)`,
+];
+
+export type RegistryStatus = 'uninitialised' | 'outdated' | 'ready' | 'dirty' | 'incompatible';
 
 type SchemaObject = { type: string; name: string; sql: string };
 
-let expectedObjects: string | undefined;
+const expectedObjects = new Map<bigint, string>();
 
 function schemaSignature(db: SqliteDatabase): string {
   const rows = db
@@ -79,27 +122,46 @@ function schemaSignature(db: SqliteDatabase): string {
   return JSON.stringify(rows.map((row) => [row.type, row.name, row.sql.replace(/\s+/g, ' ')]));
 }
 
-function expectedSignature(): string {
-  if (expectedObjects === undefined) {
-    const db = new Database(':memory:');
-    for (const ddl of REGISTRY_DDL) db.exec(ddl);
-    expectedObjects = schemaSignature(db);
-    db.close();
-  }
-  return expectedObjects;
+function ddlUpTo(revision: bigint): string[] {
+  return revision === 1n ? REGISTRY_DDL_R1 : [...REGISTRY_DDL_R1, ...REGISTRY_DDL_R2];
 }
 
-/** Classifies an open registry database (inside a transaction). */
-export function classifyRegistry(db: SqliteDatabase): RegistryStatus {
+function expectedSignature(revision: bigint): string {
+  let signature = expectedObjects.get(revision);
+  if (signature === undefined) {
+    const db = new Database(':memory:');
+    for (const ddl of ddlUpTo(revision)) db.exec(ddl);
+    signature = schemaSignature(db);
+    db.close();
+    expectedObjects.set(revision, signature);
+  }
+  return signature;
+}
+
+export interface RegistryClassification {
+  readonly status: RegistryStatus;
+  /** The revision the file is at (0 when empty), when it is one we know. */
+  readonly appliedRevision: bigint | null;
+}
+
+/**
+ * Classifies an open registry database (inside a transaction): an exact
+ * revision 1 is `outdated` (serve upgrades it), an exact revision 2 `ready`,
+ * anything else `incompatible` (or `dirty` when our own meta says so).
+ */
+export function classifyRegistry(db: SqliteDatabase): RegistryClassification {
   const count = (db.prepare(`SELECT count(*) AS n FROM sqlite_schema`).get() as { n: bigint }).n;
-  if (count === 0n) return 'uninitialised';
-  if (schemaSignature(db) !== expectedSignature()) return 'incompatible';
+  if (count === 0n) return { status: 'uninitialised', appliedRevision: 0n };
+  const signature = schemaSignature(db);
+  const revision = signature === expectedSignature(REGISTRY_REVISION) ? REGISTRY_REVISION : signature === expectedSignature(1n) ? 1n : null;
+  if (revision === null) return { status: 'incompatible', appliedRevision: null };
   const meta = db.prepare(`SELECT adapter_id, applied_revision, dirty FROM aipcs_registry_meta WHERE singleton = 1`).get() as
     | { adapter_id: string; applied_revision: bigint; dirty: bigint }
     | undefined;
-  if (!meta || meta.adapter_id !== REGISTRY_ADAPTER_ID) return 'incompatible';
-  if (meta.dirty !== 0n) return 'dirty';
-  return meta.applied_revision === REGISTRY_REVISION ? 'ready' : 'incompatible';
+  if (!meta || meta.adapter_id !== REGISTRY_ADAPTER_ID) return { status: 'incompatible', appliedRevision: null };
+  if (meta.dirty !== 0n) return { status: 'dirty', appliedRevision: meta.applied_revision };
+  if (meta.applied_revision !== revision) return { status: 'incompatible', appliedRevision: null };
+  return { status: revision === REGISTRY_REVISION ? 'ready' : 'outdated', appliedRevision: revision };
 }
 
 export interface SqliteRegistryOptions {
@@ -128,14 +190,21 @@ export async function migrateSqliteRegistry(options: SqliteRegistryOptions): Pro
   const connection = new SqliteConnection(paths.registry, { busyTimeoutMs: options.busyTimeoutMs, readonly: false });
   try {
     if (!connection.enableWal()) throw new StorageFailure('unavailable');
+    // Classification is repeated inside BEGIN IMMEDIATE, so concurrent
+    // starters converge: one migrates, the others find it ready.
     await connection.write((db) => {
-      const status = classifyRegistry(db);
+      const { status } = classifyRegistry(db);
       if (status === 'ready') return;
-      if (status !== 'uninitialised') throw new StorageFailure('unavailable');
-      for (const ddl of REGISTRY_DDL) db.exec(ddl);
-      db.prepare(`INSERT INTO aipcs_registry_meta (singleton, adapter_id, applied_revision, dirty) VALUES (1, ?, ?, 0)`).run(REGISTRY_ADAPTER_ID, REGISTRY_REVISION);
+      if (status === 'uninitialised') {
+        for (const ddl of ddlUpTo(REGISTRY_REVISION)) db.exec(ddl);
+        db.prepare(`INSERT INTO aipcs_registry_meta (singleton, adapter_id, applied_revision, dirty) VALUES (1, ?, ?, 0)`).run(REGISTRY_ADAPTER_ID, REGISTRY_REVISION);
+        return;
+      }
+      if (status !== 'outdated') throw new StorageFailure('unavailable');
+      for (const ddl of REGISTRY_DDL_R2) db.exec(ddl);
+      db.prepare(`UPDATE aipcs_registry_meta SET applied_revision = ? WHERE singleton = 1`).run(REGISTRY_REVISION);
     });
-    const status = await connection.read((db) => classifyRegistry(db));
+    const { status } = await connection.read((db) => classifyRegistry(db));
     if (status !== 'ready' || connection.journalMode().toLowerCase() !== 'wal') throw new StorageFailure('unavailable');
     checkDatabaseFile(paths.registry);
     return new SqliteRegistry(connection);
@@ -147,16 +216,57 @@ export async function migrateSqliteRegistry(options: SqliteRegistryOptions): Pro
 
 /** Opens an existing ready registry for read-only inspection (never creates or migrates). */
 export async function inspectSqliteRegistry(options: SqliteRegistryOptions): Promise<{ status: RegistryStatus | 'missing'; registry?: SqliteRegistry }> {
+  const inspection = await openSqliteRegistryForAdmin(options, { writable: false });
+  if (inspection.state.status === 'unavailable') throw new StorageFailure(inspection.state.reason === 'busy' ? 'busy' : 'unavailable');
+  if (inspection.missing) return { status: 'missing' };
+  return inspection.registry ? { status: 'ready', registry: inspection.registry } : { status: inspection.state.status as RegistryStatus };
+}
+
+export interface AdminRegistryOpening {
+  /** What inspection found (revisions null when unavailable). */
+  readonly state: MigrationState;
+  /** The data root or the registry file does not exist (reported, never created). */
+  readonly missing: boolean;
+  /** Open only when the state is `ready`. */
+  readonly registry: SqliteRegistry | null;
+}
+
+/**
+ * The admin commands' view of the registry: checks the location (an unsafe
+ * one throws UnsafeLocationError), never creates a directory or file, never
+ * migrates. A ready registry is returned open, read-only unless `writable`
+ * (the operator commands write claims, but only into a ready registry).
+ */
+export async function openSqliteRegistryForAdmin(options: SqliteRegistryOptions, mode: { writable: boolean }): Promise<AdminRegistryOpening> {
   const paths = dataRootPaths(options.dataRoot);
-  if (!checkDataRoot(paths.root, { create: false, createParents: false })) return { status: 'missing' };
-  if (!checkDatabaseFile(paths.registry)) return { status: 'uninitialised' };
-  const connection = new SqliteConnection(paths.registry, { busyTimeoutMs: options.busyTimeoutMs, readonly: true });
-  const status = await connection.read((db) => classifyRegistry(db));
-  if (status !== 'ready') {
-    connection.close();
-    return { status };
+  const absent: AdminRegistryOpening = { state: { status: 'uninitialised', appliedRevision: 0n, targetRevision: REGISTRY_REVISION, reason: null }, missing: true, registry: null };
+  if (!checkDataRoot(paths.root, { create: false, createParents: false })) return absent;
+  if (!checkDatabaseFile(paths.registry)) return absent;
+  let connection: SqliteConnection;
+  try {
+    connection = new SqliteConnection(paths.registry, { busyTimeoutMs: options.busyTimeoutMs, readonly: !mode.writable });
+  } catch (error) {
+    return { state: unavailableState(error), missing: false, registry: null };
   }
-  return { status, registry: new SqliteRegistry(connection) };
+  let classification: RegistryClassification;
+  try {
+    classification = await connection.read((db) => classifyRegistry(db));
+    if (classification.status === 'ready' && mode.writable && connection.journalMode().toLowerCase() !== 'wal') classification = { status: 'incompatible', appliedRevision: null };
+  } catch (error) {
+    connection.close();
+    return { state: unavailableState(error), missing: false, registry: null };
+  }
+  const state: MigrationState = { status: classification.status, appliedRevision: classification.appliedRevision, targetRevision: REGISTRY_REVISION, reason: null };
+  if (classification.status !== 'ready') {
+    connection.close();
+    return { state, missing: false, registry: null };
+  }
+  return { state, missing: false, registry: new SqliteRegistry(connection) };
+}
+
+function unavailableState(error: unknown): MigrationState {
+  const busy = error instanceof StorageFailure && error.kind === 'busy';
+  return { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: busy ? 'busy' : 'unavailable' };
 }
 
 type ServiceRecord = {
@@ -260,7 +370,34 @@ const SERVICE_COLUMNS = `service_id, principal_id, domain_name, domain_class, in
 
 const CLAIM_COLUMNS = `principal_id, idempotency_key, operation_kind, fingerprint, service_id, phase, intent_json, result_json, created_at, updated_at`;
 
-class SqliteRegistryTx implements RegistryWriter {
+type IdentityRecord = {
+  service_id: string;
+  principal_id: string;
+  identity_state: string;
+  domain_name: string | null;
+  idempotency_key: string;
+  lifecycle_at: bigint;
+};
+
+type ReceiptRecord = {
+  receipt_id: string;
+  principal_id: string;
+  idempotency_key: string;
+  service_id: string;
+  receipt_kind: string;
+  bundle_root_sha256: string;
+  export_format_version: bigint;
+  storage_backend: string;
+  service_revision: bigint;
+  operational_status: string;
+  verification: string;
+  created_at: bigint;
+};
+
+const RECEIPT_COLUMNS = `receipt_id, principal_id, idempotency_key, service_id, receipt_kind, bundle_root_sha256, export_format_version, storage_backend,
+  service_revision, operational_status, verification, created_at`;
+
+class SqliteRegistryTx implements OperatorRegistryWriter {
   constructor(private readonly db: SqliteDatabase) {}
 
   async getService(principalId: string, serviceId: string): Promise<ServiceRow | undefined> {
@@ -320,6 +457,106 @@ class SqliteRegistryTx implements RegistryWriter {
       )
       .run(...claimParams(row).slice(2), row.principalId, row.idempotencyKey);
   }
+
+  // -------------------------------------------------------------------------
+  // Operator administration
+
+  async getIdentity(serviceId: string): Promise<IdentityRow | undefined> {
+    const row = this.db
+      .prepare(`SELECT service_id, principal_id, identity_state, domain_name, idempotency_key, lifecycle_at FROM aipcs_registry_identity WHERE service_id = ?`)
+      .get(serviceId) as IdentityRecord | undefined;
+    return (
+      row && {
+        serviceId: row.service_id,
+        principalId: row.principal_id,
+        state: row.identity_state as IdentityState,
+        domainName: row.domain_name,
+        idempotencyKey: row.idempotency_key,
+        lifecycleAt: row.lifecycle_at,
+      }
+    );
+  }
+
+  async serviceIdInUse(serviceId: string): Promise<boolean> {
+    return this.db.prepare(`SELECT 1 FROM aipcs_registry_service WHERE service_id = ?`).get(serviceId) !== undefined;
+  }
+
+  async domainReserved(principalId: string, domainName: string): Promise<boolean> {
+    return (
+      this.db.prepare(`SELECT 1 FROM aipcs_registry_identity WHERE principal_id = ? AND domain_name = ? AND identity_state = 'import_prepared'`).get(principalId, domainName) !==
+      undefined
+    );
+  }
+
+  async getReceipt(receiptId: string): Promise<ReceiptRow | undefined> {
+    const row = this.db.prepare(`SELECT ${RECEIPT_COLUMNS} FROM aipcs_registry_receipt WHERE receipt_id = ?`).get(receiptId) as ReceiptRecord | undefined;
+    return (
+      row && {
+        receiptId: row.receipt_id,
+        principalId: row.principal_id,
+        idempotencyKey: row.idempotency_key,
+        serviceId: row.service_id,
+        kind: row.receipt_kind as ReceiptRow['kind'],
+        bundleRootSha256: row.bundle_root_sha256,
+        exportFormatVersion: Number(row.export_format_version),
+        backend: row.storage_backend as BackendName,
+        serviceRevision: row.service_revision,
+        operationalStatus: row.operational_status as OperationalStatus,
+        verification: row.verification as ReceiptRow['verification'],
+        createdAt: row.created_at,
+      }
+    );
+  }
+
+  async putIdentity(row: IdentityRow): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO aipcs_registry_identity (service_id, principal_id, identity_state, domain_name, idempotency_key, lifecycle_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (service_id) DO UPDATE SET principal_id = excluded.principal_id, identity_state = excluded.identity_state, domain_name = excluded.domain_name,
+           idempotency_key = excluded.idempotency_key, lifecycle_at = excluded.lifecycle_at`,
+      )
+      .run(row.serviceId, row.principalId, row.state, row.domainName, row.idempotencyKey, row.lifecycleAt);
+  }
+
+  async deleteIdentity(serviceId: string): Promise<void> {
+    this.db.prepare(`DELETE FROM aipcs_registry_identity WHERE service_id = ?`).run(serviceId);
+  }
+
+  async insertReceipt(row: ReceiptRow): Promise<void> {
+    this.db
+      .prepare(`INSERT INTO aipcs_registry_receipt (${RECEIPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .run(
+        row.receiptId,
+        row.principalId,
+        row.idempotencyKey,
+        row.serviceId,
+        row.kind,
+        row.bundleRootSha256,
+        BigInt(row.exportFormatVersion),
+        row.backend,
+        row.serviceRevision,
+        row.operationalStatus,
+        row.verification,
+        row.createdAt,
+      );
+  }
+
+  async deleteReceipts(principalId: string, serviceId: string): Promise<void> {
+    this.db.prepare(`DELETE FROM aipcs_registry_receipt WHERE principal_id = ? AND service_id = ?`).run(principalId, serviceId);
+  }
+
+  async deleteService(principalId: string, serviceId: string): Promise<boolean> {
+    return this.db.prepare(`DELETE FROM aipcs_registry_service WHERE principal_id = ? AND service_id = ?`).run(principalId, serviceId).changes === 1;
+  }
+
+  async tombstoneClaims(principalId: string, serviceId: string, keepKey: string, now: bigint): Promise<void> {
+    this.db
+      .prepare(
+        `UPDATE aipcs_registry_claim SET phase = 'completed', fingerprint = ?, intent_json = '{}', result_json = NULL, updated_at = ?
+         WHERE principal_id = ? AND service_id = ? AND idempotency_key <> ?`,
+      )
+      .run(TOMBSTONED_FINGERPRINT, now, principalId, serviceId, keepKey);
+  }
 }
 
 function claimParams(row: ClaimRow): unknown[] {
@@ -337,14 +574,14 @@ function claimParams(row: ClaimRow): unknown[] {
   ];
 }
 
-export class SqliteRegistry implements RegistryPort {
+export class SqliteRegistry implements OperatorRegistryPort {
   constructor(private readonly connection: SqliteConnection) {}
 
-  read<T>(work: (tx: RegistryReader) => Promise<T>): Promise<T> {
+  read<T>(work: (tx: OperatorRegistryReader) => Promise<T>): Promise<T> {
     return this.connection.read((db) => work(new SqliteRegistryTx(db)));
   }
 
-  write<T>(work: (tx: RegistryWriter) => Promise<T>): Promise<T> {
+  write<T>(work: (tx: OperatorRegistryWriter) => Promise<T>): Promise<T> {
     return this.connection.write((db) => work(new SqliteRegistryTx(db)));
   }
 

@@ -2,6 +2,8 @@
 // Values are encoded per column type (booleans 0/1, lists as JSON text plus a
 // member side table for indexed membership search, server timestamps as
 // Timestamp27 text); every query is scoped to the principal and ordered by id.
+// Operators read whole stores in canonical order (export) and stage a new
+// store with its rows in one unit (import).
 
 import type { Statement } from 'better-sqlite3';
 import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';
@@ -16,20 +18,24 @@ import {
   type FieldSet,
   type FieldValue,
   type HistoryEvent,
+  type HistoryPosition,
+  type MembershipRow,
+  type OperatorDataPort,
+  type OperatorDataReader,
+  type OperatorDataWriter,
   type RecordQuery,
   type RecordScan,
   type ReplayRow,
   type ScannedRecord,
-  type ServiceDataPort,
-  type ServiceDataReader,
-  type ServiceDataWriter,
   type StorageLocator,
+  type StoreLayout,
+  type WriteFence,
   type StoredBranch,
   type StoredHistoryEvent,
   type StoredRecord,
 } from '../../core/ports.js';
 import type { SqliteDatabase } from './connection.js';
-import { quoteIdentifier, type SqliteServiceStores } from './service-store.js';
+import { BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
 
 const statementCache = new WeakMap<SqliteDatabase, Map<string, Statement>>();
 
@@ -101,7 +107,7 @@ function toBranch(row: Row): StoredBranch {
   };
 }
 
-export class SqliteDataTx implements ServiceDataWriter {
+export class SqliteDataTx implements OperatorDataWriter {
   constructor(
     private readonly db: SqliteDatabase,
     private readonly principalId: string,
@@ -375,6 +381,55 @@ export class SqliteDataTx implements ServiceDataWriter {
     return row === undefined || row.state === 'open';
   }
 
+  // -------------------------------------------------------------------------
+  // Operator administration: whole-store reads in canonical order, staging
+
+  async writeFence(): Promise<WriteFence> {
+    const row = prepared(this.db, `SELECT generation, state FROM __aipcs_write_fence WHERE singleton = 1`).get() as { generation: bigint; state: WriteFence['state'] } | undefined;
+    return row ? { generation: row.generation, state: row.state } : { generation: 1n, state: 'open' };
+  }
+
+  async setFence(fence: WriteFence): Promise<void> {
+    prepared(
+      this.db,
+      `INSERT INTO __aipcs_write_fence (singleton, generation, state) VALUES (1, ?, ?) ON CONFLICT (singleton) DO UPDATE SET generation = excluded.generation, state = excluded.state`,
+    ).run(fence.generation, fence.state);
+  }
+
+  async historyPage(after: HistoryPosition | null, limit: number): Promise<HistoryEvent[]> {
+    // TEXT comparisons use the BINARY collation: byte order, as the artefact requires.
+    const position = after === null ? '' : ' AND (entity_name, record_id, record_version) > (?, ?, ?)';
+    const params: unknown[] = [this.principalId];
+    if (after !== null) params.push(after.entityName, after.recordId, after.recordVersion);
+    params.push(BigInt(limit));
+    const sql = `SELECT entity_name, record_id, record_version, event_kind, before_json, after_json, occurred_at FROM __aipcs_record_history
+      WHERE principal_id = ?${position} ORDER BY entity_name, record_id, record_version LIMIT ?`;
+    return (prepared(this.db, sql).all(...params) as Row[]).map((row) => ({
+      entityName: row['entity_name'] as string,
+      recordId: row['record_id'] as string,
+      recordVersion: row['record_version'] as bigint,
+      kind: row['event_kind'] as HistoryEvent['kind'],
+      before: decodeFieldSet(row['before_json'] as string | null),
+      after: decodeFieldSet(row['after_json'] as string | null),
+      occurredAt: row['occurred_at'] as bigint,
+    }));
+  }
+
+  async membershipPage(after: MembershipRow | null, limit: number): Promise<MembershipRow[]> {
+    const position = after === null ? '' : ' AND (branch_id, entity_name, record_id, role) > (?, ?, ?, ?)';
+    const params: unknown[] = [this.principalId];
+    if (after !== null) params.push(after.branchId, after.entityName, after.recordId, after.role);
+    params.push(BigInt(limit));
+    const sql = `SELECT branch_id, entity_name, record_id, role FROM __aipcs_record_branch WHERE principal_id = ?${position}
+      ORDER BY branch_id, entity_name, record_id, role LIMIT ?`;
+    return (prepared(this.db, sql).all(...params) as Row[]).map((row) => ({
+      branchId: row['branch_id'] as string,
+      entityName: row['entity_name'] as string,
+      recordId: row['record_id'] as string,
+      role: row['role'] as BranchRole,
+    }));
+  }
+
   async getReplay(idempotencyKey: string): Promise<ReplayRow | undefined> {
     const row = prepared(this.db, `SELECT operation_kind, fingerprint, result_json, completed_at FROM __aipcs_record_mutation WHERE principal_id = ? AND idempotency_key = ?`).get(
       this.principalId,
@@ -472,7 +527,7 @@ export class SqliteDataTx implements ServiceDataWriter {
   }
 }
 
-export class SqliteServiceData implements ServiceDataPort {
+export class SqliteServiceData implements OperatorDataPort {
   constructor(private readonly stores: SqliteServiceStores) {}
 
   private connectionFor(locator: StorageLocator) {
@@ -481,11 +536,25 @@ export class SqliteServiceData implements ServiceDataPort {
     return connection;
   }
 
-  read<T>(locator: StorageLocator, principalId: string, work: (tx: ServiceDataReader) => Promise<T>): Promise<T> {
+  read<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataReader) => Promise<T>): Promise<T> {
     return this.connectionFor(locator).read((db) => work(new SqliteDataTx(db, principalId)));
   }
 
-  write<T>(locator: StorageLocator, principalId: string, work: (tx: ServiceDataWriter) => Promise<T>): Promise<T> {
+  write<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataWriter) => Promise<T>): Promise<T> {
     return this.connectionFor(locator).write((db) => work(new SqliteDataTx(db, principalId)));
+  }
+
+  stage<T>(locator: StorageLocator, principalId: string, layout: StoreLayout, work: (tx: OperatorDataWriter) => Promise<T>): Promise<T> {
+    const connection = this.stores.connection(locator, true);
+    if (!connection) throw new StorageFailure('unavailable');
+    return connection.write(async (db) => {
+      if (compareLayout(db, layout, locator.namespace) !== 'empty') throw new StorageFailure('incompatible');
+      for (const ddl of [...BOOKKEEPING_DDL, ...layoutDdl(layout)]) db.exec(ddl);
+      db.prepare(`INSERT INTO __aipcs_service_store_meta (singleton, adapter_id, namespace, applied_revision) VALUES (1, ?, ?, ?)`).run(SERVICE_STORE_ADAPTER_ID, locator.namespace, SERVICE_STORE_REVISION);
+      // Rows arrive in the artefact's order, not in reference order: foreign
+      // keys are checked at COMMIT (the pragma resets when the unit ends).
+      db.pragma('defer_foreign_keys = ON');
+      return work(new SqliteDataTx(db, principalId));
+    });
   }
 }

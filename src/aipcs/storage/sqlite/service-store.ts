@@ -2,11 +2,25 @@
 // (service-stores/svc_<hex>.sqlite) holding the domain tables a manifest asks
 // for plus the store's own bookkeeping tables (prefix __aipcs_). Creation and
 // evolution are single transactions; observation compares structure, never
-// trusting a file that only looks similar.
+// trusting a file that only looks similar. Operators also inspect the
+// foundation, move the write fence with compare-and-change, and remove a
+// purged store; an admin opening never creates anything.
 
 import Database from 'better-sqlite3';
+import { lstatSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { StorageFailure, type ColumnLayout, type EntityLayout, type ServiceStorePort, type StorageLocator, type StoreLayout, type StoreObservation } from '../../core/ports.js';
+import {
+  StorageFailure,
+  type ColumnLayout,
+  type EntityLayout,
+  type FenceState,
+  type MigrationState,
+  type OperatorStorePort,
+  type StorageLocator,
+  type StoreLayout,
+  type StoreObservation,
+  type WriteFence,
+} from '../../core/ports.js';
 import { SqliteConnection, type SqliteDatabase } from './connection.js';
 import { checkDatabaseFile, checkPrivateSubdirectory, createDatabaseFile, dataRootPaths } from './location.js';
 
@@ -143,9 +157,10 @@ export function layoutDdl(layout: StoreLayout): string[] {
   return layout.entities.flatMap(entityTableDdl);
 }
 
-/** Structural signature of the domain part of a database: columns, keys and indexes. */
-function structureSignature(db: SqliteDatabase): string {
-  const tables = (db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).all() as { name: string }[]).map((row) => row.name);
+/** Structural signature of a database (or of its bookkeeping tables only): columns, keys and indexes. */
+function structureSignature(db: SqliteDatabase, bookkeepingOnly = false): string {
+  const filter = bookkeepingOnly ? ` AND substr(name, 1, 8) = '__aipcs_'` : '';
+  const tables = (db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'${filter} ORDER BY name`).all() as { name: string }[]).map((row) => row.name);
   const signature = tables.map((table) => {
     const columns = db.prepare(`SELECT name, type, "notnull" AS nn, pk FROM pragma_table_info(${quoteSqlString(table)}) ORDER BY cid`).all();
     const fks = db.prepare(`SELECT "table" AS target, "from" AS col, "to" AS ref, on_update, on_delete FROM pragma_foreign_key_list(${quoteSqlString(table)}) ORDER BY id, seq`).all();
@@ -199,13 +214,54 @@ export function compareLayout(db: SqliteDatabase, layout: StoreLayout, namespace
 
 const NAMESPACE = /^svc_[0-9a-f]{32}$/;
 
+let expectedFoundation: string | undefined;
+
+/** The bookkeeping tables' signature every store has, whatever its manifest. */
+function foundationSignature(): string {
+  if (expectedFoundation === undefined) {
+    const db = new Database(':memory:');
+    db.defaultSafeIntegers(true);
+    for (const ddl of BOOKKEEPING_DDL) db.exec(ddl);
+    expectedFoundation = structureSignature(db, true);
+    db.close();
+  }
+  return expectedFoundation;
+}
+
+const SIDECARS = ['-journal', '-wal', '-shm'];
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw new StorageFailure('unavailable', { cause: error });
+  }
+}
+
+function unlinkIfPresent(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new StorageFailure('uncertain', { cause: error });
+  }
+}
+
+function readFenceRow(db: SqliteDatabase): WriteFence {
+  const row = db.prepare(`SELECT generation, state FROM __aipcs_write_fence WHERE singleton = 1`).get() as { generation: bigint; state: FenceState } | undefined;
+  return row ? { generation: row.generation, state: row.state } : { generation: 1n, state: 'open' };
+}
+
 export interface SqliteServiceStoresOptions {
   readonly dataRoot: string;
   readonly busyTimeoutMs: number;
+  /** Admin inspection: connections are read-only and nothing is ever created. */
+  readonly readonly?: boolean;
 }
 
 /** The per-service databases under one data root; connections are opened lazily and kept. */
-export class SqliteServiceStores implements ServiceStorePort {
+export class SqliteServiceStores implements OperatorStorePort {
   private readonly connections = new Map<string, SqliteConnection>();
   private readonly directory: string;
 
@@ -223,6 +279,8 @@ export class SqliteServiceStores implements ServiceStorePort {
     const cached = this.connections.get(locator.namespace);
     if (cached) return cached;
     const path = this.pathOf(locator);
+    const readonly = this.options.readonly === true;
+    if (readonly && create) throw new StorageFailure('unavailable');
     try {
       if (!checkPrivateSubdirectory(this.directory, create)) return undefined;
       if (!checkDatabaseFile(path)) {
@@ -238,8 +296,8 @@ export class SqliteServiceStores implements ServiceStorePort {
       if (error instanceof StorageFailure) throw error;
       throw new StorageFailure('unavailable', { cause: error });
     }
-    const connection = new SqliteConnection(path, { busyTimeoutMs: this.options.busyTimeoutMs, readonly: false });
-    if (!connection.enableWal()) {
+    const connection = new SqliteConnection(path, { busyTimeoutMs: this.options.busyTimeoutMs, readonly });
+    if (!readonly && !connection.enableWal()) {
       connection.close();
       throw new StorageFailure('unavailable');
     }
@@ -286,6 +344,79 @@ export class SqliteServiceStores implements ServiceStorePort {
   async close(): Promise<void> {
     for (const connection of this.connections.values()) connection.close();
     this.connections.clear();
+  }
+
+  // -------------------------------------------------------------------------
+  // Operator administration
+
+  async inspect(locator: StorageLocator): Promise<MigrationState> {
+    const target = SERVICE_STORE_REVISION;
+    try {
+      const connection = this.connection(locator);
+      if (!connection) return { status: 'uninitialised', appliedRevision: 0n, targetRevision: target, reason: null };
+      return await connection.read((db): MigrationState => {
+        const count = (db.prepare(`SELECT count(*) AS n FROM sqlite_schema`).get() as { n: bigint }).n;
+        if (count === 0n) return { status: 'uninitialised', appliedRevision: 0n, targetRevision: target, reason: null };
+        if (structureSignature(db, true) !== foundationSignature() || !metaMatches(db, locator.namespace)) {
+          return { status: 'incompatible', appliedRevision: null, targetRevision: target, reason: null };
+        }
+        return { status: 'ready', appliedRevision: SERVICE_STORE_REVISION, targetRevision: target, reason: null };
+      });
+    } catch (error) {
+      const busy = error instanceof StorageFailure && error.kind === 'busy';
+      return { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: busy ? 'busy' : 'unavailable' };
+    }
+  }
+
+  async isAbsent(locator: StorageLocator): Promise<boolean> {
+    const path = this.pathOf(locator);
+    return !this.connections.has(locator.namespace) && ![path, ...SIDECARS.map((suffix) => path + suffix)].some(exists);
+  }
+
+  async readFence(locator: StorageLocator): Promise<WriteFence> {
+    const connection = this.connection(locator);
+    if (!connection) throw new StorageFailure('unavailable');
+    return connection.read((db) => readFenceRow(db));
+  }
+
+  async changeFence(locator: StorageLocator, expected: WriteFence, target: FenceState): Promise<WriteFence | null> {
+    const connection = this.connection(locator);
+    if (!connection) throw new StorageFailure('unavailable');
+    // BEGIN IMMEDIATE: every record or topology mutation checks the fence in
+    // its own BEGIN IMMEDIATE unit, so none can straddle this change.
+    return connection.write((db) => {
+      const current = readFenceRow(db);
+      if (current.generation !== expected.generation || current.state !== expected.state) return null;
+      const next: WriteFence = { generation: current.generation + 1n, state: target };
+      db.prepare(`INSERT INTO __aipcs_write_fence (singleton, generation, state) VALUES (1, ?, ?) ON CONFLICT (singleton) DO UPDATE SET generation = excluded.generation, state = excluded.state`).run(
+        next.generation,
+        next.state,
+      );
+      return next;
+    });
+  }
+
+  async remove(locator: StorageLocator): Promise<void> {
+    if (this.options.readonly === true) throw new StorageFailure('unavailable');
+    const path = this.pathOf(locator);
+    const connection = exists(path) ? this.connection(locator) : undefined;
+    if (connection) {
+      // Only this locator's own store, with its fence closed, is ever removed.
+      await connection.write((db) => {
+        if (!metaMatches(db, locator.namespace) || readFenceRow(db).state !== 'closed') throw new StorageFailure('incompatible');
+      });
+      try {
+        connection.db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // Readers elsewhere may hold the WAL; removal does not depend on it.
+      }
+      connection.close();
+      this.connections.delete(locator.namespace);
+    }
+    // Sidecars first: a database file left behind by a crash is removed by a
+    // retry, whereas a sidecar without its database would make the root unsafe.
+    for (const suffix of SIDECARS) unlinkIfPresent(path + suffix);
+    unlinkIfPresent(path);
   }
 }
 

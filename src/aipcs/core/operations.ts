@@ -1,0 +1,352 @@
+// Operator lifecycle use cases (operations spec §1.9, §4.3, §5.10): suspend,
+// resume, archive, restore and purge, each a prepared claim in the registry
+// ledger that MCP lifecycle keys share, one bounded physical step (the write
+// fence, or removing the store), and a finalise with compare-and-swap in a
+// fresh unit. No file, terminal or output concern lives here.
+
+import type { JsonObject, JsonValue } from '../../common/json.js';
+import { AipcsError } from '../contract/error-codes.js';
+import type { OperatorStoragePorts } from './application.js';
+import type { LifecycleService } from './lifecycle.js';
+import {
+  StorageFailure,
+  TOMBSTONED_FINGERPRINT,
+  type ClaimKind,
+  type ClaimRow,
+  type FenceState,
+  type Micros,
+  type OperationalStatus,
+  type OperatorRegistryReader,
+  type OperatorRegistryWriter,
+  type ServiceRow,
+  type StorageLocator,
+} from './ports.js';
+import { formatTimestamp27 } from './time.js';
+
+export interface OperatorDependencies {
+  readonly storage: OperatorStoragePorts;
+  readonly lifecycle: LifecycleService;
+  readonly principalId: string;
+  nowMicros(): Micros;
+  /** Random UUIDs (receipt ids). */
+  newId(): string;
+  /** Lowercase hex SHA-256 of UTF-8 text. */
+  sha256(text: string): string;
+  /** Canonical JSON text used for fingerprints. */
+  canonical(value: unknown): string;
+}
+
+export type TransitionKind = 'suspend' | 'resume' | 'archive' | 'restore';
+
+export interface TransitionCommand {
+  readonly kind: TransitionKind;
+  readonly serviceId: string;
+  readonly expectedServiceRevision: bigint;
+  /** The operation id: the idempotency key in the registry ledger. */
+  readonly operationId: string;
+}
+
+export type PurgeAuthority = { readonly kind: 'explicit_override' } | { readonly kind: 'verified_receipt'; readonly receiptId: string };
+
+export interface PurgeCommand {
+  readonly serviceId: string;
+  readonly expectedServiceRevision: bigint;
+  readonly operationId: string;
+  readonly authority: PurgeAuthority;
+}
+
+interface TransitionRule {
+  readonly from: readonly OperationalStatus[];
+  readonly to: OperationalStatus;
+  /** Where the fence of a materialised store must be before the registry changes. */
+  readonly fence: FenceState;
+}
+
+/** Operations spec §1.9.3. */
+export const TRANSITIONS: Readonly<Record<TransitionKind, TransitionRule>> = {
+  suspend: { from: ['active'], to: 'suspended', fence: 'closed' },
+  resume: { from: ['suspended'], to: 'active', fence: 'open' },
+  archive: { from: ['active', 'suspended'], to: 'archived', fence: 'closed' },
+  restore: { from: ['archived'], to: 'suspended', fence: 'closed' },
+};
+
+export type KeyResolution = { readonly replay: JsonObject } | { readonly claim: ClaimRow } | undefined;
+
+/** Maps adapter failures to the operator outcomes of spec §1.9.7. */
+export function operatorFailure(error: unknown): never {
+  if (error instanceof AipcsError) throw error;
+  if (error instanceof StorageFailure) {
+    if (error.kind === 'busy') throw new AipcsError('storage_busy', { cause: error });
+    if (error.kind === 'uncertain') throw new AipcsError('operation_uncertain_lifecycle', { cause: error });
+    if (error.kind === 'migration_required') throw new AipcsError('storage_migration_required', { cause: error });
+    throw new AipcsError('storage_unavailable', { cause: error });
+  }
+  throw error;
+}
+
+export async function guarded<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    return operatorFailure(error);
+  }
+}
+
+/** The claim plumbing every operator command shares (lifecycle, export, import, purge). */
+export class OperatorClaims {
+  constructor(private readonly deps: OperatorDependencies) {}
+
+  get principalId(): string {
+    return this.deps.principalId;
+  }
+
+  /** The fingerprint of spec §4.1: kind, principal, created_via `cli` and the operation's fields. */
+  fingerprint(kind: ClaimKind, fields: JsonObject): string {
+    return this.deps.sha256(this.deps.canonical({ kind, principal: this.deps.principalId, created_via: 'cli', ...fields }));
+  }
+
+  /** Same key: replay, resume, or refuse; a new key gives undefined. */
+  async resolve(tx: OperatorRegistryReader, key: string, kind: ClaimKind, fingerprint: string): Promise<KeyResolution> {
+    const claim = await tx.getClaim(this.deps.principalId, key);
+    if (!claim) return undefined;
+    if (claim.fingerprint === TOMBSTONED_FINGERPRINT) throw new AipcsError('conflict');
+    if (claim.kind !== kind || claim.fingerprint !== fingerprint) throw new AipcsError('changed_fingerprint');
+    if (claim.phase === 'completed') return { replay: (claim.result ?? {}) as JsonObject };
+    if (claim.phase === 'recovery_required') throw new AipcsError('recovery_required');
+    return { claim };
+  }
+
+  /** No other intent may be active on the service (spec §4.1 last row). */
+  async requireNoActiveIntent(tx: OperatorRegistryReader, serviceId: string): Promise<void> {
+    const active = await tx.getActiveClaim(this.deps.principalId, serviceId);
+    if (active?.phase === 'prepared') throw new AipcsError('operation_in_progress');
+    if (active?.phase === 'recovery_required') throw new AipcsError('recovery_required');
+  }
+
+  prepared(kind: ClaimKind, key: string, fingerprint: string, serviceId: string, intent: JsonObject): ClaimRow {
+    const now = this.deps.nowMicros();
+    return { principalId: this.deps.principalId, idempotencyKey: key, kind, fingerprint, serviceId, phase: 'prepared', intent, result: null, createdAt: now, updatedAt: now };
+  }
+
+  /** Marks a prepared claim recovery-required in its own unit and refuses. */
+  async markRecoveryRequired(claim: ClaimRow): Promise<never> {
+    await this.deps.storage.registry.write(async (tx) => {
+      const stored = await tx.getClaim(this.deps.principalId, claim.idempotencyKey);
+      if (stored?.phase === 'prepared') await tx.updateClaim({ ...stored, phase: 'recovery_required', updatedAt: this.deps.nowMicros() });
+    });
+    throw new AipcsError('recovery_required');
+  }
+
+  /**
+   * Finalises in a fresh unit: the claim must still be prepared and the
+   * service at the revision the intent expects, else the intent becomes
+   * recovery-required (a lost race is never overwritten).
+   */
+  async finalise(claim: ClaimRow, work: (tx: OperatorRegistryWriter, service: ServiceRow | undefined, now: Micros) => Promise<JsonObject | null>): Promise<JsonObject> {
+    const outcome = await this.deps.storage.registry.write(async (tx) => {
+      const stored = await tx.getClaim(this.deps.principalId, claim.idempotencyKey);
+      if (stored?.phase === 'completed' && stored.fingerprint === claim.fingerprint) return { result: (stored.result ?? {}) as JsonObject };
+      if (!stored || stored.phase !== 'prepared' || stored.fingerprint !== claim.fingerprint) return { failure: true as const };
+      const serviceId = stored.serviceId ?? '';
+      const service = await tx.getService(this.deps.principalId, serviceId);
+      const now = this.deps.nowMicros();
+      const result = await work(tx, service, now);
+      if (result === null) {
+        await tx.updateClaim({ ...stored, phase: 'recovery_required', updatedAt: now });
+        return { failure: true as const };
+      }
+      await tx.updateClaim({ ...stored, phase: 'completed', result, updatedAt: now });
+      return { result };
+    });
+    if ('failure' in outcome) throw new AipcsError('recovery_required');
+    return outcome.result;
+  }
+}
+
+function expectedRevisionOf(claim: ClaimRow): bigint {
+  return (claim.intent as JsonObject)['expected_service_revision'] as bigint;
+}
+
+export class OperatorService {
+  readonly claims: OperatorClaims;
+
+  constructor(private readonly deps: OperatorDependencies) {
+    this.claims = new OperatorClaims(deps);
+  }
+
+  private get registry() {
+    return this.deps.storage.registry;
+  }
+
+  /** The current projection of one service of this principal (interactive mode reads the revision from it). */
+  async current(serviceId: string): Promise<ServiceRow> {
+    return guarded(async () => {
+      const service = await this.registry.read((tx) => tx.getService(this.deps.principalId, serviceId));
+      if (!service) throw new AipcsError('not_found_service');
+      return service;
+    });
+  }
+
+  /** The service projection with its current recovery state (`service inspect`). */
+  async inspect(serviceId: string): Promise<JsonObject> {
+    return this.deps.lifecycle.inspect(serviceId);
+  }
+
+  // -------------------------------------------------------------------------
+  // suspend / resume / archive / restore
+
+  async transition(command: TransitionCommand): Promise<JsonObject> {
+    const rule = TRANSITIONS[command.kind];
+    const fingerprint = this.claims.fingerprint(command.kind, {
+      service_id: command.serviceId,
+      expected_service_revision: command.expectedServiceRevision,
+      target_operational_status: rule.to,
+    });
+    return guarded(async () => {
+      const admitted = await this.registry.write(async (tx) => {
+        const resolved = await this.claims.resolve(tx, command.operationId, command.kind, fingerprint);
+        if (resolved) return resolved;
+        const service = await tx.getService(this.deps.principalId, command.serviceId);
+        if (!service || service.serviceRevision !== command.expectedServiceRevision) throw new AipcsError('stale_revision');
+        if (!rule.from.includes(service.operationalStatus)) throw new AipcsError('unsupported_transition');
+        await this.claims.requireNoActiveIntent(tx, service.serviceId);
+        const claim = this.claims.prepared(command.kind, command.operationId, fingerprint, service.serviceId, {
+          service_id: service.serviceId,
+          expected_service_revision: command.expectedServiceRevision,
+          target_operational_status: rule.to,
+        });
+        await tx.insertClaim(claim);
+        return { claim };
+      });
+      if ('replay' in admitted) return admitted.replay;
+      return this.completeTransition(command.kind, admitted.claim);
+    });
+  }
+
+  private async completeTransition(kind: TransitionKind, claim: ClaimRow): Promise<JsonObject> {
+    const rule = TRANSITIONS[kind];
+    const expected = expectedRevisionOf(claim);
+    const service = await this.registry.read((tx) => tx.getService(this.deps.principalId, claim.serviceId ?? ''));
+    if (!service || service.serviceRevision !== expected) return this.claims.markRecoveryRequired(claim);
+    if (service.designState === 'materialised' && service.storage) await this.moveFence(service.storage, rule.fence);
+    return this.claims.finalise(claim, async (tx, fresh, now) => {
+      if (!fresh || fresh.serviceRevision !== expected) return null;
+      const updated: ServiceRow = { ...fresh, operationalStatus: rule.to, serviceRevision: fresh.serviceRevision + 1n, updatedAt: now, lastActivityAt: now };
+      if (!(await tx.updateService(updated, fresh.serviceRevision))) return null;
+      return { operation: kind, operation_id: claim.idempotencyKey, service: this.deps.lifecycle.project(updated, 'clear') };
+    });
+  }
+
+  /**
+   * Brings the fence to `target` with compare-and-change (generation + 1).
+   * Already there (an earlier attempt of this intent) is fine; a change that
+   * fails is trusted only when a re-read shows the target, otherwise the
+   * claim stays prepared and the caller gets busy or uncertain.
+   */
+  private async moveFence(locator: StorageLocator, target: FenceState): Promise<void> {
+    const stores = this.deps.storage.stores;
+    const current = await stores.readFence(locator);
+    if (current.state === target) return;
+    let changed = null;
+    try {
+      changed = await stores.changeFence(locator, current, target);
+    } catch (error) {
+      const reread = await stores.readFence(locator).catch(() => null);
+      if (reread?.state === target) return;
+      if (error instanceof StorageFailure && error.kind === 'busy') throw error;
+      throw new StorageFailure('uncertain', { cause: error });
+    }
+    if (changed) return;
+    const reread = await stores.readFence(locator);
+    if (reread.state !== target) throw new StorageFailure('busy');
+  }
+
+  // -------------------------------------------------------------------------
+  // purge
+
+  async purge(command: PurgeCommand): Promise<JsonObject> {
+    const authority = command.authority;
+    const fingerprint = this.claims.fingerprint('purge', {
+      service_id: command.serviceId,
+      expected_service_revision: command.expectedServiceRevision,
+      purge_authority: authority.kind,
+      ...(authority.kind === 'verified_receipt' ? { receipt_id: authority.receiptId } : {}),
+    });
+    return guarded(async () => {
+      const admitted = await this.registry.write(async (tx) => {
+        const resolved = await this.claims.resolve(tx, command.operationId, 'purge', fingerprint);
+        if (resolved) return resolved;
+        const service = await tx.getService(this.deps.principalId, command.serviceId);
+        if (!service || service.serviceRevision !== command.expectedServiceRevision) throw new AipcsError('stale_revision');
+        if (service.operationalStatus !== 'archived') throw new AipcsError('unsupported_transition');
+        if (authority.kind === 'verified_receipt') {
+          const receipt = await tx.getReceipt(authority.receiptId);
+          const valid =
+            receipt !== undefined &&
+            receipt.kind === 'export' &&
+            receipt.verification === 'verified' &&
+            receipt.principalId === this.deps.principalId &&
+            receipt.serviceId === service.serviceId &&
+            receipt.serviceRevision === command.expectedServiceRevision &&
+            receipt.operationalStatus === 'archived';
+          if (!valid) throw new AipcsError('unsupported_transition');
+        }
+        await this.claims.requireNoActiveIntent(tx, service.serviceId);
+        const claim = this.claims.prepared('purge', command.operationId, fingerprint, service.serviceId, {
+          service_id: service.serviceId,
+          expected_service_revision: command.expectedServiceRevision,
+          purge_authority: authority.kind,
+          receipt_id: authority.kind === 'verified_receipt' ? authority.receiptId : null,
+        });
+        await tx.insertClaim(claim);
+        return { claim };
+      });
+      if ('replay' in admitted) return admitted.replay;
+      return this.completePurge(admitted.claim);
+    });
+  }
+
+  private async completePurge(claim: ClaimRow): Promise<JsonObject> {
+    const intent = claim.intent as JsonObject;
+    const expected = expectedRevisionOf(claim);
+    const service = await this.registry.read((tx) => tx.getService(this.deps.principalId, claim.serviceId ?? ''));
+    if (!service || service.serviceRevision !== expected || service.operationalStatus !== 'archived') return this.claims.markRecoveryRequired(claim);
+    if (service.storage) {
+      try {
+        await this.deps.storage.stores.remove(service.storage);
+      } catch (error) {
+        // Not this locator's store, or its fence is open: nothing may be removed.
+        if (error instanceof StorageFailure && error.kind === 'incompatible') return this.claims.markRecoveryRequired(claim);
+        throw error;
+      }
+      // Purge is never reported without independently observed absence; the
+      // claim stays prepared so that the same command can retry.
+      if (!(await this.deps.storage.stores.isAbsent(service.storage))) throw new StorageFailure('uncertain');
+    }
+    return this.claims.finalise(claim, async (tx, fresh, now) => {
+      if (!fresh || fresh.serviceRevision !== expected) return null;
+      if (!(await tx.deleteService(this.deps.principalId, fresh.serviceId))) return null;
+      await tx.deleteReceipts(this.deps.principalId, fresh.serviceId);
+      await tx.tombstoneClaims(this.deps.principalId, fresh.serviceId, claim.idempotencyKey, now);
+      await tx.putIdentity({
+        serviceId: fresh.serviceId,
+        principalId: this.deps.principalId,
+        state: 'tombstoned',
+        domainName: null,
+        idempotencyKey: claim.idempotencyKey,
+        lifecycleAt: now,
+      });
+      const receiptId = intent['receipt_id'] as JsonValue;
+      return {
+        operation: 'purge',
+        operation_id: claim.idempotencyKey,
+        tombstone: {
+          service_id: fresh.serviceId,
+          purged_at: formatTimestamp27(now),
+          authority: intent['purge_authority'] as string,
+          receipt_id: typeof receiptId === 'string' ? receiptId : null,
+        },
+      };
+    });
+  }
+}

@@ -1,0 +1,588 @@
+// Export and import of one service (operations spec §1.9.4-1.9.5, §5.9):
+// claims and receipts in the registry, whole-store reads in one snapshot
+// under a closed fence, staging a new store in one unit, re-observation and
+// publication. Bytes go through the injected codec; files, spools, prompts
+// and output belong to the CLI.
+
+import type { JsonObject } from '../../common/json.js';
+import { AipcsError } from '../contract/error-codes.js';
+import type { ManifestV2 } from '../contract/manifest/types.js';
+import type { LifecycleService } from './lifecycle.js';
+import { namespaceOf } from './lifecycle.js';
+import { guarded, type OperatorClaims, type OperatorDependencies } from './operations.js';
+import {
+  StorageFailure,
+  type ClaimRow,
+  type EntityLayout,
+  type FieldSet,
+  type FieldValue,
+  type HistoryEvent,
+  type HistoryPosition,
+  type MembershipRow,
+  type Micros,
+  type OperatorDataReader,
+  type ServiceRow,
+  type StorageLocator,
+  type StoreLayout,
+  type WriteFence,
+} from './ports.js';
+import { domainAttributes, fingerprintText } from './record-rules.js';
+import { formatTimestamp27 } from './time.js';
+import type {
+  TransferBranch,
+  TransferCodec,
+  TransferHistoryEvent,
+  TransferMembership,
+  TransferRecord,
+  TransferService,
+  TransferSink,
+  TransferSummary,
+  ValidatedTransfer,
+} from './transfer-codec.js';
+
+export interface TransferDependencies extends OperatorDependencies {
+  readonly codec: TransferCodec;
+  /** What the header names as the producer. */
+  readonly producer: { readonly packageVersion: string; readonly mcpContract: string };
+}
+
+export interface ExportCommand {
+  readonly serviceId: string;
+  readonly expectedServiceRevision: bigint;
+  readonly operationId: string;
+}
+
+const PAGE = 500;
+
+/** The store's fence was open where the procedure requires it closed. */
+class FenceOpenError extends Error {}
+
+async function* paged<T, P>(fetch: (after: P | null) => Promise<T[]>, position: (item: T) => P): AsyncGenerator<T> {
+  let after: P | null = null;
+  for (;;) {
+    const page = await fetch(after);
+    yield* page;
+    const last = page.at(-1);
+    if (page.length < PAGE || last === undefined) return;
+    after = position(last);
+  }
+}
+
+function byName(a: EntityLayout, b: EntityLayout): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+function transferService(service: ServiceRow, fence: WriteFence | null): TransferService {
+  return {
+    serviceId: service.serviceId,
+    domainName: service.domainName,
+    domainClass: service.domainClass,
+    intentDescription: service.intentDescription,
+    designState: service.designState,
+    operationalStatus: service.operationalStatus,
+    manifest: service.manifest as JsonObject | null,
+    schemaVersion: service.schemaVersion,
+    serviceRevision: service.serviceRevision,
+    createdAt: service.createdAt,
+    updatedAt: service.updatedAt,
+    lastActivityAt: service.lastActivityAt,
+    materialisedAt: service.materialisedAt,
+    exportFence: fence === null ? null : { generation: fence.generation, state: 'closed' },
+  };
+}
+
+/** Every member of a store in canonical order, read page by page inside one snapshot. */
+function storeMembers(tx: OperatorDataReader, layout: StoreLayout) {
+  const entities = [...layout.entities].sort(byName);
+  return {
+    async *records(): AsyncGenerator<TransferRecord> {
+      for (const entity of entities) {
+        const pages = paged(
+          (afterId: string | null) => tx.queryRecords(entity, { filters: [], branch: null, afterId, limit: PAGE }),
+          (record) => record.id,
+        );
+        for await (const record of pages) {
+          yield {
+            entityName: entity.name,
+            recordId: record.id,
+            recordVersion: record.recordVersion,
+            createdAt: record.createdAt,
+            updatedAt: record.updatedAt,
+            createdVia: record.createdVia,
+            fields: record.fields,
+          };
+        }
+      }
+    },
+    async *history(): AsyncGenerator<TransferHistoryEvent> {
+      const pages = paged(
+        (after: HistoryPosition | null) => tx.historyPage(after, PAGE),
+        (event: HistoryEvent): HistoryPosition => ({ entityName: event.entityName, recordId: event.recordId, recordVersion: event.recordVersion }),
+      );
+      for await (const event of pages) {
+        yield { entityName: event.entityName, recordId: event.recordId, recordVersion: event.recordVersion, kind: event.kind, occurredAt: event.occurredAt, before: event.before, after: event.after };
+      }
+    },
+    async *branches(): AsyncGenerator<TransferBranch> {
+      const pages = paged(
+        (afterId: string | null) => tx.listBranches({ status: null, branchType: null, parentId: null, afterId, limit: PAGE }),
+        (branch) => branch.id,
+      );
+      for await (const branch of pages) {
+        yield {
+          branchId: branch.id,
+          slug: branch.slug,
+          title: branch.title,
+          intent: branch.intent,
+          branchType: branch.branchType,
+          parentBranchId: branch.parentId,
+          status: branch.status,
+          retrievalSummary: branch.retrievalSummary,
+          createdAt: branch.createdAt,
+          updatedAt: branch.updatedAt,
+          branchRevision: branch.branchRevision,
+        };
+      }
+    },
+    async *memberships(): AsyncGenerator<TransferMembership> {
+      yield* paged(
+        (after: MembershipRow | null) => tx.membershipPage(after, PAGE),
+        (row) => row,
+      );
+    },
+  };
+}
+
+/**
+ * A running digest of member content, the same for an artefact and for the
+ * store it was staged into: record field sets are completed with nulls (an
+ * artefact may omit them, a store row has every column), everything else as
+ * decoded. Used to re-observe a staged store without trusting the writer.
+ */
+class ContentDigest {
+  private value = '';
+  constructor(private readonly sha256: (text: string) => string) {}
+
+  add(kind: string, member: unknown): void {
+    this.value = this.sha256(`${this.value}\n${kind}\n${fingerprintText(member)}`);
+  }
+
+  get digest(): string {
+    return this.value;
+  }
+}
+
+function plainFields(fields: FieldSet | null): JsonObject | null {
+  if (fields === null) return null;
+  const out: JsonObject = {};
+  for (const [name, value] of Object.entries(fields)) out[name] = Array.isArray(value) ? [...(value as string[])] : (value as Exclude<FieldValue, readonly string[]>);
+  return out;
+}
+
+export class ServiceTransfer {
+  constructor(
+    private readonly deps: TransferDependencies,
+    private readonly claims: OperatorClaims,
+    private readonly lifecycle: LifecycleService,
+  ) {}
+
+  private get registry() {
+    return this.deps.storage.registry;
+  }
+
+  private get principalId(): string {
+    return this.deps.principalId;
+  }
+
+  // -------------------------------------------------------------------------
+  // export
+
+  /**
+   * Writes the artefact of one service to `sink` and completes the claim with
+   * a verified receipt. The sink's bytes are the artefact only when this
+   * resolves; the caller publishes them then, and discards them otherwise.
+   */
+  async export(command: ExportCommand, sink: TransferSink): Promise<JsonObject> {
+    const fingerprint = this.claims.fingerprint('export', { service_id: command.serviceId, expected_service_revision: command.expectedServiceRevision });
+    return guarded(async () => {
+      const admitted = await this.registry.write(async (tx) => {
+        const resolved = await this.claims.resolve(tx, command.operationId, 'export', fingerprint);
+        if (resolved) return resolved;
+        const service = await tx.getService(this.principalId, command.serviceId);
+        if (!service || service.serviceRevision !== command.expectedServiceRevision) throw new AipcsError('stale_revision');
+        // A materialised service is exported only behind a closed fence.
+        if (service.designState === 'materialised' && service.operationalStatus === 'active') throw new AipcsError('unsupported_transition');
+        await this.claims.requireNoActiveIntent(tx, service.serviceId);
+        const claim = this.claims.prepared('export', command.operationId, fingerprint, service.serviceId, {
+          service_id: service.serviceId,
+          expected_service_revision: command.expectedServiceRevision,
+        });
+        await tx.insertClaim(claim);
+        return { claim };
+      });
+      if ('replay' in admitted) return this.replayExport(admitted.replay, sink);
+      return this.runExport(admitted.claim, sink);
+    });
+  }
+
+  private async runExport(claim: ClaimRow, sink: TransferSink): Promise<JsonObject> {
+    const expected = (claim.intent as JsonObject)['expected_service_revision'] as bigint;
+    const service = await this.registry.read((tx) => tx.getService(this.principalId, claim.serviceId ?? ''));
+    if (!service || service.serviceRevision !== expected || (service.designState === 'materialised' && service.operationalStatus === 'active')) {
+      return this.claims.markRecoveryRequired(claim);
+    }
+    const createdAt = this.deps.nowMicros();
+    let encoded: { summary: TransferSummary; fence: WriteFence | null };
+    try {
+      encoded = await this.encode(service, createdAt, sink);
+    } catch (error) {
+      // A store that is not behind a closed fence, or whose content breaks
+      // the artefact's rules, cannot be exported safely by any retry.
+      if (error instanceof FenceOpenError || (error instanceof AipcsError && error.code === 'validation_failed')) return this.claims.markRecoveryRequired(claim);
+      throw error;
+    }
+    // Re-check fence, claim and service before the receipt makes the artefact authoritative.
+    if (encoded.fence !== null && service.storage) {
+      const fence = await this.deps.storage.stores.readFence(service.storage);
+      if (fence.generation !== encoded.fence.generation || fence.state !== 'closed') return this.claims.markRecoveryRequired(claim);
+    }
+    const receiptId = this.deps.newId();
+    return this.claims.finalise(claim, async (tx, fresh) => {
+      if (!fresh || fresh.serviceRevision !== service.serviceRevision || fresh.operationalStatus !== service.operationalStatus || fresh.updatedAt !== service.updatedAt) return null;
+      await tx.insertReceipt({
+        receiptId,
+        principalId: this.principalId,
+        idempotencyKey: claim.idempotencyKey,
+        serviceId: fresh.serviceId,
+        kind: 'export',
+        bundleRootSha256: encoded.summary.rootSha256,
+        exportFormatVersion: 1,
+        backend: this.deps.storage.backend,
+        serviceRevision: fresh.serviceRevision,
+        operationalStatus: fresh.operationalStatus,
+        verification: 'verified',
+        createdAt,
+      });
+      return {
+        operation: 'export',
+        operation_id: claim.idempotencyKey,
+        summary: this.deps.codec.summaryJson(encoded.summary),
+        receipt: {
+          receipt_id: receiptId,
+          kind: 'export',
+          service_id: fresh.serviceId,
+          bundle_root_sha256: encoded.summary.rootSha256,
+          export_format_version: 1n,
+          backend: this.deps.storage.backend,
+          service_revision: fresh.serviceRevision,
+          operational_status: fresh.operationalStatus,
+          verification: 'verified',
+          created_at: formatTimestamp27(createdAt),
+        },
+      };
+    });
+  }
+
+  /** A completed export replays byte-identically (header time = receipt time) while revision and status still match. */
+  private async replayExport(result: JsonObject, sink: TransferSink): Promise<JsonObject> {
+    const receiptId = (result['receipt'] as JsonObject | undefined)?.['receipt_id'];
+    if (typeof receiptId !== 'string') throw new AipcsError('stale_revision');
+    const { receipt, service } = await this.registry.read(async (tx) => {
+      const found = await tx.getReceipt(receiptId);
+      return { receipt: found, service: found ? await tx.getService(this.principalId, found.serviceId) : undefined };
+    });
+    if (!receipt || !service || service.serviceRevision !== receipt.serviceRevision || service.operationalStatus !== receipt.operationalStatus) {
+      throw new AipcsError('stale_revision');
+    }
+    let encoded: { summary: TransferSummary };
+    try {
+      encoded = await this.encode(service, receipt.createdAt, sink);
+    } catch (error) {
+      if (error instanceof FenceOpenError) throw new AipcsError('stale_revision');
+      throw error;
+    }
+    if (encoded.summary.rootSha256 !== receipt.bundleRootSha256) throw new AipcsError('stale_revision');
+    return result;
+  }
+
+  private async encode(service: ServiceRow, createdAt: Micros, sink: TransferSink): Promise<{ summary: TransferSummary; fence: WriteFence | null }> {
+    const header = { producerPackageVersion: this.deps.producer.packageVersion, producerMcpContract: this.deps.producer.mcpContract, createdAt, sourceBackend: this.deps.storage.backend };
+    const manifest = this.lifecycle.manifestOf(service);
+    if (service.designState !== 'materialised' || !service.storage || !manifest) {
+      const summary = await this.deps.codec.write({ header, service: transferService(service, null), records: [], history: [], branches: [], memberships: [] }, sink);
+      return { summary, fence: null };
+    }
+    const layout = this.lifecycle.layoutOf(manifest);
+    return this.deps.storage.data.read(service.storage, this.principalId, async (tx) => {
+      const fence = await tx.writeFence();
+      if (fence.state !== 'closed') throw new FenceOpenError();
+      const members = storeMembers(tx, layout);
+      const summary = await this.deps.codec.write(
+        { header, service: transferService(service, fence), records: members.records(), history: members.history(), branches: members.branches(), memberships: members.memberships() },
+        sink,
+      );
+      return { summary, fence };
+    });
+  }
+
+  // -------------------------------------------------------------------------
+  // import
+
+  /** `import --dry-run`: what the validated artefact holds; nothing is written anywhere. */
+  dryRun(artefact: ValidatedTransfer): JsonObject {
+    const service = artefact.service;
+    return {
+      operation: 'import_dry_run',
+      summary: this.deps.codec.summaryJson(artefact.summary),
+      service: {
+        service_id: service.serviceId,
+        domain_name: service.domainName,
+        domain_class: service.domainClass,
+        intent_description: service.intentDescription,
+        design_state: service.designState,
+        operational_status: service.operationalStatus,
+        schema_version: service.schemaVersion === null ? null : BigInt(service.schemaVersion),
+        service_revision: service.serviceRevision,
+      },
+    };
+  }
+
+  /** The destination locator an import of `serviceId` uses on this backend. */
+  locatorFor(serviceId: string): StorageLocator {
+    return { backend: this.deps.storage.backend, namespace: namespaceOf(serviceId) };
+  }
+
+  async import(operationId: string, artefact: ValidatedTransfer): Promise<JsonObject> {
+    const service = artefact.service;
+    const locator = this.locatorFor(service.serviceId);
+    const fingerprint = this.claims.fingerprint('import', {
+      service_id: service.serviceId,
+      domain_name: service.domainName,
+      logical_namespace: locator.namespace,
+      destination_backend: locator.backend,
+      bundle_root_sha256: artefact.summary.rootSha256,
+    });
+    return guarded(async () => {
+      const admitted = await this.registry.write(async (tx) => {
+        const resolved = await this.claims.resolve(tx, operationId, 'import', fingerprint);
+        if (resolved) return resolved;
+        // Identity collisions: live (any principal), import-prepared or tombstoned ids; live or reserved domain names.
+        if ((await tx.serviceIdInUse(service.serviceId)) || (await tx.getIdentity(service.serviceId))) throw new AipcsError('already_exists');
+        if ((await tx.findServiceByDomain(this.principalId, service.domainName)) || (await tx.domainReserved(this.principalId, service.domainName))) {
+          throw new AipcsError('already_exists');
+        }
+        await this.claims.requireNoActiveIntent(tx, service.serviceId);
+        const claim = this.claims.prepared('import', operationId, fingerprint, service.serviceId, {
+          service_id: service.serviceId,
+          domain_name: service.domainName,
+          logical_namespace: locator.namespace,
+          destination_backend: locator.backend,
+          bundle_root_sha256: artefact.summary.rootSha256,
+        });
+        await tx.insertClaim(claim);
+        await tx.putIdentity({
+          serviceId: service.serviceId,
+          principalId: this.principalId,
+          state: 'import_prepared',
+          domainName: service.domainName,
+          idempotencyKey: operationId,
+          lifecycleAt: claim.createdAt,
+        });
+        return { claim };
+      });
+      if ('replay' in admitted) return admitted.replay;
+      return this.runImport(admitted.claim, artefact, locator);
+    });
+  }
+
+  private async runImport(claim: ClaimRow, artefact: ValidatedTransfer, locator: StorageLocator): Promise<JsonObject> {
+    const service = artefact.service;
+    const manifest = artefact.manifest;
+    if (service.designState === 'materialised') {
+      if (!manifest || !service.exportFence) return this.claims.markRecoveryRequired(claim);
+      await this.stageOrAdopt(claim, artefact, manifest, locator);
+    }
+    const now = this.deps.nowMicros();
+    const receiptId = this.deps.newId();
+    return this.claims.finalise(claim, async (tx, existing) => {
+      // The domain may have been taken (an MCP seed) since admission.
+      if (existing || (await tx.serviceIdInUse(service.serviceId)) || (await tx.findServiceByDomain(this.principalId, service.domainName))) return null;
+      const row: ServiceRow = {
+        serviceId: service.serviceId,
+        principalId: this.principalId,
+        domainName: service.domainName,
+        domainClass: service.domainClass,
+        intentDescription: service.intentDescription,
+        createdAt: service.createdAt,
+        updatedAt: service.updatedAt,
+        lastActivityAt: service.lastActivityAt,
+        manifest: service.manifest,
+        schemaVersion: service.schemaVersion,
+        designState: service.designState,
+        operationalStatus: service.operationalStatus,
+        serviceRevision: service.serviceRevision,
+        materialisedAt: service.materialisedAt,
+        storage: service.designState === 'materialised' ? locator : null,
+      };
+      await tx.insertService(row);
+      await tx.deleteIdentity(service.serviceId);
+      await tx.insertReceipt({
+        receiptId,
+        principalId: this.principalId,
+        idempotencyKey: claim.idempotencyKey,
+        serviceId: service.serviceId,
+        kind: 'import',
+        bundleRootSha256: artefact.summary.rootSha256,
+        exportFormatVersion: 1,
+        backend: locator.backend,
+        serviceRevision: service.serviceRevision,
+        operationalStatus: service.operationalStatus,
+        verification: 'verified',
+        createdAt: now,
+      });
+      return {
+        operation: 'import',
+        operation_id: claim.idempotencyKey,
+        summary: this.deps.codec.summaryJson(artefact.summary),
+        service: this.lifecycle.project(row, 'clear'),
+      };
+    });
+  }
+
+  /**
+   * Stages the store (one unit: layout, fence, every member), or adopts one
+   * an earlier attempt of this claim staged; then re-observes it through a
+   * fresh snapshot. Different content → recovery_required; a mismatch right
+   * after staging → operation_uncertain (the claim stays prepared).
+   */
+  private async stageOrAdopt(claim: ClaimRow, artefact: ValidatedTransfer, manifest: ManifestV2, locator: StorageLocator): Promise<void> {
+    const layout = this.lifecycle.layoutOf(manifest);
+    const fence = artefact.service.exportFence as { generation: bigint; state: 'closed' };
+    const state = await this.deps.storage.stores.inspect(locator);
+    if (state.status === 'unavailable') throw new StorageFailure(state.reason === 'busy' ? 'busy' : 'unavailable');
+    let expected: string;
+    if (state.status === 'uninitialised') {
+      expected = await this.stage(artefact, manifest, layout, fence, locator);
+    } else if (state.status === 'ready') {
+      expected = await this.artefactDigest(artefact, manifest);
+      const found = await this.storeDigest(locator, manifest, layout);
+      if (found === null || found.digest !== expected || found.fence.generation !== fence.generation || found.fence.state !== 'closed') {
+        return this.claims.markRecoveryRequired(claim);
+      }
+      return;
+    } else {
+      return this.claims.markRecoveryRequired(claim);
+    }
+    const found = await this.storeDigest(locator, manifest, layout);
+    if (found === null || found.digest !== expected || found.fence.generation !== fence.generation || found.fence.state !== 'closed') {
+      throw new StorageFailure('uncertain');
+    }
+  }
+
+  private completeFields(manifest: ManifestV2, entityName: string, fields: FieldSet): FieldSet {
+    const entity = manifest.entities.find((candidate) => candidate.name === entityName);
+    const out: Record<string, FieldValue> = {};
+    for (const attribute of entity ? domainAttributes(entity) : []) out[attribute.name] = fields[attribute.name] ?? null;
+    return out;
+  }
+
+  /** Writes the store; returns the digest of what it staged. */
+  private async stage(artefact: ValidatedTransfer, manifest: ManifestV2, layout: StoreLayout, fence: WriteFence, locator: StorageLocator): Promise<string> {
+    const digest = new ContentDigest(this.deps.sha256);
+    const entities = new Map(layout.entities.map((entity) => [entity.name, entity]));
+    const assignedAt = this.deps.nowMicros();
+    await this.deps.storage.data.stage(locator, this.principalId, layout, async (tx) => {
+      await tx.setFence(fence);
+      // The history tool lists an entity's events in insertion order; the
+      // artefact orders them by record, so they are inserted by time.
+      const history: TransferHistoryEvent[] = [];
+      await artefact.replay({
+        record: async (record) => {
+          const entity = entities.get(record.entityName);
+          if (!entity) throw new AipcsError('validation_failed');
+          const fields = this.completeFields(manifest, record.entityName, record.fields);
+          digest.add('record', this.recordMember(record.entityName, record, fields));
+          await tx.insertRecord(entity, { id: record.recordId, createdAt: record.createdAt, updatedAt: record.updatedAt, createdVia: record.createdVia, recordVersion: record.recordVersion, fields });
+        },
+        history: (event) => {
+          digest.add('history', this.historyMember(event));
+          history.push(event);
+        },
+        branch: async (branch) => {
+          digest.add('branch', branch);
+          await tx.insertBranch({
+            id: branch.branchId,
+            slug: branch.slug,
+            title: branch.title,
+            intent: branch.intent,
+            branchType: branch.branchType,
+            parentId: branch.parentBranchId,
+            status: branch.status,
+            retrievalSummary: branch.retrievalSummary,
+            createdAt: branch.createdAt,
+            updatedAt: branch.updatedAt,
+            branchRevision: branch.branchRevision,
+          });
+        },
+        membership: async (membership) => {
+          digest.add('membership', membership);
+          await tx.putMembership(membership.entityName, membership.recordId, membership.branchId, membership.role, assignedAt);
+        },
+      });
+      const ordered = history.map((event, index) => ({ event, index })).sort((a, b) => (a.event.occurredAt < b.event.occurredAt ? -1 : a.event.occurredAt > b.event.occurredAt ? 1 : a.index - b.index));
+      for (const { event } of ordered) await tx.appendHistory(event);
+    });
+    return digest.digest;
+  }
+
+  private recordMember(entityName: string, record: { recordId: string; recordVersion: bigint; createdAt: Micros; updatedAt: Micros; createdVia: string }, fields: FieldSet): JsonObject {
+    return {
+      entity_name: entityName,
+      record_id: record.recordId,
+      record_version: record.recordVersion,
+      created_at: record.createdAt,
+      updated_at: record.updatedAt,
+      created_via: record.createdVia,
+      fields: plainFields(fields),
+    };
+  }
+
+  private historyMember(event: TransferHistoryEvent): JsonObject {
+    return {
+      entity_name: event.entityName,
+      record_id: event.recordId,
+      record_version: event.recordVersion,
+      kind: event.kind,
+      occurred_at: event.occurredAt,
+      before: plainFields(event.before),
+      after: plainFields(event.after),
+    };
+  }
+
+  /** The content digest of an artefact (a validating pass over the same bytes). */
+  private async artefactDigest(artefact: ValidatedTransfer, manifest: ManifestV2): Promise<string> {
+    const digest = new ContentDigest(this.deps.sha256);
+    await artefact.replay({
+      record: (record) => digest.add('record', this.recordMember(record.entityName, record, this.completeFields(manifest, record.entityName, record.fields))),
+      history: (event) => digest.add('history', this.historyMember(event)),
+      branch: (branch) => digest.add('branch', branch),
+      membership: (membership) => digest.add('membership', membership),
+    });
+    return digest.digest;
+  }
+
+  /** The content digest and fence of a staged store, through a fresh snapshot; null when it cannot be read as that layout. */
+  private async storeDigest(locator: StorageLocator, manifest: ManifestV2, layout: StoreLayout): Promise<{ digest: string; fence: WriteFence } | null> {
+    const observation = await this.deps.storage.stores.observe(locator, layout);
+    if (observation.state !== 'ready') return null;
+    return this.deps.storage.data.read(locator, this.principalId, async (tx) => {
+      const digest = new ContentDigest(this.deps.sha256);
+      const members = storeMembers(tx, layout);
+      for await (const record of members.records()) digest.add('record', this.recordMember(record.entityName, record, this.completeFields(manifest, record.entityName, record.fields)));
+      for await (const event of members.history()) digest.add('history', this.historyMember(event));
+      for await (const branch of members.branches()) digest.add('branch', branch);
+      for await (const membership of members.memberships()) digest.add('membership', membership);
+      return { digest: digest.digest, fence: await tx.writeFence() };
+    });
+  }
+}
