@@ -4,7 +4,7 @@
 // SIGTERM. Owns no storage: composition opens and closes it around this.
 
 import { createToolServer, type ToolServerOptions } from '../../common/mcp/tool-server.js';
-import { isLoopbackAddress, startHttpTransport, type HttpListener, type SessionCloseReason } from '../../common/mcp/http-transport.js';
+import { HttpExposureError, isLoopbackAddress, startHttpTransport, type HttpListener, type SessionCloseReason } from '../../common/mcp/http-transport.js';
 import type { Logger } from '../../common/logger.js';
 import type { HttpSettings } from '../config/index.js';
 
@@ -29,7 +29,7 @@ export interface AipcsHttpOptions {
 
 /** Binds the listener; rejects when the exposure rules refuse or the bind fails (nothing served). */
 export function startAipcsHttp(settings: HttpSettings, server: ToolServerOptions, logger: Logger, overrides: AipcsHttpOptions = {}): Promise<HttpListener> {
-  if (!httpExposureAllowed(settings)) return Promise.reject(new Error('non-loopback exposure refused'));
+  if (!httpExposureAllowed(settings)) return Promise.reject(new HttpExposureError());
   return startHttpTransport({
     host: settings.host,
     port: overrides.port ?? settings.port,
