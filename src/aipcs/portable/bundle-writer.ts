@@ -38,12 +38,12 @@ class ChunkedSink {
   }
 }
 
-/** The bytes of one non-trailer line: the object, its digest spliced in as the last member. */
-export function encodeFrame(kind: Exclude<SectionKind, 'audit'>, ordinal: number, payload: JsonObject): Buffer {
+/** The text (without LF) of one non-trailer line: the object, its digest spliced in as the last member. */
+export function encodeFrame(kind: Exclude<SectionKind, 'audit'>, ordinal: number, payload: JsonObject): string {
   const covered = encodeCanonical({ kind, ordinal: BigInt(ordinal), payload });
   const digest = createHash('sha256').update(covered, 'utf8').digest('hex');
   // Canonical order puts `sha256` after `kind`, `ordinal` and `payload`.
-  return Buffer.from(`${covered.slice(0, -1)},"sha256":"${digest}"}\n`, 'utf8');
+  return `${covered.slice(0, -1)},"sha256":"${digest}"}`;
 }
 
 /**
@@ -62,14 +62,15 @@ export async function writeWithLimits(content: BundleContent, sink: BundleSink, 
   const out = new ChunkedSink(sink);
   let ordinal = 0;
   const emit = async (kind: Exclude<SectionKind, 'audit'>, payload: () => JsonObject): Promise<void> => {
-    let line: Buffer;
+    let text: string;
     try {
-      line = encodeFrame(kind, ordinal, payload());
+      text = encodeFrame(kind, ordinal, payload());
     } catch (error) {
       if (error instanceof BundleInvalidError && error.line === null) throw new BundleInvalidError(error.reason, ordinal);
       throw error;
     }
-    validator.acceptLine(line);
+    const line = Buffer.from(`${text}\n`, 'utf8');
+    validator.acceptLine(line, text);
     ordinal++;
     await out.push(line);
   };
@@ -92,7 +93,7 @@ export async function writeWithLimits(content: BundleContent, sink: BundleSink, 
     },
   });
   const line = Buffer.from(`${trailer}\n`, 'utf8');
-  const end = validator.acceptLine(line);
+  const end = validator.acceptLine(line, trailer);
   await out.push(line);
   await out.flush();
   if (end.kind !== 'end') throw new Error('the trailer did not close the artefact');

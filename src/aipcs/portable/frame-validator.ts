@@ -65,18 +65,20 @@ export class FrameValidator {
   /**
    * Validates one whole line (LF included) and returns what it carries: a
    * header, service or member item, or the `end` item for the trailer.
+   * The writer passes the text it encoded the line from (without the LF),
+   * which spares decoding it and re-encoding its parse.
    */
-  acceptLine(line: Uint8Array): BundleItem {
+  acceptLine(line: Uint8Array, encodedText?: string): BundleItem {
     const index = this.lineCount;
     try {
-      return this.accept(line, index);
+      return this.accept(line, index, encodedText);
     } catch (error) {
       if (error instanceof BundleInvalidError && error.line === null) throw new BundleInvalidError(error.reason, index);
       throw error;
     }
   }
 
-  private accept(line: Uint8Array, index: number): BundleItem {
+  private accept(line: Uint8Array, index: number, encodedText: string | undefined): BundleItem {
     if (this.finishedSummary !== null) throw new BundleInvalidError('bytes_after_trailer');
     if (index >= this.limits.maxLines) throw new BundleInvalidError('too_many_lines');
     const length = line.length;
@@ -88,12 +90,16 @@ export class FrameValidator {
     if (this.byteCount + length > this.limits.maxBundleBytes) throw new BundleInvalidError('bundle_too_large');
 
     let text: string;
-    try {
-      text = this.decoder.decode(line.subarray(0, length - 1));
-    } catch {
-      throw new BundleInvalidError('invalid_utf8');
+    if (encodedText !== undefined) {
+      text = encodedText;
+    } else {
+      try {
+        text = this.decoder.decode(line.subarray(0, length - 1));
+      } catch {
+        throw new BundleInvalidError('invalid_utf8');
+      }
     }
-    const frame = parseCanonicalLine(text);
+    const frame = parseCanonicalLine(text, encodedText !== undefined);
     const kind = frame['kind'];
     if (typeof kind !== 'string') throw new BundleInvalidError('frame_shape');
     if (kind === 'trailer') return this.acceptTrailer(frame, index, length);

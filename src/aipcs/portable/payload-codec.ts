@@ -113,8 +113,11 @@ function time(micros: Micros): string {
 function fieldsJson(fields: FieldSet): JsonObject {
   const out: JsonObject = {};
   for (const name of Object.keys(fields)) {
-    const value = fields[name] ?? null;
-    Object.defineProperty(out, name, { value: Array.isArray(value) ? [...(value as string[])] : value, enumerable: true, writable: true, configurable: true });
+    const raw = fields[name] ?? null;
+    const value: JsonValue = Array.isArray(raw) ? [...(raw as string[])] : (raw as JsonValue);
+    // A plain assignment to `__proto__` would set the prototype instead.
+    if (name === '__proto__') Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+    else out[name] = value;
   }
   return out;
 }
