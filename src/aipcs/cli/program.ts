@@ -1,17 +1,34 @@
 // The `aipcs` command tree (operations spec §1.2). Each command is a thin
 // edge: parse flags, resolve configuration, call compose.ts, print one
 // outcome through output.ts and set the exit status. Parser errors print
-// usage text and exit 2.
+// usage text and exit 2. The administration commands live in admin-commands.ts.
 
 import { Command, CommanderError, Option } from 'commander';
 import { CONFIG_FIELD_SPECS, configOptionsFromParsed, configShowResult, configValidateResult, resolveConfiguration, resolveRunnableConfiguration, transportPreflight, type ResolveInput } from '../config/index.js';
 import { sqliteRuntimeVersion } from '../storage/sqlite/connection.js';
 import { serve, StartupError } from '../compose.js';
 import { PACKAGE_VERSION } from '../version.js';
+import {
+  doctorCommand,
+  exportCommand,
+  importCommand,
+  maintenanceScanCommand,
+  purgeCommand,
+  runAdmin,
+  serviceInspectCommand,
+  serviceListCommand,
+  statusCommand,
+  storageStatusCommand,
+  transitionCommand,
+} from './admin-commands.js';
 import { CLI_INTERNAL_ERROR } from './error-document.js';
 import { writeOutcome, type CliOutcome, type OutputFormat } from './output.js';
 
 const io = { stdout: process.stdout, stderr: process.stderr };
+
+// A reader that went away (EPIPE) must not turn a completed command into a
+// crash after the fact: write errors on the output channels are dropped.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
 
 const STARTUP_FAILURE = {
   code: 'internal_error',
@@ -94,8 +111,88 @@ export function buildProgram(): Command {
         }),
     ),
   );
+  addAdminCommands(program);
   return program;
 }
+
+type AdminRunner = Parameters<typeof runAdmin>[0];
+
+/** The action of an admin command: run it, print its one outcome, set the exit status. */
+function adminAction(command: AdminRunner, positional: boolean) {
+  return async (...args: unknown[]): Promise<void> => {
+    const serviceId = positional ? (args[0] as string) : undefined;
+    const options = (positional ? args[1] : args[0]) as Record<string, unknown>;
+    const outcome = await runAdmin(command, {
+      options,
+      ...(serviceId === undefined ? {} : { serviceId }),
+      resolveInput: resolveInput(options),
+      stdinIsTty: process.stdin.isTTY === true,
+      stdoutIsTty: process.stdout.isTTY === true,
+    });
+    finish(outcome, options['format'] === 'human' ? 'human' : 'json', 'admin');
+  };
+}
+
+function adminCommand(parent: Command, name: string, description: string): Command {
+  return withFormat(withConfigOptions(parent.command(name).description(description)));
+}
+
+const YES = '--yes';
+const YES_HELP = 'Do not prompt for confirmation.';
+
+function withOperatorOptions(command: Command): Command {
+  return command
+    .argument('<SERVICE_ID>', 'service id')
+    .option('--expected-revision <REVISION>', 'the service revision the operation expects')
+    .option('--operation-id <OPERATION_ID>', 'idempotency key of the operation (a UUID)')
+    .option(YES, YES_HELP);
+}
+
+/** `status`, `doctor`, `storage`, `service`, `export`, `import`, `maintenance` (§1.2, §1.8, §1.9). */
+function addAdminCommands(program: Command): void {
+  adminCommand(program, 'status', 'Show bounded configured-runtime status.').action(adminAction(statusCommand, false));
+  adminCommand(program, 'doctor', 'Run read-only configuration/storage checks.')
+    .option('--service <SERVICE_ID>', 'also check this service')
+    .action(adminAction(doctorCommand, false));
+
+  const storage = program.command('storage').description('Inspect storage readiness.');
+  adminCommand(storage, 'status', 'Show safe registry or service-store migration state.')
+    .option('--service <SERVICE_ID>', "show this service's store instead of the registry")
+    .action(adminAction(storageStatusCommand, false));
+
+  const service = program.command('service').description('Inspect or operate one AIPCS service.');
+  adminCommand(service, 'list', 'List principal-scoped services.').option('--limit <N>', 'at most N services (1-100, default 100)').action(adminAction(serviceListCommand, false));
+  adminCommand(service, 'inspect', 'Inspect one service.').argument('<SERVICE_ID>', 'service id').action(adminAction(serviceInspectCommand, true));
+  const transitions: [TransitionName, string][] = [
+    ['suspend', 'Suspend one service.'],
+    ['resume', 'Resume one suspended service.'],
+    ['archive', 'Archive one service.'],
+    ['restore', 'Restore one archived service to suspended.'],
+  ];
+  for (const [name, description] of transitions) withOperatorOptions(adminCommand(service, name, description)).action(adminAction(transitionCommand(name), true));
+  withOperatorOptions(adminCommand(service, 'purge', 'Irreversibly purge one archived service.'))
+    .addOption(new Option('--receipt <RECEIPT>', 'a verified export receipt id as authority').conflicts('override'))
+    .addOption(new Option('--override', 'explicit operator authority instead of a receipt').conflicts('receipt'))
+    .option('--confirm-service-id <SERVICE_ID>', 'the service id again, as confirmation')
+    .action(adminAction(purgeCommand, true));
+
+  withOperatorOptions(adminCommand(program, 'export', 'Write a logical portable service artifact.'))
+    .requiredOption('--output <FILE>', 'a new file to write the artifact to')
+    .action(adminAction(exportCommand, true));
+  adminCommand(program, 'import', 'Validate or import a logical portable service artifact.')
+    .requiredOption('--input <FILE>', 'the artifact to read')
+    .option('--dry-run', 'validate only; write nothing')
+    .option('--operation-id <OPERATION_ID>', 'idempotency key of the operation (a UUID)')
+    .option(YES, YES_HELP)
+    .action(adminAction(importCommand, false));
+
+  const maintenance = program.command('maintenance').description('Inspect maintenance candidates.');
+  adminCommand(maintenance, 'scan', 'Run a bounded read-only maintenance scan.')
+    .requiredOption('--service <SERVICE_ID>', 'the service to scan')
+    .action(adminAction(maintenanceScanCommand, false));
+}
+
+type TransitionName = 'suspend' | 'resume' | 'archive' | 'restore';
 
 export async function runAipcsCli(argv: readonly string[]): Promise<void> {
   const program = buildProgram();

@@ -179,6 +179,25 @@ function plainFields(fields: FieldSet | null): JsonObject | null {
   return out;
 }
 
+/** `import --dry-run`: what the validated artefact holds. Needs no storage; nothing is written anywhere. */
+export function importDryRunResult(artefact: ValidatedTransfer, codec: TransferCodec): JsonObject {
+  const service = artefact.service;
+  return {
+    operation: 'import_dry_run',
+    summary: codec.summaryJson(artefact.summary),
+    service: {
+      service_id: service.serviceId,
+      domain_name: service.domainName,
+      domain_class: service.domainClass,
+      intent_description: service.intentDescription,
+      design_state: service.designState,
+      operational_status: service.operationalStatus,
+      schema_version: service.schemaVersion === null ? null : BigInt(service.schemaVersion),
+      service_revision: service.serviceRevision,
+    },
+  };
+}
+
 export class ServiceTransfer {
   constructor(
     private readonly deps: TransferDependencies,
@@ -327,25 +346,6 @@ export class ServiceTransfer {
 
   // -------------------------------------------------------------------------
   // import
-
-  /** `import --dry-run`: what the validated artefact holds; nothing is written anywhere. */
-  dryRun(artefact: ValidatedTransfer): JsonObject {
-    const service = artefact.service;
-    return {
-      operation: 'import_dry_run',
-      summary: this.deps.codec.summaryJson(artefact.summary),
-      service: {
-        service_id: service.serviceId,
-        domain_name: service.domainName,
-        domain_class: service.domainClass,
-        intent_description: service.intentDescription,
-        design_state: service.designState,
-        operational_status: service.operationalStatus,
-        schema_version: service.schemaVersion === null ? null : BigInt(service.schemaVersion),
-        service_revision: service.serviceRevision,
-      },
-    };
-  }
 
   /** The destination locator an import of `serviceId` uses on this backend. */
   locatorFor(serviceId: string): StorageLocator {

@@ -1,0 +1,436 @@
+// The administration commands of `aipcs` (operations spec §1.8-1.9): each is
+// a flag check (pure, before anything else) and a run over the admin
+// composition. Order: transport preflight → flags and mode → configuration →
+// composition → storage. Prompts go to the terminal, results to output.ts.
+
+import { randomUUID } from 'node:crypto';
+import { closeSync } from 'node:fs';
+import { markFloats, type JsonObject } from '../../common/json.js';
+import { MAINTENANCE_SCAN_TYPES } from '../contract/manifest/derived-model.js';
+import { doctorReport, migrationStateObject, serviceStoreState, statusReport, type AdminContext } from '../core/admin-reports.js';
+import type { Operator } from '../core/application.js';
+import { TRANSITIONS, type PurgeAuthority, type TransitionKind } from '../core/operations.js';
+import { importDryRunResult } from '../core/transfer.js';
+import { requireRunnable, resolveConfiguration, transportPreflight, type ResolveInput, type RuntimeConfig } from '../config/index.js';
+import { openStorageForAdmin, TRANSFER_CODEC, type AdminComposition } from '../compose.js';
+import { adminErrorFrom, invalidArgument, refusal } from './admin-errors.js';
+import { checkFilePath, checkLimit, checkOptionalUuid, checkRevision, checkUuid, isInteractive, missingFlag, type Checked } from './admin-flags.js';
+import { ArtefactSpool, ExportFile, fileChunks, openArtefact, requireAbsent } from './artefact-files.js';
+import type { CliObject } from './human-format.js';
+import type { CliOutcome, OutputFormat } from './output.js';
+import { confirmOnTerminal } from './terminal.js';
+
+export type Options = Record<string, unknown>;
+
+/** What the command tree hands over: parsed options, positional arguments, where it runs. */
+export interface AdminInvocation {
+  readonly options: Options;
+  readonly serviceId?: string;
+  readonly resolveInput: ResolveInput;
+  readonly stdinIsTty: boolean;
+  readonly stdoutIsTty: boolean;
+}
+
+interface AdminCommand<P> {
+  /** Flag and mode checks; no storage, file or terminal access. */
+  check(invocation: AdminInvocation, interactive: boolean): Checked<P>;
+  run(plan: P, runtime: RuntimeConfig, interactive: boolean): Promise<JsonObject>;
+}
+
+function formatOf(options: Options): OutputFormat {
+  return options['format'] === 'human' ? 'human' : 'json';
+}
+
+/** Runs one admin command end to end and returns what to print. */
+export async function runAdmin<P>(command: AdminCommand<P>, invocation: AdminInvocation): Promise<CliOutcome> {
+  const input = invocation.resolveInput;
+  const preflight = transportPreflight(input.options, input.env);
+  if (!preflight.ok) return { ok: false, error: preflight.error };
+  const interactive = isInteractive({
+    format: formatOf(invocation.options),
+    stdinIsTty: invocation.stdinIsTty,
+    stdoutIsTty: invocation.stdoutIsTty,
+    yes: invocation.options['yes'] === true,
+  });
+  const plan = command.check(invocation, interactive);
+  if (!plan.ok) return { ok: false, error: plan.error };
+  const resolution = resolveConfiguration(input);
+  if (!resolution.ok) return { ok: false, error: resolution.error };
+  const runnable = requireRunnable(resolution.config);
+  if (!runnable.ok) return { ok: false, error: runnable.error };
+  try {
+    const result = await command.run(plan.value, runnable.runtime, interactive);
+    return { ok: true, result: markFloats(result) as CliObject };
+  } catch (error) {
+    return { ok: false, error: adminErrorFrom(error) };
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Composition helpers
+
+async function withComposition<T>(runtime: RuntimeConfig, writable: boolean, work: (composition: AdminComposition) => Promise<T>): Promise<T> {
+  const composition = await openStorageForAdmin(runtime, { writable });
+  try {
+    return await work(composition);
+  } finally {
+    await composition.close();
+  }
+}
+
+/** Every command but status and doctor needs a persistent profile. */
+function requirePersistent(runtime: RuntimeConfig): void {
+  if (runtime.profile === 'stateless') throw refusal('unsupported_operation');
+}
+
+/** The registry must be exactly ready (a not-ready one is never an internal error, spec §9.11). */
+function requireReady(context: AdminContext): void {
+  const status = context.registry?.status;
+  if (status === 'ready' && context.storage && context.lifecycle) return;
+  throw refusal(status === 'outdated' ? 'storage_migration_required' : 'storage_unavailable');
+}
+
+function requireOperator(composition: AdminComposition): Operator {
+  requireReady(composition.context);
+  if (!composition.operator) throw refusal('storage_unavailable');
+  return composition.operator;
+}
+
+const ok = <T>(value: T): Checked<T> => ({ ok: true, value });
+
+function serviceArgument(invocation: AdminInvocation): Checked<string> {
+  return checkUuid(invocation.serviceId, 'SERVICE_ID');
+}
+
+// ---------------------------------------------------------------------------
+// Read-only administration (§1.8)
+
+export const statusCommand: AdminCommand<null> = {
+  check: () => ok(null),
+  run: (_plan, runtime) => withComposition(runtime, false, (composition) => statusReport(composition.context)),
+};
+
+export const doctorCommand: AdminCommand<string | null> = {
+  check: (invocation) => checkOptionalUuid(invocation.options['service'], '--service'),
+  run: (serviceId, runtime) => withComposition(runtime, false, (composition) => doctorReport(composition.context, serviceId)),
+};
+
+export const storageStatusCommand: AdminCommand<string | null> = {
+  check: (invocation) => checkOptionalUuid(invocation.options['service'], '--service'),
+  run: (serviceId, runtime) => {
+    requirePersistent(runtime);
+    return withComposition(runtime, false, async ({ context }) => {
+      if (serviceId === null) {
+        if (!context.backend || !context.registry) throw refusal('unsupported_operation');
+        return migrationStateObject('registry', context.backend, context.registry);
+      }
+      requireReady(context);
+      const storage = context.storage;
+      const principalId = context.principalId;
+      if (!storage || principalId === null) throw refusal('storage_unavailable');
+      const service = await storage.registry.read((tx) => tx.getService(principalId, serviceId));
+      if (!service) throw refusal('not_found');
+      return serviceStoreState(storage, service);
+    });
+  },
+};
+
+export const serviceListCommand: AdminCommand<number> = {
+  check: (invocation) => checkLimit(invocation.options['limit']),
+  run: (limit, runtime) => {
+    requirePersistent(runtime);
+    return withComposition(runtime, false, async ({ context }) => {
+      requireReady(context);
+      return (context.lifecycle as NonNullable<AdminContext['lifecycle']>).list(limit);
+    });
+  },
+};
+
+export const serviceInspectCommand: AdminCommand<string> = {
+  check: serviceArgument,
+  run: (serviceId, runtime) => {
+    requirePersistent(runtime);
+    return withComposition(runtime, false, async ({ context }) => {
+      requireReady(context);
+      return (context.lifecycle as NonNullable<AdminContext['lifecycle']>).inspect(serviceId);
+    });
+  },
+};
+
+export const maintenanceScanCommand: AdminCommand<string> = {
+  check: (invocation) => {
+    if (invocation.options['service'] === undefined) return { ok: false, error: missingFlag('--service') };
+    return checkUuid(invocation.options['service'], '--service');
+  },
+  run: (serviceId, runtime) => {
+    requirePersistent(runtime);
+    return withComposition(runtime, false, async (composition) => {
+      const operator = requireOperator(composition);
+      return operator.application.maintenance.scan({
+        serviceId,
+        entityName: null,
+        branchId: null,
+        scanTypes: [...MAINTENANCE_SCAN_TYPES],
+        staleAfterDays: 90,
+        lowConfidenceBelow: 0.5,
+        limit: 100,
+      });
+    });
+  },
+};
+
+// ---------------------------------------------------------------------------
+// Mutating administration (§1.9)
+
+interface Preconditions {
+  readonly serviceId: string;
+  readonly expectedRevision: bigint | null;
+  readonly operationId: string | null;
+}
+
+function preconditions(invocation: AdminInvocation): Checked<Preconditions> {
+  const serviceId = serviceArgument(invocation);
+  if (!serviceId.ok) return serviceId;
+  const revision = checkRevision(invocation.options['expectedRevision']);
+  if (!revision.ok) return revision;
+  const operationId = checkOptionalUuid(invocation.options['operationId'], '--operation-id');
+  if (!operationId.ok) return operationId;
+  return ok({ serviceId: serviceId.value, expectedRevision: revision.value, operationId: operationId.value });
+}
+
+/** Machine mode: the flags of §1.9.1 must all be present. */
+function requireMachineFlags(invocation: AdminInvocation, plan: Preconditions, yesRequired: boolean): Checked<null> {
+  if (plan.expectedRevision === null) return { ok: false, error: missingFlag('--expected-revision') };
+  if (plan.operationId === null) return { ok: false, error: missingFlag('--operation-id') };
+  if (yesRequired && invocation.options['yes'] !== true) return { ok: false, error: missingFlag('--yes') };
+  return ok(null);
+}
+
+/** Interactive mode reads the current revision and generates an operation id where they were omitted. */
+async function completeInteractively(operator: Operator, plan: Preconditions) {
+  const current = await operator.operations.current(plan.serviceId);
+  return {
+    current,
+    expectedRevision: plan.expectedRevision ?? current.serviceRevision,
+    operationId: plan.operationId ?? randomUUID(),
+    generated: plan.expectedRevision === null || plan.operationId === null,
+    generatedOperationId: plan.operationId === null,
+  };
+}
+
+export function transitionCommand(kind: TransitionKind): AdminCommand<Preconditions> {
+  return {
+    check(invocation, interactive) {
+      const plan = preconditions(invocation);
+      if (!plan.ok || interactive) return plan;
+      const machine = requireMachineFlags(invocation, plan.value, kind === 'archive');
+      return machine.ok ? plan : machine;
+    },
+    run(plan, runtime, interactive) {
+      requirePersistent(runtime);
+      return withComposition(runtime, true, async (composition) => {
+        const operator = requireOperator(composition);
+        let expectedRevision = plan.expectedRevision;
+        let operationId = plan.operationId;
+        if (interactive) {
+          const filled = await completeInteractively(operator, plan);
+          expectedRevision = filled.expectedRevision;
+          operationId = filled.operationId;
+          if (kind === 'archive' || filled.generated) {
+            confirmOnTerminal({
+              title: `aipcs service ${kind}`,
+              fields: [
+                ['service_id', plan.serviceId],
+                ['transition', `${filled.current.operationalStatus} -> ${TRANSITIONS[kind].to}`],
+                ['expected_revision', expectedRevision.toString()],
+                ['operation_id', operationId],
+              ],
+              generatedOperationId: filled.generatedOperationId,
+            });
+          }
+        }
+        return operator.operations.transition({
+          kind,
+          serviceId: plan.serviceId,
+          expectedServiceRevision: expectedRevision as bigint,
+          operationId: operationId as string,
+        });
+      });
+    },
+  };
+}
+
+interface ExportPlan extends Preconditions {
+  readonly output: string;
+}
+
+export const exportCommand: AdminCommand<ExportPlan> = {
+  check(invocation, interactive) {
+    const plan = preconditions(invocation);
+    if (!plan.ok) return plan;
+    const output = checkFilePath(invocation.options['output'], '--output');
+    if (!output.ok) return output;
+    if (!interactive) {
+      const machine = requireMachineFlags(invocation, plan.value, false);
+      if (!machine.ok) return machine;
+    }
+    return ok({ ...plan.value, output: output.value });
+  },
+  run(plan, runtime, interactive) {
+    requirePersistent(runtime);
+    // An existing destination is refused before any registry work.
+    requireAbsent(plan.output);
+    return withComposition(runtime, true, async (composition) => {
+      const operator = requireOperator(composition);
+      const transfer = operator.transfer;
+      if (!transfer) throw refusal('storage_unavailable');
+      let expectedRevision = plan.expectedRevision;
+      let operationId = plan.operationId;
+      if (interactive) {
+        const filled = await completeInteractively(operator, plan);
+        expectedRevision = filled.expectedRevision;
+        operationId = filled.operationId;
+        if (filled.generated) {
+          confirmOnTerminal({
+            title: 'aipcs export',
+            fields: [
+              ['service_id', plan.serviceId],
+              ['operational_status', filled.current.operationalStatus],
+              ['expected_revision', expectedRevision.toString()],
+              ['operation_id', operationId],
+            ],
+            generatedOperationId: filled.generatedOperationId,
+          });
+        }
+      }
+      const file = ExportFile.create(plan.output);
+      try {
+        const result = await transfer.export({ serviceId: plan.serviceId, expectedServiceRevision: expectedRevision as bigint, operationId: operationId as string }, file.write);
+        file.publish();
+        return result;
+      } finally {
+        file.dispose();
+      }
+    });
+  },
+};
+
+interface ImportPlan {
+  readonly input: string;
+  readonly dryRun: boolean;
+  readonly operationId: string | null;
+}
+
+export const importCommand: AdminCommand<ImportPlan> = {
+  check(invocation, interactive) {
+    const input = checkFilePath(invocation.options['input'], '--input');
+    if (!input.ok) return input;
+    const dryRun = invocation.options['dryRun'] === true;
+    const operationId = checkOptionalUuid(invocation.options['operationId'], '--operation-id');
+    if (!operationId.ok) return operationId;
+    if (dryRun) {
+      if (operationId.value !== null) return { ok: false, error: invalidArgument('--operation-id', 'A dry run takes no operation id.') };
+      if (invocation.options['yes'] === true) return { ok: false, error: invalidArgument('--yes', 'A dry run takes no confirmation.') };
+    } else if (!interactive) {
+      if (operationId.value === null) return { ok: false, error: missingFlag('--operation-id') };
+      if (invocation.options['yes'] !== true) return { ok: false, error: missingFlag('--yes') };
+    }
+    return ok({ input: input.value, dryRun, operationId: operationId.value });
+  },
+  async run(plan, runtime, interactive) {
+    requirePersistent(runtime);
+    if (plan.dryRun) {
+      // A dry run needs no registry and writes nothing anywhere.
+      const fd = openArtefact(plan.input);
+      try {
+        return importDryRunResult(await TRANSFER_CODEC.read(() => fileChunks(fd)), TRANSFER_CODEC);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    return withComposition(runtime, true, async (composition) => {
+      const operator = requireOperator(composition);
+      const transfer = operator.transfer;
+      if (!transfer) throw refusal('storage_unavailable');
+      const fd = openArtefact(plan.input);
+      let spool: ArtefactSpool | null = null;
+      try {
+        spool = new ArtefactSpool(fd);
+        const artefact = await TRANSFER_CODEC.read(spool.open);
+        const operationId = plan.operationId ?? randomUUID();
+        if (interactive) {
+          confirmOnTerminal({
+            title: 'aipcs import',
+            fields: [
+              ['service_id', artefact.service.serviceId],
+              ['domain_name', artefact.service.domainName],
+              ['source_backend', artefact.header.sourceBackend],
+              ['destination_backend', transfer.locatorFor(artefact.service.serviceId).backend],
+              ['frame_count', String(artefact.summary.frameCount)],
+              ['root_sha256', artefact.summary.rootSha256],
+              ['operation_id', operationId],
+            ],
+            generatedOperationId: plan.operationId === null,
+          });
+        }
+        return await transfer.import(operationId, artefact);
+      } finally {
+        spool?.dispose();
+        closeSync(fd);
+      }
+    });
+  },
+};
+
+interface PurgePlan extends Preconditions {
+  readonly authority: PurgeAuthority;
+}
+
+export const purgeCommand: AdminCommand<PurgePlan> = {
+  check(invocation, interactive) {
+    const plan = preconditions(invocation);
+    if (!plan.ok) return plan;
+    const receipt = checkOptionalUuid(invocation.options['receipt'], '--receipt');
+    if (!receipt.ok) return receipt;
+    const override = invocation.options['override'] === true;
+    if (receipt.value === null && !override) return { ok: false, error: invalidArgument('--receipt', 'Exactly one of --receipt or --override is required.') };
+    const confirm = checkOptionalUuid(invocation.options['confirmServiceId'], '--confirm-service-id');
+    if (!confirm.ok) return confirm;
+    if (confirm.value !== null && confirm.value !== plan.value.serviceId) {
+      return { ok: false, error: invalidArgument('--confirm-service-id', 'The confirmation must equal SERVICE_ID.') };
+    }
+    if (!interactive) {
+      const machine = requireMachineFlags(invocation, plan.value, true);
+      if (!machine.ok) return machine;
+      if (confirm.value === null) return { ok: false, error: missingFlag('--confirm-service-id') };
+    }
+    const authority: PurgeAuthority = receipt.value === null ? { kind: 'explicit_override' } : { kind: 'verified_receipt', receiptId: receipt.value };
+    return ok({ ...plan.value, authority });
+  },
+  run(plan, runtime, interactive) {
+    requirePersistent(runtime);
+    return withComposition(runtime, true, async (composition) => {
+      const operator = requireOperator(composition);
+      let expectedRevision = plan.expectedRevision;
+      let operationId = plan.operationId;
+      if (interactive) {
+        const filled = await completeInteractively(operator, plan);
+        expectedRevision = filled.expectedRevision;
+        operationId = filled.operationId;
+        confirmOnTerminal({
+          title: 'aipcs service purge (irreversible)',
+          fields: [
+            ['service_id', plan.serviceId],
+            ['operational_status', filled.current.operationalStatus],
+            ['expected_revision', expectedRevision.toString()],
+            ['operation_id', operationId],
+            ['authority', plan.authority.kind === 'explicit_override' ? 'explicit_override' : `verified_receipt:${plan.authority.receiptId}`],
+          ],
+          typed: plan.serviceId,
+          generatedOperationId: filled.generatedOperationId,
+        });
+      }
+      return operator.operations.purge({ serviceId: plan.serviceId, expectedServiceRevision: expectedRevision as bigint, operationId: operationId as string, authority: plan.authority });
+    });
+  },
+};

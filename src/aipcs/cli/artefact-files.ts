@@ -1,0 +1,234 @@
+// The files of export and import (operations spec §1.9.4-1.9.5, §5.9): an
+// export is written to an exclusive 0600 temp file beside its destination
+// and published by hard link, never overwriting; an import is read no-follow
+// from a regular file and spooled privately so staging re-reads the bytes
+// that were validated. Paths never reach any output.
+
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { refusal } from './admin-errors.js';
+
+const errno = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | null)?.code;
+
+/** Refuses an existing destination of any type (a dangling symlink too) before any registry work. */
+export function requireAbsent(path: string): void {
+  try {
+    lstatSync(path);
+  } catch (error) {
+    if (errno(error) === 'ENOENT') return;
+    throw refusal('storage_unavailable', [], error);
+  }
+  throw refusal('already_exists', [{ code: 'path_exists', path: '--output', message: 'The output path already exists.', remediation: 'Choose a new path; existing files are never overwritten.' }]);
+}
+
+function writeAll(fd: number, chunk: Uint8Array): void {
+  let offset = 0;
+  while (offset < chunk.length) offset += writeSync(fd, chunk, offset, chunk.length - offset);
+}
+
+/** The temp file an export is written into, published only when the export completed. */
+export class ExportFile {
+  private fd: number | null;
+  private readonly tempPath: string;
+  private readonly finalPath: string;
+
+  private constructor(finalPath: string, tempPath: string, fd: number) {
+    this.finalPath = finalPath;
+    this.tempPath = tempPath;
+    this.fd = fd;
+  }
+
+  /** Creates `.aipcs-export-<32 hex>.tmp` beside the destination: exclusive, no-follow, mode 0600. */
+  static create(path: string): ExportFile {
+    const finalPath = resolve(path);
+    const tempPath = join(dirname(finalPath), `.aipcs-export-${randomBytes(16).toString('hex')}.tmp`);
+    let fd: number;
+    try {
+      fd = openSync(tempPath, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
+    } catch (error) {
+      throw refusal('storage_unavailable', [], error);
+    }
+    try {
+      // The umask may have narrowed or the file system widened it: force 0600.
+      fchmodSync(fd, 0o600);
+    } catch (error) {
+      closeSync(fd);
+      unlinkSync(tempPath);
+      throw refusal('storage_unavailable', [], error);
+    }
+    return new ExportFile(finalPath, tempPath, fd);
+  }
+
+  /** The codec's sink. */
+  readonly write = (chunk: Uint8Array): void => {
+    if (this.fd === null) throw refusal('storage_unavailable');
+    try {
+      writeAll(this.fd, chunk);
+    } catch (error) {
+      throw refusal('storage_unavailable', [], error);
+    }
+  };
+
+  /** fsync, hard-link to the destination (never replacing it), unlink the temp name, fsync the directory. */
+  publish(): void {
+    const fd = this.fd;
+    if (fd === null) throw refusal('storage_unavailable');
+    try {
+      fsyncSync(fd);
+      closeSync(fd);
+      this.fd = null;
+      linkSync(this.tempPath, this.finalPath);
+    } catch (error) {
+      if (errno(error) === 'EEXIST') throw refusal('already_exists', [], error);
+      throw refusal('storage_unavailable', [], error);
+    }
+    try {
+      unlinkSync(this.tempPath);
+      const directory = openSync(dirname(this.finalPath), constants.O_RDONLY);
+      try {
+        fsyncSync(directory);
+      } finally {
+        closeSync(directory);
+      }
+    } catch (error) {
+      // The artefact is in place but its durability is not confirmed.
+      throw refusal('operation_uncertain', [], error);
+    }
+  }
+
+  /** Always called last: closes and removes the temp name (the published link stays). */
+  dispose(): void {
+    if (this.fd !== null) {
+      try {
+        closeSync(this.fd);
+      } catch {
+        // Already unusable; the unlink below is what matters.
+      }
+      this.fd = null;
+    }
+    try {
+      unlinkSync(this.tempPath);
+    } catch {
+      // Gone already (published), or never there.
+    }
+  }
+}
+
+const CHUNK = 1024 * 1024;
+
+/**
+ * Opens the artefact read-only, without following a final symlink and
+ * without blocking on a FIFO; it must be a regular file. A symlink, a
+ * non-regular file or a missing file is invalid input (validation_failed);
+ * anything else that stops reading is storage_unavailable.
+ */
+export function openArtefact(path: string): number {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = errno(error);
+    if (code === 'ELOOP' || code === 'EMLINK') throw refusal('validation_failed', [inputIssue('The input path is a symbolic link.')], error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw refusal('validation_failed', [inputIssue('The input file does not exist.')], error);
+    throw refusal('storage_unavailable', [], error);
+  }
+  let regular = false;
+  try {
+    regular = fstatSync(fd).isFile();
+  } catch (error) {
+    closeSync(fd);
+    throw refusal('storage_unavailable', [], error);
+  }
+  if (!regular) {
+    closeSync(fd);
+    throw refusal('validation_failed', [inputIssue('The input is not a regular file.')]);
+  }
+  return fd;
+}
+
+function inputIssue(message: string): { code: string; path: string; message: string; remediation: string } {
+  return { code: 'invalid_input_file', path: '--input', message, remediation: 'Name a regular file written by aipcs export.' };
+}
+
+/** The bytes of an open file from its start, in chunks; read errors are storage_unavailable. */
+export async function* fileChunks(fd: number, tee?: (chunk: Uint8Array) => void): AsyncGenerator<Uint8Array> {
+  let position = 0;
+  for (;;) {
+    const buffer = Buffer.allocUnsafe(CHUNK);
+    let read: number;
+    try {
+      read = readSync(fd, buffer, 0, CHUNK, position);
+    } catch (error) {
+      throw refusal('storage_unavailable', [], error);
+    }
+    if (read === 0) return;
+    position += read;
+    const chunk = buffer.subarray(0, read);
+    tee?.(chunk);
+    yield chunk;
+  }
+}
+
+/**
+ * A private copy of the artefact (directory `aipcs-bundle-*` 0700, file
+ * `bundle.jsonl` 0600): the first pass reads the input and copies it, every
+ * later pass reads the copy, so what is staged is what was validated.
+ */
+export class ArtefactSpool {
+  private readonly directory: string;
+  private readonly file: string;
+  private writer: number | null;
+  private passes = 0;
+
+  constructor(private readonly input: number) {
+    try {
+      this.directory = mkdtempSync(join(tmpdir(), 'aipcs-bundle-'));
+      this.file = join(this.directory, 'bundle.jsonl');
+      this.writer = openSync(this.file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
+    } catch (error) {
+      throw refusal('storage_unavailable', [], error);
+    }
+  }
+
+  /** What the codec calls for each pass over the artefact. */
+  readonly open = (): AsyncIterable<Uint8Array> => {
+    this.passes++;
+    if (this.passes === 1) {
+      const writer = this.writer;
+      return fileChunks(this.input, (chunk) => {
+        if (writer === null) return;
+        try {
+          writeAll(writer, chunk);
+        } catch (error) {
+          throw refusal('storage_unavailable', [], error);
+        }
+      });
+    }
+    if (this.writer !== null) {
+      closeSync(this.writer);
+      this.writer = null;
+    }
+    const reader = openSync(this.file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    return (async function* () {
+      try {
+        yield* fileChunks(reader);
+      } finally {
+        closeSync(reader);
+      }
+    })();
+  };
+
+  dispose(): void {
+    if (this.writer !== null) {
+      try {
+        closeSync(this.writer);
+      } catch {
+        // Removal below is what matters.
+      }
+      this.writer = null;
+    }
+    rmSync(this.directory, { recursive: true, force: true });
+  }
+}

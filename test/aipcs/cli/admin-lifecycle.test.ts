@@ -1,0 +1,155 @@
+// `aipcs service suspend|resume|archive|restore` through the built CLI:
+// results, machine-mode requirements, revision preconditions, operation ids
+// shared with MCP keys, and what MCP clients see afterwards.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aipcs, createNote, freshDataRoot, key, materialisedService, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
+import type { AipcsClient } from '../../support/aipcs-client.js';
+import { wireNotesManifest } from '../../support/wire-manifests.js';
+
+const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
+
+describe('aipcs service lifecycle commands', () => {
+  let dataRoot: string;
+  let client: AipcsClient;
+  let args: string[];
+
+  beforeAll(async () => {
+    dataRoot = freshDataRoot();
+    client = await serveOn(dataRoot);
+    args = rootArgs(dataRoot);
+  });
+
+  afterAll(async () => {
+    await client.close();
+  });
+
+  it('suspends, resumes, archives and restores with revision +1 each, re-inspecting the service', async () => {
+    const serviceId = await materialisedService(client, 'cycle');
+    const suspend = aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(1), ...args]);
+    expect(suspend.status).toBe(0);
+    expect(suspend.stderr).toBe('');
+    expect(Object.keys(suspend.envelope.result ?? {})).toEqual(['operation', 'operation_id', 'service']);
+    expect(suspend.envelope.result).toMatchObject({ operation: 'suspend', operation_id: OP(1), service: { service_id: serviceId, operational_status: 'suspended', service_revision: 4, recovery_state: 'clear' } });
+    const service = suspend.envelope.result?.['service'] as Record<string, unknown>;
+    expect(service['updated_at']).toBe(service['last_activity_at']);
+
+    const resume = aipcs(['service', 'resume', serviceId, '--expected-revision', '4', '--operation-id', OP(2), ...args]);
+    expect(resume.envelope.result).toMatchObject({ operation: 'resume', service: { operational_status: 'active', service_revision: 5 } });
+    const archive = aipcs(['service', 'archive', serviceId, '--expected-revision', '5', '--operation-id', OP(3), '--yes', ...args]);
+    expect(archive.envelope.result).toMatchObject({ operation: 'archive', service: { operational_status: 'archived', service_revision: 6 } });
+    const restore = aipcs(['service', 'restore', serviceId, '--expected-revision', '6', '--operation-id', OP(4), ...args]);
+    expect(restore.envelope.result).toMatchObject({ operation: 'restore', service: { operational_status: 'suspended', service_revision: 7 } });
+    const inspect = aipcs(['service', 'inspect', serviceId, ...args]);
+    expect(inspect.envelope.result).toMatchObject({ operational_status: 'suspended', service_revision: 7 });
+  });
+
+  it('replays an exact retry and refuses a changed one under the same operation id', async () => {
+    const serviceId = await seedService(client, 'replays');
+    const first = aipcs(['service', 'suspend', serviceId, '--expected-revision', '1', '--operation-id', OP(10), ...args]);
+    expect(first.status).toBe(0);
+    const again = aipcs(['service', 'suspend', serviceId, '--expected-revision', '1', '--operation-id', OP(10), ...args]);
+    expect(again.status).toBe(0);
+    expect(again.stdout).toBe(first.stdout);
+    const changed = aipcs(['service', 'resume', serviceId, '--expected-revision', '2', '--operation-id', OP(10), ...args]);
+    expect(changed.status).toBe(3);
+    expect(changed.envelope.error?.code).toBe('changed_fingerprint');
+    expect(changed.stdout).toBe('');
+  });
+
+  it('shares the ledger with MCP keys: an MCP key reused by the CLI is changed_fingerprint', async () => {
+    const seedKey = '11111111-1111-4111-8111-111111111111';
+    const seeded = await client.call('aipcs_service_seed', { domain_name: 'shared_keys', domain_class: 'k', intent_description: 'x', idempotency_key: seedKey });
+    const serviceId = seeded.result?.['service_id'] as string;
+    const run = aipcs(['service', 'suspend', serviceId, '--expected-revision', '1', '--operation-id', seedKey, ...args]);
+    expect(run.status).toBe(3);
+    expect(run.envelope.error?.code).toBe('changed_fingerprint');
+  });
+
+  it('refuses stale revisions, unknown services and unsupported transitions with exit 3', async () => {
+    const serviceId = await seedService(client, 'refusals');
+    const stale = aipcs(['service', 'suspend', serviceId, '--expected-revision', '7', '--operation-id', OP(20), ...args]);
+    expect([stale.status, stale.envelope.error?.code]).toEqual([3, 'stale_revision']);
+    const unknown = aipcs(['service', 'suspend', OP(999), '--expected-revision', '1', '--operation-id', OP(21), ...args]);
+    expect([unknown.status, unknown.envelope.error?.code]).toEqual([3, 'stale_revision']);
+    const resumeActive = aipcs(['service', 'resume', serviceId, '--expected-revision', '1', '--operation-id', OP(22), ...args]);
+    expect([resumeActive.status, resumeActive.envelope.error?.code]).toEqual([3, 'unsupported_transition']);
+    const restoreActive = aipcs(['service', 'restore', serviceId, '--expected-revision', '1', '--operation-id', OP(23), ...args]);
+    expect([restoreActive.status, restoreActive.envelope.error?.code]).toEqual([3, 'unsupported_transition']);
+    // A refusal binds nothing: the same key works for a valid request afterwards.
+    const valid = aipcs(['service', 'suspend', serviceId, '--expected-revision', '1', '--operation-id', OP(20), ...args]);
+    expect(valid.status).toBe(0);
+  });
+
+  it('checks machine-mode flags and lexical rules before touching storage (exit 2)', () => {
+    const missing = freshDataRoot();
+    const id = OP(30);
+    const cases: [string[], string][] = [
+      [['service', 'suspend', id, '--operation-id', OP(31)], '--expected-revision'],
+      [['service', 'suspend', id, '--expected-revision', '3'], '--operation-id'],
+      [['service', 'archive', id, '--expected-revision', '3', '--operation-id', OP(31)], '--yes'],
+      [['service', 'suspend', 'ABCDEF00-0000-4000-8000-000000000030', '--expected-revision', '3', '--operation-id', OP(31)], 'SERVICE_ID'],
+      [['service', 'suspend', '00000000-0000-0000-0000-000000000000', '--expected-revision', '3', '--operation-id', OP(31)], 'SERVICE_ID'],
+      [['service', 'suspend', id, '--expected-revision', '03', '--operation-id', OP(31)], '--expected-revision'],
+      [['service', 'suspend', id, '--expected-revision', '9223372036854775808', '--operation-id', OP(31)], '--expected-revision'],
+      [['service', 'suspend', id, '--expected-revision', '1', '--operation-id', 'not-a-uuid'], '--operation-id'],
+      // --format human without a terminal is still machine mode.
+      [['service', 'resume', id, '--format', 'human'], '--expected-revision'],
+    ];
+    for (const [argv, path] of cases) {
+      const run = aipcs([...argv, ...rootArgs(missing)]);
+      expect(run.status, argv.join(' ')).toBe(2);
+      if (argv.includes('human')) {
+        expect(run.stderr).toContain('error [validation_failed]');
+        expect(run.stderr).toContain(`- ${path}:`);
+      } else {
+        expect(run.envelope.error?.code).toBe('validation_failed');
+        expect(run.envelope.error?.issues[0]?.path).toBe(path);
+      }
+    }
+    // Nothing was created: flag checks come before storage.
+    expect(aipcs(['storage', 'status', ...rootArgs(missing)]).envelope.result?.['status']).toBe('uninitialised');
+  });
+
+  it('requires a ready registry: a missing root is storage_unavailable and stays missing', () => {
+    const missing = freshDataRoot();
+    const run = aipcs(['service', 'suspend', OP(40), '--expected-revision', '1', '--operation-id', OP(41), ...rootArgs(missing)]);
+    expect([run.status, run.envelope.error?.code]).toEqual([6, 'storage_unavailable']);
+    expect(aipcs(['status', ...rootArgs(missing)]).envelope.result?.['registry']).toMatchObject({ status: 'uninitialised' });
+  });
+
+  it('is visible through MCP: operational_status and the specified refusals', async () => {
+    const serviceId = await materialisedService(client, 'visible');
+    const note = await createNote(client, serviceId, { title: 'Before suspend' });
+    expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(50), ...args]).status).toBe(0);
+
+    const inspected = await client.call('aipcs_service_inspect', { service_id: serviceId });
+    expect(inspected.result).toMatchObject({ operational_status: 'suspended', service_revision: 4 });
+    const get = await client.call('aipcs_record_get', { service_id: serviceId, entity_name: 'note', record_id: note['id'] });
+    expect(get.error?.code).toBe('storage_unavailable');
+    const create = await client.call('aipcs_record_create', { service_id: serviceId, entity_name: 'note', record: { title: 'x' }, idempotency_key: key('c') });
+    expect(create.error?.code).toBe('storage_unavailable');
+    const evolve = await client.call('aipcs_service_evolve', { service_id: serviceId, expected_service_revision: 4, expected_schema_version: 1, schema: { ...wireNotesManifest(), schema_version: 2, migration_history: [{ from_schema_version: 1, to_schema_version: 2, operations: ['none'] }] }, idempotency_key: key('e') });
+    expect(evolve.error?.code).toBe('unsupported_transition');
+
+    const seeded = await seedService(client, 'visible_seed');
+    expect(aipcs(['service', 'archive', seeded, '--expected-revision', '1', '--operation-id', OP(51), '--yes', ...args]).status).toBe(0);
+    const design = await client.call('aipcs_service_design', { service_id: seeded, schema: wireNotesManifest(), idempotency_key: key('d') });
+    expect(design.error?.code).toBe('invalid_state');
+
+    expect(aipcs(['service', 'resume', serviceId, '--expected-revision', '4', '--operation-id', OP(52), ...args]).status).toBe(0);
+    const after = await client.call('aipcs_record_get', { service_id: serviceId, entity_name: 'note', record_id: note['id'] });
+    expect(after.ok).toBe(true);
+    const write = await client.call('aipcs_record_create', { service_id: serviceId, entity_name: 'note', record: { title: 'After resume' }, idempotency_key: key('c') });
+    expect(write.ok).toBe(true);
+  });
+
+  it('prints human output in machine mode with --yes', async () => {
+    const serviceId = await seedService(client, 'human_out');
+    const run = aipcs(['service', 'suspend', serviceId, '--expected-revision', '1', '--operation-id', OP(60), '--format', 'human', '--yes', ...args]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('operation: suspend\n');
+    expect(run.stdout).toContain('service.operational_status: suspended\n');
+    expect(run.stdout).toContain('service.storage: null\n');
+  });
+});
