@@ -11,13 +11,19 @@ import type { PgSession, PostgresConnection } from './connection.js';
 /** Prefix of performance-only indexes that evolution may leave behind; not part of a layout's identity. */
 export const IGNORED_INDEX_PREFIX = '__aipcs_eq_';
 
-/** The schema's structure: relations, columns, constraints, indexes and anything that could act on rows. */
-export async function schemaSignature(session: PgSession, schema: string): Promise<string> {
-  const params = [schema];
+/**
+ * The schema's structure: relations, columns, constraints, indexes and
+ * anything that could act on rows. With `tablePrefix`, only the tables whose
+ * names start with it (and what hangs off them) are described: a store's
+ * foundation without its manifest-dependent domain tables.
+ */
+export async function schemaSignature(session: PgSession, schema: string, tablePrefix: string | null = null): Promise<string> {
+  const params = [schema, tablePrefix ?? ''];
+  // $2 = '' selects every table (starts_with(x, '') is true).
   const relations = await session.rows<{ relname: string; relkind: string; rls: boolean }>(
     `SELECT c.relname, c.relkind::text AS relkind, c.relrowsecurity AS rls
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND NOT (c.relkind = 'i' AND starts_with(c.relname, '${IGNORED_INDEX_PREFIX}'))
+      WHERE n.nspname = $1 AND c.relkind <> 'i' AND (c.relkind <> 'r' OR starts_with(c.relname, $2)) AND ($2 = '' OR c.relkind IN ('r', 'S'))
       ORDER BY c.relname COLLATE "C"`,
     params,
   );
@@ -29,7 +35,7 @@ export async function schemaSignature(session: PgSession, schema: string): Promi
        JOIN pg_class c ON c.oid = a.attrelid
        JOIN pg_namespace n ON n.oid = c.relnamespace
        LEFT JOIN pg_collation coll ON coll.oid = a.attcollation
-      WHERE n.nspname = $1 AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+      WHERE n.nspname = $1 AND c.relkind = 'r' AND starts_with(c.relname, $2) AND a.attnum > 0 AND NOT a.attisdropped
       ORDER BY c.relname COLLATE "C", a.attnum`,
     params,
   );
@@ -48,7 +54,7 @@ export async function schemaSignature(session: PgSession, schema: string): Promi
        JOIN pg_namespace n ON n.oid = c.relnamespace
        LEFT JOIN pg_class target ON target.oid = con.confrelid
        LEFT JOIN pg_namespace target_ns ON target_ns.oid = target.relnamespace
-      WHERE n.nspname = $1
+      WHERE n.nspname = $1 AND starts_with(c.relname, $2)
       ORDER BY c.relname COLLATE "C", con.conname COLLATE "C"`,
     params,
   );
@@ -63,7 +69,7 @@ export async function schemaSignature(session: PgSession, schema: string): Promi
        JOIN pg_class t ON t.oid = ix.indrelid
        JOIN pg_am am ON am.oid = i.relam
        JOIN pg_namespace n ON n.oid = i.relnamespace
-      WHERE n.nspname = $1 AND NOT starts_with(i.relname, '${IGNORED_INDEX_PREFIX}')
+      WHERE n.nspname = $1 AND starts_with(t.relname, $2) AND NOT starts_with(i.relname, '${IGNORED_INDEX_PREFIX}')
       ORDER BY i.relname COLLATE "C"`,
     params,
   );
@@ -71,11 +77,13 @@ export async function schemaSignature(session: PgSession, schema: string): Promi
   // change what a statement does to rows; a schema of ours has none.
   const extras = await session.rows<Record<string, unknown>>(
     `SELECT 'trigger' AS kind, tg.tgname::text AS name FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND NOT tg.tgisinternal
+      WHERE n.nspname = $1 AND starts_with(c.relname, $2) AND NOT tg.tgisinternal
      UNION ALL
-     SELECT 'rule', r.rulename::text FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1
+     SELECT 'rule', r.rulename::text FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND starts_with(c.relname, $2)
      UNION ALL
-     SELECT 'policy', p.polname::text FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1
+     SELECT 'policy', p.polname::text FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND starts_with(c.relname, $2)
      UNION ALL
      SELECT 'function', p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1
      UNION ALL
@@ -129,7 +137,7 @@ class ProbeDone extends Error {
 export async function probeSignature(connection: PostgresConnection, ddlFor: (schema: string) => readonly string[]): Promise<string> {
   const scratch = `__aipcs_probe_${randomBytes(8).toString('hex')}`;
   try {
-    await connection.transaction('write', async (session) => {
+    await connection.transaction('probe', async (session) => {
       for (const ddl of ddlFor(scratch)) await session.run(ddl);
       throw new ProbeDone(await schemaSignature(session, scratch));
     });

@@ -21,6 +21,12 @@ export interface PostgresConnectionOptions {
   readonly statementTimeoutMs: number;
   /** Pool size; the default suits one serving process. */
   readonly maxConnections?: number;
+  /**
+   * Admin inspection: every unit is READ ONLY, so nothing can be written.
+   * Only the signature probe (whose scratch schema is always rolled back)
+   * still runs read-write.
+   */
+  readonly readOnly?: boolean;
 }
 
 /** The SQLSTATEs that mean "contended, try again": serialization, deadlock, lock_timeout, statement_timeout. */
@@ -115,14 +121,18 @@ export class PgSession {
   }
 }
 
-export type TransactionMode = 'read' | 'write';
+/** `probe`: a read-write unit that the caller always aborts (see catalog.ts). */
+export type TransactionMode = 'read' | 'write' | 'probe';
 
-const BEGIN: Record<TransactionMode, string> = {
+const BEGIN: Record<TransactionMode | 'write_refused', string> = {
   // Reads see one snapshot for the whole unit.
   read: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
   // Writers serialise through advisory locks taken before they read, and
   // READ COMMITTED lets every statement after the lock see the latest commits.
   write: 'BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE',
+  probe: 'BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE',
+  // A read-only opening: the server refuses any write the unit attempts.
+  write_refused: 'BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY',
 };
 
 interface SessionFacts {
@@ -215,7 +225,7 @@ export class PostgresConnection {
     const client = await this.acquire();
     const session = new PgSession(client);
     try {
-      await session.run(BEGIN[mode]);
+      await session.run(BEGIN[mode === 'write' && this.options.readOnly === true ? 'write_refused' : mode]);
       let result: T;
       try {
         result = await work(session);
@@ -245,6 +255,10 @@ export class PostgresConnection {
       // The connection is unusable; it is discarded on release.
       session.broken = true;
     }
+  }
+
+  get readOnly(): boolean {
+    return this.options.readOnly === true;
   }
 
   /** The server's `server_version_num`, as checked on a connection. */

@@ -1,13 +1,13 @@
 // Opens the PostgreSQL backend behind the storage ports: one pool for the
-// registry and every service schema, the registry migrated (serve) before
-// anything else runs. Failures surface as StorageFailure only, with causes
-// that never carry the DSN.
+// registry and every service schema; `serve` migrates the registry before
+// anything else runs, the admin opening only inspects it. Failures surface
+// as StorageFailure only, with causes that never carry the DSN.
 
-import type { StoragePorts } from '../../core/application.js';
-import { StorageFailure } from '../../core/ports.js';
+import type { OperatorStoragePorts } from '../../core/application.js';
+import { StorageFailure, type MigrationState } from '../../core/ports.js';
 import { SignatureCache } from './catalog.js';
 import { PostgresConnection } from './connection.js';
-import { inspectPostgresRegistry, migratePostgresRegistry, type RegistryStatus } from './registry.js';
+import { inspectPostgresRegistry, migratePostgresRegistry, type PostgresRegistry } from './registry.js';
 import { PostgresServiceData } from './service-data.js';
 import { PostgresServiceStores } from './service-store.js';
 
@@ -23,52 +23,73 @@ export interface PostgresStorageOptions {
   nowMicros?(): bigint;
 }
 
-function connect(options: PostgresStorageOptions): PostgresConnection {
+function connect(options: PostgresStorageOptions, readOnly: boolean): PostgresConnection {
   try {
-    return new PostgresConnection(options);
+    return new PostgresConnection({ ...options, readOnly });
   } catch (error) {
     // The driver may throw while parsing the DSN: keep nothing of its text.
     throw error instanceof StorageFailure ? error : new StorageFailure('unavailable');
   }
 }
 
+function portsOver(connection: PostgresConnection, signatures: SignatureCache, registry: PostgresRegistry): OperatorStoragePorts {
+  const stores = new PostgresServiceStores(connection, signatures);
+  return {
+    backend: 'postgresql',
+    registry,
+    stores,
+    data: new PostgresServiceData(connection, stores),
+    async close() {
+      await stores.close();
+      await registry.close();
+      await connection.close();
+    },
+  };
+}
+
 /**
- * Connects, checks the server (PostgreSQL 16-18, UTF8), migrates the
- * registry when needed and returns the ports. Rejects with
+ * `serve`: connects, checks the server (PostgreSQL 16-18, UTF8), migrates
+ * the registry when needed and returns the ports. Rejects with
  * StorageFailure('unavailable' | 'busy') otherwise; nothing is left open.
  */
-export async function openPostgresStorage(options: PostgresStorageOptions): Promise<StoragePorts> {
-  const connection = connect(options);
+export async function openPostgresStorage(options: PostgresStorageOptions): Promise<OperatorStoragePorts> {
+  const connection = connect(options, false);
   try {
     const signatures = new SignatureCache(connection);
     const now = options.nowMicros ?? (() => BigInt(Date.now()) * 1000n);
     const registry = await migratePostgresRegistry(connection, signatures, now);
-    const stores = new PostgresServiceStores(connection, signatures);
-    return {
-      backend: 'postgresql',
-      registry,
-      stores,
-      data: new PostgresServiceData(connection),
-      async close() {
-        await stores.close();
-        await registry.close();
-        await connection.close();
-      },
-    };
+    return portsOver(connection, signatures, registry);
   } catch (error) {
     await connection.close().catch(() => undefined);
     throw error instanceof StorageFailure ? error : new StorageFailure('unavailable');
   }
 }
 
-/** Classifies the registry of a database without creating or migrating anything (admin reads). */
-export async function inspectPostgresStorage(options: PostgresStorageOptions): Promise<RegistryStatus> {
-  const connection = connect(options);
+export interface PostgresAdminStorage {
+  /** The registry as inspection found it. */
+  readonly registry: MigrationState;
+  /** Open only when the registry is ready. */
+  readonly ports: OperatorStoragePorts | null;
+}
+
+/**
+ * The admin commands' storage: the registry is inspected (never created or
+ * migrated) and, only when it is ready, opened. With `writable: false` every
+ * unit runs READ ONLY. An unreachable server or unsupported version shows as
+ * an unavailable registry rather than an exception.
+ */
+export async function openPostgresStorageForAdmin(options: PostgresStorageOptions, mode: { readonly writable: boolean }): Promise<PostgresAdminStorage> {
+  let connection: PostgresConnection;
   try {
-    return await inspectPostgresRegistry(connection, new SignatureCache(connection));
-  } catch (error) {
-    throw error instanceof StorageFailure ? error : new StorageFailure('unavailable');
-  } finally {
-    await connection.close().catch(() => undefined);
+    connection = connect(options, !mode.writable);
+  } catch {
+    return { registry: { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: 'unavailable' }, ports: null };
   }
+  const signatures = new SignatureCache(connection);
+  const { state, registry } = await inspectPostgresRegistry(connection, signatures);
+  if (!registry) {
+    await connection.close().catch(() => undefined);
+    return { registry: state, ports: null };
+  }
+  return { registry: state, ports: portsOver(connection, signatures, registry) };
 }

@@ -1,5 +1,6 @@
-// The PostgreSQL registry in schema "aipcs_registry": services and the claim
-// ledger (idempotency keys and durable lifecycle intent), its one-transaction
+// The PostgreSQL registry in schema "aipcs_registry": services, the claim
+// ledger (idempotency keys and durable lifecycle intent), identity
+// reservations and tombstones, transfer receipts, its one-transaction
 // migration under an advisory lock, and its inspection. Write units run READ
 // COMMITTED and take transaction-scoped advisory locks on the keys they read
 // (ops spec §3.3.3) before reading them. Service stores are not touched here.
@@ -7,14 +8,20 @@
 import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';
 import {
   StorageFailure,
+  TOMBSTONED_FINGERPRINT,
+  type BackendName,
+  type IdentityRow,
+  type IdentityState,
+  type MigrationState,
+  type OperatorRegistryPort,
+  type OperatorRegistryReader,
+  type OperatorRegistryWriter,
+  type ReceiptRow,
   type ClaimKind,
   type ClaimPhase,
   type ClaimRow,
   type DesignState,
   type OperationalStatus,
-  type RegistryPort,
-  type RegistryReader,
-  type RegistryWriter,
   type ServiceRow,
 } from '../../core/ports.js';
 import { schemaIsEmpty, schemaPresence, schemaSignature, type SignatureCache } from './catalog.js';
@@ -76,6 +83,35 @@ export function registryDdl(schema: string): string[] {
   PRIMARY KEY ("principal_id", "idempotency_key")
 )`,
     `CREATE UNIQUE INDEX "aipcs_registry_claim_active_service" ON ${s}."aipcs_registry_claim" ("service_id") WHERE "phase" IN ('prepared', 'recovery_required')`,
+    // Purge strips every claim of a service.
+    `CREATE INDEX "aipcs_registry_claim_service" ON ${s}."aipcs_registry_claim" ("principal_id", "service_id")`,
+    // A service id that is not a live service: reserved by an import in
+    // progress, or purged for good. A live identity is the service row itself.
+    `CREATE TABLE ${s}."aipcs_registry_identity" (
+  "service_id" text COLLATE "C" NOT NULL PRIMARY KEY,
+  "principal_id" text COLLATE "C" NOT NULL,
+  "identity_state" text COLLATE "C" NOT NULL CHECK ("identity_state" IN ('import_prepared', 'tombstoned')),
+  "domain_name" text COLLATE "C",
+  "idempotency_key" text COLLATE "C" NOT NULL,
+  "lifecycle_at" bigint NOT NULL,
+  CHECK (("identity_state" = 'import_prepared') = ("domain_name" IS NOT NULL))
+)`,
+    `CREATE UNIQUE INDEX "aipcs_registry_identity_domain" ON ${s}."aipcs_registry_identity" ("principal_id", "domain_name") WHERE "identity_state" = 'import_prepared'`,
+    `CREATE TABLE ${s}."aipcs_registry_receipt" (
+  "receipt_id" text COLLATE "C" NOT NULL PRIMARY KEY,
+  "principal_id" text COLLATE "C" NOT NULL,
+  "idempotency_key" text COLLATE "C" NOT NULL,
+  "service_id" text COLLATE "C" NOT NULL,
+  "receipt_kind" text COLLATE "C" NOT NULL CHECK ("receipt_kind" IN ('export', 'import')),
+  "bundle_root_sha256" text COLLATE "C" NOT NULL,
+  "export_format_version" integer NOT NULL CHECK ("export_format_version" = 1),
+  "storage_backend" text COLLATE "C" NOT NULL CHECK ("storage_backend" IN ('sqlite', 'postgresql')),
+  "service_revision" bigint NOT NULL CHECK ("service_revision" >= 1),
+  "operational_status" text COLLATE "C" NOT NULL CHECK ("operational_status" IN ('active', 'suspended', 'archived')),
+  "verification" text COLLATE "C" NOT NULL CHECK ("verification" IN ('unverified', 'verified')),
+  "created_at" bigint NOT NULL
+)`,
+    `CREATE INDEX "aipcs_registry_receipt_service" ON ${s}."aipcs_registry_receipt" ("principal_id", "service_id")`,
     `REVOKE ALL ON ALL TABLES IN SCHEMA ${s} FROM PUBLIC`,
     `REVOKE ALL ON ALL SEQUENCES IN SCHEMA ${s} FROM PUBLIC`,
   ];
@@ -85,21 +121,28 @@ const R = quoteIdentifier(REGISTRY_SCHEMA);
 
 export type RegistryStatus = 'uninitialised' | 'ready' | 'dirty' | 'incompatible';
 
+export interface RegistryClassification {
+  readonly status: RegistryStatus;
+  /** The revision found (0 when there is nothing yet), when it is one we know. */
+  readonly appliedRevision: bigint | null;
+}
+
 /** Classifies the registry schema against the DDL this build would create. */
-export async function classifyRegistry(session: PgSession, expected: string): Promise<RegistryStatus> {
+export async function classifyRegistry(session: PgSession, expected: string): Promise<RegistryClassification> {
+  const unknown = (status: RegistryStatus): RegistryClassification => ({ status, appliedRevision: null });
   const presence = await schemaPresence(session, REGISTRY_SCHEMA);
-  if (presence === 'missing') return 'uninitialised';
-  if (presence === 'untrusted') return 'incompatible';
-  if (await schemaIsEmpty(session, REGISTRY_SCHEMA)) return 'uninitialised';
-  if ((await schemaSignature(session, REGISTRY_SCHEMA)) !== expected) return 'incompatible';
+  if (presence === 'missing') return { status: 'uninitialised', appliedRevision: 0n };
+  if (presence === 'untrusted') return unknown('incompatible');
+  if (await schemaIsEmpty(session, REGISTRY_SCHEMA)) return { status: 'uninitialised', appliedRevision: 0n };
+  if ((await schemaSignature(session, REGISTRY_SCHEMA)) !== expected) return unknown('incompatible');
   const meta = await session.first<{ adapter_id: string; applied_revision: bigint; dirty: boolean }>(
     `SELECT "adapter_id", "applied_revision", "dirty" FROM ${R}."aipcs_registry_meta" WHERE "singleton" = 1`,
   );
-  if (!meta || meta.adapter_id !== REGISTRY_ADAPTER_ID) return 'incompatible';
-  if (meta.dirty) return 'dirty';
+  if (!meta || meta.adapter_id !== REGISTRY_ADAPTER_ID) return unknown('incompatible');
+  if (meta.dirty) return { status: 'dirty', appliedRevision: meta.applied_revision };
   const history = await session.rows<{ revision: bigint; migration_id: string }>(`SELECT "revision", "migration_id" FROM ${R}."aipcs_registry_migration" ORDER BY "revision"`);
   const exactHistory = history.length === 1 && history[0]?.revision === REGISTRY_REVISION && history[0].migration_id === REGISTRY_MIGRATION_ID;
-  return meta.applied_revision === REGISTRY_REVISION && exactHistory ? 'ready' : 'incompatible';
+  return meta.applied_revision === REGISTRY_REVISION && exactHistory ? { status: 'ready', appliedRevision: REGISTRY_REVISION } : unknown('incompatible');
 }
 
 export function expectedRegistrySignature(cache: SignatureCache): Promise<string> {
@@ -117,7 +160,7 @@ export async function migratePostgresRegistry(connection: PostgresConnection, ca
   const expected = await expectedRegistrySignature(cache);
   await connection.transaction('write', async (session) => {
     await session.run(`SELECT pg_advisory_xact_lock(hashtext('aipcs.registry'), hashtext('migration'))`);
-    const status = await classifyRegistry(session, expected);
+    const { status } = await classifyRegistry(session, expected);
     if (status === 'ready') return;
     if (status !== 'uninitialised') throw new StorageFailure('unavailable');
     const schemaExists = (await schemaPresence(session, REGISTRY_SCHEMA)) !== 'missing';
@@ -125,15 +168,25 @@ export async function migratePostgresRegistry(connection: PostgresConnection, ca
     for (const ddl of registryDdl(REGISTRY_SCHEMA).slice(schemaExists ? 1 : 0)) await session.run(ddl);
     await session.run(`INSERT INTO ${R}."aipcs_registry_meta" ("singleton", "adapter_id", "applied_revision", "dirty") VALUES (1, $1, $2, false)`, [REGISTRY_ADAPTER_ID, REGISTRY_REVISION]);
     await session.run(`INSERT INTO ${R}."aipcs_registry_migration" ("revision", "migration_id", "applied_at") VALUES ($1, $2, $3)`, [REGISTRY_REVISION, REGISTRY_MIGRATION_ID, nowMicros()]);
-    if ((await classifyRegistry(session, expected)) !== 'ready') throw new StorageFailure('unavailable');
+    if ((await classifyRegistry(session, expected)).status !== 'ready') throw new StorageFailure('unavailable');
   });
   return new PostgresRegistry(connection);
 }
 
-/** Classifies the registry without changing anything (admin reads). */
-export async function inspectPostgresRegistry(connection: PostgresConnection, cache: SignatureCache): Promise<RegistryStatus> {
-  const expected = await expectedRegistrySignature(cache);
-  return connection.transaction('read', (session) => classifyRegistry(session, expected));
+/**
+ * The admin commands' view: classifies without creating or migrating
+ * anything and returns the registry open only when it is ready.
+ */
+export async function inspectPostgresRegistry(connection: PostgresConnection, cache: SignatureCache): Promise<{ state: MigrationState; registry: PostgresRegistry | null }> {
+  try {
+    const expected = await expectedRegistrySignature(cache);
+    const { status, appliedRevision } = await connection.transaction('read', (session) => classifyRegistry(session, expected));
+    const state: MigrationState = { status, appliedRevision, targetRevision: REGISTRY_REVISION, reason: null };
+    return { state, registry: status === 'ready' ? new PostgresRegistry(connection) : null };
+  } catch (error) {
+    const busy = error instanceof StorageFailure && error.kind === 'busy';
+    return { state: { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: busy ? 'busy' : 'unavailable' }, registry: null };
+  }
 }
 
 type ServiceRecord = {
@@ -167,6 +220,48 @@ type ClaimRecord = {
   created_at: bigint;
   updated_at: bigint;
 };
+
+type IdentityRecord = {
+  service_id: string;
+  principal_id: string;
+  identity_state: string;
+  domain_name: string | null;
+  idempotency_key: string;
+  lifecycle_at: bigint;
+};
+
+type ReceiptRecord = {
+  receipt_id: string;
+  principal_id: string;
+  idempotency_key: string;
+  service_id: string;
+  receipt_kind: string;
+  bundle_root_sha256: string;
+  export_format_version: number;
+  storage_backend: string;
+  service_revision: bigint;
+  operational_status: string;
+  verification: string;
+  created_at: bigint;
+};
+
+const RECEIPT_COLUMNS = [
+  'receipt_id',
+  'principal_id',
+  'idempotency_key',
+  'service_id',
+  'receipt_kind',
+  'bundle_root_sha256',
+  'export_format_version',
+  'storage_backend',
+  'service_revision',
+  'operational_status',
+  'verification',
+  'created_at',
+]
+  .map(quoteIdentifier)
+  .join(', ');
+const IDENTITY_COLUMNS = ['service_id', 'principal_id', 'identity_state', 'domain_name', 'idempotency_key', 'lifecycle_at'].map(quoteIdentifier).join(', ');
 
 const STORED_JSON_LIMITS = { maxBytes: 16 * 1024 * 1024, maxDepth: 256 };
 
@@ -289,17 +384,59 @@ const SQL = {
     .map((name, i) => `${quoteIdentifier(name)} = $${i + 3}`)
     .join(', ')} WHERE "principal_id" = $1 AND "idempotency_key" = $2`,
   lock: `SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))`,
+  getIdentity: `SELECT ${IDENTITY_COLUMNS} FROM ${R}."aipcs_registry_identity" WHERE "service_id" = $1`,
+  serviceIdInUse: `SELECT 1 FROM ${R}."aipcs_registry_service" WHERE "service_id" = $1`,
+  domainReserved: `SELECT 1 FROM ${R}."aipcs_registry_identity" WHERE "principal_id" = $1 AND "domain_name" = $2 AND "identity_state" = 'import_prepared'`,
+  getReceipt: `SELECT ${RECEIPT_COLUMNS} FROM ${R}."aipcs_registry_receipt" WHERE "receipt_id" = $1`,
+  putIdentity: `INSERT INTO ${R}."aipcs_registry_identity" (${IDENTITY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT ("service_id") DO UPDATE SET "principal_id" = EXCLUDED."principal_id", "identity_state" = EXCLUDED."identity_state",
+      "domain_name" = EXCLUDED."domain_name", "idempotency_key" = EXCLUDED."idempotency_key", "lifecycle_at" = EXCLUDED."lifecycle_at"`,
+  deleteIdentity: `DELETE FROM ${R}."aipcs_registry_identity" WHERE "service_id" = $1`,
+  insertReceipt: `INSERT INTO ${R}."aipcs_registry_receipt" (${RECEIPT_COLUMNS}) VALUES (${placeholders(12)})`,
+  deleteReceipts: `DELETE FROM ${R}."aipcs_registry_receipt" WHERE "principal_id" = $1 AND "service_id" = $2`,
+  deleteService: `DELETE FROM ${R}."aipcs_registry_service" WHERE "principal_id" = $1 AND "service_id" = $2`,
+  tombstoneClaims: `UPDATE ${R}."aipcs_registry_claim" SET "phase" = 'completed', "fingerprint" = $1, "intent_json" = '{}', "result_json" = NULL, "updated_at" = $2
+    WHERE "principal_id" = $3 AND "service_id" = $4 AND "idempotency_key" <> $5`,
 };
 
 /**
  * Lock scopes of ops spec §3.3.3. A writer takes the lock of a key before it
  * first reads it, so that a concurrent writer of the same key waits and then
- * sees the committed outcome. Every unit takes them in the order core reads
- * them (claim, then identity, then service), which cannot form a cycle.
+ * sees the committed outcome. Core reads claim, then identity, then service;
+ * an operator flow that meets a cycle anyway gets a deadlock, which is busy.
+ * `identity` is keyed by (principal, domain) or ('service', service id).
  */
 type LockScope = 'claim' | 'identity' | 'service';
 
-class PostgresRegistryTx implements RegistryWriter {
+function toIdentityRow(row: IdentityRecord): IdentityRow {
+  return {
+    serviceId: row.service_id,
+    principalId: row.principal_id,
+    state: row.identity_state as IdentityState,
+    domainName: row.domain_name,
+    idempotencyKey: row.idempotency_key,
+    lifecycleAt: row.lifecycle_at,
+  };
+}
+
+function toReceiptRow(row: ReceiptRecord): ReceiptRow {
+  return {
+    receiptId: row.receipt_id,
+    principalId: row.principal_id,
+    idempotencyKey: row.idempotency_key,
+    serviceId: row.service_id,
+    kind: row.receipt_kind as ReceiptRow['kind'],
+    bundleRootSha256: row.bundle_root_sha256,
+    exportFormatVersion: row.export_format_version,
+    backend: row.storage_backend as BackendName,
+    serviceRevision: row.service_revision,
+    operationalStatus: row.operational_status as OperationalStatus,
+    verification: row.verification as ReceiptRow['verification'],
+    createdAt: row.created_at,
+  };
+}
+
+class PostgresRegistryTx implements OperatorRegistryWriter {
   private readonly held = new Set<string>();
 
   constructor(
@@ -363,16 +500,83 @@ class PostgresRegistryTx implements RegistryWriter {
     await this.lock('claim', row.principalId, row.idempotencyKey);
     await this.session.run(SQL.updateClaim, claimParams(row));
   }
+
+  // -------------------------------------------------------------------------
+  // Operator administration
+
+  async getIdentity(serviceId: string): Promise<IdentityRow | undefined> {
+    await this.lock('identity', 'service', serviceId);
+    const row = await this.session.first<IdentityRecord>(SQL.getIdentity, [serviceId]);
+    return row && toIdentityRow(row);
+  }
+
+  async serviceIdInUse(serviceId: string): Promise<boolean> {
+    await this.lock('identity', 'service', serviceId);
+    return (await this.session.first(SQL.serviceIdInUse, [serviceId])) !== undefined;
+  }
+
+  async domainReserved(principalId: string, domainName: string): Promise<boolean> {
+    await this.lock('identity', principalId, domainName);
+    return (await this.session.first(SQL.domainReserved, [principalId, domainName])) !== undefined;
+  }
+
+  async getReceipt(receiptId: string): Promise<ReceiptRow | undefined> {
+    const row = await this.session.first<ReceiptRecord>(SQL.getReceipt, [receiptId]);
+    return row && toReceiptRow(row);
+  }
+
+  async putIdentity(row: IdentityRow): Promise<void> {
+    await this.lock('identity', 'service', row.serviceId);
+    if (row.domainName !== null) await this.lock('identity', row.principalId, row.domainName);
+    await this.session.run(SQL.putIdentity, [row.serviceId, row.principalId, row.state, row.domainName, row.idempotencyKey, row.lifecycleAt]);
+  }
+
+  async deleteIdentity(serviceId: string): Promise<void> {
+    await this.lock('identity', 'service', serviceId);
+    await this.session.run(SQL.deleteIdentity, [serviceId]);
+  }
+
+  async insertReceipt(row: ReceiptRow): Promise<void> {
+    await this.session.run(SQL.insertReceipt, [
+      row.receiptId,
+      row.principalId,
+      row.idempotencyKey,
+      row.serviceId,
+      row.kind,
+      row.bundleRootSha256,
+      row.exportFormatVersion,
+      row.backend,
+      row.serviceRevision,
+      row.operationalStatus,
+      row.verification,
+      row.createdAt,
+    ]);
+  }
+
+  async deleteReceipts(principalId: string, serviceId: string): Promise<void> {
+    await this.lock('service', principalId, serviceId);
+    await this.session.run(SQL.deleteReceipts, [principalId, serviceId]);
+  }
+
+  async deleteService(principalId: string, serviceId: string): Promise<boolean> {
+    await this.lock('service', principalId, serviceId);
+    return (await this.session.run(SQL.deleteService, [principalId, serviceId])) === 1;
+  }
+
+  async tombstoneClaims(principalId: string, serviceId: string, keepKey: string, now: bigint): Promise<void> {
+    await this.lock('service', principalId, serviceId);
+    await this.session.run(SQL.tombstoneClaims, [TOMBSTONED_FINGERPRINT, now, principalId, serviceId, keepKey]);
+  }
 }
 
-export class PostgresRegistry implements RegistryPort {
+export class PostgresRegistry implements OperatorRegistryPort {
   constructor(private readonly connection: PostgresConnection) {}
 
-  read<T>(work: (tx: RegistryReader) => Promise<T>): Promise<T> {
+  read<T>(work: (tx: OperatorRegistryReader) => Promise<T>): Promise<T> {
     return this.connection.transaction('read', (session) => work(new PostgresRegistryTx(session, false)));
   }
 
-  write<T>(work: (tx: RegistryWriter) => Promise<T>): Promise<T> {
+  write<T>(work: (tx: OperatorRegistryWriter) => Promise<T>): Promise<T> {
     return this.connection.transaction('write', (session) => work(new PostgresRegistryTx(session, true)));
   }
 

@@ -3,7 +3,9 @@
 // arrays, server timestamps as Timestamp27 text, snapshots and replay results
 // as lossless JSON text); every query is scoped to the principal and ordered
 // by id. Write units take the store's advisory lock first, which serialises
-// them like SQLite's BEGIN IMMEDIATE does. No DDL here.
+// them like SQLite's BEGIN IMMEDIATE does. Operators read whole stores in
+// canonical order (export) and stage a new store with its rows in one unit
+// (import); apart from staging, no DDL here.
 
 import { losslessJson } from '../../../common/json.js';
 import {
@@ -15,21 +17,25 @@ import {
   type FacetCount,
   type FieldValue,
   type HistoryEvent,
+  type HistoryPosition,
+  type MembershipRow,
+  type OperatorDataPort,
+  type OperatorDataReader,
+  type OperatorDataWriter,
   type RecordQuery,
   type RecordScan,
   type ReplayRow,
   type ScannedRecord,
-  type ServiceDataPort,
-  type ServiceDataReader,
-  type ServiceDataWriter,
   type StorageLocator,
+  type StoreLayout,
+  type WriteFence,
   type StoredBranch,
   type StoredHistoryEvent,
   type StoredRecord,
 } from '../../core/ports.js';
 import { decodeFieldSet, encodeFieldSet, formatTimestamp27, parseStoredJson, parseTimestamp27, SERVER_COLUMNS } from '../shared/record-codec.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
-import { lockStore, schemaOf } from './service-store.js';
+import { compareLayout, insertStoreMeta, lockStore, schemaOf, storeKeysDdl, storeTablesDdl, writeFenceRow, type PostgresServiceStores } from './service-store.js';
 
 type Row = Record<string, unknown>;
 
@@ -71,12 +77,12 @@ function toBranch(row: Row): StoredBranch {
 }
 
 /** One unit of work on one service schema, for one principal. */
-export class PostgresDataTx implements ServiceDataWriter {
+export class PostgresDataTx implements OperatorDataWriter {
   private readonly s: string;
 
   constructor(
     private readonly session: PgSession,
-    schema: string,
+    private readonly schema: string,
     private readonly principalId: string,
   ) {
     this.s = quoteIdentifier(schema);
@@ -369,6 +375,64 @@ export class PostgresDataTx implements ServiceDataWriter {
     return row === undefined || row.state === 'open';
   }
 
+  // -------------------------------------------------------------------------
+  // Operator administration: whole-store reads in canonical order, staging
+
+  async writeFence(): Promise<WriteFence> {
+    const row = await this.session.first<{ generation: bigint; state: WriteFence['state'] }>(`SELECT "generation", "state" FROM ${this.s}."__aipcs_write_fence" WHERE "singleton" = 1`);
+    return row ? { generation: row.generation, state: row.state } : { generation: 1n, state: 'open' };
+  }
+
+  async setFence(fence: WriteFence): Promise<void> {
+    await writeFenceRow(this.session, this.schema, fence);
+  }
+
+  async historyPage(after: HistoryPosition | null, limit: number): Promise<HistoryEvent[]> {
+    // Text columns are collation "C": byte order, as the artefact requires.
+    const params: unknown[] = [this.principalId];
+    let position = '';
+    if (after !== null) {
+      params.push(after.entityName, after.recordId, after.recordVersion);
+      position = ' AND ("entity_name", "record_id", "record_version") > ($2, $3, $4)';
+    }
+    params.push(limit);
+    const rows = await this.session.rows<Row>(
+      `SELECT "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at" FROM ${this.s}."__aipcs_record_history"
+        WHERE "principal_id" = $1${position} ORDER BY "entity_name", "record_id", "record_version" LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map((row) => ({
+      entityName: row['entity_name'] as string,
+      recordId: row['record_id'] as string,
+      recordVersion: row['record_version'] as bigint,
+      kind: row['event_kind'] as HistoryEvent['kind'],
+      before: decodeFieldSet(row['before_json'] as string | null),
+      after: decodeFieldSet(row['after_json'] as string | null),
+      occurredAt: row['occurred_at'] as bigint,
+    }));
+  }
+
+  async membershipPage(after: MembershipRow | null, limit: number): Promise<MembershipRow[]> {
+    const params: unknown[] = [this.principalId];
+    let position = '';
+    if (after !== null) {
+      params.push(after.branchId, after.entityName, after.recordId, after.role);
+      position = ' AND ("branch_id", "entity_name", "record_id", "role") > ($2, $3, $4, $5)';
+    }
+    params.push(limit);
+    const rows = await this.session.rows<Row>(
+      `SELECT "branch_id", "entity_name", "record_id", "role" FROM ${this.s}."__aipcs_record_branch"
+        WHERE "principal_id" = $1${position} ORDER BY "branch_id", "entity_name", "record_id", "role" LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map((row) => ({
+      branchId: row['branch_id'] as string,
+      entityName: row['entity_name'] as string,
+      recordId: row['record_id'] as string,
+      role: row['role'] as BranchRole,
+    }));
+  }
+
   async getReplay(idempotencyKey: string): Promise<ReplayRow | undefined> {
     const row = await this.session.first<Row>(
       `SELECT "operation_kind", "fingerprint", "result_json", "completed_at" FROM ${this.s}."__aipcs_record_mutation" WHERE "principal_id" = $1 AND "idempotency_key" = $2`,
@@ -452,19 +516,44 @@ export class PostgresDataTx implements ServiceDataWriter {
   }
 }
 
-export class PostgresServiceData implements ServiceDataPort {
-  constructor(private readonly connection: PostgresConnection) {}
+export class PostgresServiceData implements OperatorDataPort {
+  constructor(
+    private readonly connection: PostgresConnection,
+    private readonly stores: PostgresServiceStores,
+  ) {}
 
-  async read<T>(locator: StorageLocator, principalId: string, work: (tx: ServiceDataReader) => Promise<T>): Promise<T> {
+  async read<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataReader) => Promise<T>): Promise<T> {
     const schema = schemaOf(locator);
     return this.connection.transaction('read', (session) => work(new PostgresDataTx(session, schema, principalId)));
   }
 
-  async write<T>(locator: StorageLocator, principalId: string, work: (tx: ServiceDataWriter) => Promise<T>): Promise<T> {
+  async write<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataWriter) => Promise<T>): Promise<T> {
     const schema = schemaOf(locator);
     return this.connection.transaction('write', async (session) => {
       await lockStore(session, schema);
       return work(new PostgresDataTx(session, schema, principalId));
+    });
+  }
+
+  /**
+   * Creates the store and fills it in one unit. Rows arrive in the
+   * artefact's order, not in reference order, so the foreign keys are added
+   * after `work` (which checks every row then); unique indexes exist from
+   * the start, as on SQLite.
+   */
+  async stage<T>(locator: StorageLocator, principalId: string, layout: StoreLayout, work: (tx: OperatorDataWriter) => Promise<T>): Promise<T> {
+    const schema = schemaOf(locator);
+    const expected = await this.stores.expectedSignature(layout);
+    return this.connection.transaction('write', async (session) => {
+      await lockStore(session, schema);
+      const state = await compareLayout(session, schema, expected);
+      if (state !== 'missing' && state !== 'empty') throw new StorageFailure('incompatible');
+      for (const ddl of storeTablesDdl(schema, layout, state === 'missing')) await session.run(ddl);
+      await insertStoreMeta(session, schema);
+      const result = await work(new PostgresDataTx(session, schema, principalId));
+      for (const ddl of storeKeysDdl(schema, layout)) await session.run(ddl);
+      if ((await compareLayout(session, schema, expected)) !== 'matches') throw new StorageFailure('incompatible');
+      return result;
     });
   }
 }

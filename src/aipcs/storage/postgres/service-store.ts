@@ -3,10 +3,23 @@
 // the store's bookkeeping tables (prefix __aipcs_). Creation and evolution are
 // single transactions under the store's advisory lock; observation compares
 // the catalog with what our own DDL builds, never trusting a look-alike.
-// Knows nothing of records beyond their table shape (see service-data.ts).
+// Operators also inspect the foundation, move the write fence with
+// compare-and-change, and remove a purged store. Knows nothing of records
+// beyond their table shape (see service-data.ts).
 
 import { createHash } from 'node:crypto';
-import { StorageFailure, type ColumnLayout, type EntityLayout, type ServiceStorePort, type StorageLocator, type StoreLayout, type StoreObservation } from '../../core/ports.js';
+import {
+  StorageFailure,
+  type ColumnLayout,
+  type EntityLayout,
+  type FenceState,
+  type MigrationState,
+  type OperatorStorePort,
+  type StorageLocator,
+  type StoreLayout,
+  type StoreObservation,
+  type WriteFence,
+} from '../../core/ports.js';
 import { schemaIsEmpty, schemaPresence, schemaSignature, type SignatureCache } from './catalog.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 
@@ -183,20 +196,35 @@ function indexDdl(schema: string, entity: EntityLayout, existing?: EntityLayout)
   return ddl;
 }
 
-/** Everything a fresh store needs: schema, bookkeeping, domain tables, then keys and indexes. */
-export function storeDdl(schema: string, layout: StoreLayout, createSchema = true): string[] {
+/** A fresh store without its foreign keys: schema, bookkeeping, domain tables and indexes. */
+export function storeTablesDdl(schema: string, layout: StoreLayout, createSchema = true): string[] {
   const s = quoteIdentifier(schema);
   return [
     ...(createSchema ? [`CREATE SCHEMA ${s} AUTHORIZATION CURRENT_USER`] : []),
     `REVOKE ALL ON SCHEMA ${s} FROM PUBLIC`,
     ...bookkeepingDdl(schema),
     ...layout.entities.map((entity) => tableDdl(schema, entity)),
-    ...bookkeepingKeysDdl(schema),
-    ...layout.entities.flatMap((entity) => foreignKeyDdl(schema, entity, new Set())),
     ...layout.entities.flatMap((entity) => indexDdl(schema, entity)),
-    ...revokeDdl(schema),
   ];
 }
+
+/** The foreign keys of a fresh store (checked against the rows already there when added), then the revokes. */
+export function storeKeysDdl(schema: string, layout: StoreLayout): string[] {
+  return [...bookkeepingKeysDdl(schema), ...layout.entities.flatMap((entity) => foreignKeyDdl(schema, entity, new Set())), ...revokeDdl(schema)];
+}
+
+/** Everything a fresh store needs. */
+export function storeDdl(schema: string, layout: StoreLayout, createSchema = true): string[] {
+  return [...storeTablesDdl(schema, layout, createSchema), ...storeKeysDdl(schema, layout)];
+}
+
+/** The foundation every store has whatever its manifest: schema, bookkeeping tables and their keys. */
+function foundationDdl(schema: string): string[] {
+  return [`CREATE SCHEMA ${quoteIdentifier(schema)} AUTHORIZATION CURRENT_USER`, ...bookkeepingDdl(schema), ...bookkeepingKeysDdl(schema)];
+}
+
+/** Prefix of every bookkeeping table; manifest names cannot start with "_". */
+const BOOKKEEPING_PREFIX = '__aipcs_';
 
 function revokeDdl(schema: string): string[] {
   const s = quoteIdentifier(schema);
@@ -220,6 +248,45 @@ export function evolutionDdl(schema: string, current: StoreLayout, target: Store
   return [...tables, ...keys, ...indexes, ...revokeDdl(schema)];
 }
 
+/** Whether the store's metadata row binds it to this adapter, revision and namespace. */
+async function metaMatches(session: PgSession, schema: string): Promise<boolean> {
+  // Asked first so that a schema without the table answers "no" rather than aborting the unit.
+  const table = await session.first<{ present: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = '__aipcs_service_store_meta' AND c.relkind = 'r') AS present`,
+    [schema],
+  );
+  if (table?.present !== true) return false;
+  const meta = await session.first<{ adapter_id: string; namespace: string; applied_revision: bigint }>(
+    `SELECT "adapter_id", "namespace", "applied_revision" FROM ${quoteIdentifier(schema)}."__aipcs_service_store_meta" WHERE "singleton" = 1`,
+  );
+  // The namespace binds the tables to their locator: a renamed copy never reads as ready.
+  return meta !== undefined && meta.adapter_id === SERVICE_STORE_ADAPTER_ID && meta.namespace === schema && meta.applied_revision === SERVICE_STORE_REVISION;
+}
+
+async function readFenceRow(session: PgSession, schema: string, lock: boolean): Promise<WriteFence> {
+  const row = await session.first<{ generation: bigint; state: FenceState }>(
+    `SELECT "generation", "state" FROM ${quoteIdentifier(schema)}."__aipcs_write_fence" WHERE "singleton" = 1${lock ? ' FOR UPDATE' : ''}`,
+  );
+  // No row: a store that never had its fence moved is open at generation 1.
+  return row ? { generation: row.generation, state: row.state } : { generation: 1n, state: 'open' };
+}
+
+export async function writeFenceRow(session: PgSession, schema: string, fence: WriteFence): Promise<void> {
+  await session.run(
+    `INSERT INTO ${quoteIdentifier(schema)}."__aipcs_write_fence" ("singleton", "generation", "state") VALUES (1, $1, $2)
+     ON CONFLICT ("singleton") DO UPDATE SET "generation" = EXCLUDED."generation", "state" = EXCLUDED."state"`,
+    [fence.generation, fence.state],
+  );
+}
+
+export async function insertStoreMeta(session: PgSession, schema: string): Promise<void> {
+  await session.run(`INSERT INTO ${quoteIdentifier(schema)}."__aipcs_service_store_meta" ("singleton", "adapter_id", "namespace", "applied_revision") VALUES (1, $1, $2, $3)`, [
+    SERVICE_STORE_ADAPTER_ID,
+    schema,
+    SERVICE_STORE_REVISION,
+  ]);
+}
+
 export type LayoutState = 'missing' | 'empty' | 'matches' | 'differs';
 
 /** How the schema relates to the expected signature of a layout. */
@@ -229,16 +296,11 @@ export async function compareLayout(session: PgSession, schema: string, expected
   if (presence === 'untrusted') return 'differs';
   if (await schemaIsEmpty(session, schema)) return 'empty';
   if ((await schemaSignature(session, schema)) !== expected) return 'differs';
-  const meta = await session.first<{ adapter_id: string; namespace: string; applied_revision: bigint }>(
-    `SELECT "adapter_id", "namespace", "applied_revision" FROM ${quoteIdentifier(schema)}."__aipcs_service_store_meta" WHERE "singleton" = 1`,
-  );
-  // The namespace binds the tables to their locator: a renamed copy never reads as ready.
-  const ours = meta !== undefined && meta.adapter_id === SERVICE_STORE_ADAPTER_ID && meta.namespace === schema && meta.applied_revision === SERVICE_STORE_REVISION;
-  return ours ? 'matches' : 'differs';
+  return (await metaMatches(session, schema)) ? 'matches' : 'differs';
 }
 
 /** The service stores of one database; they share the storage's pool. */
-export class PostgresServiceStores implements ServiceStorePort {
+export class PostgresServiceStores implements OperatorStorePort {
   constructor(
     private readonly connection: PostgresConnection,
     private readonly signatures: SignatureCache,
@@ -247,6 +309,10 @@ export class PostgresServiceStores implements ServiceStorePort {
   /** What the store of `layout` looks like on this server (built once in a rolled-back scratch schema). */
   expectedSignature(layout: StoreLayout): Promise<string> {
     return this.signatures.get(`store:${JSON.stringify(layout)}`, (scratch) => [...storeDdl(scratch, layout)]);
+  }
+
+  private foundationSignature(): Promise<string> {
+    return this.signatures.get('store-foundation', foundationDdl);
   }
 
   async observe(locator: StorageLocator, layout: StoreLayout): Promise<StoreObservation> {
@@ -270,12 +336,8 @@ export class PostgresServiceStores implements ServiceStorePort {
       if (state === 'differs') throw new StorageFailure('incompatible');
       // An empty schema that is already ours (made by an operator, or left by a peer) is adopted.
       for (const ddl of storeDdl(schema, layout, state === 'missing')) await session.run(ddl);
-      await session.run(`INSERT INTO ${quoteIdentifier(schema)}."__aipcs_service_store_meta" ("singleton", "adapter_id", "namespace", "applied_revision") VALUES (1, $1, $2, $3)`, [
-        SERVICE_STORE_ADAPTER_ID,
-        schema,
-        SERVICE_STORE_REVISION,
-      ]);
-      await session.run(`INSERT INTO ${quoteIdentifier(schema)}."__aipcs_write_fence" ("singleton", "generation", "state") VALUES (1, 1, 'open')`);
+      await insertStoreMeta(session, schema);
+      await writeFenceRow(session, schema, { generation: 1n, state: 'open' });
       if ((await compareLayout(session, schema, expected)) !== 'matches') throw new StorageFailure('incompatible');
     });
   }
@@ -295,4 +357,74 @@ export class PostgresServiceStores implements ServiceStorePort {
 
   /** The pool belongs to the storage as a whole. */
   async close(): Promise<void> {}
+
+  // -------------------------------------------------------------------------
+  // Operator administration
+
+  async inspect(locator: StorageLocator): Promise<MigrationState> {
+    const target = SERVICE_STORE_REVISION;
+    try {
+      const schema = schemaOf(locator);
+      const expected = await this.foundationSignature();
+      return await this.connection.transaction('read', async (session): Promise<MigrationState> => {
+        const presence = await schemaPresence(session, schema);
+        if (presence === 'missing' || (presence === 'trusted' && (await schemaIsEmpty(session, schema)))) {
+          return { status: 'uninitialised', appliedRevision: 0n, targetRevision: target, reason: null };
+        }
+        const ours = presence === 'trusted' && (await schemaSignature(session, schema, BOOKKEEPING_PREFIX)) === expected && (await metaMatches(session, schema));
+        return ours
+          ? { status: 'ready', appliedRevision: SERVICE_STORE_REVISION, targetRevision: target, reason: null }
+          : { status: 'incompatible', appliedRevision: null, targetRevision: target, reason: null };
+      });
+    } catch (error) {
+      const busy = error instanceof StorageFailure && error.kind === 'busy';
+      return { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: busy ? 'busy' : 'unavailable' };
+    }
+  }
+
+  async isAbsent(locator: StorageLocator): Promise<boolean> {
+    const schema = schemaOf(locator);
+    return this.connection.transaction('read', async (session) => (await schemaPresence(session, schema)) === 'missing');
+  }
+
+  async readFence(locator: StorageLocator): Promise<WriteFence> {
+    const schema = schemaOf(locator);
+    // A missing schema or table fails the query: unavailable, as the port asks.
+    return this.connection.transaction('read', (session) => readFenceRow(session, schema, false));
+  }
+
+  async changeFence(locator: StorageLocator, expected: WriteFence, target: FenceState): Promise<WriteFence | null> {
+    const schema = schemaOf(locator);
+    // The store lock excludes every data mutation (they take it first and
+    // check the fence under it); FOR UPDATE also stops a peer that reads the
+    // row without the lock.
+    return this.connection.transaction('write', async (session) => {
+      await lockStore(session, schema);
+      const current = await readFenceRow(session, schema, true);
+      if (current.generation !== expected.generation || current.state !== expected.state) return null;
+      const next: WriteFence = { generation: current.generation + 1n, state: target };
+      await writeFenceRow(session, schema, next);
+      return next;
+    });
+  }
+
+  async remove(locator: StorageLocator): Promise<void> {
+    const schema = schemaOf(locator);
+    if (this.connection.readOnly) throw new StorageFailure('unavailable');
+    await this.connection.transaction('write', async (session) => {
+      await lockStore(session, schema);
+      const presence = await schemaPresence(session, schema);
+      if (presence === 'missing') return;
+      if (presence === 'trusted' && (await schemaIsEmpty(session, schema))) {
+        // Nothing but an empty schema of ours: removing it is what "absent" means.
+        await session.run(`DROP SCHEMA ${quoteIdentifier(schema)}`);
+        return;
+      }
+      // Only this locator's own store, with its fence closed, is ever removed.
+      if (presence !== 'trusted' || !(await metaMatches(session, schema)) || (await readFenceRow(session, schema, true)).state !== 'closed') {
+        throw new StorageFailure('incompatible');
+      }
+      await session.run(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`);
+    });
+  }
 }

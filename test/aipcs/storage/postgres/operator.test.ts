@@ -1,0 +1,295 @@
+// PostgreSQL adapter under the operator services: suspend/resume move the
+// write fence and data writes obey it; export from PostgreSQL imports into
+// PostgreSQL and into SQLite (and back) with every record, history event,
+// branch and membership intact; purge removes the service schema and leaves
+// a tombstone; the admin opening inspects without creating anything.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { createOperator, type Operator, type OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
+import { TRANSFER_CODEC } from '../../../../src/aipcs/compose.js';
+import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../../src/aipcs/storage/postgres/index.js';
+import { openSqliteStorage } from '../../../../src/aipcs/storage/sqlite/index.js';
+import { manualClock, sequentialIds } from '../../../../src/common/clock.js';
+import type { JsonObject } from '../../../../src/common/json.js';
+import { manifest, sha256 } from '../../../conformance/harness.js';
+import { notesManifest } from '../../../support/manifests.js';
+import { createTestDatabase, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
+
+const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
+let idPrefix = 700;
+
+function operatorOver(storage: OperatorStoragePorts): Operator {
+  const clock = manualClock(1_800_000_000_000_000n);
+  const ids = sequentialIds(idPrefix++);
+  return createOperator(storage, {
+    principalId: 'agent-a',
+    createdVia: 'cli',
+    nowMicros: () => {
+      clock.advance(7n);
+      return clock.nowMicros();
+    },
+    uuid: () => ids.uuid(),
+    sha256,
+    codec: TRANSFER_CODEC,
+    producer: { packageVersion: '0.0.0-test', mcpContract: '1.2.0' },
+  });
+}
+
+async function exportBytes(operator: Operator, serviceId: string, revision: bigint, operationId: string): Promise<{ bytes: Buffer; result: JsonObject }> {
+  const chunks: Uint8Array[] = [];
+  const transfer = operator.transfer;
+  if (!transfer) throw new Error('no codec');
+  const result = await transfer.export({ serviceId, expectedServiceRevision: revision, operationId }, (chunk) => {
+    chunks.push(chunk);
+  });
+  return { bytes: Buffer.concat(chunks), result };
+}
+
+async function importBytes(operator: Operator, bytes: Buffer, operationId: string): Promise<JsonObject> {
+  const artefact = await TRANSFER_CODEC.read(async function* () {
+    yield bytes;
+  });
+  const transfer = operator.transfer;
+  if (!transfer) throw new Error('no codec');
+  return transfer.import(operationId, artefact);
+}
+
+/** Seeds, designs and materialises a notes service with records, history, a branch tree and memberships. */
+async function populated(operator: Operator): Promise<string> {
+  const app = operator.application;
+  const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
+  await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
+  await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+  const project = (await app.records.create({ serviceId, entityName: 'project', record: { name: 'Apollo', code: 'AP' }, idempotencyKey: 'p' }))['record'] as JsonObject;
+  const notes: JsonObject[] = [];
+  for (const [i, record] of [
+    { title: 'one', confidence: 1.0, priority: 9223372036854775807n, tags: ['b', 'a'], project_id: project['id'] as string },
+    { title: 'two', confidence: 1n, pinned: true, due_at: '2030-01-01T00:00:00+00:00' },
+    { title: '  três  ', status: 'draft', aliases: ['x'] },
+  ].entries()) {
+    notes.push((await app.records.create({ serviceId, entityName: 'note', record: record as JsonObject, idempotencyKey: `n${i}` }))['record'] as JsonObject);
+  }
+  const first = notes[0] as JsonObject;
+  await app.records.update({ serviceId, entityName: 'note', recordId: first['id'] as string, updates: { status: 'complete' }, expectedRecordVersion: 1n, idempotencyKey: 'u' });
+  const parent = (await app.branches.create({ serviceId, slug: 'parent', title: 'Parent', intent: 'Top.', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: 'b1' }))['branch'] as JsonObject;
+  const child = (await app.branches.create({ serviceId, slug: 'child', title: 'Child', intent: 'Below.', branchType: 'thread', parentBranchId: parent['id'] as string, retrievalSummary: 'S.', idempotencyKey: 'b2' }))['branch'] as JsonObject;
+  const second = notes[1] as JsonObject;
+  await app.branches.assign({
+    serviceId,
+    branchId: child['id'] as string,
+    role: 'primary',
+    operation: 'assign',
+    records: [{ entityName: 'note', recordId: second['id'] as string, expectedRecordVersion: 1n }],
+    idempotencyKey: 'a1',
+  });
+  await app.branches.assign({
+    serviceId,
+    branchId: parent['id'] as string,
+    role: 'related',
+    operation: 'assign',
+    records: [{ entityName: 'project', recordId: project['id'] as string, expectedRecordVersion: 1n }],
+    idempotencyKey: 'a2',
+  });
+  return serviceId;
+}
+
+/** Everything a client can read of the service, for comparing two copies. */
+async function contentOf(operator: Operator, serviceId: string): Promise<JsonObject> {
+  const app = operator.application;
+  const out: JsonObject = {};
+  for (const entityName of ['note', 'project']) {
+    out[`${entityName}:records`] = (await app.records.list({ serviceId, entityName, limit: 100, cursor: null, branch: null }))['records'] as JsonObject[];
+    out[`${entityName}:history`] = (await app.records.history({ serviceId, entityName, recordId: null, limit: 100, cursor: null }))['events'] as JsonObject[];
+  }
+  const branches = (await app.branches.list({ serviceId, status: null, branchType: null, parentBranchId: null, limit: 100, cursor: null }))['branches'] as JsonObject[];
+  out['branches'] = branches;
+  for (const branch of branches) {
+    for (const role of ['primary', 'related'] as const) {
+      for (const entityName of ['note', 'project']) {
+        out[`${branch['slug'] as string}:${role}:${entityName}`] = (
+          (await app.records.list({ serviceId, entityName, limit: 100, cursor: null, branch: { branchId: branch['id'] as string, role } }))['records'] as JsonObject[]
+        ).map((record) => record['id'] as JsonObject[keyof JsonObject]);
+      }
+    }
+  }
+  return out;
+}
+
+async function revisionOf(operator: Operator, serviceId: string): Promise<bigint> {
+  return (await operator.operations.current(serviceId)).serviceRevision;
+}
+
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s under the operator services', (_version, cluster) => {
+  const databases: TestDatabase[] = [];
+  const opened: OperatorStoragePorts[] = [];
+  const folders: string[] = [];
+  const pgStorage = async (): Promise<{ storage: OperatorStoragePorts; db: TestDatabase }> => {
+    const db = await createTestDatabase(cluster);
+    databases.push(db);
+    const storage = await openPostgresStorage({ dsn: db.url, ...timeouts });
+    opened.push(storage);
+    return { storage, db };
+  };
+  const sqliteStorage = async (): Promise<OperatorStoragePorts> => {
+    const base = mkdtempSync(join(tmpdir(), 'aipcs-operator-'));
+    folders.push(base);
+    const storage = await openSqliteStorage({ dataRoot: join(base, 'data'), busyTimeoutMs: 5000, defaultRoot: false });
+    opened.push(storage);
+    return storage;
+  };
+
+  beforeEach(() => {
+    idPrefix += 10;
+  });
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((storage) => storage.close()));
+    await Promise.all(databases.splice(0).map((db) => db.drop()));
+    for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('suspend closes the write fence, resume opens it, and data writes follow', async () => {
+    const { storage } = await pgStorage();
+    const operator = operatorOver(storage);
+    const serviceId = await populated(operator);
+    const locator = { backend: 'postgresql' as const, namespace: `svc_${serviceId.replaceAll('-', '')}` };
+    expect(await storage.stores.readFence(locator)).toEqual({ generation: 1n, state: 'open' });
+    await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: await revisionOf(operator, serviceId), operationId: 'op-suspend' });
+    expect(await storage.stores.readFence(locator)).toEqual({ generation: 2n, state: 'closed' });
+    // Registry admission refuses first; the fence refuses a unit that was already admitted.
+    await expect(operator.application.records.create({ serviceId, entityName: 'note', record: { title: 'late' }, idempotencyKey: 'late' })).rejects.toMatchObject({ code: 'storage_unavailable' });
+    expect(await storage.data.write(locator, 'agent-a', (tx) => tx.fenceIsOpen())).toBe(false);
+    await operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: await revisionOf(operator, serviceId), operationId: 'op-resume' });
+    expect(await storage.stores.readFence(locator)).toEqual({ generation: 3n, state: 'open' });
+    await operator.application.records.create({ serviceId, entityName: 'note', record: { title: 'late' }, idempotencyKey: 'late' });
+    // Compare-and-change refuses a stale expectation and changes nothing.
+    expect(await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed')).toBeNull();
+    expect(await storage.stores.readFence(locator)).toEqual({ generation: 3n, state: 'open' });
+  });
+
+  it('exports from PostgreSQL and imports into PostgreSQL and SQLite with identical content, and back', async () => {
+    const source = await pgStorage();
+    const sourceOperator = operatorOver(source.storage);
+    const serviceId = await populated(sourceOperator);
+    const before = await contentOf(sourceOperator, serviceId);
+    await sourceOperator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: await revisionOf(sourceOperator, serviceId), operationId: 'op-suspend' });
+    const revision = await revisionOf(sourceOperator, serviceId);
+    const exported = await exportBytes(sourceOperator, serviceId, revision, 'op-export');
+    expect((exported.result['receipt'] as JsonObject)['verification']).toBe('verified');
+    // A replayed export is byte-identical.
+    expect((await exportBytes(sourceOperator, serviceId, revision, 'op-export')).bytes.equals(exported.bytes)).toBe(true);
+
+    for (const target of [await pgStorage().then((opened) => opened.storage), await sqliteStorage()]) {
+      const operator = operatorOver(target);
+      const imported = await importBytes(operator, exported.bytes, 'op-import');
+      expect(imported['service']).toMatchObject({ service_id: serviceId, operational_status: 'suspended', storage: { backend: target.backend } });
+      expect(await importBytes(operator, exported.bytes, 'op-import')).toEqual(imported);
+      await operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: await revisionOf(operator, serviceId), operationId: 'op-resume' });
+      expect(await contentOf(operator, serviceId)).toEqual(before);
+      // The imported store takes writes like a materialised one.
+      await operator.application.records.create({ serviceId, entityName: 'note', record: { title: 'after import' }, idempotencyKey: 'after' });
+    }
+
+    // SQLite → PostgreSQL: the round trip closes.
+    const sqlite = await sqliteStorage();
+    const sqliteOperator = operatorOver(sqlite);
+    await importBytes(sqliteOperator, exported.bytes, 'op-import');
+    const again = await exportBytes(sqliteOperator, serviceId, await revisionOf(sqliteOperator, serviceId), 'op-export-2');
+    const back = operatorOver((await pgStorage()).storage);
+    await importBytes(back, again.bytes, 'op-import-2');
+    await back.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: await revisionOf(back, serviceId), operationId: 'op-resume' });
+    expect(await contentOf(back, serviceId)).toEqual(before);
+  });
+
+  it('purges an archived service: the schema goes, a tombstone stays, and the id cannot come back', async () => {
+    const { storage, db } = await pgStorage();
+    const operator = operatorOver(storage);
+    const serviceId = await populated(operator);
+    const namespace = `svc_${serviceId.replaceAll('-', '')}`;
+    const locator = { backend: 'postgresql' as const, namespace };
+    await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: await revisionOf(operator, serviceId), operationId: 'op-archive' });
+    const revision = await revisionOf(operator, serviceId);
+    const exported = await exportBytes(operator, serviceId, revision, 'op-export');
+    const receiptId = (exported.result['receipt'] as JsonObject)['receipt_id'] as string;
+    expect(await storage.stores.isAbsent(locator)).toBe(false);
+    await operator.operations.purge({ serviceId, expectedServiceRevision: revision, operationId: 'op-purge', authority: { kind: 'verified_receipt', receiptId } });
+    expect(await storage.stores.isAbsent(locator)).toBe(true);
+    expect(await storage.stores.inspect(locator)).toMatchObject({ status: 'uninitialised', appliedRevision: 0n });
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      expect((await client.query(`SELECT 1 FROM pg_namespace WHERE nspname = $1`, [namespace])).rowCount).toBe(0);
+      const identity = await client.query(`SELECT identity_state, domain_name FROM aipcs_registry.aipcs_registry_identity WHERE service_id = $1`, [serviceId]);
+      expect(identity.rows).toEqual([{ identity_state: 'tombstoned', domain_name: null }]);
+    } finally {
+      await client.end();
+    }
+    await expect(operator.operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(importBytes(operator, exported.bytes, 'op-import')).rejects.toMatchObject({ code: 'already_exists' });
+    // Removing again is not an error: the store is already absent.
+    await storage.stores.remove(locator);
+  });
+
+  it('refuses to remove a store whose fence is open, or one that is not this locator’s', async () => {
+    const { storage, db } = await pgStorage();
+    const operator = operatorOver(storage);
+    const serviceId = await populated(operator);
+    const locator = { backend: 'postgresql' as const, namespace: `svc_${serviceId.replaceAll('-', '')}` };
+    await expect(storage.stores.remove(locator)).rejects.toMatchObject({ kind: 'incompatible' });
+    const fence = await storage.stores.readFence(locator);
+    await storage.stores.changeFence(locator, fence, 'closed');
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query(`UPDATE "${locator.namespace}"."__aipcs_service_store_meta" SET namespace = 'svc_${'f'.repeat(32)}'`);
+      await expect(storage.stores.remove(locator)).rejects.toMatchObject({ kind: 'incompatible' });
+      expect(await storage.stores.inspect(locator)).toMatchObject({ status: 'incompatible' });
+      await client.query(`UPDATE "${locator.namespace}"."__aipcs_service_store_meta" SET namespace = $1`, [locator.namespace]);
+      expect(await storage.stores.inspect(locator)).toEqual({ status: 'ready', appliedRevision: 1n, targetRevision: 1n, reason: null });
+      await storage.stores.remove(locator);
+      expect(await storage.stores.isAbsent(locator)).toBe(true);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('opens for admin without creating or migrating anything, read-only unless asked', async () => {
+    const db = await createTestDatabase(cluster);
+    databases.push(db);
+    const empty = await openPostgresStorageForAdmin({ dsn: db.url, ...timeouts }, { writable: false });
+    expect(empty).toEqual({ registry: { status: 'uninitialised', appliedRevision: 0n, targetRevision: 1n, reason: null }, ports: null });
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      expect((await client.query(`SELECT 1 FROM pg_namespace WHERE nspname = 'aipcs_registry'`)).rowCount).toBe(0);
+      const served = await openPostgresStorage({ dsn: db.url, ...timeouts });
+      const serviceId = await populated(operatorOver(served));
+      await served.close();
+      const readOnly = await openPostgresStorageForAdmin({ dsn: db.url, ...timeouts }, { writable: false });
+      expect(readOnly.registry).toEqual({ status: 'ready', appliedRevision: 1n, targetRevision: 1n, reason: null });
+      const ports = readOnly.ports as OperatorStoragePorts;
+      opened.push(ports);
+      const operator = operatorOver(ports);
+      expect((await operator.operations.inspect(serviceId))['service_revision']).toBe(3n);
+      await expect(
+        operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: 'op-suspend' }),
+      ).rejects.toMatchObject({ code: 'storage_unavailable' });
+      expect((await client.query(`SELECT count(*)::int AS n FROM aipcs_registry.aipcs_registry_claim WHERE idempotency_key = 'op-suspend'`)).rows).toEqual([{ n: 0 }]);
+      const writable = await openPostgresStorageForAdmin({ dsn: db.url, ...timeouts }, { writable: true });
+      const writablePorts = writable.ports as OperatorStoragePorts;
+      opened.push(writablePorts);
+      await operatorOver(writablePorts).operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: 'op-suspend' });
+      await client.query(`UPDATE aipcs_registry.aipcs_registry_meta SET dirty = true`);
+      expect(await openPostgresStorageForAdmin({ dsn: db.url, ...timeouts }, { writable: false })).toEqual({
+        registry: { status: 'dirty', appliedRevision: 1n, targetRevision: 1n, reason: null },
+        ports: null,
+      });
+    } finally {
+      await client.end();
+    }
+  });
+});
