@@ -1,0 +1,261 @@
+// `aipcs export` and `aipcs import` through the built CLI: results, receipts,
+// file publication (0600, never overwriting, no temp left), replays, the
+// preconditions and refusals, and import of damaged or unusual inputs with
+// nothing written (the codec's own tests cover the bytes; these cover the
+// command: exit code, output, zero writes).
+
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aipcs, createNote, freshDataRoot, materialisedService, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
+import type { AipcsClient } from '../../support/aipcs-client.js';
+
+const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
+const TIMESTAMP27 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** What the registry and the store directory hold, for "nothing was written" checks. */
+function registryFacts(dataRoot: string): unknown {
+  let stores: string[] = [];
+  try {
+    stores = readdirSync(join(dataRoot, 'service-stores')).filter((name) => name.endsWith('.sqlite')).sort();
+  } catch {
+    stores = [];
+  }
+  let rows: unknown = null;
+  try {
+    const db = new Database(join(dataRoot, 'registry.sqlite'), { readonly: true });
+    rows = ['aipcs_registry_service', 'aipcs_registry_claim', 'aipcs_registry_identity', 'aipcs_registry_receipt'].map((table) => db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all());
+    db.close();
+  } catch {
+    rows = 'no registry';
+  }
+  return { stores, rows };
+}
+
+describe('aipcs export and import', () => {
+  let dataRoot: string;
+  let client: AipcsClient;
+  let args: string[];
+  let work: string;
+  let suspendedId: string;
+  let artefact: string;
+  let artefactBytes: Buffer;
+
+  beforeAll(async () => {
+    dataRoot = freshDataRoot();
+    client = await serveOn(dataRoot);
+    args = rootArgs(dataRoot);
+    work = mkdtempSync(join(tmpdir(), 'aipcs-artefacts-'));
+    suspendedId = await materialisedService(client, 'exported');
+    await createNote(client, suspendedId, { title: 'One', tags: ['a'] });
+    await createNote(client, suspendedId, { title: 'Two', confidence: 0.25 });
+    expect(aipcs(['service', 'suspend', suspendedId, '--expected-revision', '3', '--operation-id', OP(1), ...args]).status).toBe(0);
+    artefact = join(work, 'exported.jsonl');
+    const run = aipcs(['export', suspendedId, '--output', artefact, '--expected-revision', '4', '--operation-id', OP(2), ...args]);
+    expect(run.status, run.stderr).toBe(0);
+    artefactBytes = readFileSync(artefact);
+  });
+
+  afterAll(async () => {
+    await client.close();
+  });
+
+  describe('export', () => {
+    it('prints the summary and a verified receipt, and publishes a 0600 file without leaving a temp file', () => {
+      const run = aipcs(['export', suspendedId, '--output', join(work, 'again.jsonl'), '--expected-revision', '4', '--operation-id', OP(3), ...args]);
+      expect(run.status).toBe(0);
+      const result = run.envelope.result as Record<string, Record<string, unknown>>;
+      expect(Object.keys(result)).toEqual(['operation', 'operation_id', 'summary', 'receipt']);
+      expect(Object.keys(result['summary'] ?? {})).toEqual(['export_format_version', 'source_backend', 'root_sha256', 'frame_count', 'total_byte_count', 'sections']);
+      expect(result['summary']).toMatchObject({ export_format_version: 1, source_backend: 'sqlite', frame_count: 7, sections: { header: 1, service: 1, record: 2, history: 2, branch: 0, branch_membership: 0, audit: 0 } });
+      expect(Object.keys(result['receipt'] ?? {})).toEqual([
+        'receipt_id', 'kind', 'service_id', 'bundle_root_sha256', 'export_format_version', 'backend', 'service_revision', 'operational_status', 'verification', 'created_at',
+      ]);
+      expect(result['receipt']).toMatchObject({ kind: 'export', service_id: suspendedId, export_format_version: 1, backend: 'sqlite', service_revision: 4, operational_status: 'suspended', verification: 'verified' });
+      expect(result['receipt']?.['bundle_root_sha256']).toBe(result['summary']?.['root_sha256']);
+      expect(result['receipt']?.['created_at']).toMatch(TIMESTAMP27);
+      expect(statSync(join(work, 'again.jsonl')).mode & 0o777).toBe(0o600);
+      expect(readdirSync(work).filter((name) => name.startsWith('.aipcs-export-'))).toEqual([]);
+      expect(run.stdout).not.toContain(work);
+      // Export does not change the revision.
+      expect(aipcs(['service', 'inspect', suspendedId, ...args]).envelope.result?.['service_revision']).toBe(4);
+    });
+
+    it('replays byte-identically under the same operation id, to a new path only', () => {
+      const copy = join(work, 'replay.jsonl');
+      const run = aipcs(['export', suspendedId, '--output', copy, '--expected-revision', '4', '--operation-id', OP(2), ...args]);
+      expect(run.status).toBe(0);
+      expect(readFileSync(copy).equals(artefactBytes)).toBe(true);
+      const samePath = aipcs(['export', suspendedId, '--output', artefact, '--expected-revision', '4', '--operation-id', OP(2), ...args]);
+      expect([samePath.status, samePath.envelope.error?.code]).toEqual([3, 'already_exists']);
+      expect(readFileSync(artefact).equals(artefactBytes)).toBe(true);
+    });
+
+    it('never overwrites: an existing file, directory or dangling symlink is already_exists before any registry work', () => {
+      const target = join(work, 'taken.jsonl');
+      writeFileSync(target, 'mine');
+      const dangling = join(work, 'dangling.jsonl');
+      symlinkSync(join(work, 'nowhere'), dangling);
+      for (const path of [target, dangling, work]) {
+        const run = aipcs(['export', suspendedId, '--output', path, '--expected-revision', '4', '--operation-id', OP(4), ...args]);
+        expect([run.status, run.envelope.error?.code]).toEqual([3, 'already_exists']);
+      }
+      expect(readFileSync(target, 'utf8')).toBe('mine');
+      // Nothing was admitted: the operation id is still free.
+      const free = aipcs(['export', suspendedId, '--output', join(work, 'free.jsonl'), '--expected-revision', '4', '--operation-id', OP(4), ...args]);
+      expect(free.status).toBe(0);
+    });
+
+    it('refuses an active materialised service, a stale revision and missing machine flags', async () => {
+      const active = await materialisedService(client, 'active_export');
+      const refused = aipcs(['export', active, '--output', join(work, 'active.jsonl'), '--expected-revision', '3', '--operation-id', OP(5), ...args]);
+      expect([refused.status, refused.envelope.error?.code]).toEqual([3, 'unsupported_transition']);
+      const stale = aipcs(['export', suspendedId, '--output', join(work, 'stale.jsonl'), '--expected-revision', '3', '--operation-id', OP(6), ...args]);
+      expect([stale.status, stale.envelope.error?.code]).toEqual([3, 'stale_revision']);
+      const noRevision = aipcs(['export', suspendedId, '--output', join(work, 'x.jsonl'), '--operation-id', OP(7), ...args]);
+      expect([noRevision.status, noRevision.envelope.error?.issues[0]?.path]).toEqual([2, '--expected-revision']);
+      const badPath = aipcs(['export', suspendedId, '--output', `${work}/..`, '--expected-revision', '4', '--operation-id', OP(7), ...args]);
+      expect([badPath.status, badPath.envelope.error?.issues[0]?.path]).toEqual([2, '--output']);
+      const noOutput = aipcs(['export', suspendedId, '--expected-revision', '4', '--operation-id', OP(7), ...args]);
+      expect(noOutput.status).toBe(2);
+      expect(noOutput.stderr).toContain('--output');
+      expect(readdirSync(work).filter((name) => name.startsWith('.aipcs-export-'))).toEqual([]);
+    });
+
+    it('exports a seeded service in any status, and refuses to replay once the revision moved', async () => {
+      const seeded = await seedService(client, 'seeded_export');
+      const path = join(work, 'seeded.jsonl');
+      const run = aipcs(['export', seeded, '--output', path, '--expected-revision', '1', '--operation-id', OP(8), ...args]);
+      expect(run.status).toBe(0);
+      expect(run.envelope.result?.['summary']).toMatchObject({ frame_count: 3, sections: { record: 0 } });
+      expect(aipcs(['service', 'suspend', seeded, '--expected-revision', '1', '--operation-id', OP(9), ...args]).status).toBe(0);
+      const replay = aipcs(['export', seeded, '--output', join(work, 'seeded-again.jsonl'), '--expected-revision', '1', '--operation-id', OP(8), ...args]);
+      expect([replay.status, replay.envelope.error?.code]).toEqual([3, 'stale_revision']);
+    });
+  });
+
+  describe('import', () => {
+    it('dry-runs without a registry and without writing anything', () => {
+      const empty = freshDataRoot();
+      const run = aipcs(['import', '--input', artefact, '--dry-run', ...rootArgs(empty)]);
+      expect(run.status).toBe(0);
+      expect(Object.keys(run.envelope.result ?? {})).toEqual(['operation', 'summary', 'service']);
+      expect(run.envelope.result?.['service']).toEqual({
+        service_id: suspendedId,
+        domain_name: 'exported',
+        domain_class: 'knowledge',
+        intent_description: 'Project notes.',
+        design_state: 'materialised',
+        operational_status: 'suspended',
+        schema_version: 1,
+        service_revision: 4,
+      });
+      expect(run.stdout).not.toContain(work);
+      expect(() => statSync(empty)).toThrow();
+    });
+
+    it('checks its flags: a dry run takes no operation id or --yes; an import needs both in machine mode', () => {
+      const cases: [string[], string][] = [
+        [['--dry-run', '--operation-id', OP(20)], '--operation-id'],
+        [['--dry-run', '--yes'], '--yes'],
+        [['--operation-id', OP(20)], '--yes'],
+        [['--yes'], '--operation-id'],
+        [['--operation-id', 'nope', '--yes'], '--operation-id'],
+      ];
+      for (const [extra, path] of cases) {
+        const run = aipcs(['import', '--input', artefact, ...extra, ...args]);
+        expect([run.status, run.envelope.error?.code, run.envelope.error?.issues[0]?.path], extra.join(' ')).toEqual([2, 'validation_failed', path]);
+      }
+    });
+
+    it('refuses identity and domain collisions with already_exists and writes nothing', async () => {
+      const before = registryFacts(dataRoot);
+      const live = aipcs(['import', '--input', artefact, '--operation-id', OP(21), '--yes', ...args]);
+      expect([live.status, live.envelope.error?.code]).toEqual([3, 'already_exists']);
+      expect(registryFacts(dataRoot)).toEqual(before);
+
+      // Another root where the domain name is already live for this principal.
+      const other = freshDataRoot();
+      const otherClient = await serveOn(other);
+      try {
+        await seedService(otherClient, 'exported');
+        const domain = aipcs(['import', '--input', artefact, '--operation-id', OP(22), '--yes', ...rootArgs(other)]);
+        expect([domain.status, domain.envelope.error?.code]).toEqual([3, 'already_exists']);
+        // A different principal on the same root has no such domain.
+        const elsewhere = aipcs(['import', '--input', artefact, '--operation-id', OP(22), '--yes', ...rootArgs(other, 'someone-else')]);
+        expect(elsewhere.status, elsewhere.stderr).toBe(0);
+        expect(elsewhere.envelope.result).toMatchObject({ operation: 'import', service: { service_id: suspendedId, operational_status: 'suspended' } });
+        const replay = aipcs(['import', '--input', artefact, '--operation-id', OP(22), '--yes', ...rootArgs(other, 'someone-else')]);
+        expect(replay.stdout).toBe(elsewhere.stdout);
+      } finally {
+        await otherClient.close();
+      }
+    });
+
+    it('needs a ready registry for an actual import (not for a dry run)', () => {
+      const empty = freshDataRoot();
+      const run = aipcs(['import', '--input', artefact, '--operation-id', OP(23), '--yes', ...rootArgs(empty)]);
+      expect([run.status, run.envelope.error?.code]).toEqual([6, 'storage_unavailable']);
+      expect(() => statSync(empty)).toThrow();
+    });
+
+    it('rejects symlinks, directories, FIFOs and missing files as invalid input', () => {
+      const link = join(work, 'link.jsonl');
+      symlinkSync(artefact, link);
+      const fifo = join(work, 'pipe.jsonl');
+      execFileSync('mkfifo', [fifo]);
+      const directory = join(work, 'a-directory');
+      mkdirSync(directory);
+      for (const path of [link, fifo, directory, join(work, 'absent.jsonl')]) {
+        for (const extra of [['--dry-run'], ['--operation-id', OP(24), '--yes']]) {
+          const run = aipcs(['import', '--input', path, ...extra, ...args]);
+          expect([run.status, run.envelope.error?.code, run.envelope.error?.issues[0]?.path], path).toEqual([2, 'validation_failed', '--input']);
+          expect(run.stderr).not.toContain(work);
+        }
+      }
+    });
+
+    describe('tampered artefacts: exit 2, validation_failed, nothing written', () => {
+      const lines = (): string[] => artefactBytes.toString('utf8').split('\n').slice(0, -1);
+      const cases: [string, () => Buffer][] = [
+        ['a flipped byte in a record', () => Buffer.from(artefactBytes.toString('utf8').replace('"One"', '"Onf"'))],
+        ['a truncated trailer', () => artefactBytes.subarray(0, artefactBytes.length - 10)],
+        ['bytes after the trailer', () => Buffer.concat([artefactBytes, Buffer.from('\n')])],
+        ['two records swapped', () => {
+          const l = lines();
+          [l[2], l[3]] = [l[3] as string, l[2] as string];
+          return Buffer.from(`${l.join('\n')}\n`);
+        }],
+        ['a CRLF line ending', () => Buffer.from(artefactBytes.toString('utf8').replace('\n', '\r\n'))],
+        ['an empty file', () => Buffer.alloc(0)],
+        ['a line removed', () => {
+          const l = lines();
+          l.splice(4, 1);
+          return Buffer.from(`${l.join('\n')}\n`);
+        }],
+      ];
+      for (const [name, damage] of cases) {
+        it(name, async () => {
+          const path = join(work, `tampered-${name.replaceAll(' ', '-')}.jsonl`);
+          writeFileSync(path, damage());
+          const other = freshDataRoot();
+          const otherClient = await serveOn(other);
+          await otherClient.close();
+          const before = registryFacts(other);
+          const dry = aipcs(['import', '--input', path, '--dry-run', ...rootArgs(other)]);
+          expect([dry.status, dry.envelope.error?.code, dry.stdout]).toEqual([2, 'validation_failed', '']);
+          const actual = aipcs(['import', '--input', path, '--operation-id', OP(25), '--yes', ...rootArgs(other)]);
+          expect([actual.status, actual.envelope.error?.code, actual.stdout]).toEqual([2, 'validation_failed', '']);
+          expect(actual.envelope.error?.issues[0]?.code).toBe('artifact_invalid');
+          expect(registryFacts(other)).toEqual(before);
+          // The operation id was not consumed: the intact artefact imports under it.
+          const intact = aipcs(['import', '--input', artefact, '--operation-id', OP(25), '--yes', ...rootArgs(other)]);
+          expect(intact.status, intact.stderr).toBe(0);
+        });
+      }
+    });
+  });
+});
