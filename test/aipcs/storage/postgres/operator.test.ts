@@ -171,6 +171,35 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     expect(await storage.stores.readFence(locator)).toEqual({ generation: 3n, state: 'open' });
   });
 
+  it('never lets a mutation straddle a fence change: the change waits for an admitted unit, later units see it closed', async () => {
+    const { storage } = await pgStorage();
+    const operator = operatorOver(storage);
+    const serviceId = await populated(operator);
+    const locator = { backend: 'postgresql' as const, namespace: `svc_${serviceId.replaceAll('-', '')}` };
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let admitted!: (open: boolean) => void;
+    const sawFence = new Promise<boolean>((resolve) => (admitted = resolve));
+    const unit = storage.data.write(locator, 'agent-a', async (tx) => {
+      admitted(await tx.fenceIsOpen());
+      await held;
+      await tx.putReplay({ idempotencyKey: 'inside', kind: 'create', fingerprint: 'f', result: {}, completedAt: 1n });
+    });
+    expect(await sawFence).toBe(true);
+    let changed = false;
+    const change = storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed').then((fence) => {
+      changed = true;
+      return fence;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(changed).toBe(false);
+    release();
+    await unit;
+    expect(await change).toEqual({ generation: 2n, state: 'closed' });
+    expect(await storage.data.write(locator, 'agent-a', (tx) => tx.fenceIsOpen())).toBe(false);
+    expect(await storage.data.read(locator, 'agent-a', (tx) => tx.writeFence())).toEqual({ generation: 2n, state: 'closed' });
+  });
+
   it('exports from PostgreSQL and imports into PostgreSQL and SQLite with identical content, and back', async () => {
     const source = await pgStorage();
     const sourceOperator = operatorOver(source.storage);
