@@ -190,6 +190,10 @@ export class PostgresConnection {
       throw saturated ? new StorageFailure('busy', { cause: summarise(error) }) : toStorageFailure(error);
     }
     if (this.prepared.has(client)) return client;
+    // The pool only listens for errors of idle clients. A connection that
+    // dies while checked out must not crash the process: its failure reaches
+    // the unit through the query that fails, and the client is discarded.
+    client.on('error', () => undefined);
     try {
       const facts = await client.query<SessionFacts>(
         `SELECT set_config('search_path', 'pg_catalog, pg_temp', false) AS search_path,

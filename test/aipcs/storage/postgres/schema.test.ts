@@ -266,6 +266,28 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       await expect(app.records.create({ serviceId, entityName: 'note', record: { title: 'y' }, idempotencyKey: 'r2' })).rejects.toMatchObject({ code: 'storage_unavailable' });
     });
 
+    it('survives a connection killed in the middle of a unit: unavailable, then a fresh connection', async () => {
+      const storage = await open();
+      const { serviceId, namespace, app } = await materialisedService(storage);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let entered!: () => void;
+      const inside = new Promise<void>((resolve) => (entered = resolve));
+      const unit = storage.data.write({ backend: 'postgresql', namespace }, 'agent-a', async (tx) => {
+        entered();
+        await held;
+        return tx.fenceIsOpen();
+      });
+      await inside;
+      const admin = cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`);
+      await query(admin, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'aipcs' AND state = 'idle in transaction'`, [db.name]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      release();
+      await expect(unit).rejects.toMatchObject({ kind: 'unavailable' });
+      const created = await app.records.create({ serviceId, entityName: 'note', record: { title: 'after' }, idempotencyKey: 'after-kill' });
+      expect(created['replayed']).toBe(false);
+    });
+
     it('rolls back and rethrows the very application error thrown inside a unit', async () => {
       const storage = await open();
       const { namespace } = await materialisedService(storage);
