@@ -288,6 +288,26 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       expect(created['replayed']).toBe(false);
     });
 
+    it('keeps its own session settings even when the DSN asks for others', async () => {
+      const url = new URL(db.url);
+      url.searchParams.set('options', '-c lock_timeout=1 -c search_path=public');
+      const storage = await open({ dsn: url.toString(), lockTimeoutMs: 5000 });
+      const { serviceId, namespace, app } = await materialisedService(storage);
+      const holder = new pg.Client({ connectionString: db.url });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`aipcs:service_store:${namespace}`]);
+        const waiting = app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'waits' });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await holder.query('COMMIT');
+        // A 1 ms lock_timeout from the DSN would have failed this as busy.
+        expect((await waiting)['replayed']).toBe(false);
+      } finally {
+        await holder.end();
+      }
+    });
+
     it('rolls back and rethrows the very application error thrown inside a unit', async () => {
       const storage = await open();
       const { namespace } = await materialisedService(storage);
