@@ -1,0 +1,320 @@
+// The read-only administration commands through the built CLI: `status`,
+// `doctor`, `storage status`, `service list`, `service inspect` and
+// `maintenance scan`, with their exact outputs and exit codes, and the proof
+// that they never create, migrate or write anything.
+
+import { chmodSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REGISTRY_DDL_R1 } from '../../../src/aipcs/storage/sqlite/registry.js';
+import { aipcs, createNote, freshDataRoot, key, materialisedService, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
+import { startAipcs, sqliteArgs, type AipcsClient } from '../../support/aipcs-client.js';
+import { wireNotesManifest, wireNotesManifestV2 } from '../../support/wire-manifests.js';
+
+const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
+const READY_REGISTRY = { component: 'registry', backend: 'sqlite', status: 'ready', applied_revision: 2, target_revision: 2, issue_code: null };
+
+const checks = (result: Record<string, unknown> | null) => (result?.['checks'] as Record<string, unknown>[]).map((check) => [check['check_id'], check['status'], check['issue_code']]);
+
+describe('read-only administration', () => {
+  let dataRoot: string;
+  let client: AipcsClient;
+  let args: string[];
+  let materialised: string;
+  let seeded: string;
+  let suspended: string;
+
+  beforeAll(async () => {
+    dataRoot = freshDataRoot();
+    client = await serveOn(dataRoot);
+    args = rootArgs(dataRoot);
+    materialised = await materialisedService(client, 'read_notes');
+    await createNote(client, materialised, { title: 'Low', confidence: 0.1 });
+    await createNote(client, materialised, { title: 'Plain' });
+    seeded = await seedService(client, 'read_seed');
+    suspended = await materialisedService(client, 'read_suspended');
+    expect(aipcs(['service', 'suspend', suspended, '--expected-revision', '3', '--operation-id', OP(1), ...args]).status).toBe(0);
+  });
+
+  afterAll(async () => {
+    await client.close();
+  });
+
+  describe('status', () => {
+    it('reports the registry and sorted, non-zero service counts', () => {
+      const run = aipcs(['status', ...args]);
+      expect(run.status).toBe(0);
+      expect(run.stderr).toBe('');
+      expect(run.stdout).toBe(
+        `${JSON.stringify({
+          ok: true,
+          result: {
+            profile: 'sqlite',
+            backend: 'sqlite',
+            registry: READY_REGISTRY,
+            services: { design: { materialised: 2, seeded: 1 }, operational: { active: 2, suspended: 1 }, recovery: { clear: 3 }, truncated: false },
+            overall: 'ready',
+          },
+          error: null,
+        })}\n`,
+      );
+    });
+
+    it('renders human lines with dotted prefixes', () => {
+      const run = aipcs(['status', '--format', 'human', ...args]);
+      expect(run.stdout).toContain('registry.status: ready\n');
+      expect(run.stdout).toContain('services.design.materialised: 2\n');
+      expect(run.stdout).toContain('overall: ready\n');
+    });
+
+    it('under stateless: no backend, empty counts, overall unavailable, exit 0', () => {
+      const run = aipcs(['status', '--profile', 'stateless']);
+      expect(run.status).toBe(0);
+      expect(run.envelope.result).toEqual({ profile: 'stateless', backend: null, registry: null, services: { design: {}, operational: {}, recovery: {}, truncated: false }, overall: 'unavailable' });
+    });
+
+    it('reports a missing root without creating it, and flags more than 100 services as truncated', async () => {
+      const missing = freshDataRoot();
+      const run = aipcs(['status', ...rootArgs(missing)]);
+      expect(run.envelope.result).toMatchObject({
+        registry: { status: 'uninitialised', applied_revision: 0, target_revision: 2, issue_code: 'storage_uninitialised' },
+        services: { design: {}, truncated: false },
+        overall: 'attention_required',
+      });
+      expect(() => statSync(missing)).toThrow();
+
+      const many = freshDataRoot();
+      const manyClient = await serveOn(many);
+      try {
+        for (let i = 0; i < 101; i++) await seedService(manyClient, `s${i}`);
+      } finally {
+        await manyClient.close();
+      }
+      expect(aipcs(['status', ...rootArgs(many)]).envelope.result?.['services']).toEqual({ design: { seeded: 100 }, operational: { active: 100 }, recovery: { clear: 100 }, truncated: true });
+    });
+
+    it('shows a busy registry as unavailable (exit 0) and an unsafe root as storage_unavailable (exit 6)', async () => {
+      const root = freshDataRoot();
+      await (await serveOn(root)).close();
+      // In WAL mode only an exclusive locking mode keeps readers out.
+      const holder = new Database(join(root, 'registry.sqlite'));
+      holder.pragma('locking_mode = EXCLUSIVE');
+      holder.exec('BEGIN EXCLUSIVE');
+      try {
+        const busy = aipcs(['status', ...rootArgs(root), '--sqlite-busy-timeout-ms', '50']);
+        expect(busy.status).toBe(0);
+        expect(busy.envelope.result).toMatchObject({
+          registry: { status: 'unavailable', applied_revision: null, target_revision: null, issue_code: 'storage_busy' },
+          overall: 'unavailable',
+        });
+      } finally {
+        holder.exec('ROLLBACK');
+        holder.close();
+      }
+      const loose = freshDataRoot();
+      mkdirSync(loose, { mode: 0o755 });
+      chmodSync(loose, 0o755);
+      for (const command of [['status'], ['doctor'], ['service', 'list']]) {
+        const run = aipcs([...command, ...rootArgs(loose)]);
+        expect([run.status, run.envelope.error?.code]).toEqual([6, 'storage_unavailable']);
+        expect(run.stderr).not.toContain(loose);
+      }
+    });
+
+    it('reports a pending intent as attention_required', async () => {
+      const root = freshDataRoot();
+      const setup = await serveOn(root);
+      const serviceId = await seedService(setup, 'pending');
+      await setup.call('aipcs_service_design', { service_id: serviceId, schema: wireNotesManifest(), idempotency_key: 'd' });
+      await setup.close();
+      const doomed = await startAipcs(sqliteArgs(root), { AIPCS_FAULT_INJECTION: 'materialise:admitted' });
+      await expect(doomed.call('aipcs_service_materialise', { service_id: serviceId, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: 'm' })).rejects.toThrow();
+      await doomed.close().catch(() => undefined);
+      const run = aipcs(['status', ...rootArgs(root)]);
+      expect(run.envelope.result).toMatchObject({ services: { recovery: { pending: 1 } }, overall: 'attention_required' });
+      const doctor = aipcs(['doctor', '--service', serviceId, ...rootArgs(root)]);
+      expect(checks(doctor.envelope.result)).toContainEqual(['admission_fence', 'warning', 'operation_in_progress']);
+      const suspend = aipcs(['service', 'suspend', serviceId, '--expected-revision', '2', '--operation-id', OP(2), ...rootArgs(root)]);
+      expect([suspend.status, suspend.envelope.error?.code, suspend.envelope.error?.retryable]).toEqual([4, 'operation_in_progress', true]);
+    });
+  });
+
+  describe('doctor', () => {
+    it('passes every check for a healthy materialised service', () => {
+      const run = aipcs(['doctor', '--service', materialised, ...args]);
+      expect(run.status).toBe(0);
+      expect(run.envelope.result).toMatchObject({ profile: 'sqlite', backend: 'sqlite', service_id: materialised, overall: 'pass' });
+      expect(checks(run.envelope.result)).toEqual([
+        ['configuration', 'pass', null],
+        ['runtime', 'pass', null],
+        ['registry_migration', 'pass', null],
+        ['service_identity', 'pass', null],
+        ['admission_fence', 'pass', null],
+        ['service_store_migration', 'pass', null],
+        ['domain_schema', 'pass', null],
+      ]);
+    });
+
+    it('warns for a seeded service, fails for an unknown one, stops without --service, and exits 0 whatever the verdict', () => {
+      const seededRun = aipcs(['doctor', '--service', seeded, ...args]);
+      expect(seededRun.envelope.result?.['overall']).toBe('warning');
+      expect(checks(seededRun.envelope.result).slice(5)).toEqual([
+        ['service_store_migration', 'warning', 'service_not_materialised'],
+        ['domain_schema', 'warning', 'domain_schema_not_inspectable'],
+      ]);
+      const unknown = aipcs(['doctor', '--service', OP(404), ...args]);
+      expect(unknown.status).toBe(0);
+      expect(checks(unknown.envelope.result).slice(3)).toEqual([['service_identity', 'fail', 'service_not_found']]);
+      expect(checks(aipcs(['doctor', ...args]).envelope.result)).toHaveLength(3);
+      const stateless = aipcs(['doctor', '--profile', 'stateless']);
+      expect(stateless.status).toBe(0);
+      expect(stateless.envelope.result).toMatchObject({ backend: null, service_id: null, overall: 'fail' });
+      expect(checks(stateless.envelope.result)).toEqual([['configuration', 'pass', null], ['runtime', 'pass', null], ['persistent_profile', 'fail', 'persistent_storage_not_configured']]);
+      const missing = freshDataRoot();
+      expect(checks(aipcs(['doctor', '--service', seeded, ...rootArgs(missing)]).envelope.result)).toEqual([
+        ['configuration', 'pass', null],
+        ['runtime', 'pass', null],
+        ['registry_migration', 'fail', 'storage_uninitialised'],
+      ]);
+      expect(() => statSync(missing)).toThrow();
+    });
+
+    it('fails the store checks of a materialised service whose store is gone', async () => {
+      const root = freshDataRoot();
+      const setup = await serveOn(root);
+      const serviceId = await materialisedService(setup, 'lost');
+      await setup.close();
+      rmSync(join(root, 'service-stores', `svc_${serviceId.replaceAll('-', '')}.sqlite`));
+      const run = aipcs(['doctor', '--service', serviceId, ...rootArgs(root)]);
+      expect(checks(run.envelope.result).slice(5)).toEqual([
+        ['service_store_migration', 'fail', 'storage_uninitialised'],
+        ['domain_schema', 'warning', 'domain_schema_not_inspectable'],
+      ]);
+      expect(readdirSync(join(root, 'service-stores'))).toEqual([]);
+    });
+  });
+
+  describe('storage status', () => {
+    it('shows the registry, or one service store', () => {
+      expect(aipcs(['storage', 'status', ...args]).envelope.result).toEqual(READY_REGISTRY);
+      expect(aipcs(['storage', 'status', '--service', materialised, ...args]).envelope.result).toEqual({
+        component: 'service_store',
+        backend: 'sqlite',
+        status: 'ready',
+        applied_revision: 1,
+        target_revision: 1,
+        issue_code: null,
+      });
+      expect(aipcs(['storage', 'status', '--service', seeded, ...args]).envelope.result).toEqual({
+        component: 'service_store',
+        backend: 'sqlite',
+        status: 'uninitialised',
+        applied_revision: 0,
+        target_revision: null,
+        issue_code: 'service_not_materialised',
+      });
+      const unknown = aipcs(['storage', 'status', '--service', OP(404), ...args]);
+      expect([unknown.status, unknown.envelope.error?.code]).toEqual([3, 'not_found']);
+      const stateless = aipcs(['storage', 'status', '--profile', 'stateless']);
+      expect([stateless.status, stateless.envelope.error?.code]).toEqual([3, 'unsupported_operation']);
+    });
+  });
+
+  describe('service list and inspect', () => {
+    it('list the principal services in creation order, bounded by --limit', async () => {
+      const run = aipcs(['service', 'list', ...args]);
+      expect(run.status).toBe(0);
+      const services = run.envelope.result?.['services'] as Record<string, unknown>[];
+      expect(services.map((service) => service['service_id'])).toEqual([materialised, seeded, suspended]);
+      const mcp = await client.call('aipcs_service_list', {});
+      expect(run.envelope.result).toEqual(mcp.result);
+      expect((aipcs(['service', 'list', '--limit', '1', ...args]).envelope.result?.['services'] as unknown[]).length).toBe(1);
+      for (const limit of ['0', '101', '01', 'ten']) {
+        const bad = aipcs(['service', 'list', '--limit', limit, ...args]);
+        expect([bad.status, bad.envelope.error?.issues[0]?.path]).toEqual([2, '--limit']);
+      }
+      expect(aipcs(['service', 'list', ...rootArgs(dataRoot, 'another-principal')]).envelope.result).toEqual({ services: [] });
+    });
+
+    it('inspect gives the MCP projection, not_found for unknown or foreign services', async () => {
+      const run = aipcs(['service', 'inspect', materialised, ...args]);
+      const mcp = await client.call('aipcs_service_inspect', { service_id: materialised });
+      expect(run.envelope.result).toEqual(mcp.result);
+      expect(Object.keys(run.envelope.result ?? {})).toEqual([
+        'service_id', 'domain_name', 'domain_class', 'intent_description', 'design_state', 'operational_status', 'schema', 'schema_version',
+        'service_revision', 'recovery_state', 'created_at', 'updated_at', 'last_activity_at', 'materialised_at', 'storage',
+      ]);
+      const foreign = aipcs(['service', 'inspect', materialised, ...rootArgs(dataRoot, 'another-principal')]);
+      expect([foreign.status, foreign.envelope.error?.code]).toEqual([3, 'not_found']);
+      const stateless = aipcs(['service', 'inspect', materialised, '--profile', 'stateless']);
+      expect([stateless.status, stateless.envelope.error?.code]).toEqual([3, 'unsupported_operation']);
+    });
+
+    it('a human rendering of a full projection fits the bounds', () => {
+      const run = aipcs(['service', 'inspect', materialised, '--format', 'human', ...args]);
+      expect(run.status).toBe(0);
+      expect(run.stdout).toContain('schema.entities[1].attributes[6].name: title\n');
+      expect(run.stdout).toContain('storage.backend: sqlite\n');
+    });
+
+    it('an outdated (revision 1) registry is reported, refused for reads, and migrated only by serve', async () => {
+      const root = freshDataRoot();
+      mkdirSync(root, { mode: 0o700 });
+      const path = join(root, 'registry.sqlite');
+      const db = new Database(path);
+      db.pragma('journal_mode = WAL');
+      for (const ddl of REGISTRY_DDL_R1) db.exec(ddl);
+      db.prepare(`INSERT INTO aipcs_registry_meta (singleton, adapter_id, applied_revision, dirty) VALUES (1, 'aipcs.sqlite.registry', 1, 0)`).run();
+      db.close();
+      chmodSync(path, 0o600);
+      const status = aipcs(['status', ...rootArgs(root)]);
+      expect(status.envelope.result).toMatchObject({
+        registry: { status: 'outdated', applied_revision: 1, target_revision: 2, issue_code: 'storage_migration_required' },
+        overall: 'attention_required',
+      });
+      const list = aipcs(['service', 'list', ...rootArgs(root)]);
+      expect([list.status, list.envelope.error?.code]).toEqual([3, 'storage_migration_required']);
+      const doctor = aipcs(['doctor', ...rootArgs(root)]);
+      expect(checks(doctor.envelope.result)[2]).toEqual(['registry_migration', 'warning', 'storage_migration_required']);
+      // Still outdated: inspection never migrates.
+      expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result?.['status']).toBe('outdated');
+      const server = await serveOn(root);
+      await server.close();
+      expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toEqual(READY_REGISTRY);
+    });
+  });
+
+  describe('maintenance scan', () => {
+    it('runs every scan type with the fixed thresholds, as the MCP tool does', async () => {
+      const run = aipcs(['maintenance', 'scan', '--service', materialised, ...args]);
+      expect(run.status).toBe(0);
+      const mcp = await client.call('aipcs_maintenance_scan', { service_id: materialised, limit: 100, stale_after_days: 90, low_confidence_below: 0.5 });
+      expect(run.envelope.result).toEqual(mcp.result);
+      expect(Object.keys(run.envelope.result ?? {})).toEqual(['candidates', 'unavailable_scan_types']);
+    });
+
+    it('applies data admission: suspended or seeded → storage_unavailable (6), pending → storage_busy (4), unknown → not_found (3)', async () => {
+      for (const serviceId of [suspended, seeded]) {
+        const run = aipcs(['maintenance', 'scan', '--service', serviceId, ...args]);
+        expect([run.status, run.envelope.error?.code]).toEqual([6, 'storage_unavailable']);
+      }
+      const unknown = aipcs(['maintenance', 'scan', '--service', OP(404), ...args]);
+      expect([unknown.status, unknown.envelope.error?.code]).toEqual([3, 'not_found']);
+      const missingFlag = aipcs(['maintenance', 'scan', ...args]);
+      expect(missingFlag.status).toBe(2);
+
+      const root = freshDataRoot();
+      const setup = await serveOn(root);
+      const serviceId = await materialisedService(setup, 'evolving');
+      await setup.close();
+      const doomed = await startAipcs(sqliteArgs(root), { AIPCS_FAULT_INJECTION: 'evolve:admitted' });
+      await expect(
+        doomed.call('aipcs_service_evolve', { service_id: serviceId, expected_service_revision: 3, expected_schema_version: 1, schema: wireNotesManifestV2(), idempotency_key: key('e') }),
+      ).rejects.toThrow();
+      await doomed.close().catch(() => undefined);
+      const busy = aipcs(['maintenance', 'scan', '--service', serviceId, ...rootArgs(root)]);
+      expect([busy.status, busy.envelope.error?.code, busy.envelope.error?.retryable]).toEqual([4, 'storage_busy', true]);
+    });
+  });
+});
