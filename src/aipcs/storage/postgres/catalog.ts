@@ -39,6 +39,8 @@ export async function schemaSignature(session: PgSession, schema: string, tableP
       ORDER BY c.relname COLLATE "C", a.attnum`,
     params,
   );
+  // NOT NULL is read from the columns: PostgreSQL 18 also records it as a
+  // named constraint, and those names need not survive an upgrade from 16/17.
   const constraints = await session.rows<Record<string, unknown>>(
     `SELECT c.relname, con.conname, con.contype::text AS contype, con.condeferrable, con.condeferred, con.convalidated,
             con.confupdtype::text AS on_update, con.confdeltype::text AS on_delete, con.confmatchtype::text AS match_type,
@@ -54,7 +56,7 @@ export async function schemaSignature(session: PgSession, schema: string, tableP
        JOIN pg_namespace n ON n.oid = c.relnamespace
        LEFT JOIN pg_class target ON target.oid = con.confrelid
        LEFT JOIN pg_namespace target_ns ON target_ns.oid = target.relnamespace
-      WHERE n.nspname = $1 AND starts_with(c.relname, $2)
+      WHERE n.nspname = $1 AND starts_with(c.relname, $2) AND con.contype <> 'n'
       ORDER BY c.relname COLLATE "C", con.conname COLLATE "C"`,
     params,
   );
