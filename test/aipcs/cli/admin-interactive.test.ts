@@ -1,0 +1,160 @@
+// Interactive operator commands on a real pseudo-terminal: interactive only
+// with --format human, a terminal on stdin and stdout and no --yes; prompts
+// through /dev/tty; generated ids shown; declining is invalid_state with
+// nothing admitted; no controlling terminal is invalid_request.
+
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aipcs, freshDataRoot, materialisedService, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
+import type { AipcsClient } from '../../support/aipcs-client.js';
+import { aipcsBin } from '../../support/bins.js';
+
+// Runs a command on a fresh pty (its controlling terminal), answers the first
+// prompt, and reports the exit status and everything the terminal showed.
+const WITH_TTY = `
+import json, os, pty, select, sys
+argv, answer = json.loads(sys.argv[1]), sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(argv[0], argv)
+out, answered = b'', False
+while True:
+    ready, _, _ = select.select([fd], [], [], 30)
+    if not ready:
+        break
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    out += data
+    if not answered and (b'[y/N] ' in out or b'to confirm: ' in out):
+        os.write(fd, (answer + '\\n').encode())
+        answered = True
+_, status = os.waitpid(pid, 0)
+print(json.dumps({'status': os.waitstatus_to_exitcode(status), 'output': out.decode('utf-8', 'replace')}))
+`;
+
+// Terminals on stdin and stdout, but no controlling terminal (a new session that never opens one).
+const WITHOUT_CTTY = `
+import json, os, subprocess, sys
+argv = json.loads(sys.argv[1])
+master, slave = os.openpty()
+child = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+os.close(slave)
+out = b''
+while True:
+    try:
+        data = os.read(master, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    out += data
+print(json.dumps({'status': child.wait(), 'output': out.decode('utf-8', 'replace')}))
+`;
+
+function onTerminal(args: string[], answer = 'y'): { status: number; output: string } {
+  const text = execFileSync('python3', ['-c', WITH_TTY, JSON.stringify([process.execPath, aipcsBin(), ...args]), answer], { encoding: 'utf8', timeout: 60_000 });
+  return JSON.parse(text) as { status: number; output: string };
+}
+
+const UUID = /operation_id: ([0-9a-f-]{36})/;
+
+describe('interactive operator commands', () => {
+  let dataRoot: string;
+  let client: AipcsClient;
+  let args: string[];
+
+  beforeAll(async () => {
+    dataRoot = freshDataRoot();
+    client = await serveOn(dataRoot);
+    args = rootArgs(dataRoot);
+  });
+
+  afterAll(async () => {
+    await client.close();
+  });
+
+  it('reads the revision, generates an operation id, shows both and proceeds on y', async () => {
+    const serviceId = await seedService(client, 'tty_suspend');
+    const run = onTerminal(['service', 'suspend', serviceId, '--format', 'human', ...args], 'Yes');
+    expect(run.status).toBe(0);
+    expect(run.output).toContain(`service_id: ${serviceId}`);
+    expect(run.output).toContain('transition: active -> suspended');
+    expect(run.output).toContain('expected_revision: 1');
+    expect(run.output).toContain('Record the operation_id');
+    const operationId = UUID.exec(run.output)?.[1];
+    expect(operationId).toBeDefined();
+    expect(run.output).toContain('operation: suspend');
+    expect(run.output).toContain(`operation_id: ${operationId as string}`);
+    expect(run.output).toContain('service.operational_status: suspended');
+  });
+
+  it('does not prompt a suspend whose values were all given, but always prompts an archive; declining admits nothing', async () => {
+    const serviceId = await seedService(client, 'tty_archive');
+    const declined = onTerminal(['service', 'archive', serviceId, '--expected-revision', '1', '--operation-id', '00000000-0000-4000-8000-00000000aa01', '--format', 'human', ...args], 'n');
+    expect(declined.status).toBe(3);
+    expect(declined.output).toContain('transition: active -> archived');
+    expect(declined.output).toContain('error [invalid_state]');
+    expect(aipcs(['service', 'inspect', serviceId, ...args]).envelope.result).toMatchObject({ operational_status: 'active', service_revision: 1 });
+    // The operation id was not consumed.
+    const accepted = onTerminal(['service', 'archive', serviceId, '--expected-revision', '1', '--operation-id', '00000000-0000-4000-8000-00000000aa01', '--format', 'human', ...args], 'y');
+    expect(accepted.status).toBe(0);
+    const noPrompt = onTerminal(['service', 'restore', serviceId, '--expected-revision', '2', '--operation-id', '00000000-0000-4000-8000-00000000aa02', '--format', 'human', ...args], 'n');
+    expect(noPrompt.status).toBe(0);
+    expect(noPrompt.output).not.toContain('[y/N]');
+  });
+
+  it('purge asks for the exact service id to be typed', async () => {
+    const serviceId = await seedService(client, 'tty_purge');
+    expect(aipcs(['service', 'archive', serviceId, '--expected-revision', '1', '--operation-id', '00000000-0000-4000-8000-00000000bb01', '--yes', ...args]).status).toBe(0);
+    const wrong = onTerminal(['service', 'purge', serviceId, '--override', '--format', 'human', ...args], 'yes');
+    expect(wrong.status).toBe(3);
+    expect(wrong.output).toContain('authority: explicit_override');
+    expect(wrong.output).toContain('error [invalid_state]');
+    const typed = onTerminal(['service', 'purge', serviceId, '--override', '--format', 'human', ...args], serviceId);
+    expect(typed.status).toBe(0);
+    expect(typed.output).toContain('tombstone.authority: explicit_override');
+    // An interactive lookup of a purged (or unknown) service is not_found.
+    const gone = onTerminal(['service', 'resume', serviceId, '--format', 'human', ...args]);
+    expect(gone.status).toBe(3);
+    expect(gone.output).toContain('error [not_found]');
+  });
+
+  it('export prompts when it generated a value; import always prompts after validation', async () => {
+    const serviceId = await materialisedService(client, 'tty_transfer');
+    expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', '00000000-0000-4000-8000-00000000cc01', ...args]).status).toBe(0);
+    const path = join(mkdtempSync(join(tmpdir(), 'aipcs-tty-')), 'out.jsonl');
+    const exported = onTerminal(['export', serviceId, '--output', path, '--format', 'human', ...args]);
+    expect(exported.status).toBe(0);
+    expect(exported.output).toContain('operational_status: suspended');
+    expect(exported.output).toContain('expected_revision: 4');
+    expect(exported.output).toContain('receipt.verification: verified');
+
+    const destination = freshDataRoot();
+    await (await serveOn(destination)).close();
+    const imported = onTerminal(['import', '--input', path, '--format', 'human', ...rootArgs(destination)]);
+    expect(imported.status).toBe(0);
+    for (const field of [`service_id: ${serviceId}`, 'domain_name: tty_transfer', 'source_backend: sqlite', 'destination_backend: sqlite', 'frame_count: 3', 'root_sha256: ']) {
+      expect(imported.output).toContain(field);
+    }
+    expect(imported.output).toContain('operation: import');
+  });
+
+  it('--yes on a terminal is machine mode; no controlling terminal is invalid_request', async () => {
+    const serviceId = await seedService(client, 'tty_machine');
+    const machine = onTerminal(['service', 'suspend', serviceId, '--format', 'human', '--yes', ...args]);
+    expect(machine.status).toBe(2);
+    expect(machine.output).toContain('error [validation_failed]');
+    const text = execFileSync('python3', ['-c', WITHOUT_CTTY, JSON.stringify([process.execPath, aipcsBin(), 'service', 'suspend', serviceId, '--format', 'human', ...args])], { encoding: 'utf8', timeout: 60_000 });
+    const detached = JSON.parse(text) as { status: number; output: string };
+    expect(detached.status).toBe(2);
+    expect(detached.output).toContain('error [invalid_request]');
+    expect(aipcs(['service', 'inspect', serviceId, ...args]).envelope.result).toMatchObject({ operational_status: 'active', service_revision: 1 });
+  });
+});
