@@ -19,6 +19,7 @@ import { createDispatcher } from './mcp/dispatch.js';
 import { httpExposureAllowed, serveAipcsHttp } from './mcp/http-server.js';
 import { aipcsServerOptions } from './mcp/server.js';
 import { openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
+import { openPostgresStorage } from './storage/postgres/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
 import { StorageFailure } from './core/ports.js';
 
@@ -63,8 +64,18 @@ export async function openStorage(runtime: RuntimeConfig): Promise<StoragePorts 
         busyTimeoutMs: runtime.sqlite.busyTimeoutMs,
         defaultRoot: !runtime.sqlite.dataRootExplicit,
       });
-    case 'postgresql':
-      throw new StartupError();
+    case 'postgresql': {
+      // The DSN is read once, here, from the variable the operator named; it
+      // never appears in output, logs or errors.
+      const dsn = process.env[runtime.postgres.dsnEnv];
+      if (dsn === undefined || dsn.trim() === '') throw new StorageFailure('unavailable');
+      return openPostgresStorage({
+        dsn,
+        connectTimeoutSeconds: runtime.postgres.connectTimeoutSeconds,
+        lockTimeoutMs: runtime.postgres.lockTimeoutMs,
+        statementTimeoutMs: runtime.postgres.statementTimeoutMs,
+      });
+    }
   }
 }
 

@@ -59,3 +59,38 @@ export async function startAipcs(args: string[], env: Record<string, string> = {
 export function sqliteArgs(dataRoot: string, principal = 'local-agent'): string[] {
   return ['--profile', 'sqlite', '--principal-id', principal, '--sqlite-data-root', dataRoot, '--sqlite-busy-timeout-ms', '5000'];
 }
+
+/** One storage backend to run an end-to-end test against: fresh storage, and how to start servers on it. */
+export interface ServerProfile {
+  readonly name: string;
+  /** Fresh, empty storage; returns the serve arguments and environment for it. */
+  fresh(principal?: string): Promise<{ args: string[]; env: Record<string, string>; drop(): Promise<void> }>;
+}
+
+export const sqliteProfile: ServerProfile = {
+  name: 'sqlite',
+  async fresh(principal = 'local-agent') {
+    return { args: sqliteArgs(freshDataRoot(), principal), env: {}, drop: async () => undefined };
+  },
+};
+
+/** SQLite plus every PostgreSQL cluster the test setup started. */
+export async function serverProfiles(): Promise<ServerProfile[]> {
+  const { postgresClusters, createTestDatabase } = await import('./postgres.js');
+  return [
+    sqliteProfile,
+    ...postgresClusters().map(
+      (cluster): ServerProfile => ({
+        name: `postgresql ${cluster.version}`,
+        async fresh(principal = 'local-agent') {
+          const database = await createTestDatabase(cluster);
+          return {
+            args: ['--profile', 'postgresql', '--principal-id', principal, '--postgres-dsn-env', 'AIPCS_TEST_POSTGRES_DSN'],
+            env: { AIPCS_TEST_POSTGRES_DSN: database.url },
+            drop: () => database.drop(),
+          };
+        },
+      }),
+    ),
+  ];
+}

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { aipcsBin } from '../../support/bins.js';
-import { freshDataRoot, sqliteArgs, startAipcs, type AipcsClient, type Envelope } from '../../support/aipcs-client.js';
+import { freshDataRoot, serverProfiles, sqliteArgs, startAipcs, type AipcsClient, type Envelope } from '../../support/aipcs-client.js';
 import { wireNotesManifest } from '../../support/wire-manifests.js';
 
 async function retryUntilSettled(client: AipcsClient, name: string, args: Record<string, unknown>): Promise<Envelope> {
@@ -17,10 +17,12 @@ async function retryUntilSettled(client: AipcsClient, name: string, args: Record
   throw new Error('the request never settled');
 }
 
-describe('several aipcs processes on one data root', () => {
+const profiles = await serverProfiles();
+
+describe.each(profiles)('several aipcs processes on one storage ($name)', (profile) => {
   it('converge on one service and one result when racing the same keys', async () => {
-    const dataRoot = freshDataRoot();
-    const clients = await Promise.all([0, 1, 2].map(() => startAipcs(sqliteArgs(dataRoot))));
+    const storage = await profile.fresh();
+    const clients = await Promise.all([0, 1, 2].map(() => startAipcs(storage.args, storage.env)));
     try {
       const seed = { domain_name: 'notes', domain_class: 'knowledge', intent_description: 'Shared notes.', idempotency_key: 'seed-race' };
       const seeds = await Promise.all(clients.map((client) => retryUntilSettled(client, 'aipcs_service_seed', seed)));
@@ -42,12 +44,13 @@ describe('several aipcs processes on one data root', () => {
       expect((listed.result?.['services'] as unknown[]).length).toBe(1);
     } finally {
       await Promise.all(clients.map((client) => client.close()));
+      await storage.drop();
     }
   });
 
   it('keep exactly one winner per record version across processes', async () => {
-    const dataRoot = freshDataRoot();
-    const [a, b] = await Promise.all([startAipcs(sqliteArgs(dataRoot)), startAipcs(sqliteArgs(dataRoot))]);
+    const storage = await profile.fresh();
+    const [a, b] = await Promise.all([startAipcs(storage.args, storage.env), startAipcs(storage.args, storage.env)]);
     try {
       const serviceId = (await a!.call('aipcs_service_seed', { domain_name: 'notes', domain_class: 'k', intent_description: 'i', idempotency_key: 's' })).result?.['service_id'];
       await a!.call('aipcs_service_design', { service_id: serviceId, schema: wireNotesManifest(), idempotency_key: 'd' });
@@ -67,25 +70,26 @@ describe('several aipcs processes on one data root', () => {
       expect((history.result?.['events'] as { record_version: number }[]).map((event) => event.record_version)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
     } finally {
       await Promise.all([a!.close(), b!.close()]);
+      await storage.drop();
     }
   });
 });
 
-describe('a server killed in the middle of materialise', () => {
+describe.each(profiles)('a server killed in the middle of materialise ($name)', (profile) => {
   for (const checkpoint of ['materialise:admitted', 'materialise:applied']) {
     it(`recovers on the next start after SIGKILL at ${checkpoint}`, async () => {
-      const dataRoot = freshDataRoot();
-      const setup = await startAipcs(sqliteArgs(dataRoot));
+      const storage = await profile.fresh();
+      const setup = await startAipcs(storage.args, storage.env);
       const serviceId = (await setup.call('aipcs_service_seed', { domain_name: 'notes', domain_class: 'k', intent_description: 'i', idempotency_key: 's' })).result?.['service_id'];
       await setup.call('aipcs_service_design', { service_id: serviceId, schema: wireNotesManifest(), idempotency_key: 'd' });
       await setup.close();
 
       const materialise = { service_id: serviceId, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: 'm' };
-      const doomed = await startAipcs(sqliteArgs(dataRoot), { AIPCS_FAULT_INJECTION: checkpoint });
+      const doomed = await startAipcs(storage.args, { ...storage.env, AIPCS_FAULT_INJECTION: checkpoint });
       await expect(doomed.call('aipcs_service_materialise', materialise)).rejects.toThrow();
       await doomed.close().catch(() => undefined);
 
-      const next = await startAipcs(sqliteArgs(dataRoot));
+      const next = await startAipcs(storage.args, storage.env);
       try {
         const pending = await next.call('aipcs_service_inspect', { service_id: serviceId });
         expect(pending.result).toMatchObject({ recovery_state: 'pending', design_state: 'seeded', storage: null });
@@ -99,6 +103,7 @@ describe('a server killed in the middle of materialise', () => {
         expect(list.ok).toBe(true);
       } finally {
         await next.close();
+        await storage.drop();
       }
     });
   }

@@ -1,9 +1,10 @@
-// End to end over real stdio pipes: `aipcs serve --profile sqlite` driven by
+// End to end over real stdio pipes: `aipcs serve` on SQLite and on every
+// PostgreSQL the test setup started, driven by
 // the MCP SDK client through the normal flow (seed, design, materialise,
 // create, search, update, history) and its refusals.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDataRoot, sqliteArgs, startAipcs, type AipcsClient } from '../../support/aipcs-client.js';
+import { serverProfiles, startAipcs, type AipcsClient } from '../../support/aipcs-client.js';
 import { wireNotesManifest } from '../../support/wire-manifests.js';
 
 const TOOLS = [
@@ -13,15 +14,21 @@ const TOOLS = [
   'aipcs_branch_update', 'aipcs_branch_assign_records', 'aipcs_maintenance_scan',
 ];
 
-describe('aipcs serve --profile sqlite over stdio', () => {
+describe.each(await serverProfiles())('aipcs serve over stdio on $name', (profile) => {
   let aipcs: AipcsClient;
+  let drop: () => Promise<void>;
+  let secrets: string[];
 
   beforeAll(async () => {
-    aipcs = await startAipcs(sqliteArgs(freshDataRoot()));
+    const storage = await profile.fresh();
+    drop = storage.drop;
+    secrets = [...storage.args.filter((arg) => arg.startsWith('/')), ...Object.values(storage.env)];
+    aipcs = await startAipcs(storage.args, storage.env);
   });
 
   afterAll(async () => {
     await aipcs.close();
+    await drop();
   });
 
   it('lists exactly the 21 contract tools in order, each with input and output schemas', async () => {
@@ -110,8 +117,8 @@ describe('aipcs serve --profile sqlite over stdio', () => {
     expect(unknownService.error).toMatchObject({ code: 'not_found', message: 'The requested record or branch was not found.', issues: [] });
   });
 
-  it('never leaks the principal or paths into stderr', () => {
+  it('never leaks the principal, paths or the DSN into stderr', () => {
     expect(aipcs.stderr()).not.toContain('local-agent');
-    expect(aipcs.stderr()).not.toContain('aipcs-e2e-');
+    for (const secret of secrets) expect(aipcs.stderr()).not.toContain(secret);
   });
 });
