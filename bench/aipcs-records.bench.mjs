@@ -1,7 +1,8 @@
-// AIPCS records on SQLite: record_create over the real stdio MCP client
-// against a bare better-sqlite3 insert of the same row with the same
-// durability settings; exact search at 10k/100k/1M records in one entity;
-// list pagination through 100k records. Prints a markdown section.
+// AIPCS records: record_create over the real stdio MCP client against a
+// bare better-sqlite3 insert of the same row with the same durability
+// settings; exact search at 10k/100k/1M records in one entity; list
+// pagination through 100k records. The same rows and client run on SQLite
+// and on a throwaway PostgreSQL 18 started here. Prints a markdown section.
 // Sizes can be reduced for a quick run: AIPCS_BENCH_SCALE=0.1.
 
 import { createHash, randomUUID } from 'node:crypto';
@@ -18,7 +19,10 @@ const dist = join(here, '..', 'dist', 'src', 'aipcs');
 const { openSqliteStorage } = await import(join(dist, 'storage/sqlite/index.js'));
 const { createApplication } = await import(join(dist, 'core/application.js'));
 const { validateManifest } = await import(join(dist, 'contract/manifest/validate-manifest.js'));
+const { openPostgresStorage } = await import(join(dist, 'storage/postgres/index.js'));
 const { parseJson } = await import(join(here, '..', 'dist', 'src', 'common', 'json.js'));
+const { startCluster } = await import(join(here, '..', 'dist', 'test', 'support', 'postgres-cluster.js'));
+const { default: pg } = await import('pg');
 
 const scale = Number(process.env.AIPCS_BENCH_SCALE ?? '1');
 const sized = (n) => Math.max(100, Math.round(n * scale));
@@ -82,12 +86,13 @@ function appOver(storage) {
 
 // --- 1. record_create over stdio MCP vs bare better-sqlite3 ---------------------------------
 
-async function benchCreate() {
+async function benchCreate(backend) {
   const n = sized(400);
   const { base, dataRoot } = freshRoot();
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [join(dist, 'cli/main.js'), 'serve', '--profile', 'sqlite', '--principal-id', 'bench', '--sqlite-data-root', dataRoot],
+    args: [join(dist, 'cli/main.js'), 'serve', '--principal-id', 'bench', ...backend.serveArgs(dataRoot)],
+    env: { ...process.env, ...backend.env },
     stderr: 'ignore',
   });
   const client = new Client({ name: 'bench', version: '1' });
@@ -149,19 +154,19 @@ async function loadRecords(storage, serviceId, app, total, loaded) {
           updatedAt: now,
           createdVia: 'mcp',
           recordVersion: 1n,
-          fields: { title: `note ${i}`, status: `s${i % 1000}`, confidence: (i % 100) / 100, tags: [`t${i % 500}`] },
+          fields: { title: `note ${i}`, status: `s${i % 100}`, confidence: (i % 100) / 100, tags: [`t${i % 100}`] },
         });
       }
     });
   }
 }
 
-async function benchSearch() {
+async function benchSearch(backend) {
   const { base, dataRoot } = freshRoot();
-  const storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
+  const storage = await backend.open(dataRoot);
   const app = appOver(storage);
   const serviceId = await materialisedService(app);
-  const sizes = [sized(10_000), sized(100_000), sized(1_000_000)];
+  const sizes = backend.sizes;
   const rows = [];
   let loaded = 0;
   let pagination;
@@ -172,10 +177,10 @@ async function benchSearch() {
     const member = [];
     for (let q = 0; q < 300; q++) {
       let started = process.hrtime.bigint();
-      await app.records.list({ serviceId, entityName: 'note', limit: 50, cursor: null, branch: null, filters: { status: `s${(q * 37) % 1000}` } });
+      await app.records.list({ serviceId, entityName: 'note', limit: 50, cursor: null, branch: null, filters: { status: `s${(q * 37) % 100}` } });
       scalar.push(ms(process.hrtime.bigint() - started));
       started = process.hrtime.bigint();
-      await app.records.list({ serviceId, entityName: 'note', limit: 50, cursor: null, branch: null, filters: { tags: `t${(q * 13) % 500}` } });
+      await app.records.list({ serviceId, entityName: 'note', limit: 50, cursor: null, branch: null, filters: { tags: `t${(q * 13) % 100}` } });
       member.push(ms(process.hrtime.bigint() - started));
     }
     rows.push({ size, scalarP50: percentile(scalar, 0.5), scalarP95: percentile(scalar, 0.95), memberP50: percentile(member, 0.5), memberP95: percentile(member, 0.95) });
@@ -199,13 +204,63 @@ async function benchSearch() {
   return { rows, pagination };
 }
 
-const create = await benchCreate();
-const search = await benchSearch();
+async function postgresBackend() {
+  const cluster = await startCluster('18');
+  const admin = new pg.Client({ connectionString: cluster.adminUrl });
+  await admin.connect();
+  let n = 0;
+  const fresh = async () => {
+    const name = `aipcs_bench_${++n}`;
+    await admin.query(`CREATE DATABASE ${name}`);
+    return cluster.adminUrl.replace(/\/postgres$/, `/${name}`);
+  };
+  const createDsn = await fresh();
+  const searchDsn = await fresh();
+  const options = (dsn) => ({ dsn, connectTimeoutSeconds: 10, lockTimeoutMs: 5000, statementTimeoutMs: 300000 });
+  return {
+    name: `PostgreSQL ${cluster.serverVersion}`,
+    serveArgs: () => ['--profile', 'postgresql', '--postgres-dsn-env', 'AIPCS_BENCH_DSN', '--postgres-statement-timeout-ms', '300000'],
+    env: { AIPCS_BENCH_DSN: createDsn },
+    open: () => openPostgresStorage(options(searchDsn)),
+    // The test cluster runs with fsync off; durability is not what this compares.
+    sizes: [sized(10_000), sized(100_000)],
+    async close() {
+      await admin.end();
+      await cluster.stop();
+    },
+  };
+}
+
+const sqlite = {
+  name: 'SQLite',
+  serveArgs: (dataRoot) => ['--profile', 'sqlite', '--sqlite-data-root', dataRoot],
+  env: {},
+  open: (dataRoot) => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false }),
+  sizes: [sized(10_000), sized(100_000), sized(1_000_000)],
+  close: async () => undefined,
+};
+
+const create = await benchCreate(sqlite);
+const search = await benchSearch(sqlite);
 const first = search.rows[0];
 const last = search.rows[search.rows.length - 1];
 
+let postgres;
+try {
+  const backend = await postgresBackend();
+  try {
+    postgres = { name: backend.name, create: await benchCreate(backend), search: await benchSearch(backend) };
+  } finally {
+    await backend.close();
+  }
+} catch (error) {
+  process.stderr.write(`PostgreSQL part skipped: ${error.message}\n`);
+}
+
 const lines = [
-  '## AIPCS records on SQLite',
+  '## AIPCS records',
+  '',
+  '### SQLite',
   '',
   `record_create over the stdio MCP client (${create.n} sequential calls) vs a bare better-sqlite3 insert of the same row (WAL, synchronous=FULL, one transaction per insert):`,
   '',
@@ -216,7 +271,7 @@ const lines = [
   `| aipcs_server_info via MCP stdio (protocol floor, no storage) | ${fmt(create.floorP50)} | ${fmt(create.floorP95)} |`,
   `| ratio (target ≤ 3x) | ${fmt(create.mcpP50 / create.bareP50, 2)}x | |`,
   '',
-  'Exact search in one entity, in process through the application layer (limit 50, 300 queries per size):',
+  'Exact search in one entity, in process through the application layer (limit 50, 300 queries per size; 100 distinct statuses and tags, so every query fills its page at 10k records and beyond):',
   '',
   '| records | scalar p50 ms | scalar p95 ms | membership p50 ms | membership p95 ms |',
   '| ---: | ---: | ---: | ---: | ---: |',
@@ -227,4 +282,21 @@ const lines = [
   `Pagination through ${search.pagination.records} records, 100 per page: ${search.pagination.pages} pages in ${fmt(search.pagination.totalMs, 0)} ms (page p50 ${fmt(search.pagination.pageP50)} ms).`,
   '',
 ];
+if (postgres) {
+  lines.push(
+    `### ${postgres.name} beside SQLite (same rows, same client)`,
+    '',
+    'The PostgreSQL cluster is the throwaway one the tests use (loopback, fsync off), so create latency is not comparable for durability; it shows the protocol and query overhead of the adapter.',
+    '',
+    '| | SQLite p50 ms | PostgreSQL p50 ms | ratio |',
+    '| --- | ---: | ---: | ---: |',
+    `| aipcs_record_create via MCP stdio | ${fmt(create.mcpP50)} | ${fmt(postgres.create.mcpP50)} | ${fmt(postgres.create.mcpP50 / create.mcpP50, 2)}x |`,
+    ...postgres.search.rows.map((row) => {
+      const same = search.rows.find((candidate) => candidate.size === row.size);
+      return `| scalar search at ${row.size} records | ${fmt(same.scalarP50)} | ${fmt(row.scalarP50)} | ${fmt(row.scalarP50 / same.scalarP50, 2)}x |\n| membership search at ${row.size} records | ${fmt(same.memberP50)} | ${fmt(row.memberP50)} | ${fmt(row.memberP50 / same.memberP50, 2)}x |`;
+    }),
+    `| pagination page (100 records) | ${fmt(search.pagination.pageP50)} | ${fmt(postgres.search.pagination.pageP50)} | ${fmt(postgres.search.pagination.pageP50 / search.pagination.pageP50, 2)}x |`,
+    '',
+  );
+}
 process.stdout.write(lines.join('\n') + '\n');

@@ -7,11 +7,19 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+// The checkout root: the nearest ancestor with node_modules (this file also
+// runs compiled from dist/test/support for the benchmarks).
+function findRepoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'node_modules')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
+const repoRoot = findRepoRoot();
 
 export interface ClusterInfo {
   readonly version: string;
