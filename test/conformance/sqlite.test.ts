@@ -10,9 +10,10 @@ import { discoverySuite } from './discovery.suite.js';
 import type { StorageHarness } from './harness.js';
 import { lifecycleSuite } from './lifecycle.suite.js';
 import { maintenanceSuite } from './maintenance.suite.js';
+import { operatorSuite } from './operator.suite.js';
 import { recordsSuite } from './records.suite.js';
 
-export const sqliteHarness: StorageHarness = {
+export const sqliteHarness = {
   name: 'sqlite',
   async create() {
     const base = mkdtempSync(join(tmpdir(), 'aipcs-conformance-'));
@@ -22,10 +23,11 @@ export const sqliteHarness: StorageHarness = {
       destroy: async () => rmSync(base, { recursive: true, force: true }),
     };
   },
-};
+} satisfies StorageHarness;
 
 lifecycleSuite(sqliteHarness);
 recordsSuite(sqliteHarness);
 branchesSuite(sqliteHarness);
 discoverySuite(sqliteHarness);
 maintenanceSuite(sqliteHarness);
+operatorSuite(sqliteHarness);

@@ -1,0 +1,275 @@
+// Conformance: the operator ports and use cases (operations spec §1.9, §4.3,
+// §5.9-5.10) over any adapter that offers OperatorStoragePorts: lifecycle
+// transitions and the write fence, export/import between two locations of
+// the same backend, purge and tombstones, and the canonical whole-store reads.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createApplication, createOperator, type Operator, type OperatorStoragePorts } from '../../src/aipcs/core/application.js';
+import { TRANSFER_CODEC } from '../../src/aipcs/compose.js';
+import { manualClock, sequentialIds } from '../../src/common/clock.js';
+import type { JsonObject } from '../../src/common/json.js';
+import { notesManifest } from '../support/manifests.js';
+import { manifest, sha256 } from './harness.js';
+
+export interface OperatorStorageLocation {
+  open(): Promise<OperatorStoragePorts>;
+  destroy(): Promise<void>;
+}
+
+export interface OperatorStorageHarness {
+  readonly name: string;
+  create(): Promise<OperatorStorageLocation>;
+}
+
+let idPrefix = 9000;
+
+function operatorOver(storage: OperatorStoragePorts, principalId = 'agent-a'): Operator {
+  const clock = manualClock(1_800_000_000_000_000n);
+  const ids = sequentialIds(idPrefix++);
+  return createOperator(storage, {
+    principalId,
+    createdVia: 'cli',
+    nowMicros: () => {
+      clock.advance(3n);
+      return clock.nowMicros();
+    },
+    uuid: () => ids.uuid(),
+    sha256,
+    codec: TRANSFER_CODEC,
+    producer: { packageVersion: '0.0.0-test', mcpContract: '1.2.0' },
+  });
+}
+
+/** The same storage as an MCP process would use it (created_via mcp). */
+function mcpOver(storage: OperatorStoragePorts, principalId = 'agent-a') {
+  const clock = manualClock(1_700_000_000_000_000n);
+  const ids = sequentialIds(idPrefix++);
+  return createApplication(storage, {
+    principalId,
+    createdVia: 'mcp',
+    nowMicros: () => {
+      clock.advance(5n);
+      return clock.nowMicros();
+    },
+    uuid: () => ids.uuid(),
+    sha256,
+  });
+}
+
+async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
+  await expect(promise).rejects.toMatchObject({ code });
+}
+
+const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+
+async function exportBytes(operator: Operator, serviceId: string, revision: bigint, operationId: string): Promise<{ bytes: Buffer; result: JsonObject }> {
+  const chunks: Uint8Array[] = [];
+  const result = await (operator.transfer as NonNullable<Operator['transfer']>).export({ serviceId, expectedServiceRevision: revision, operationId }, (chunk) => {
+    chunks.push(Buffer.from(chunk));
+  });
+  return { bytes: Buffer.concat(chunks), result };
+}
+
+async function importBytes(operator: Operator, bytes: Buffer, operationId: string): Promise<JsonObject> {
+  const artefact = await TRANSFER_CODEC.read(async function* () {
+    yield bytes;
+  });
+  return (operator.transfer as NonNullable<Operator['transfer']>).import(operationId, artefact);
+}
+
+export function operatorSuite(harness: OperatorStorageHarness): void {
+  describe(`operator conformance (${harness.name})`, () => {
+    let location: OperatorStorageLocation;
+    let storage: OperatorStoragePorts;
+    let app: ReturnType<typeof mcpOver>;
+    let operator: Operator;
+
+    beforeEach(async () => {
+      location = await harness.create();
+      storage = await location.open();
+      app = mcpOver(storage);
+      operator = operatorOver(storage);
+    });
+
+    afterEach(async () => {
+      await storage.close();
+      await location.destroy();
+    });
+
+    async function materialised(domainName = 'notes'): Promise<string> {
+      const seeded = await app.lifecycle.seed({ domainName, domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: `seed-${domainName}` });
+      const serviceId = seeded['service_id'] as string;
+      await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: `design-${domainName}` });
+      await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: `mat-${domainName}` });
+      return serviceId;
+    }
+
+    const locatorOf = (serviceId: string) => ({ backend: storage.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` });
+
+    describe('lifecycle and the write fence', () => {
+      it('moves the fence with each transition and the revision by one', async () => {
+        const serviceId = await materialised();
+        const locator = locatorOf(serviceId);
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 1n, state: 'open' });
+        const suspended = await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        expect(suspended).toMatchObject({ operation: 'suspend', operation_id: OP(1), service: { operational_status: 'suspended', service_revision: 4n } });
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 2n, state: 'closed' });
+        await operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(2) });
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 3n, state: 'open' });
+        await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 5n, operationId: OP(3) });
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 4n, state: 'closed' });
+        await operator.operations.transition({ kind: 'restore', serviceId, expectedServiceRevision: 6n, operationId: OP(4) });
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 4n, state: 'closed' });
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ operational_status: 'suspended', service_revision: 7n, recovery_state: 'clear' });
+      });
+
+      it('replays, refuses changed requests, stale revisions and unsupported transitions', async () => {
+        const serviceId = await materialised();
+        const first = await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        expect(await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) })).toEqual(first);
+        await rejects(operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 3n, operationId: OP(1) }), 'changed_fingerprint');
+        await rejects(operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 3n, operationId: OP(2) }), 'stale_revision');
+        await rejects(operator.operations.transition({ kind: 'restore', serviceId, expectedServiceRevision: 4n, operationId: OP(2) }), 'unsupported_transition');
+        // The MCP seed key is in the same ledger.
+        await rejects(operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: 'seed-notes' }), 'changed_fingerprint');
+      });
+
+      it('compare-and-change of the fence refuses a stale expectation and changes nothing', async () => {
+        const serviceId = await materialised();
+        const locator = locatorOf(serviceId);
+        expect(await storage.stores.changeFence(locator, { generation: 7n, state: 'open' }, 'closed')).toBeNull();
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 1n, state: 'open' });
+        expect(await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed')).toEqual({ generation: 2n, state: 'closed' });
+      });
+
+      it('a data write admitted while active cannot commit behind a closed fence', async () => {
+        const serviceId = await materialised();
+        const locator = locatorOf(serviceId);
+        await app.records.create({ serviceId, entityName: 'note', record: { title: 'Before' }, idempotencyKey: 'c1' });
+        // The registry still says active: only the fence stands in the way.
+        await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed');
+        await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'After' }, idempotencyKey: 'c2' }), 'storage_unavailable');
+        const count = await storage.data.read(locator, 'agent-a', async (tx) => (await tx.historyPage(null, 100)).length);
+        expect(count).toBe(1);
+      });
+    });
+
+    describe('inspection and canonical pages', () => {
+      it('inspects a store foundation, and an absent one', async () => {
+        const serviceId = await materialised();
+        expect(await storage.stores.inspect(locatorOf(serviceId))).toMatchObject({ status: 'ready', reason: null });
+        const absent = locatorOf('0000aaaa-0000-4000-8000-000000000001');
+        expect(await storage.stores.inspect(absent)).toMatchObject({ status: 'uninitialised', appliedRevision: 0n });
+        expect(await storage.stores.isAbsent(absent)).toBe(true);
+      });
+
+      it('pages history and memberships in canonical order', async () => {
+        const serviceId = await materialised();
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++) ids.push(((await app.records.create({ serviceId, entityName: 'note', record: { title: `n${i}` }, idempotencyKey: `c${i}` }))['record'] as JsonObject)['id'] as string);
+        const first = ids[0] as string;
+        await app.records.update({ serviceId, entityName: 'note', recordId: first, updates: { title: 'changed' }, expectedRecordVersion: 1n, idempotencyKey: 'u1' });
+        const branch = ((await app.branches.create({ serviceId, slug: 'b', title: 'B', intent: 'I', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: 'b1' }))['branch'] as JsonObject)['id'] as string;
+        await app.branches.assign({ serviceId, branchId: branch, role: 'related', operation: 'assign', records: ids.map((recordId) => ({ entityName: 'note', recordId, expectedRecordVersion: recordId === first ? 2n : 1n })), idempotencyKey: 'a1' });
+        const locator = locatorOf(serviceId);
+        const history = await storage.data.read(locator, 'agent-a', async (tx) => {
+          const out = [];
+          let after = null;
+          for (;;) {
+            const page = await tx.historyPage(after, 2);
+            out.push(...page);
+            const last = page.at(-1);
+            if (page.length < 2 || !last) return out;
+            after = { entityName: last.entityName, recordId: last.recordId, recordVersion: last.recordVersion };
+          }
+        });
+        const keys = history.map((event) => `${event.entityName}/${event.recordId}/${event.recordVersion.toString().padStart(3, '0')}`);
+        expect(keys).toEqual([...keys].sort());
+        expect(history).toHaveLength(5 + 1 + 5);
+        const memberships = await storage.data.read(locator, 'agent-a', async (tx) => {
+          const one = await tx.membershipPage(null, 3);
+          const two = await tx.membershipPage(one.at(-1) ?? null, 3);
+          return [...one, ...two];
+        });
+        expect(memberships.map((row) => row.recordId)).toEqual([...ids].sort());
+        expect(memberships.every((row) => row.branchId === branch && row.role === 'related' && row.entityName === 'note')).toBe(true);
+      });
+    });
+
+    describe('export and import', () => {
+      /** Replaces this test's location with a fresh one (some harnesses hold one location at a time). */
+      async function freshLocation(principalId: string): Promise<Operator> {
+        await storage.close();
+        await location.destroy();
+        location = await harness.create();
+        storage = await location.open();
+        app = mcpOver(storage, principalId);
+        return operatorOver(storage, principalId);
+      }
+
+      it('moves a service to another location with its content, identity, revision and status', async () => {
+        const serviceId = await materialised();
+        const note = (await app.records.create({ serviceId, entityName: 'note', record: { title: 'Kept', confidence: 1, tags: ['a', 'b'] }, idempotencyKey: 'c1' }))['record'] as JsonObject;
+        const before = await app.records.get(serviceId, 'note', note['id'] as string);
+        await rejects(exportBytes(operator, serviceId, 3n, OP(9)), 'unsupported_transition');
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const { bytes, result } = await exportBytes(operator, serviceId, 4n, OP(2));
+        expect(result).toMatchObject({ operation: 'export', receipt: { kind: 'export', service_revision: 4n, operational_status: 'suspended', verification: 'verified' } });
+        // Replay: the same bytes.
+        expect((await exportBytes(operator, serviceId, 4n, OP(2))).bytes.equals(bytes)).toBe(true);
+
+        const importer = await freshLocation('agent-b');
+        const imported = await importBytes(importer, bytes, OP(3));
+        expect(imported).toMatchObject({ operation: 'import', service: { service_id: serviceId, operational_status: 'suspended', service_revision: 4n, design_state: 'materialised' } });
+        expect(await importBytes(importer, bytes, OP(3))).toEqual(imported);
+        await rejects(importBytes(importer, bytes, OP(4)), 'already_exists');
+        // Exported again from here: the same lines but the header's export time (and so the trailer).
+        const again = (await exportBytes(importer, serviceId, 4n, OP(6))).bytes.toString('utf8').split('\n');
+        const original = bytes.toString('utf8').split('\n');
+        expect(again.slice(1, -2)).toEqual(original.slice(1, -2));
+        await importer.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(5) });
+        expect(await app.records.get(serviceId, 'note', note['id'] as string)).toEqual(before);
+      });
+
+      it('a seeded service exports in any status and imports without a store', async () => {
+        const seeded = await app.lifecycle.seed({ domainName: 'seed_only', domainClass: 'k', intentDescription: 'x', idempotencyKey: 's1' });
+        const serviceId = seeded['service_id'] as string;
+        const { bytes } = await exportBytes(operator, serviceId, 1n, OP(1));
+        const importer = await freshLocation('agent-a');
+        const imported = await importBytes(importer, bytes, OP(2));
+        expect(imported).toMatchObject({ service: { service_id: serviceId, design_state: 'seeded', operational_status: 'active', storage: null } });
+        expect(await storage.stores.isAbsent(locatorOf(serviceId))).toBe(true);
+      });
+    });
+
+    describe('purge', () => {
+      it('removes the store, leaves a tombstone and strips the other claims', async () => {
+        const serviceId = await materialised();
+        await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const { bytes, result } = await exportBytes(operator, serviceId, 4n, OP(2));
+        const receiptId = (result['receipt'] as JsonObject)['receipt_id'] as string;
+        await rejects(operator.operations.purge({ serviceId, expectedServiceRevision: 4n, operationId: OP(3), authority: { kind: 'verified_receipt', receiptId: OP(99) } }), 'unsupported_transition');
+        const purged = await operator.operations.purge({ serviceId, expectedServiceRevision: 4n, operationId: OP(3), authority: { kind: 'verified_receipt', receiptId } });
+        expect(purged).toMatchObject({ operation: 'purge', tombstone: { service_id: serviceId, authority: 'verified_receipt', receipt_id: receiptId } });
+        expect(await storage.stores.isAbsent(locatorOf(serviceId))).toBe(true);
+        await rejects(app.lifecycle.inspect(serviceId), 'not_found');
+        expect(await operator.operations.purge({ serviceId, expectedServiceRevision: 4n, operationId: OP(3), authority: { kind: 'verified_receipt', receiptId } })).toEqual(purged);
+        await rejects(operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 3n, operationId: OP(1) }), 'conflict');
+        await rejects(app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 'seed-notes' }), 'conflict');
+        await rejects(operator.operations.transition({ kind: 'restore', serviceId, expectedServiceRevision: 4n, operationId: OP(4) }), 'stale_revision');
+        await rejects(importBytes(operator, bytes, OP(5)), 'already_exists');
+        const tombstone = await storage.registry.read((tx) => tx.getIdentity(serviceId));
+        expect(tombstone).toMatchObject({ state: 'tombstoned', domainName: null, idempotencyKey: OP(3) });
+        expect(await storage.registry.read((tx) => tx.getReceipt(receiptId))).toBeUndefined();
+        // The domain name is free again.
+        expect((await app.lifecycle.seed({ domainName: 'notes', domainClass: 'k', intentDescription: 'again', idempotencyKey: 'seed-again' }))['service_id']).not.toBe(serviceId);
+      });
+
+      it('refuses a store whose fence is open', async () => {
+        const serviceId = await materialised();
+        await expect(storage.stores.remove(locatorOf(serviceId))).rejects.toMatchObject({ kind: 'incompatible' });
+        expect(await storage.stores.inspect(locatorOf(serviceId))).toMatchObject({ status: 'ready' });
+      });
+    });
+  });
+}
