@@ -19,9 +19,9 @@ import { createDispatcher } from './mcp/dispatch.js';
 import { httpExposureAllowed, serveAipcsHttp } from './mcp/http-server.js';
 import { aipcsServerOptions } from './mcp/server.js';
 import { openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
-import { openPostgresStorage } from './storage/postgres/index.js';
+import { openPostgresStorage, openPostgresStorageForAdmin } from './storage/postgres/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
-import { StorageFailure } from './core/ports.js';
+import { StorageFailure, type MigrationState } from './core/ports.js';
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -180,32 +180,27 @@ export async function openStorageForAdmin(runtime: RuntimeConfig, mode: { readon
     const context: AdminContext = { profile: 'stateless', backend: null, registry: null, storage: null, lifecycle: null, principalId: runtime.principalId };
     return { context, operator: null, close: async () => undefined };
   }
+  let opened: { readonly registry: MigrationState; readonly ports: OperatorStoragePorts | null };
   if (runtime.profile === 'postgresql') {
+    // The DSN is read once, here; it never reaches output, logs or errors.
+    // An unreachable server or unsupported version shows as an unavailable registry.
     const dsn = process.env[runtime.postgres.dsnEnv];
     if (dsn === undefined || dsn.trim() === '') throw new AdminStorageUnavailable();
-    // The PostgreSQL adapter does not offer the operator ports yet: its
-    // registry shows as unavailable, which every command reports safely.
-    const context: AdminContext = {
-      profile: 'postgresql',
-      backend: 'postgresql',
-      registry: { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: 'unavailable' },
-      storage: null,
-      lifecycle: null,
-      principalId: runtime.principalId,
-    };
-    return { context, operator: null, close: async () => undefined };
-  }
-  let opened;
-  try {
-    opened = await openSqliteStorageForAdmin({ dataRoot: runtime.sqlite.dataRoot, busyTimeoutMs: runtime.sqlite.busyTimeoutMs, defaultRoot: !runtime.sqlite.dataRootExplicit }, mode);
-  } catch (error) {
-    throw new AdminStorageUnavailable({ cause: error });
+    const { connectTimeoutSeconds, lockTimeoutMs, statementTimeoutMs } = runtime.postgres;
+    opened = await openPostgresStorageForAdmin({ dsn, connectTimeoutSeconds, lockTimeoutMs, statementTimeoutMs }, mode);
+  } else {
+    try {
+      opened = await openSqliteStorageForAdmin({ dataRoot: runtime.sqlite.dataRoot, busyTimeoutMs: runtime.sqlite.busyTimeoutMs, defaultRoot: !runtime.sqlite.dataRootExplicit }, mode);
+    } catch (error) {
+      // A root the location policy rejects.
+      throw new AdminStorageUnavailable({ cause: error });
+    }
   }
   const storage = opened.ports;
   const operator = storage ? operatorOver(storage, runtime.principalId) : null;
   const context: AdminContext = {
-    profile: 'sqlite',
-    backend: 'sqlite',
+    profile: runtime.profile,
+    backend: runtime.profile,
     registry: opened.registry,
     storage,
     lifecycle: operator?.application.lifecycle ?? null,
