@@ -14,6 +14,7 @@ import { discoverySuite } from './discovery.suite.js';
 import type { StorageHarness } from './harness.js';
 import { lifecycleSuite } from './lifecycle.suite.js';
 import { maintenanceSuite } from './maintenance.suite.js';
+import { operatorSuite, type OperatorStorageHarness } from './operator.suite.js';
 import { recordsSuite } from './records.suite.js';
 
 /** Drops every schema the adapter may have created (registry, service stores, probes). */
@@ -30,7 +31,7 @@ export async function emptyDatabase(url: string): Promise<void> {
   }
 }
 
-export function postgresHarness(cluster: ClusterInfo): StorageHarness & { dispose(): Promise<void> } {
+export function postgresHarness(cluster: ClusterInfo): StorageHarness & OperatorStorageHarness & { dispose(): Promise<void> } {
   let database: Promise<TestDatabase> | undefined;
   return {
     name: `postgresql ${cluster.version}`,
@@ -58,5 +59,6 @@ for (const cluster of postgresClusters()) {
     branchesSuite(harness);
     discoverySuite(harness);
     maintenanceSuite(harness);
+    operatorSuite(harness);
   });
 }
