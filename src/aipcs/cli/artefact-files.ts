@@ -1,8 +1,7 @@
 // The files of export and import (operations spec §1.9.4-1.9.5, §5.9): an
-// export is written to an exclusive 0600 temp file beside its destination
-// and published by hard link, never overwriting; an import is read no-follow
-// from a regular file and spooled privately so staging re-reads the bytes
-// that were validated. Paths never reach any output.
+// export goes to an exclusive 0600 temp file and is published by hard link,
+// never overwriting; an import is read no-follow from a regular file and
+// spooled privately so staging re-reads what was validated. No path is printed.
 
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';

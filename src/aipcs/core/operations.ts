@@ -1,8 +1,7 @@
 // Operator lifecycle use cases (operations spec §1.9, §4.3, §5.10): suspend,
-// resume, archive, restore and purge, each a prepared claim in the registry
-// ledger that MCP lifecycle keys share, one bounded physical step (the write
-// fence, or removing the store), and a finalise with compare-and-swap in a
-// fresh unit. No file, terminal or output concern lives here.
+// resume, archive, restore and purge as prepared claims in the ledger MCP keys
+// share, one bounded physical step (fence or store removal), then a finalise
+// with compare-and-swap in a fresh unit. No file, terminal or output concern.
 
 import type { JsonObject, JsonValue } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';

@@ -1,8 +1,7 @@
 // Export and import of one service (operations spec §1.9.4-1.9.5, §5.9):
-// claims and receipts in the registry, whole-store reads in one snapshot
-// under a closed fence, staging a new store in one unit, re-observation and
-// publication. Bytes go through the injected codec; files, spools, prompts
-// and output belong to the CLI.
+// claims and receipts, whole-store reads in one snapshot behind a closed
+// fence, one-unit staging, re-observation and publication. Bytes go through
+// the injected codec; files, spools, prompts and output belong to the CLI.
 
 import type { JsonObject } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';

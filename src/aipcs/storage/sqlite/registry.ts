@@ -1,8 +1,7 @@
-// The SQLite registry: services, the claim ledger (idempotency keys and
-// durable lifecycle intent), identity reservations and tombstones, transfer
-// receipts, and its explicit migration. Only `serve` migrates; everything
-// else inspects. Inspection compares the exact object set, so a file that is
-// not ours, or only half ours, is never treated as ready.
+// The SQLite registry: services, the claim ledger, identity reservations and
+// tombstones, transfer receipts, and its explicit migration. Only `serve`
+// migrates; everything else inspects. Inspection compares the exact object
+// set, so a file that is not ours, or only half ours, is never ready.
 
 import Database from 'better-sqlite3';
 import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';

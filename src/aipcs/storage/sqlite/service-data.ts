@@ -1,9 +1,7 @@
-// Record data on SQLite: the ServiceDataPort over the per-service stores.
-// Values are encoded per column type (booleans 0/1, lists as JSON text plus a
-// member side table for indexed membership search, server timestamps as
-// Timestamp27 text); every query is scoped to the principal and ordered by id.
-// Operators read whole stores in canonical order (export) and stage a new
-// store with its rows in one unit (import).
+// Record data on SQLite: the ServiceDataPort over the per-service stores,
+// values encoded per column type and every query scoped to the principal and
+// ordered by id; operators also read whole stores in canonical order (export)
+// and stage a new store with its rows in one unit (import).
 
 import type { Statement } from 'better-sqlite3';
 import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';

@@ -1,10 +1,7 @@
-// SQLite service stores: one private database file per materialised service
-// (service-stores/svc_<hex>.sqlite) holding the domain tables a manifest asks
-// for plus the store's own bookkeeping tables (prefix __aipcs_). Creation and
-// evolution are single transactions; observation compares structure, never
-// trusting a file that only looks similar. Operators also inspect the
-// foundation, move the write fence with compare-and-change, and remove a
-// purged store; an admin opening never creates anything.
+// SQLite service stores: one private database per materialised service
+// (service-stores/svc_<hex>.sqlite) with its domain tables and __aipcs_
+// bookkeeping; creation and evolution are single transactions, observation
+// compares structure. Operators also inspect, move the fence and remove stores.
 
 import Database from 'better-sqlite3';
 import { lstatSync, unlinkSync } from 'node:fs';
