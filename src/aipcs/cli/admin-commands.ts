@@ -13,10 +13,10 @@ import { TRANSITIONS, type PurgeAuthority, type TransitionKind } from '../core/o
 import { importDryRunResult } from '../core/transfer.js';
 import { requireRunnable, resolveConfiguration, transportPreflight, type ResolveInput, type RuntimeConfig } from '../config/index.js';
 import { openStorageForAdmin, TRANSFER_CODEC, type AdminComposition } from '../compose.js';
-import { adminErrorFrom, invalidArgument, refusal } from './admin-errors.js';
+import { adminError, adminErrorFrom, invalidArgument, refusal } from './admin-errors.js';
 import { checkFilePath, checkLimit, checkOptionalUuid, checkRevision, checkUuid, isInteractive, missingFlag, type Checked } from './admin-flags.js';
 import { ArtefactSpool, ExportFile, fileChunks, openArtefact, requireAbsent } from './artefact-files.js';
-import type { CliObject } from './human-format.js';
+import { renderHumanResult, type CliObject } from './human-format.js';
 import type { CliOutcome, OutputFormat } from './output.js';
 import { confirmOnTerminal } from './terminal.js';
 
@@ -58,13 +58,26 @@ export async function runAdmin<P>(command: AdminCommand<P>, invocation: AdminInv
   if (!resolution.ok) return { ok: false, error: resolution.error };
   const runnable = requireRunnable(resolution.config);
   if (!runnable.ok) return { ok: false, error: runnable.error };
+  let result: CliObject;
   try {
-    const result = await command.run(plan.value, runnable.runtime, interactive);
-    return { ok: true, result: markFloats(result) as CliObject };
+    result = markFloats(await command.run(plan.value, runnable.runtime, interactive)) as CliObject;
   } catch (error) {
     return { ok: false, error: adminErrorFrom(error) };
   }
+  // A result beyond the human format's bounds (a manifest with over 100
+  // indexes, say) must not read as a failed operation: say what happened.
+  if (formatOf(invocation.options) === 'human' && !renderHumanResult(result).ok) return { ok: false, error: NOT_RENDERABLE };
+  return { ok: true, result };
 }
+
+const NOT_RENDERABLE = adminError('internal_error', [
+  {
+    code: 'output_not_renderable',
+    path: '--format',
+    message: 'The command completed, but its result does not fit the human format.',
+    remediation: 'Repeat the same command with --format json; an operator command with the same operation id replays its result.',
+  },
+]);
 
 // ---------------------------------------------------------------------------
 // Composition helpers
