@@ -82,6 +82,8 @@ describe('the write fence', () => {
         }),
       ),
     );
+    // A writer that stopped early must not leave the test waiting.
+    void logs.then(release, release);
     await enough;
     const suspend = await aipcsAsync(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', '00000000-0000-4000-8000-00000000f00d', ...rootArgs(dataRoot)]);
     expect(suspend.status, suspend.stderr).toBe(0);
