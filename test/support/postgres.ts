@@ -3,7 +3,7 @@
 // what an operator provisions for AIPCS.
 
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
+import { expect, inject, it } from 'vitest';
 import pg from 'pg';
 import type { ClusterInfo } from './postgres-cluster.js';
 
@@ -45,4 +45,16 @@ export async function createTestDatabase(cluster: ClusterInfo): Promise<TestData
       }
     },
   };
+}
+
+/**
+ * Declares a test that needs the started clusters: under CI=true it fails
+ * when none was started; locally (AIPCS_TEST_PG_VERSIONS=none) it passes and
+ * keeps a file whose other tests are all per-cluster from being empty.
+ */
+export function expectClustersUnderCi(): void {
+  it('has a PostgreSQL cluster to run against (required when CI=true)', () => {
+    if (process.env['CI'] === 'true') expect(postgresClusters().length).toBeGreaterThan(0);
+    else expect(postgresClusters().length).toBeGreaterThanOrEqual(0);
+  });
 }

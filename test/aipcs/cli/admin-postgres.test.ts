@@ -9,14 +9,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { aipcs, createNote, freshDataRoot, materialisedService, rootArgs, serveOn } from '../../support/aipcs-admin.js';
 import { startAipcs } from '../../support/aipcs-client.js';
-import { createTestDatabase, postgresClusters } from '../../support/postgres.js';
+import { createTestDatabase, postgresClusters, expectClustersUnderCi } from '../../support/postgres.js';
 
 const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
 const DSN_ENV = 'AIPCS_TEST_ADMIN_DSN';
 const pgArgs = (principal = 'local-agent') => ['--profile', 'postgresql', '--principal-id', principal, '--postgres-dsn-env', DSN_ENV, '--postgres-connect-timeout-seconds', '5'];
 
 const clusters = postgresClusters();
-if (clusters.length === 0) it.skip('runs on every started PostgreSQL cluster (none started)', () => undefined);
+expectClustersUnderCi();
 
 for (const cluster of clusters) {
   describe(`aipcs admin on PostgreSQL ${cluster.version}`, () => {

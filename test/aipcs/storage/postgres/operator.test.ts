@@ -17,7 +17,7 @@ import { manualClock, sequentialIds } from '../../../../src/common/clock.js';
 import type { JsonObject } from '../../../../src/common/json.js';
 import { manifest, sha256 } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
-import { createTestDatabase, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
 
 const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
 let idPrefix = 700;
@@ -122,6 +122,8 @@ async function contentOf(operator: Operator, serviceId: string): Promise<JsonObj
 async function revisionOf(operator: Operator, serviceId: string): Promise<bigint> {
   return (await operator.operations.current(serviceId)).serviceRevision;
 }
+
+expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s under the operator services', (_version, cluster) => {
   const databases: TestDatabase[] = [];

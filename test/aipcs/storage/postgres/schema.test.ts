@@ -15,7 +15,7 @@ import type { JsonObject } from '../../../../src/common/json.js';
 import { appOver, manifest } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
-import { createTestDatabase, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
 
 const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
 
@@ -45,6 +45,8 @@ async function failureOf(promise: Promise<unknown>): Promise<StorageFailure> {
   expect(error).toBeInstanceOf(StorageFailure);
   return error as StorageFailure;
 }
+
+expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s adapter', (_version, cluster: ClusterInfo) => {
   let db: TestDatabase;
