@@ -5,27 +5,34 @@
 // COMMITTED and take transaction-scoped advisory locks on the keys they read
 // (ops spec §3.3.3) before reading them. Service stores are not touched here.
 
-import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';
 import {
   StorageFailure,
   TOMBSTONED_FINGERPRINT,
-  type BackendName,
   type IdentityRow,
-  type IdentityState,
   type MigrationState,
   type OperatorRegistryPort,
   type OperatorRegistryReader,
   type OperatorRegistryWriter,
   type ReceiptRow,
-  type ClaimKind,
-  type ClaimPhase,
   type ClaimRow,
-  type DesignState,
-  type OperationalStatus,
   type ServiceRow,
 } from '../../core/ports.js';
 import { schemaIsEmpty, schemaPresence, schemaSignature, type SignatureCache } from './catalog.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
+import {
+  CLAIM_COLUMN_NAMES,
+  SERVICE_VALUE_COLUMNS,
+  claimParams,
+  serviceParams,
+  toClaimRow,
+  toIdentityRow,
+  toReceiptRow,
+  toServiceRow,
+  type ClaimRecord,
+  type IdentityRecord,
+  type ReceiptRecord,
+  type ServiceRecord,
+} from '../shared/registry-rows.js';
 
 export const REGISTRY_SCHEMA = 'aipcs_registry';
 export const REGISTRY_ADAPTER_ID = 'aipcs.postgresql.registry';
@@ -189,62 +196,6 @@ export async function inspectPostgresRegistry(connection: PostgresConnection, ca
   }
 }
 
-type ServiceRecord = {
-  service_id: string;
-  principal_id: string;
-  domain_name: string;
-  domain_class: string;
-  intent_description: string;
-  created_at: bigint;
-  updated_at: bigint;
-  last_activity_at: bigint;
-  manifest_json: string | null;
-  schema_version: number | null;
-  design_state: string;
-  operational_status: string;
-  service_revision: bigint;
-  materialised_at: bigint | null;
-  storage_backend: string | null;
-  storage_namespace: string | null;
-};
-
-type ClaimRecord = {
-  principal_id: string;
-  idempotency_key: string;
-  operation_kind: string;
-  fingerprint: string;
-  service_id: string | null;
-  phase: string;
-  intent_json: string;
-  result_json: string | null;
-  created_at: bigint;
-  updated_at: bigint;
-};
-
-type IdentityRecord = {
-  service_id: string;
-  principal_id: string;
-  identity_state: string;
-  domain_name: string | null;
-  idempotency_key: string;
-  lifecycle_at: bigint;
-};
-
-type ReceiptRecord = {
-  receipt_id: string;
-  principal_id: string;
-  idempotency_key: string;
-  service_id: string;
-  receipt_kind: string;
-  bundle_root_sha256: string;
-  export_format_version: number;
-  storage_backend: string;
-  service_revision: bigint;
-  operational_status: string;
-  verification: string;
-  created_at: bigint;
-};
-
 const RECEIPT_COLUMNS = [
   'receipt_id',
   'principal_id',
@@ -263,110 +214,7 @@ const RECEIPT_COLUMNS = [
   .join(', ');
 const IDENTITY_COLUMNS = ['service_id', 'principal_id', 'identity_state', 'domain_name', 'idempotency_key', 'lifecycle_at'].map(quoteIdentifier).join(', ');
 
-const STORED_JSON_LIMITS = { maxBytes: 16 * 1024 * 1024, maxDepth: 256 };
-
-function parseStoredJson(text: string): JsonValue {
-  try {
-    return parseJson(text, STORED_JSON_LIMITS);
-  } catch (error) {
-    throw new StorageFailure('unavailable', { cause: error });
-  }
-}
-
-function toServiceRow(row: ServiceRecord): ServiceRow {
-  return {
-    serviceId: row.service_id,
-    principalId: row.principal_id,
-    domainName: row.domain_name,
-    domainClass: row.domain_class,
-    intentDescription: row.intent_description,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    lastActivityAt: row.last_activity_at,
-    manifest: row.manifest_json === null ? null : parseStoredJson(row.manifest_json),
-    schemaVersion: row.schema_version,
-    designState: row.design_state as DesignState,
-    operationalStatus: row.operational_status as OperationalStatus,
-    serviceRevision: row.service_revision,
-    materialisedAt: row.materialised_at,
-    storage:
-      row.storage_backend === null || row.storage_namespace === null
-        ? null
-        : { backend: row.storage_backend as 'sqlite' | 'postgresql', namespace: row.storage_namespace },
-  };
-}
-
-/** Parameters $1..$15 in SERVICE_VALUE_COLUMNS order. */
-function serviceParams(row: ServiceRow): unknown[] {
-  return [
-    row.principalId,
-    row.domainName,
-    row.domainClass,
-    row.intentDescription,
-    row.createdAt,
-    row.updatedAt,
-    row.lastActivityAt,
-    row.manifest === null ? null : losslessJson(row.manifest),
-    row.schemaVersion,
-    row.designState,
-    row.operationalStatus,
-    row.serviceRevision,
-    row.materialisedAt,
-    row.storage?.backend ?? null,
-    row.storage?.namespace ?? null,
-  ];
-}
-
-function toClaimRow(row: ClaimRecord): ClaimRow {
-  return {
-    principalId: row.principal_id,
-    idempotencyKey: row.idempotency_key,
-    kind: row.operation_kind as ClaimKind,
-    fingerprint: row.fingerprint,
-    serviceId: row.service_id,
-    phase: row.phase as ClaimPhase,
-    intent: parseStoredJson(row.intent_json),
-    result: row.result_json === null ? null : parseStoredJson(row.result_json),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-/** Parameters $1..$10 in CLAIM_COLUMNS order. */
-function claimParams(row: ClaimRow): unknown[] {
-  return [
-    row.principalId,
-    row.idempotencyKey,
-    row.kind,
-    row.fingerprint,
-    row.serviceId,
-    row.phase,
-    losslessJson(row.intent),
-    row.result === null ? null : losslessJson(row.result),
-    row.createdAt,
-    row.updatedAt,
-  ];
-}
-
-const SERVICE_VALUE_COLUMNS = [
-  'principal_id',
-  'domain_name',
-  'domain_class',
-  'intent_description',
-  'created_at',
-  'updated_at',
-  'last_activity_at',
-  'manifest_json',
-  'schema_version',
-  'design_state',
-  'operational_status',
-  'service_revision',
-  'materialised_at',
-  'storage_backend',
-  'storage_namespace',
-];
 const SERVICE_COLUMNS = ['service_id', ...SERVICE_VALUE_COLUMNS].map(quoteIdentifier).join(', ');
-const CLAIM_COLUMN_NAMES = ['principal_id', 'idempotency_key', 'operation_kind', 'fingerprint', 'service_id', 'phase', 'intent_json', 'result_json', 'created_at', 'updated_at'];
 const CLAIM_COLUMNS = CLAIM_COLUMN_NAMES.map(quoteIdentifier).join(', ');
 const placeholders = (count: number, from = 1) => Array.from({ length: count }, (_, i) => `$${i + from}`).join(', ');
 
@@ -407,34 +255,6 @@ const SQL = {
  * `identity` is keyed by (principal, domain) or ('service', service id).
  */
 type LockScope = 'claim' | 'identity' | 'service';
-
-function toIdentityRow(row: IdentityRecord): IdentityRow {
-  return {
-    serviceId: row.service_id,
-    principalId: row.principal_id,
-    state: row.identity_state as IdentityState,
-    domainName: row.domain_name,
-    idempotencyKey: row.idempotency_key,
-    lifecycleAt: row.lifecycle_at,
-  };
-}
-
-function toReceiptRow(row: ReceiptRecord): ReceiptRow {
-  return {
-    receiptId: row.receipt_id,
-    principalId: row.principal_id,
-    idempotencyKey: row.idempotency_key,
-    serviceId: row.service_id,
-    kind: row.receipt_kind as ReceiptRow['kind'],
-    bundleRootSha256: row.bundle_root_sha256,
-    exportFormatVersion: row.export_format_version,
-    backend: row.storage_backend as BackendName,
-    serviceRevision: row.service_revision,
-    operationalStatus: row.operational_status as OperationalStatus,
-    verification: row.verification as ReceiptRow['verification'],
-    createdAt: row.created_at,
-  };
-}
 
 class PostgresRegistryTx implements OperatorRegistryWriter {
   private readonly held = new Set<string>();

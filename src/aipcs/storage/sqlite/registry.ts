@@ -4,27 +4,32 @@
 // set, so a file that is not ours, or only half ours, is never ready.
 
 import Database from 'better-sqlite3';
-import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';
 import {
   StorageFailure,
   TOMBSTONED_FINGERPRINT,
-  type BackendName,
   type IdentityRow,
-  type IdentityState,
   type MigrationState,
   type OperatorRegistryPort,
   type OperatorRegistryReader,
   type OperatorRegistryWriter,
   type ReceiptRow,
-  type ClaimKind,
-  type ClaimPhase,
   type ClaimRow,
-  type DesignState,
-  type OperationalStatus,
   type ServiceRow,
 } from '../../core/ports.js';
 import { SqliteConnection, type SqliteDatabase } from './connection.js';
 import { checkDatabaseFile, checkDataRoot, createDatabaseFile, dataRootPaths } from './location.js';
+import {
+  claimParams,
+  serviceParams,
+  toClaimRow,
+  toIdentityRow,
+  toReceiptRow,
+  toServiceRow,
+  type ClaimRecord,
+  type IdentityRecord,
+  type ReceiptRecord,
+  type ServiceRecord,
+} from '../shared/registry-rows.js';
 
 export const REGISTRY_ADAPTER_ID = 'aipcs.sqlite.registry';
 /** Revision 1: services and the claim ledger. Revision 2 adds what operators need. */
@@ -268,130 +273,10 @@ function unavailableState(error: unknown): MigrationState {
   return { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: busy ? 'busy' : 'unavailable' };
 }
 
-type ServiceRecord = {
-  service_id: string;
-  principal_id: string;
-  domain_name: string;
-  domain_class: string;
-  intent_description: string;
-  created_at: bigint;
-  updated_at: bigint;
-  last_activity_at: bigint;
-  manifest_json: string | null;
-  schema_version: bigint | null;
-  design_state: string;
-  operational_status: string;
-  service_revision: bigint;
-  materialised_at: bigint | null;
-  storage_backend: string | null;
-  storage_namespace: string | null;
-};
-
-type ClaimRecord = {
-  principal_id: string;
-  idempotency_key: string;
-  operation_kind: string;
-  fingerprint: string;
-  service_id: string | null;
-  phase: string;
-  intent_json: string;
-  result_json: string | null;
-  created_at: bigint;
-  updated_at: bigint;
-};
-
-const STORED_JSON_LIMITS = { maxBytes: 16 * 1024 * 1024, maxDepth: 256 };
-
-export function parseStoredJson(text: string): JsonValue {
-  return parseJson(text, STORED_JSON_LIMITS);
-}
-
-function toServiceRow(row: ServiceRecord): ServiceRow {
-  return {
-    serviceId: row.service_id,
-    principalId: row.principal_id,
-    domainName: row.domain_name,
-    domainClass: row.domain_class,
-    intentDescription: row.intent_description,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    lastActivityAt: row.last_activity_at,
-    manifest: row.manifest_json === null ? null : parseStoredJson(row.manifest_json),
-    schemaVersion: row.schema_version === null ? null : Number(row.schema_version),
-    designState: row.design_state as DesignState,
-    operationalStatus: row.operational_status as OperationalStatus,
-    serviceRevision: row.service_revision,
-    materialisedAt: row.materialised_at,
-    storage:
-      row.storage_backend === null || row.storage_namespace === null
-        ? null
-        : { backend: row.storage_backend as 'sqlite' | 'postgresql', namespace: row.storage_namespace },
-  };
-}
-
-function serviceParams(row: ServiceRow): unknown[] {
-  return [
-    row.principalId,
-    row.domainName,
-    row.domainClass,
-    row.intentDescription,
-    row.createdAt,
-    row.updatedAt,
-    row.lastActivityAt,
-    row.manifest === null ? null : losslessJson(row.manifest),
-    row.schemaVersion === null ? null : BigInt(row.schemaVersion),
-    row.designState,
-    row.operationalStatus,
-    row.serviceRevision,
-    row.materialisedAt,
-    row.storage?.backend ?? null,
-    row.storage?.namespace ?? null,
-  ];
-}
-
-function toClaimRow(row: ClaimRecord): ClaimRow {
-  return {
-    principalId: row.principal_id,
-    idempotencyKey: row.idempotency_key,
-    kind: row.operation_kind as ClaimKind,
-    fingerprint: row.fingerprint,
-    serviceId: row.service_id,
-    phase: row.phase as ClaimPhase,
-    intent: parseStoredJson(row.intent_json),
-    result: row.result_json === null ? null : parseStoredJson(row.result_json),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
 const SERVICE_COLUMNS = `service_id, principal_id, domain_name, domain_class, intent_description, created_at, updated_at, last_activity_at,
   manifest_json, schema_version, design_state, operational_status, service_revision, materialised_at, storage_backend, storage_namespace`;
 
 const CLAIM_COLUMNS = `principal_id, idempotency_key, operation_kind, fingerprint, service_id, phase, intent_json, result_json, created_at, updated_at`;
-
-type IdentityRecord = {
-  service_id: string;
-  principal_id: string;
-  identity_state: string;
-  domain_name: string | null;
-  idempotency_key: string;
-  lifecycle_at: bigint;
-};
-
-type ReceiptRecord = {
-  receipt_id: string;
-  principal_id: string;
-  idempotency_key: string;
-  service_id: string;
-  receipt_kind: string;
-  bundle_root_sha256: string;
-  export_format_version: bigint;
-  storage_backend: string;
-  service_revision: bigint;
-  operational_status: string;
-  verification: string;
-  created_at: bigint;
-};
 
 const RECEIPT_COLUMNS = `receipt_id, principal_id, idempotency_key, service_id, receipt_kind, bundle_root_sha256, export_format_version, storage_backend,
   service_revision, operational_status, verification, created_at`;
@@ -464,16 +349,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
     const row = this.db
       .prepare(`SELECT service_id, principal_id, identity_state, domain_name, idempotency_key, lifecycle_at FROM aipcs_registry_identity WHERE service_id = ?`)
       .get(serviceId) as IdentityRecord | undefined;
-    return (
-      row && {
-        serviceId: row.service_id,
-        principalId: row.principal_id,
-        state: row.identity_state as IdentityState,
-        domainName: row.domain_name,
-        idempotencyKey: row.idempotency_key,
-        lifecycleAt: row.lifecycle_at,
-      }
-    );
+    return row && toIdentityRow(row);
   }
 
   async serviceIdInUse(serviceId: string): Promise<boolean> {
@@ -489,22 +365,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
 
   async getReceipt(receiptId: string): Promise<ReceiptRow | undefined> {
     const row = this.db.prepare(`SELECT ${RECEIPT_COLUMNS} FROM aipcs_registry_receipt WHERE receipt_id = ?`).get(receiptId) as ReceiptRecord | undefined;
-    return (
-      row && {
-        receiptId: row.receipt_id,
-        principalId: row.principal_id,
-        idempotencyKey: row.idempotency_key,
-        serviceId: row.service_id,
-        kind: row.receipt_kind as ReceiptRow['kind'],
-        bundleRootSha256: row.bundle_root_sha256,
-        exportFormatVersion: Number(row.export_format_version),
-        backend: row.storage_backend as BackendName,
-        serviceRevision: row.service_revision,
-        operationalStatus: row.operational_status as OperationalStatus,
-        verification: row.verification as ReceiptRow['verification'],
-        createdAt: row.created_at,
-      }
-    );
+    return row && toReceiptRow(row);
   }
 
   async putIdentity(row: IdentityRow): Promise<void> {
@@ -556,21 +417,6 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
       )
       .run(TOMBSTONED_FINGERPRINT, now, principalId, serviceId, keepKey);
   }
-}
-
-function claimParams(row: ClaimRow): unknown[] {
-  return [
-    row.principalId,
-    row.idempotencyKey,
-    row.kind,
-    row.fingerprint,
-    row.serviceId,
-    row.phase,
-    losslessJson(row.intent),
-    row.result === null ? null : losslessJson(row.result),
-    row.createdAt,
-    row.updatedAt,
-  ];
 }
 
 export class SqliteRegistry implements OperatorRegistryPort {
