@@ -33,11 +33,10 @@ import {
   type StoredHistoryEvent,
   type StoredRecord,
 } from '../../core/ports.js';
-import { decodeFieldSet, encodeFieldSet, formatTimestamp27, parseStoredJson, parseTimestamp27, SERVER_COLUMNS } from '../shared/record-codec.js';
+import { decodeFieldSet, encodeFieldSet, formatTimestamp27, parseStoredJson, recordSelectList, toStoredRecord, type Row } from '../shared/record-codec.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { compareLayout, insertStoreMeta, lockStore, schemaOf, storeKeysDdl, storeTablesDdl, writeFenceRow, type PostgresServiceStores } from './service-store.js';
 
-type Row = Record<string, unknown>;
 
 function encodeValue(type: string, value: FieldValue): unknown {
   if (value === null) return null;
@@ -92,27 +91,12 @@ export class PostgresDataTx implements OperatorDataWriter {
     return `${this.s}.${quoteIdentifier(entityName)}`;
   }
 
-  private domainColumns(entity: EntityLayout) {
-    return entity.columns.filter((column) => !SERVER_COLUMNS.has(column.name));
-  }
-
   private selectList(entity: EntityLayout): string {
-    return ['id', 'created_at', 'updated_at', 'created_via', 'record_version', ...this.domainColumns(entity).map((column) => column.name)]
-      .map((name) => `r.${quoteIdentifier(name)}`)
-      .join(', ');
+    return recordSelectList(entity, quoteIdentifier);
   }
 
   private toRecord(entity: EntityLayout, row: Row): StoredRecord {
-    const fields: Record<string, FieldValue> = {};
-    for (const column of this.domainColumns(entity)) fields[column.name] = decodeValue(column.type, row[column.name]);
-    return {
-      id: row['id'] as string,
-      createdAt: parseTimestamp27(row['created_at'] as string),
-      updatedAt: parseTimestamp27(row['updated_at'] as string),
-      createdVia: row['created_via'] as string,
-      recordVersion: row['record_version'] as bigint,
-      fields,
-    };
+    return toStoredRecord(entity, row, decodeValue);
   }
 
   async getRecord(entity: EntityLayout, id: string): Promise<StoredRecord | undefined> {

@@ -5,7 +5,7 @@
 
 import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';
 import { formatTimestamp27 } from '../../core/time.js';
-import { StorageFailure, type FieldSet } from '../../core/ports.js';
+import { StorageFailure, type ColumnLayout, type EntityLayout, type FieldSet, type FieldValue, type StoredRecord } from '../../core/ports.js';
 
 /** Server-managed columns of every domain table; the rest are domain fields. */
 export const SERVER_COLUMNS: ReadonlySet<string> = new Set(['id', 'owner_id', 'created_at', 'updated_at', 'created_via', 'record_version']);
@@ -33,10 +33,39 @@ export function decodeFieldSet(text: string | null): FieldSet | null {
   return text === null ? null : (parseStoredJson(text) as unknown as FieldSet);
 }
 
-export function parseStoredJson(text: string): JsonValue {
+/** A stored JSON column; text that does not parse means the store is not what we wrote. */
+export function parseStoredJson(text: string, limits: { maxBytes: number; maxDepth: number } = STORED_JSON_LIMITS): JsonValue {
   try {
-    return parseJson(text, STORED_JSON_LIMITS);
+    return parseJson(text, limits);
   } catch (error) {
     throw new StorageFailure('unavailable', { cause: error });
   }
+}
+
+export type Row = Record<string, unknown>;
+
+/** The entity's domain columns, in manifest order. */
+export function domainColumns(entity: EntityLayout): ColumnLayout[] {
+  return entity.columns.filter((column) => !SERVER_COLUMNS.has(column.name));
+}
+
+/** The select list of a stored record (alias `r`): server fields, then domain fields. */
+export function recordSelectList(entity: EntityLayout, quote: (name: string) => string): string {
+  return ['id', 'created_at', 'updated_at', 'created_via', 'record_version', ...domainColumns(entity).map((column) => column.name)]
+    .map((name) => `r.${quote(name)}`)
+    .join(', ');
+}
+
+/** A selected row as a StoredRecord; `decode` knows the backend's value encodings. */
+export function toStoredRecord(entity: EntityLayout, row: Row, decode: (type: ColumnLayout['type'], value: unknown) => FieldValue): StoredRecord {
+  const fields: Record<string, FieldValue> = {};
+  for (const column of domainColumns(entity)) fields[column.name] = decode(column.type, row[column.name]);
+  return {
+    id: row['id'] as string,
+    createdAt: parseTimestamp27(row['created_at'] as string),
+    updatedAt: parseTimestamp27(row['updated_at'] as string),
+    createdVia: row['created_via'] as string,
+    recordVersion: row['record_version'] as bigint,
+    fields,
+  };
 }

@@ -3,19 +3,19 @@
 // arrive as bigint or number depending on the driver; manifests, intents and
 // results are lossless JSON text. Pure functions; no driver and no SQL.
 
-import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';
-import {
-  StorageFailure,
-  type BackendName,
-  type ClaimKind,
-  type ClaimPhase,
-  type ClaimRow,
-  type DesignState,
-  type IdentityRow,
-  type IdentityState,
-  type OperationalStatus,
-  type ReceiptRow,
-  type ServiceRow,
+import { losslessJson, type JsonValue } from '../../../common/json.js';
+import { parseStoredJson } from './record-codec.js';
+import type {
+  BackendName,
+  ClaimKind,
+  ClaimPhase,
+  ClaimRow,
+  DesignState,
+  IdentityRow,
+  IdentityState,
+  OperationalStatus,
+  ReceiptRow,
+  ServiceRow,
 } from '../../core/ports.js';
 
 type DbInteger = bigint | number;
@@ -99,14 +99,8 @@ export const CLAIM_COLUMN_NAMES = ['principal_id', 'idempotency_key', 'operation
 
 const STORED_JSON_LIMITS = { maxBytes: 16 * 1024 * 1024, maxDepth: 256 };
 
-/** A stored JSON column; text that does not parse means the store is not what we wrote. */
-export function parseStoredJson(text: string): JsonValue {
-  try {
-    return parseJson(text, STORED_JSON_LIMITS);
-  } catch (error) {
-    throw new StorageFailure('unavailable', { cause: error });
-  }
-}
+/** Manifests, intents and result snapshots are larger than record field sets. */
+const parseRegistryJson = (text: string): JsonValue => parseStoredJson(text, STORED_JSON_LIMITS);
 
 export function toServiceRow(row: ServiceRecord): ServiceRow {
   return {
@@ -118,7 +112,7 @@ export function toServiceRow(row: ServiceRecord): ServiceRow {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     lastActivityAt: row.last_activity_at,
-    manifest: row.manifest_json === null ? null : parseStoredJson(row.manifest_json),
+    manifest: row.manifest_json === null ? null : parseRegistryJson(row.manifest_json),
     schemaVersion: row.schema_version === null ? null : Number(row.schema_version),
     designState: row.design_state as DesignState,
     operationalStatus: row.operational_status as OperationalStatus,
@@ -160,8 +154,8 @@ export function toClaimRow(row: ClaimRecord): ClaimRow {
     fingerprint: row.fingerprint,
     serviceId: row.service_id,
     phase: row.phase as ClaimPhase,
-    intent: parseStoredJson(row.intent_json),
-    result: row.result_json === null ? null : parseStoredJson(row.result_json),
+    intent: parseRegistryJson(row.intent_json),
+    result: row.result_json === null ? null : parseRegistryJson(row.result_json),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

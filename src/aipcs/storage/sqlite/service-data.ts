@@ -4,7 +4,7 @@
 // and stage a new store with its rows in one unit (import).
 
 import type { Statement } from 'better-sqlite3';
-import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';
+import { losslessJson } from '../../../common/json.js';
 import { formatTimestamp27 } from '../../core/time.js';
 import {
   StorageFailure,
@@ -13,7 +13,6 @@ import {
   type BranchRole,
   type EntityLayout,
   type FacetCount,
-  type FieldSet,
   type FieldValue,
   type HistoryEvent,
   type HistoryPosition,
@@ -33,6 +32,7 @@ import {
   type StoredRecord,
 } from '../../core/ports.js';
 import type { SqliteDatabase } from './connection.js';
+import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordSelectList, toStoredRecord, type Row } from '../shared/record-codec.js';
 import { BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
 
 const statementCache = new WeakMap<SqliteDatabase, Map<string, Statement>>();
@@ -52,16 +52,6 @@ export function prepared(db: SqliteDatabase, sql: string): Statement {
   return statement;
 }
 
-const STORED_LIMITS = { maxBytes: 2 * 1024 * 1024, maxDepth: 16 };
-
-export function parseTimestamp27(text: string): bigint {
-  const seconds = Date.parse(`${text.slice(0, 19)}Z`);
-  if (Number.isNaN(seconds)) throw new StorageFailure('unavailable');
-  return BigInt(seconds) * 1000n + BigInt(text.slice(20, 26) || '0');
-}
-
-const SERVER_COLUMNS = new Set(['id', 'owner_id', 'created_at', 'updated_at', 'created_via', 'record_version']);
-
 function encodeValue(type: string, value: FieldValue): unknown {
   if (value === null) return null;
   if (type === 'boolean') return value ? 1n : 0n;
@@ -76,16 +66,6 @@ function decodeValue(type: string, value: unknown): FieldValue {
   if (type === 'real' && typeof value === 'bigint') return Number(value);
   return value as FieldValue;
 }
-
-export function encodeFieldSet(fields: FieldSet | null): string | null {
-  return fields === null ? null : losslessJson(fields as unknown as JsonValue);
-}
-
-export function decodeFieldSet(text: string | null): FieldSet | null {
-  return text === null ? null : (parseJson(text, STORED_LIMITS) as unknown as FieldSet);
-}
-
-type Row = Record<string, unknown>;
 
 const BRANCH_COLUMNS = 'id, slug, title, intent, branch_type, parent_branch_id, status, retrieval_summary, created_at, updated_at, branch_revision';
 
@@ -111,27 +91,12 @@ export class SqliteDataTx implements OperatorDataWriter {
     private readonly principalId: string,
   ) {}
 
-  private domainColumns(entity: EntityLayout) {
-    return entity.columns.filter((column) => !SERVER_COLUMNS.has(column.name));
-  }
-
   private selectList(entity: EntityLayout): string {
-    return ['id', 'created_at', 'updated_at', 'created_via', 'record_version', ...this.domainColumns(entity).map((column) => column.name)]
-      .map((name) => `r.${quoteIdentifier(name)}`)
-      .join(', ');
+    return recordSelectList(entity, quoteIdentifier);
   }
 
   private toRecord(entity: EntityLayout, row: Row): StoredRecord {
-    const fields: Record<string, FieldValue> = {};
-    for (const column of this.domainColumns(entity)) fields[column.name] = decodeValue(column.type, row[column.name]);
-    return {
-      id: row['id'] as string,
-      createdAt: parseTimestamp27(row['created_at'] as string),
-      updatedAt: parseTimestamp27(row['updated_at'] as string),
-      createdVia: row['created_via'] as string,
-      recordVersion: row['record_version'] as bigint,
-      fields,
-    };
+    return toStoredRecord(entity, row, decodeValue);
   }
 
   async getRecord(entity: EntityLayout, id: string): Promise<StoredRecord | undefined> {
@@ -438,7 +403,7 @@ export class SqliteDataTx implements OperatorDataWriter {
       idempotencyKey,
       kind: row['operation_kind'] as string,
       fingerprint: row['fingerprint'] as string,
-      result: parseJson(row['result_json'] as string, STORED_LIMITS),
+      result: parseStoredJson(row['result_json'] as string),
       completedAt: row['completed_at'] as bigint,
     };
   }
