@@ -247,6 +247,7 @@ const last = search.rows[search.rows.length - 1];
 
 let postgres;
 try {
+  if (process.env.AIPCS_BENCH_SKIP_POSTGRES) throw new Error('AIPCS_BENCH_SKIP_POSTGRES is set');
   const backend = await postgresBackend();
   try {
     postgres = { name: backend.name, create: await benchCreate(backend), search: await benchSearch(backend) };

@@ -104,29 +104,57 @@ export class SqliteDataTx implements OperatorDataWriter {
     return row && this.toRecord(entity, row);
   }
 
+  /**
+   * One keyset page in id order. The most selective ordered source drives the
+   * scan, so that it walks an index in record-id order and stops at LIMIT: a
+   * membership filter's member rows, else a branch scope's membership rows,
+   * else the entity itself (equality filters use its `(field, id)` indexes).
+   * CROSS JOIN fixes that order for SQLite's planner.
+   */
   async queryRecords(entity: EntityLayout, query: RecordQuery): Promise<StoredRecord[]> {
-    const where: string[] = ['r."owner_id" = ?'];
-    const params: unknown[] = [this.principalId];
     const types = new Map(entity.columns.map((column) => [column.name, column.type]));
-    for (const filter of query.filters) {
-      if (filter.kind === 'equals') {
-        where.push(`r.${quoteIdentifier(filter.field)} = ?`);
-        params.push(encodeValue(types.get(filter.field) ?? 'text', filter.value));
-      } else {
-        where.push(`r."id" IN (SELECT m.record_id FROM __aipcs_list_member AS m WHERE m.entity_name = ? AND m.field_name = ? AND m.member = ?)`);
-        params.push(entity.name, filter.field, filter.value);
-      }
-    }
-    if (query.branch) {
-      where.push(`r."id" IN (SELECT b.record_id FROM __aipcs_record_branch AS b WHERE b.principal_id = ? AND b.branch_id = ? AND b.role = ? AND b.entity_name = ?)`);
+    const members = query.filters.filter((filter) => filter.kind === 'member');
+    const table = quoteIdentifier(entity.name);
+    let from: string;
+    let order: string;
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const [driver, ...otherMembers] = members;
+    if (driver) {
+      from = `__aipcs_list_member AS d CROSS JOIN ${table} AS r ON r."id" = d.record_id`;
+      order = 'd.record_id';
+      where.push('d.entity_name = ? AND d.field_name = ? AND d.member = ?');
+      params.push(entity.name, driver.field, driver.value);
+    } else if (query.branch) {
+      from = `__aipcs_record_branch AS d CROSS JOIN ${table} AS r ON r."id" = d.record_id`;
+      order = 'd.record_id';
+      where.push('d.principal_id = ? AND d.branch_id = ? AND d.role = ? AND d.entity_name = ?');
       params.push(this.principalId, query.branch.branchId, query.branch.role, entity.name);
+    } else {
+      from = `${table} AS r`;
+      order = 'r."id"';
     }
     if (query.afterId !== null) {
-      where.push('r."id" > ?');
+      where.push(`${order} > ?`);
       params.push(query.afterId);
     }
+    where.push('r."owner_id" = ?');
+    params.push(this.principalId);
+    for (const filter of query.filters) {
+      if (filter.kind !== 'equals') continue;
+      where.push(`r.${quoteIdentifier(filter.field)} = ?`);
+      params.push(encodeValue(types.get(filter.field) ?? 'text', filter.value));
+    }
+    for (const filter of otherMembers) {
+      where.push(`EXISTS (SELECT 1 FROM __aipcs_list_member AS m WHERE m.entity_name = ? AND m.field_name = ? AND m.member = ? AND m.record_id = r."id")`);
+      params.push(entity.name, filter.field, filter.value);
+    }
+    if (query.branch && driver) {
+      where.push(`EXISTS (SELECT 1 FROM __aipcs_record_branch AS b WHERE b.principal_id = ? AND b.entity_name = ? AND b.record_id = r."id" AND b.branch_id = ? AND b.role = ?)`);
+      params.push(this.principalId, entity.name, query.branch.branchId, query.branch.role);
+    }
     params.push(BigInt(query.limit));
-    const sql = `SELECT ${this.selectList(entity)} FROM ${quoteIdentifier(entity.name)} AS r WHERE ${where.join(' AND ')} ORDER BY r."id" LIMIT ?`;
+    const sql = `SELECT ${this.selectList(entity)} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`;
     return (prepared(this.db, sql).all(...params) as Row[]).map((row) => this.toRecord(entity, row));
   }
 
@@ -262,28 +290,35 @@ export class SqliteDataTx implements OperatorDataWriter {
   // -------------------------------------------------------------------------
   // Discovery and maintenance reads
 
+  // Aggregates read whole tables without the owner filter: a service store
+  // holds exactly one principal's rows (the registry binds each service to one
+  // principal, and data admission checks it before a store is opened), so the
+  // filter could only cost an index-less scan, never change a count.
+
   async countRecords(entity: EntityLayout): Promise<bigint> {
-    return (prepared(this.db, `SELECT count(*) AS n FROM ${quoteIdentifier(entity.name)} WHERE "owner_id" = ?`).get(this.principalId) as { n: bigint }).n;
+    return (prepared(this.db, `SELECT count(*) AS n FROM ${quoteIdentifier(entity.name)}`).get() as { n: bigint }).n;
   }
 
   async countWithoutPrimary(entity: EntityLayout): Promise<bigint> {
-    const sql = `SELECT count(*) AS n FROM ${quoteIdentifier(entity.name)} AS r WHERE r."owner_id" = ? AND NOT EXISTS (
-      SELECT 1 FROM __aipcs_record_branch AS p WHERE p.principal_id = ? AND p.entity_name = ? AND p.record_id = r."id" AND p.role = 'primary')`;
-    return (prepared(this.db, sql).get(this.principalId, this.principalId, entity.name) as { n: bigint }).n;
+    // At most one primary membership per record, and memberships go with their record.
+    const primaries = (prepared(this.db, `SELECT count(*) AS n FROM __aipcs_record_branch WHERE principal_id = ? AND entity_name = ? AND role = 'primary'`).get(
+      this.principalId,
+      entity.name,
+    ) as { n: bigint }).n;
+    return (await this.countRecords(entity)) - primaries;
   }
 
   async facetValues(entity: EntityLayout, field: string, shape: 'scalar' | 'list_members', limit: number): Promise<FacetCount[]> {
     if (shape === 'list_members') {
-      const sql = `SELECT m.member AS v, count(*) AS n FROM __aipcs_list_member AS m JOIN ${quoteIdentifier(entity.name)} AS r ON r."id" = m.record_id
-        WHERE m.entity_name = ? AND m.field_name = ? AND r."owner_id" = ? GROUP BY m.member ORDER BY n DESC, m.member ASC LIMIT ?`;
-      return (prepared(this.db, sql).all(entity.name, field, this.principalId, BigInt(limit)) as { v: string; n: bigint }[]).map((row) => ({ value: row.v, count: row.n }));
+      const sql = `SELECT member AS v, count(*) AS n FROM __aipcs_list_member WHERE entity_name = ? AND field_name = ? GROUP BY member ORDER BY n DESC, member ASC LIMIT ?`;
+      return (prepared(this.db, sql).all(entity.name, field, BigInt(limit)) as { v: string; n: bigint }[]).map((row) => ({ value: row.v, count: row.n }));
     }
     const type = entity.columns.find((column) => column.name === field)?.type;
     if (type === undefined || type === 'string_list') throw new StorageFailure('unavailable');
     const column = quoteIdentifier(field);
-    const sql = `SELECT ${column} AS v, count(*) AS n FROM ${quoteIdentifier(entity.name)} WHERE "owner_id" = ? AND ${column} IS NOT NULL
+    const sql = `SELECT ${column} AS v, count(*) AS n FROM ${quoteIdentifier(entity.name)} WHERE ${column} IS NOT NULL
       GROUP BY ${column} ORDER BY n DESC, ${column} ASC LIMIT ?`;
-    return (prepared(this.db, sql).all(this.principalId, BigInt(limit)) as { v: unknown; n: bigint }[]).map((row) => ({
+    return (prepared(this.db, sql).all(BigInt(limit)) as { v: unknown; n: bigint }[]).map((row) => ({
       value: decodeValue(type, row.v) as FacetCount['value'],
       count: row.n,
     }));
