@@ -70,7 +70,7 @@ export function buildProgram(): Command {
   withConfigOptions(
     program
       .command('serve')
-      .description('Run the AIPCS MCP server over stdio (profiles: stateless, sqlite).')
+      .description('Run the AIPCS MCP server over stdio or Streamable HTTP (profiles: stateless, sqlite, postgresql).')
       .action(async (parsed: Record<string, unknown>) => {
         const runnable = resolveRunnableConfiguration(resolveInput(parsed));
         if (!runnable.ok) return finish({ ok: false, error: runnable.error }, 'json', 'serve');
