@@ -11,6 +11,26 @@ export const SQLITE_MINIMUM_VERSION = '3.51.3';
 
 export type SqliteDatabase = Database.Database;
 
+// Statements are prepared once per connection and reused: preparing costs
+// more than running most of our statements.
+const statementCache = new WeakMap<SqliteDatabase, Map<string, Database.Statement>>();
+
+export function prepared(db: SqliteDatabase, sql: string): Database.Statement {
+  let cache = statementCache.get(db);
+  if (!cache) {
+    cache = new Map();
+    statementCache.set(db, cache);
+  }
+  let statement = cache.get(sql);
+  if (!statement) {
+    statement = db.prepare(sql);
+    if (cache.size > 512) cache.clear();
+    cache.set(sql, statement);
+  }
+  return statement;
+}
+
+
 let detectedVersion: string | null | undefined;
 
 /** The SQLite library version better-sqlite3 runs on, or null when unreadable. */

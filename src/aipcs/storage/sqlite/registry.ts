@@ -16,7 +16,7 @@ import {
   type ClaimRow,
   type ServiceRow,
 } from '../../core/ports.js';
-import { SqliteConnection, type SqliteDatabase } from './connection.js';
+import { prepared, SqliteConnection, type SqliteDatabase } from './connection.js';
 import { checkDatabaseFile, checkDataRoot, createDatabaseFile, dataRootPaths } from './location.js';
 import {
   claimParams,
@@ -285,12 +285,12 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   constructor(private readonly db: SqliteDatabase) {}
 
   async getService(principalId: string, serviceId: string): Promise<ServiceRow | undefined> {
-    const row = this.db.prepare(`SELECT ${SERVICE_COLUMNS} FROM aipcs_registry_service WHERE principal_id = ? AND service_id = ?`).get(principalId, serviceId) as ServiceRecord | undefined;
+    const row = prepared(this.db, `SELECT ${SERVICE_COLUMNS} FROM aipcs_registry_service WHERE principal_id = ? AND service_id = ?`).get(principalId, serviceId) as ServiceRecord | undefined;
     return row && toServiceRow(row);
   }
 
   async findServiceByDomain(principalId: string, domainName: string): Promise<ServiceRow | undefined> {
-    const row = this.db.prepare(`SELECT ${SERVICE_COLUMNS} FROM aipcs_registry_service WHERE principal_id = ? AND domain_name = ?`).get(principalId, domainName) as ServiceRecord | undefined;
+    const row = prepared(this.db, `SELECT ${SERVICE_COLUMNS} FROM aipcs_registry_service WHERE principal_id = ? AND domain_name = ?`).get(principalId, domainName) as ServiceRecord | undefined;
     return row && toServiceRow(row);
   }
 
@@ -302,7 +302,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   }
 
   async getClaim(principalId: string, idempotencyKey: string): Promise<ClaimRow | undefined> {
-    const row = this.db.prepare(`SELECT ${CLAIM_COLUMNS} FROM aipcs_registry_claim WHERE principal_id = ? AND idempotency_key = ?`).get(principalId, idempotencyKey) as ClaimRecord | undefined;
+    const row = prepared(this.db, `SELECT ${CLAIM_COLUMNS} FROM aipcs_registry_claim WHERE principal_id = ? AND idempotency_key = ?`).get(principalId, idempotencyKey) as ClaimRecord | undefined;
     return row && toClaimRow(row);
   }
 
@@ -314,7 +314,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   }
 
   async insertService(row: ServiceRow): Promise<void> {
-    this.db.prepare(`INSERT INTO aipcs_registry_service (${SERVICE_COLUMNS}) VALUES (?, ${new Array(15).fill('?').join(', ')})`).run(row.serviceId, ...serviceParams(row));
+    prepared(this.db, `INSERT INTO aipcs_registry_service (${SERVICE_COLUMNS}) VALUES (?, ${new Array(15).fill('?').join(', ')})`).run(row.serviceId, ...serviceParams(row));
   }
 
   async updateService(row: ServiceRow, expectedRevision: bigint): Promise<boolean> {
@@ -330,7 +330,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   }
 
   async insertClaim(row: ClaimRow): Promise<void> {
-    this.db.prepare(`INSERT INTO aipcs_registry_claim (${CLAIM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...claimParams(row));
+    prepared(this.db, `INSERT INTO aipcs_registry_claim (${CLAIM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...claimParams(row));
   }
 
   async updateClaim(row: ClaimRow): Promise<void> {
@@ -353,18 +353,18 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   }
 
   async serviceIdInUse(serviceId: string): Promise<boolean> {
-    return this.db.prepare(`SELECT 1 FROM aipcs_registry_service WHERE service_id = ?`).get(serviceId) !== undefined;
+    return prepared(this.db, `SELECT 1 FROM aipcs_registry_service WHERE service_id = ?`).get(serviceId) !== undefined;
   }
 
   async domainReserved(principalId: string, domainName: string): Promise<boolean> {
     return (
-      this.db.prepare(`SELECT 1 FROM aipcs_registry_identity WHERE principal_id = ? AND domain_name = ? AND identity_state = 'import_prepared'`).get(principalId, domainName) !==
+      prepared(this.db, `SELECT 1 FROM aipcs_registry_identity WHERE principal_id = ? AND domain_name = ? AND identity_state = 'import_prepared'`).get(principalId, domainName) !==
       undefined
     );
   }
 
   async getReceipt(receiptId: string): Promise<ReceiptRow | undefined> {
-    const row = this.db.prepare(`SELECT ${RECEIPT_COLUMNS} FROM aipcs_registry_receipt WHERE receipt_id = ?`).get(receiptId) as ReceiptRecord | undefined;
+    const row = prepared(this.db, `SELECT ${RECEIPT_COLUMNS} FROM aipcs_registry_receipt WHERE receipt_id = ?`).get(receiptId) as ReceiptRecord | undefined;
     return row && toReceiptRow(row);
   }
 
@@ -379,7 +379,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   }
 
   async deleteIdentity(serviceId: string): Promise<void> {
-    this.db.prepare(`DELETE FROM aipcs_registry_identity WHERE service_id = ?`).run(serviceId);
+    prepared(this.db, `DELETE FROM aipcs_registry_identity WHERE service_id = ?`).run(serviceId);
   }
 
   async insertReceipt(row: ReceiptRow): Promise<void> {
@@ -402,11 +402,11 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   }
 
   async deleteReceipts(principalId: string, serviceId: string): Promise<void> {
-    this.db.prepare(`DELETE FROM aipcs_registry_receipt WHERE principal_id = ? AND service_id = ?`).run(principalId, serviceId);
+    prepared(this.db, `DELETE FROM aipcs_registry_receipt WHERE principal_id = ? AND service_id = ?`).run(principalId, serviceId);
   }
 
   async deleteService(principalId: string, serviceId: string): Promise<boolean> {
-    return this.db.prepare(`DELETE FROM aipcs_registry_service WHERE principal_id = ? AND service_id = ?`).run(principalId, serviceId).changes === 1;
+    return prepared(this.db, `DELETE FROM aipcs_registry_service WHERE principal_id = ? AND service_id = ?`).run(principalId, serviceId).changes === 1;
   }
 
   async tombstoneClaims(principalId: string, serviceId: string, keepKey: string, now: bigint): Promise<void> {
