@@ -456,6 +456,24 @@ export interface OperatorDataWriter extends ServiceDataWriter, OperatorDataReade
   setFence(fence: WriteFence): Promise<void>;
 }
 
+/**
+ * The writes of import staging, in bounded batches, inside the one unit that
+ * creates the store. History is held aside as it arrives and appended, in
+ * time order, once every event is in: the store sorts it, not the caller.
+ */
+export interface StagingWriter {
+  /** Sets the fence row (the bundle's generation, closed). */
+  setFence(fence: WriteFence): Promise<void>;
+  insertRecords(entity: EntityLayout, records: readonly StoredRecord[]): Promise<void>;
+  insertBranches(branches: readonly StoredBranch[]): Promise<void>;
+  /** Makes each record a member of its branch with its role. */
+  putMemberships(rows: readonly MembershipRow[], assignedAt: Micros): Promise<void>;
+  /** Keeps events aside in the unit, in arrival order; nothing is in the history yet. */
+  holdHistory(events: readonly HistoryEvent[]): Promise<void>;
+  /** Appends every held event to the history ordered by `occurredAt`, ties in arrival order, and drops the held copy. */
+  appendHeldHistory(): Promise<void>;
+}
+
 export interface OperatorDataPort extends ServiceDataPort {
   /** One read unit over a consistent snapshot of the whole store. */
   read<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataReader) => Promise<T>): Promise<T>;
@@ -465,5 +483,5 @@ export interface OperatorDataPort extends ServiceDataPort {
    * between rows are checked when the unit commits, so rows may come in any
    * order. StorageFailure('incompatible') when the store already has content.
    */
-  stage<T>(locator: StorageLocator, principalId: string, layout: StoreLayout, work: (tx: OperatorDataWriter) => Promise<T>): Promise<T>;
+  stage<T>(locator: StorageLocator, principalId: string, layout: StoreLayout, work: (tx: StagingWriter) => Promise<T>): Promise<T>;
 }

@@ -22,6 +22,8 @@ import {
   type OperatorDataReader,
   type ServiceRow,
   type StorageLocator,
+  type StoredBranch,
+  type StoredRecord,
   type StoreLayout,
   type WriteFence,
 } from './ports.js';
@@ -52,6 +54,9 @@ export interface ExportCommand {
 }
 
 const PAGE = 500;
+
+/** Members per staging write: bounds import memory whatever the service size. */
+const STAGE_BATCH = 1000;
 
 /** The store's fence was open where the procedure requires it closed. */
 class FenceOpenError extends Error {}
@@ -485,31 +490,62 @@ export class ServiceTransfer {
     return out;
   }
 
-  /** Writes the store; returns the digest of what it staged. */
+  /**
+   * Writes the store; returns the digest of what it staged. Members go to
+   * the store in batches of at most STAGE_BATCH as the replay reads them, so
+   * memory does not grow with the service: history is held aside in the
+   * unit and appended in time order by the store at the end.
+   */
   private async stage(artefact: ValidatedTransfer, manifest: ManifestV2, layout: StoreLayout, fence: WriteFence, locator: StorageLocator): Promise<string> {
     const digest = new ContentDigest(this.deps.sha256);
     const entities = new Map(layout.entities.map((entity) => [entity.name, entity]));
     const assignedAt = this.deps.nowMicros();
     await this.deps.storage.data.stage(locator, this.principalId, layout, async (tx) => {
       await tx.setFence(fence);
-      // The history tool lists an entity's events in insertion order; the
-      // artefact orders them by record, so they are inserted by time.
-      const history: TransferHistoryEvent[] = [];
+      let recordEntity: EntityLayout | null = null;
+      let records: StoredRecord[] = [];
+      let history: HistoryEvent[] = [];
+      let branches: StoredBranch[] = [];
+      let memberships: MembershipRow[] = [];
+      const flushRecords = async () => {
+        if (recordEntity !== null && records.length > 0) await tx.insertRecords(recordEntity, records);
+        records = [];
+      };
+      const flushHistory = async () => {
+        if (history.length > 0) await tx.holdHistory(history);
+        history = [];
+      };
+      const flushBranches = async () => {
+        if (branches.length > 0) await tx.insertBranches(branches);
+        branches = [];
+      };
+      const flushMemberships = async () => {
+        if (memberships.length > 0) await tx.putMemberships(memberships, assignedAt);
+        memberships = [];
+      };
       await artefact.replay({
         record: async (record) => {
           const entity = entities.get(record.entityName);
           if (!entity) throw new AipcsError('validation_failed');
           const fields = this.completeFields(manifest, record.entityName, record.fields);
           digest.add('record', this.recordMember(record.entityName, record, fields));
-          await tx.insertRecord(entity, { id: record.recordId, createdAt: record.createdAt, updatedAt: record.updatedAt, createdVia: record.createdVia, recordVersion: record.recordVersion, fields });
+          if (entity !== recordEntity) {
+            await flushRecords();
+            recordEntity = entity;
+          }
+          records.push({ id: record.recordId, createdAt: record.createdAt, updatedAt: record.updatedAt, createdVia: record.createdVia, recordVersion: record.recordVersion, fields });
+          if (records.length >= STAGE_BATCH) await flushRecords();
         },
-        history: (event) => {
+        history: async (event) => {
+          await flushRecords();
           digest.add('history', this.historyMember(event));
           history.push(event);
+          if (history.length >= STAGE_BATCH) await flushHistory();
         },
         branch: async (branch) => {
+          await flushHistory();
           digest.add('branch', branch);
-          await tx.insertBranch({
+          branches.push({
             id: branch.branchId,
             slug: branch.slug,
             title: branch.title,
@@ -522,14 +558,23 @@ export class ServiceTransfer {
             updatedAt: branch.updatedAt,
             branchRevision: branch.branchRevision,
           });
+          if (branches.length >= STAGE_BATCH) await flushBranches();
         },
         membership: async (membership) => {
+          await flushBranches();
           digest.add('membership', membership);
-          await tx.putMembership(membership.entityName, membership.recordId, membership.branchId, membership.role, assignedAt);
+          memberships.push(membership);
+          if (memberships.length >= STAGE_BATCH) await flushMemberships();
         },
       });
-      const ordered = history.map((event, index) => ({ event, index })).sort((a, b) => (a.event.occurredAt < b.event.occurredAt ? -1 : a.event.occurredAt > b.event.occurredAt ? 1 : a.index - b.index));
-      for (const { event } of ordered) await tx.appendHistory(event);
+      // Sections come in order; each is flushed when the next begins, and the last one here.
+      await flushRecords();
+      await flushHistory();
+      await flushBranches();
+      await flushMemberships();
+      // The history tool lists an entity's events in insertion order; the
+      // artefact orders them by record, so the store appends them by time.
+      await tx.appendHeldHistory();
     });
     return digest.digest;
   }

@@ -27,6 +27,7 @@ import {
   type ReplayRow,
   type ScannedRecord,
   type StorageLocator,
+  type StagingWriter,
   type StoreLayout,
   type WriteFence,
   type StoredBranch,
@@ -35,6 +36,7 @@ import {
 } from '../../core/ports.js';
 import { decodeFieldSet, encodeFieldSet, formatTimestamp27, parseStoredJson, recordSelectList, toStoredRecord, type Row } from '../shared/record-codec.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
+import { PostgresStagingTx } from './staging.js';
 import { compareLayout, insertStoreMeta, lockStore, schemaOf, storeKeysDdl, storeTablesDdl, writeFenceRow, type PostgresServiceStores } from './service-store.js';
 
 
@@ -525,7 +527,7 @@ export class PostgresServiceData implements OperatorDataPort {
    * after `work` (which checks every row then); unique indexes exist from
    * the start, as on SQLite.
    */
-  async stage<T>(locator: StorageLocator, principalId: string, layout: StoreLayout, work: (tx: OperatorDataWriter) => Promise<T>): Promise<T> {
+  async stage<T>(locator: StorageLocator, principalId: string, layout: StoreLayout, work: (tx: StagingWriter) => Promise<T>): Promise<T> {
     const schema = schemaOf(locator);
     const expected = await this.stores.expectedSignature(layout);
     return this.connection.transaction('write', async (session) => {
@@ -534,7 +536,7 @@ export class PostgresServiceData implements OperatorDataPort {
       if (state !== 'missing' && state !== 'empty') throw new StorageFailure('incompatible');
       for (const ddl of storeTablesDdl(schema, layout, state === 'missing')) await session.run(ddl);
       await insertStoreMeta(session, schema);
-      const result = await work(new PostgresDataTx(session, schema, principalId));
+      const result = await work(new PostgresStagingTx(session, schema, principalId));
       for (const ddl of storeKeysDdl(schema, layout)) await session.run(ddl);
       if ((await compareLayout(session, schema, expected)) !== 'matches') throw new StorageFailure('incompatible');
       return result;

@@ -25,6 +25,7 @@ import {
   type ReplayRow,
   type ScannedRecord,
   type StorageLocator,
+  type StagingWriter,
   type StoreLayout,
   type WriteFence,
   type StoredBranch,
@@ -33,6 +34,7 @@ import {
 } from '../../core/ports.js';
 import type { SqliteDatabase } from './connection.js';
 import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordSelectList, toStoredRecord, type Row } from '../shared/record-codec.js';
+import { SqliteStagingTx } from './staging.js';
 import { BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
 
 const statementCache = new WeakMap<SqliteDatabase, Map<string, Statement>>();
@@ -542,7 +544,7 @@ export class SqliteServiceData implements OperatorDataPort {
     return this.connectionFor(locator).write((db) => work(new SqliteDataTx(db, principalId)));
   }
 
-  stage<T>(locator: StorageLocator, principalId: string, layout: StoreLayout, work: (tx: OperatorDataWriter) => Promise<T>): Promise<T> {
+  stage<T>(locator: StorageLocator, principalId: string, layout: StoreLayout, work: (tx: StagingWriter) => Promise<T>): Promise<T> {
     const connection = this.stores.connection(locator, true);
     if (!connection) throw new StorageFailure('unavailable');
     return connection.write(async (db) => {
@@ -552,7 +554,7 @@ export class SqliteServiceData implements OperatorDataPort {
       // Rows arrive in the artefact's order, not in reference order: foreign
       // keys are checked at COMMIT (the pragma resets when the unit ends).
       db.pragma('defer_foreign_keys = ON');
-      return work(new SqliteDataTx(db, principalId));
+      return work(new SqliteStagingTx(db, principalId));
     });
   }
 }

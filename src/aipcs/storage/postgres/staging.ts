@@ -1,0 +1,191 @@
+// Import staging on PostgreSQL: the batched writes of one staging unit. Each
+// batch is one multi-row INSERT (split below the protocol's parameter limit),
+// so a staging unit costs a round trip per batch rather than per row. History
+// is held in a temporary table and appended in time order by one
+// INSERT … SELECT: the server sorts it, and the process keeps no history.
+
+import type { EntityLayout, HistoryEvent, MembershipRow, Micros, StagingWriter, StoredBranch, StoredRecord, WriteFence } from '../../core/ports.js';
+import { encodeFieldSet, formatTimestamp27 } from '../shared/record-codec.js';
+import { quoteIdentifier, type PgSession } from './connection.js';
+import { writeFenceRow } from './service-store.js';
+
+/** Bind parameters of one statement stay below the protocol's 65535. */
+const MAX_PARAMETERS = 60_000;
+
+const HELD = 'pg_temp."__aipcs_held_history"';
+
+/** The stored value of a domain column: lists as jsonb text (the driver would send a JS array as a PostgreSQL array), the rest as they are. */
+function encodeColumn(type: string, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  return type === 'string_list' ? JSON.stringify(value) : value;
+}
+
+export class PostgresStagingTx implements StagingWriter {
+  private readonly s: string;
+  private held = false;
+  private listMembers: boolean | null = null;
+  private arrival = 0n;
+
+  constructor(
+    private readonly session: PgSession,
+    private readonly schema: string,
+    private readonly principalId: string,
+  ) {
+    this.s = quoteIdentifier(schema);
+  }
+
+  /** INSERT of `rows` (each `width` values) in as few statements as the parameter limit allows. */
+  private async insertRows(prefix: string, width: number, rows: readonly unknown[][], suffix = ''): Promise<void> {
+    const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / width));
+    for (let start = 0; start < rows.length; start += perStatement) {
+      const slice = rows.slice(start, start + perStatement);
+      const params: unknown[] = [];
+      const tuples: string[] = [];
+      for (const row of slice) {
+        const marks: string[] = [];
+        for (const value of row) {
+          params.push(value);
+          marks.push(`$${params.length}`);
+        }
+        tuples.push(`(${marks.join(', ')})`);
+      }
+      await this.session.run(`${prefix} VALUES ${tuples.join(', ')}${suffix}`, params);
+    }
+  }
+
+  async setFence(fence: WriteFence): Promise<void> {
+    await writeFenceRow(this.session, this.schema, fence);
+  }
+
+  async insertRecords(entity: EntityLayout, records: readonly StoredRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const columns = entity.columns;
+    const rows = records.map((record) =>
+      columns.map((column) => {
+        switch (column.name) {
+          case 'id':
+            return record.id;
+          case 'owner_id':
+            return this.principalId;
+          case 'created_at':
+            return formatTimestamp27(record.createdAt);
+          case 'updated_at':
+            return formatTimestamp27(record.updatedAt);
+          case 'created_via':
+            return record.createdVia;
+          case 'record_version':
+            return record.recordVersion;
+          default:
+            return encodeColumn(column.type, record.fields[column.name]);
+        }
+      }),
+    );
+    const list = columns.map((column) => quoteIdentifier(column.name)).join(', ');
+    await this.insertRows(`INSERT INTO ${this.s}.${quoteIdentifier(entity.name)} (${list})`, columns.length, rows);
+    if (entity.listFields.length > 0 && (await this.keepsListMembers())) await this.insertListMembers(entity, records);
+  }
+
+  /** Whether the store keeps string-list members one row each (stores of a revision that has "__aipcs_list_member"). */
+  private async keepsListMembers(): Promise<boolean> {
+    if (this.listMembers === null) {
+      const row = await this.session.first<{ present: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS present`, [`${this.s}."__aipcs_list_member"`]);
+      this.listMembers = row?.present === true;
+    }
+    return this.listMembers;
+  }
+
+  /** The members of every string list of `records`, one row each, in one statement. */
+  private async insertListMembers(entity: EntityLayout, records: readonly StoredRecord[]): Promise<void> {
+    const fields: string[] = [];
+    const members: string[] = [];
+    const ids: string[] = [];
+    for (const record of records) {
+      for (const field of entity.listFields) {
+        const value = record.fields[field];
+        if (!Array.isArray(value)) continue;
+        for (const member of value as readonly string[]) {
+          fields.push(field);
+          members.push(member);
+          ids.push(record.id);
+        }
+      }
+    }
+    if (members.length === 0) return;
+    // Members of one list are distinct and records are new, so the rows never collide.
+    await this.session.run(
+      `INSERT INTO ${this.s}."__aipcs_list_member" ("principal_id", "entity_name", "field_name", "member", "record_id")
+       SELECT $1, $2, u.f, u.m, u.r FROM unnest($3::text[], $4::text[], $5::text[]) AS u(f, m, r)`,
+      [this.principalId, entity.name, fields, members, ids],
+    );
+  }
+
+  async insertBranches(branches: readonly StoredBranch[]): Promise<void> {
+    if (branches.length === 0) return;
+    const rows = branches.map((branch) => [
+      branch.id,
+      this.principalId,
+      branch.slug,
+      branch.title,
+      branch.intent,
+      branch.branchType,
+      branch.parentId,
+      branch.status,
+      branch.retrievalSummary,
+      branch.branchRevision,
+      branch.createdAt,
+      branch.updatedAt,
+    ]);
+    await this.insertRows(
+      `INSERT INTO ${this.s}."__aipcs_memory_branch"
+         ("id", "principal_id", "slug", "title", "intent", "branch_type", "parent_branch_id", "status", "retrieval_summary", "branch_revision", "created_at", "updated_at")`,
+      12,
+      rows,
+    );
+  }
+
+  async putMemberships(rows: readonly MembershipRow[], assignedAt: Micros): Promise<void> {
+    if (rows.length === 0) return;
+    // The artefact holds one membership per (branch, entity, record) at most, so no row updates another of the same statement.
+    await this.insertRows(
+      `INSERT INTO ${this.s}."__aipcs_record_branch" ("principal_id", "entity_name", "record_id", "branch_id", "role", "assigned_at")`,
+      6,
+      rows.map((row) => [this.principalId, row.entityName, row.recordId, row.branchId, row.role, assignedAt]),
+      ` ON CONFLICT ("principal_id", "entity_name", "record_id", "branch_id") DO UPDATE SET "role" = EXCLUDED."role", "assigned_at" = EXCLUDED."assigned_at"`,
+    );
+  }
+
+  async holdHistory(events: readonly HistoryEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    if (!this.held) {
+      // Temporary DDL is transactional and dropped at commit: a unit that rolls back leaves nothing.
+      await this.session.run(`DROP TABLE IF EXISTS ${HELD}`);
+      await this.session.run(
+        `CREATE TEMP TABLE "__aipcs_held_history" (
+           "arrival" bigint NOT NULL,
+           "entity_name" text COLLATE "C" NOT NULL,
+           "record_id" text COLLATE "C" NOT NULL,
+           "record_version" bigint NOT NULL,
+           "event_kind" text COLLATE "C" NOT NULL,
+           "before_json" text COLLATE "C",
+           "after_json" text COLLATE "C",
+           "occurred_at" bigint NOT NULL
+         ) ON COMMIT DROP`,
+      );
+      this.held = true;
+    }
+    const rows = events.map((event) => [this.arrival++, event.entityName, event.recordId, event.recordVersion, event.kind, encodeFieldSet(event.before), encodeFieldSet(event.after), event.occurredAt]);
+    await this.insertRows(`INSERT INTO ${HELD} ("arrival", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at")`, 8, rows);
+  }
+
+  async appendHeldHistory(): Promise<void> {
+    if (!this.held) return;
+    // Identity values are drawn as the sorted rows reach the insert: event_sequence follows time, then arrival.
+    await this.session.run(
+      `INSERT INTO ${this.s}."__aipcs_record_history" ("principal_id", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at")
+       SELECT $1, "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at" FROM ${HELD} ORDER BY "occurred_at", "arrival"`,
+      [this.principalId],
+    );
+    await this.session.run(`DROP TABLE ${HELD}`);
+    this.held = false;
+  }
+}
