@@ -1,8 +1,9 @@
 // Record data on PostgreSQL: the ServiceDataPort over the per-service
 // schemas. Values are stored in their native column types (lists as jsonb
-// arrays, server timestamps as Timestamp27 text, snapshots and replay results
-// as lossless JSON text); every query is scoped to the principal and ordered
-// by id. Write units take the store's advisory lock first, which serialises
+// arrays, their members also one row each in "__aipcs_list_member"; server
+// timestamps as Timestamp27 text, snapshots and replay results as lossless
+// JSON text); every query is scoped to the principal and ordered by id, and
+// walks an index in id order that stops at the page limit. Write units take the store's advisory lock first, which serialises
 // them like SQLite's BEGIN IMMEDIATE does. Operators read whole stores in
 // canonical order (export) and stage a new store with its rows in one unit
 // (import); apart from staging, no DDL here.
@@ -114,19 +115,26 @@ export class PostgresDataTx implements OperatorDataWriter {
     };
     const where: string[] = ['r."owner_id" = $1'];
     const types = new Map(entity.columns.map((column) => [column.name, column.type]));
+    // The cursor is repeated inside each subquery: the planner does not carry
+    // a range across a join, and the subquery's index is what walks in id order.
+    const after = query.afterId === null ? null : next(query.afterId);
+    const bound = (column: string) => (after === null ? '' : ` AND ${column} > ${after}`);
+    const entityName = query.branch !== null || query.filters.some((filter) => filter.kind === 'member') ? next(entity.name) : '';
     for (const filter of query.filters) {
       if (filter.kind === 'equals') {
         where.push(`r.${quoteIdentifier(filter.field)} = ${next(encodeValue(types.get(filter.field) ?? 'text', filter.value))}`);
       } else {
-        where.push(`r.${quoteIdentifier(filter.field)} @> ${next(JSON.stringify([filter.value]))}::jsonb`);
+        where.push(
+          `EXISTS (SELECT 1 FROM ${this.s}."__aipcs_list_member" AS m WHERE m."principal_id" = $1 AND m."entity_name" = ${entityName} AND m."field_name" = ${next(filter.field)} AND m."member" = ${next(filter.value)} AND m."record_id" = r."id"${bound('m."record_id"')})`,
+        );
       }
     }
     if (query.branch) {
       where.push(
-        `r."id" IN (SELECT b."record_id" FROM ${this.s}."__aipcs_record_branch" AS b WHERE b."principal_id" = $1 AND b."branch_id" = ${next(query.branch.branchId)} AND b."role" = ${next(query.branch.role)} AND b."entity_name" = ${next(entity.name)})`,
+        `EXISTS (SELECT 1 FROM ${this.s}."__aipcs_record_branch" AS b WHERE b."principal_id" = $1 AND b."branch_id" = ${next(query.branch.branchId)} AND b."role" = ${next(query.branch.role)} AND b."entity_name" = ${entityName} AND b."record_id" = r."id"${bound('b."record_id"')})`,
       );
     }
-    if (query.afterId !== null) where.push(`r."id" > ${next(query.afterId)}`);
+    if (after !== null) where.push(`r."id" > ${after}`);
     const sql = `SELECT ${this.selectList(entity)} FROM ${this.table(entity.name)} AS r WHERE ${where.join(' AND ')} ORDER BY r."id" LIMIT ${next(query.limit)}`;
     return (await this.session.rows<Row>(sql, params)).map((row) => this.toRecord(entity, row));
   }
@@ -471,10 +479,37 @@ export class PostgresDataTx implements OperatorDataWriter {
     }
   }
 
+  /** Replaces the record's rows in "__aipcs_list_member" with the members of its string lists. */
+  private async writeMembers(entity: EntityLayout, record: StoredRecord, replace: boolean): Promise<void> {
+    if (replace) await this.deleteMembers(entity.name, record.id);
+    const fields: string[] = [];
+    const members: string[] = [];
+    for (const field of entity.listFields) {
+      const value = record.fields[field];
+      if (!Array.isArray(value)) continue;
+      for (const member of value as readonly string[]) {
+        fields.push(field);
+        members.push(member);
+      }
+    }
+    if (members.length === 0) return;
+    // Members of one list are distinct, so the rows never collide.
+    await this.session.run(
+      `INSERT INTO ${this.s}."__aipcs_list_member" ("principal_id", "entity_name", "field_name", "member", "record_id")
+       SELECT $1, $2, u.f, u.m, $3 FROM unnest($4::text[], $5::text[]) AS u(f, m)`,
+      [this.principalId, entity.name, record.id, fields, members],
+    );
+  }
+
+  private async deleteMembers(entityName: string, recordId: string): Promise<void> {
+    await this.session.run(`DELETE FROM ${this.s}."__aipcs_list_member" WHERE "principal_id" = $1 AND "entity_name" = $2 AND "record_id" = $3`, [this.principalId, entityName, recordId]);
+  }
+
   async insertRecord(entity: EntityLayout, record: StoredRecord): Promise<void> {
     const columns = entity.columns.map((column) => quoteIdentifier(column.name)).join(', ');
     const values = entity.columns.map((column) => this.columnValue(column.name, column.type, record));
     await this.session.run(`INSERT INTO ${this.table(entity.name)} (${columns}) VALUES (${values.map((_, i) => `$${i + 1}`).join(', ')})`, values);
+    if (entity.listFields.length > 0) await this.writeMembers(entity, record, false);
   }
 
   async updateRecord(entity: EntityLayout, record: StoredRecord): Promise<void> {
@@ -487,10 +522,12 @@ export class PostgresDataTx implements OperatorDataWriter {
       this.principalId,
     ]);
     if (changed !== 1) throw new StorageFailure('unavailable');
+    if (entity.listFields.length > 0) await this.writeMembers(entity, record, true);
   }
 
   async deleteRecord(entity: EntityLayout, id: string): Promise<void> {
     await this.session.run(`DELETE FROM ${this.s}."__aipcs_record_branch" WHERE "principal_id" = $1 AND "entity_name" = $2 AND "record_id" = $3`, [this.principalId, entity.name, id]);
+    if (entity.listFields.length > 0) await this.deleteMembers(entity.name, id);
     await this.session.run(`DELETE FROM ${this.table(entity.name)} WHERE "id" = $1 AND "owner_id" = $2`, [id, this.principalId]);
   }
 

@@ -55,7 +55,8 @@ const SQL_TYPES: Record<ColumnLayout['type'], string> = {
   datetime: 'text COLLATE "C"',
   // Text keeps the canonical string exactly and never fails a cast on input.
   uuid: 'text COLLATE "C"',
-  // A JSON array of strings; members are indexed with GIN for membership search.
+  // A JSON array of strings; its members are also kept, one row each, in
+  // "__aipcs_list_member" for membership search in id order.
   string_list: 'jsonb',
 };
 
@@ -66,7 +67,7 @@ function derivedName(prefix: string, ...parts: string[]): string {
 
 export const primaryKeyName = (entity: string) => derivedName('__aipcs_pk_', entity);
 export const equalityIndexName = (entity: string, field: string) => derivedName('__aipcs_eq_', entity, field);
-export const memberIndexName = (entity: string, field: string) => derivedName('__aipcs_lm_', entity, field);
+export const ownerIndexName = (entity: string) => derivedName('__aipcs_ow_', entity);
 
 /**
  * Foreign keys among the bookkeeping tables, added after the tables (like
@@ -150,6 +151,18 @@ export function bookkeepingDdl(schema: string): string[] {
 )`,
     `CREATE UNIQUE INDEX "__aipcs_record_branch_one_primary" ON ${s}."__aipcs_record_branch" ("principal_id", "entity_name", "record_id") WHERE "role" = 'primary'`,
     `CREATE INDEX "__aipcs_record_branch_scope" ON ${s}."__aipcs_record_branch" ("principal_id", "branch_id", "role", "entity_name", "record_id")`,
+    // One row per member of every string_list value, keyed so that a
+    // membership search walks the matching record ids in order and stops at
+    // the page limit (a GIN index on the jsonb column cannot deliver id order).
+    `CREATE TABLE ${s}."__aipcs_list_member" (
+  "principal_id" text COLLATE "C" NOT NULL,
+  "entity_name" text COLLATE "C" NOT NULL,
+  "field_name" text COLLATE "C" NOT NULL,
+  "member" text COLLATE "C" NOT NULL,
+  "record_id" text COLLATE "C" NOT NULL,
+  PRIMARY KEY ("principal_id", "entity_name", "field_name", "member", "record_id")
+)`,
+    `CREATE INDEX "__aipcs_list_member_record" ON ${s}."__aipcs_list_member" ("principal_id", "entity_name", "record_id")`,
   ];
 }
 
@@ -174,24 +187,26 @@ function foreignKeyDdl(schema: string, entity: EntityLayout, skip: ReadonlySet<s
     );
 }
 
-/** Index DDL for an entity, skipping manifest indexes, equality fields and list fields already present. */
+/**
+ * Index DDL for an entity, skipping what an existing entity already has.
+ * Every record query is scoped to its owner and ordered by id, so the
+ * adapter's own indexes lead with "owner_id" and end with "id": a page walks
+ * one index range in id order and stops at its limit, whatever the planner's
+ * statistics say. String lists need no index here (see "__aipcs_list_member").
+ */
 function indexDdl(schema: string, entity: EntityLayout, existing?: EntityLayout): string[] {
   const table = `${quoteIdentifier(schema)}.${quoteIdentifier(entity.name)}`;
   const indexes = new Set(existing?.indexes.map((index) => index.name));
   const equality = new Set(existing?.equalityFields);
-  const lists = new Set(existing?.listFields);
   const ddl: string[] = [];
+  if (!existing) ddl.push(`CREATE INDEX ${quoteIdentifier(ownerIndexName(entity.name))} ON ${table} ("owner_id", "id")`);
   for (const index of entity.indexes) {
     if (indexes.has(index.name)) continue;
     ddl.push(`CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdentifier(index.name)} ON ${table} (${index.columns.map(quoteIdentifier).join(', ')})`);
   }
   for (const field of entity.equalityFields) {
     if (equality.has(field)) continue;
-    ddl.push(`CREATE INDEX IF NOT EXISTS ${quoteIdentifier(equalityIndexName(entity.name, field))} ON ${table} (${quoteIdentifier(field)}, "id")`);
-  }
-  for (const field of entity.listFields) {
-    if (lists.has(field)) continue;
-    ddl.push(`CREATE INDEX ${quoteIdentifier(memberIndexName(entity.name, field))} ON ${table} USING gin (${quoteIdentifier(field)} jsonb_path_ops)`);
+    ddl.push(`CREATE INDEX IF NOT EXISTS ${quoteIdentifier(equalityIndexName(entity.name, field))} ON ${table} ("owner_id", ${quoteIdentifier(field)}, "id")`);
   }
   return ddl;
 }
