@@ -107,35 +107,56 @@ export class PostgresDataTx implements OperatorDataWriter {
     return row && this.toRecord(entity, row);
   }
 
+  /**
+   * A page of records in id order. Without a membership or branch scope the
+   * entity's (owner_id, …, id) indexes deliver the order. With one, the first
+   * scope's own index (member or branch rows keyed by record id) drives the
+   * page: each of its rows looks its record up by primary key in a LATERAL
+   * subquery that the planner cannot flatten (LIMIT 1; ids are unique), so the
+   * walk stays in id order and stops at the limit instead of hashing or
+   * scanning the entity. Further scopes are checked per record with EXISTS.
+   */
   async queryRecords(entity: EntityLayout, query: RecordQuery): Promise<StoredRecord[]> {
     const params: unknown[] = [this.principalId];
     const next = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
     };
-    const where: string[] = ['r."owner_id" = $1'];
     const types = new Map(entity.columns.map((column) => [column.name, column.type]));
-    // The cursor is repeated inside each subquery: the planner does not carry
-    // a range across a join, and the subquery's index is what walks in id order.
     const after = query.afterId === null ? null : next(query.afterId);
-    const bound = (column: string) => (after === null ? '' : ` AND ${column} > ${after}`);
+    const conditions: string[] = [];
+    // Each scope: a table of rows keyed by record id, and what selects its rows for this query (alias "d").
+    const scopes: { from: string; where: string }[] = [];
     const entityName = query.branch !== null || query.filters.some((filter) => filter.kind === 'member') ? next(entity.name) : '';
     for (const filter of query.filters) {
       if (filter.kind === 'equals') {
-        where.push(`r.${quoteIdentifier(filter.field)} = ${next(encodeValue(types.get(filter.field) ?? 'text', filter.value))}`);
+        conditions.push(`r.${quoteIdentifier(filter.field)} = ${next(encodeValue(types.get(filter.field) ?? 'text', filter.value))}`);
       } else {
-        where.push(
-          `EXISTS (SELECT 1 FROM ${this.s}."__aipcs_list_member" AS m WHERE m."principal_id" = $1 AND m."entity_name" = ${entityName} AND m."field_name" = ${next(filter.field)} AND m."member" = ${next(filter.value)} AND m."record_id" = r."id"${bound('m."record_id"')})`,
-        );
+        scopes.push({
+          from: `${this.s}."__aipcs_list_member"`,
+          where: `d."principal_id" = $1 AND d."entity_name" = ${entityName} AND d."field_name" = ${next(filter.field)} AND d."member" = ${next(filter.value)}`,
+        });
       }
     }
     if (query.branch) {
-      where.push(
-        `EXISTS (SELECT 1 FROM ${this.s}."__aipcs_record_branch" AS b WHERE b."principal_id" = $1 AND b."branch_id" = ${next(query.branch.branchId)} AND b."role" = ${next(query.branch.role)} AND b."entity_name" = ${entityName} AND b."record_id" = r."id"${bound('b."record_id"')})`,
-      );
+      scopes.push({
+        from: `${this.s}."__aipcs_record_branch"`,
+        where: `d."principal_id" = $1 AND d."branch_id" = ${next(query.branch.branchId)} AND d."role" = ${next(query.branch.role)} AND d."entity_name" = ${entityName}`,
+      });
     }
-    if (after !== null) where.push(`r."id" > ${after}`);
-    const sql = `SELECT ${this.selectList(entity)} FROM ${this.table(entity.name)} AS r WHERE ${where.join(' AND ')} ORDER BY r."id" LIMIT ${next(query.limit)}`;
+    const [driver, ...checks] = scopes;
+    for (const check of checks) conditions.push(`EXISTS (SELECT 1 FROM ${check.from} AS d WHERE ${check.where} AND d."record_id" = r."id")`);
+    const select = this.selectList(entity);
+    let sql: string;
+    if (driver === undefined) {
+      const where = ['r."owner_id" = $1', ...conditions, ...(after === null ? [] : [`r."id" > ${after}`])];
+      sql = `SELECT ${select} FROM ${this.table(entity.name)} AS r WHERE ${where.join(' AND ')} ORDER BY r."id" LIMIT ${next(query.limit)}`;
+    } else {
+      const inner = ['r."id" = d."record_id"', 'r."owner_id" = $1', ...conditions];
+      sql =
+        `SELECT ${select} FROM ${driver.from} AS d CROSS JOIN LATERAL (SELECT ${select} FROM ${this.table(entity.name)} AS r WHERE ${inner.join(' AND ')} LIMIT 1) AS r ` +
+        `WHERE ${driver.where}${after === null ? '' : ` AND d."record_id" > ${after}`} ORDER BY d."record_id" LIMIT ${next(query.limit)}`;
+    }
     return (await this.session.rows<Row>(sql, params)).map((row) => this.toRecord(entity, row));
   }
 
