@@ -3,7 +3,6 @@
 // ordered by id; operators also read whole stores in canonical order (export)
 // and stage a new store with its rows in one unit (import).
 
-import type { Statement } from 'better-sqlite3';
 import { losslessJson } from '../../../common/json.js';
 import { formatTimestamp27 } from '../../core/time.js';
 import {
@@ -32,27 +31,10 @@ import {
   type StoredHistoryEvent,
   type StoredRecord,
 } from '../../core/ports.js';
-import type { SqliteDatabase } from './connection.js';
+import { prepared, type SqliteDatabase } from './connection.js';
 import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordSelectList, toStoredRecord, type Row } from '../shared/record-codec.js';
 import { SqliteStagingTx } from './staging.js';
 import { BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
-
-const statementCache = new WeakMap<SqliteDatabase, Map<string, Statement>>();
-
-export function prepared(db: SqliteDatabase, sql: string): Statement {
-  let cache = statementCache.get(db);
-  if (!cache) {
-    cache = new Map();
-    statementCache.set(db, cache);
-  }
-  let statement = cache.get(sql);
-  if (!statement) {
-    statement = db.prepare(sql);
-    if (cache.size > 512) cache.clear();
-    cache.set(sql, statement);
-  }
-  return statement;
-}
 
 function encodeValue(type: string, value: FieldValue): unknown {
   if (value === null) return null;
