@@ -5,9 +5,8 @@
 // the process, sorts it and memory stays bounded whatever the size.
 
 import type { EntityLayout, HistoryEvent, MembershipRow, Micros, StagingWriter, StoredBranch, StoredRecord, WriteFence } from '../../core/ports.js';
-import type { SqliteDatabase } from './connection.js';
 import { encodeFieldSet } from '../shared/record-codec.js';
-import { prepared } from './connection.js';
+import { prepared, type SqliteDatabase } from './connection.js';
 import { SqliteDataTx } from './service-data.js';
 
 const HELD_DDL = `CREATE TEMP TABLE __aipcs_held_history (
