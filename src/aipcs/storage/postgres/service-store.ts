@@ -162,7 +162,10 @@ export function bookkeepingDdl(schema: string): string[] {
   "record_id" text COLLATE "C" NOT NULL,
   PRIMARY KEY ("principal_id", "entity_name", "field_name", "member", "record_id")
 )`,
-    `CREATE INDEX "__aipcs_list_member_record" ON ${s}."__aipcs_list_member" ("principal_id", "entity_name", "record_id")`,
+    // Finds a record's members to replace or delete them. A hash index, so
+    // that it never offers the planner a record-id order to walk instead of
+    // the primary key's (member, record_id) range.
+    `CREATE INDEX "__aipcs_list_member_record" ON ${s}."__aipcs_list_member" USING hash ("record_id")`,
   ];
 }
 
