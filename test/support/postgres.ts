@@ -38,6 +38,13 @@ export async function createTestDatabase(cluster: ClusterInfo): Promise<TestData
       const client = new pg.Client({ connectionString: cluster.adminUrl });
       await client.connect();
       try {
+        // Connections that are still closing would be killed by FORCE, and a
+        // pg client killed mid-close raises an unhandled error: wait first.
+        for (let attempt = 0; attempt < 50; attempt++) {
+          const open = await client.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+          if (open.rows[0]?.n === '0') break;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
         await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
         await client.query(`DROP ROLE IF EXISTS ${role}`);
       } finally {

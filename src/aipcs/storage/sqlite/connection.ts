@@ -73,11 +73,16 @@ export function toStorageFailure(error: unknown): StorageFailure {
   return new StorageFailure('unavailable', { cause: error });
 }
 
+/** A synchronous pause without a timer (the connection is synchronous anyway). */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 export class SqliteConnection {
   readonly db: SqliteDatabase;
   private readonly mutex = new Mutex();
+  private readonly busyTimeoutMs: number;
 
   constructor(path: string, options: SqliteConnectionOptions) {
+    this.busyTimeoutMs = options.busyTimeoutMs;
     const version = sqliteRuntimeVersion();
     if (version === null || !versionAtLeast(version, SQLITE_MINIMUM_VERSION)) throw new StorageFailure('unavailable');
     try {
@@ -112,12 +117,22 @@ export class SqliteConnection {
     return String(this.db.pragma('journal_mode', { simple: true }));
   }
 
-  /** Switches to WAL (outside any transaction); true when WAL is in force afterwards. */
+  /**
+   * Switches to WAL (outside any transaction); true when WAL is in force
+   * afterwards. The switch needs an exclusive lock and SQLite answers BUSY at
+   * once rather than through the busy handler, so concurrent starters on a
+   * fresh file retry here, within the same busy timeout.
+   */
   enableWal(): boolean {
-    try {
-      return String(this.db.pragma('journal_mode = WAL', { simple: true })).toLowerCase() === 'wal';
-    } catch (error) {
-      throw toStorageFailure(error);
+    const deadline = Date.now() + this.busyTimeoutMs;
+    for (;;) {
+      try {
+        return String(this.db.pragma('journal_mode = WAL', { simple: true })).toLowerCase() === 'wal';
+      } catch (error) {
+        const failure = toStorageFailure(error);
+        if (failure.kind !== 'busy' || Date.now() >= deadline) throw failure;
+        Atomics.wait(PAUSE, 0, 0, 5);
+      }
     }
   }
 

@@ -96,7 +96,7 @@ export function checkDataRoot(root: string, options: { create: boolean; createPa
   let stats = lstatOrUndefined(root);
   if (!stats) {
     if (!options.create) return false;
-    mkdirSync(root, { mode: 0o700 });
+    makePrivateDirectory(root);
     stats = lstatSync(root);
   }
   assertPrivateDirectory(root, stats);
@@ -104,12 +104,21 @@ export function checkDataRoot(root: string, options: { create: boolean; createPa
   return true;
 }
 
+/** mkdir 0700; a directory a concurrent starter made first is checked like any other. */
+function makePrivateDirectory(path: string): void {
+  try {
+    mkdirSync(path, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
 /** Checks (and with `create`, makes) a private subdirectory of a checked root. */
 export function checkPrivateSubdirectory(path: string, create: boolean): boolean {
   let stats = lstatOrUndefined(path);
   if (!stats) {
     if (!create) return false;
-    mkdirSync(path, { mode: 0o700 });
+    makePrivateDirectory(path);
     stats = lstatSync(path);
   }
   assertPrivateDirectory(path, stats);
