@@ -17,7 +17,7 @@ const env = (platform: NodeJS.Platform, vars: Record<string, string | undefined>
   env: vars,
   platform,
   homedir: () => home,
-  cwd: () => '/work/dir',
+  cwd: () => '/srv/project',
 });
 
 describe('config location (spec 2.1)', () => {
