@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ms, percentile, serverManaged } from './fixtures.mjs';
 import Database from 'better-sqlite3';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -22,14 +23,6 @@ const { parseJson } = await import(join(dist, 'common/json.js'));
 const scale = Number(process.env.AIPCS_BENCH_SCALE ?? '1');
 const records = Math.max(1000, Math.round(100_000 * scale));
 
-const serverManaged = [
-  { name: 'id', type: 'uuid', required: true, primary_key: true },
-  { name: 'owner_id', type: 'string', required: true },
-  { name: 'created_at', type: 'datetime', required: true },
-  { name: 'updated_at', type: 'datetime', required: true },
-  { name: 'created_via', type: 'string', required: true },
-  { name: 'record_version', type: 'integer', required: true },
-];
 const manifestDocument = {
   manifest_version: 2,
   schema_version: 1,
@@ -55,8 +48,6 @@ const manifestDocument = {
 };
 const manifest = validateManifest(parseJson(JSON.stringify(manifestDocument), { maxBytes: 1 << 20, maxDepth: 64 })).manifest;
 
-const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length - 1) * p))];
-const ms = (ns) => Number(ns) / 1e6;
 const fmt = (value, digits = 3) => value.toFixed(digits);
 const bytes = (result) => Buffer.byteLength(renderEnvelopeText(successEnvelope(result)), 'utf8');
 

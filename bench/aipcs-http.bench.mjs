@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { percentile, serverManaged } from './fixtures.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -27,12 +28,7 @@ const manifest = {
     {
       name: 'note',
       attributes: [
-        { name: 'id', type: 'uuid', required: true, primary_key: true },
-        { name: 'owner_id', type: 'string', required: true },
-        { name: 'created_at', type: 'datetime', required: true },
-        { name: 'updated_at', type: 'datetime', required: true },
-        { name: 'created_via', type: 'string', required: true },
-        { name: 'record_version', type: 'integer', required: true },
+        ...serverManaged,
         { name: 'title', type: 'string', required: true },
         { name: 'status', type: 'string' },
         { name: 'confidence', type: 'number' },
@@ -41,10 +37,6 @@ const manifest = {
   ],
 };
 
-const percentile = (values, p) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))];
-};
 const fmt = (value, digits = 3) => value.toFixed(digits);
 const elapsedMs = (started) => Number(process.hrtime.bigint() - started) / 1e6;
 

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ms, percentile, serverManaged } from './fixtures.mjs';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -27,14 +28,6 @@ const { default: pg } = await import('pg');
 const scale = Number(process.env.AIPCS_BENCH_SCALE ?? '1');
 const sized = (n) => Math.max(100, Math.round(n * scale));
 
-const serverManaged = [
-  { name: 'id', type: 'uuid', required: true, primary_key: true },
-  { name: 'owner_id', type: 'string', required: true },
-  { name: 'created_at', type: 'datetime', required: true },
-  { name: 'updated_at', type: 'datetime', required: true },
-  { name: 'created_via', type: 'string', required: true },
-  { name: 'record_version', type: 'integer', required: true },
-];
 const manifestDocument = {
   manifest_version: 2,
   schema_version: 1,
@@ -52,11 +45,6 @@ const manifestDocument = {
   ],
 };
 
-const percentile = (values, p) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))];
-};
-const ms = (ns) => Number(ns) / 1e6;
 const fmt = (value, digits = 3) => value.toFixed(digits);
 
 function freshRoot() {

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { serverManaged } from './fixtures.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = join(here, '..', 'dist', 'src', 'aipcs');
@@ -27,14 +28,6 @@ const { default: pg } = await import('pg');
 const scale = Number(process.env.AIPCS_BENCH_SCALE ?? '1');
 const full = Math.max(1000, Math.round(100_000 * scale));
 
-const serverManaged = [
-  { name: 'id', type: 'uuid', required: true, primary_key: true },
-  { name: 'owner_id', type: 'string', required: true },
-  { name: 'created_at', type: 'datetime', required: true },
-  { name: 'updated_at', type: 'datetime', required: true },
-  { name: 'created_via', type: 'string', required: true },
-  { name: 'record_version', type: 'integer', required: true },
-];
 const manifest = validateManifest(
   parseJson(
     JSON.stringify({
