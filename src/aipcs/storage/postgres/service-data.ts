@@ -597,6 +597,9 @@ export class PostgresServiceData implements OperatorDataPort {
       const result = await work(new PostgresStagingTx(session, schema, principalId));
       for (const ddl of storeKeysDdl(schema, layout)) await session.run(ddl);
       if ((await compareLayout(session, schema, expected)) !== 'matches') throw new StorageFailure('incompatible');
+      // A freshly imported store has no planner statistics until autovacuum
+      // reaches it; without them keyset pages fall back to scan-and-sort.
+      await session.run(`ANALYZE ${layout.entities.map((entity) => `${quoteIdentifier(schema)}.${quoteIdentifier(entity.name)}`).concat(`${quoteIdentifier(schema)}."__aipcs_list_member"`).join(', ')}`);
       return result;
     });
   }
