@@ -14,6 +14,7 @@ import {
   type BranchCard,
   type BranchQuery,
   type BranchRole,
+  type ColumnLayout,
   type EntityLayout,
   type FacetCount,
   type FieldValue,
@@ -35,18 +36,13 @@ import {
   type StoredHistoryEvent,
   type StoredRecord,
 } from '../../core/ports.js';
-import { decodeFieldSet, encodeFieldSet, formatTimestamp27, parseStoredJson, recordSelectList, toStoredRecord, type Row } from '../shared/record-codec.js';
+import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, type Row } from '../shared/record-codec.js';
+import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { PostgresStagingTx } from './staging.js';
 import { compareLayout, insertStoreMeta, lockStore, schemaOf, storeKeysDdl, storeTablesDdl, writeFenceRow, type PostgresServiceStores } from './service-store.js';
 
 
-function encodeValue(type: string, value: FieldValue): unknown {
-  if (value === null) return null;
-  // jsonb keeps every member string exactly; the driver would send a JS array as a PostgreSQL array.
-  if (type === 'string_list') return JSON.stringify(value);
-  return value;
-}
 
 function decodeValue(type: string, value: unknown): FieldValue {
   if (value === null || value === undefined) return null;
@@ -481,23 +477,8 @@ export class PostgresDataTx implements OperatorDataWriter {
     return false;
   }
 
-  private columnValue(name: string, type: string, record: StoredRecord): unknown {
-    switch (name) {
-      case 'id':
-        return record.id;
-      case 'owner_id':
-        return this.principalId;
-      case 'created_at':
-        return formatTimestamp27(record.createdAt);
-      case 'updated_at':
-        return formatTimestamp27(record.updatedAt);
-      case 'created_via':
-        return record.createdVia;
-      case 'record_version':
-        return record.recordVersion;
-      default:
-        return encodeValue(type, record.fields[name] ?? null);
-    }
+  private columnValue(column: ColumnLayout, record: StoredRecord): unknown {
+    return recordColumnValue(column, record, this.principalId, encodeValue);
   }
 
   /** Replaces the record's rows in "__aipcs_list_member" with the members of its string lists. */
@@ -528,14 +509,14 @@ export class PostgresDataTx implements OperatorDataWriter {
 
   async insertRecord(entity: EntityLayout, record: StoredRecord): Promise<void> {
     const columns = entity.columns.map((column) => quoteIdentifier(column.name)).join(', ');
-    const values = entity.columns.map((column) => this.columnValue(column.name, column.type, record));
+    const values = entity.columns.map((column) => this.columnValue(column, record));
     await this.session.run(`INSERT INTO ${this.table(entity.name)} (${columns}) VALUES (${values.map((_, i) => `$${i + 1}`).join(', ')})`, values);
     if (entity.listFields.length > 0) await this.writeMembers(entity, record, false);
   }
 
   async updateRecord(entity: EntityLayout, record: StoredRecord): Promise<void> {
     const columns = entity.columns.filter((column) => !['id', 'owner_id', 'created_at', 'created_via'].includes(column.name));
-    const values = columns.map((column) => this.columnValue(column.name, column.type, record));
+    const values = columns.map((column) => this.columnValue(column, record));
     const assignments = columns.map((column, i) => `${quoteIdentifier(column.name)} = $${i + 1}`).join(', ');
     const changed = await this.session.run(`UPDATE ${this.table(entity.name)} SET ${assignments} WHERE "id" = $${values.length + 1} AND "owner_id" = $${values.length + 2}`, [
       ...values,

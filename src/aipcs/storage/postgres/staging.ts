@@ -5,7 +5,8 @@
 // INSERT … SELECT: the server sorts it, and the process keeps no history.
 
 import type { EntityLayout, HistoryEvent, MembershipRow, Micros, StagingWriter, StoredBranch, StoredRecord, WriteFence } from '../../core/ports.js';
-import { encodeFieldSet, formatTimestamp27 } from '../shared/record-codec.js';
+import { encodeFieldSet, recordColumnValue } from '../shared/record-codec.js';
+import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession } from './connection.js';
 import { writeFenceRow } from './service-store.js';
 
@@ -13,12 +14,6 @@ import { writeFenceRow } from './service-store.js';
 const MAX_PARAMETERS = 60_000;
 
 const HELD = 'pg_temp."__aipcs_held_history"';
-
-/** The stored value of a domain column: lists as jsonb text (the driver would send a JS array as a PostgreSQL array), the rest as they are. */
-function encodeColumn(type: string, value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  return type === 'string_list' ? JSON.stringify(value) : value;
-}
 
 export class PostgresStagingTx implements StagingWriter {
   private readonly s: string;
@@ -61,24 +56,7 @@ export class PostgresStagingTx implements StagingWriter {
     if (records.length === 0) return;
     const columns = entity.columns;
     const rows = records.map((record) =>
-      columns.map((column) => {
-        switch (column.name) {
-          case 'id':
-            return record.id;
-          case 'owner_id':
-            return this.principalId;
-          case 'created_at':
-            return formatTimestamp27(record.createdAt);
-          case 'updated_at':
-            return formatTimestamp27(record.updatedAt);
-          case 'created_via':
-            return record.createdVia;
-          case 'record_version':
-            return record.recordVersion;
-          default:
-            return encodeColumn(column.type, record.fields[column.name]);
-        }
-      }),
+      columns.map((column) => recordColumnValue(column, record, this.principalId, encodeValue)),
     );
     const list = columns.map((column) => quoteIdentifier(column.name)).join(', ');
     await this.insertRows(`INSERT INTO ${this.s}.${quoteIdentifier(entity.name)} (${list})`, columns.length, rows);

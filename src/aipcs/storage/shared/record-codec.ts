@@ -69,3 +69,23 @@ export function toStoredRecord(entity: EntityLayout, row: Row, decode: (type: Co
     fields,
   };
 }
+
+/** The value a domain-table column stores for a record; `encode` knows the backend's domain encodings. */
+export function recordColumnValue(column: ColumnLayout, record: StoredRecord, principalId: string, encode: (type: ColumnLayout['type'], value: FieldValue) => unknown): unknown {
+  switch (column.name) {
+    case 'id':
+      return record.id;
+    case 'owner_id':
+      return principalId;
+    case 'created_at':
+      return formatTimestamp27(record.createdAt);
+    case 'updated_at':
+      return formatTimestamp27(record.updatedAt);
+    case 'created_via':
+      return record.createdVia;
+    case 'record_version':
+      return record.recordVersion;
+    default:
+      return encode(column.type, record.fields[column.name] ?? null);
+  }
+}

@@ -4,12 +4,12 @@
 // and stage a new store with its rows in one unit (import).
 
 import { losslessJson } from '../../../common/json.js';
-import { formatTimestamp27 } from '../../core/time.js';
 import {
   StorageFailure,
   type BranchCard,
   type BranchQuery,
   type BranchRole,
+  type ColumnLayout,
   type EntityLayout,
   type FacetCount,
   type FieldValue,
@@ -32,7 +32,7 @@ import {
   type StoredRecord,
 } from '../../core/ports.js';
 import { prepared, type SqliteDatabase } from './connection.js';
-import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordSelectList, toStoredRecord, type Row } from '../shared/record-codec.js';
+import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, type Row } from '../shared/record-codec.js';
 import { SqliteStagingTx } from './staging.js';
 import { BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
 
@@ -461,28 +461,13 @@ export class SqliteDataTx implements OperatorDataWriter {
 
   async insertRecord(entity: EntityLayout, record: StoredRecord): Promise<void> {
     const columns = entity.columns.map((column) => column.name);
-    const values = entity.columns.map((column) => this.columnValue(column.name, column.type, record));
+    const values = entity.columns.map((column) => this.columnValue(column, record));
     prepared(this.db, `INSERT INTO ${quoteIdentifier(entity.name)} (${columns.map(quoteIdentifier).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`).run(...values);
     if (entity.listFields.length > 0) this.writeMembers(entity, record);
   }
 
-  private columnValue(name: string, type: string, record: StoredRecord): unknown {
-    switch (name) {
-      case 'id':
-        return record.id;
-      case 'owner_id':
-        return this.principalId;
-      case 'created_at':
-        return formatTimestamp27(record.createdAt);
-      case 'updated_at':
-        return formatTimestamp27(record.updatedAt);
-      case 'created_via':
-        return record.createdVia;
-      case 'record_version':
-        return record.recordVersion;
-      default:
-        return encodeValue(type, record.fields[name] ?? null);
-    }
+  private columnValue(column: ColumnLayout, record: StoredRecord): unknown {
+    return recordColumnValue(column, record, this.principalId, encodeValue);
   }
 
   async updateRecord(entity: EntityLayout, record: StoredRecord): Promise<void> {
@@ -490,7 +475,7 @@ export class SqliteDataTx implements OperatorDataWriter {
     const result = prepared(
       this.db,
       `UPDATE ${quoteIdentifier(entity.name)} SET ${columns.map((column) => `${quoteIdentifier(column.name)} = ?`).join(', ')} WHERE "id" = ? AND "owner_id" = ?`,
-    ).run(...columns.map((column) => this.columnValue(column.name, column.type, record)), record.id, this.principalId);
+    ).run(...columns.map((column) => this.columnValue(column, record)), record.id, this.principalId);
     if (result.changes !== 1) throw new StorageFailure('unavailable');
     if (entity.listFields.length > 0) this.writeMembers(entity, record);
   }
