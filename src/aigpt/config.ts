@@ -4,7 +4,7 @@
 
 import { promises as fs } from 'node:fs';
 import { homedir as osHomedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isJsonObject, type JsonValue, JsonError, parseJson } from '../common/json.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { writeNewFileAtomic } from './fs-atomic.js';
@@ -84,7 +84,6 @@ export const INITIAL_CONFIG_TEXT = JSON.stringify({ bot: { did: null, handle: nu
  */
 export async function ensureConfigFile(environment: Environment): Promise<string> {
   const file = configFilePath(environment);
-  const dir = join(configBaseDir(environment), CONFIG_APP_DIR);
   let linkStat;
   try {
     linkStat = await fs.lstat(file);
@@ -105,18 +104,27 @@ export async function ensureConfigFile(environment: Environment): Promise<string
     }
     return file;
   }
+  await writeInitialConfig(file);
+  return file;
+}
+
+/**
+ * Creates `file` (and its folder) with the first-run content, atomically and
+ * only if nothing has that name yet: an existing entry, even one created by
+ * another process a moment ago, wins.
+ */
+export async function writeInitialConfig(file: string): Promise<void> {
+  const dir = dirname(file);
   try {
     await fs.mkdir(dir, { recursive: true });
   } catch (error) {
     throw failedTo('create_failed', dir, error);
   }
   try {
-    // 'exists' means another process created it first: theirs wins, same bytes.
-    await writeNewFileAtomic(dir, CONFIG_FILE_NAME, INITIAL_CONFIG_TEXT);
+    await writeNewFileAtomic(dir, basename(file), INITIAL_CONFIG_TEXT);
   } catch (error) {
     throw failedTo('write_failed', file, error);
   }
-  return file;
 }
 
 const DID_PATTERN = /^did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]$/;

@@ -12,7 +12,8 @@ export type AigptErrorCode =
   | 'write_failed'
   | 'lock_timeout'
   | 'invalid_argument'
-  | 'over_limit';
+  | 'over_limit'
+  | 'run_failed';
 
 export class AigptError extends SafeError<AigptErrorCode> {
   override readonly name = 'AigptError';

@@ -29,6 +29,8 @@ export const LOCK_TIMEOUT_MS = 10_000;
 
 export const CONFIG_APP_DIR = 'ai.syui.gpt';
 export const CONFIG_FILE_NAME = 'config.json';
+/** The site generator's config folder, next to ours; `aigpt setup` links our config to its config.json. */
+export const SITE_CONFIG_APP_DIR = 'ai.syui.log';
 export const CORE_COLLECTION = 'ai.syui.gpt.core';
 export const MEMORY_COLLECTION = 'ai.syui.gpt.memory';
 export const CORE_RKEY = 'self';

@@ -146,7 +146,7 @@ describe('aigpt CLI', () => {
     }
     const top = await run(['--help']);
     expect(top.code).toBe(0);
-    for (const command of ['server', 'read-core', 'read-memory', 'save-memory', 'v']) {
+    for (const command of ['server', 'read-core', 'read-memory', 'save-memory', 'setup', 'v']) {
       expect(top.stdout).toContain(command);
       for (const args of [[command, '--help'], ['help', command]]) {
         const help = await run(args);

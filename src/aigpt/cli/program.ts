@@ -1,5 +1,5 @@
 // The aigpt command tree (spec 4): status, server, read-core, read-memory,
-// save-memory, v, with the reference's output lines and exit codes
+// save-memory, setup, v, with the reference's output lines and exit codes
 // (0 ok, 1 runtime failure, 2 usage). Writes only through the injected streams.
 
 import { Command, CommanderError } from 'commander';
@@ -9,6 +9,7 @@ import { AigptError } from '../errors.js';
 import { AIGPT_VERSION, CORE_COLLECTION, MEMORY_COLLECTION } from '../limits.js';
 import { runServer } from '../mcp/server.js';
 import { renderPretty } from '../record-format.js';
+import { runSetup } from '../setup.js';
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
@@ -94,6 +95,20 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
       if (BigInt(saved.count) > app.config.memory) {
         io.stderr(`warning: ${saved.count} records exceed the memory limit of ${app.config.memory}; compress is needed\n`);
       }
+    });
+
+  program
+    .command('setup')
+    .allowExcessArguments(false)
+    .description('link the config to the site config and register with Claude Code')
+    .action(async () => {
+      await runSetup({
+        environment: options.environment,
+        ...(options.clock === undefined ? {} : { clock: options.clock }),
+        initialise: open,
+        stdout: io.stdout,
+        stderr: io.stderr,
+      });
     });
 
   program

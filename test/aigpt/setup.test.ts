@@ -1,0 +1,249 @@
+// `aigpt setup` through the built CLI (spec 4.6, product behaviour): the
+// config link, the backup of a regular config, first-run initialisation and
+// the `claude mcp add` registration, with a fake `claude` on a private PATH.
+
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { listDir, makeTempHome, runAigpt, type TempHome, writeConfig } from './support.js';
+
+const INITIAL_CONFIG = '{\n  "bot": {\n    "did": null,\n    "handle": null,\n    "path": null\n  }\n}';
+const CLAUDE_ARGS = ['mcp', 'add', '--transport', 'stdio', 'aigpt', '--scope', 'user', '--'];
+
+describe('aigpt setup', () => {
+  let home: TempHome;
+  let siteDir: string;
+  let siteConfig: string;
+  /** An empty folder: the default PATH of these tests, so no real claude or aigpt is found. */
+  let emptyBin: string;
+
+  beforeEach(async () => {
+    home = makeTempHome();
+    siteDir = join(home.configHome, 'ai.syui.log');
+    siteConfig = join(siteDir, 'config.json');
+    emptyBin = join(home.root, 'empty-bin');
+    await fs.mkdir(emptyBin, { recursive: true });
+  });
+  afterEach(() => home.cleanup());
+
+  const setup = (path: string[] = [emptyBin], args: string[] = ['setup']) =>
+    runAigpt(args, { ...home.childEnv, PATH: path.join(':') });
+
+  /** A fake executable: records its arguments one per line, prints a line, exits with `code`. */
+  async function fakeCommand(dir: string, name: string, code: number): Promise<{ path: string; argvFile: string }> {
+    await fs.mkdir(dir, { recursive: true });
+    const path = join(dir, name);
+    const argvFile = join(home.root, `${name}-argv.txt`);
+    await fs.writeFile(path, `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done > '${argvFile}'\necho "fake ${name} ran"\nexit ${code}\n`, { mode: 0o755 });
+    return { path, argvFile };
+  }
+
+  const linkLine = (): string => `ok ${home.configFile} -> ${siteConfig}`;
+  const tail = ['ok data initialized', 'skip claude mcp add (claude not found)', '', 'done.', ''];
+
+  it('with no config: links it to the site config, creates the site config and initialises the data', async () => {
+    const result = await setup();
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe([linkLine(), ...tail].join('\n'));
+
+    expect((await fs.lstat(home.configFile)).isSymbolicLink()).toBe(true);
+    expect(await fs.readlink(home.configFile)).toBe(siteConfig);
+    expect(await fs.readFile(siteConfig, 'utf8')).toBe(INITIAL_CONFIG);
+    const core = JSON.parse(await fs.readFile(join(home.appDir, 'self', 'ai.syui.gpt.core', 'self.json'), 'utf8')) as { uri: string };
+    expect(core.uri).toBe('at://self/ai.syui.gpt.core/self');
+    expect(await fs.readdir(join(home.appDir, 'self', 'ai.syui.gpt.memory'))).toEqual([]);
+
+    // Every other command accepts the linked config afterwards.
+    const status = await runAigpt([], home.childEnv);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`config: ${home.configFile}\n`);
+  });
+
+  it('backs up a regular config under a UTC timestamped name, then links and reads the existing site config', async () => {
+    const original = '{"bot":{"did":"did:plc:mine","memory":7},"mine":true}';
+    await writeConfig(home, original);
+    const inode = (await fs.stat(home.configFile)).ino;
+    const content = join(home.root, 'content');
+    const siteText = JSON.stringify({ bot: { did: 'did:plc:site', path: content }, title: 'a site' });
+    await fs.mkdir(siteDir, { recursive: true });
+    await fs.writeFile(siteConfig, siteText);
+
+    const before = Math.floor(Date.now() / 1000) * 1000;
+    const result = await setup();
+    const after = Date.now();
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+
+    const names = await listDir(home.appDir);
+    const backups = names.filter((name) => name !== 'config.json');
+    expect(backups).toHaveLength(1);
+    const backupName = backups[0] ?? '';
+    const stamp = /^config\.json\.bak-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(backupName);
+    expect(stamp, backupName).not.toBeNull();
+    const [, y, mo, d, h, mi, s] = (stamp ?? []).map(Number);
+    const taken = Date.UTC(y ?? 0, (mo ?? 1) - 1, d ?? 0, h ?? 0, mi ?? 0, s ?? 0);
+    expect(taken).toBeGreaterThanOrEqual(before);
+    expect(taken).toBeLessThanOrEqual(after);
+
+    const backup = join(home.appDir, backupName);
+    expect(result.stdout).toBe([`ok backed up ${home.configFile} -> ${backup}`, linkLine(), ...tail].join('\n'));
+    // Renamed, not copied: same file, same bytes.
+    expect(await fs.readFile(backup, 'utf8')).toBe(original);
+    expect((await fs.stat(backup)).ino).toBe(inode);
+    expect(await fs.readlink(home.configFile)).toBe(siteConfig);
+    // The site config is used as it is, and the data lives where it says.
+    expect(await fs.readFile(siteConfig, 'utf8')).toBe(siteText);
+    const core = JSON.parse(await fs.readFile(join(content, 'did:plc:site', 'ai.syui.gpt.core', 'self.json'), 'utf8')) as { uri: string };
+    expect(core.uri).toBe('at://did:plc:site/ai.syui.gpt.core/self');
+  });
+
+  it('never overwrites an existing backup: a taken backup name stops setup with exit 1 and changes nothing', async () => {
+    await writeConfig(home, '{"bot":null}');
+    const now = Date.now();
+    // Occupy every backup name of the next minute.
+    for (let offset = 0; offset < 60_000; offset += 1000) {
+      const name = `config.json.bak-${new Date(now + offset).toISOString().slice(0, 19).replace(/[-:]/g, '')}Z`;
+      await fs.writeFile(join(home.appDir, name), 'older backup');
+    }
+    const result = await setup();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`^aigpt: Failed to create ${home.appDir}/config\\.json\\.bak-\\d{8}T\\d{6}Z: a file with that name already exists\\n$`));
+    expect(result.stdout).toBe('');
+    expect(await fs.readFile(home.configFile, 'utf8')).toBe('{"bot":null}');
+    const names = await listDir(home.appDir);
+    expect(names).toHaveLength(61);
+    for (const name of names.filter((n) => n !== 'config.json')) {
+      expect(await fs.readFile(join(home.appDir, name), 'utf8')).toBe('older backup');
+    }
+  });
+
+  it('leaves a symlink that already points at the site config as it is (absolute or relative)', async () => {
+    await fs.mkdir(siteDir, { recursive: true });
+    await fs.writeFile(siteConfig, '{"bot":{"memory":5}}');
+    await fs.mkdir(home.appDir, { recursive: true });
+    for (const target of [siteConfig, '../ai.syui.log/config.json', '../ai.syui.log/./config.json']) {
+      await fs.rm(home.configFile, { force: true });
+      await fs.symlink(target, home.configFile);
+      const inode = (await fs.lstat(home.configFile)).ino;
+      const result = await setup();
+      expect(result.code, target).toBe(0);
+      expect(result.stdout, target).toBe([linkLine(), ...tail].join('\n'));
+      expect((await fs.lstat(home.configFile)).ino, target).toBe(inode);
+      expect(await fs.readlink(home.configFile), target).toBe(target);
+    }
+    expect(await fs.readFile(siteConfig, 'utf8')).toBe('{"bot":{"memory":5}}');
+    expect((await listDir(home.appDir)).filter((name) => name.startsWith('config.json') || name.startsWith('.'))).toEqual(['config.json']);
+  });
+
+  it('replaces a symlink that points elsewhere (live or dangling) without touching its target or backing it up', async () => {
+    const elsewhere = join(home.root, 'elsewhere.json');
+    await fs.writeFile(elsewhere, '{"bot":{"did":"did:plc:other"}}');
+    await fs.mkdir(home.appDir, { recursive: true });
+    for (const target of [elsewhere, join(home.root, 'missing.json')]) {
+      await fs.rm(home.configFile, { force: true });
+      await fs.symlink(target, home.configFile);
+      const result = await setup();
+      expect(result.code, target).toBe(0);
+      expect(result.stdout, target).toBe([linkLine(), ...tail].join('\n'));
+      expect(await fs.readlink(home.configFile), target).toBe(siteConfig);
+    }
+    expect(await fs.readFile(elsewhere, 'utf8')).toBe('{"bot":{"did":"did:plc:other"}}');
+    await expect(fs.lstat(join(home.root, 'missing.json'))).rejects.toThrow();
+    expect((await listDir(home.appDir)).filter((name) => name !== 'self')).toEqual(['config.json']);
+  });
+
+  it('skips the registration when no executable claude is on PATH', async () => {
+    // A non-executable file and a folder named claude do not count, and an
+    // empty PATH entry does not mean the current folder.
+    const decoys = join(home.root, 'decoys');
+    await fs.mkdir(join(decoys, 'claude'), { recursive: true });
+    const other = join(home.root, 'other');
+    await fs.mkdir(other);
+    await fs.writeFile(join(other, 'claude'), '#!/bin/sh\nexit 0\n', { mode: 0o644 });
+    const cwd = join(home.root, 'cwd');
+    await fakeCommand(cwd, 'claude', 0);
+    const result = await runAigpt(['setup'], { ...home.childEnv, PATH: [emptyBin, '', decoys, other].join(':') }, { cwd });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout.split('\n').slice(-4)).toEqual(['skip claude mcp add (claude not found)', '', 'done.', '']);
+  });
+
+  it('runs claude mcp add with the first aigpt on PATH and reports success', async () => {
+    const first = join(home.root, 'bin1');
+    const second = join(home.root, 'bin2');
+    const claude = await fakeCommand(first, 'claude', 0);
+    const aigpt = await fakeCommand(second, 'aigpt', 0);
+    await fakeCommand(join(home.root, 'bin3'), 'aigpt', 0);
+    await fs.writeFile(join(first, 'aigpt'), 'not executable', { mode: 0o644 });
+    const result = await setup([emptyBin, first, second, join(home.root, 'bin3')]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe([linkLine(), 'ok data initialized', 'fake claude ran', 'ok claude mcp add aigpt', '', 'done.', ''].join('\n'));
+    expect(await fs.readFile(claude.argvFile, 'utf8')).toBe([...CLAUDE_ARGS, aigpt.path, 'server', ''].join('\n'));
+    // Only claude ran, never the aigpt it registered.
+    await expect(fs.stat(aigpt.argvFile)).rejects.toThrow();
+  });
+
+  it('registers the bare word aigpt when no aigpt is on PATH', async () => {
+    const bin = join(home.root, 'bin');
+    const claude = await fakeCommand(bin, 'claude', 0);
+    const result = await setup([bin]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('\nok claude mcp add aigpt\n\ndone.\n');
+    expect(await fs.readFile(claude.argvFile, 'utf8')).toBe([...CLAUDE_ARGS, 'aigpt', 'server', ''].join('\n'));
+  });
+
+  it('warns when claude mcp add fails and still exits 0', async () => {
+    const bin = join(home.root, 'bin');
+    const claude = await fakeCommand(bin, 'claude', 1);
+    const result = await setup([bin]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe([linkLine(), 'ok data initialized', 'fake claude ran', 'warn claude mcp add failed', '', 'done.', ''].join('\n'));
+    expect(await fs.readFile(claude.argvFile, 'utf8')).toContain('mcp\nadd\n');
+  });
+
+  it('exits 1 when claude cannot be started', async () => {
+    const bin = join(home.root, 'bin');
+    await fs.mkdir(bin);
+    const claude = join(bin, 'claude');
+    await fs.writeFile(claude, `#!${join(home.root, 'no-such-interpreter')}\n`, { mode: 0o755 });
+    const result = await setup([bin]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe([linkLine(), 'ok data initialized', ''].join('\n'));
+    expect(result.stderr).toBe(`aigpt: Failed to run ${claude}: ENOENT\n`);
+  });
+
+  it('exits 1 with the product error format when step 1 fails', async () => {
+    // Something that is neither a file nor a symlink has the config's name.
+    await fs.mkdir(home.configFile, { recursive: true });
+    const blocked = await setup();
+    expect(blocked.code).toBe(1);
+    expect(blocked.stdout).toBe('');
+    expect(blocked.stderr).toBe(`aigpt: Failed to create ${home.configFile}: something that is neither a file nor a symlink has that name\n`);
+    expect((await fs.stat(home.configFile)).isDirectory()).toBe(true);
+
+    // The config folder cannot be created.
+    await fs.rm(home.configHome, { recursive: true });
+    await fs.writeFile(home.configHome, 'a file where the config folder should be');
+    const noFolder = await setup();
+    expect(noFolder.code).toBe(1);
+    expect(noFolder.stdout).toBe('');
+    expect(noFolder.stderr).toBe(`aigpt: Failed to create ${home.appDir}: ENOTDIR: not a directory\n`);
+  });
+
+  it('takes no arguments and is listed in the help', async () => {
+    const extra = await setup([emptyBin], ['setup', 'extra-arg']);
+    expect(extra.code).toBe(2);
+    expect(extra.stdout).toBe('');
+    expect(extra.stderr).toContain('aigpt --help');
+    await expect(fs.lstat(home.configFile)).rejects.toThrow();
+
+    const top = await setup([emptyBin], ['--help']);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toMatch(/^ {2}setup +link the config to the site config/m);
+    const own = await setup([emptyBin], ['setup', '--help']);
+    expect(own.code).toBe(0);
+    expect(own.stdout).toContain('Usage: aigpt setup');
+  });
+});
