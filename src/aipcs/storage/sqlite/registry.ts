@@ -295,8 +295,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   }
 
   async listServices(principalId: string, limit: number): Promise<ServiceRow[]> {
-    const rows = this.db
-      .prepare(`SELECT ${SERVICE_COLUMNS} FROM aipcs_registry_service WHERE principal_id = ? ORDER BY created_at, service_id LIMIT ?`)
+    const rows = prepared(this.db, `SELECT ${SERVICE_COLUMNS} FROM aipcs_registry_service WHERE principal_id = ? ORDER BY created_at, service_id LIMIT ?`)
       .all(principalId, limit) as ServiceRecord[];
     return rows.map(toServiceRow);
   }
@@ -307,8 +306,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   }
 
   async getActiveClaim(principalId: string, serviceId: string): Promise<ClaimRow | undefined> {
-    const row = this.db
-      .prepare(`SELECT ${CLAIM_COLUMNS} FROM aipcs_registry_claim WHERE service_id = ? AND principal_id = ? AND phase IN ('prepared', 'recovery_required')`)
+    const row = prepared(this.db, `SELECT ${CLAIM_COLUMNS} FROM aipcs_registry_claim WHERE service_id = ? AND principal_id = ? AND phase IN ('prepared', 'recovery_required')`)
       .get(serviceId, principalId) as ClaimRecord | undefined;
     return row && toClaimRow(row);
   }
@@ -318,8 +316,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   }
 
   async updateService(row: ServiceRow, expectedRevision: bigint): Promise<boolean> {
-    const result = this.db
-      .prepare(
+    const result = prepared(this.db, 
         `UPDATE aipcs_registry_service SET principal_id = ?, domain_name = ?, domain_class = ?, intent_description = ?, created_at = ?, updated_at = ?,
           last_activity_at = ?, manifest_json = ?, schema_version = ?, design_state = ?, operational_status = ?, service_revision = ?,
           materialised_at = ?, storage_backend = ?, storage_namespace = ?
@@ -334,8 +331,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   }
 
   async updateClaim(row: ClaimRow): Promise<void> {
-    this.db
-      .prepare(
+    prepared(this.db, 
         `UPDATE aipcs_registry_claim SET operation_kind = ?, fingerprint = ?, service_id = ?, phase = ?, intent_json = ?, result_json = ?, created_at = ?, updated_at = ?
          WHERE principal_id = ? AND idempotency_key = ?`,
       )
@@ -346,8 +342,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   // Operator administration
 
   async getIdentity(serviceId: string): Promise<IdentityRow | undefined> {
-    const row = this.db
-      .prepare(`SELECT service_id, principal_id, identity_state, domain_name, idempotency_key, lifecycle_at FROM aipcs_registry_identity WHERE service_id = ?`)
+    const row = prepared(this.db, `SELECT service_id, principal_id, identity_state, domain_name, idempotency_key, lifecycle_at FROM aipcs_registry_identity WHERE service_id = ?`)
       .get(serviceId) as IdentityRecord | undefined;
     return row && toIdentityRow(row);
   }
@@ -369,8 +364,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   }
 
   async putIdentity(row: IdentityRow): Promise<void> {
-    this.db
-      .prepare(
+    prepared(this.db, 
         `INSERT INTO aipcs_registry_identity (service_id, principal_id, identity_state, domain_name, idempotency_key, lifecycle_at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (service_id) DO UPDATE SET principal_id = excluded.principal_id, identity_state = excluded.identity_state, domain_name = excluded.domain_name,
            idempotency_key = excluded.idempotency_key, lifecycle_at = excluded.lifecycle_at`,
@@ -383,8 +377,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   }
 
   async insertReceipt(row: ReceiptRow): Promise<void> {
-    this.db
-      .prepare(`INSERT INTO aipcs_registry_receipt (${RECEIPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    prepared(this.db, `INSERT INTO aipcs_registry_receipt (${RECEIPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
       .run(
         row.receiptId,
         row.principalId,
@@ -410,8 +403,7 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
   }
 
   async tombstoneClaims(principalId: string, serviceId: string, keepKey: string, now: bigint): Promise<void> {
-    this.db
-      .prepare(
+    prepared(this.db, 
         `UPDATE aipcs_registry_claim SET phase = 'completed', fingerprint = ?, intent_json = '{}', result_json = NULL, updated_at = ?
          WHERE principal_id = ? AND service_id = ? AND idempotency_key <> ?`,
       )

@@ -69,6 +69,20 @@ function toBranch(row: Row): StoredBranch {
   };
 }
 
+// The INSERT text of an entity, built once per layout object (layouts are
+// cached per manifest), so a row costs no string building.
+const insertSqlByLayout = new WeakMap<EntityLayout, string>();
+
+function insertSql(entity: EntityLayout): string {
+  let sql = insertSqlByLayout.get(entity);
+  if (sql === undefined) {
+    const columns = entity.columns.map((column) => quoteIdentifier(column.name));
+    sql = `INSERT INTO ${quoteIdentifier(entity.name)} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
+    insertSqlByLayout.set(entity, sql);
+  }
+  return sql;
+}
+
 export class SqliteDataTx implements OperatorDataWriter {
   constructor(
     private readonly db: SqliteDatabase,
@@ -449,8 +463,9 @@ export class SqliteDataTx implements OperatorDataWriter {
     return false;
   }
 
-  private writeMembers(entity: EntityLayout, record: StoredRecord): void {
-    prepared(this.db, `DELETE FROM __aipcs_list_member WHERE entity_name = ? AND record_id = ?`).run(entity.name, record.id);
+  /** Writes the record's list members; `replace` first drops the ones it had (an update). */
+  private writeMembers(entity: EntityLayout, record: StoredRecord, replace: boolean): void {
+    if (replace) prepared(this.db, `DELETE FROM __aipcs_list_member WHERE entity_name = ? AND record_id = ?`).run(entity.name, record.id);
     const insert = prepared(this.db, `INSERT INTO __aipcs_list_member (entity_name, field_name, member, record_id) VALUES (?, ?, ?, ?)`);
     for (const field of entity.listFields) {
       const members = record.fields[field];
@@ -460,10 +475,9 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   async insertRecord(entity: EntityLayout, record: StoredRecord): Promise<void> {
-    const columns = entity.columns.map((column) => column.name);
     const values = entity.columns.map((column) => this.columnValue(column, record));
-    prepared(this.db, `INSERT INTO ${quoteIdentifier(entity.name)} (${columns.map(quoteIdentifier).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`).run(...values);
-    if (entity.listFields.length > 0) this.writeMembers(entity, record);
+    prepared(this.db, insertSql(entity)).run(...values);
+    if (entity.listFields.length > 0) this.writeMembers(entity, record, false);
   }
 
   private columnValue(column: ColumnLayout, record: StoredRecord): unknown {
@@ -477,7 +491,7 @@ export class SqliteDataTx implements OperatorDataWriter {
       `UPDATE ${quoteIdentifier(entity.name)} SET ${columns.map((column) => `${quoteIdentifier(column.name)} = ?`).join(', ')} WHERE "id" = ? AND "owner_id" = ?`,
     ).run(...columns.map((column) => this.columnValue(column, record)), record.id, this.principalId);
     if (result.changes !== 1) throw new StorageFailure('unavailable');
-    if (entity.listFields.length > 0) this.writeMembers(entity, record);
+    if (entity.listFields.length > 0) this.writeMembers(entity, record, true);
   }
 
   async deleteRecord(entity: EntityLayout, id: string): Promise<void> {
