@@ -45,10 +45,27 @@ export function parseJson(text: string, limits: JsonParseLimits = DEFAULT_JSON_L
   return new LosslessParser(text, limits).parseDocument();
 }
 
+/**
+ * parseJson that also tells, in the same pass, whether the text is exactly
+ * canonicalJson of its value (no whitespace, keys in UTF-16 order, only the
+ * profile's escapes, numbers in their shortest form), so a reader can check
+ * canonical form without rendering the value again.
+ */
+export function parseJsonNotingForm(text: string, limits: JsonParseLimits = DEFAULT_JSON_LIMITS): { value: JsonValue; canonical: boolean } {
+  if (text.length > limits.maxBytes || utf8ByteLength(text) > limits.maxBytes) {
+    throw new JsonError('json_too_large', 'The JSON document is too large.');
+  }
+  const parser = new LosslessParser(text, limits);
+  const value = parser.parseDocument();
+  return { value, canonical: parser.canonical };
+}
+
 const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
 class LosslessParser {
   private pos = 0;
+  /** Cleared at the first thing canonicalJson would not have written. */
+  canonical = true;
 
   constructor(
     private readonly text: string,
@@ -68,7 +85,9 @@ class LosslessParser {
   }
 
   private skipWhitespace(): void {
+    const start = this.pos;
     while (this.pos < this.text.length && WHITESPACE.has(this.text.charCodeAt(this.pos))) this.pos++;
+    if (this.pos !== start) this.canonical = false;
   }
 
   private parseValue(depth: number): JsonValue {
@@ -99,7 +118,7 @@ class LosslessParser {
     this.enter(depth);
     this.pos++;
     const result: JsonObject = {};
-    const seen = this.limits.rejectDuplicateKeys ? new Set<string>() : undefined;
+    let previous: string | undefined;
     this.skipWhitespace();
     if (this.text[this.pos] === '}') {
       this.pos++;
@@ -109,10 +128,9 @@ class LosslessParser {
       this.skipWhitespace();
       if (this.text[this.pos] !== '"') this.fail();
       const key = this.parseString();
-      if (seen) {
-        if (seen.has(key)) throw new JsonError('json_duplicate_key', 'The JSON document repeats a member name.');
-        seen.add(key);
-      }
+      if (this.limits.rejectDuplicateKeys && Object.hasOwn(result, key)) throw new JsonError('json_duplicate_key', 'The JSON document repeats a member name.');
+      if (previous !== undefined && !(key > previous)) this.canonical = false;
+      previous = key;
       this.skipWhitespace();
       if (this.text[this.pos] !== ':') this.fail();
       this.pos++;
@@ -171,6 +189,7 @@ class LosslessParser {
       }
       out += text.slice(chunkStart, i);
       const esc = text[i + 1];
+      if (esc === '/') this.canonical = false;
       switch (esc) {
         case '"':
           out += '"';
@@ -199,7 +218,10 @@ class LosslessParser {
         case 'u': {
           const hex = text.slice(i + 2, i + 6);
           if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail();
-          out += String.fromCharCode(parseInt(hex, 16));
+          const code = parseInt(hex, 16);
+          // Canonical text escapes this way only the controls without a short escape, in lowercase.
+          if (code >= 0x20 || SHORT_ESCAPES[code] !== undefined || hex !== code.toString(16).padStart(4, '0')) this.canonical = false;
+          out += String.fromCharCode(code);
           i += 4;
           break;
         }
@@ -216,9 +238,14 @@ class LosslessParser {
     if (!match) this.fail();
     const token = match[0];
     this.pos += token.length;
-    if (match[1] === undefined && match[2] === undefined) return BigInt(token);
+    if (match[1] === undefined && match[2] === undefined) {
+      const integer = BigInt(token);
+      if (this.canonical && integer.toString() !== token) this.canonical = false;
+      return integer;
+    }
     const value = Number(token);
     if (!Number.isFinite(value)) throw new JsonError('json_unrepresentable', 'The JSON document holds a number out of range.');
+    if (this.canonical && ecmaNumber(value) !== token) this.canonical = false;
     return value;
   }
 }

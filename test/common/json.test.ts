@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { canonicalJson, FloatValue, JsonError, parseJson, pythonFloat, renderJson, toPlainJson, utf8ByteLength } from '../../src/common/json.js';
+import { canonicalJson, FloatValue, JsonError, parseJson, parseJsonNotingForm, pythonFloat, renderJson, toPlainJson, utf8ByteLength, type JsonValue } from '../../src/common/json.js';
 
 const limits = { maxBytes: 1024, maxDepth: 4 };
 
@@ -77,5 +77,98 @@ describe('lossless storage rendering', () => {
     expect(text).toBe('{"a":[1,1.0,1e+16,-0.5,9223372036854775807],"b":{"c":null}}');
     expect(parseJson(text, limits)).toEqual(value);
     expect(renderJson(markFloats(value), { keyOrder: 'insertion', asciiOnly: true, floatStyle: 'python' })).toBe(text);
+  });
+});
+
+describe('parseJsonNotingForm', () => {
+  const roomy = { maxBytes: 1 << 20, maxDepth: 64 };
+
+  /** The slow definition it must agree with: re-rendering the parse gives back the very text. */
+  function rendersBack(text: string): boolean {
+    try {
+      return canonicalJson(parseJson(text, roomy)) === text;
+    } catch {
+      return false;
+    }
+  }
+
+  // Texts with randomly chosen spellings: each character literal or escaped
+  // (short or \u, either case), numbers in canonical or other forms, keys
+  // sorted or not, optional whitespace. About half of them are canonical.
+  const spelledChar = (code: number): fc.Arbitrary<string> => {
+    const char = String.fromCharCode(code);
+    const hex = code.toString(16).padStart(4, '0');
+    const options: fc.Arbitrary<string>[] = [fc.constant(`\\u${hex}`), fc.constant(`\\u${hex.toUpperCase()}`)];
+    const short: Record<number, string> = { 0x22: '\\"', 0x5c: '\\\\', 0x08: '\\b', 0x09: '\\t', 0x0a: '\\n', 0x0c: '\\f', 0x0d: '\\r', 0x2f: '\\/' };
+    if (short[code] !== undefined) options.push(fc.constant(short[code] as string));
+    if (code >= 0x20 && code !== 0x22 && code !== 0x5c) options.push(fc.constant(char), fc.constant(char), fc.constant(char));
+    return fc.oneof(...options);
+  };
+  const codes = fc.oneof(fc.integer({ min: 0, max: 0x7f }), fc.integer({ min: 0x80, max: 0xffff }).filter((code) => code < 0xd800 || code > 0xdfff), fc.constantFrom(0x2028, 0x7f, 0x2f));
+  const stringText = fc.array(codes, { maxLength: 6 }).chain((list) => (list.length === 0 ? fc.constant('""') : fc.tuple(...list.map(spelledChar)).map((parts) => `"${parts.join('')}"`)));
+  const numberText = fc.oneof(
+    fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).chain((n) => fc.constantFrom(n.toString(), `${n}.0`, `${n}e0`, n === 0n ? '-0' : n.toString())),
+    fc.double({ noNaN: true, noDefaultInfinity: true }).chain((x) => fc.constantFrom(String(x), x.toExponential(), x.toPrecision(17), String(x).toUpperCase())),
+  );
+  const ws = fc.constantFrom('', '', '', ' ', '\n');
+  const { value: valueText } = fc.letrec<{ value: string }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.constantFrom('null', 'true', 'false'),
+      stringText,
+      numberText,
+      fc.array(tie('value'), { maxLength: 4 }).chain((items) => ws.map((space) => `[${items.join(`,${space}`)}]`)),
+      fc
+        .uniqueArray(fc.tuple(fc.string({ maxLength: 4 }), tie('value')), { maxLength: 4, selector: ([key]) => key })
+        .chain((members) => fc.tuple(fc.boolean(), ws).map(([sorted, space]) => {
+          const ordered = sorted ? [...members].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : members;
+          return `{${ordered.map(([key, value]) => `${canonicalJson(key)}:${space}${value}`).join(',')}}`;
+        })),
+    ),
+  }));
+
+  it('calls a text canonical exactly when re-rendering its parse gives it back', () => {
+    let canonicalSeen = 0;
+    fc.assert(
+      fc.property(fc.tuple(ws, valueText, ws), ([before, body, after]) => {
+        const text = `${before}${body}${after}`;
+        let expected: JsonValue;
+        try {
+          expected = parseJson(text, roomy);
+        } catch {
+          return; // out of range numbers and the like: both parsers refuse them alike (checked below)
+        }
+        const noted = parseJsonNotingForm(text, roomy);
+        expect(noted.value).toEqual(expected);
+        expect(noted.canonical).toBe(rendersBack(text));
+        if (noted.canonical) canonicalSeen++;
+      }),
+      { numRuns: 3000 },
+    );
+    expect(canonicalSeen).toBeGreaterThan(200);
+  });
+
+  it('refuses what parseJson refuses, with the same code', () => {
+    for (const text of ['{"a":1,"a":2}', '[1,]', '1e999', `[${'['.repeat(70)}${']'.repeat(70)}]`, '"\\x"', '{"a" 1}']) {
+      const code = (run: () => unknown) => {
+        try {
+          run();
+          return 'accepted';
+        } catch (error) {
+          return (error as JsonError).code;
+        }
+      };
+      const limits = { ...roomy, rejectDuplicateKeys: true };
+      expect(code(() => parseJsonNotingForm(text, limits))).toBe(code(() => parseJson(text, limits)));
+      expect(code(() => parseJsonNotingForm(text, limits))).not.toBe('accepted');
+    }
+  });
+
+  it('notes each non-canonical spelling', () => {
+    const form = (text: string) => parseJsonNotingForm(text, roomy).canonical;
+    expect(form('{"a":[1,"x",null,true,1.5,"\\u001f","\\n"],"b":{}}')).toBe(true);
+    for (const text of [' {}', '{"b":1,"a":2}', '{"a": 1}', '["\\/"]', '["\\u001F"]', '["\\u0041"]', '["\\u000a"]', '[1.0]', '[1e2]', '[-0]', '[0.10]', '[1E+21]']) {
+      expect(form(text), text).toBe(false);
+    }
   });
 });

@@ -1,6 +1,7 @@
 // Writing one service's logical content as an artefact (operations spec §5):
 // canonical lines with per-line digests, then the trailer. It streams: each
-// member is encoded, checked by the same validator the reader uses, and
+// member is encoded, checked by the same validator the reader uses (on the
+// frame object it rendered, which spares parsing the text back), and
 // buffered into chunks of about 64 KiB for the sink, so memory stays bounded
 // whatever the size. It reads no storage and opens no file.
 
@@ -10,7 +11,7 @@ import { encodeCanonical } from './canonical-json.js';
 import type { BundleContent, BundleSummary } from './content.js';
 import { BundleInvalidError } from './errors.js';
 import { resolveLimits, type BundleLimits, type BundleOptions, type SectionKind } from './format.js';
-import { FrameValidator } from './frame-validator.js';
+import { FrameValidator, type EncodedFrame } from './frame-validator.js';
 import { encodeBranch, encodeHeader, encodeHistory, encodeMembership, encodeRecord, encodeService } from './payload-codec.js';
 
 export type BundleSink = (chunk: Uint8Array) => void | Promise<void>;
@@ -38,12 +39,12 @@ class ChunkedSink {
   }
 }
 
-/** The text (without LF) of one non-trailer line: the object, its digest spliced in as the last member. */
-export function encodeFrame(kind: Exclude<SectionKind, 'audit'>, ordinal: number, payload: JsonObject): string {
+/** One non-trailer line: its text (without LF), the object its digest covers spliced in as the last member, and that frame object. */
+export function encodeFrame(kind: Exclude<SectionKind, 'audit'>, ordinal: number, payload: JsonObject): EncodedFrame {
   const covered = encodeCanonical({ kind, ordinal: BigInt(ordinal), payload });
   const digest = createHash('sha256').update(covered, 'utf8').digest('hex');
   // Canonical order puts `sha256` after `kind`, `ordinal` and `payload`.
-  return `${covered.slice(0, -1)},"sha256":"${digest}"}`;
+  return { text: `${covered.slice(0, -1)},"sha256":"${digest}"}`, frame: { kind, ordinal: BigInt(ordinal), payload, sha256: digest } };
 }
 
 /**
@@ -62,15 +63,15 @@ export async function writeWithLimits(content: BundleContent, sink: BundleSink, 
   const out = new ChunkedSink(sink);
   let ordinal = 0;
   const emit = async (kind: Exclude<SectionKind, 'audit'>, payload: () => JsonObject): Promise<void> => {
-    let text: string;
+    let encoded: EncodedFrame;
     try {
-      text = encodeFrame(kind, ordinal, payload());
+      encoded = encodeFrame(kind, ordinal, payload());
     } catch (error) {
       if (error instanceof BundleInvalidError && error.line === null) throw new BundleInvalidError(error.reason, ordinal);
       throw error;
     }
-    const line = Buffer.from(`${text}\n`, 'utf8');
-    validator.acceptLine(line, text);
+    const line = Buffer.from(`${encoded.text}\n`, 'utf8');
+    validator.acceptLine(line, encoded);
     ordinal++;
     await out.push(line);
   };
@@ -83,7 +84,7 @@ export async function writeWithLimits(content: BundleContent, sink: BundleSink, 
   for await (const membership of content.memberships) await emit('branch_membership', () => encodeMembership(membership));
 
   const facts = validator.trailerFacts();
-  const trailer = encodeCanonical({
+  const trailerFrame: JsonObject = {
     kind: 'trailer',
     ordinal: BigInt(ordinal),
     payload: {
@@ -91,9 +92,10 @@ export async function writeWithLimits(content: BundleContent, sink: BundleSink, 
       root_sha256: facts.rootSha256,
       sections: facts.sections.map((section) => ({ count: BigInt(section.count), kind: section.kind, sha256: section.sha256 })),
     },
-  });
+  };
+  const trailer = encodeCanonical(trailerFrame);
   const line = Buffer.from(`${trailer}\n`, 'utf8');
-  const end = validator.acceptLine(line, trailer);
+  const end = validator.acceptLine(line, { text: trailer, frame: trailerFrame });
   await out.push(line);
   await out.flush();
   if (end.kind !== 'end') throw new Error('the trailer did not close the artefact');

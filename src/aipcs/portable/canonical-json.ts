@@ -2,11 +2,12 @@
 // src/common/json.ts: its canonicalJson already renders the profile (sorted
 // UTF-16 keys, the seven short escapes, other controls as lowercase \u00xx,
 // U+007F and U+2028 literal, ECMAScript numbers, -0 as 0, lone surrogates
-// refused) and parseJson is lossless and bounded. This module adds what the
-// profile asks beyond them: signed 64-bit integers, and acceptance only when
-// re-encoding the parse gives back the very text. It owns no I/O.
+// refused) and its parser is lossless and bounded and notes, while parsing,
+// whether the text is exactly that rendering of its value. This module adds
+// what the profile asks beyond them: signed 64-bit integers, and acceptance
+// only of canonical text. It owns no I/O.
 
-import { JsonError, canonicalJson, isJsonObject, parseJson, type JsonObject, type JsonValue } from '../../common/json.js';
+import { JsonError, canonicalJson, isJsonObject, parseJsonNotingForm, type JsonObject, type JsonValue } from '../../common/json.js';
 import { BundleInvalidError, type BundleDefect } from './errors.js';
 import { INT64_MAX, INT64_MIN, MAX_DEPTH, MAX_LINE_BYTES } from './format.js';
 
@@ -27,46 +28,51 @@ function parseDefect(error: JsonError): BundleDefect {
   }
 }
 
-function integersFit(value: JsonValue): boolean {
+/**
+ * Whether every integer a parsed text holds (`rendered`: a value about to be
+ * rendered will hold) is a signed 64-bit one. ECMAScript writes an integral
+ * number below 1e21 without fraction or exponent, so once rendered it reads
+ * back as an integer token too.
+ */
+function integersFit(value: JsonValue, rendered = false): boolean {
   if (typeof value === 'bigint') return value >= INT64_MIN && value <= INT64_MAX;
-  if (Array.isArray(value)) return value.every(integersFit);
+  if (typeof value === 'number') return !rendered || !Number.isInteger(value) || Math.abs(value) >= 1e21 || integersFit(BigInt(value));
+  if (Array.isArray(value)) return value.every((item) => integersFit(item, rendered));
   if (isJsonObject(value)) {
-    for (const key in value) if (!integersFit(value[key] as JsonValue)) return false;
+    for (const key in value) if (!integersFit(value[key] as JsonValue, rendered)) return false;
   }
   return true;
 }
 
 /**
  * Parses one line (without its LF) and accepts it only if it is the
- * canonical encoding of a JSON object within the profile's domains.
- * `encodedHere` skips the re-encoding comparison for text this codec just
- * produced with canonicalJson (re-encoding its parse is the identity, which
- * the property tests check); the domain checks still run.
+ * canonical encoding of a JSON object within the profile's domains. The
+ * defects keep the order of a parse followed by a re-encoding: malformed
+ * JSON first, then integer range, then non-canonical form.
  */
-export function parseCanonicalLine(text: string, encodedHere = false): JsonObject {
-  let value: JsonValue;
+export function parseCanonicalLine(text: string): JsonObject {
+  let parsed: { value: JsonValue; canonical: boolean };
   try {
-    value = parseJson(text, PARSE_LIMITS);
+    parsed = parseJsonNotingForm(text, PARSE_LIMITS);
   } catch (error) {
     if (error instanceof JsonError) throw new BundleInvalidError(parseDefect(error));
     throw error;
   }
+  const value = parsed.value;
   if (!integersFit(value)) throw new BundleInvalidError('integer_out_of_range');
-  if (encodedHere) {
-    if (!isJsonObject(value)) throw new BundleInvalidError('frame_shape');
-    return value;
-  }
-  let again: string;
-  try {
-    again = canonicalJson(value);
-  } catch (error) {
-    // Only a lone surrogate (reachable through a \ud800 escape) has no canonical form.
-    if (error instanceof JsonError) throw new BundleInvalidError('not_canonical');
-    throw error;
-  }
-  if (again !== text) throw new BundleInvalidError('not_canonical');
+  if (!parsed.canonical) throw new BundleInvalidError('not_canonical');
   if (!isJsonObject(value)) throw new BundleInvalidError('frame_shape');
   return value;
+}
+
+/**
+ * The domain checks of parseCanonicalLine for a frame this codec rendered
+ * itself with canonicalJson (canonical by construction, which the property
+ * tests check by reading every written artefact back).
+ */
+export function checkEncodedFrame(frame: JsonObject): JsonObject {
+  if (!integersFit(frame, true)) throw new BundleInvalidError('integer_out_of_range');
+  return frame;
 }
 
 /** Canonical text of a value the writer built; values without a canonical form are writer-input defects. */

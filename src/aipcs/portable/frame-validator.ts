@@ -8,7 +8,7 @@ import { createHash, type Hash } from 'node:crypto';
 import type { JsonObject, JsonValue } from '../../common/json.js';
 import { isJsonObject } from '../../common/json.js';
 import type { BundleHeader, BundleItem, BundleService, BundleSummary, SectionDigest } from './content.js';
-import { parseCanonicalLine } from './canonical-json.js';
+import { checkEncodedFrame, parseCanonicalLine } from './canonical-json.js';
 import { ContentRules } from './content-rules.js';
 import { BundleInvalidError } from './errors.js';
 import { compileEntityRules, type EntityFieldRules } from './field-rules.js';
@@ -25,6 +25,12 @@ const FRAME_KEYS = ['kind', 'ordinal', 'payload', 'sha256'] as const;
 const TRAILER_KEYS = ['kind', 'ordinal', 'payload'] as const;
 const TRAILER_PAYLOAD_KEYS = ['pre_trailer_byte_count', 'root_sha256', 'sections'] as const;
 const SECTION_ENTRY_KEYS = ['count', 'kind', 'sha256'] as const;
+
+/** A line as the writer encoded it: its text without LF and the frame object that text renders. */
+export interface EncodedFrame {
+  readonly text: string;
+  readonly frame: JsonObject;
+}
 
 /** What the trailer must say, computed from the lines so far. */
 export interface TrailerFacts {
@@ -65,20 +71,21 @@ export class FrameValidator {
   /**
    * Validates one whole line (LF included) and returns what it carries: a
    * header, service or member item, or the `end` item for the trailer.
-   * The writer passes the text it encoded the line from (without the LF),
-   * which spares decoding it and re-encoding its parse.
+   * The writer passes the frame it encoded the line from (canonicalJson of
+   * that object, spliced digest included), which spares decoding and
+   * parsing the text; every other check still runs on the frame object.
    */
-  acceptLine(line: Uint8Array, encodedText?: string): BundleItem {
+  acceptLine(line: Uint8Array, encoded?: EncodedFrame): BundleItem {
     const index = this.lineCount;
     try {
-      return this.accept(line, index, encodedText);
+      return this.accept(line, index, encoded);
     } catch (error) {
       if (error instanceof BundleInvalidError && error.line === null) throw new BundleInvalidError(error.reason, index);
       throw error;
     }
   }
 
-  private accept(line: Uint8Array, index: number, encodedText: string | undefined): BundleItem {
+  private accept(line: Uint8Array, index: number, encoded: EncodedFrame | undefined): BundleItem {
     if (this.finishedSummary !== null) throw new BundleInvalidError('bytes_after_trailer');
     if (index >= this.limits.maxLines) throw new BundleInvalidError('too_many_lines');
     const length = line.length;
@@ -89,17 +96,18 @@ export class FrameValidator {
     if (line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf) throw new BundleInvalidError('byte_order_mark');
     if (this.byteCount + length > this.limits.maxBundleBytes) throw new BundleInvalidError('bundle_too_large');
 
-    let text: string;
-    if (encodedText !== undefined) {
-      text = encodedText;
+    let frame: JsonObject;
+    if (encoded !== undefined) {
+      frame = checkEncodedFrame(encoded.frame);
     } else {
+      let text: string;
       try {
         text = this.decoder.decode(line.subarray(0, length - 1));
       } catch {
         throw new BundleInvalidError('invalid_utf8');
       }
+      frame = parseCanonicalLine(text);
     }
-    const frame = parseCanonicalLine(text, encodedText !== undefined);
     const kind = frame['kind'];
     if (typeof kind !== 'string') throw new BundleInvalidError('frame_shape');
     if (kind === 'trailer') return this.acceptTrailer(frame, index, length);
