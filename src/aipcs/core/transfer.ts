@@ -162,16 +162,33 @@ function storeMembers(tx: OperatorDataReader, layout: StoreLayout) {
  * store it was staged into: record field sets are completed with nulls (an
  * artefact may omit them, a store row has every column), everything else as
  * decoded. Used to re-observe a staged store without trusting the writer.
+ * Member texts are hashed in chained chunks of about 256 KiB (each member's
+ * canonical text has no raw newline, so the framing is unambiguous); both
+ * sides see the same texts in the same order, hence the same chunks.
  */
 class ContentDigest {
+  private static readonly CHUNK_CHARS = 256 * 1024;
   private value = '';
+  private pending: string[] = [];
+  private pendingChars = 0;
   constructor(private readonly sha256: (text: string) => string) {}
 
   add(kind: string, member: unknown): void {
-    this.value = this.sha256(`${this.value}\n${kind}\n${fingerprintText(member)}`);
+    const text = fingerprintText(member);
+    this.pending.push(kind, '\n', text, '\n');
+    this.pendingChars += text.length;
+    if (this.pendingChars >= ContentDigest.CHUNK_CHARS) this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    this.value = this.sha256(`${this.value}\n${this.pending.join('')}`);
+    this.pending = [];
+    this.pendingChars = 0;
   }
 
   get digest(): string {
+    this.flush();
     return this.value;
   }
 }

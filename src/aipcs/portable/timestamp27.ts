@@ -39,15 +39,31 @@ function daysInMonth(year: number, month: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
+// Consecutive timestamps of an artefact mostly share their date: the day
+// number of the last date seen is kept.
+let lastDate = '';
+let lastDays = 0;
+
 /** Microseconds of a Timestamp27 text, or undefined when the text is not one. */
 export function parseTimestamp27(text: string): bigint | undefined {
-  const match = PATTERN.exec(text);
-  if (!match) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (text.length !== 27 || !PATTERN.test(text)) return undefined;
+  const date = text.slice(0, 10);
+  let days = lastDays;
+  if (date !== lastDate) {
+    const year = Number(text.slice(0, 4));
+    const month = Number(text.slice(5, 7));
+    const day = Number(text.slice(8, 10));
+    if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+    days = daysFromCivil(year, month, day);
+    lastDate = date;
+    lastDays = days;
+  }
+  const hour = Number(text.slice(11, 13));
+  const minute = Number(text.slice(14, 16));
+  const second = Number(text.slice(17, 19));
   if (hour > 23 || minute > 59 || second > 59) return undefined;
-  const seconds = BigInt(daysFromCivil(year, month, day)) * 86_400n + BigInt(hour * 3600 + minute * 60 + second);
-  return seconds * 1_000_000n + BigInt(match[7] as string);
+  // Whole seconds stay below 2^53, so the sum is exact before widening.
+  return BigInt(days * 86_400 + hour * 3600 + minute * 60 + second) * 1_000_000n + BigInt(Number(text.slice(20, 26)));
 }
 
 const pad = (value: number, width: number): string => String(value).padStart(width, '0');
