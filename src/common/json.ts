@@ -312,9 +312,7 @@ export interface RenderOptions {
 
 /** Renders any value (plain or lossless) as compact JSON with the chosen conventions. */
 export function renderJson(value: unknown, options: RenderOptions): string {
-  const parts: string[] = [];
-  renderInto(value, options, parts);
-  return parts.join('');
+  return render(value, options);
 }
 
 /** The project's canonical JSON (RFC 8785 style): sorted UTF-16 keys, no whitespace, ECMAScript numbers. */
@@ -327,40 +325,46 @@ export function canonicalJsonByteLength(value: unknown): number {
   return utf8ByteLength(canonicalJson(value));
 }
 
-function renderInto(value: unknown, options: RenderOptions, parts: string[]): void {
-  if (value === null || value === undefined) {
-    parts.push('null');
-  } else if (typeof value === 'boolean') {
-    parts.push(value ? 'true' : 'false');
-  } else if (typeof value === 'string') {
-    parts.push(quoteString(value, options));
-  } else if (typeof value === 'bigint') {
-    parts.push(value.toString());
-  } else if (typeof value === 'number') {
-    const asFloat = options.floatStyle === 'lossless' || (options.floatStyle === 'python' && !Number.isInteger(value));
-    parts.push(asFloat ? pythonFloat(finite(value)) : ecmaNumber(value));
-  } else if (value instanceof FloatValue) {
-    parts.push(options.floatStyle === 'ecmascript' ? ecmaNumber(value.value) : pythonFloat(finite(value.value)));
-  } else if (Array.isArray(value)) {
-    parts.push('[');
-    value.forEach((item, index) => {
-      if (index > 0) parts.push(',');
-      renderInto(item, options, parts);
-    });
-    parts.push(']');
-  } else if (typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    const keys = orderKeys(Object.keys(record).filter((key) => record[key] !== undefined), options.keyOrder);
-    parts.push('{');
-    keys.forEach((key, index) => {
-      if (index > 0) parts.push(',');
-      parts.push(quoteString(key, options), ':');
-      renderInto(record[key], options, parts);
-    });
-    parts.push('}');
-  } else {
-    throw new JsonError('json_unrepresentable', 'The value cannot be represented as JSON.');
+// String concatenation (ropes) rather than parts and join: renderings are
+// many small pieces, and this is the hot path of every response and export.
+function render(value: unknown, options: RenderOptions): string {
+  if (value === null || value === undefined) return 'null';
+  switch (typeof value) {
+    case 'string':
+      return quoteString(value, options);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'bigint':
+      return value.toString();
+    case 'number': {
+      const asFloat = options.floatStyle === 'lossless' || (options.floatStyle === 'python' && !Number.isInteger(value));
+      return asFloat ? pythonFloat(finite(value)) : ecmaNumber(value);
+    }
+    case 'object':
+      break;
+    default:
+      throw new JsonError('json_unrepresentable', 'The value cannot be represented as JSON.');
   }
+  if (value instanceof FloatValue) return options.floatStyle === 'ecmascript' ? ecmaNumber(value.value) : pythonFloat(finite(value.value));
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let index = 0; index < value.length; index++) {
+      if (index > 0) out += ',';
+      out += render(value[index], options);
+    }
+    return out + ']';
+  }
+  const record = value as Record<string, unknown>;
+  let out = '{';
+  let first = true;
+  for (const key of orderKeys(Object.keys(record), options.keyOrder)) {
+    const member = record[key];
+    if (member === undefined) continue;
+    if (!first) out += ',';
+    first = false;
+    out += quoteString(key, options) + ':' + render(member, options);
+  }
+  return out + '}';
 }
 
 function orderKeys(keys: string[], order: KeyOrder): string[] {
@@ -395,7 +399,14 @@ function hex4(code: number): string {
   return '\\u' + code.toString(16).padStart(4, '0');
 }
 
+// Characters that need more than copying: controls, quote, backslash,
+// surrogates (lone ones are refused or escaped), and in ASCII-only output
+// everything from U+007F.
+const PLAIN_UNSAFE = /[\u0000-\u001f"\\\ud800-\udfff]/;
+const ASCII_UNSAFE = /[\u0000-\u001f"\\\u007f-\uffff]/;
+
 function quoteString(text: string, options: RenderOptions): string {
+  if (!(options.asciiOnly ? ASCII_UNSAFE : PLAIN_UNSAFE).test(text)) return '"' + text + '"';
   let out = '"';
   let chunkStart = 0;
   for (let i = 0; i < text.length; i++) {

