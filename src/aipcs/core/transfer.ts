@@ -53,7 +53,7 @@ export interface ExportCommand {
   readonly operationId: string;
 }
 
-const PAGE = 500;
+const PAGE = 2000;
 
 /** Members per staging write: bounds import memory whatever the service size. */
 const STAGE_BATCH = 1000;
@@ -61,14 +61,24 @@ const STAGE_BATCH = 1000;
 /** The store's fence was open where the procedure requires it closed. */
 class FenceOpenError extends Error {}
 
+/**
+ * Every item of a keyset-paged read. The next page is requested before the
+ * current one is handed out, so a networked store answers while the caller
+ * encodes; a request left behind by a consumer that stopped early is
+ * observed, never an unhandled rejection.
+ */
 async function* paged<T, P>(fetch: (after: P | null) => Promise<T[]>, position: (item: T) => P): AsyncGenerator<T> {
-  let after: P | null = null;
+  let pending = fetch(null);
   for (;;) {
-    const page = await fetch(after);
-    yield* page;
+    const page = await pending;
     const last = page.at(-1);
-    if (page.length < PAGE || last === undefined) return;
-    after = position(last);
+    const more = page.length >= PAGE && last !== undefined;
+    if (more) {
+      pending = fetch(position(last));
+      pending.catch(() => undefined);
+    }
+    yield* page;
+    if (!more) return;
   }
 }
 
@@ -524,21 +534,35 @@ export class ServiceTransfer {
       let history: HistoryEvent[] = [];
       let branches: StoredBranch[] = [];
       let memberships: MembershipRow[] = [];
+      // One batch write in flight while the next batch is read and checked
+      // (a networked store works meanwhile); writes stay in order, and the
+      // first failure stops the unit at the next submission or at the end.
+      let inFlight: Promise<void> = Promise.resolve();
+      const submit = async (write: () => Promise<void>) => {
+        await inFlight;
+        inFlight = write();
+        inFlight.catch(() => undefined);
+      };
       const flushRecords = async () => {
-        if (recordEntity !== null && records.length > 0) await tx.insertRecords(recordEntity, records);
+        const entity = recordEntity;
+        const batch = records;
         records = [];
+        if (entity !== null && batch.length > 0) await submit(() => tx.insertRecords(entity, batch));
       };
       const flushHistory = async () => {
-        if (history.length > 0) await tx.holdHistory(history);
+        const batch = history;
         history = [];
+        if (batch.length > 0) await submit(() => tx.holdHistory(batch));
       };
       const flushBranches = async () => {
-        if (branches.length > 0) await tx.insertBranches(branches);
+        const batch = branches;
         branches = [];
+        if (batch.length > 0) await submit(() => tx.insertBranches(batch));
       };
       const flushMemberships = async () => {
-        if (memberships.length > 0) await tx.putMemberships(memberships, assignedAt);
+        const batch = memberships;
         memberships = [];
+        if (batch.length > 0) await submit(() => tx.putMemberships(batch, assignedAt));
       };
       await artefact.replay({
         record: async (record) => {
@@ -589,6 +613,7 @@ export class ServiceTransfer {
       await flushHistory();
       await flushBranches();
       await flushMemberships();
+      await inFlight;
       // The history tool lists an entity's events in insertion order; the
       // artefact orders them by record, so the store appends them by time.
       await tx.appendHeldHistory();
