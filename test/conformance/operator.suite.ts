@@ -231,6 +231,35 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(await app.records.get(serviceId, 'note', note['id'] as string)).toEqual(before);
       });
 
+      it('moves a service larger than every page and batch of the backend, member for member', async () => {
+        const serviceId = await materialised();
+        const { readPage, stageBatch } = storage.data.transferBatching;
+        const count = 2 * Math.max(readPage, stageBatch) + 3;
+        const admission = await app.lifecycle.admitData(serviceId);
+        const layout = admission.layout.entities.find((entity) => entity.name === 'note');
+        if (!layout || !admission.service.storage) throw new Error('no note layout');
+        // Bulk rows through the data port (an MCP create per record would only slow the test).
+        await storage.data.write(admission.service.storage, 'agent-a', async (tx) => {
+          for (let i = 0; i < count; i++) {
+            const at = 1_750_000_000_000_000n + BigInt(i);
+            const id = `10000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
+            const fields = { title: `note ${i}`, detail: null, status: 'draft', confidence: i / 8, priority: BigInt(i), pinned: i % 2 === 0, due_at: null, tags: [`t${i % 7}`], aliases: [], project_id: null };
+            await tx.insertRecord(layout, { id, createdAt: at, updatedAt: at, createdVia: 'mcp', recordVersion: 1n, fields });
+            await tx.appendHistory({ entityName: 'note', recordId: id, recordVersion: 1n, kind: 'create', before: null, after: fields, occurredAt: at });
+          }
+        });
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const { bytes, result } = await exportBytes(operator, serviceId, 4n, OP(2));
+        expect((result['summary'] as JsonObject)['sections']).toMatchObject({ record: BigInt(count), history: BigInt(count) });
+        const original = bytes.toString('utf8').split('\n');
+
+        const importer = await freshLocation('agent-a');
+        await importBytes(importer, bytes, OP(3));
+        const again = (await exportBytes(importer, serviceId, 4n, OP(4))).bytes.toString('utf8').split('\n');
+        expect(again.length).toBe(original.length);
+        expect(again.slice(1, -2)).toEqual(original.slice(1, -2));
+      });
+
       it('a seeded service exports in any status and imports without a store', async () => {
         const seeded = await app.lifecycle.seed({ domainName: 'seed_only', domainClass: 'k', intentDescription: 'x', idempotencyKey: 's1' });
         const serviceId = seeded['service_id'] as string;

@@ -474,7 +474,19 @@ export interface StagingWriter {
   appendHeldHistory(): Promise<void>;
 }
 
+/** How many members a whole-store read asks for per page, and a staging unit writes per batch. */
+export interface TransferBatching {
+  readonly readPage: number;
+  readonly stageBatch: number;
+}
+
 export interface OperatorDataPort extends ServiceDataPort {
+  /**
+   * The backend's batch sizes for export and import: large where each call
+   * is a round trip, small in process, where short-lived batches keep the
+   * heap from growing with the service.
+   */
+  readonly transferBatching: TransferBatching;
   /** One read unit over a consistent snapshot of the whole store. */
   read<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataReader) => Promise<T>): Promise<T>;
   /**

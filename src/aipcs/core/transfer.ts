@@ -53,10 +53,6 @@ export interface ExportCommand {
   readonly operationId: string;
 }
 
-const PAGE = 2000;
-
-/** Members per staging write: bounds import memory whatever the service size. */
-const STAGE_BATCH = 1000;
 
 /** The store's fence was open where the procedure requires it closed. */
 class FenceOpenError extends Error {}
@@ -67,12 +63,12 @@ class FenceOpenError extends Error {}
  * encodes; a request left behind by a consumer that stopped early is
  * observed, never an unhandled rejection.
  */
-async function* paged<T, P>(fetch: (after: P | null) => Promise<T[]>, position: (item: T) => P): AsyncGenerator<T> {
+async function* paged<T, P>(size: number, fetch: (after: P | null) => Promise<T[]>, position: (item: T) => P): AsyncGenerator<T> {
   let pending = fetch(null);
   for (;;) {
     const page = await pending;
     const last = page.at(-1);
-    const more = page.length >= PAGE && last !== undefined;
+    const more = page.length >= size && last !== undefined;
     if (more) {
       pending = fetch(position(last));
       pending.catch(() => undefined);
@@ -105,14 +101,15 @@ function transferService(service: ServiceRow, fence: WriteFence | null): Transfe
   };
 }
 
-/** Every member of a store in canonical order, read page by page inside one snapshot. */
-function storeMembers(tx: OperatorDataReader, layout: StoreLayout) {
+/** Every member of a store in canonical order, read page by page (of `size`) inside one snapshot. */
+function storeMembers(tx: OperatorDataReader, layout: StoreLayout, size: number) {
   const entities = [...layout.entities].sort(byName);
   return {
     async *records(): AsyncGenerator<TransferRecord> {
       for (const entity of entities) {
         const pages = paged(
-          (afterId: string | null) => tx.queryRecords(entity, { filters: [], branch: null, afterId, limit: PAGE }),
+          size,
+          (afterId: string | null) => tx.queryRecords(entity, { filters: [], branch: null, afterId, limit: size }),
           (record) => record.id,
         );
         for await (const record of pages) {
@@ -130,7 +127,8 @@ function storeMembers(tx: OperatorDataReader, layout: StoreLayout) {
     },
     async *history(): AsyncGenerator<TransferHistoryEvent> {
       const pages = paged(
-        (after: HistoryPosition | null) => tx.historyPage(after, PAGE),
+        size,
+        (after: HistoryPosition | null) => tx.historyPage(after, size),
         (event: HistoryEvent): HistoryPosition => ({ entityName: event.entityName, recordId: event.recordId, recordVersion: event.recordVersion }),
       );
       for await (const event of pages) {
@@ -139,7 +137,8 @@ function storeMembers(tx: OperatorDataReader, layout: StoreLayout) {
     },
     async *branches(): AsyncGenerator<TransferBranch> {
       const pages = paged(
-        (afterId: string | null) => tx.listBranches({ status: null, branchType: null, parentId: null, afterId, limit: PAGE }),
+        size,
+        (afterId: string | null) => tx.listBranches({ status: null, branchType: null, parentId: null, afterId, limit: size }),
         (branch) => branch.id,
       );
       for await (const branch of pages) {
@@ -160,7 +159,8 @@ function storeMembers(tx: OperatorDataReader, layout: StoreLayout) {
     },
     async *memberships(): AsyncGenerator<TransferMembership> {
       yield* paged(
-        (after: MembershipRow | null) => tx.membershipPage(after, PAGE),
+        size,
+        (after: MembershipRow | null) => tx.membershipPage(after, size),
         (row) => row,
       );
     },
@@ -366,7 +366,7 @@ export class ServiceTransfer {
     return this.deps.storage.data.read(service.storage, this.principalId, async (tx) => {
       const fence = await tx.writeFence();
       if (fence.state !== 'closed') throw new FenceOpenError();
-      const members = storeMembers(tx, layout);
+      const members = storeMembers(tx, layout, this.deps.storage.data.transferBatching.readPage);
       const summary = await this.deps.codec.write(
         { header, service: transferService(service, fence), records: members.records(), history: members.history(), branches: members.branches(), memberships: members.memberships() },
         sink,
@@ -519,7 +519,7 @@ export class ServiceTransfer {
 
   /**
    * Writes the store; returns the digest of what it staged. Members go to
-   * the store in batches of at most STAGE_BATCH as the replay reads them, so
+   * the store in batches of the backend's stageBatch as the replay reads them, so
    * memory does not grow with the service: history is held aside in the
    * unit and appended in time order by the store at the end.
    */
@@ -527,6 +527,7 @@ export class ServiceTransfer {
     const digest = new ContentDigest(this.deps.sha256);
     const entities = new Map(layout.entities.map((entity) => [entity.name, entity]));
     const assignedAt = this.deps.nowMicros();
+    const stageBatch = this.deps.storage.data.transferBatching.stageBatch;
     await this.deps.storage.data.stage(locator, this.principalId, layout, async (tx) => {
       await tx.setFence(fence);
       let recordEntity: EntityLayout | null = null;
@@ -575,13 +576,13 @@ export class ServiceTransfer {
             recordEntity = entity;
           }
           records.push({ id: record.recordId, createdAt: record.createdAt, updatedAt: record.updatedAt, createdVia: record.createdVia, recordVersion: record.recordVersion, fields });
-          if (records.length >= STAGE_BATCH) await flushRecords();
+          if (records.length >= stageBatch) await flushRecords();
         },
         history: async (event) => {
           await flushRecords();
           digest.add('history', this.historyMember(event));
           history.push(event);
-          if (history.length >= STAGE_BATCH) await flushHistory();
+          if (history.length >= stageBatch) await flushHistory();
         },
         branch: async (branch) => {
           await flushHistory();
@@ -599,13 +600,13 @@ export class ServiceTransfer {
             updatedAt: branch.updatedAt,
             branchRevision: branch.branchRevision,
           });
-          if (branches.length >= STAGE_BATCH) await flushBranches();
+          if (branches.length >= stageBatch) await flushBranches();
         },
         membership: async (membership) => {
           await flushBranches();
           digest.add('membership', membership);
           memberships.push(membership);
-          if (memberships.length >= STAGE_BATCH) await flushMemberships();
+          if (memberships.length >= stageBatch) await flushMemberships();
         },
       });
       // Sections come in order; each is flushed when the next begins, and the last one here.
@@ -663,7 +664,7 @@ export class ServiceTransfer {
     if (observation.state !== 'ready') return null;
     return this.deps.storage.data.read(locator, this.principalId, async (tx) => {
       const digest = new ContentDigest(this.deps.sha256);
-      const members = storeMembers(tx, layout);
+      const members = storeMembers(tx, layout, this.deps.storage.data.transferBatching.readPage);
       for await (const record of members.records()) digest.add('record', this.recordMember(record.entityName, record, this.completeFields(manifest, record.entityName, record.fields)));
       for await (const event of members.history()) digest.add('history', this.historyMember(event));
       for await (const branch of members.branches()) digest.add('branch', branch);

@@ -22,6 +22,7 @@ import {
   type HistoryPosition,
   type MembershipRow,
   type OperatorDataPort,
+  type TransferBatching,
   type OperatorDataReader,
   type OperatorDataWriter,
   type RecordQuery,
@@ -542,6 +543,9 @@ export class PostgresDataTx implements OperatorDataWriter {
 }
 
 export class PostgresServiceData implements OperatorDataPort {
+  // Each page or batch is a round trip; large ones keep export and import from waiting on the network.
+  readonly transferBatching: TransferBatching = { readPage: 2000, stageBatch: 500 };
+
   constructor(
     private readonly connection: PostgresConnection,
     private readonly stores: PostgresServiceStores,

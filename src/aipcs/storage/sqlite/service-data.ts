@@ -17,6 +17,7 @@ import {
   type HistoryPosition,
   type MembershipRow,
   type OperatorDataPort,
+  type TransferBatching,
   type OperatorDataReader,
   type OperatorDataWriter,
   type RecordQuery,
@@ -509,6 +510,9 @@ export class SqliteDataTx implements OperatorDataWriter {
 }
 
 export class SqliteServiceData implements OperatorDataPort {
+  // In process, a statement per row costs no round trip; small batches die young, so the heap stays flat.
+  readonly transferBatching: TransferBatching = { readPage: 200, stageBatch: 200 };
+
   constructor(private readonly stores: SqliteServiceStores) {}
 
   private connectionFor(locator: StorageLocator) {
