@@ -117,8 +117,10 @@ export class FrameValidator {
     if (!hasExactKeys(frame, FRAME_KEYS)) throw new BundleInvalidError('frame_shape');
     const claimed = frame['sha256'];
     if (typeof claimed !== 'string' || !SHA256_HEX.test(claimed)) throw new BundleInvalidError('frame_shape');
-    // The writer's frame carries the digest it just computed over this very text.
-    if (encoded === undefined) {
+    // The writer's frame carries the digest it just computed over this very
+    // text; a second read is bound to the first read's root, which covers
+    // every line (a changed line fails there, before anything it fed commits).
+    if (encoded === undefined && this.expectedRoot === null) {
       const digest = createHash('sha256').update(line.subarray(0, length - DIGEST_SUFFIX_BYTES)).update(CLOSE_BRACE).digest('hex');
       if (digest !== claimed) throw new BundleInvalidError('frame_digest_mismatch');
     }
