@@ -4,7 +4,7 @@
 // composition → storage. Prompts go to the terminal, results to output.ts.
 
 import { randomUUID } from 'node:crypto';
-import { closeSync } from 'node:fs';
+import { closeSync, fstatSync } from 'node:fs';
 import { markFloats, type JsonObject } from '../../common/json.js';
 import { MAINTENANCE_SCAN_TYPES } from '../contract/manifest/derived-model.js';
 import { doctorReport, migrationStateObject, serviceStoreState, statusReport, type AdminContext } from '../core/admin-reports.js';
@@ -18,6 +18,7 @@ import { checkFilePath, checkLimit, checkOptionalUuid, checkRevision, checkUuid,
 import { ArtefactSpool, ExportFile, fileChunks, openArtefact, requireAbsent } from './artefact-files.js';
 import { renderHumanResult, type CliObject } from './human-format.js';
 import type { CliOutcome, OutputFormat } from './output.js';
+import { TransferProgress } from './progress.js';
 import { confirmOnTerminal } from './terminal.js';
 
 export type Options = Record<string, unknown>;
@@ -275,7 +276,13 @@ export function transitionCommand(kind: TransitionKind): AdminCommand<Preconditi
 
 interface ExportPlan extends Preconditions {
   readonly output: string;
+  /** Progress lines on stderr (`--format human`). */
+  readonly progress: boolean;
 }
+
+const toStderr = (line: string): void => {
+  process.stderr.write(line);
+};
 
 export const exportCommand: AdminCommand<ExportPlan> = {
   check(invocation, interactive) {
@@ -287,7 +294,7 @@ export const exportCommand: AdminCommand<ExportPlan> = {
       const machine = requireMachineFlags(invocation, plan.value, false);
       if (!machine.ok) return machine;
     }
-    return ok({ ...plan.value, output: output.value });
+    return ok({ ...plan.value, output: output.value, progress: formatOf(invocation.options) === 'human' });
   },
   run(plan, runtime, interactive) {
     requirePersistent(runtime);
@@ -317,8 +324,17 @@ export const exportCommand: AdminCommand<ExportPlan> = {
         }
       }
       const file = ExportFile.create(plan.output);
+      const progress = plan.progress ? new TransferProgress({ label: 'aipcs export', write: toStderr }) : null;
+      const sink = progress
+        ? (chunk: Uint8Array) => {
+            file.write(chunk);
+            progress.add(chunk.length);
+          }
+        : file.write;
       try {
-        const result = await transfer.export({ serviceId: plan.serviceId, expectedServiceRevision: expectedRevision as bigint, operationId: operationId as string }, file.write);
+        progress?.begin('writing');
+        const result = await transfer.export({ serviceId: plan.serviceId, expectedServiceRevision: expectedRevision as bigint, operationId: operationId as string }, sink);
+        progress?.end();
         file.publish();
         return result;
       } finally {
@@ -332,6 +348,8 @@ interface ImportPlan {
   readonly input: string;
   readonly dryRun: boolean;
   readonly operationId: string | null;
+  /** Progress lines on stderr (`--format human`). */
+  readonly progress: boolean;
 }
 
 export const importCommand: AdminCommand<ImportPlan> = {
@@ -348,7 +366,7 @@ export const importCommand: AdminCommand<ImportPlan> = {
       if (operationId.value === null) return { ok: false, error: missingFlag('--operation-id') };
       if (invocation.options['yes'] !== true) return { ok: false, error: missingFlag('--yes') };
     }
-    return ok({ input: input.value, dryRun, operationId: operationId.value });
+    return ok({ input: input.value, dryRun, operationId: operationId.value, progress: formatOf(invocation.options) === 'human' });
   },
   async run(plan, runtime, interactive) {
     requirePersistent(runtime);
@@ -356,7 +374,11 @@ export const importCommand: AdminCommand<ImportPlan> = {
       // A dry run needs no registry and writes nothing anywhere.
       const fd = openArtefact(plan.input);
       try {
-        return importDryRunResult(await TRANSFER_CODEC.read(() => fileChunks(fd)), TRANSFER_CODEC);
+        const progress = importProgress(plan, fd);
+        progress?.begin('validating');
+        const artefact = await TRANSFER_CODEC.read(() => fileChunks(fd, (chunk) => progress?.add(chunk.length)));
+        progress?.end();
+        return importDryRunResult(artefact, TRANSFER_CODEC);
       } finally {
         closeSync(fd);
       }
@@ -368,8 +390,13 @@ export const importCommand: AdminCommand<ImportPlan> = {
       const fd = openArtefact(plan.input);
       let spool: ArtefactSpool | null = null;
       try {
-        spool = new ArtefactSpool(fd);
+        const progress = importProgress(plan, fd);
+        spool = new ArtefactSpool(fd, progress && {
+          pass: (pass) => progress.begin(pass === 1 ? 'validating' : 'staging'),
+          chunk: (bytes) => progress.add(bytes),
+        });
         const artefact = await TRANSFER_CODEC.read(spool.open);
+        progress?.end();
         const operationId = plan.operationId ?? randomUUID();
         if (interactive) {
           confirmOnTerminal({
@@ -386,7 +413,9 @@ export const importCommand: AdminCommand<ImportPlan> = {
             generatedOperationId: plan.operationId === null,
           });
         }
-        return await transfer.import(operationId, artefact);
+        const result = await transfer.import(operationId, artefact);
+        progress?.end();
+        return result;
       } finally {
         spool?.dispose();
         closeSync(fd);
@@ -394,6 +423,18 @@ export const importCommand: AdminCommand<ImportPlan> = {
     });
   },
 };
+
+/** Import progress against the input's size, or null in machine mode. */
+function importProgress(plan: ImportPlan, fd: number): TransferProgress | null {
+  if (!plan.progress) return null;
+  let totalBytes: number | null = null;
+  try {
+    totalBytes = fstatSync(fd).size;
+  } catch {
+    // Progress without a percentage.
+  }
+  return new TransferProgress({ label: 'aipcs import', write: toStderr, totalBytes });
+}
 
 interface PurgePlan extends Preconditions {
   readonly authority: PurgeAuthority;

@@ -175,13 +175,22 @@ export async function* fileChunks(fd: number, tee?: (chunk: Uint8Array) => void)
  * `bundle.jsonl` 0600): the first pass reads the input and copies it, every
  * later pass reads the copy, so what is staged is what was validated.
  */
+/** Told when a pass over the artefact starts (1, 2, …) and of every chunk it reads. */
+export interface SpoolObserver {
+  pass(pass: number): void;
+  chunk(bytes: number): void;
+}
+
 export class ArtefactSpool {
   private readonly directory: string;
   private readonly file: string;
   private writer: number | null;
   private passes = 0;
 
-  constructor(private readonly input: number) {
+  constructor(
+    private readonly input: number,
+    private readonly observer: SpoolObserver | null = null,
+  ) {
     try {
       this.directory = mkdtempSync(join(tmpdir(), 'aipcs-bundle-'));
       this.file = join(this.directory, 'bundle.jsonl');
@@ -194,9 +203,12 @@ export class ArtefactSpool {
   /** What the codec calls for each pass over the artefact. */
   readonly open = (): AsyncIterable<Uint8Array> => {
     this.passes++;
+    const observer = this.observer;
+    observer?.pass(this.passes);
     if (this.passes === 1) {
       const writer = this.writer;
       return fileChunks(this.input, (chunk) => {
+        observer?.chunk(chunk.length);
         if (writer === null) return;
         try {
           writeAll(writer, chunk);
@@ -212,7 +224,7 @@ export class ArtefactSpool {
     const reader = openSync(this.file, constants.O_RDONLY | constants.O_NOFOLLOW);
     return (async function* () {
       try {
-        yield* fileChunks(reader);
+        yield* fileChunks(reader, observer ? (chunk) => observer.chunk(chunk.length) : undefined);
       } finally {
         closeSync(reader);
       }
