@@ -490,6 +490,12 @@ export interface OperatorDataPort extends ServiceDataPort {
   /** One read unit over a consistent snapshot of the whole store. */
   read<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataReader) => Promise<T>): Promise<T>;
   /**
+   * A read unit for walking the whole store in canonical order (export,
+   * re-observation): like `read`, and the adapter makes keyset pages follow
+   * their indexes whatever the planner's statistics say.
+   */
+  scan<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataReader) => Promise<T>): Promise<T>;
+  /**
    * Import staging: creates the store with `layout` and runs `work` in the
    * same write unit, so the store appears complete or not at all. References
    * between rows are checked when the unit commits, so rows may come in any

@@ -363,7 +363,7 @@ export class ServiceTransfer {
       return { summary, fence: null };
     }
     const layout = this.lifecycle.layoutOf(manifest);
-    return this.deps.storage.data.read(service.storage, this.principalId, async (tx) => {
+    return this.deps.storage.data.scan(service.storage, this.principalId, async (tx) => {
       const fence = await tx.writeFence();
       if (fence.state !== 'closed') throw new FenceOpenError();
       const members = storeMembers(tx, layout, this.deps.storage.data.transferBatching.readPage);
@@ -662,7 +662,7 @@ export class ServiceTransfer {
   private async storeDigest(locator: StorageLocator, manifest: ManifestV2, layout: StoreLayout): Promise<{ digest: string; fence: WriteFence } | null> {
     const observation = await this.deps.storage.stores.observe(locator, layout);
     if (observation.state !== 'ready') return null;
-    return this.deps.storage.data.read(locator, this.principalId, async (tx) => {
+    return this.deps.storage.data.scan(locator, this.principalId, async (tx) => {
       const digest = new ContentDigest(this.deps.sha256);
       const members = storeMembers(tx, layout, this.deps.storage.data.transferBatching.readPage);
       for await (const record of members.records()) digest.add('record', this.recordMember(record.entityName, record, this.completeFields(manifest, record.entityName, record.fields)));

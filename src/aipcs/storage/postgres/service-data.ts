@@ -544,7 +544,7 @@ export class PostgresDataTx implements OperatorDataWriter {
 
 export class PostgresServiceData implements OperatorDataPort {
   // Each page or batch is a round trip; large ones keep export and import from waiting on the network.
-  readonly transferBatching: TransferBatching = { readPage: 2000, stageBatch: 500 };
+  readonly transferBatching: TransferBatching = { readPage: 1000, stageBatch: 500 };
 
   constructor(
     private readonly connection: PostgresConnection,
@@ -554,6 +554,17 @@ export class PostgresServiceData implements OperatorDataPort {
   async read<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataReader) => Promise<T>): Promise<T> {
     const schema = schemaOf(locator);
     return this.connection.transaction('read', (session) => work(new PostgresDataTx(session, schema, principalId)));
+  }
+
+  async scan<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataReader) => Promise<T>): Promise<T> {
+    const schema = schemaOf(locator);
+    return this.connection.transaction('read', async (session) => {
+      // Without statistics (a store written moments ago) the planner takes a
+      // keyset page for a few rows and sorts the rest of the table for it;
+      // every page has an index in its order, so explicit sorts are ruled out.
+      await session.run(`SET LOCAL enable_sort = off`);
+      return work(new PostgresDataTx(session, schema, principalId));
+    });
   }
 
   async write<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataWriter) => Promise<T>): Promise<T> {

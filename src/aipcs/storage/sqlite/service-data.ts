@@ -525,6 +525,11 @@ export class SqliteServiceData implements OperatorDataPort {
     return this.connectionFor(locator).read((db) => work(new SqliteDataTx(db, principalId)));
   }
 
+  /** SQLite plans keyset pages by their indexes without statistics: a scan is a read. */
+  scan<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataReader) => Promise<T>): Promise<T> {
+    return this.read(locator, principalId, work);
+  }
+
   write<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataWriter) => Promise<T>): Promise<T> {
     return this.connectionFor(locator).write((db) => work(new SqliteDataTx(db, principalId)));
   }
