@@ -27,7 +27,7 @@ import {
   type StoreLayout,
   type WriteFence,
 } from './ports.js';
-import { domainAttributes, fingerprintText } from './record-rules.js';
+import { domainAttributes } from './record-rules.js';
 import { formatTimestamp27 } from './time.js';
 import type {
   TransferBranch,
@@ -168,12 +168,47 @@ function storeMembers(tx: OperatorDataReader, layout: StoreLayout, size: number)
 }
 
 /**
+ * An injective text of a member for the content digest: type-tagged
+ * scalars, strings as JSON string literals (no raw newline), object keys
+ * sorted. Cheaper than a general canonical rendering; it only has to be the
+ * same on both sides of a staging, never parsed.
+ */
+export function digestText(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'bigint':
+      return `i${value.toString()}`;
+    case 'number':
+      return `d${Object.is(value, -0) ? '-0' : String(value)}`;
+    case 'boolean':
+      return value ? 't' : 'f';
+    default:
+      break;
+  }
+  if (value === null || value === undefined) return 'n';
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + digestText(value[i]);
+    return out + ']';
+  }
+  const record = value as Record<string, unknown>;
+  let out = '{';
+  let first = true;
+  for (const key of Object.keys(record).sort()) {
+    out += (first ? '' : ',') + JSON.stringify(key) + ':' + digestText(record[key]);
+    first = false;
+  }
+  return out + '}';
+}
+
+/**
  * A running digest of member content, the same for an artefact and for the
  * store it was staged into: record field sets are completed with nulls (an
  * artefact may omit them, a store row has every column), everything else as
  * decoded. Used to re-observe a staged store without trusting the writer.
- * Member texts are hashed in chained chunks of about 256 KiB (each member's
- * canonical text has no raw newline, so the framing is unambiguous); both
+ * Member texts are hashed in chained chunks of about 256 KiB (a member's
+ * digest text has no raw newline, so the framing is unambiguous); both
  * sides see the same texts in the same order, hence the same chunks.
  */
 class ContentDigest {
@@ -184,7 +219,7 @@ class ContentDigest {
   constructor(private readonly sha256: (text: string) => string) {}
 
   add(kind: string, member: unknown): void {
-    const text = fingerprintText(member);
+    const text = digestText(member);
     this.pending.push(kind, '\n', text, '\n');
     this.pendingChars += text.length;
     if (this.pendingChars >= ContentDigest.CHUNK_CHARS) this.flush();
@@ -203,12 +238,6 @@ class ContentDigest {
   }
 }
 
-function plainFields(fields: FieldSet | null): JsonObject | null {
-  if (fields === null) return null;
-  const out: JsonObject = {};
-  for (const [name, value] of Object.entries(fields)) out[name] = Array.isArray(value) ? [...(value as string[])] : (value as Exclude<FieldValue, readonly string[]>);
-  return out;
-}
 
 /** `import --dry-run`: what the validated artefact holds. Needs no storage; nothing is written anywhere. */
 export function importDryRunResult(artefact: ValidatedTransfer, codec: TransferCodec): JsonObject {
@@ -622,7 +651,7 @@ export class ServiceTransfer {
     return digest.digest;
   }
 
-  private recordMember(entityName: string, record: { recordId: string; recordVersion: bigint; createdAt: Micros; updatedAt: Micros; createdVia: string }, fields: FieldSet): JsonObject {
+  private recordMember(entityName: string, record: { recordId: string; recordVersion: bigint; createdAt: Micros; updatedAt: Micros; createdVia: string }, fields: FieldSet): object {
     return {
       entity_name: entityName,
       record_id: record.recordId,
@@ -630,19 +659,19 @@ export class ServiceTransfer {
       created_at: record.createdAt,
       updated_at: record.updatedAt,
       created_via: record.createdVia,
-      fields: plainFields(fields),
+      fields,
     };
   }
 
-  private historyMember(event: TransferHistoryEvent): JsonObject {
+  private historyMember(event: TransferHistoryEvent): object {
     return {
       entity_name: event.entityName,
       record_id: event.recordId,
       record_version: event.recordVersion,
       kind: event.kind,
       occurred_at: event.occurredAt,
-      before: plainFields(event.before),
-      after: plainFields(event.after),
+      before: event.before,
+      after: event.after,
     };
   }
 
