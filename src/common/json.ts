@@ -3,6 +3,7 @@
 // number, so `1` and `1.0` stay distinguishable and 64-bit integers stay exact.
 // Owns no I/O; callers decide limits and which rendering a format needs.
 
+import { randomBytes } from 'node:crypto';
 import { SafeError } from './errors.js';
 
 export type JsonValue = null | boolean | string | number | bigint | JsonValue[] | JsonObject;
@@ -445,6 +446,19 @@ function quoteString(text: string, options: RenderOptions): string {
 function finite(value: number): number {
   if (!Number.isFinite(value)) throw new JsonError('json_unrepresentable', 'The value cannot be represented as JSON.');
   return value;
+}
+
+// JSON.stringify refuses bigints. stringifyExact stands each one in for a
+// string holding U+0000, a per-process random marker and the digits, then
+// turns those strings back into bare integers; no other string can carry the
+// marker, so nothing else is touched.
+const BIGINT_MARKER = randomBytes(12).toString('hex');
+const BIGINT_STAND_IN = new RegExp(`"\\\\u0000${BIGINT_MARKER}:(-?[0-9]+)"`, 'g');
+
+/** JSON.stringify, except that bigints are written as exact integers. */
+export function stringifyExact(value: unknown): string {
+  const text = JSON.stringify(value, (_key, member: unknown) => (typeof member === 'bigint' ? `\u0000${BIGINT_MARKER}:${member.toString()}` : member));
+  return text.includes(BIGINT_MARKER) ? text.replace(BIGINT_STAND_IN, '$1') : text;
 }
 
 /** Renders a lossless value so that parseJson restores it exactly (floats keep `.0`). */

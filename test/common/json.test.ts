@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { canonicalJson, FloatValue, JsonError, parseJson, parseJsonNotingForm, pythonFloat, renderJson, toPlainJson, utf8ByteLength, type JsonValue } from '../../src/common/json.js';
+import { canonicalJson, FloatValue, JsonError, parseJson, parseJsonNotingForm, pythonFloat, renderJson, stringifyExact, toPlainJson, utf8ByteLength, type JsonValue } from '../../src/common/json.js';
 
 const limits = { maxBytes: 1024, maxDepth: 4 };
 
@@ -170,5 +170,19 @@ describe('parseJsonNotingForm', () => {
     for (const text of [' {}', '{"b":1,"a":2}', '{"a": 1}', '["\\/"]', '["\\u001F"]', '["\\u0041"]', '["\\u000a"]', '[1.0]', '[1e2]', '[-0]', '[0.10]', '[1E+21]']) {
       expect(form(text), text).toBe(false);
     }
+  });
+});
+
+describe('stringifyExact', () => {
+  it('is JSON.stringify with bigints written as exact integers', () => {
+    const value = { big: 9223372036854775807n, small: [-9223372036854775808n, 0n], text: 'a\u0000b', float: 1.5, nested: { date: new Date(0) } };
+    const text = stringifyExact(value);
+    expect(text).toBe('{"big":9223372036854775807,"small":[-9223372036854775808,0],"text":"a\\u0000b","float":1.5,"nested":{"date":"1970-01-01T00:00:00.000Z"}}');
+    expect(stringifyExact({ plain: 'x' })).toBe(JSON.stringify({ plain: 'x' }));
+  });
+
+  it('leaves strings that look like its stand-ins alone', () => {
+    const lookalike = '\u000000000000000000000000:12';
+    expect(stringifyExact({ lookalike, n: 1n })).toBe(`{"lookalike":${JSON.stringify(lookalike)},"n":1}`);
   });
 });

@@ -306,7 +306,9 @@ export function findTool(name: string): AipcsToolDefinition | undefined {
  */
 export function schemaToPlainJson(node: SchemaNode): Record<string, unknown> {
   const convert = (value: unknown): unknown => {
-    if (typeof value === 'bigint') return Number(value);
+    // Bounds beyond 2^53 (the 2^63-1 of revisions) stay exact bigints; the
+    // stdio transport writes them as bare integers.
+    if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value;
     if (Array.isArray(value)) return value.map(convert);
     if (value !== null && typeof value === 'object') {
       const out: Record<string, unknown> = {};

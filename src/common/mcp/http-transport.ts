@@ -66,6 +66,12 @@ export class HttpExposureError extends Error {
   }
 }
 
+/** A response carrying a tools/list result (whose schemas may hold bigint bounds). */
+function listsTools(message: JSONRPCMessage): boolean {
+  const result = (message as { result?: unknown }).result;
+  return typeof result === 'object' && result !== null && Array.isArray((result as { tools?: unknown }).tools);
+}
+
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
@@ -301,6 +307,10 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       },
     });
     const session: Session = { transport, tools, staged: new Map(), busy: 0, lastActivity: Date.now(), closed: false };
+    // The SDK's transport serialises with JSON.stringify, which refuses the
+    // bigint bounds of a tools/list result: they go out as numbers here.
+    const sdkSend = transport.send.bind(transport);
+    transport.send = (message, sendOptions) => sdkSend(listsTools(message) ? (toPlainJson(message as unknown as JsonValue) as JSONRPCMessage) : message, sendOptions);
     // Set before connect: the SDK's Server chains its own handler after this one.
     transport.onclose = () => void closeSession(session, 'deleted');
     tools.server.onerror = () => logger.debug('an MCP protocol error was ignored');

@@ -5,7 +5,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { parseJson, toPlainJson } from '../json.js';
+import { parseJson, stringifyExact, toPlainJson } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type LosslessArguments } from './lossless-arguments.js';
 
@@ -115,7 +115,8 @@ export class LosslessStdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return;
-    const text = JSON.stringify(message) + '\n';
+    // Exact integers: the tools/list schemas carry 2^63-1 bounds.
+    const text = stringifyExact(message) + '\n';
     await new Promise<void>((resolve) => {
       if (this.options.output.write(text)) resolve();
       else this.options.output.once('drain', resolve);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { stringifyExact } from '../../../src/common/json.js';
 import { renderContractJson } from '../../../src/aipcs/contract/envelope.js';
 import { ERROR_CODES } from '../../../src/aipcs/contract/error-codes.js';
 import { serverInfoResult } from '../../../src/aipcs/contract/server-info.js';
@@ -44,9 +45,10 @@ describe('tool catalogue', () => {
     const listing = toolListing();
     expect(listing).toHaveLength(21);
     for (const tool of listing) expect(Object.keys(tool)).toEqual(['name', 'description', 'inputSchema', 'outputSchema']);
-    // The listing is plain JSON a transport can stringify; the 2^63−1 bound becomes the nearest double.
-    const text = JSON.stringify(listing);
-    expect(text).toContain('"maximum":9223372036854776000');
+    // Plain JSON but for the 2^63−1 bounds, which stay exact bigints for the transport to write.
+    const text = stringifyExact(listing);
+    expect(text).toContain('"maximum":9223372036854775807');
+    expect(text).not.toContain('9223372036854776000');
   });
 
   it.each([

@@ -1,0 +1,50 @@
+// The contract's input schemas bound revisions by 2^63-1 (Appendix A). Over
+// stdio the bound reaches the client as that exact integer, not as the
+// nearest double a JavaScript JSON.stringify would write.
+
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { aipcsBin } from '../../support/bins.js';
+import { freshDataRoot, sqliteArgs } from '../../support/aipcs-client.js';
+
+/** Sends raw JSON-RPC lines and returns the raw text of the response with `id`. */
+function rawExchange(args: string[], lines: object[], id: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [aipcsBin(), ...args], { stdio: ['pipe', 'pipe', 'ignore'], env: { PATH: process.env['PATH'] ?? '' } });
+    let out = '';
+    child.on('error', reject);
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const line = out.split('\n').find((candidate) => {
+        try {
+          return (JSON.parse(candidate) as { id?: unknown }).id === id;
+        } catch {
+          return false; // an incomplete line
+        }
+      });
+      if (line !== undefined) {
+        child.kill();
+        resolve(line);
+      }
+    });
+    child.on('exit', () => reject(new Error(`no response ${id}: ${out}`)));
+    for (const line of lines) child.stdin.write(`${JSON.stringify(line)}\n`);
+  });
+}
+
+describe('exact integer bounds in tools/list', () => {
+  it('writes the 2^63-1 revision bounds as exact integers over stdio', async () => {
+    const line = await rawExchange(
+      ['serve', ...sqliteArgs(freshDataRoot())],
+      [
+        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      ],
+      2,
+    );
+    expect(line).toContain('"expected_service_revision":{"type":"integer","minimum":1,"maximum":9223372036854775807}');
+    expect(line).not.toContain('9223372036854776000');
+    expect(JSON.parse(line).result.tools).toHaveLength(21);
+  });
+});
