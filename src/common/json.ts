@@ -457,6 +457,12 @@ const BIGINT_STAND_IN = new RegExp(`"\\\\u0000${BIGINT_MARKER}:(-?[0-9]+)"`, 'g'
 
 /** JSON.stringify, except that bigints are written as exact integers. */
 export function stringifyExact(value: unknown): string {
+  try {
+    // Most values hold no bigint: the plain (replacer-free) path is the fast one.
+    return JSON.stringify(value);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+  }
   const text = JSON.stringify(value, (_key, member: unknown) => (typeof member === 'bigint' ? `\u0000${BIGINT_MARKER}:${member.toString()}` : member));
   return text.includes(BIGINT_MARKER) ? text.replace(BIGINT_STAND_IN, '$1') : text;
 }
