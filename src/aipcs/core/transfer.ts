@@ -53,7 +53,6 @@ export interface ExportCommand {
   readonly operationId: string;
 }
 
-
 /** The store's fence was open where the procedure requires it closed. */
 class FenceOpenError extends Error {}
 
@@ -237,7 +236,6 @@ class ContentDigest {
     return this.value;
   }
 }
-
 
 /** `import --dry-run`: what the validated artefact holds. Needs no storage; nothing is written anywhere. */
 export function importDryRunResult(artefact: ValidatedTransfer, codec: TransferCodec): JsonObject {
