@@ -59,7 +59,8 @@ function resolve(schema: JsonSchema, root: JsonSchema): JsonSchema {
   return target;
 }
 
-function typeMatches(type: JsonSchemaType, value: JsonValue): boolean {
+/** Whether a lossless value is of a JSON Schema type (integers are bigints; `1.0` is no integer). */
+export function typeMatches(type: JsonSchemaType, value: JsonValue): boolean {
   switch (type) {
     case 'null':
       return value === null;

@@ -97,10 +97,10 @@ function requirePersistent(runtime: RuntimeConfig): void {
   if (runtime.profile === 'stateless') throw refusal('unsupported_operation');
 }
 
-/** The registry must be exactly ready (a not-ready one is never an internal error, spec §9.11). */
-function requireReady(context: AdminContext): void {
+/** The registry must be exactly ready (a not-ready one is never an internal error, spec §9.11); returns its lifecycle service. */
+function requireReady(context: AdminContext): NonNullable<AdminContext['lifecycle']> {
   const status = context.registry?.status;
-  if (status === 'ready' && context.storage && context.lifecycle) return;
+  if (status === 'ready' && context.storage && context.lifecycle) return context.lifecycle;
   throw refusal(status === 'outdated' ? 'storage_migration_required' : 'storage_unavailable');
 }
 
@@ -154,8 +154,7 @@ export const serviceListCommand: AdminCommand<number> = {
   run: (limit, runtime) => {
     requirePersistent(runtime);
     return withComposition(runtime, false, async ({ context }) => {
-      requireReady(context);
-      return (context.lifecycle as NonNullable<AdminContext['lifecycle']>).list(limit);
+      return requireReady(context).list(limit);
     });
   },
 };
@@ -165,8 +164,7 @@ export const serviceInspectCommand: AdminCommand<string> = {
   run: (serviceId, runtime) => {
     requirePersistent(runtime);
     return withComposition(runtime, false, async ({ context }) => {
-      requireReady(context);
-      return (context.lifecycle as NonNullable<AdminContext['lifecycle']>).inspect(serviceId);
+      return requireReady(context).inspect(serviceId);
     });
   },
 };

@@ -4,6 +4,7 @@
 // Cross-field rules attach as refiners to schema nodes; no rule lives here.
 
 import { isJsonObject, type JsonObject, type JsonValue } from '../../common/json.js';
+import { typeMatches } from '../../common/json-schema.js';
 import type { IssueSink, PathSegment } from './issues.js';
 
 export type SchemaType = 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean' | 'null';
@@ -167,25 +168,7 @@ function resolve(node: SchemaNode, root: SchemaNode): SchemaNode {
 }
 
 function typeFits(type: SchemaType | undefined, value: JsonValue): boolean {
-  switch (type) {
-    case undefined:
-      return true;
-    case 'null':
-      return value === null;
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'string':
-      return typeof value === 'string';
-    case 'integer':
-      // Lossless input: only a token without fraction or exponent is an integer.
-      return typeof value === 'bigint';
-    case 'number':
-      return typeof value === 'bigint' || typeof value === 'number';
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return isJsonObject(value);
-  }
+  return type === undefined || typeMatches(type, value);
 }
 
 // A schema's integral number denotes a JSON integer: `const: 2` matches the
