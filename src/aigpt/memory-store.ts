@@ -68,9 +68,12 @@ export interface RecoveryReport {
   readonly problems: readonly string[];
 }
 
+/** Spec 8's fixed text, for save_memory content and for any compress item alike. */
+const CONTENT_TOO_LARGE = `content exceeds ${MAX_MEMORY_TEXT_BYTES} bytes`;
+
 /** Why a memory text cannot be stored, or undefined when it can. */
 export function checkMemoryText(text: string): string | undefined {
-  if (Buffer.byteLength(text, 'utf8') > MAX_MEMORY_TEXT_BYTES) return `content exceeds ${MAX_MEMORY_TEXT_BYTES} bytes`;
+  if (Buffer.byteLength(text, 'utf8') > MAX_MEMORY_TEXT_BYTES) return CONTENT_TOO_LARGE;
   if (!isWellFormedText(text)) return 'content is not well-formed Unicode (lone surrogate)';
   return undefined;
 }
@@ -81,7 +84,9 @@ export function checkCompressItems(items: readonly string[], memoryLimit: bigint
   if (BigInt(items.length) > memoryLimit) return `compress got ${items.length} items but the memory limit is ${memoryLimit}`;
   for (const [index, item] of items.entries()) {
     const problem = checkMemoryText(item);
-    if (problem !== undefined) return `items[${index}]: ${problem}`;
+    if (problem === undefined) continue;
+    // The size message is fixed by the spec; the other problem names the item.
+    return problem === CONTENT_TOO_LARGE ? problem : `items[${index}]: ${problem}`;
   }
   return undefined;
 }
