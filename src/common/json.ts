@@ -24,6 +24,12 @@ export interface JsonParseLimits {
   readonly maxDepth: number;
   /** Reject duplicate member names instead of keeping the last one. */
   readonly rejectDuplicateKeys?: boolean;
+  /**
+   * A float token beyond binary64 (`1e400`) becomes ±Infinity instead of
+   * failing the document, as Python's json module reads it; the caller must
+   * then refuse the value itself (MCP requests answer validation_failed).
+   */
+  readonly keepOverflowingFloats?: boolean;
 }
 
 export const DEFAULT_JSON_LIMITS: JsonParseLimits = { maxBytes: 4 * 1024 * 1024, maxDepth: 64 };
@@ -235,25 +241,29 @@ class LosslessParser {
   }
 
   private parseNumber(): number | bigint {
-    const match = NUMBER_TOKEN.exec(this.text.slice(this.pos, this.pos + 512));
+    NUMBER_TOKEN.lastIndex = this.pos;
+    const match = NUMBER_TOKEN.exec(this.text);
     if (!match) this.fail();
     const token = match[0];
     this.pos += token.length;
-    if (match[1] === undefined && match[2] === undefined) {
+    if (match[2] === undefined && match[3] === undefined) {
+      if ((match[1] as string).length > MAX_INTEGER_DIGITS) throw new JsonError('json_unrepresentable', 'The JSON document holds a number out of range.');
       const integer = BigInt(token);
       if (this.canonical && integer.toString() !== token) this.canonical = false;
       return integer;
     }
     const value = Number(token);
-    if (!Number.isFinite(value)) throw new JsonError('json_unrepresentable', 'The JSON document holds a number out of range.');
-    if (this.canonical && ecmaNumber(value) !== token) this.canonical = false;
+    if (!Number.isFinite(value) && !this.limits.keepOverflowingFloats) throw new JsonError('json_unrepresentable', 'The JSON document holds a number out of range.');
+    if (this.canonical && (!Number.isFinite(value) || ecmaNumber(value) !== token)) this.canonical = false;
     return value;
   }
 }
 
-// Integers longer than a few hundred digits are rejected as malformed: no
-// contract field needs them and BigInt parsing is superlinear.
-const NUMBER_TOKEN = /^-?(?:0|[1-9][0-9]{0,400})(\.[0-9]+)?([eE][+-]?[0-9]+)?/;
+// Integer tokens longer than Python's default int conversion limit (4300
+// digits) are refused as unrepresentable, as a Python server's json module
+// refuses them; shorter ones parse (and are then refused by range checks).
+const MAX_INTEGER_DIGITS = 4300;
+const NUMBER_TOKEN = /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 
 function setMember(target: JsonObject, key: string, value: JsonValue): void {
   if (key === '__proto__') {

@@ -32,6 +32,19 @@ describe('parseJson', () => {
     expect(() => parseJson('['.repeat(100000), { maxBytes: 1 << 20, maxDepth: 64 })).toThrow(expect.objectContaining({ code: 'json_too_deep' }));
   });
 
+  it('reads integers up to 4300 digits (Python\'s default bound) and refuses longer ones', () => {
+    const roomy = { maxBytes: 1 << 20, maxDepth: 4 };
+    expect(parseJson(`[-${'9'.repeat(4300)}]`, roomy)).toEqual([-(10n ** 4300n - 1n)]);
+    expect(() => parseJson(`[${'9'.repeat(4301)}]`, roomy)).toThrow(expect.objectContaining({ code: 'json_unrepresentable' }));
+    // The digit bound is on the integer part only: a long fraction is a float.
+    expect(parseJson(`0.${'1'.repeat(5000)}`, roomy)).toBe(0.1111111111111111);
+  });
+
+  it('refuses floats beyond binary64 unless asked to keep them as Infinity', () => {
+    expect(() => parseJson('[1e400]', limits)).toThrow(expect.objectContaining({ code: 'json_unrepresentable' }));
+    expect(parseJson('[1e400, -1.8e308, 1e-400]', { ...limits, keepOverflowingFloats: true })).toEqual([Infinity, -Infinity, 0]);
+  });
+
   it('can reject duplicate member names', () => {
     expect(parseJson('{"a":1,"a":2}', limits)).toEqual({ a: 2n });
     expect(() => parseJson('{"a":1,"a":2}', { ...limits, rejectDuplicateKeys: true })).toThrow(expect.objectContaining({ code: 'json_duplicate_key' }));

@@ -41,6 +41,23 @@ describe('LosslessStdioTransport', () => {
     expect(lossless.take('a')).toEqual({ n: 1, m: 1n });
   });
 
+  it('answers a well-formed request beyond a bound (nesting, integer length) with -32600, a syntax error with nothing', async () => {
+    const { input, transport, received, written, lossless } = harness(1 << 20);
+    await transport.start();
+    input.write(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{"a":${'['.repeat(200)}${']'.repeat(200)}}}}\n`);
+    input.write(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{"a":${'9'.repeat(5000)}}}}\n`);
+    input.write('{"jsonrpc":"2.0","id":5,"method":"tools/call",\n');
+    input.write('{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"t","arguments":{"n":1e400}}}\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(written.map((line) => JSON.parse(line))).toEqual([
+      { jsonrpc: '2.0', id: 3, error: { code: -32600, message: 'Invalid Request' } },
+      { jsonrpc: '2.0', id: 4, error: { code: -32600, message: 'Invalid Request' } },
+    ]);
+    // A float beyond binary64 is valid JSON: it reaches the tool (as Infinity), which refuses it.
+    expect(received).toHaveLength(1);
+    expect(lossless.take(6)).toEqual({ n: Infinity });
+  });
+
   it('finds ids only where they are plainly visible', () => {
     expect(requestIdFromPrefix('{"jsonrpc":"2.0","id":12,"method"')).toBe(12);
     expect(requestIdFromPrefix('{"id":"x\\"y","jsonrpc"')).toBe('x"y');

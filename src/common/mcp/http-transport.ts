@@ -346,7 +346,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       if (!body.ok) return body.status === 413 ? rejection(res, 413, -32000, 'Payload Too Large') : rejection(res, 400, -32700, 'Parse error');
       let parsed: JsonValue;
       try {
-        parsed = parseJson(body.text, { maxBytes: maxBodyBytes, maxDepth });
+        parsed = parseJson(body.text, { maxBytes: maxBodyBytes, maxDepth, keepOverflowingFloats: true });
       } catch {
         return rejection(res, 400, -32700, 'Parse error');
       }

@@ -5,7 +5,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { parseJson, stringifyExact, toPlainJson } from '../json.js';
+import { JsonError, parseJson, stringifyExact, toPlainJson } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type LosslessArguments } from './lossless-arguments.js';
 
@@ -82,9 +82,15 @@ export class LosslessStdioTransport implements Transport {
     if (text.trim() === '') return;
     let parsed;
     try {
-      parsed = parseJson(text, { maxBytes: this.maxLineBytes, maxDepth: this.options.maxDepth ?? 128 });
-    } catch {
+      parsed = parseJson(text, { maxBytes: this.maxLineBytes, maxDepth: this.options.maxDepth ?? 128, keepOverflowingFloats: true });
+    } catch (error) {
       this.options.logger.warn('dropped a malformed input line');
+      // Well-formed JSON beyond a bound (nesting, integer length) is not a
+      // syntax error: a request whose id shows is answered, not left hanging.
+      if (error instanceof JsonError && error.code !== 'json_syntax') {
+        const id = requestIdFromPrefix(text.slice(0, 4096));
+        if (id !== undefined) void this.send(invalidRequestResponse(id));
+      }
       return;
     }
     const { sdkMessage, id, args, invalidArguments } = splitToolArguments(parsed);

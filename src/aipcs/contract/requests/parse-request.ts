@@ -71,12 +71,6 @@ function toolRefiner(tool: ToolName): Refiner {
     if (DATA_MUTATIONS.has(tool) && String(args['idempotency_key']).startsWith(RESERVED_KEY_PREFIX)) sink.report('invalid_value', ['idempotency_key']);
     if (PAGED.has(tool) && typeof args['cursor'] === 'string' && !CURSOR_CHARACTERS.test(args['cursor'])) sink.report('invalid_value', ['cursor']);
     switch (tool) {
-      case 'aipcs_service_design': {
-        const schema = obj(args['schema']);
-        const history = schema['migration_history'];
-        if (schema['schema_version'] !== 1n || (Array.isArray(history) && history.length > 0)) sink.report('invalid_value', []);
-        break;
-      }
       case 'aipcs_service_evolve': {
         const expected = args['expected_schema_version'] as bigint;
         if (obj(args['schema'])['schema_version'] !== expected + 1n) sink.report('invalid_value', []);
@@ -335,11 +329,53 @@ export function parseToolRequest(name: string, args: JsonObject, options: ParseO
   }
   const precedence = lifecyclePrecedence(name, args);
   if (precedence) return { ok: false, error: precedence };
+  const overflow = nonFinitePath(args, []);
+  if (overflow !== null) {
+    const sink = new IssueSink();
+    sink.report('invalid_value', overflow);
+    return { ok: false, error: validationFailed(sink.toIssues()) };
+  }
+  if (name === 'aipcs_service_design' && designsLaterVersion(args)) {
+    // One issue at `request`, whatever else the manifest holds (contract §5.7 step 4).
+    const sink = new IssueSink();
+    sink.report('invalid_value', []);
+    return { ok: false, error: validationFailed(sink.toIssues()) };
+  }
   const schema = INPUT_SCHEMAS[name];
   const sink = new IssueSink();
   const normalised = checkValue(schema, args, [] as PathSegment[], sink, { root: schema, refiners: REFINERS });
   if (sink.total > 0) return { ok: false, error: validationFailed(sink.toIssues()) };
   return { ok: true, command: buildCommand(name, obj(normalised)) };
+}
+
+/** A design whose manifest is not a first version: schema_version other than 1 or a non-empty history. */
+function designsLaterVersion(args: JsonObject): boolean {
+  const schema = args['schema'];
+  if (!isJsonObject(schema)) return false;
+  const history = schema['migration_history'];
+  const version = schema['schema_version'];
+  return (version !== undefined && version !== 1n) || (Array.isArray(history) && history.length > 0);
+}
+
+/**
+ * Where the arguments hold a number JSON text can carry but binary64 cannot
+ * (`1e400` reads as Infinity, as in Python); no tool accepts one anywhere.
+ */
+function nonFinitePath(value: JsonValue, path: PathSegment[]): PathSegment[] | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? null : path;
+  if (value === null || typeof value !== 'object') return null;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = nonFinitePath(value[index] as JsonValue, [...path, index]);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  for (const key of Object.keys(value)) {
+    const found = nonFinitePath(value[key] as JsonValue, [...path, key]);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 /** The typed form of `parseToolRequest` for callers that already dispatched on the name. */
