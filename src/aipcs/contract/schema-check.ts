@@ -49,9 +49,10 @@ export interface CheckOptions {
   readonly refiners?: ReadonlyMap<SchemaNode, Refiner>;
 }
 
-// Unicode White_Space, the set the reference's trimming removes.
-const LEADING_SPACE = /^\p{White_Space}+/u;
-const TRAILING_SPACE = /\p{White_Space}+$/u;
+// What Python's str.strip() removes (the reference trims with it): Unicode
+// White_Space plus the separators U+001C-U+001F (bidi classes B and S).
+const LEADING_SPACE = /^[\p{White_Space}\u001c-\u001f]+/u;
+const TRAILING_SPACE = /[\p{White_Space}\u001c-\u001f]+$/u;
 
 export function trimContractString(text: string): string {
   return text.replace(LEADING_SPACE, '').replace(TRAILING_SPACE, '');

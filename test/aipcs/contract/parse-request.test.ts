@@ -45,6 +45,12 @@ describe('dispatch', () => {
 describe('service seed, list and inspect', () => {
   const seed = { domain_name: 'project_memory', domain_class: 'project', intent_description: 'Keep decisions.', idempotency_key: 'seed-1' };
 
+  it('trims what Python str.strip() trims, U+001C-U+001F included, but not U+FEFF', () => {
+    expect(issues('aipcs_service_seed', { ...seed, domain_class: '\u001c\u001f' })).toEqual([['invalid_length', 'domain_class']]);
+    expect(command('aipcs_service_seed', { ...seed, domain_class: '\u001eproject\u0085' })).toMatchObject({ domainClass: 'project' });
+    expect(command('aipcs_service_seed', { ...seed, domain_class: '\ufeffproject' })).toMatchObject({ domainClass: '\ufeffproject' });
+  });
+
   it('trims strings before validating them', () => {
     expect(command('aipcs_service_seed', { domain_name: '  project_memory ', domain_class: '\tproject\n', intent_description: ' Keep decisions. ', idempotency_key: ' seed-1 ' })).toEqual({
       tool: 'aipcs_service_seed',
@@ -170,6 +176,9 @@ describe('service design', () => {
   it('requires an initial schema: version 1 and empty history, else one issue at request', () => {
     const later = manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: ['x'] }] });
     expect(issues('aipcs_service_design', design(later))).toEqual([['invalid_value', 'request']]);
+    // Version 1 with a history entry is also not an initial schema: still the one issue at request.
+    const withHistory = manifest(undefined, { migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: ['x'] }] });
+    expect(issues('aipcs_service_design', design(withHistory))).toEqual([['invalid_value', 'request']]);
   });
 });
 
@@ -261,6 +270,22 @@ describe('records', () => {
     ['an integer beyond signed 64', { count: 2n ** 63n }, [['invalid_value', 'record.count']]],
   ] as const)('refuses %s', (_name, record, expected) => {
     expect(issues('aipcs_record_create', create(record as JsonObject))).toEqual(expected);
+  });
+
+  it('refuses a number binary64 cannot hold (1e400 reads as Infinity) wherever it is', () => {
+    expect(issues('aipcs_record_create', create({ title: 'a', confidence: Infinity }))).toEqual([['invalid_value', 'record.confidence']]);
+    expect(issues('aipcs_record_search', { service_id: SERVICE, entity_name: 'note', filters: { score: -Infinity } })).toEqual([['invalid_value', 'filters.score']]);
+    expect(issues('aipcs_service_list', { limit: Infinity })).toEqual([['invalid_value', 'limit']]);
+  });
+
+  it('measures floats as Python writes them: 1e16 is 1e+16, 1.0 is 1.0', () => {
+    // {"a":"…","b":"…","c":"…","d":"…","e":1e+16}: 34 bytes of syntax, 5 of value.
+    const sized = (last: number, e: number): JsonObject => ({ a: 'x'.repeat(16384), b: 'x'.repeat(16384), c: 'x'.repeat(16384), d: 'x'.repeat(last), e });
+    expect(parseToolRequest('aipcs_record_create', create(sized(16384 - 39, 1e16))).ok).toBe(true);
+    expect(issues('aipcs_record_create', create(sized(16384 - 38, 1e16)))).toEqual([['invalid_length', 'record']]);
+    // 1.0 is three bytes, as the float it is.
+    expect(parseToolRequest('aipcs_record_create', create(sized(16384 - 37, 1))).ok).toBe(true);
+    expect(issues('aipcs_record_create', create(sized(16384 - 36, 1)))).toEqual([['invalid_length', 'record']]);
   });
 
   it('accepts a string of exactly 16 KiB and a record of exactly 64 KiB, refuses one byte more', () => {

@@ -19,9 +19,13 @@ export const RECORD_BOUNDS = {
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
-/** Size measure of §6.3: compact JSON, sorted keys, non-ASCII kept, UTF-8 bytes. */
+/**
+ * Size measure of §6.3: compact JSON, sorted keys, non-ASCII kept, UTF-8
+ * bytes. Lossless values: every number is a float literal (Python's repr,
+ * `1.0`, `1e+16`) and every bigint an integer literal, as a Python server sees them.
+ */
 export function recordJsonByteLength(value: JsonObject): number {
-  return utf8Length(renderJson(value, { keyOrder: 'codepoint', asciiOnly: false, floatStyle: 'python' }));
+  return utf8Length(renderJson(value, { keyOrder: 'codepoint', asciiOnly: false, floatStyle: 'lossless' }));
 }
 
 function checkString(value: string, path: readonly PathSegment[], sink: IssueSink): void {
