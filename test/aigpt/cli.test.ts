@@ -130,6 +130,15 @@ describe('aigpt CLI', () => {
     }
   });
 
+  it('recognises -v/--version only before a subcommand (spec 4.1): after one it is a usage error', async () => {
+    for (const args of [['server', '-v'], ['server', '--version'], ['read-core', '-v'], ['save-memory', 'x', '--version'], ['v', '-v']]) {
+      const result = await run(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain('aigpt --help');
+      expect(result.stdout).toBe('');
+    }
+  });
+
   it('a malformed config stops every command with exit 1, naming file and field, writing nothing', async () => {
     await writeConfig(home, '{"bot":{"memory":"100"}}');
     for (const args of [[], ['read-memory'], ['save-memory', 'x'], ['server']]) {

@@ -40,6 +40,8 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
   const program = new Command('aigpt')
     .description('AI memory MCP server: flat memory as ATProto record files')
     .version(`aigpt ${AIGPT_VERSION}`, '-v, --version', 'print the version')
+    // Spec 4.1: -v/--version counts only before a subcommand; subcommands take no options.
+    .enablePositionalOptions()
     .helpOption('-h, --help', 'print help')
     .helpCommand('help [command]', 'print help for a command')
     .exitOverride()
