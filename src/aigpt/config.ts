@@ -16,6 +16,7 @@ import {
   MAX_JSON_DEPTH,
   MAX_MEMORY_LIMIT,
 } from './limits.js';
+import { BOM } from './record-format.js';
 import { type RecordTree, recordTree } from './record-paths.js';
 
 export interface Environment {
@@ -155,10 +156,12 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
   }
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    // ignoreBOM keeps a leading BOM so it is refused below, as serde_json refuses it.
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     throw invalid('not UTF-8');
   }
+  if (text.startsWith(BOM)) throw invalid('not valid JSON (the file starts with a UTF-8 byte order mark)');
   let document: JsonValue;
   try {
     document = parseJson(text, { maxBytes: MAX_CONFIG_FILE_BYTES, maxDepth: MAX_JSON_DEPTH });

@@ -479,7 +479,8 @@ async function readRecordFile(path: string): Promise<RecordFileOutcome> {
   if (bytes.length > MAX_RECORD_FILE_BYTES) return { ok: false, stage: 'read', message: tooLarge };
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    // ignoreBOM keeps a leading BOM in the text so the parser refuses it, as serde_json does.
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     return { ok: false, stage: 'read', message: `Failed to read ${path}: stream did not contain valid UTF-8` };
   }

@@ -6,6 +6,9 @@ import { type JsonValue, compareCodePoints, isJsonObject, JsonError, parseJson }
 import { CORE_COLLECTION, MAX_JSON_DEPTH, MAX_RECORD_FILE_BYTES, MEMORY_COLLECTION } from './limits.js';
 import { coreUri, memoryUri } from './record-paths.js';
 
+/** U+FEFF as the first character: serde_json refuses a document that starts with it. */
+export const BOM = '\ufeff';
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Text JSON.stringify would escape as `\udXXX`, which the reference cannot parse. */
@@ -86,6 +89,7 @@ export type ParsedRecord =
  * parses but has another shape is still returned (read_core shows it as is).
  */
 export function parseRecordText(text: string): ParsedRecord {
+  if (text.startsWith(BOM)) return { ok: false, reason: 'the file starts with a UTF-8 byte order mark (BOM)' };
   let value: JsonValue;
   try {
     value = parseJson(text, { maxBytes: MAX_RECORD_FILE_BYTES, maxDepth: MAX_JSON_DEPTH });

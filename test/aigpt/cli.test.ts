@@ -105,6 +105,32 @@ describe('aigpt CLI', () => {
     expect((await run(['read-memory'])).code).toBe(1);
   });
 
+  it('rejects a UTF-8 BOM like serde_json: a record is skipped, the core and the config fail to parse', async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    await writeConfig(home, { did: 'did:plc:xxx', path: join(home.root, 'c') });
+    expect((await run([])).code).toBe(0);
+    const identity = join(home.root, 'c', 'did:plc:xxx');
+    const memoryDir = join(identity, 'ai.syui.gpt.memory');
+    await fs.writeFile(join(memoryDir, '3mfyouuy62222.json'), GOLDEN_MEMORY);
+    const withBom = join(memoryDir, '3mfyouuy6222a.json');
+    await fs.writeFile(withBom, Buffer.concat([bom, Buffer.from(seedOrderMemory('did:plc:xxx', '3mfyouuy6222a', 'bom'))]));
+    const memories = await run(['read-memory']);
+    expect(memories.code).toBe(0);
+    expect(memories.stdout).toBe(`${GOLDEN_MEMORY}\n`);
+    expect(memories.stderr).toBe(`aigpt: skipped ${withBom}: Failed to parse ${withBom}: the file starts with a UTF-8 byte order mark (BOM)\n`);
+
+    const coreFile = join(identity, 'ai.syui.gpt.core', 'self.json');
+    await fs.writeFile(coreFile, Buffer.concat([bom, await fs.readFile(coreFile)]));
+    const core = await run(['read-core']);
+    expect(core.code).toBe(1);
+    expect(core.stderr).toBe(`aigpt: Failed to parse ${coreFile}: the file starts with a UTF-8 byte order mark (BOM)\n`);
+
+    await fs.writeFile(home.configFile, Buffer.concat([bom, await fs.readFile(home.configFile)]));
+    const config = await run([]);
+    expect(config.code).toBe(1);
+    expect(config.stderr).toBe(`aigpt: invalid config ${home.configFile}: not valid JSON (the file starts with a UTF-8 byte order mark)\n`);
+  });
+
   it('save-memory saves, counts, and warns above the limit on stderr only', async () => {
     await writeConfig(home, { memory: 1 });
     const first = await run(['save-memory', 'syuiはRustを好む']);
