@@ -3,7 +3,7 @@
 // tree only through record-paths; never touches record files.
 
 import { promises as fs } from 'node:fs';
-import { homedir as osHomedir } from 'node:os';
+import { userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isJsonObject, type JsonValue, JsonError, parseJson } from '../common/json.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
@@ -28,7 +28,20 @@ export interface Environment {
 }
 
 export function processEnvironment(): Environment {
-  return { env: process.env, platform: process.platform, homedir: osHomedir, cwd: () => process.cwd() };
+  return { env: process.env, platform: process.platform, homedir: userDatabaseHome, cwd: () => process.cwd() };
+}
+
+/**
+ * The home folder from the user database. Not os.homedir(): that returns
+ * $HOME as it is, "" included, where spec 2.1 wants an empty HOME treated as
+ * unset. "" when the user has no entry (configBaseDir then uses ".").
+ */
+function userDatabaseHome(): string {
+  try {
+    return userInfo().homedir;
+  } catch {
+    return '';
+  }
 }
 
 export interface AigptConfig {

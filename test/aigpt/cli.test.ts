@@ -2,6 +2,7 @@
 // run, config errors and help (spec 4).
 
 import { promises as fs, readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
@@ -66,6 +67,19 @@ describe('aigpt CLI', () => {
       'warning: 1 unreadable memory file(s); see aigpt read-memory',
       '',
     ]);
+  });
+
+  it('an empty HOME is unset: ~ expands to the home folder of the user database (spec 2.1)', async () => {
+    // Climbing out of the home folder lands in the temp tree, so the test writes nothing there.
+    const climb = '../'.repeat(64);
+    await writeConfig(home, { path: `~/${climb}${home.root.slice(1)}/data` });
+    const cwd = join(home.root, 'cwd');
+    await fs.mkdir(cwd);
+    const result = await runAigpt([], { ...home.childEnv, HOME: '' }, { cwd });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`\npath: ${userInfo().homedir}/${climb}${home.root.slice(1)}/data/\n`);
+    await expect(fs.stat(join(home.root, 'data', 'self', 'ai.syui.gpt.core', 'self.json'))).resolves.toBeDefined();
+    expect(await fs.readdir(cwd)).toEqual([]);
   });
 
   it('read-core prints the core normalised (sorted keys, pretty) with one newline', async () => {

@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -9,6 +10,7 @@ import {
   expandPath,
   INITIAL_CONFIG_TEXT,
   loadConfig,
+  processEnvironment,
 } from '../../src/aigpt/config.js';
 import { AigptError } from '../../src/aigpt/errors.js';
 import { makeTempHome, type TempHome, writeConfig } from './support.js';
@@ -38,6 +40,25 @@ describe('config location (spec 2.1)', () => {
     expect(configBaseDir(env('win32', { APPDATA: 'C:\\Users\\u\\AppData\\Roaming' }))).toBe('C:\\Users\\u\\AppData\\Roaming');
     expect(configBaseDir(env('win32', {}))).toBe('.');
     expect(configBaseDir({ ...env('linux', {}), homedir: () => '' })).toBe('.');
+  });
+});
+
+describe('the real process environment', () => {
+  const saved = { HOME: process.env['HOME'], XDG_CONFIG_HOME: process.env['XDG_CONFIG_HOME'] };
+  afterEach(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  it('treats an empty HOME as unset and takes the home folder from the user database (spec 2.1)', () => {
+    // os.homedir() returns "" here, which would put the config under the working directory.
+    process.env['HOME'] = '';
+    delete process.env['XDG_CONFIG_HOME'];
+    const environment = processEnvironment();
+    expect(environment.homedir()).toBe(userInfo().homedir);
+    expect(configFilePath(environment)).toBe(join(userInfo().homedir, '.config', 'ai.syui.gpt', 'config.json'));
   });
 });
 
