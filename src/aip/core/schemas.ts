@@ -121,6 +121,13 @@ function texts(value: CborValue, at: string): string[] {
   return value.map((item, i) => text(item, `${at}[${i}]`));
 }
 
+/** Evidence v2 `argv`: its field rule is "array of text, at least one element" (4.7 table); the rest is cross-field rule 1. */
+function argvField(value: CborValue, at: string): string[] {
+  const argv = texts(value, at);
+  if (argv.length === 0) fail('schema.argv', at, 'must have at least one element');
+  return argv;
+}
+
 function time(value: CborValue, at: string): string {
   const t = text(value, at);
   if (!isTime(t)) fail('schema.time', at, `${show(t)} is not a UTC time with nine fractional digits`);
@@ -314,7 +321,7 @@ export function expectedResult(termination: Termination, workspace: Workspace, e
 
 function evidenceV2(data: CborMap): AipObject {
   const cwd = oneOf(get(data, 'cwd'), 'data.cwd', ['.'] as const);
-  const argv = texts(get(data, 'argv'), 'data.argv');
+  const argv = argvField(get(data, 'argv'), 'data.argv');
   const kind = nonempty(get(data, 'kind'), 'data.kind');
   const error = text(get(data, 'error'), 'data.error');
   const state = id(get(data, 'state'), 'data.state');
@@ -338,8 +345,8 @@ function evidenceV2(data: CborMap): AipObject {
   const output_limit = positive(get(data, 'output_limit'), 'data.output_limit');
   const workspace_error = text(get(data, 'workspace_error'), 'data.workspace_error');
 
-  // Cross-field rules 1 to 6, in the spec's order.
-  if (argv.length === 0) fail('schema.argv', 'data.argv', 'must have at least one element');
+  // Cross-field rules 1 to 6, in the spec's order. (argv is not empty: that
+  // is its field rule above, checked in key order before kind.)
   if (!isNonemptyText(argv[0] as string)) fail('schema.argv', 'data.argv[0]', 'the program name must be nonempty text');
   argv.forEach((arg, i) => {
     if (arg.includes('\0')) fail('schema.argv', `data.argv[${i}]`, 'contains U+0000');

@@ -5,10 +5,11 @@ import { spawn } from 'node:child_process';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { objectToJson } from '../../../src/aip/core/json-presentation.js';
 import { ROOT_STATE_ID } from '../../../src/aip/core/objects.js';
 import { AIP_BIN, aip, requireBuiltBin } from '../support/cli.js';
 import { tempDir } from '../support/temp.js';
-import { ID, VECTORS, hexToBytes } from '../support/vectors.js';
+import { ID, OBJECTS, VECTORS, hexToBytes } from '../support/vectors.js';
 
 beforeAll(() => requireBuiltBin());
 
@@ -104,6 +105,18 @@ describe('objects in and out', () => {
     expect(JSON.parse(json.text)).toEqual({ error: { code: 'cbor.key_order', message: expect.any(String) as string } });
     const verify = await aip(['--format', 'json', 'verify'], { cwd: dir });
     expect(JSON.parse(verify.text)).toEqual({ valid: [ROOT_STATE_ID], invalid: [] });
+  });
+
+  it('reports an empty argv (a field rule) before a whitespace kind: schema.argv, exit 5', async () => {
+    const dir = await initialized();
+    const presented = JSON.parse(objectToJson(ID.V9, OBJECTS.V9)) as { id?: string; data: Record<string, unknown> };
+    delete presented.id;
+    presented.data['argv'] = [];
+    presented.data['kind'] = ' ';
+    await writeFile(join(dir, 'evidence.json'), JSON.stringify(presented));
+    const put = await aip(['put', '--from', 'json', 'evidence.json'], { cwd: dir });
+    expect(put.code).toBe(5);
+    expect(put.stderr).toMatch(/^aip: schema\.argv: data\.argv: /);
   });
 });
 

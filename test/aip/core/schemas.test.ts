@@ -72,6 +72,69 @@ describe('order of checks', () => {
   });
 });
 
+// One defect per field that its own field rule (spec 4, the field tables)
+// rejects, never a cross-field rule. Spec 2.5 step 5: field rules run in
+// canonical key order, so with two such defects the earlier key is reported.
+const BAD_FIELD: Readonly<Record<string, readonly (readonly [string, CborValue, string])[]>> = {
+  V2: [['kind', 'dir', 'schema.enum'], ['content', 'x', 'schema.type']],
+  V4: [
+    ['goal', ' ', 'schema.nonempty'], ['title', '\u3000', 'schema.nonempty'], ['context', ['A'.repeat(64)], 'schema.id'],
+    ['parents', [ID.V4, ID.V4], 'schema.ids'], ['created_at', '2026-02-30T00:00:00.000000000Z', 'schema.time'], ['constraints', [1], 'schema.type'],
+  ],
+  V5: [
+    ['inputs', ['x'], 'schema.id'], ['intent', ID.V4.toUpperCase(), 'schema.id'],
+    ['effects', [new Map<string, CborValue>([['path', 'a/../b'], ['after', null], ['before', null]])], 'schema.path'], ['base_state', 1, 'schema.type'],
+  ],
+  V6: [
+    ['files', new Map<string, CborValue>([['a', new Map<string, CborValue>([['artifact', ID.V2], ['executable', false]])], ['a/b', new Map<string, CborValue>([['artifact', ID.V2], ['executable', false]])]]), 'schema.path_conflict'],
+    ['intents', ['x'], 'schema.id'], ['parents', [ID.V1, ID.V6], 'schema.ids'], ['operations', null, 'schema.type'],
+  ],
+  V7: [
+    ['cwd', '/abs', 'schema.path'], ['kind', ' ', 'schema.nonempty'], ['notes', 1, 'schema.type'], ['state', 'x', 'schema.id'],
+    ['result', 'ok', 'schema.enum'], ['command', '\t', 'schema.nonempty'], ['platform', '', 'schema.nonempty'], ['reporter', ' ', 'schema.nonempty'],
+    ['operations', ['x'], 'schema.id'], ['provenance', 'executed', 'schema.enum'], ['recorded_at', 'now', 'schema.time'],
+  ],
+  V8: [
+    ['related', [ID.V1, ID.V2], 'schema.ids'], ['decision', ' ', 'schema.nonempty'], ['question', ' ', 'schema.nonempty'],
+    ['rationale', ' ', 'schema.nonempty'], ['created_at', 'x', 'schema.time'], ['alternatives', 'x', 'schema.type'],
+  ],
+  V9: [
+    ['cwd', 'src', 'schema.enum'], ['argv', [], 'schema.argv'], ['kind', ' ', 'schema.nonempty'], ['error', 1, 'schema.type'],
+    ['state', 'x', 'schema.id'], ['result', 'ok', 'schema.enum'], ['runner', ' ', 'schema.nonempty'],
+    ['stderr', new Map<string, CborValue>([['artifact', ID.V2]]), 'schema.missing_field'], ['stdout', new Map<string, CborValue>([['artifact', 'x'], ['truncated', false]]), 'schema.id'],
+    ['platform', ' ', 'schema.nonempty'], ['exit_code', 'x', 'schema.type'], ['workspace', 'dirty', 'schema.enum'], ['executable', 1, 'schema.type'],
+    ['operations', ['x'], 'schema.id'], ['provenance', 'reported', 'schema.enum'], ['started_at', 'x', 'schema.time'],
+    ['timeout_ns', 0, 'schema.range'], ['duration_ns', 'x', 'schema.type'], ['environment', 'x', 'schema.enum'], ['finished_at', 'x', 'schema.time'],
+    ['termination', 'x', 'schema.enum'], ['output_limit', 0, 'schema.range'], ['workspace_error', 1, 'schema.type'],
+  ],
+};
+
+describe('field rules in canonical key order (spec 2.5 step 5)', () => {
+  for (const [name, bad] of Object.entries(BAD_FIELD)) {
+    const vector = name as keyof typeof OBJECTS;
+    it(`${OBJECTS[vector].type}/${OBJECTS[vector].version}: the first broken field wins`, () => {
+      const order = [...(objectToValue(OBJECTS[vector]).get('data') as Map<string, CborValue>).keys()];
+      expect(bad.map(([field]) => field)).toEqual(order);
+      for (let i = 0; i < bad.length; i++) {
+        const [first, firstValue, firstCode] = bad[i]!;
+        const alone = validateObjectValue(withData(vector, (d) => d.set(first, firstValue)));
+        expect(alone.ok || [alone.error.code, alone.error.message.startsWith(`data.${first}`)], first).toEqual([firstCode, true]);
+        for (const [later, laterValue] of bad.slice(i + 1)) {
+          const both = validateObjectValue(withData(vector, (d) => { d.set(first, firstValue); d.set(later, laterValue); }));
+          expect(both.ok || [both.error.code, both.error.message.startsWith(`data.${first}`)], `${first} before ${later}`).toEqual([firstCode, true]);
+        }
+      }
+    });
+  }
+
+  it('evidence v2: an empty argv is a field rule, reported before a whitespace kind', () => {
+    expect(codeOf(evidence({ argv: [], kind: ' ' }))).toBe('schema.argv');
+    // argv[0] being nonempty text is cross-field rule 1: it comes after every field rule.
+    expect(codeOf(evidence({ argv: [' '], kind: ' ' }))).toBe('schema.nonempty');
+    expect(codeOf(evidence({ argv: ['a\0'], workspace_error: 1 as unknown as string }))).toBe('schema.type');
+  });
+});
+
 describe('field rules', () => {
   it('types every field', () => {
     expect(valueCode(withData('V4', (d) => d.set('constraints', ['a', 1])))).toBe('schema.type');
