@@ -1,7 +1,7 @@
 // The writers' lock of one collection folder (spec 7.3): a `.lock` file whose
 // content names the holder. Published by hard link so it is never seen empty;
 // a holder that died on this host (or before the last boot) is stale and is
-// broken. Owns only `.lock` and its own `.lock.*` helper files.
+// broken, one breaker at a time. Owns only `.lock` and its `.lock.*` helpers.
 
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -11,6 +11,13 @@ import { AigptError, errnoCode } from './errors.js';
 import { LOCK_TIMEOUT_MS } from './limits.js';
 
 export const LOCK_FILE = '.lock';
+/**
+ * Held for the few system calls it takes to break a stale lock, so breakers
+ * take turns: while a stale `.lock` exists nobody can publish a new one, so a
+ * breaker that re-reads it and finds the content it judged stale can remove
+ * it without ever removing a lock someone else just took.
+ */
+export const BREAK_FILE = '.lock.break';
 
 export interface LockOptions {
   readonly timeoutMs?: number;
@@ -23,11 +30,16 @@ export interface LockOptions {
   readonly bootTimeMs?: () => number;
 }
 
+/**
+ * What a lock file says. Spec 7.3's format is `{"pid","host","started"}`; we
+ * add a `nonce` to our own locks but never require one, and a member of the
+ * wrong type is simply unknown.
+ */
 interface LockContent {
-  readonly pid: number;
-  readonly host: string;
-  readonly started: string;
-  readonly nonce: string;
+  readonly pid?: number;
+  readonly host?: string;
+  readonly started?: string;
+  readonly nonce?: string;
 }
 
 export interface LockHandle {
@@ -53,15 +65,13 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
   const sleep = options.sleep ?? defaultSleep;
   const timeoutMs = options.timeoutMs ?? LOCK_TIMEOUT_MS;
   const nonce = randomBytes(8).toString('hex');
-  const content: LockContent = { pid, host, started: new Date(now()).toISOString(), nonce };
-  const text = JSON.stringify(content);
+  const text = JSON.stringify({ pid, host, started: new Date(now()).toISOString(), nonce });
   const lockPath = join(dir, LOCK_FILE);
   // Not `.*.tmp-*`: recovery, which runs under the lock, must not delete a
   // waiter's pending file.
   const pending = join(dir, `${LOCK_FILE}.${pid}.${nonce}.pending`);
   const deadline = now() + timeoutMs;
   let delay = 1;
-  let holder: LockContent | undefined;
 
   await fs.writeFile(pending, text, { flag: 'wx' });
   try {
@@ -71,13 +81,12 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
       }
       const seen = await readLock(lockPath);
       if (seen === 'gone') continue;
-      holder = seen === 'unreadable' ? undefined : seen.content;
-      if (seen !== 'unreadable' && isStale(seen.content, host, options)) {
-        await breakStaleLock(dir, lockPath, seen.raw, nonce);
-        continue;
+      const holder = seen.content;
+      if (holder !== undefined && isStale(holder, host, options)) {
+        if (await breakStaleLock(dir, lockPath, seen.raw, { pending, text, host, options })) continue;
       }
       if (now() >= deadline) {
-        const who = holder === undefined ? 'an unknown process' : `pid ${holder.pid}${holder.host === host ? '' : ` on ${holder.host}`}`;
+        const who = holder?.pid === undefined ? 'an unknown process' : `pid ${holder.pid}`;
         throw new AigptError('lock_timeout', `Failed to lock ${dir}: held by ${who}`, { retryable: true });
       }
       await sleep(delay + Math.random() * delay);
@@ -88,9 +97,9 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
   }
 }
 
-async function tryPublish(pending: string, lockPath: string, text: string): Promise<boolean> {
+async function tryPublish(pending: string, target: string, text: string): Promise<boolean> {
   try {
-    await fs.link(pending, lockPath);
+    await fs.link(pending, target);
     return true;
   } catch (error) {
     const code = errnoCode(error);
@@ -99,7 +108,7 @@ async function tryPublish(pending: string, lockPath: string, text: string): Prom
   }
   // No hard links here: exclusive create; a reader may briefly see it empty.
   try {
-    await fs.writeFile(lockPath, text, { flag: 'wx' });
+    await fs.writeFile(target, text, { flag: 'wx' });
     return true;
   } catch (error) {
     if (errnoCode(error) === 'EEXIST') return false;
@@ -107,66 +116,85 @@ async function tryPublish(pending: string, lockPath: string, text: string): Prom
   }
 }
 
-type SeenLock = { readonly raw: string; readonly content: LockContent } | 'gone' | 'unreadable';
+/** The raw text and, when it is a JSON object, what it says. */
+type SeenLock = { readonly raw: string; readonly content: LockContent | undefined } | 'gone';
 
-async function readLock(lockPath: string): Promise<SeenLock> {
+async function readLock(path: string): Promise<SeenLock> {
   let raw: string;
   try {
-    raw = await fs.readFile(lockPath, 'utf8');
+    raw = await fs.readFile(path, 'utf8');
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return 'gone';
     throw error;
   }
-  const content = parseLockContent(raw);
-  return content === undefined ? 'unreadable' : { raw, content };
+  return { raw, content: parseLockContent(raw) };
 }
 
 function parseLockContent(raw: string): LockContent | undefined {
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(raw);
-    if (typeof value !== 'object' || value === null) return undefined;
-    const { pid, host, started, nonce } = value as Record<string, unknown>;
-    if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) return undefined;
-    if (typeof host !== 'string' || typeof started !== 'string' || typeof nonce !== 'string') return undefined;
-    return { pid, host, started, nonce };
+    value = JSON.parse(raw);
   } catch {
     return undefined;
   }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const { pid, host, started, nonce } = value as Record<string, unknown>;
+  return {
+    ...(typeof pid === 'number' && Number.isSafeInteger(pid) && pid > 0 ? { pid } : {}),
+    ...(typeof host === 'string' ? { host } : {}),
+    ...(typeof started === 'string' ? { started } : {}),
+    ...(typeof nonce === 'string' ? { nonce } : {}),
+  };
 }
 
+/** Spec 7.3: same host and the process is gone. A lock naming no pid or no host is never stale. */
 function isStale(content: LockContent, host: string, options: LockOptions): boolean {
-  if (content.host !== host) return false;
+  if (content.pid === undefined || content.host !== host) return false;
   const bootTime = options.bootTimeMs?.() ?? Date.now() - uptime() * 1000;
-  const started = Date.parse(content.started);
+  const started = content.started === undefined ? NaN : Date.parse(content.started);
   // A lock from before the last boot names a pid that may have been reused.
   if (Number.isFinite(started) && started < bootTime - 60_000) return true;
   return !(options.isProcessAlive ?? defaultIsProcessAlive)(content.pid);
 }
 
+interface Breaker {
+  readonly pending: string;
+  readonly text: string;
+  readonly host: string;
+  readonly options: LockOptions;
+}
+
 /**
- * Moves the stale lock aside and checks that what was moved is the lock we
- * judged stale; if another waiter broke it first and took a fresh lock in
- * between, that fresh lock is put back.
+ * Removes the lock judged stale, if it is still that lock, while holding
+ * BREAK_FILE. Returns false when another waiter holds BREAK_FILE (its holder
+ * finishes within a few system calls, or died and its file is cleared here).
  */
-async function breakStaleLock(dir: string, lockPath: string, judgedRaw: string, nonce: string): Promise<void> {
-  const aside = join(dir, `${LOCK_FILE}.${nonce}.stale`);
+async function breakStaleLock(dir: string, lockPath: string, judgedRaw: string, self: Breaker): Promise<boolean> {
+  const breakPath = join(dir, BREAK_FILE);
+  if (!(await tryPublish(self.pending, breakPath, self.text))) {
+    const other = await readLock(breakPath);
+    if (other !== 'gone' && other.content !== undefined && isStale(other.content, self.host, self.options)) {
+      await removeIfUnchanged(breakPath, other.raw);
+    }
+    return false;
+  }
   try {
-    await fs.rename(lockPath, aside);
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return;
-    throw error;
+    await removeIfUnchanged(lockPath, judgedRaw);
+  } finally {
+    await fs.rm(breakPath, { force: true });
   }
-  const moved = await fs.readFile(aside, 'utf8').catch(() => judgedRaw);
-  if (moved !== judgedRaw) {
-    await fs.link(aside, lockPath).catch(() => undefined);
-  }
-  await fs.rm(aside, { force: true });
+  return true;
+}
+
+async function removeIfUnchanged(path: string, raw: string): Promise<void> {
+  const seen = await readLock(path);
+  if (seen !== 'gone' && seen.raw === raw) await fs.rm(path, { force: true });
 }
 
 async function releaseLock(lockPath: string, nonce: string): Promise<void> {
   const seen = await readLock(lockPath);
   // Only remove the lock if it is still ours (it could have been judged stale and broken).
-  if (seen !== 'gone' && seen !== 'unreadable' && seen.content.nonce === nonce) {
+  if (seen !== 'gone' && seen.content?.nonce === nonce) {
     await fs.rm(lockPath, { force: true });
   }
 }

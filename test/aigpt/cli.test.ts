@@ -2,7 +2,8 @@
 // run, config errors and help (spec 4).
 
 import { promises as fs, readFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
@@ -159,6 +160,17 @@ describe('aigpt CLI', () => {
     const big = await run(['save-memory', 'x'.repeat(16 * 1024 + 1)]);
     expect(big.code).toBe(1);
     expect(big.stderr).toBe('aigpt: content exceeds 16384 bytes\n');
+  });
+
+  it('save-memory breaks a spec-format lock (no nonce) left by a process that is gone', async () => {
+    await writeConfig(home, { path: join(home.root, 'c') });
+    const memoryDir = join(home.root, 'c', 'self', 'ai.syui.gpt.memory');
+    await fs.mkdir(memoryDir, { recursive: true });
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    await fs.writeFile(join(memoryDir, '.lock'), JSON.stringify({ pid: gone, host: hostname(), started: new Date().toISOString() }));
+    const result = await run(['save-memory', 'after a crash']);
+    expect(result).toMatchObject({ code: 0, stdout: 'Saved. (1 records)\n', stderr: '' });
+    expect((await fs.readdir(memoryDir)).filter((name) => name.startsWith('.'))).toEqual([]);
   });
 
   it('usage errors exit 2 with a hint', async () => {

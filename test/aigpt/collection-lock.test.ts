@@ -1,8 +1,8 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acquireCollectionLock, LOCK_FILE } from '../../src/aigpt/collection-lock.js';
+import { acquireCollectionLock, BREAK_FILE, LOCK_FILE, type LockOptions } from '../../src/aigpt/collection-lock.js';
 import { listDir, makeTempHome, type TempHome } from './support.js';
 
 describe('collection lock', () => {
@@ -15,8 +15,18 @@ describe('collection lock', () => {
   });
   afterEach(() => home.cleanup());
 
-  const lockText = (pid: number, host = hostname(), started = new Date().toISOString()): string =>
-    JSON.stringify({ pid, host, started, nonce: 'x' });
+  // Spec 7.3's format: no nonce (that is an extra of our own locks).
+  const lockText = (pid: number, host = hostname(), started = new Date().toISOString()): string => JSON.stringify({ pid, host, started });
+  /** Options whose clock jumps past the timeout at the first back-off. */
+  const impatient = (extra: LockOptions = {}): LockOptions => {
+    let now = 1_000_000;
+    return { now: () => now, sleep: async () => void (now += 20_000), ...extra };
+  };
+  const failure = (options: LockOptions): Promise<string> =>
+    acquireCollectionLock(dir, options).then(
+      () => 'acquired',
+      (e: unknown) => (e as Error).message,
+    );
 
   it('is exclusive: a second writer waits until the first releases', async () => {
     const first = await acquireCollectionLock(dir);
@@ -57,10 +67,51 @@ describe('collection lock', () => {
     const error = await acquireCollectionLock(dir, { now: () => now, sleep: async () => void (now += 20_000), isProcessAlive: () => false }).catch(
       (e: unknown) => e,
     );
-    expect(String(error)).toContain('held by pid 1 on elsewhere');
+    expect((error as Error).message).toBe(`Failed to lock ${dir}: held by pid 1`);
   });
 
-  it('breaks the lock of a dead process on this host', async () => {
+  it('accepts the spec format and fails with exactly the spec message while its holder lives', async () => {
+    await fs.writeFile(join(dir, LOCK_FILE), lockText(process.pid));
+    expect(await failure(impatient())).toBe(`Failed to lock ${dir}: held by pid ${process.pid}`);
+    // A lock that names its pid but no host cannot be judged; the pid is still named.
+    await fs.writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid: 7 }));
+    expect(await failure(impatient({ isProcessAlive: () => false }))).toBe(`Failed to lock ${dir}: held by pid 7`);
+    await fs.writeFile(join(dir, LOCK_FILE), 'not json');
+    expect(await failure(impatient())).toBe(`Failed to lock ${dir}: held by an unknown process`);
+    expect(await listDir(dir)).toEqual([LOCK_FILE]);
+  });
+
+  it('never removes a lock that another process took after this one judged the old lock stale', async () => {
+    const lockPath = join(dir, LOCK_FILE);
+    await fs.writeFile(lockPath, lockText(424242));
+    const fresh = lockText(process.pid);
+    const message = await failure(
+      impatient({
+        isProcessAlive: (pid) => {
+          // Between judging 424242 dead and breaking its lock, someone else broke it and took the lock.
+          if (pid === 424242) writeFileSync(lockPath, fresh);
+          return pid !== 424242;
+        },
+      }),
+    );
+    expect(message).toBe(`Failed to lock ${dir}: held by pid ${process.pid}`);
+    expect(await fs.readFile(lockPath, 'utf8')).toBe(fresh);
+    expect(await listDir(dir)).toEqual([LOCK_FILE]);
+  });
+
+  it('breakers take turns: a live breaker is waited for, a dead one is cleared', async () => {
+    await fs.writeFile(join(dir, LOCK_FILE), lockText(424242));
+    await fs.writeFile(join(dir, BREAK_FILE), lockText(process.pid));
+    const alive = (pid: number): boolean => pid !== 424242 && pid !== 525252;
+    expect(await failure(impatient({ isProcessAlive: alive }))).toBe(`Failed to lock ${dir}: held by pid 424242`);
+    expect(await listDir(dir)).toEqual([LOCK_FILE, BREAK_FILE].sort());
+    await fs.writeFile(join(dir, BREAK_FILE), lockText(525252));
+    const handle = await acquireCollectionLock(dir, { isProcessAlive: alive });
+    await handle.release();
+    expect(await listDir(dir)).toEqual([]);
+  });
+
+  it('breaks the lock of a dead process on this host (spec format, no nonce)', async () => {
     await fs.writeFile(join(dir, LOCK_FILE), lockText(424242));
     const handle = await acquireCollectionLock(dir, { isProcessAlive: (pid) => pid !== 424242 });
     expect(JSON.parse(await fs.readFile(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
