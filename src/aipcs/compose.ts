@@ -19,13 +19,25 @@ import { createDispatcher } from './mcp/dispatch.js';
 import { httpExposureAllowed, serveAipcsHttp } from './mcp/http-server.js';
 import { aipcsServerOptions } from './mcp/server.js';
 import { openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
-import { openPostgresStorage, openPostgresStorageForAdmin } from './storage/postgres/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
 import { StorageFailure, type MigrationState } from './core/ports.js';
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
 const LOGGER_LEVELS: Record<LogLevel, LoggerLevel> = { debug: 'debug', info: 'info', warning: 'warn', error: 'error' };
+
+/**
+ * The PostgreSQL adapter, loaded only when a postgresql profile connects: the
+ * driver is never imported by configuration commands or other profiles
+ * (operations spec §2.10), and a missing driver surfaces as unavailable storage.
+ */
+async function postgresAdapter(): Promise<typeof import('./storage/postgres/index.js') | null> {
+  try {
+    return await import('./storage/postgres/index.js');
+  } catch {
+    return null;
+  }
+}
 
 export function loggerFor(level: LogLevel): Logger {
   return createLogger('aipcs', LOGGER_LEVELS[level]);
@@ -69,7 +81,9 @@ export async function openStorage(runtime: RuntimeConfig): Promise<StoragePorts 
       // never appears in output, logs or errors.
       const dsn = process.env[runtime.postgres.dsnEnv];
       if (dsn === undefined || dsn.trim() === '') throw new StorageFailure('unavailable');
-      return openPostgresStorage({
+      const adapter = await postgresAdapter();
+      if (adapter === null) throw new StorageFailure('unavailable');
+      return adapter.openPostgresStorage({
         dsn,
         connectTimeoutSeconds: runtime.postgres.connectTimeoutSeconds,
         lockTimeoutMs: runtime.postgres.lockTimeoutMs,
@@ -187,7 +201,11 @@ export async function openStorageForAdmin(runtime: RuntimeConfig, mode: { readon
     const dsn = process.env[runtime.postgres.dsnEnv];
     if (dsn === undefined || dsn.trim() === '') throw new AdminStorageUnavailable();
     const { connectTimeoutSeconds, lockTimeoutMs, statementTimeoutMs } = runtime.postgres;
-    opened = await openPostgresStorageForAdmin({ dsn, connectTimeoutSeconds, lockTimeoutMs, statementTimeoutMs }, mode);
+    const adapter = await postgresAdapter();
+    opened =
+      adapter === null
+        ? { registry: { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: 'unavailable' }, ports: null }
+        : await adapter.openPostgresStorageForAdmin({ dsn, connectTimeoutSeconds, lockTimeoutMs, statementTimeoutMs }, mode);
   } else {
     try {
       opened = await openSqliteStorageForAdmin({ dataRoot: runtime.sqlite.dataRoot, busyTimeoutMs: runtime.sqlite.busyTimeoutMs, defaultRoot: !runtime.sqlite.dataRootExplicit }, mode);
