@@ -75,6 +75,35 @@ describe('sqlite start-up', () => {
     expectRefused(serve(other), other);
   });
 
+  it('refuses a root written with . or .. components or a // prefix, even when it names a safe directory', () => {
+    const parent = base();
+    const dataRoot = join(parent, 'data');
+    expect(serve(dataRoot).status).toBe(0);
+    for (const spelled of [`${parent}/../${parent.split('/').at(-1) ?? ''}/data`, `${parent}/./data`, `/${dataRoot}`]) {
+      expectRefused(serve(spelled), parent);
+      const status = spawnSync(process.execPath, [aipcsBin(), 'status', ...sqliteArgs(spelled)], { encoding: 'utf8' });
+      expect([status.status, (JSON.parse(status.stderr.trim()) as { error: { code: string } }).error.code]).toEqual([6, 'storage_unavailable']);
+    }
+  });
+
+  it('refuses WAL files beside a rollback-mode registry, and a rollback journal beside WAL files', () => {
+    const dataRoot = join(base(), 'data');
+    expect(serve(dataRoot).status).toBe(0);
+    const registry = join(dataRoot, 'registry.sqlite');
+    writeFileSync(`${registry}-journal`, '', { mode: 0o600 });
+    writeFileSync(`${registry}-wal`, '', { mode: 0o600 });
+    expectRefused(serve(dataRoot), dataRoot);
+
+    const other = join(base(), 'data');
+    mkdirSync(other, { mode: 0o700 });
+    const rollback = new Database(join(other, 'registry.sqlite'));
+    rollback.exec('CREATE TABLE t (x)');
+    rollback.close();
+    chmodSync(join(other, 'registry.sqlite'), 0o600);
+    writeFileSync(join(other, 'registry.sqlite-shm'), '', { mode: 0o600 });
+    expectRefused(serve(other), other);
+  });
+
   it('refuses a registry that is some other SQLite database', () => {
     const dataRoot = join(base(), 'data');
     mkdirSync(dataRoot, { mode: 0o700 });

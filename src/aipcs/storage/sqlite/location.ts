@@ -3,7 +3,7 @@
 // link count 1), never reached through a symlink, and not on a network
 // filesystem. Violations are "unsafe" and make start-up fail closed.
 
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, statfsSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, statfsSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join, sep } from 'node:path';
 
 export class UnsafeLocationError extends Error {
@@ -70,6 +70,20 @@ function assertLocalFilesystem(path: string): void {
   }
 }
 
+/**
+ * The textual rules of operations spec §2.5.2: absolute, not `/`, no `.` or
+ * `..` component, no NUL, none of the prefixes `file:`, `//`, `\\`. The text
+ * is taken as written, never normalised: `/a/../b` is refused, not read as `/b`.
+ */
+function checkRootText(root: string): void {
+  if (root.includes('\u0000')) throw new UnsafeLocationError('the data root contains NUL');
+  if (root.startsWith('file:') || root.startsWith('//') || root.startsWith('\\\\')) throw new UnsafeLocationError('the data root has a forbidden prefix');
+  if (!isAbsolute(root)) throw new UnsafeLocationError('the data root is not absolute');
+  const components = root.split(sep).filter((part) => part.length > 0);
+  if (components.length === 0) throw new UnsafeLocationError('the data root is the filesystem root');
+  if (components.some((part) => part === '.' || part === '..')) throw new UnsafeLocationError('the data root has a . or .. component');
+}
+
 export interface DataRootPaths {
   readonly root: string;
   readonly registry: string;
@@ -85,7 +99,7 @@ export function dataRootPaths(root: string): DataRootPaths {
  * platform default, missing parents) with mode 0700. Returns whether it exists.
  */
 export function checkDataRoot(root: string, options: { create: boolean; createParents: boolean }): boolean {
-  if (!isAbsolute(root)) throw new UnsafeLocationError('the data root is not absolute');
+  checkRootText(root);
   const parent = dirname(root);
   if (options.create && options.createParents) mkdirSync(parent, { recursive: true, mode: 0o700 });
   if (lstatOrUndefined(parent) === undefined) {
@@ -133,17 +147,47 @@ function assertPrivateFile(stats: Stats): void {
   if (stats.nlink !== 1) throw new UnsafeLocationError('a database file has more than one link');
 }
 
-/** Checks a database file and its sidecars; returns whether the database exists. */
+/**
+ * The journal mode the database header records (bytes 18-19: `01 01`
+ * rollback, `02 02` WAL), read directly; `empty` before SQLite wrote a header.
+ */
+function headerJournalMode(path: string): 'empty' | 'rollback' | 'wal' | 'other' {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const bytes = Buffer.alloc(2);
+    if (readSync(fd, bytes, 0, 2, 18) < 2) return 'empty';
+    if (bytes[0] === 1 && bytes[1] === 1) return 'rollback';
+    if (bytes[0] === 2 && bytes[1] === 2) return 'wal';
+    return 'other';
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Checks a database file and its sidecars (operations spec §3.2.2); returns
+ * whether the database exists. Sidecars without a database, WAL files beside
+ * a rollback-mode header, or a rollback journal beside WAL artefacts are
+ * unsafe: some other program has been at the files.
+ */
 export function checkDatabaseFile(path: string): boolean {
   const stats = lstatOrUndefined(path);
+  const present = new Set<string>();
   for (const suffix of ['-wal', '-shm', '-journal']) {
     const sidecar = lstatOrUndefined(path + suffix);
     if (!sidecar) continue;
     if (!stats) throw new UnsafeLocationError('a database sidecar exists without its database');
     assertPrivateFile(sidecar);
+    present.add(suffix);
   }
   if (!stats) return false;
   assertPrivateFile(stats);
+  if (present.size > 0) {
+    const mode = headerJournalMode(path);
+    const walArtefacts = present.has('-wal') || present.has('-shm');
+    if (walArtefacts && mode === 'rollback') throw new UnsafeLocationError('WAL files lie beside a rollback-journal database');
+    if (present.has('-journal') && (walArtefacts || mode === 'wal')) throw new UnsafeLocationError('a rollback journal lies beside WAL files');
+  }
   return true;
 }
 
