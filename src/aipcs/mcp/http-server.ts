@@ -71,7 +71,8 @@ export async function serveAipcsHttp(settings: HttpSettings, server: ToolServerO
   }
   // Handlers first, then the ready line: a supervisor may signal as soon as it reads it.
   const signalled = untilShutdownSignal();
-  logger.info(`Streamable HTTP listener ready on ${listener.host.includes(':') ? `[${listener.host}]` : listener.host}:${listener.port}`);
+  // Hosts and ports are never logged (operations spec §2.9).
+  logger.info('Streamable HTTP listener ready');
   await signalled;
   logger.info('shutting down the Streamable HTTP listener');
   await listener.close();

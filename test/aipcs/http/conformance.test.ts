@@ -82,9 +82,12 @@ describe('MCP conformance suite over Streamable HTTP', () => {
     expect(passing).toEqual(expect.arrayContaining(['server-initialize', 'ping', 'tools-list', 'server-sse-multiple-streams', 'dns-rebinding-protection']));
   });
 
-  it('kept stdout empty and stderr free of the principal and paths', () => {
+  it('kept stdout empty and stderr free of the principal, paths, host and port', () => {
     expect(aipcs.stdout()).toBe('');
+    expect(aipcs.stderr()).toContain('Streamable HTTP listener ready');
     expect(aipcs.stderr()).not.toContain('local-agent');
     expect(aipcs.stderr()).not.toContain('aipcs-e2e-');
+    expect(aipcs.stderr()).not.toContain('127.0.0.1');
+    expect(aipcs.stderr()).not.toContain(String(aipcs.port));
   });
 });

@@ -37,7 +37,7 @@ export interface HttpAipcs {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-const READY = /Streamable HTTP listener ready on /;
+const READY = /Streamable HTTP listener ready\n/;
 
 /**
  * Starts `aipcs serve --transport streamable-http --http-port N ...ARGS` and
