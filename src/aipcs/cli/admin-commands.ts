@@ -97,11 +97,16 @@ function requirePersistent(runtime: RuntimeConfig): void {
   if (runtime.profile === 'stateless') throw refusal('unsupported_operation');
 }
 
-/** The registry must be exactly ready (a not-ready one is never an internal error, spec §9.11); returns its lifecycle service. */
+/**
+ * The registry must be exactly ready (spec §1.9.2; a not-ready one is never an
+ * internal error, §9.11): storage_unavailable only when inspection itself was
+ * unavailable, storage_migration_required for every other status. Returns
+ * the lifecycle service.
+ */
 function requireReady(context: AdminContext): NonNullable<AdminContext['lifecycle']> {
   const status = context.registry?.status;
   if (status === 'ready' && context.storage && context.lifecycle) return context.lifecycle;
-  throw refusal(status === 'outdated' ? 'storage_migration_required' : 'storage_unavailable');
+  throw refusal(status === undefined || status === 'unavailable' || status === 'ready' ? 'storage_unavailable' : 'storage_migration_required');
 }
 
 function requireOperator(composition: AdminComposition): Operator {
@@ -381,20 +386,22 @@ export const importCommand: AdminCommand<ImportPlan> = {
         closeSync(fd);
       }
     }
-    return withComposition(runtime, true, async (composition) => {
-      const operator = requireOperator(composition);
-      const transfer = operator.transfer;
-      if (!transfer) throw refusal('storage_unavailable');
-      const fd = openArtefact(plan.input);
-      let spool: ArtefactSpool | null = null;
-      try {
-        const progress = importProgress(plan, fd);
-        spool = new ArtefactSpool(fd, progress && {
-          pass: (pass) => progress.begin(pass === 1 ? 'validating' : 'staging'),
-          chunk: (bytes) => progress.add(bytes),
-        });
-        const artefact = await TRANSFER_CODEC.read(spool.open);
-        progress?.end();
+    // The whole artefact is validated (and spooled) before storage is even
+    // opened: a defective one leaves the data root untouched (spec §1.9.5).
+    const fd = openArtefact(plan.input);
+    let spool: ArtefactSpool | null = null;
+    try {
+      const progress = importProgress(plan, fd);
+      spool = new ArtefactSpool(fd, progress && {
+        pass: (pass) => progress.begin(pass === 1 ? 'validating' : 'staging'),
+        chunk: (bytes) => progress.add(bytes),
+      });
+      const artefact = await TRANSFER_CODEC.read(spool.open);
+      progress?.end();
+      return await withComposition(runtime, true, async (composition) => {
+        const operator = requireOperator(composition);
+        const transfer = operator.transfer;
+        if (!transfer) throw refusal('storage_unavailable');
         const operationId = plan.operationId ?? randomUUID();
         if (interactive) {
           confirmOnTerminal({
@@ -414,11 +421,11 @@ export const importCommand: AdminCommand<ImportPlan> = {
         const result = await transfer.import(operationId, artefact);
         progress?.end();
         return result;
-      } finally {
-        spool?.dispose();
-        closeSync(fd);
-      }
-    });
+      });
+    } finally {
+      spool?.dispose();
+      closeSync(fd);
+    }
   },
 };
 

@@ -218,8 +218,21 @@ describe('aipcs export and import', () => {
     it('needs a ready registry for an actual import (not for a dry run)', () => {
       const empty = freshDataRoot();
       const run = aipcs(['import', '--input', artefact, '--operation-id', OP(23), '--yes', ...rootArgs(empty)]);
-      expect([run.status, run.envelope.error?.code]).toEqual([6, 'storage_unavailable']);
+      // A missing root reads as an uninitialised registry: only serve migrates it.
+      expect([run.status, run.envelope.error?.code]).toEqual([3, 'storage_migration_required']);
       expect(() => statSync(empty)).toThrow();
+    });
+
+    it('validates the whole artefact before it opens storage: a bad one leaves the data root untouched', () => {
+      const destination = join(mkdtempSync(join(tmpdir(), 'aipcs-untouched-')), 'data');
+      mkdirSync(destination, { mode: 0o700 });
+      const bad = join(work, 'truncated-for-untouched.jsonl');
+      writeFileSync(bad, artefactBytes.subarray(0, artefactBytes.length - 10));
+      const before = statSync(destination).mtimeMs;
+      const run = aipcs(['import', '--input', bad, '--operation-id', OP(24), '--yes', ...rootArgs(destination)]);
+      expect([run.status, run.envelope.error?.code]).toEqual([2, 'validation_failed']);
+      expect(readdirSync(destination)).toEqual([]);
+      expect(statSync(destination).mtimeMs).toBe(before);
     });
 
     it('rejects symlinks, directories, FIFOs and missing files as invalid input', () => {

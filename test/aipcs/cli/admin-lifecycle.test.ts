@@ -111,10 +111,10 @@ describe('aipcs service lifecycle commands', () => {
     expect(aipcs(['storage', 'status', ...rootArgs(missing)]).envelope.result?.['status']).toBe('uninitialised');
   });
 
-  it('requires a ready registry: a missing root is storage_unavailable and stays missing', () => {
+  it('requires a ready registry: a missing root needs migrating (by serve) and stays missing', () => {
     const missing = freshDataRoot();
     const run = aipcs(['service', 'suspend', OP(40), '--expected-revision', '1', '--operation-id', OP(41), ...rootArgs(missing)]);
-    expect([run.status, run.envelope.error?.code]).toEqual([6, 'storage_unavailable']);
+    expect([run.status, run.envelope.error?.code]).toEqual([3, 'storage_migration_required']);
     expect(aipcs(['status', ...rootArgs(missing)]).envelope.result?.['registry']).toMatchObject({ status: 'uninitialised' });
   });
 
