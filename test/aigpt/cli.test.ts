@@ -83,6 +83,29 @@ describe('aigpt CLI', () => {
     expect(await fs.readdir(cwd)).toEqual([]);
   });
 
+  it('status does not call files beyond the 10 000-file read bound unreadable', async () => {
+    await writeConfig(home, { path: join(home.root, 'c') });
+    const memoryDir = join(home.root, 'c', 'self', 'ai.syui.gpt.memory');
+    await fs.mkdir(memoryDir, { recursive: true });
+    const names = Array.from({ length: 10_001 }, (_, i) => `note-${String(i).padStart(5, '0')}.json`);
+    for (let i = 0; i < names.length; i += 500) {
+      await Promise.all(names.slice(i, i + 500).map((name) => fs.writeFile(join(memoryDir, name), seedOrderMemory('self', 'x', name))));
+    }
+    const result = await run([]);
+    expect(result.code).toBe(0);
+    expect(result.stdout.endsWith('\nrecords: 10001/100\n')).toBe(true);
+  });
+
+  it('a core record that cannot be created is reported as a failure to create, not to read', async () => {
+    await writeConfig(home, { path: join(home.root, 'c') });
+    const coreDir = join(home.root, 'c', 'self', 'ai.syui.gpt.core');
+    await fs.mkdir(join(home.root, 'c', 'self'), { recursive: true });
+    await fs.writeFile(coreDir, 'a file where the core folder belongs');
+    const result = await run([]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`aigpt: Failed to create ${coreDir}: EEXIST: file already exists\n`);
+  });
+
   it('read-core prints the core normalised (sorted keys, pretty) with one newline', async () => {
     await writeConfig(home, { did: 'did:plc:xxx', handle: 'ai.syui.ai', path: join(home.root, 'c') });
     const coreDir = join(home.root, 'c', 'did:plc:xxx', 'ai.syui.gpt.core');

@@ -145,7 +145,8 @@ async function status(app: OpenedApp, io: CliIo): Promise<number> {
   try {
     const read = await store.readMemories();
     count = read.selected;
-    unreadable = read.skipped.length;
+    // Files left unread by the read bound are not unreadable.
+    unreadable = read.skipped.length - read.notRead;
   } catch {
     // The reference prints 0 when the folder cannot be listed.
     count = 0;
