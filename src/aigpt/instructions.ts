@@ -25,6 +25,12 @@ export function limitStatus(count: number, limit: bigint): string {
   return BigInt(count) > limit ? `${base}. Over the limit: call compress with at most ${limit} consolidated items.` : base;
 }
 
+/** The status line plus the note on unreadable files; the instructions and read_memory end with it. */
+export function memoryStatus(count: number, limit: bigint, unreadable: number): string {
+  const line = limitStatus(count, limit);
+  return unreadable > 0 ? `${line} ${unreadable} unreadable memory file(s) were skipped.` : line;
+}
+
 const SEPARATOR = '\n\n';
 const bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
 
@@ -35,8 +41,7 @@ export function buildInstructions(input: InstructionsInput): string {
   const memories = input.memoryTexts.filter((text) => text !== '');
 
   const statusFor = (omitted: number, coreTruncated: boolean): string => {
-    let line = limitStatus(input.count, input.limit);
-    if (input.unreadable > 0) line += ` ${input.unreadable} unreadable memory file(s) were skipped.`;
+    let line = memoryStatus(input.count, input.limit, input.unreadable);
     if (omitted > 0) line += ` (${omitted} oldest memories omitted for size; use read_memory)`;
     if (coreTruncated) line += ' (core text truncated for size; use read_core)';
     return line;

@@ -106,6 +106,10 @@ describe('aigpt server over stdio (SDK client)', () => {
     expect(payload.records.map((r) => r.value.content.text)).toEqual(['syuiはRustを好む', 'ATProto設計に詳しい', '原神プレイヤー']);
     expect(payload.skipped).toEqual([{ path: join(memoryDir, '3mfyouuy6222b.json'), reason: `Failed to parse ${join(memoryDir, '3mfyouuy6222b.json')}: The JSON document is malformed.` }]);
     expect(result.content[0]!.text.startsWith('{"count":3,"records":[{"uri":"at://did:plc:xxx/ai.syui.gpt.memory/3mfyouuy62222","value":{"$type"')).toBe(true);
+    // The status item names the skipped file exactly as the instructions do.
+    expect(result.content[1]?.text).toBe(
+      '[aigpt] memory records: 4/3. Over the limit: call compress with at most 3 consolidated items. 1 unreadable memory file(s) were skipped.',
+    );
   });
 
   it('save_memory adds one record and reports count and limit', async () => {

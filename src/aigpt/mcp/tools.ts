@@ -5,7 +5,7 @@
 import type { JsonObject, JsonValue } from '../../common/json.js';
 import type { SchemaIssue, ToolCallResult, ToolDefinition } from '../../common/mcp/tool-server.js';
 import { AigptError } from '../errors.js';
-import { limitStatus } from '../instructions.js';
+import { limitStatus, memoryStatus } from '../instructions.js';
 import { checkCompressItems, checkMemoryText, type MemoryStore } from '../memory-store.js';
 import { renderCompact } from '../record-format.js';
 
@@ -125,7 +125,7 @@ export class AigptToolHandler {
     if (read.skipped.length > 0) {
       payload['skipped'] = read.skipped.map((skip): JsonValue => ({ path: skip.path, reason: skip.reason }));
     }
-    return result(payload, limitStatus(read.selected, this.limit));
+    return result(payload, memoryStatus(read.selected, this.limit, read.skipped.length - read.notRead));
   }
 
   private async saveMemory(content: JsonValue | undefined): Promise<ToolCallResult> {
