@@ -1,0 +1,43 @@
+// The built `aigpt server` spoken to with raw JSON-RPC lines, for what an SDK
+// client never sends: oversized lines and malformed requests.
+
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { INITIALIZE_REQUEST, INITIALIZED_NOTIFICATION, makeTempHome, type ServerChild, startServerChild, type TempHome, writeConfig } from './support.js';
+
+describe('aigpt server, raw JSON-RPC lines', () => {
+  let home: TempHome;
+  let server: ServerChild;
+
+  beforeEach(async () => {
+    home = makeTempHome();
+    await writeConfig(home, { path: join(home.root, 'content') });
+    server = startServerChild(home.childEnv);
+    server.send(INITIALIZE_REQUEST);
+    await server.response(1);
+    server.send(INITIALIZED_NOTIFICATION);
+  });
+
+  afterEach(async () => {
+    server.child.stdin.end();
+    await server.exited;
+    home.cleanup();
+  });
+
+  const readCore = (id: number, padding: number): unknown => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'read_core', arguments: { pad: 'x'.repeat(padding) } },
+  });
+
+  it('bounds an input line at 4 MiB: a longer request gets -32600, a shorter one is served, and the session goes on', async () => {
+    server.send(readCore(2, 5 * 1024 * 1024));
+    expect(await server.response(2)).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32600, message: 'Invalid Request' } });
+    server.send(readCore(3, 3 * 1024 * 1024));
+    const served = (await server.response(3))['result'] as { isError?: boolean };
+    expect(served.isError).toBeUndefined();
+    server.send({ jsonrpc: '2.0', id: 4, method: 'ping' });
+    expect(await server.response(4)).toEqual({ jsonrpc: '2.0', id: 4, result: {} });
+  });
+});
