@@ -3,6 +3,7 @@
 // a time per connection. SQLITE_BUSY becomes storage_busy; the busy timeout
 // is the only wait. Also the runtime version floor.
 
+import { lstatSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { Mutex } from '../../../common/mutex.js';
 import { StorageFailure } from '../../core/ports.js';
@@ -76,12 +77,27 @@ export function toStorageFailure(error: unknown): StorageFailure {
 /** A synchronous pause without a timer (the connection is synchronous anyway). */
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
+/** Device and inode of a database file, or null when the path no longer names a regular file. */
+function fileIdentity(path: string): string | null {
+  try {
+    const stats = lstatSync(path);
+    return stats.isFile() ? `${stats.dev}:${stats.ino}` : null;
+  } catch {
+    return null;
+  }
+}
+
 export class SqliteConnection {
   readonly db: SqliteDatabase;
   private readonly mutex = new Mutex();
   private readonly busyTimeoutMs: number;
+  /** The file this connection opened: every unit of work checks the path still names it (spec 3.2.2). */
+  private readonly identity: string | null;
 
-  constructor(path: string, options: SqliteConnectionOptions) {
+  constructor(
+    private readonly path: string,
+    options: SqliteConnectionOptions,
+  ) {
     this.busyTimeoutMs = options.busyTimeoutMs;
     const version = sqliteRuntimeVersion();
     if (version === null || !versionAtLeast(version, SQLITE_MINIMUM_VERSION)) throw new StorageFailure('unavailable');
@@ -90,6 +106,7 @@ export class SqliteConnection {
     } catch (error) {
       throw toStorageFailure(error);
     }
+    this.identity = fileIdentity(path);
     try {
       this.db.defaultSafeIntegers(true);
       this.db.unsafeMode(false);
@@ -152,6 +169,10 @@ export class SqliteConnection {
         throw toStorageFailure(error);
       }
       try {
+        // A database removed or replaced under an open connection would
+        // otherwise keep answering from the unlinked file, and writes would
+        // vanish with it: refuse instead (checked inside the transaction).
+        if (this.identity === null || fileIdentity(this.path) !== this.identity) throw new StorageFailure('unavailable');
         const result = await work(this.db);
         this.db.exec('COMMIT');
         return result;
