@@ -465,6 +465,8 @@ function finite(value: number): number {
 const BIGINT_MARKER = randomBytes(12).toString('hex');
 const BIGINT_STAND_IN = new RegExp(`"\\\\u0000${BIGINT_MARKER}:(-?[0-9]+)"`, 'g');
 
+const standIn = (value: bigint): string => `\u0000${BIGINT_MARKER}:${value.toString()}`;
+
 /** JSON.stringify, except that bigints are written as exact integers. */
 export function stringifyExact(value: unknown): string {
   try {
@@ -473,8 +475,37 @@ export function stringifyExact(value: unknown): string {
   } catch (error) {
     if (!(error instanceof TypeError)) throw error;
   }
-  const text = JSON.stringify(value, (_key, member: unknown) => (typeof member === 'bigint' ? `\u0000${BIGINT_MARKER}:${member.toString()}` : member));
+  return restoreBigInts(JSON.stringify(value, (_key, member: unknown) => (typeof member === 'bigint' ? standIn(member) : member)));
+}
+
+/**
+ * A copy of `value` whose bigints are stand-in strings, for a serialiser we
+ * do not control (it calls JSON.stringify); restoreBigInts then turns its
+ * text back into exact integers.
+ */
+export function withBigIntStandIns(value: unknown): unknown {
+  if (typeof value === 'bigint') return standIn(value);
+  if (Array.isArray(value)) return value.map(withBigIntStandIns);
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, member] of Object.entries(value)) {
+      const copied = withBigIntStandIns(member);
+      if (key === '__proto__') Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true });
+      else out[key] = copied;
+    }
+    return out;
+  }
+  return value;
+}
+
+/** The bigint stand-ins of JSON text (from withBigIntStandIns) as bare integers; other text is untouched. */
+export function restoreBigInts(text: string): string {
   return text.includes(BIGINT_MARKER) ? text.replace(BIGINT_STAND_IN, '$1') : text;
+}
+
+/** Whether bytes of JSON text hold a bigint stand-in. */
+export function holdsBigIntStandIn(bytes: Uint8Array): boolean {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(BIGINT_MARKER);
 }
 
 /** Renders a lossless value so that parseJson restores it exactly (floats keep `.0`). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { canonicalJson, FloatValue, JsonError, parseJson, parseJsonNotingForm, pythonFloat, renderJson, stringifyExact, toPlainJson, utf8ByteLength, type JsonValue } from '../../src/common/json.js';
+import { canonicalJson, FloatValue, holdsBigIntStandIn, JsonError, parseJson, parseJsonNotingForm, pythonFloat, renderJson, restoreBigInts, stringifyExact, toPlainJson, utf8ByteLength, withBigIntStandIns, type JsonValue } from '../../src/common/json.js';
 
 const limits = { maxBytes: 1024, maxDepth: 4 };
 
@@ -54,6 +54,17 @@ describe('parseJson', () => {
     const value = parseJson('{"__proto__":{"polluted":true}}', limits) as Record<string, unknown>;
     expect(Object.keys(value)).toEqual(['__proto__']);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+});
+
+describe('bigint stand-ins for a foreign serialiser', () => {
+  it('survive JSON.stringify and come back as exact integers, other text untouched', () => {
+    const value = { max: 9223372036854775807n, list: [-1n, 'x'], text: 'a\u0000b' };
+    const text = JSON.stringify(withBigIntStandIns(value));
+    expect(holdsBigIntStandIn(Buffer.from(text))).toBe(true);
+    expect(restoreBigInts(text)).toBe('{"max":9223372036854775807,"list":[-1,"x"],"text":"a\\u0000b"}');
+    expect(restoreBigInts('{"n":"\\u0000deadbeef:1"}')).toBe('{"n":"\\u0000deadbeef:1"}');
+    expect(holdsBigIntStandIn(Buffer.from('{"a":1}'))).toBe(false);
   });
 });
 

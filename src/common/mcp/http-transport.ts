@@ -8,7 +8,7 @@ import { BlockList, isIP } from 'node:net';
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isJSONRPCRequest, type JSONRPCMessage, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import { isJsonObject, parseJson, toPlainJson, type JsonObject, type JsonValue } from '../json.js';
+import { holdsBigIntStandIn, isJsonObject, parseJson, restoreBigInts, toPlainJson, withBigIntStandIns, type JsonObject, type JsonValue } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type RequestKey } from './lossless-arguments.js';
 import type { ToolServer } from './tool-server.js';
@@ -188,6 +188,35 @@ function discardBody(req: IncomingMessage): Promise<void> {
   });
 }
 
+/**
+ * Turns the bigint stand-ins of the response events written to `res` back
+ * into exact integers. The SDK writes each SSE event as one chunk; an SSE
+ * response that completed before its headers went out gets a Content-Length
+ * from the HTTP adapter, which the shorter text would contradict, so SSE
+ * responses drop it (chunked encoding carries them instead).
+ */
+function writingExactIntegers(res: ServerResponse): void {
+  const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  const restored = (chunk: unknown): unknown => {
+    if (typeof chunk === 'string') return restoreBigInts(chunk);
+    if (chunk instanceof Uint8Array && holdsBigIntStandIn(chunk)) return Buffer.from(restoreBigInts(Buffer.from(chunk).toString('utf8')), 'utf8');
+    return chunk;
+  };
+  (res as unknown as { write: typeof write }).write = (chunk, ...rest) => write(restored(chunk), ...rest);
+  const writeHead = res.writeHead.bind(res) as (status: number, ...rest: unknown[]) => ServerResponse;
+  (res as unknown as { writeHead: typeof writeHead }).writeHead = (status, ...rest) => {
+    for (const headers of rest) {
+      if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) continue;
+      const record = headers as Record<string, unknown>;
+      const type = Object.entries(record).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+      if (typeof type === 'string' && type.startsWith('text/event-stream')) {
+        for (const name of Object.keys(record)) if (name.toLowerCase() === 'content-length') delete record[name];
+      }
+    }
+    return writeHead(status, ...rest);
+  };
+}
+
 async function rejection(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): Promise<void> {
   if (res.headersSent) {
     res.end();
@@ -308,9 +337,10 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     });
     const session: Session = { transport, tools, staged: new Map(), busy: 0, lastActivity: Date.now(), closed: false };
     // The SDK's transport serialises with JSON.stringify, which refuses the
-    // bigint bounds of a tools/list result: they go out as numbers here.
+    // bigint bounds of a tools/list result: they travel as stand-in strings
+    // and the response stream writes them back as exact integers.
     const sdkSend = transport.send.bind(transport);
-    transport.send = (message, sendOptions) => sdkSend(listsTools(message) ? (toPlainJson(message as unknown as JsonValue) as JSONRPCMessage) : message, sendOptions);
+    transport.send = (message, sendOptions) => sdkSend(listsTools(message) ? (withBigIntStandIns(message) as JSONRPCMessage) : message, sendOptions);
     // Set before connect: the SDK's Server chains its own handler after this one.
     transport.onclose = () => void closeSession(session, 'deleted');
     tools.server.onerror = () => logger.debug('an MCP protocol error was ignored');
@@ -368,6 +398,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         return toPlainJson(split.sdkMessage);
       });
       try {
+        writingExactIntegers(res);
         await target.transport.handleRequest(req, res, Array.isArray(parsed) ? plain : plain[0]);
       } finally {
         // What the SDK refused (session header, protocol version) never reached

@@ -54,6 +54,14 @@ describe('aipcs serve --transport streamable-http --profile sqlite', () => {
     for (const tool of tools) expect(Object.keys(tool).sort()).toEqual(['description', 'inputSchema', 'name', 'outputSchema']);
   });
 
+  it('writes the 2^63-1 revision bounds of tools/list as exact integers, as over stdio', async () => {
+    const session = await rawSession(aipcs.port);
+    const listed = await rawRequest(aipcs.port, { headers: sessionHeaders(session), body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }) });
+    expect(listed.body).toContain('"expected_service_revision":{"type":"integer","minimum":1,"maximum":9223372036854775807}');
+    expect(listed.body).not.toContain('9223372036854776000');
+    expect((sseMessages(listed.body)[0] as { result: { tools: unknown[] } }).result.tools).toHaveLength(21);
+  });
+
   it('runs seed → design → materialise → create → search', async () => {
     const seeded = await client.call('aipcs_service_seed', { domain_name: 'notes', domain_class: 'knowledge', intent_description: 'Project notes.', idempotency_key: 'seed-1' });
     expect(seeded.ok).toBe(true);
