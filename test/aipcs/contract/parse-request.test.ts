@@ -220,6 +220,9 @@ describe('service materialise and evolve', () => {
   it('refuses a target not one version ahead with one issue at request', () => {
     expect(issues('aipcs_service_evolve', evolve(target(), { expected_schema_version: 2n }))).toEqual([['invalid_value', 'request']]);
     expect(issues('aipcs_service_evolve', evolve(target(), { expected_schema_version: 65n }))).toEqual([['invalid_value', 'expected_schema_version']]);
+    // Two versions ahead: the single request issue, not the manifest's own history complaint.
+    const skipping = { ...target(), schema_version: 3n };
+    expect(issues('aipcs_service_evolve', evolve(skipping, { expected_schema_version: 1n }))).toEqual([['invalid_value', 'request']]);
   });
 
   it('uses the lifecycle wording for an unsupported manifest version', () => {

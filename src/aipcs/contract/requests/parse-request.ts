@@ -335,8 +335,8 @@ export function parseToolRequest(name: string, args: JsonObject, options: ParseO
     sink.report('invalid_value', overflow);
     return { ok: false, error: validationFailed(sink.toIssues()) };
   }
-  if (name === 'aipcs_service_design' && designsLaterVersion(args)) {
-    // One issue at `request`, whatever else the manifest holds (contract §5.7 step 4).
+  if ((name === 'aipcs_service_design' && designsLaterVersion(args)) || (name === 'aipcs_service_evolve' && skipsAVersion(args))) {
+    // One issue at `request`, whatever else the manifest holds (contract §5.7 step 4, §5.9).
     const sink = new IssueSink();
     sink.report('invalid_value', []);
     return { ok: false, error: validationFailed(sink.toIssues()) };
@@ -355,6 +355,16 @@ function designsLaterVersion(args: JsonObject): boolean {
   const history = schema['migration_history'];
   const version = schema['schema_version'];
   return (version !== undefined && version !== 1n) || (Array.isArray(history) && history.length > 0);
+}
+
+/** An evolve whose target schema_version is not expected_schema_version + 1 (both valid integers). */
+function skipsAVersion(args: JsonObject): boolean {
+  const schema = args['schema'];
+  const expected = args['expected_schema_version'];
+  // Out of its own range, expected_schema_version is reported at its own path.
+  if (!isJsonObject(schema) || typeof expected !== 'bigint' || expected < 1n || expected > 64n) return false;
+  const target = schema['schema_version'];
+  return typeof target === 'bigint' && target !== expected + 1n;
 }
 
 /**
