@@ -18,6 +18,7 @@ import type { LogLevel, RuntimeConfig } from './config/index.js';
 import { createDispatcher } from './mcp/dispatch.js';
 import { httpExposureAllowed, serveAipcsHttp } from './mcp/http-server.js';
 import { aipcsServerOptions } from './mcp/server.js';
+import { isAcceptableDsn } from './storage/postgres/dsn.js';
 import { openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
 import { StorageFailure, type MigrationState } from './core/ports.js';
@@ -80,7 +81,7 @@ export async function openStorage(runtime: RuntimeConfig): Promise<StoragePorts 
       // The DSN is read once, here, from the variable the operator named; it
       // never appears in output, logs or errors.
       const dsn = process.env[runtime.postgres.dsnEnv];
-      if (dsn === undefined || dsn.trim() === '') throw new StorageFailure('unavailable');
+      if (dsn === undefined || !isAcceptableDsn(dsn)) throw new StorageFailure('unavailable');
       const adapter = await postgresAdapter();
       if (adapter === null) throw new StorageFailure('unavailable');
       return adapter.openPostgresStorage({
@@ -199,7 +200,7 @@ export async function openStorageForAdmin(runtime: RuntimeConfig, mode: { readon
     // The DSN is read once, here; it never reaches output, logs or errors.
     // An unreachable server or unsupported version shows as an unavailable registry.
     const dsn = process.env[runtime.postgres.dsnEnv];
-    if (dsn === undefined || dsn.trim() === '') throw new AdminStorageUnavailable();
+    if (dsn === undefined || !isAcceptableDsn(dsn)) throw new AdminStorageUnavailable();
     const { connectTimeoutSeconds, lockTimeoutMs, statementTimeoutMs } = runtime.postgres;
     const adapter = await postgresAdapter();
     opened =

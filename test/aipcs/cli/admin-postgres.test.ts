@@ -90,9 +90,13 @@ for (const cluster of clusters) {
       }
     });
 
-    it('a missing DSN variable is storage_unavailable (6) for the admin commands', () => {
+    it('a missing, blank or overlong DSN is storage_unavailable (6) for the admin commands', () => {
       for (const argv of [['status'], ['service', 'list'], ['service', 'suspend', OP(1), '--expected-revision', '1', '--operation-id', OP(2)]]) {
         const run = aipcs([...argv, ...pgArgs()]);
+        expect([run.status, run.envelope.error?.code]).toEqual([6, 'storage_unavailable']);
+      }
+      for (const dsn of ['  ', `postgresql://u@127.0.0.1:1/${'d'.repeat(4096)}`]) {
+        const run = aipcs(['status', ...pgArgs()], { env: { [DSN_ENV]: dsn } });
         expect([run.status, run.envelope.error?.code]).toEqual([6, 'storage_unavailable']);
       }
       const unreachable = aipcs(['status', ...pgArgs()], { env: { [DSN_ENV]: 'postgresql://secret-user:secret-pass@127.0.0.1:1/secret-db' } });

@@ -6,13 +6,15 @@
 
 import pg from 'pg';
 import { StorageFailure } from '../../core/ports.js';
+import { isAcceptableDsn } from './dsn.js';
+
+// DSN rules of ops spec §3.3.1 are checked before the driver ever sees the string.
+export { isAcceptableDsn, MAXIMUM_DSN_LENGTH } from './dsn.js';
 
 /** `server_version_num` bounds: majors 16, 17 and 18 only. */
 export const MINIMUM_SERVER_VERSION_NUM = 160000;
 export const MAXIMUM_SERVER_VERSION_NUM = 189999;
 
-/** DSN rules of ops spec §3.3.1, checked before the driver ever sees the string. */
-export const MAXIMUM_DSN_LENGTH = 4096;
 
 export interface PostgresConnectionOptions {
   readonly dsn: string;
@@ -76,10 +78,6 @@ export function toStorageFailure(error: unknown): StorageFailure {
   return new StorageFailure('unavailable', { cause });
 }
 
-/** Whether a DSN passes the shape rules (non-blank, no NUL, at most 4096 characters). */
-export function isAcceptableDsn(dsn: string): boolean {
-  return dsn.trim().length > 0 && !dsn.includes('\u0000') && dsn.length <= MAXIMUM_DSN_LENGTH;
-}
 
 // int8 values (counts, versions, sequences, microsecond timestamps) must stay
 // exact: parse them as BigInt instead of the driver's default string.
