@@ -2,9 +2,22 @@
 // tools/list and argument validation, and every call's arguments are checked
 // against the tool's schema (additionalProperties: false) before its handler
 // runs. Built on the SDK's low-level Server; serves stdio here, HTTP elsewhere.
+// It answers initialize, ping, tools/list and tools/call itself, so malformed
+// params get a short -32602 instead of the SDK's dump of its validation issues.
 
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  InitializeRequestSchema,
+  LATEST_PROTOCOL_VERSION,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolResult,
+  type InitializeResult,
+  type JSONRPCRequest,
+  type ServerResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { toPlainJson, type JsonObject, type JsonValue } from '../json.js';
 import { validateJsonSchema, type JsonSchema, type SchemaIssue } from '../json-schema.js';
 import { createLogger, type Logger } from '../logger.js';
@@ -29,12 +42,18 @@ export interface ToolCallResult {
 export interface ToolServerOptions {
   readonly name: string;
   readonly version: string;
-  readonly instructions?: string;
+  /** The initialize instructions: a fixed text, or a function asked afresh for every initialize request. */
+  readonly instructions?: string | (() => Promise<string>);
   readonly tools: readonly ToolDefinition[];
   callTool(name: string, args: JsonObject): Promise<ToolCallResult>;
-  onInvalidArguments(tool: ToolDefinition, issues: readonly SchemaIssue[]): ToolCallResult;
-  onUnknownTool(name: string): ToolCallResult;
+  onInvalidArguments(tool: ToolDefinition, issues: readonly SchemaIssue[]): ToolCallResult | Promise<ToolCallResult>;
+  onUnknownTool(name: string): ToolCallResult | Promise<ToolCallResult>;
   onUnexpectedError(error: unknown): ToolCallResult;
+  /**
+   * How a tools/call whose `params.name` is missing or not a string is
+   * answered: JSON-RPC -32602 (default), or as an unknown tool named "".
+   */
+  readonly unnamedToolCall?: 'invalid-params' | 'unknown-tool';
   /** Normalises arguments (for example trimming strings) before validation. */
   prepareArguments?(tool: ToolDefinition, args: JsonObject): JsonObject;
   /**
@@ -55,16 +74,36 @@ export interface ToolServer {
   readonly lossless: LosslessArguments;
 }
 
+/** A JSON-RPC error with a fixed message (the SDK's McpError prefixes its message with the code). */
+class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const INVALID_PARAMS = -32602;
+const METHOD_NOT_FOUND = -32601;
+const INTERNAL_ERROR = -32603;
+/** The same short text the transports use for non-object arguments; it echoes nothing. */
+const INVALID_PARAMS_MESSAGE = 'Invalid request parameters';
+
+interface SafeParser {
+  safeParse(value: unknown): { success: boolean };
+}
+
+function checkParams(schema: SafeParser, request: JSONRPCRequest): void {
+  if (!schema.safeParse(request).success) throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE);
+}
+
 /** Builds an SDK Server whose tools/list and tools/call come from one catalogue. */
 export function createToolServer(options: ToolServerOptions): ToolServer {
   const logger = options.logger ?? createLogger(options.name);
-  const server = new Server(
-    { name: options.name, version: options.version },
-    {
-      capabilities: options.capabilities ?? { tools: { listChanged: false } },
-      ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
-    },
-  );
+  const capabilities = options.capabilities ?? { tools: { listChanged: false } };
+  const serverInfo = { name: options.name, version: options.version };
+  const server = new Server(serverInfo, { capabilities });
   const lossless = new LosslessArguments();
   const byName = new Map(options.tools.map((tool) => [tool.name, tool]));
   const listing = options.tools.map((tool) => ({
@@ -74,30 +113,80 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
   }));
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }) as never);
+  const initialize = async (request: JSONRPCRequest): Promise<InitializeResult> => {
+    const parsed = InitializeRequestSchema.safeParse(request);
+    if (!parsed.success) throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE);
+    let instructions: string | undefined;
+    try {
+      instructions = typeof options.instructions === 'function' ? await options.instructions() : options.instructions;
+    } catch {
+      logger.error('the initialize instructions could not be built');
+      throw new JsonRpcError(INTERNAL_ERROR, 'Internal error');
+    }
+    // The SDK's negotiation: the client's revision when supported, else the latest.
+    const requested = parsed.data.params.protocolVersion;
+    return {
+      protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
+      capabilities,
+      serverInfo,
+      ...(instructions === undefined ? {} : { instructions }),
+    };
+  };
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const name = request.params.name;
-    const args = lossless.take(extra.requestId) ?? liftPlainArguments(request.params.arguments ?? {});
+  const callTool = async (request: JSONRPCRequest): Promise<CallToolResult> => {
+    // Taken first, so nothing is left behind whatever the outcome.
+    const lifted = lossless.take(request.id);
+    const rawName: unknown = request.params?.['name'];
     let result: ToolCallResult;
     try {
-      const tool = byName.get(name);
-      if (options.validateArguments === false) {
-        result = await options.callTool(name, args);
-      } else if (!tool) {
-        result = options.onUnknownTool(name);
+      if (typeof rawName !== 'string') {
+        if (options.unnamedToolCall !== 'unknown-tool') throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE);
+        result = await options.onUnknownTool('');
       } else {
-        const prepared = options.prepareArguments ? options.prepareArguments(tool, args) : args;
-        const issues = validateJsonSchema(tool.inputSchema, prepared);
-        result = issues.length > 0 ? options.onInvalidArguments(tool, issues) : await options.callTool(name, prepared);
+        checkParams(CallToolRequestSchema, request);
+        const args = lifted ?? liftPlainArguments(request.params?.['arguments'] ?? {});
+        result = await dispatch(rawName, args);
       }
     } catch (error) {
+      if (error instanceof JsonRpcError) throw error;
       // Only a code path bug gets here; the detail stays out of every channel.
       logger.error('a tool call failed unexpectedly');
       result = options.onUnexpectedError(error);
     }
     return toSdkResult(result);
-  });
+  };
+
+  const dispatch = async (name: string, args: JsonObject): Promise<ToolCallResult> => {
+    const tool = byName.get(name);
+    if (options.validateArguments === false) return options.callTool(name, args);
+    if (!tool) return options.onUnknownTool(name);
+    const prepared = options.prepareArguments ? options.prepareArguments(tool, args) : args;
+    const issues = validateJsonSchema(tool.inputSchema, prepared);
+    return issues.length > 0 ? options.onInvalidArguments(tool, issues) : options.callTool(name, prepared);
+  };
+
+  // Every method is answered here, where the params are checked before use;
+  // the SDK's own initialize and ping handlers would report a params problem
+  // as its validation issues. (Its initialize also records the client's
+  // capabilities, which only matter for requests to the client: none are sent.)
+  server.removeRequestHandler('initialize');
+  server.removeRequestHandler('ping');
+  server.fallbackRequestHandler = async (request): Promise<ServerResult> => {
+    switch (request.method) {
+      case 'initialize':
+        return initialize(request);
+      case 'ping':
+        checkParams(PingRequestSchema, request);
+        return {};
+      case 'tools/list':
+        checkParams(ListToolsRequestSchema, request);
+        return { tools: listing } as never;
+      case 'tools/call':
+        return callTool(request);
+      default:
+        throw new JsonRpcError(METHOD_NOT_FOUND, 'Method not found');
+    }
+  };
 
   return { server, lossless };
 }
