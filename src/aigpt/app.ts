@@ -1,12 +1,13 @@
 // The composition root of aigpt: first-run initialisation (spec 2.5) that
-// every command shares, wiring config, clock, TIDs, lock and fault hooks into
-// a MemoryStore. Holds no logic of its own beyond that wiring.
+// every command shares, and the config as it is now (read again for every
+// operation, spec 2.4), wired with clock, TIDs, write order and fault hooks
+// into a MemoryStore. Holds no logic of its own beyond that wiring.
 
 import { writeSync } from 'node:fs';
 import { type AigptConfig, type Environment, ensureConfigFile, loadConfig } from './config.js';
 import type { FaultHook } from './fs-atomic.js';
-import { MemoryStore, type RecoveryReport } from './memory-store.js';
-import type { TidGenerator } from './tid.js';
+import { MemoryStore, type RecoveryReport, WriteQueue } from './memory-store.js';
+import { TidGenerator } from './tid.js';
 
 export interface AppOptions {
   readonly environment: Environment;
@@ -15,27 +16,71 @@ export interface AppOptions {
   readonly fault?: FaultHook;
 }
 
-export interface OpenedApp {
+export interface LoadedApp {
   readonly config: AigptConfig;
   readonly store: MemoryStore;
+}
+
+export interface OpenedApp extends LoadedApp {
   readonly recovery: RecoveryReport | undefined;
 }
 
-/** Creates the config on first run, validates it, creates the core and memory folder, and recovers. */
-export async function openApp(options: AppOptions): Promise<OpenedApp> {
-  await ensureConfigFile(options.environment);
-  const config = await loadConfig(options.environment);
-  const store = new MemoryStore({
-    did: config.did,
-    handle: config.handle,
-    tree: config.tree,
-    memoryLimit: config.memory,
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(options.tids === undefined ? {} : { tids: options.tids }),
-    ...(options.fault === undefined ? {} : { fault: options.fault }),
-  });
-  const recovery = await store.ensureLayout();
-  return { config, store, recovery };
+/**
+ * One aigpt process. The TID generator and the write queue outlive every
+ * config reload, so TIDs and writes keep their order even when the config
+ * names another tree between two operations.
+ */
+export class AigptApp {
+  private readonly tids: TidGenerator;
+  private readonly writes = new WriteQueue();
+  private loading: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: AppOptions) {
+    this.tids = options.tids ?? new TidGenerator();
+  }
+
+  /**
+   * First-run initialisation: creates the config, the core record and the
+   * memory folder when missing. A writer (`recover`) also finishes an
+   * interrupted write under the lock (spec 7.5); readers never lock (7.3).
+   */
+  async open({ recover }: { readonly recover: boolean }): Promise<OpenedApp> {
+    await ensureConfigFile(this.options.environment);
+    const { config, store } = await this.current();
+    await store.ensureRecordTree();
+    const recovery = recover ? await store.recoverIfInterrupted() : undefined;
+    return { config, store, recovery };
+  }
+
+  /**
+   * The config as it is on disk now and a store for the tree it names.
+   * Writes nothing. Calls resolve in call order, so operations that start
+   * a write right after it still enter the write queue in call order.
+   */
+  current(): Promise<LoadedApp> {
+    const next = this.loading.then(
+      () => this.load(),
+      () => this.load(),
+    );
+    this.loading = next.catch(() => undefined);
+    return next;
+  }
+
+  private async load(): Promise<LoadedApp> {
+    const { clock, fault } = this.options;
+    const config = await loadConfig(this.options.environment);
+    const store = new MemoryStore({
+      did: config.did,
+      handle: config.handle,
+      tree: config.tree,
+      memoryLimit: config.memory,
+      tids: this.tids,
+      writes: this.writes,
+      ...(clock === undefined ? {} : { clock }),
+      ...(fault === undefined ? {} : { fault }),
+    });
+    return { config, store };
+  }
 }
 
 export function describeRecovery(report: RecoveryReport | undefined): string[] {

@@ -3,7 +3,7 @@
 // compress plus roll-forward recovery (spec 7). Owns every file under
 // `{base}/{identity}/`; knows nothing about config files, MCP or the CLI.
 
-import { promises as fs, constants as fsConstants, readdirSync } from 'node:fs';
+import { promises as fs, constants as fsConstants } from 'node:fs';
 import { join } from 'node:path';
 import { isJsonObject, type JsonValue, parseJson } from '../common/json.js';
 import { acquireCollectionLock, type LockOptions } from './collection-lock.js';
@@ -29,6 +29,23 @@ export interface MemoryStoreOptions {
   readonly tids?: TidGenerator;
   readonly lock?: LockOptions;
   readonly fault?: FaultHook;
+  /** This process's write order; shared by the stores of one process (the config may name a new tree at any time). */
+  readonly writes?: WriteQueue;
+}
+
+/**
+ * Serialises one process's writers in call order, so they do not poll the
+ * file lock against each other and their TIDs follow the order of the calls.
+ */
+export class WriteQueue {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  /** Starts `work` after every earlier call has finished; enters the queue synchronously. */
+  run<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(work, work);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
 }
 
 export interface MemoryRecord {
@@ -105,8 +122,7 @@ export class MemoryStore {
   private readonly tids: TidGenerator;
   private readonly lockOptions: LockOptions;
   private readonly fault: FaultHook;
-  /** Serialises this process's writers so they do not poll the file lock against each other. */
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly writes: WriteQueue;
 
   constructor(options: MemoryStoreOptions) {
     this.tree = options.tree;
@@ -117,17 +133,27 @@ export class MemoryStore {
     this.tids = options.tids ?? new TidGenerator();
     this.lockOptions = options.lock ?? {};
     this.fault = options.fault ?? noFault;
+    this.writes = options.writes ?? new WriteQueue();
   }
 
   // -------------------------------------------------------------------------
   // Initialisation (spec 2.5 steps 2-3) and recovery (7.5)
 
-  /** Creates the core record (empty text) if missing and the memory folder, then recovers an interrupted compress. */
-  async ensureLayout(): Promise<RecoveryReport | undefined> {
+  /** Creates the core record (empty text) and the memory folder when missing. Takes no lock: readers run it too. */
+  async ensureRecordTree(): Promise<void> {
     await this.ensureCore();
     await this.ensureMemoryDir();
-    const names = await this.listAll();
-    if (!names.some((name) => name === JOURNAL_FILE || TEMP_NAME.test(name))) return undefined;
+  }
+
+  /** A writer's start: ensureRecordTree, then recovery (under the lock) if a write was interrupted. */
+  async ensureLayout(): Promise<RecoveryReport | undefined> {
+    await this.ensureRecordTree();
+    return this.recoverIfInterrupted();
+  }
+
+  /** Recovers under the lock when the folder holds a journal or a temp file; undefined when there was nothing to do. */
+  async recoverIfInterrupted(): Promise<RecoveryReport | undefined> {
+    if (!needsRecovery(await this.listAll())) return undefined;
     return this.withLock(() => this.recoverLocked());
   }
 
@@ -287,15 +313,6 @@ export class MemoryStore {
     return (await this.listMemoryNames()).length;
   }
 
-  /** For synchronous callers (argument-error results); undefined when the folder cannot be listed. */
-  countMemoriesSync(): number | undefined {
-    try {
-      return readdirSync(this.tree.memoryDir).filter(isRecordFileName).length;
-    } catch {
-      return undefined;
-    }
-  }
-
   async readMemories(): Promise<MemoryReadResult> {
     const all = await this.listAll();
     const names = all.filter(isRecordFileName).sort(compareFileNames);
@@ -400,8 +417,7 @@ export class MemoryStore {
   }
 
   private async recoverIfNeeded(): Promise<void> {
-    const names = await this.listAll();
-    if (names.some((name) => name === JOURNAL_FILE || TEMP_NAME.test(name))) await this.recoverLocked();
+    if (needsRecovery(await this.listAll())) await this.recoverLocked();
   }
 
   /**
@@ -424,10 +440,13 @@ export class MemoryStore {
         throw failedTo('write_failed', this.tree.memoryDir, error);
       }
     };
-    const result = this.queue.then(run, run);
-    this.queue = result.catch(() => undefined);
-    return result;
+    return this.writes.run(run);
   }
+}
+
+/** A journal or a temp file: a write was interrupted, or is running in another process. */
+function needsRecovery(names: readonly string[]): boolean {
+  return names.some((name) => name === JOURNAL_FILE || TEMP_NAME.test(name));
 }
 
 /** Errors thrown by a test's fault hook pass through untouched (see FaultHook). */

@@ -168,6 +168,13 @@ describe('compress crash safety, kill -9 of a real server process', () => {
     return isNew ? 'new' : 'mixed';
   }
 
+  /** Recovery runs when a server starts (spec 7.5); stdin closed at once ends it. */
+  async function recoverByServerStart(): Promise<void> {
+    const server = startServerChild(home.childEnv);
+    server.child.stdin.end();
+    expect((await server.exited).code, server.stderr()).toBe(0);
+  }
+
   /** Starts a server, asks it to compress `items`, and returns the child. */
   function compressInChild(items: readonly string[], pause?: string): ReturnType<typeof startServerChild> {
     const env = { ...home.childEnv, ...(pause === undefined ? {} : { AIGPT_TEST_FAULT_PAUSE: pause }) };
@@ -201,7 +208,12 @@ describe('compress crash safety, kill -9 of a real server process', () => {
       await server.waitForStderr(/aigpt: paused at .*\n/);
       server.child.kill('SIGKILL');
       expect((await server.exited).signal).toBe('SIGKILL');
-      // The next command recovers (and breaks the dead process's lock).
+      // A reader takes no lock and changes nothing (spec 7.3, 7.5).
+      const left = await listDir(memoryDir);
+      expect((await runAigpt(['read-memory'], home.childEnv)).code).toBe(0);
+      expect(await listDir(memoryDir)).toEqual(left);
+      // The next writer's start recovers (and breaks the dead process's lock).
+      await recoverByServerStart();
       const read = await runAigpt(['read-memory'], home.childEnv);
       expect(read.code).toBe(0);
       expect(await classify()).toBe(expected);
@@ -225,7 +237,7 @@ describe('compress crash safety, kill -9 of a real server process', () => {
     watcher.close();
     if (outcome === 'finished') server.child.kill('SIGKILL');
     await server.exited;
-    await runAigpt(['read-memory'], home.childEnv);
+    await recoverByServerStart();
     const now = await snapshotMemories(memoryDir);
     const texts = now.map(([, text]) => (JSON.parse(text) as { value: { content: { text: string } } }).value.content.text);
     // The journal was published before the kill, so the new set must win.

@@ -31,6 +31,40 @@ describe('aigpt server, raw JSON-RPC lines', () => {
     params: { name: 'read_core', arguments: { pad: 'x'.repeat(padding) } },
   });
 
+  it('a tools/call without a string name is an unknown tool named "" (spec 5.4), not a protocol error', async () => {
+    const calls = [{}, { arguments: {} }, { name: 5, arguments: {} }, { name: null }];
+    for (const [index, params] of calls.entries()) {
+      server.send({ jsonrpc: '2.0', id: 10 + index, method: 'tools/call', params });
+      expect(await server.response(10 + index), JSON.stringify(params)).toEqual({
+        jsonrpc: '2.0',
+        id: 10 + index,
+        result: { content: [{ type: 'text', text: '{"error":"Unknown tool: "}' }], isError: true },
+      });
+    }
+  });
+
+  it('malformed params of a known method get -32602 with a short message, never the validation details', async () => {
+    const requests = [
+      { method: 'tools/call', params: { name: 'read_core', task: 5 } },
+      { method: 'tools/list', params: { cursor: 5 } },
+      { method: 'initialize', params: { capabilities: {} } },
+      { method: 'initialize', params: { protocolVersion: 2025, capabilities: {}, clientInfo: { name: 'x', version: '1' } } },
+    ];
+    for (const [index, request] of requests.entries()) {
+      server.send({ jsonrpc: '2.0', id: 20 + index, ...request });
+      expect(await server.response(20 + index), request.method).toEqual({
+        jsonrpc: '2.0',
+        id: 20 + index,
+        error: { code: -32602, message: 'Invalid request parameters' },
+      });
+    }
+    server.send({ jsonrpc: '2.0', id: 30, method: 'resources/list' });
+    expect(await server.response(30)).toEqual({ jsonrpc: '2.0', id: 30, error: { code: -32601, message: 'Method not found' } });
+    // The session is unharmed.
+    server.send({ jsonrpc: '2.0', id: 31, method: 'tools/list' });
+    expect(((await server.response(31))['result'] as { tools: unknown[] }).tools).toHaveLength(4);
+  });
+
   it('bounds an input line at 4 MiB: a longer request gets -32600, a shorter one is served, and the session goes on', async () => {
     server.send(readCore(2, 5 * 1024 * 1024));
     expect(await server.response(2)).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32600, message: 'Invalid Request' } });

@@ -4,7 +4,7 @@
 
 import { Command, CommanderError } from 'commander';
 import { createLogger } from '../../common/logger.js';
-import { type AppOptions, describeRecovery, type OpenedApp, openApp } from '../app.js';
+import { AigptApp, type AppOptions, describeRecovery, type OpenedApp } from '../app.js';
 import { AigptError } from '../errors.js';
 import { AIGPT_VERSION, CORE_COLLECTION, MEMORY_COLLECTION } from '../limits.js';
 import { runServer } from '../mcp/server.js';
@@ -31,10 +31,12 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
   const { io } = options;
   let exitCode = EXIT_OK;
 
-  const open = async (): Promise<OpenedApp> => {
-    const app = await openApp(options);
-    for (const line of describeRecovery(app.recovery)) io.stderr(`aigpt: ${line}\n`);
-    return app;
+  const app = new AigptApp(options);
+  // Readers never lock or recover (spec 7.3, 7.5); writers recover first.
+  const open = async (access: 'read' | 'write'): Promise<OpenedApp> => {
+    const opened = await app.open({ recover: access === 'write' });
+    for (const line of describeRecovery(opened.recovery)) io.stderr(`aigpt: ${line}\n`);
+    return opened;
   };
 
   const program = new Command('aigpt')
@@ -53,7 +55,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .action(async (_options: unknown, command: Command) => {
       const stray = command.args[0];
       if (stray !== undefined) program.error(`error: unknown command '${stray}'`, { exitCode: EXIT_USAGE, code: 'aigpt.unknownCommand' });
-      exitCode = await status(await open(), io);
+      exitCode = await status(await open('read'), io);
     });
 
   program
@@ -61,8 +63,8 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .allowExcessArguments(false)
     .description('run the MCP server on stdin/stdout')
     .action(async () => {
-      const app = await open();
-      await runServer(app.store, createLogger('aigpt'), {
+      await open('write');
+      await runServer(app, createLogger('aigpt'), {
         ...(io.stdin === undefined ? {} : { input: io.stdin }),
         ...(io.stdoutStream === undefined ? {} : { output: io.stdoutStream }),
       });
@@ -73,7 +75,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .allowExcessArguments(false)
     .description('print the core record')
     .action(async () => {
-      const core = await (await open()).store.readCore();
+      const core = await (await open('read')).store.readCore();
       io.stdout(`${renderPretty(core.value)}\n`);
     });
 
@@ -82,7 +84,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .allowExcessArguments(false)
     .description('print every memory record, oldest first')
     .action(async () => {
-      exitCode = await readMemory(await open(), io);
+      exitCode = await readMemory(await open('read'), io);
     });
 
   program
@@ -91,11 +93,11 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .description('add one memory record')
     .argument('<content>', 'the memory element (may be an empty string)')
     .action(async (content: string) => {
-      const app = await open();
-      const saved = await app.store.saveMemory(content);
+      const { config, store } = await open('write');
+      const saved = await store.saveMemory(content);
       io.stdout(`Saved. (${saved.count} records)\n`);
-      if (BigInt(saved.count) > app.config.memory) {
-        io.stderr(`warning: ${saved.count} records exceed the memory limit of ${app.config.memory}; compress is needed\n`);
+      if (BigInt(saved.count) > config.memory) {
+        io.stderr(`warning: ${saved.count} records exceed the memory limit of ${config.memory}; compress is needed\n`);
       }
     });
 
@@ -107,7 +109,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
       await runSetup({
         environment: options.environment,
         ...(options.clock === undefined ? {} : { clock: options.clock }),
-        initialise: open,
+        initialise: () => open('write'),
         stdout: io.stdout,
         stderr: io.stderr,
       });
@@ -138,15 +140,20 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
   }
 }
 
+/** Spec 7.5: a reader that sees the journal says so, but reads the folder as it is. */
+const COMPRESS_PENDING = 'a compress is in progress or was interrupted (the next write finishes it); records may be mixed';
+
 async function status(app: OpenedApp, io: CliIo): Promise<number> {
   const { config, store } = app;
   let count = 0;
   let unreadable = 0;
+  let compressPending = false;
   try {
     const read = await store.readMemories();
     count = read.selected;
     // Files left unread by the read bound are not unreadable.
     unreadable = read.skipped.length - read.notRead;
+    compressPending = read.compressPending;
   } catch {
     // The reference prints 0 when the folder cannot be listed.
     count = 0;
@@ -167,12 +174,14 @@ async function status(app: OpenedApp, io: CliIo): Promise<number> {
   ];
   if (config.baseIsRelative) lines.push('warning: path is relative to the current directory');
   if (unreadable > 0) lines.push(`warning: ${unreadable} unreadable memory file(s); see aigpt read-memory`);
+  if (compressPending) lines.push(`warning: ${COMPRESS_PENDING}`);
   io.stdout(`${lines.join('\n')}\n`);
   return EXIT_OK;
 }
 
 async function readMemory(app: OpenedApp, io: CliIo): Promise<number> {
   const read = await app.store.readMemories();
+  if (read.compressPending) io.stderr(`aigpt: ${COMPRESS_PENDING}\n`);
   for (const skip of read.skipped) io.stderr(`aigpt: skipped ${skip.path}: ${skip.reason}\n`);
   if (read.records.length === 0) {
     if (read.selected > 0) return EXIT_FAILURE;

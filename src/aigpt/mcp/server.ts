@@ -1,9 +1,12 @@
 // `aigpt server`: the stdio MCP server. Builds the instructions from the
-// record tree at start and serves the tool catalogue through the shared tool
-// server. Owns no file logic; everything goes through MemoryStore.
+// record tree whenever initialize is answered and serves the tool catalogue
+// through the shared tool server, re-reading the config for every operation.
+// Owns no file logic; everything goes through MemoryStore.
 
 import { serveStdio, type StdioServeOptions } from '../../common/mcp/tool-server.js';
 import type { Logger } from '../../common/logger.js';
+import type { AigptApp } from '../app.js';
+import { AigptError } from '../errors.js';
 import { buildInstructions } from '../instructions.js';
 import { AIGPT_VERSION, MAX_INPUT_LINE_BYTES } from '../limits.js';
 import type { MemoryStore } from '../memory-store.js';
@@ -35,18 +38,32 @@ export async function instructionsFromStore(store: MemoryStore): Promise<string>
   });
 }
 
-export async function runServer(store: MemoryStore, logger: Logger, io: StdioServeOptions = {}): Promise<void> {
-  const handler = new AigptToolHandler(store);
-  // Built once per process: a stdio server answers exactly one initialize.
-  const instructions = await instructionsFromStore(store);
+/**
+ * Serves until stdin ends. Recovery ran at start (the caller opened the app
+ * as a writer); from then on readers only read, and writes recover first.
+ */
+export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOptions = {}): Promise<void> {
+  const stores = async (): Promise<MemoryStore> => (await app.current()).store;
+  const handler = new AigptToolHandler(stores);
   await serveStdio(
     {
       name: 'aigpt',
       version: AIGPT_VERSION,
-      instructions,
+      // Spec 5.2: built fresh for each initialize, from what is on disk then.
+      instructions: async () => {
+        try {
+          return await instructionsFromStore(await stores());
+        } catch (error) {
+          // A config that broke after start: tell the agent instead of failing initialize.
+          if (error instanceof AigptError) return `[aigpt] ${error.message}`;
+          throw error;
+        }
+      },
       tools: AIGPT_TOOLS,
       logger,
       maxLineBytes: MAX_INPUT_LINE_BYTES,
+      // Spec 5.4: a call without a name is an unknown tool named "".
+      unnamedToolCall: 'unknown-tool',
       callTool: (name, args) => handler.call(name, args),
       onInvalidArguments: (tool, issues) => handler.invalidArguments(tool, issues),
       onUnknownTool: (name) => handler.unknownTool(name),

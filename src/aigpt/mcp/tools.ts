@@ -61,42 +61,50 @@ export function errorResult(message: string, status?: string): ToolCallResult {
   return result({ error: message }, status, true);
 }
 
+/**
+ * Answers the four tools. The store comes afresh for every call (the config
+ * is read on every operation, spec 2.4); reads never lock, writes lock.
+ */
 export class AigptToolHandler {
-  constructor(private readonly store: MemoryStore) {}
+  constructor(private readonly stores: () => Promise<MemoryStore>) {}
 
-  private get limit(): bigint {
-    return this.store.memoryLimit;
+  /** The store for this call, or the error result when the config cannot be used. */
+  private async store(): Promise<{ readonly store: MemoryStore } | { readonly failed: ToolCallResult }> {
+    try {
+      return { store: await this.stores() };
+    } catch (error) {
+      if (error instanceof AigptError) return { failed: errorResult(error.message) };
+      throw error;
+    }
   }
 
-  private async status(): Promise<string | undefined> {
+  private async status(store: MemoryStore): Promise<string | undefined> {
     try {
-      return limitStatus(await this.store.countMemories(), this.limit);
+      return limitStatus(await store.countMemories(), store.memoryLimit);
     } catch {
       return undefined;
     }
   }
 
-  private statusSync(): string | undefined {
-    const count = this.store.countMemoriesSync();
-    return count === undefined ? undefined : limitStatus(count, this.limit);
-  }
-
   async call(name: string, args: JsonObject): Promise<ToolCallResult> {
+    const opened = await this.store();
+    if ('failed' in opened) return opened.failed;
+    const { store } = opened;
     try {
       switch (name) {
         case 'read_core':
-          return await this.readCore();
+          return await this.readCore(store);
         case 'read_memory':
-          return await this.readMemory();
+          return await this.readMemory(store);
         case 'save_memory':
-          return await this.saveMemory(args['content']);
+          return await this.saveMemory(store, args['content']);
         case 'compress':
-          return await this.compress(args['items']);
+          return await this.compress(store, args['items']);
         default:
           return this.unknownTool(name);
       }
     } catch (error) {
-      if (error instanceof AigptError) return errorResult(error.message, await this.status());
+      if (error instanceof AigptError) return errorResult(error.message, await this.status(store));
       throw error;
     }
   }
@@ -105,19 +113,20 @@ export class AigptToolHandler {
     return errorResult(`Unknown tool: ${name}`);
   }
 
-  invalidArguments(tool: ToolDefinition, _issues: readonly SchemaIssue[]): ToolCallResult {
+  async invalidArguments(tool: ToolDefinition, _issues: readonly SchemaIssue[]): Promise<ToolCallResult> {
     // Every schema issue of these two tools is about their one argument.
     const message = tool.name === 'compress' ? 'items must be an array of strings' : 'content must be a string';
-    return errorResult(message, this.statusSync());
+    const opened = await this.store();
+    return errorResult(message, 'store' in opened ? await this.status(opened.store) : undefined);
   }
 
-  private async readCore(): Promise<ToolCallResult> {
-    const core = await this.store.readCore();
-    return result(core.value, await this.status());
+  private async readCore(store: MemoryStore): Promise<ToolCallResult> {
+    const core = await store.readCore();
+    return result(core.value, await this.status(store));
   }
 
-  private async readMemory(): Promise<ToolCallResult> {
-    const read = await this.store.readMemories();
+  private async readMemory(store: MemoryStore): Promise<ToolCallResult> {
+    const read = await store.readMemories();
     const payload: JsonObject = {
       count: BigInt(read.records.length),
       records: read.records.map((record) => record.value),
@@ -125,25 +134,26 @@ export class AigptToolHandler {
     if (read.skipped.length > 0) {
       payload['skipped'] = read.skipped.map((skip): JsonValue => ({ path: skip.path, reason: skip.reason }));
     }
-    return result(payload, memoryStatus(read.selected, this.limit, read.skipped.length - read.notRead));
+    return result(payload, memoryStatus(read.selected, store.memoryLimit, read.skipped.length - read.notRead));
   }
 
-  private async saveMemory(content: JsonValue | undefined): Promise<ToolCallResult> {
+  private async saveMemory(store: MemoryStore, content: JsonValue | undefined): Promise<ToolCallResult> {
     // The schema already guarantees a string; this guards direct callers.
-    if (typeof content !== 'string') return errorResult('content must be a string', await this.status());
+    if (typeof content !== 'string') return errorResult('content must be a string', await this.status(store));
     const problem = checkMemoryText(content);
-    if (problem !== undefined) return errorResult(problem, await this.status());
-    const saved = await this.store.saveMemory(content);
-    return result({ count: BigInt(saved.count), limit: this.limit, success: true }, limitStatus(saved.count, this.limit));
+    if (problem !== undefined) return errorResult(problem, await this.status(store));
+    const saved = await store.saveMemory(content);
+    const limit = store.memoryLimit;
+    return result({ count: BigInt(saved.count), limit, success: true }, limitStatus(saved.count, limit));
   }
 
-  private async compress(items: JsonValue | undefined): Promise<ToolCallResult> {
+  private async compress(store: MemoryStore, items: JsonValue | undefined): Promise<ToolCallResult> {
     if (!Array.isArray(items) || !items.every((item): item is string => typeof item === 'string')) {
-      return errorResult('items must be an array of strings', await this.status());
+      return errorResult('items must be an array of strings', await this.status(store));
     }
-    const problem = checkCompressItems(items, this.limit);
-    if (problem !== undefined) return errorResult(problem, await this.status());
-    const done = await this.store.compress(items);
-    return result({ count: BigInt(done.count), limit: this.limit, success: true }, await this.status());
+    const problem = checkCompressItems(items, store.memoryLimit);
+    if (problem !== undefined) return errorResult(problem, await this.status(store));
+    const done = await store.compress(items);
+    return result({ count: BigInt(done.count), limit: store.memoryLimit, success: true }, await this.status(store));
   }
 }
