@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
 import { repoRoot } from '../support/bins.js';
-import { GOLDEN_MEMORY, makeTempHome, runAigpt, seedOrderMemory, type TempHome, writeConfig } from './support.js';
+import { GOLDEN_MEMORY, makeTempHome, runAigpt, runAigptStdoutClosed, seedOrderMemory, type TempHome, writeConfig } from './support.js';
 
 describe('aigpt CLI', () => {
   let home: TempHome;
@@ -167,6 +167,19 @@ describe('aigpt CLI', () => {
     const config = await run([]);
     expect(config.code).toBe(1);
     expect(config.stderr).toBe(`aigpt: invalid config ${home.configFile}: not valid JSON (the file starts with a UTF-8 byte order mark)\n`);
+  });
+
+  it('read-memory into a closed pipe exits quietly, without an EPIPE stack', async () => {
+    await writeConfig(home, { did: 'did:plc:xxx', path: join(home.root, 'c') });
+    expect((await run([])).code).toBe(0);
+    const memoryDir = join(home.root, 'c', 'did:plc:xxx', 'ai.syui.gpt.memory');
+    for (let i = 0; i < 300; i++) {
+      await fs.writeFile(join(memoryDir, `note-${String(i).padStart(3, '0')}.json`), seedOrderMemory('did:plc:xxx', 'x', `memory ${i}`));
+    }
+    for (const args of [['read-memory'], ['read-core'], []]) {
+      const result = await runAigptStdoutClosed(args, home.childEnv);
+      expect(result, args.join(' ')).toEqual({ code: 0, stderr: '' });
+    }
   });
 
   it('save-memory saves, counts, and warns above the limit on stderr only', async () => {

@@ -5,7 +5,7 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listDir, makeTempHome, runAigpt, type TempHome, writeConfig } from './support.js';
+import { listDir, makeTempHome, runAigpt, runAigptStdoutClosed, type TempHome, writeConfig } from './support.js';
 
 const INITIAL_CONFIG = '{\n  "bot": {\n    "did": null,\n    "handle": null,\n    "path": null\n  }\n}';
 const CLAUDE_ARGS = ['mcp', 'add', '--transport', 'stdio', 'aigpt', '--scope', 'user', '--'];
@@ -40,6 +40,17 @@ describe('aigpt setup', () => {
 
   const linkLine = (): string => `ok ${home.configFile} -> ${siteConfig}`;
   const tail = ['ok data initialized', 'skip claude mcp add (claude not found)', '', 'done.', ''];
+
+  it('finishes every step with its stdout closed (aigpt setup | head -1), exiting quietly', async () => {
+    const claude = await fakeCommand(join(home.root, 'bin'), 'claude', 0);
+    const result = await runAigptStdoutClosed(['setup'], { ...home.childEnv, PATH: join(home.root, 'bin') });
+    expect(result).toEqual({ code: 0, stderr: '' });
+    expect(await fs.readlink(home.configFile)).toBe(siteConfig);
+    expect(await fs.readFile(siteConfig, 'utf8')).toBe(INITIAL_CONFIG);
+    await expect(fs.stat(join(home.appDir, 'self', 'ai.syui.gpt.core', 'self.json'))).resolves.toBeDefined();
+    // The registration still ran, after every earlier line had failed to print.
+    expect((await fs.readFile(claude.argvFile, 'utf8')).split('\n').slice(0, CLAUDE_ARGS.length)).toEqual(CLAUDE_ARGS);
+  });
 
   it('with no config: links it to the site config, creates the site config and initialises the data', async () => {
     const result = await setup();

@@ -85,6 +85,19 @@ export function runAigpt(args: readonly string[], env: NodeJS.ProcessEnv, option
   });
 }
 
+/** Runs the built CLI with its stdout closed from the start, as `aigpt ... | head -0` would leave it. */
+export function runAigptStdoutClosed(args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [aigptBin(), ...args], { env, cwd: tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
+    // Closing our end makes every write of the child fail with EPIPE.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
 /** The golden memory record of spec 3.5 (290 bytes). */
 export const GOLDEN_MEMORY = `{
   "uri": "at://did:plc:xxx/ai.syui.gpt.memory/3mfyouuy62222",
