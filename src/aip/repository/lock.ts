@@ -1,8 +1,10 @@
-// The repository write lock `.aip/lock` (spec 7.6): exclusive create, stale
-// detection for dead processes on this host, bounded waiting. It guards HEAD
-// moves and index rebuilds only; object writes need no lock.
+// The repository write lock `.aip/lock` (spec 7.6): exclusive create (a hard
+// link of a finished record), stale detection for dead processes on this
+// host, bounded waiting. It guards HEAD moves and index rebuilds only; object
+// writes need no lock.
 import { hostname } from 'node:os';
-import { open, readFile, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { link, open, readFile, rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { constants } from 'node:fs';
 import { AipError } from '../core/errors.js';
@@ -45,15 +47,53 @@ async function isStale(lockPath: string): Promise<boolean> {
 export async function withLock<T>(lockPath: string, work: () => Promise<T>, options: LockOptions = {}): Promise<T> {
   const deadline = Date.now() + (options.waitMs ?? 10_000);
   const poll = options.pollMs ?? 50;
+  // The holder's record is written to a private file first and then linked
+  // to the lock path, which fails if the lock exists: the lock appears with its
+  // content, so a crash can never leave an empty lock that looks "being written".
+  const draft = `${lockPath}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const handle = await open(draft, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+  try {
+    await handle.write(JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }));
+  } finally {
+    await handle.close();
+  }
+  try {
+    await takeLock(lockPath, draft, deadline, poll);
+  } finally {
+    await rm(draft, { force: true });
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(lockPath, { force: true });
+  }
+}
+
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
+
+/** Creates the lock with the draft's content, failing with EEXIST if it exists. */
+async function createLock(lockPath: string, draft: string): Promise<void> {
+  try {
+    await link(draft, lockPath);
+    return;
+  } catch (error) {
+    if (!NO_HARD_LINKS.has(errorCode(error) ?? '')) throw error;
+  }
+  // A file system without hard links: exclusive create, then write (a crash in
+  // between leaves an empty lock, which waiters do not steal; see D9).
+  const handle = await open(lockPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+  try {
+    await handle.writeFile(await readFile(draft));
+  } finally {
+    await handle.close();
+  }
+}
+
+async function takeLock(lockPath: string, draft: string, deadline: number, poll: number): Promise<void> {
   for (;;) {
     try {
-      const handle = await open(lockPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
-      try {
-        await handle.write(JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }));
-      } finally {
-        await handle.close();
-      }
-      break;
+      await createLock(lockPath, draft);
+      return;
     } catch (error) {
       if (errorCode(error) !== 'EEXIST') throw error;
       if (await isStale(lockPath)) {
@@ -63,10 +103,5 @@ export async function withLock<T>(lockPath: string, work: () => Promise<T>, opti
       if (Date.now() >= deadline) throw new AipError('lock.timeout', 'the repository is locked by another aip process (.aip/lock)');
       await sleep(poll);
     }
-  }
-  try {
-    return await work();
-  } finally {
-    await rm(lockPath, { force: true });
   }
 }
