@@ -492,9 +492,11 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       while (id !== undefined) {
         const state: StateV1 = await repo.getTyped(id, 'state');
         const evidence: { id: Id; kind: string; result: string; provenance: string }[] = [];
-        for (const evidenceId of await repo.evidenceAbout(id)) {
-          const e = await repo.getTyped(evidenceId, 'evidence');
-          evidence.push({ id: evidenceId, kind: e.data.kind, result: e.data.result, provenance: e.data.provenance });
+        for (const ref of await repo.reverse(id, { type: 'evidence', field: 'state' })) {
+          // Confirmed against the object itself, so a wrong index line cannot turn up here.
+          if (ref.object.type !== 'evidence') continue;
+          const d = ref.object.data;
+          evidence.push({ id: ref.source, kind: d.kind, result: d.result, provenance: d.provenance });
         }
         const operationId = state.data.operations[0];
         const entry = new Map<string, JsonTree>([['state', id], ['root', operationId === undefined]]);

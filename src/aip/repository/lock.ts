@@ -1,7 +1,7 @@
 // The repository write lock `.aip/lock` (spec 7.6): exclusive create (a hard
 // link of a finished record), stale detection for dead processes on this
-// host, bounded waiting. It guards HEAD moves and index rebuilds only; object
-// writes need no lock.
+// host, bounded waiting. It guards HEAD moves and index rebuilds; object
+// writes take it only in the rare case a rebuild overlapped them.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { link, open, readFile, rm } from 'node:fs/promises';

@@ -1,6 +1,7 @@
 // A project's `.aip` repository (spec 7): layout, config, HEAD with
 // compare-and-swap under the lock, verified object writes (the store
-// invariant, 5.7), ID resolution, reverse queries and full verification.
+// invariant, 5.7), ID resolution, reverse queries answered from the index but
+// confirmed against the objects, the index kept present, and full verification.
 import { lstat, mkdir, readFile, rename, writeFile, open } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -15,7 +16,7 @@ import { GraphVerifier, type LoadResult, type ObjectSource } from '../core/verif
 import { DEFAULT_CONFIG, defaultConfigText, parseConfig, type RepositoryConfig } from './config.js';
 import { withLock } from './lock.js';
 import { ObjectStore, errorCode, fsyncDirectory } from './object-store.js';
-import { ReverseIndex, type IndexLine } from './reverse-index.js';
+import { ReverseIndex, type IndexLine, type TargetedIndexLine } from './reverse-index.js';
 
 export interface RepositoryOptions {
   readonly warn?: (message: string) => void;
@@ -27,6 +28,11 @@ export interface PutResult {
   readonly object: AipObject;
   /** False when the object was already stored. */
   readonly stored: boolean;
+}
+
+/** A reverse reference confirmed against its source object, which comes along (already read and verified). */
+export interface ReverseRef extends IndexLine {
+  readonly object: AipObject;
 }
 
 export interface VerifyReport {
@@ -89,6 +95,7 @@ export class Repository {
     const rootState = await repo.putObject(ROOT_STATE);
     if (!rootState.ok) throw rootState.error;
     await writeAtomically(join(aipDir, 'HEAD'), `${ROOT_STATE_ID}\n`);
+    await repo.ensureIndex();
     try {
       await writeFile(join(root, '.aipignore'), '.git/\n', { flag: 'wx' });
     } catch (error) {
@@ -216,7 +223,19 @@ export class Repository {
     };
     const verdict = await new GraphVerifier(overlay, { trusted: (target) => target !== id }).verify(id);
     if (!verdict.ok) return verdict;
+    // Objects without references add no lines and need no index (artifacts: most writes).
+    const generation = indexEntriesOf(object).length > 0 ? await this.ensureIndex() : undefined;
     const written = await this.store.write(id, bytes, () => this.index.record(id, object));
+    if (written && generation !== undefined && (await this.index.generation()) !== generation) {
+      // A rebuild ran between the append and the rename, so the lines may
+      // have gone with the old index. Under the lock no rebuild is running:
+      // append again (queries remove duplicates) or, with no index, build one,
+      // which now includes this object.
+      await this.locked(async () => {
+        if ((await this.index.generation()) === undefined) await this.index.rebuild(this.store);
+        else await this.index.record(id, object);
+      });
+    }
     return success({ id, object, stored: written });
   }
 
@@ -233,14 +252,50 @@ export class Repository {
 
   // ------------------------------------------------------------ reverse queries
 
-  /** Index lines pointing at `target` whose source is stored, optionally filtered. */
-  async reverse(target: Id, filter: { type?: ObjectType; field?: string } = {}): Promise<IndexLine[]> {
+  /**
+   * The current index's generation. When there is no complete index (deleted,
+   * only a foreign version folder, or an interrupted build) it is rebuilt
+   * first, under the lock, so nothing that reads or extends the index ever
+   * works on a partial one (spec 7.5: deleting `index/` is always safe).
+   */
+  async ensureIndex(): Promise<string> {
+    const current = await this.index.generation();
+    if (current !== undefined) return current;
+    return this.locked(async () => (await this.index.generation()) ?? (await this.index.rebuild(this.store)).generation);
+  }
+
+  /** Raw index lines for `target` from one complete index (read again under the lock if a rebuild swapped it meanwhile). */
+  private async indexLines(target: Id): Promise<IndexLine[]> {
+    const before = await this.ensureIndex();
     const lines = await this.index.linesFor(target);
-    const out: IndexLine[] = [];
-    for (const line of lines) {
+    if ((await this.index.generation()) === before) return lines;
+    return this.locked(async () => {
+      if ((await this.index.generation()) === undefined) await this.index.rebuild(this.store);
+      return this.index.linesFor(target);
+    });
+  }
+
+  /**
+   * Objects referencing `target`, optionally filtered by source type and
+   * field. Index lines are only hints (spec 1, 7.5): each is confirmed
+   * against its source object, which must be stored, readable, of the claimed
+   * type and version, and hold `target` in the claimed field. A line whose
+   * source was never stored (a crash between append and rename) is dropped
+   * silently; any other line that does not hold is dropped with a warning.
+   */
+  async reverse(target: Id, filter: { type?: ObjectType; field?: string } = {}): Promise<ReverseRef[]> {
+    const out: ReverseRef[] = [];
+    for (const line of await this.indexLines(target)) {
       if (filter.type !== undefined && line.type !== filter.type) continue;
       if (filter.field !== undefined && line.field !== filter.field) continue;
-      if (await this.store.has(line.source)) out.push(line);
+      const loaded = await this.store.load(line.source);
+      if (loaded.kind === 'missing') continue;
+      const problem = loaded.kind === 'invalid' ? `its source cannot be read (${loaded.error.code})` : wrongLineReason(line, target, loaded.object);
+      if (loaded.kind === 'invalid' || problem !== undefined) {
+        this.options.warn?.(`ignoring index line "${line.source} ${line.type} ${line.version} ${line.field}" for ${target}: ${problem} (aip index rebuild removes it)`);
+        continue;
+      }
+      out.push({ ...line, object: loaded.object });
     }
     return out;
   }
@@ -253,29 +308,22 @@ export class Repository {
     return (await this.reverse(state, { type: 'evidence', field: 'state' })).map((l) => l.source);
   }
 
-  /** Deletes `index/` and rebuilds it from the objects alone, under the lock. */
+  /** Replaces `index/` (every version folder) with one rebuilt from the objects alone, under the lock. */
   async rebuildIndex(): Promise<number> {
-    return this.locked(async () => {
-      await this.index.reset();
-      let count = 0;
-      for (const id of await this.store.list()) {
-        const loaded = await this.store.load(id);
-        if (loaded.kind !== 'found') continue;
-        await this.index.record(id, loaded.object);
-        count++;
-      }
-      return count;
-    });
+    return this.locked(async () => (await this.index.rebuild(this.store)).objects);
   }
 
   /**
    * Full verification from bytes (it does not rely on the store invariant).
-   * With no IDs: every stored object, and every reference present in the index.
+   * With no IDs: every stored object, and the index both ways: every
+   * reference of a valid object has its line, and every line naming a stored
+   * source is true of it (`store.index`, reported on the source object).
    */
   async verify(ids?: readonly Id[]): Promise<VerifyReport> {
     const verifier = new GraphVerifier(this.store);
     const all = ids === undefined;
     const targets = ids ?? (await this.store.list());
+    const bySource = all ? await this.currentIndexBySource() : new Map<Id, TargetedIndexLine[]>();
     const report: VerifyReport = { valid: [], invalid: [] };
     for (const id of targets) {
       const verdict = await verifier.verify(id);
@@ -284,9 +332,9 @@ export class Repository {
         continue;
       }
       if (all) {
-        const missing = await this.missingIndexLine(id, verdict.object);
-        if (missing !== undefined) {
-          report.invalid.push({ id, code: 'store.index', message: `${id}: the reverse index lacks its ${missing} reference (run aip index rebuild)` });
+        const problem = indexProblem(id, verdict.object, bySource.get(id) ?? []);
+        if (problem !== undefined) {
+          report.invalid.push({ id, code: 'store.index', message: `${id}: ${problem} (run aip index rebuild)` });
           continue;
         }
       }
@@ -295,12 +343,14 @@ export class Repository {
     return report;
   }
 
-  private async missingIndexLine(id: Id, object: AipObject): Promise<string | undefined> {
-    for (const { target, field } of indexEntriesOf(object)) {
-      const lines = await this.index.linesFor(target);
-      if (!lines.some((l) => l.source === id && l.field === field)) return `${field} -> ${target}`;
-    }
-    return undefined;
+  private async currentIndexBySource(): Promise<Map<Id, TargetedIndexLine[]>> {
+    const before = await this.ensureIndex();
+    const lines = await this.index.linesBySource();
+    if ((await this.index.generation()) === before) return lines;
+    return this.locked(async () => {
+      if ((await this.index.generation()) === undefined) await this.index.rebuild(this.store);
+      return this.index.linesBySource();
+    });
   }
 
   /** The ignore rules a state carries in its own root `.aipignore` (none when absent). */
@@ -317,4 +367,30 @@ export class Repository {
     }
     return parseIgnoreRules(text);
   }
+}
+
+/** Why an index line naming `object` as its source is not true of it, or undefined when it is. */
+function wrongLineReason(line: IndexLine, target: Id, object: AipObject): string | undefined {
+  if (line.type !== object.type || line.version !== object.version) {
+    return `its source is ${object.type}/${object.version}, not ${line.type}/${line.version}`;
+  }
+  if (!indexEntriesOf(object).some((e) => e.target === target && e.field === line.field)) {
+    return `its source does not reference ${target} in ${line.field}`;
+  }
+  return undefined;
+}
+
+/** The first disagreement between a valid object's references and the index lines naming it as source. */
+function indexProblem(id: Id, object: AipObject, lines: readonly TargetedIndexLine[]): string | undefined {
+  for (const { target, field } of indexEntriesOf(object)) {
+    const present = lines.some((l) => l.target === target && l.field === field && l.type === object.type && l.version === object.version);
+    if (!present) return `the reverse index lacks its ${field} -> ${target} reference`;
+  }
+  for (const line of lines) {
+    const reason = wrongLineReason(line, line.target, object);
+    if (reason !== undefined) {
+      return `the reverse index of ${line.target} holds a wrong line "${id} ${line.type} ${line.version} ${line.field}": ${reason}`;
+    }
+  }
+  return undefined;
 }

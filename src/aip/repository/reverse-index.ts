@@ -1,13 +1,15 @@
 // The reverse-reference index under `.aip/index/v1` (spec 7.5): appended
-// lines, tolerant queries, and a rebuild from the objects alone. A cache,
-// never authoritative: deleting `index/` is always safe.
+// lines, a completeness marker, and a rebuild from the objects alone that is
+// built aside and published by rename. A cache, never authoritative: it
+// answers raw lines; the repository confirms them against the objects.
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AipObject, Id, ObjectType } from '../core/objects.js';
 import { indexEntriesOf } from '../core/references.js';
 import { isId } from '../core/value-rules.js';
-import { errorCode } from './object-store.js';
+import { errorCode, fsyncDirectory, type ObjectStore } from './object-store.js';
 
 export interface IndexLine {
   readonly source: Id;
@@ -16,62 +18,237 @@ export interface IndexLine {
   readonly field: string;
 }
 
+/** A line together with the target whose file holds it. */
+export interface TargetedIndexLine extends IndexLine {
+  readonly target: Id;
+}
+
+export interface RebuildResult {
+  /** The new index's generation (the content of its completeness marker). */
+  readonly generation: string;
+  /** Objects whose references were indexed. */
+  readonly objects: number;
+}
+
 const TYPES: readonly string[] = ['artifact', 'intent', 'operation', 'state', 'evidence', 'decision'];
+/** The current index version folder; any other folder under `index/` is foreign and goes at the next rebuild. */
+const VERSION_DIR = 'v1';
+/** Written last by a rebuild; its absence means "no usable index" (absent, foreign or interrupted). */
+export const MARKER_NAME = 'complete';
+/** Prefix of rebuild work folders under `.aip/tmp`. */
+const BUILD_PREFIX = 'index-';
+
+function notThere(error: unknown): boolean {
+  return errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR';
+}
+
+function lineText(source: Id, object: AipObject, field: string): string {
+  return `${source} ${object.type} ${object.version} ${field}\n`;
+}
+
+/** Parses an index file: malformed and torn lines are not lines; duplicates are removed. */
+function parseLines(text: string): IndexLine[] {
+  const seen = new Set<string>();
+  const out: IndexLine[] = [];
+  for (const line of text.split('\n')) {
+    // A torn last line (a crash mid-append) is simply not a line.
+    const parts = line.split(' ');
+    if (parts.length !== 4) continue;
+    const [source, type, version, field] = parts as [string, string, string, string];
+    if (!isId(source) || !TYPES.includes(type) || !/^[1-9][0-9]{0,8}$/.test(version) || field === '') continue;
+    if (seen.has(line)) continue;
+    seen.add(line);
+    out.push({ source, type: type as ObjectType, version: Number(version), field });
+  }
+  return out;
+}
 
 export class ReverseIndex {
   readonly indexDir: string;
+  readonly currentDir: string;
   readonly refsDir: string;
+  readonly markerPath: string;
+  private readonly tmpDir: string;
 
-  constructor(aipDir: string) {
+  constructor(private readonly aipDir: string) {
     this.indexDir = join(aipDir, 'index');
-    this.refsDir = join(this.indexDir, 'v1', 'refs');
+    this.currentDir = join(this.indexDir, VERSION_DIR);
+    this.refsDir = join(this.currentDir, 'refs');
+    this.markerPath = join(this.currentDir, MARKER_NAME);
+    this.tmpDir = join(aipDir, 'tmp');
   }
 
-  private fileOf(target: Id): string {
-    return join(this.refsDir, target.slice(0, 2), target.slice(2));
+  /**
+   * The generation of the current index, or undefined when there is no
+   * complete one (no `index/v1`, only foreign versions, or a build that never
+   * finished). Each rebuild gets a new random generation, so a reader or writer
+   * comparing it before and after its work can tell that a rebuild ran meanwhile.
+   */
+  async generation(): Promise<string | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.markerPath, 'utf8');
+    } catch (error) {
+      if (notThere(error)) return undefined;
+      throw error;
+    }
+    return /^[0-9a-f]{32}\n$/.test(text) ? text.slice(0, -1) : undefined;
   }
 
-  /** Appends one line per distinct (target, field) of `object`, one write each with O_APPEND. */
+  /**
+   * Appends one line per distinct (target, field) of `object` to the live
+   * index, one O_APPEND write each. It never creates `index/` or `index/v1`:
+   * when they are gone (deleted, or a rebuild is swapping them) the lines are
+   * skipped, and the caller's generation check sees the change and recovers.
+   */
   async record(source: Id, object: AipObject): Promise<void> {
+    await this.recordInto(this.refsDir, source, object);
+  }
+
+  private async recordInto(refsDir: string, source: Id, object: AipObject): Promise<void> {
     for (const { target, field } of indexEntriesOf(object)) {
-      const file = this.fileOf(target);
-      await mkdir(join(this.refsDir, target.slice(0, 2)), { recursive: true });
-      const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o644);
+      const fanout = join(refsDir, target.slice(0, 2));
       try {
-        await handle.write(`${source} ${object.type} ${object.version} ${field}\n`);
+        await mkdir(fanout);
+      } catch (error) {
+        if (errorCode(error) === 'ENOENT') return;
+        if (errorCode(error) !== 'EEXIST') throw error;
+      }
+      let handle;
+      try {
+        handle = await open(join(fanout, target.slice(2)), constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o644);
+      } catch (error) {
+        if (errorCode(error) === 'ENOENT') return;
+        throw error;
+      }
+      try {
+        await handle.write(lineText(source, object, field));
       } finally {
         await handle.close();
       }
     }
   }
 
-  /** Raw lines for `target`: parsed, duplicates removed, sorted by source. Sources are not checked here. */
+  /** Raw lines for `target`: parsed, duplicates removed, sorted by source then field. Nothing is confirmed here. */
   async linesFor(target: Id): Promise<IndexLine[]> {
     let text: string;
     try {
-      text = await readFile(this.fileOf(target), 'utf8');
+      text = await readFile(join(this.refsDir, target.slice(0, 2), target.slice(2)), 'utf8');
     } catch (error) {
-      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return [];
+      if (notThere(error)) return [];
       throw error;
     }
-    const seen = new Set<string>();
-    const out: IndexLine[] = [];
-    for (const line of text.split('\n')) {
-      // A torn last line (a crash mid-append) is simply not a line.
-      const parts = line.split(' ');
-      if (parts.length !== 4) continue;
-      const [source, type, version, field] = parts as [string, string, string, string];
-      if (!isId(source) || !TYPES.includes(type) || !/^[1-9][0-9]{0,8}$/.test(version) || field === '') continue;
-      if (seen.has(line)) continue;
-      seen.add(line);
-      out.push({ source, type: type as ObjectType, version: Number(version), field });
-    }
-    return out.sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
+    return parseLines(text).sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
   }
 
-  /** Deletes everything under index/ (any version) and leaves an empty v1 index. */
-  async reset(): Promise<void> {
-    await rm(this.indexDir, { recursive: true, force: true });
-    await mkdir(this.refsDir, { recursive: true });
+  /** Every line of the current index with its target, grouped by source (for `verify --all`). */
+  async linesBySource(): Promise<Map<Id, TargetedIndexLine[]>> {
+    const out = new Map<Id, TargetedIndexLine[]>();
+    let fanouts: string[];
+    try {
+      fanouts = await readdir(this.refsDir);
+    } catch (error) {
+      if (notThere(error)) return out;
+      throw error;
+    }
+    for (const fanout of fanouts.sort()) {
+      if (!/^[0-9a-f]{2}$/.test(fanout)) continue;
+      let names: string[];
+      try {
+        names = await readdir(join(this.refsDir, fanout));
+      } catch (error) {
+        if (notThere(error)) continue;
+        throw error;
+      }
+      for (const name of names.sort()) {
+        const target = fanout + name;
+        if (!isId(target)) continue;
+        let text: string;
+        try {
+          text = await readFile(join(this.refsDir, fanout, name), 'utf8');
+        } catch (error) {
+          if (notThere(error) || errorCode(error) === 'EISDIR') continue;
+          throw error;
+        }
+        for (const line of parseLines(text)) {
+          const list = out.get(line.source) ?? [];
+          list.push({ ...line, target });
+          out.set(line.source, list);
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Rebuilds the index from the objects alone. The caller holds the
+   * repository lock. The new index is built under `.aip/tmp`, then replaces
+   * the whole of `index/` (foreign version folders included) by rename, and
+   * is marked complete last: a crash at any point leaves either no usable
+   * index (rebuilt by the next command) or a complete one.
+   */
+  async rebuild(store: ObjectStore): Promise<RebuildResult> {
+    await mkdir(this.tmpDir, { recursive: true });
+    // Only the lock holder builds, so any build folder found now is a dead one's.
+    for (const name of await readdir(this.tmpDir)) {
+      if (name.startsWith(BUILD_PREFIX)) await rm(join(this.tmpDir, name), { recursive: true, force: true });
+    }
+    const suffix = randomBytes(8).toString('hex');
+    const build = join(this.tmpDir, `${BUILD_PREFIX}new-${suffix}`);
+    const buildRefs = join(build, VERSION_DIR, 'refs');
+    await mkdir(buildRefs, { recursive: true });
+    const listed = new Set(await store.list());
+    let objects = 0;
+    for (const id of listed) {
+      const loaded = await store.load(id);
+      if (loaded.kind !== 'found') continue; // verify reports unreadable objects; they index nothing
+      await this.recordInto(buildRefs, id, loaded.object);
+      objects++;
+    }
+
+    const olds: string[] = [];
+    for (let attempt = 0; ; attempt++) {
+      const old = join(this.tmpDir, `${BUILD_PREFIX}old-${suffix}-${attempt}`);
+      try {
+        await rename(this.indexDir, old);
+        olds.push(old);
+      } catch (error) {
+        if (!notThere(error)) throw error;
+      }
+      try {
+        await rename(build, this.indexDir);
+        break;
+      } catch (error) {
+        // Something outside this protocol (an older aip appending) recreated index/ in between.
+        if (attempt >= 2 || (errorCode(error) !== 'ENOTEMPTY' && errorCode(error) !== 'EEXIST')) throw error;
+      }
+    }
+    await fsyncDirectory(this.aipDir);
+
+    // Writers do not take the lock: an object stored while the build ran may
+    // have put its lines into the old index. Its file is in place by now, so
+    // listing again catches it; a writer still between its append and its
+    // rename sees the generation change afterwards and appends again.
+    for (const id of await store.list()) {
+      if (listed.has(id)) continue;
+      const loaded = await store.load(id);
+      if (loaded.kind !== 'found') continue;
+      await this.recordInto(this.refsDir, id, loaded.object);
+      objects++;
+    }
+
+    const generation = randomBytes(16).toString('hex');
+    const markerTmp = join(this.currentDir, `${MARKER_NAME}.${suffix}.tmp`);
+    const handle = await open(markerTmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+    try {
+      await handle.writeFile(`${generation}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(markerTmp, this.markerPath);
+    await fsyncDirectory(this.currentDir);
+    for (const old of olds) await rm(old, { recursive: true, force: true });
+    return { generation, objects };
   }
 }

@@ -160,13 +160,82 @@ describe('reverse queries and the index', () => {
     expect(before.based).toEqual([ID.V11]);
     expect(before.decisions).toEqual([ID.V8]);
     expect(before.citing).toEqual([ID.V10]);
+    // Deleting index/ is always safe: the next query rebuilds it first.
     await rm(join(repo.aipDir, 'index'), { recursive: true });
+    expect(await answers()).toEqual(before);
+    expect((await repo.verify()).invalid).toEqual([]);
+    // A complete index that lacks a line (an object copied in by another tool) is reported by verify.
+    const citing = [...new Set((await repo.reverse(ID.V6)).map((l) => l.source))];
+    expect(citing).toEqual(expect.arrayContaining([ID.V7, ID.V9, ID.V11, ID.V12]));
+    await rm(join(repo.aipDir, 'index', 'v1', 'refs', ID.V6.slice(0, 2), ID.V6.slice(2)));
     expect(await repo.evidenceAbout(ID.V6)).toEqual([]);
     const report = await repo.verify();
-    expect(report.invalid.some((i) => i.code === 'store.index')).toBe(true);
+    expect(report.invalid.filter((i) => i.code === 'store.index').map((i) => i.id)).toEqual(citing);
     expect(await repo.rebuildIndex()).toBe(13);
     expect(await answers()).toEqual(before);
     expect((await repo.verify()).invalid).toEqual([]);
+  });
+
+  it('keeps the lines of an object stored while a rebuild replaced the index under it', async () => {
+    const repo = await repoWith(['V2', 'V4', 'V5', 'V6']);
+    const other = await Repository.open(repo.root);
+    const append = repo.index.record.bind(repo.index);
+    let once = true;
+    // The write appends to the current index, then (before its rename) another process rebuilds.
+    repo.index.record = async (source, object) => {
+      await append(source, object);
+      if (once) {
+        once = false;
+        await other.rebuildIndex();
+      }
+    };
+    await repo.putObject(OBJECTS.V7);
+    expect(await repo.evidenceAbout(ID.V6)).toEqual([ID.V7]);
+    expect((await repo.verify()).invalid).toEqual([]);
+  });
+
+  it('reads again when a rebuild swapped the index during a query', async () => {
+    const repo = await repoWith(['V2', 'V4', 'V5', 'V6', 'V7']);
+    const other = await Repository.open(repo.root);
+    const read = repo.index.linesFor.bind(repo.index);
+    let once = true;
+    repo.index.linesFor = async (target) => {
+      if (!once) return read(target);
+      once = false;
+      await other.rebuildIndex(); // the read fell into the moment the old index was gone
+      return [];
+    };
+    expect(await repo.evidenceAbout(ID.V6)).toEqual([ID.V7]);
+  });
+
+  it('indexes an object stored into the old index while a rebuild was building', async () => {
+    const repo = await repoWith(['V2', 'V4', 'V5', 'V6']);
+    const writer = await Repository.open(repo.root);
+    const list = repo.store.list.bind(repo.store);
+    let once = true;
+    repo.store.list = async () => {
+      const ids = await list();
+      if (once) {
+        once = false;
+        const put = await writer.putObject(OBJECTS.V7); // appends to the index about to be replaced
+        if (!put.ok) throw put.error;
+      }
+      return ids;
+    };
+    expect(await repo.rebuildIndex()).toBe(6);
+    expect(await repo.evidenceAbout(ID.V6)).toEqual([ID.V7]);
+  });
+
+  it('confirms lines against their sources and warns about the ones that do not hold', async () => {
+    const warnings: string[] = [];
+    const repo = await repoWith(VECTOR_ORDER, { warn: (m) => warnings.push(m) });
+    const file = join(repo.aipDir, 'index', 'v1', 'refs', ID.V6.slice(0, 2), ID.V6.slice(2));
+    await writeFile(file, `${ID.V4} evidence 1 state\n${ID.V13} evidence 2 state\n${ID.V7} evidence 2 state\n${ID.V7} evidence 1 operations\n`, { flag: 'a' });
+    expect(await repo.evidenceAbout(ID.V6)).toEqual([ID.V7, ID.V9].sort());
+    expect(warnings).toHaveLength(3);
+    expect(warnings.join('\n')).toContain(`"${ID.V4} evidence 1 state" for ${ID.V6}: its source is intent/1, not evidence/1`);
+    const wrong = (await repo.verify()).invalid.filter((i) => i.code === 'store.index');
+    expect(wrong.map((i) => i.id).sort()).toEqual([ID.V4, ID.V7, ID.V13].sort());
   });
 
   it('drops lines whose source was never stored, duplicates and torn lines', async () => {
