@@ -70,7 +70,7 @@ export function parseConfig(text: string): Outcome<RepositoryConfig> {
   }
 
   let timeoutNs = DEFAULT_CONFIG.run.timeoutNs;
-  let outputLimit = DEFAULT_CONFIG.run.outputLimit;
+  let outputLimit: number | undefined;
   if (top.value.has('run')) {
     const run = members(top.value.get('run'), 'config.json run', ['timeout_ns', 'output_limit']);
     if (!run.ok) return run;
@@ -85,8 +85,13 @@ export function parseConfig(text: string): Outcome<RepositoryConfig> {
       outputLimit = Number(n);
     }
   }
-  if (outputLimit > maxObjectBytes - ARTIFACT_ENVELOPE_ROOM) {
-    return failure('repo.config', `config.json: run.output_limit must be at most max_object_bytes - ${ARTIFACT_ENVELOPE_ROOM}`);
+  const room = maxObjectBytes - ARTIFACT_ENVELOPE_ROOM;
+  if (outputLimit === undefined) {
+    // The 1 MiB default would not fit when max_object_bytes is within 64 bytes
+    // of its 1 MiB minimum; a default must never make a valid config invalid (D25).
+    outputLimit = Math.min(DEFAULT_CONFIG.run.outputLimit, room);
+  } else if (outputLimit > room) {
+    return failure('repo.config', `config.json: run.output_limit must be at most max_object_bytes - ${ARTIFACT_ENVELOPE_ROOM} (${room})`);
   }
   return success({ maxObjectBytes, run: { timeoutNs, outputLimit } });
 }

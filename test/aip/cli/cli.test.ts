@@ -239,6 +239,19 @@ describe('commands', () => {
     expect(run.stderr).toMatch(/^kept .*aip-run-/);
   });
 
+  it('run works in a repository whose max_object_bytes leaves no room for the default 1 MiB output limit', async () => {
+    const dir = await initialized();
+    await writeFile(join(dir, '.aip', 'config.json'), '{"format":"aip-repository","version":1,"max_object_bytes":1048576}\n');
+    const run = await aip(['--format', 'json', 'run', '--', 'true'], { cwd: dir });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.text)).toMatchObject({ data: { output_limit: 1048576 - 64, result: 'pass' } });
+    await writeFile(join(dir, '.aip', 'config.json'), '{"format":"aip-repository","version":1,"max_object_bytes":1048576,"run":{"output_limit":1048576}}\n');
+    const refused = await aip(['head'], { cwd: dir });
+    expect(refused.code).toBe(6);
+    expect(refused.stderr).toMatch(/^aip: repo\.config: /);
+  });
+
   it('export of chosen IDs writes their closure to stdout', async () => {
     const dir = await initialized();
     const put = await aip(['put', '--from', 'raw'], { cwd: dir, input: 'x' });

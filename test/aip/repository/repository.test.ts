@@ -61,6 +61,14 @@ describe('config', () => {
     expect(code(base)).toBeUndefined();
     expect(parseConfig('{"format":"aip-repository","version":1,"run":{"timeout_ns":18446744073709551615}}')).toMatchObject({ ok: true, value: { run: { timeoutNs: 2n ** 64n - 1n } } });
   });
+  it('clamps the default output_limit to max_object_bytes - 64, but refuses an explicit one above it', () => {
+    for (const max of [1_048_576, 1_048_600, 1_048_639]) {
+      expect(parseConfig(JSON.stringify({ ...base, max_object_bytes: max }))).toMatchObject({ ok: true, value: { maxObjectBytes: max, run: { outputLimit: max - 64 } } });
+      expect(code({ ...base, max_object_bytes: max, run: { output_limit: 1_048_576 } })).toBe('repo.config');
+      expect(parseConfig(JSON.stringify({ ...base, max_object_bytes: max, run: { output_limit: max - 64 } }))).toMatchObject({ ok: true });
+    }
+    expect(parseConfig(JSON.stringify({ ...base, max_object_bytes: 1_048_640 }))).toMatchObject({ ok: true, value: { run: { outputLimit: 1_048_576 } } });
+  });
   it('refuses other versions, unknown members and out-of-range values', () => {
     expect(code({ ...base, version: 2 })).toBe('repo.config');
     expect(code({ ...base, format: 'x' })).toBe('repo.config');
