@@ -290,9 +290,12 @@ export class Repository {
       if (filter.field !== undefined && line.field !== filter.field) continue;
       const loaded = await this.store.load(line.source);
       if (loaded.kind === 'missing') continue;
-      const problem = loaded.kind === 'invalid' ? `its source cannot be read (${loaded.error.code})` : wrongLineReason(line, target, loaded.object);
+      const problem = loaded.kind === 'invalid'
+        ? `its source cannot be read (${loaded.error.code}; aip verify reports it)`
+        : wrongLineReason(line, target, loaded.object);
       if (loaded.kind === 'invalid' || problem !== undefined) {
-        this.options.warn?.(`ignoring index line "${line.source} ${line.type} ${line.version} ${line.field}" for ${target}: ${problem} (aip index rebuild removes it)`);
+        const remedy = loaded.kind === 'invalid' ? '' : ' (aip index rebuild removes it)';
+        this.options.warn?.(`ignoring index line "${line.source} ${line.type} ${line.version} ${line.field}" for ${target}: ${problem}${remedy}`);
         continue;
       }
       out.push({ ...line, object: loaded.object });

@@ -246,6 +246,17 @@ describe('reverse queries and the index', () => {
     expect(wrong.map((i) => i.id).sort()).toEqual([ID.V4, ID.V7, ID.V13].sort());
   });
 
+  it('skips, with a warning, a line whose source object cannot be read', async () => {
+    const warnings: string[] = [];
+    const repo = await repoWith(['V2', 'V4', 'V5', 'V6', 'V7'], { warn: (m) => warnings.push(m) });
+    const file = repo.store.pathOf(ID.V7);
+    await chmod(file, 0o644);
+    await writeFile(file, 'damaged');
+    expect(await repo.evidenceAbout(ID.V6)).toEqual([]);
+    expect(warnings).toEqual([expect.stringContaining(`"${ID.V7} evidence 1 state" for ${ID.V6}: its source cannot be read (store.hash; aip verify reports it)`)]);
+    expect((await repo.verify()).invalid.map((i) => [i.id, i.code])).toEqual([[ID.V7, 'store.hash']]);
+  });
+
   it('drops lines whose source was never stored, duplicates and torn lines', async () => {
     const repo = await repoWith(['V1', 'V2', 'V4', 'V5', 'V6']);
     const file = join(repo.aipDir, 'index', 'v1', 'refs', ID.V6.slice(0, 2), ID.V6.slice(2));
