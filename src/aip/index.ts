@@ -17,6 +17,6 @@ export { formatTime, isId, isNonemptyText, isPath, isTime } from './core/value-r
 export { GraphVerifier, verifyGraph } from './core/verify-graph.js';
 export type { GraphOptions, LoadResult, ObjectSource, Verdict } from './core/verify-graph.js';
 export { Repository } from './repository/repository.js';
-export type { PutResult, RepositoryOptions, VerifyReport } from './repository/repository.js';
+export type { PutResult, RepositoryOptions, ReverseRef, VerifyReport } from './repository/repository.js';
 export { runEvidence } from './runner/evaluate.js';
 export type { RunOutcome, RunRequest } from './runner/evaluate.js';
