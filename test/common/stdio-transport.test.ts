@@ -58,6 +58,21 @@ describe('LosslessStdioTransport', () => {
     expect(lossless.take(6)).toEqual({ n: Infinity });
   });
 
+  it('answers a request the SDK would not recognise (params not an object) with -32600', async () => {
+    const { input, transport, received, written } = harness(4096);
+    await transport.start();
+    input.write('{"jsonrpc":"2.0","id":11,"method":"tools/list","params":5}\n');
+    input.write('{"jsonrpc":"2.0","id":12,"method":"ping","params":{"_meta":"x"}}\n');
+    input.write('{"jsonrpc":"2.0","method":"notifications/x","params":5}\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(written.map((line) => JSON.parse(line))).toEqual([
+      { jsonrpc: '2.0', id: 11, error: { code: -32600, message: 'Invalid Request' } },
+      { jsonrpc: '2.0', id: 12, error: { code: -32600, message: 'Invalid Request' } },
+    ]);
+    // A notification is never answered; the SDK reports it through onerror.
+    expect(received).toHaveLength(1);
+  });
+
   it('finds ids only where they are plainly visible', () => {
     expect(requestIdFromPrefix('{"jsonrpc":"2.0","id":12,"method"')).toBe(12);
     expect(requestIdFromPrefix('{"id":"x\\"y","jsonrpc"')).toBe('x"y');

@@ -4,7 +4,7 @@
 
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { JsonError, parseJson, stringifyExact, toPlainJson } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type LosslessArguments } from './lossless-arguments.js';
@@ -105,6 +105,14 @@ export class LosslessStdioTransport implements Transport {
     // so only the outer shape is checked here.
     if (!isJsonRpcObject(plain)) {
       this.options.logger.warn('dropped an input line that is not a JSON-RPC message');
+      return;
+    }
+    // A request the SDK would not recognise as one (params or _meta not an
+    // object) would only reach its onerror; answer it instead of leaving the
+    // client waiting.
+    const requestId = (plain as { id?: unknown }).id;
+    if (typeof (plain as { method?: unknown }).method === 'string' && (typeof requestId === 'string' || typeof requestId === 'number') && !isJSONRPCRequest(plain)) {
+      void this.send(invalidRequestResponse(requestId));
       return;
     }
     if (id !== undefined && args !== undefined) this.options.lossless.put(id, args);
