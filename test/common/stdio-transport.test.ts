@@ -44,7 +44,7 @@ describe('LosslessStdioTransport', () => {
   it('answers a well-formed request beyond a bound (nesting, integer length) with -32600, a syntax error with nothing', async () => {
     const { input, transport, received, written, lossless } = harness(1 << 20);
     await transport.start();
-    input.write(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{"a":${'['.repeat(200)}${']'.repeat(200)}}}}\n`);
+    input.write(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{"a":${'['.repeat(1200)}${']'.repeat(1200)}}}}\n`);
     input.write(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{"a":${'9'.repeat(5000)}}}}\n`);
     input.write('{"jsonrpc":"2.0","id":5,"method":"tools/call",\n');
     input.write('{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"t","arguments":{"n":1e400}}}\n');
@@ -73,9 +73,33 @@ describe('LosslessStdioTransport', () => {
     expect(received).toHaveLength(1);
   });
 
-  it('finds ids only where they are plainly visible', () => {
+  it('finds ids only where they are plainly visible, at the top level', () => {
     expect(requestIdFromPrefix('{"jsonrpc":"2.0","id":12,"method"')).toBe(12);
     expect(requestIdFromPrefix('{"id":"x\\"y","jsonrpc"')).toBe('x"y');
     expect(requestIdFromPrefix('{"jsonrpc":"2.0","method":"a","params":{"')).toBeUndefined();
+    expect(requestIdFromPrefix('{"method":"t","params":{"record":{"id":777},"x":[[]]},"id":42}')).toBe(42);
+    expect(requestIdFromPrefix('{"method":"n","params":{"id":"zzz"}}')).toBeUndefined();
+    expect(requestIdFromPrefix('{"method":"t","params":{"s":"\\",\\"id\\":5"},"id":"real"}')).toBe('real');
+  });
+
+  it('answers a request id beyond 2^53 exactly, and runs two requests sharing an id with their own arguments', async () => {
+    const { input, transport, received, written, lossless } = harness(4096);
+    await transport.start();
+    input.write('{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"t","arguments":{"a":1}}}\n');
+    input.write('{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"t","arguments":{"n":"A"}}}\n');
+    input.write('{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"t","arguments":{"n":"B"}}}\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(written).toEqual(['{"jsonrpc":"2.0","id":9007199254740993,"error":{"code":-32600,"message":"Invalid Request"}}']);
+    expect(received).toHaveLength(2);
+    expect([lossless.take('dup'), lossless.take('dup'), lossless.take('dup')]).toEqual([{ n: 'A' }, { n: 'B' }, undefined]);
+    expect(lossless.size).toBe(0);
+  });
+
+  it('keeps at most 1024 waiting argument sets, dropping the oldest, so unclaimed ones cannot pile up', () => {
+    const lossless = new LosslessArguments();
+    for (let i = 0; i < 1100; i++) lossless.put(`r${i}`, { i: BigInt(i) });
+    expect(lossless.size).toBe(1024);
+    expect(lossless.take('r0')).toBeUndefined();
+    expect(lossless.take('r1099')).toEqual({ i: 1099n });
   });
 });

@@ -11,11 +11,11 @@ import { isJSONRPCRequest, type JSONRPCMessage, type MessageExtraInfo } from '@m
 import { holdsBigIntStandIn, isJsonObject, parseJson, restoreBigInts, toPlainJson, withBigIntStandIns, type JsonObject, type JsonValue } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type RequestKey } from './lossless-arguments.js';
+import { MAX_REQUEST_DEPTH } from './stdio-transport.js';
 import type { ToolServer } from './tool-server.js';
 
 /** Same bound as a stdio line, so a request that fits one transport fits the other. */
 export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
-const DEFAULT_MAX_DEPTH = 128;
 /** How long shutdown waits for tool calls already running before it closes their sessions. */
 const DEFAULT_SHUTDOWN_GRACE_MS = 5_000;
 /** How much of a refused request's body is read away before the refusal is sent. */
@@ -279,7 +279,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   if (!exposureAllowed(options.host, options.allowNonLoopback, options.allowedHosts)) throw new HttpExposureError();
   const { logger } = options;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const maxDepth = options.maxDepth ?? MAX_REQUEST_DEPTH;
   const idleMs = options.sessionIdleTimeoutMs;
   const sessions = new Map<string, Session>();
   let closing = false;

@@ -5,21 +5,51 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
 
 export type RequestKey = string | number;
 
+/** Requests whose arguments may wait for their handler at once; older ones are dropped beyond it. */
+const MAX_PENDING = 1024;
+
+/**
+ * Arguments waiting for their tools/call handler. Each id holds a queue, in
+ * arrival order (the order handlers start in), so two in-flight requests
+ * that share an id (a client error) still each run with their own
+ * arguments. Bounded: arguments the SDK never hands to a handler cannot
+ * accumulate.
+ */
 export class LosslessArguments {
-  private readonly pending = new Map<RequestKey, JsonObject>();
+  private readonly pending = new Map<RequestKey, JsonObject[]>();
+  private count = 0;
 
   put(id: RequestKey, args: JsonObject): void {
-    this.pending.set(id, args);
+    if (this.count >= MAX_PENDING) this.dropOldest();
+    const queue = this.pending.get(id);
+    if (queue) queue.push(args);
+    else this.pending.set(id, [args]);
+    this.count++;
   }
 
   take(id: RequestKey): JsonObject | undefined {
-    const args = this.pending.get(id);
-    this.pending.delete(id);
+    const queue = this.pending.get(id);
+    if (!queue) return undefined;
+    const args = queue.shift();
+    if (queue.length === 0) this.pending.delete(id);
+    this.count--;
     return args;
+  }
+
+  get size(): number {
+    return this.count;
   }
 
   clear(): void {
     this.pending.clear();
+    this.count = 0;
+  }
+
+  private dropOldest(): void {
+    const [id, queue] = this.pending.entries().next().value as [RequestKey, JsonObject[]];
+    queue.shift();
+    if (queue.length === 0) this.pending.delete(id);
+    this.count--;
   }
 }
 

@@ -5,7 +5,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { JsonError, parseJson, stringifyExact, toPlainJson } from '../json.js';
+import { isJsonObject, JsonError, parseJson, stringifyExact, toPlainJson } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type LosslessArguments } from './lossless-arguments.js';
 
@@ -20,6 +20,13 @@ export interface StdioTransportOptions {
 }
 
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Nesting accepted in a request: about where Python's json module gives up
+ * (its recursion limit), so that deep arguments still reach the tool and get
+ * its validation answer rather than a protocol error.
+ */
+export const MAX_REQUEST_DEPTH = 1000;
 
 export class LosslessStdioTransport implements Transport {
   onclose?: () => void;
@@ -82,13 +89,13 @@ export class LosslessStdioTransport implements Transport {
     if (text.trim() === '') return;
     let parsed;
     try {
-      parsed = parseJson(text, { maxBytes: this.maxLineBytes, maxDepth: this.options.maxDepth ?? 128, keepOverflowingFloats: true });
+      parsed = parseJson(text, { maxBytes: this.maxLineBytes, maxDepth: this.options.maxDepth ?? MAX_REQUEST_DEPTH, keepOverflowingFloats: true });
     } catch (error) {
       this.options.logger.warn('dropped a malformed input line');
       // Well-formed JSON beyond a bound (nesting, integer length) is not a
       // syntax error: a request whose id shows is answered, not left hanging.
       if (error instanceof JsonError && error.code !== 'json_syntax') {
-        const id = requestIdFromPrefix(text.slice(0, 4096));
+        const id = requestIdFromPrefix(text);
         if (id !== undefined) void this.send(invalidRequestResponse(id));
       }
       return;
@@ -110,8 +117,9 @@ export class LosslessStdioTransport implements Transport {
     // A request the SDK would not recognise as one (params or _meta not an
     // object) would only reach its onerror; answer it instead of leaving the
     // client waiting.
-    const requestId = (plain as { id?: unknown }).id;
-    if (typeof (plain as { method?: unknown }).method === 'string' && (typeof requestId === 'string' || typeof requestId === 'number') && !isJSONRPCRequest(plain)) {
+    // The id is answered as sent: an integer beyond 2^53 (which the SDK refuses) stays exact.
+    const requestId = isJsonObject(parsed) ? parsed['id'] : undefined;
+    if (typeof (plain as { method?: unknown }).method === 'string' && (typeof requestId === 'string' || typeof requestId === 'bigint') && !isJSONRPCRequest(plain)) {
       void this.send(invalidRequestResponse(requestId));
       return;
     }
@@ -153,22 +161,50 @@ function isJsonRpcObject(value: unknown): value is JSONRPCMessage {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as Record<string, unknown>)['jsonrpc'] === '2.0';
 }
 
-const ID_MEMBER = /"id"\s*:\s*(-?\d{1,15}|"(?:[^"\\]|\\.){0,256}")\s*[,}]/;
+const ID_VALUE = /^\s*:\s*(-?(?:0|[1-9][0-9]{0,15})|"(?:[^"\\]|\\.){0,256}")\s*[,}]/;
 
-/** The JSON-RPC id of a line too long to parse, if its first bytes show one. */
-export function requestIdFromPrefix(prefix: string): string | number | undefined {
-  const match = ID_MEMBER.exec(prefix);
-  if (!match?.[1]) return undefined;
-  if (match[1].startsWith('"')) {
-    try {
-      return JSON.parse(match[1]) as string;
-    } catch {
-      return undefined;
+/**
+ * The JSON-RPC id of a line that cannot be parsed whole (too long or too
+ * deep), if it shows as a member of the top-level object within `text`.
+ * Only the top level counts: an `"id"` inside params (a record's field, a
+ * notification's payload) never does. Strings are skipped with their escapes.
+ */
+export function requestIdFromPrefix(text: string): string | number | undefined {
+  let depth = 0;
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (char === '"') {
+      let end = i + 1;
+      while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      if (end >= text.length) return undefined;
+      if (depth === 1 && expectKey && text.slice(i, end + 1) === '"id"') {
+        const match = ID_VALUE.exec(text.slice(end + 1, end + 300));
+        if (!match?.[1]) return undefined;
+        if (!match[1].startsWith('"')) return Number(match[1]);
+        try {
+          return JSON.parse(match[1]) as string;
+        } catch {
+          return undefined;
+        }
+      }
+      expectKey = false;
+      i = end;
+    } else if (char === '{') {
+      depth++;
+      expectKey = depth === 1;
+    } else if (char === '[') {
+      depth++;
+    } else if (char === '}' || char === ']') {
+      depth--;
+    } else if (char === ',' && depth === 1) {
+      expectKey = true;
     }
   }
-  return Number(match[1]);
+  return undefined;
 }
 
-function invalidRequestResponse(id: string | number): JSONRPCMessage {
-  return { jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid Request' } } as JSONRPCMessage;
+/** JSON-RPC -32600; a bigint id is written exactly by send(). */
+function invalidRequestResponse(id: string | number | bigint): JSONRPCMessage {
+  return { jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid Request' } } as unknown as JSONRPCMessage;
 }

@@ -50,7 +50,7 @@ describe('exact integer bounds in tools/list', () => {
   });
 });
 
-describe('numbers beyond binary64 and int64 in requests', () => {
+describe('numbers beyond binary64 and int64, and deep nesting, in requests', () => {
   const start = [
     { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
     { jsonrpc: '2.0', method: 'notifications/initialized' },
@@ -59,6 +59,7 @@ describe('numbers beyond binary64 and int64 in requests', () => {
   it.each([
     ['a float beyond binary64', '1e400'],
     ['an integer of 4000 digits (parsed, then out of range)', '9'.repeat(4000)],
+    ['a value nested 300 deep', `${'['.repeat(300)}${']'.repeat(300)}`],
   ])('answers %s with validation_failed', async (_name, number) => {
     const line = await rawExchange(
       ['serve', ...sqliteArgs(freshDataRoot())],
