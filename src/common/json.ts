@@ -275,19 +275,25 @@ function setMember(target: JsonObject, key: string, value: JsonValue): void {
 
 /** Converts a lossless value (or an output value with FloatValue marks) to what JSON.parse would have produced. */
 export function toPlainJson(value: JsonValue | FloatValue): unknown {
-  if (typeof value === 'bigint') return Number(value);
-  if (value instanceof FloatValue) return value.value;
-  if (Array.isArray(value)) return value.map(toPlainJson);
-  if (isJsonObject(value)) {
+  return mapScalars(value, (scalar) => (typeof scalar === 'bigint' ? Number(scalar) : scalar instanceof FloatValue ? scalar.value : scalar));
+}
+
+/**
+ * A deep copy of arrays and plain objects with `map` applied to everything
+ * else (scalars, FloatValue marks); a `__proto__` member stays data.
+ */
+function mapScalars(value: unknown, map: (scalar: unknown) => unknown): unknown {
+  if (Array.isArray(value)) return value.map((member) => mapScalars(member, map));
+  if (typeof value === 'object' && value !== null && !(value instanceof FloatValue)) {
     const out: Record<string, unknown> = {};
     for (const [key, member] of Object.entries(value)) {
-      const plain = toPlainJson(member as JsonValue | FloatValue);
-      if (key === '__proto__') Object.defineProperty(out, key, { value: plain, enumerable: true, writable: true, configurable: true });
-      else out[key] = plain;
+      const mapped = mapScalars(member, map);
+      if (key === '__proto__') Object.defineProperty(out, key, { value: mapped, enumerable: true, writable: true, configurable: true });
+      else out[key] = mapped;
     }
     return out;
   }
-  return value;
+  return map(value);
 }
 
 // ---------------------------------------------------------------------------
@@ -484,18 +490,7 @@ export function stringifyExact(value: unknown): string {
  * text back into exact integers.
  */
 export function withBigIntStandIns(value: unknown): unknown {
-  if (typeof value === 'bigint') return standIn(value);
-  if (Array.isArray(value)) return value.map(withBigIntStandIns);
-  if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [key, member] of Object.entries(value)) {
-      const copied = withBigIntStandIns(member);
-      if (key === '__proto__') Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true });
-      else out[key] = copied;
-    }
-    return out;
-  }
-  return value;
+  return mapScalars(value, (scalar) => (typeof scalar === 'bigint' ? standIn(scalar) : scalar));
 }
 
 /** The bigint stand-ins of JSON text (from withBigIntStandIns) as bare integers; other text is untouched. */
@@ -515,18 +510,7 @@ export function losslessJson(value: JsonValue): string {
 
 /** Marks every float of a lossless value for Python-style output (`1` stays 1, `1.0` renders 1.0). */
 export function markFloats(value: JsonValue): unknown {
-  if (typeof value === 'number') return new FloatValue(value);
-  if (Array.isArray(value)) return value.map(markFloats);
-  if (isJsonObject(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [key, member] of Object.entries(value)) {
-      const marked = markFloats(member);
-      if (key === '__proto__') Object.defineProperty(out, key, { value: marked, enumerable: true, writable: true, configurable: true });
-      else out[key] = marked;
-    }
-    return out;
-  }
-  return value;
+  return mapScalars(value, (scalar) => (typeof scalar === 'number' ? new FloatValue(scalar) : scalar));
 }
 
 function ecmaNumber(value: number): string {
