@@ -171,24 +171,40 @@ function headerJournalMode(path: string): 'empty' | 'rollback' | 'wal' | 'other'
  * unsafe: some other program has been at the files.
  */
 export function checkDatabaseFile(path: string): boolean {
-  const stats = lstatOrUndefined(path);
-  const present = new Set<string>();
-  for (const suffix of ['-wal', '-shm', '-journal']) {
-    const sidecar = lstatOrUndefined(path + suffix);
-    if (!sidecar) continue;
-    if (!stats) throw new UnsafeLocationError('a database sidecar exists without its database');
-    assertPrivateFile(sidecar);
-    present.add(suffix);
+  // Another process switching a fresh database to WAL passes through these
+  // states for the length of one transaction; only a mix that persists is
+  // some other program's doing.
+  for (let attempt = 0; ; attempt++) {
+    const stats = lstatOrUndefined(path);
+    const present = new Set<string>();
+    for (const suffix of ['-wal', '-shm', '-journal']) {
+      const sidecar = lstatOrUndefined(path + suffix);
+      if (!sidecar) continue;
+      if (!stats) throw new UnsafeLocationError('a database sidecar exists without its database');
+      assertPrivateFile(sidecar);
+      present.add(suffix);
+    }
+    if (!stats) return false;
+    assertPrivateFile(stats);
+    const mixed = present.size > 0 ? sidecarMix(path, present) : null;
+    if (mixed === null) return true;
+    if (attempt >= SIDECAR_SETTLE_ATTEMPTS) throw new UnsafeLocationError(mixed);
+    Atomics.wait(PAUSE, 0, 0, SIDECAR_SETTLE_PAUSE_MS);
   }
-  if (!stats) return false;
-  assertPrivateFile(stats);
-  if (present.size > 0) {
-    const mode = headerJournalMode(path);
-    const walArtefacts = present.has('-wal') || present.has('-shm');
-    if (walArtefacts && mode === 'rollback') throw new UnsafeLocationError('WAL files lie beside a rollback-journal database');
-    if (present.has('-journal') && (walArtefacts || mode === 'wal')) throw new UnsafeLocationError('a rollback journal lies beside WAL files');
-  }
-  return true;
+}
+
+const SIDECAR_SETTLE_ATTEMPTS = 25;
+const SIDECAR_SETTLE_PAUSE_MS = 20;
+/** A synchronous pause without a timer (the checks are synchronous). */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/** What is wrong with the sidecars beside the header's journal mode, or null. */
+function sidecarMix(path: string, present: ReadonlySet<string>): string | null {
+  const mode = headerJournalMode(path);
+  const walArtefacts = present.has('-wal') || present.has('-shm');
+  if (walArtefacts && mode === 'rollback') return 'WAL files lie beside a rollback-journal database';
+  if (present.has('-journal') && (walArtefacts || mode === 'wal')) return 'a rollback journal lies beside WAL files';
+  return null;
 }
 
 /** Creates an empty database file exclusively, without following symlinks, mode 0600. */
