@@ -25,23 +25,57 @@ function processExists(pid: number): boolean {
   }
 }
 
-async function isStale(lockPath: string): Promise<boolean> {
-  let text: string;
+async function readText(path: string): Promise<string | null> {
   try {
-    text = await readFile(lockPath, 'utf8');
+    return await readFile(path, 'utf8');
   } catch (error) {
-    if (errorCode(error) === 'ENOENT') return false;
+    if (errorCode(error) === 'ENOENT') return null;
     throw error;
   }
+}
+
+/** The lock file's text when its holder is a process gone from this host, else null. */
+async function staleText(lockPath: string): Promise<string | null> {
+  const text = await readText(lockPath);
+  if (text === null) return null;
   let holder: unknown;
   try {
     holder = JSON.parse(text);
   } catch {
-    return false; // being written right now, or damaged: wait rather than steal
+    return null; // being written right now, or damaged: wait rather than steal
   }
-  if (typeof holder !== 'object' || holder === null) return false;
+  if (typeof holder !== 'object' || holder === null) return null;
   const { pid, host } = holder as { pid?: unknown; host?: unknown };
-  return typeof pid === 'number' && host === hostname() && !processExists(pid);
+  return typeof pid === 'number' && host === hostname() && !processExists(pid) ? text : null;
+}
+
+/** Removes `path` only while it still holds `text` (never a lock someone has taken since). */
+async function removeIfUnchanged(path: string, text: string): Promise<void> {
+  if ((await readText(path)) === text) await rm(path, { force: true });
+}
+
+/**
+ * Breaks the stale lock judged from `judged`, one breaker at a time: the
+ * breaker holds `lock.break` (published like the lock itself) while it
+ * re-reads the lock and removes it only if unchanged. A stale lock admits no
+ * new holder, so an unchanged text is still the dead holder's lock.
+ */
+async function breakStaleLock(lockPath: string, judged: string, draft: string): Promise<void> {
+  const breakPath = `${lockPath}.break`;
+  try {
+    await createLock(breakPath, draft);
+  } catch (error) {
+    if (errorCode(error) !== 'EEXIST') throw error;
+    // Another breaker is at work, or died at it: clear its file only if it is gone.
+    const deadBreaker = await staleText(breakPath);
+    if (deadBreaker !== null) await removeIfUnchanged(breakPath, deadBreaker);
+    return;
+  }
+  try {
+    await removeIfUnchanged(lockPath, judged);
+  } finally {
+    await rm(breakPath, { force: true });
+  }
 }
 
 export async function withLock<T>(lockPath: string, work: () => Promise<T>, options: LockOptions = {}): Promise<T> {
@@ -51,9 +85,11 @@ export async function withLock<T>(lockPath: string, work: () => Promise<T>, opti
   // to the lock path, which fails if the lock exists: the lock appears with its
   // content, so a crash can never leave an empty lock that looks "being written".
   const draft = `${lockPath}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  // Spec 7.6's record; pid and the millisecond make it unique among live holders.
+  const record = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() });
   const handle = await open(draft, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
   try {
-    await handle.write(JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }));
+    await handle.write(record);
   } finally {
     await handle.close();
   }
@@ -65,7 +101,8 @@ export async function withLock<T>(lockPath: string, work: () => Promise<T>, opti
   try {
     return await work();
   } finally {
-    await rm(lockPath, { force: true });
+    // Only our own lock: had it been broken (we were judged gone), another holder's stays.
+    await removeIfUnchanged(lockPath, record);
   }
 }
 
@@ -96,8 +133,9 @@ async function takeLock(lockPath: string, draft: string, deadline: number, poll:
       return;
     } catch (error) {
       if (errorCode(error) !== 'EEXIST') throw error;
-      if (await isStale(lockPath)) {
-        await rm(lockPath, { force: true });
+      const stale = await staleText(lockPath);
+      if (stale !== null) {
+        await breakStaleLock(lockPath, stale, draft);
         continue;
       }
       if (Date.now() >= deadline) throw new AipError('lock.timeout', 'the repository is locked by another aip process (.aip/lock)');

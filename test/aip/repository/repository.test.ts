@@ -296,6 +296,42 @@ describe('HEAD and the lock', () => {
     await expect(stat(join(repo.aipDir, 'lock'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('lets many waiters break one stale lock without two of them ever holding it', async () => {
+    for (let round = 0; round < 20; round++) {
+      const dir = await tempDir();
+      const lock = join(dir, 'lock');
+      await writeFile(lock, JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: 'then' }));
+      let inside = 0;
+      let most = 0;
+      await Promise.all(
+        Array.from({ length: 6 }, () =>
+          withLock(
+            lock,
+            async () => {
+              inside++;
+              most = Math.max(most, inside);
+              await new Promise((resolve) => setTimeout(resolve, 2));
+              inside--;
+            },
+            { pollMs: 1 },
+          ),
+        ),
+      );
+      expect(most).toBe(1);
+      await expect(stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
+    }
+  });
+
+  it('releases only its own lock', async () => {
+    const dir = await tempDir();
+    const lock = join(dir, 'lock');
+    const other = JSON.stringify({ pid: process.pid, host: hostname(), since: 'another holder' });
+    await withLock(lock, async () => {
+      await writeFile(lock, other);
+    });
+    expect(await readFile(lock, 'utf8')).toBe(other);
+  });
+
   it('serialises holders', async () => {
     const dir = await tempDir();
     const lock = join(dir, 'lock');
