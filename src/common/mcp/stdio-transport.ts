@@ -115,9 +115,8 @@ export class LosslessStdioTransport implements Transport {
       return;
     }
     // A request the SDK would not recognise as one (params or _meta not an
-    // object) would only reach its onerror; answer it instead of leaving the
-    // client waiting.
-    // The id is answered as sent: an integer beyond 2^53 (which the SDK refuses) stays exact.
+    // object, an integer id beyond 2^53) would only reach its onerror: answer
+    // it instead of leaving the client waiting, with the id exactly as sent.
     const requestId = isJsonObject(parsed) ? parsed['id'] : undefined;
     if (typeof (plain as { method?: unknown }).method === 'string' && (typeof requestId === 'string' || typeof requestId === 'bigint') && !isJSONRPCRequest(plain)) {
       void this.send(invalidRequestResponse(requestId));
