@@ -264,14 +264,14 @@ export class Repository {
     return this.locked(async () => (await this.index.generation()) ?? (await this.index.rebuild(this.store)).generation);
   }
 
-  /** Raw index lines for `target` from one complete index (read again under the lock if a rebuild swapped it meanwhile). */
-  private async indexLines(target: Id): Promise<IndexLine[]> {
+  /** `read` of one complete index: read again under the lock if a rebuild swapped the index meanwhile. */
+  private async fromOneIndex<T>(read: () => Promise<T>): Promise<T> {
     const before = await this.ensureIndex();
-    const lines = await this.index.linesFor(target);
-    if ((await this.index.generation()) === before) return lines;
+    const result = await read();
+    if ((await this.index.generation()) === before) return result;
     return this.locked(async () => {
       if ((await this.index.generation()) === undefined) await this.index.rebuild(this.store);
-      return this.index.linesFor(target);
+      return read();
     });
   }
 
@@ -285,7 +285,7 @@ export class Repository {
    */
   async reverse(target: Id, filter: { type?: ObjectType; field?: string } = {}): Promise<ReverseRef[]> {
     const out: ReverseRef[] = [];
-    for (const line of await this.indexLines(target)) {
+    for (const line of await this.fromOneIndex(() => this.index.linesFor(target))) {
       if (filter.type !== undefined && line.type !== filter.type) continue;
       if (filter.field !== undefined && line.field !== filter.field) continue;
       const loaded = await this.store.load(line.source);
@@ -326,7 +326,7 @@ export class Repository {
     const verifier = new GraphVerifier(this.store);
     const all = ids === undefined;
     const targets = ids ?? (await this.store.list());
-    const bySource = all ? await this.currentIndexBySource() : new Map<Id, TargetedIndexLine[]>();
+    const bySource = all ? await this.fromOneIndex(() => this.index.linesBySource()) : new Map<Id, TargetedIndexLine[]>();
     const report: VerifyReport = { valid: [], invalid: [] };
     for (const id of targets) {
       const verdict = await verifier.verify(id);
@@ -344,16 +344,6 @@ export class Repository {
       report.valid.push({ id, type: verdict.object.type, version: verdict.object.version });
     }
     return report;
-  }
-
-  private async currentIndexBySource(): Promise<Map<Id, TargetedIndexLine[]>> {
-    const before = await this.ensureIndex();
-    const lines = await this.index.linesBySource();
-    if ((await this.index.generation()) === before) return lines;
-    return this.locked(async () => {
-      if ((await this.index.generation()) === undefined) await this.index.rebuild(this.store);
-      return this.index.linesBySource();
-    });
   }
 
   /** The ignore rules a state carries in its own root `.aipignore` (none when absent). */
