@@ -329,7 +329,7 @@ export function parseToolRequest(name: string, args: JsonObject, options: ParseO
   }
   const precedence = lifecyclePrecedence(name, args);
   if (precedence) return { ok: false, error: precedence };
-  const overflow = nonFinitePath(args, []);
+  const overflow = nonFinitePath(args);
   if (overflow !== null) {
     const sink = new IssueSink();
     sink.report('invalid_value', overflow);
@@ -371,19 +371,20 @@ function skipsAVersion(args: JsonObject): boolean {
  * Where the arguments hold a number JSON text can carry but binary64 cannot
  * (`1e400` reads as Infinity, as in Python); no tool accepts one anywhere.
  */
-function nonFinitePath(value: JsonValue, path: PathSegment[]): PathSegment[] | null {
-  if (typeof value === 'number') return Number.isFinite(value) ? null : path;
+function nonFinitePath(value: JsonValue): PathSegment[] | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? null : [];
   if (value === null || typeof value !== 'object') return null;
+  // The path is built only on the way back from a find: a clean request allocates nothing.
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++) {
-      const found = nonFinitePath(value[index] as JsonValue, [...path, index]);
-      if (found !== null) return found;
+      const found = nonFinitePath(value[index] as JsonValue);
+      if (found !== null) return [index, ...found];
     }
     return null;
   }
   for (const key of Object.keys(value)) {
-    const found = nonFinitePath(value[key] as JsonValue, [...path, key]);
-    if (found !== null) return found;
+    const found = nonFinitePath(value[key] as JsonValue);
+    if (found !== null) return [key, ...found];
   }
   return null;
 }
