@@ -79,3 +79,10 @@ export function formatMicros(micros: bigint): string {
   const fraction = (micros % 1_000_000n + 1_000_000n) % 1_000_000n;
   return `${iso.slice(0, 19)}.${fraction.toString().padStart(6, '0')}Z`;
 }
+
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/** Blocks the thread for `ms` without a timer, for code that is synchronous anyway (SQLite retries). */
+export function sleepSync(ms: number): void {
+  Atomics.wait(PAUSE, 0, 0, ms);
+}

@@ -5,6 +5,7 @@
 
 import { lstatSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { sleepSync } from '../../../common/clock.js';
 import { Mutex } from '../../../common/mutex.js';
 import { StorageFailure } from '../../core/ports.js';
 
@@ -73,9 +74,6 @@ export function toStorageFailure(error: unknown): StorageFailure {
   }
   return new StorageFailure('unavailable', { cause: error });
 }
-
-/** A synchronous pause without a timer (the connection is synchronous anyway). */
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /** Device and inode of a database file, or null when the path no longer names a regular file. */
 function fileIdentity(path: string): string | null {
@@ -148,7 +146,7 @@ export class SqliteConnection {
       } catch (error) {
         const failure = toStorageFailure(error);
         if (failure.kind !== 'busy' || Date.now() >= deadline) throw failure;
-        Atomics.wait(PAUSE, 0, 0, 5);
+        sleepSync(5);
       }
     }
   }

@@ -5,6 +5,7 @@
 
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, statfsSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join, sep } from 'node:path';
+import { sleepSync } from '../../../common/clock.js';
 
 export class UnsafeLocationError extends Error {
   constructor(reason: string) {
@@ -189,14 +190,12 @@ export function checkDatabaseFile(path: string): boolean {
     const mixed = present.size > 0 ? sidecarMix(path, present) : null;
     if (mixed === null) return true;
     if (attempt >= SIDECAR_SETTLE_ATTEMPTS) throw new UnsafeLocationError(mixed);
-    Atomics.wait(PAUSE, 0, 0, SIDECAR_SETTLE_PAUSE_MS);
+    sleepSync(SIDECAR_SETTLE_PAUSE_MS);
   }
 }
 
 const SIDECAR_SETTLE_ATTEMPTS = 25;
 const SIDECAR_SETTLE_PAUSE_MS = 20;
-/** A synchronous pause without a timer (the checks are synchronous). */
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /** What is wrong with the sidecars beside the header's journal mode, or null. */
 function sidecarMix(path: string, present: ReadonlySet<string>): string | null {
