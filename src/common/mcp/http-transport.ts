@@ -270,6 +270,10 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> 
   });
 }
 
+function listsToolsRequest(message: JsonValue): boolean {
+  return isJsonObject(message) && message['method'] === 'tools/list';
+}
+
 function isInitialize(message: JsonValue): boolean {
   return isJsonObject(message) && message['method'] === 'initialize';
 }
@@ -398,7 +402,8 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         return toPlainJson(split.sdkMessage);
       });
       try {
-        writingExactIntegers(res);
+        // Only a tools/list result carries bigints (the schemas' 2^63-1 bounds).
+        if (messages.some(listsToolsRequest)) writingExactIntegers(res);
         await target.transport.handleRequest(req, res, Array.isArray(parsed) ? plain : plain[0]);
       } finally {
         // What the SDK refused (session header, protocol version) never reached
