@@ -6,7 +6,8 @@
 import { writeSync } from 'node:fs';
 import { type AigptConfig, type Environment, ensureConfigFile, loadConfig } from './config.js';
 import type { FaultHook } from './fs-atomic.js';
-import { MemoryStore, type RecoveryReport, WriteQueue } from './memory-store.js';
+import { Mutex } from '../common/mutex.js';
+import { MemoryStore, type RecoveryReport } from './memory-store.js';
 import { TidGenerator } from './tid.js';
 
 export interface AppOptions {
@@ -32,8 +33,8 @@ export interface OpenedApp extends LoadedApp {
  */
 export class AigptApp {
   private readonly tids: TidGenerator;
-  private readonly writes = new WriteQueue();
-  private loading: Promise<unknown> = Promise.resolve();
+  private readonly writes = new Mutex();
+  private readonly loads = new Mutex();
 
   constructor(private readonly options: AppOptions) {
     this.tids = options.tids ?? new TidGenerator();
@@ -58,12 +59,7 @@ export class AigptApp {
    * a write right after it still enter the write queue in call order.
    */
   current(): Promise<LoadedApp> {
-    const next = this.loading.then(
-      () => this.load(),
-      () => this.load(),
-    );
-    this.loading = next.catch(() => undefined);
-    return next;
+    return this.loads.run(() => this.load());
   }
 
   private async load(): Promise<LoadedApp> {

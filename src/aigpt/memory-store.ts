@@ -6,6 +6,7 @@
 import { promises as fs, constants as fsConstants } from 'node:fs';
 import { join } from 'node:path';
 import { isJsonObject, type JsonValue, parseJson } from '../common/json.js';
+import { Mutex } from '../common/mutex.js';
 import { acquireCollectionLock, type LockOptions } from './collection-lock.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { type FaultHook, fsyncDir, noFault, replaceFileAtomic, writeExclusiveSynced, writeNewFileAtomic } from './fs-atomic.js';
@@ -29,23 +30,12 @@ export interface MemoryStoreOptions {
   readonly tids?: TidGenerator;
   readonly lock?: LockOptions;
   readonly fault?: FaultHook;
-  /** This process's write order; shared by the stores of one process (the config may name a new tree at any time). */
-  readonly writes?: WriteQueue;
-}
-
-/**
- * Serialises one process's writers in call order, so they do not poll the
- * file lock against each other and their TIDs follow the order of the calls.
- */
-export class WriteQueue {
-  private tail: Promise<unknown> = Promise.resolve();
-
-  /** Starts `work` after every earlier call has finished; enters the queue synchronously. */
-  run<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(work, work);
-    this.tail = result.catch(() => undefined);
-    return result;
-  }
+  /**
+   * This process's write order (writers in call order, so they do not poll
+   * the file lock against each other and their TIDs follow the calls);
+   * shared by the stores of one process, as the config may name a new tree at any time.
+   */
+  readonly writes?: Mutex;
 }
 
 export interface MemoryRecord {
@@ -122,7 +112,7 @@ export class MemoryStore {
   private readonly tids: TidGenerator;
   private readonly lockOptions: LockOptions;
   private readonly fault: FaultHook;
-  private readonly writes: WriteQueue;
+  private readonly writes: Mutex;
 
   constructor(options: MemoryStoreOptions) {
     this.tree = options.tree;
@@ -133,7 +123,7 @@ export class MemoryStore {
     this.tids = options.tids ?? new TidGenerator();
     this.lockOptions = options.lock ?? {};
     this.fault = options.fault ?? noFault;
-    this.writes = options.writes ?? new WriteQueue();
+    this.writes = options.writes ?? new Mutex();
   }
 
   // -------------------------------------------------------------------------
