@@ -187,6 +187,8 @@ export function branchesSuite(harness: StorageHarness): void {
         const branch = await createBranch('some-topic');
         await rejects(app.branches.update({ serviceId, branchId: branch['id'] as string, expectedBranchRevision: 2n, updates: { title: 'x' }, idempotencyKey: key() }), 'stale_branch_revision');
         await rejects(app.branches.update({ serviceId, branchId: MISSING, expectedBranchRevision: 1n, updates: { title: 'x' }, idempotencyKey: key() }), 'not_found');
+        // 2^63-1 is inside the documented range (contract §7.4): merely stale, not invalid.
+        await rejects(app.branches.update({ serviceId, branchId: branch['id'] as string, expectedBranchRevision: 2n ** 63n - 1n, updates: { title: 'x' }, idempotencyKey: key() }), 'stale_branch_revision');
       });
 
       it('rejects self-parenting and cycles, and a missing new parent', async () => {
@@ -304,6 +306,8 @@ export function branchesSuite(harness: StorageHarness): void {
         const a = await createNote('a');
         const b = await createNote('b');
         await rejects(assign(branch['id'] as string, 'related', 'assign', [a, { ...b, record_version: 7n }]), 'stale_record_version');
+        // 2^63-1 is inside the documented range (contract §7.5): merely stale, not invalid.
+        await rejects(assign(branch['id'] as string, 'related', 'assign', [a, { ...b, record_version: 2n ** 63n - 1n }]), 'stale_record_version');
         await rejects(assign(branch['id'] as string, 'related', 'assign', [a, { ...b, id: MISSING }]), 'not_found');
         await rejects(assign(branch['id'] as string, 'related', 'assign', [a, { ...b, entity_name: 'project' }]), 'not_found');
         await rejects(assign(branch['id'] as string, 'related', 'assign', [a, { ...b, entity_name: 'nothing' }]), 'validation_failed');
