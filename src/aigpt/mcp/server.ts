@@ -3,6 +3,7 @@
 // through the shared tool server, re-reading the config for every operation.
 // Owns no file logic; everything goes through MemoryStore.
 
+import type { Readable, Writable } from 'node:stream';
 import { serveStdio, type StdioServeOptions } from '../../common/mcp/tool-server.js';
 import type { Logger } from '../../common/logger.js';
 import type { AigptApp } from '../app.js';
@@ -10,6 +11,7 @@ import { AigptError } from '../errors.js';
 import { buildInstructions } from '../instructions.js';
 import { AIGPT_VERSION, MAX_INPUT_LINE_BYTES } from '../limits.js';
 import type { MemoryStore } from '../memory-store.js';
+import { answerBeforeExit } from './answer-before-exit.js';
 import { AIGPT_TOOLS, AigptToolHandler, errorResult } from './tools.js';
 
 /** The instructions text for `initialize` from what is on disk now (spec 5.2). */
@@ -39,12 +41,18 @@ export async function instructionsFromStore(store: MemoryStore): Promise<string>
 }
 
 /**
- * Serves until stdin ends. Recovery ran at start (the caller opened the app
- * as a writer); from then on readers only read, and writes recover first.
+ * Serves until stdin ends and every request read before the end is answered
+ * (spec 5.1). Recovery ran at start (the caller opened the app as a writer);
+ * from then on readers only read, and writes recover first.
  */
 export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOptions = {}): Promise<void> {
   const stores = async (): Promise<MemoryStore> => (await app.current()).store;
   const handler = new AigptToolHandler(stores);
+  const gate = answerBeforeExit(
+    (io.input ?? process.stdin) as Readable,
+    (io.output ?? process.stdout) as Writable,
+    MAX_INPUT_LINE_BYTES,
+  );
   await serveStdio(
     {
       name: 'aigpt',
@@ -69,6 +77,6 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
       onUnknownTool: (name) => handler.unknownTool(name),
       onUnexpectedError: () => errorResult('internal error'),
     },
-    io,
+    { input: gate.input, output: gate.output },
   );
 }

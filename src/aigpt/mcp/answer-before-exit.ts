@@ -1,0 +1,171 @@
+// Spec 5.1 and the reference's stdio loop: requests are served one at a time,
+// in the order they were read, each answered before the next is looked at,
+// and the server exits at end of input only after answering every request it
+// read (so `printf '...' | aigpt server` gets every answer, and a read_memory
+// sent after a save_memory sees that memory). The shared stdio transport
+// handles requests concurrently and closes, dropping later answers, as soon as
+// its input ends. This gate sits between the real streams and the transport:
+// it hands the transport one line at a time and, after a request, holds the
+// next line back (pausing stdin) until that request's answer has been written.
+// A final line without a newline is served as a line, as the reference does.
+// A request that gets no answer within a bound stops being waited for, so one
+// stuck request can never block the session or keep the process alive.
+
+import { PassThrough, Writable, type Readable } from 'node:stream';
+
+/** How long one request may hold back the lines after it. */
+export const ANSWER_WAIT_MS = 30_000;
+
+export interface AnswerGate {
+  readonly input: Readable;
+  readonly output: Writable;
+}
+
+/** The identity of a JSON-RPC id, as the request and its answer both carry it. */
+function idKey(id: unknown): string | undefined {
+  if (typeof id === 'string') return `s${id}`;
+  if (typeof id === 'number' && Number.isInteger(id)) return `n${String(id)}`;
+  return undefined;
+}
+
+function parseLine(line: string): unknown {
+  try {
+    return JSON.parse(line.endsWith('\r') ? line.slice(0, -1) : line);
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The id key of a line that is a request the server will answer, else undefined. */
+function requestKey(line: Buffer): string | undefined {
+  const message = parseLine(line.toString('utf8'));
+  if (!isObject(message) || message['jsonrpc'] !== '2.0' || typeof message['method'] !== 'string') return undefined;
+  return idKey(message['id']);
+}
+
+export function answerBeforeExit(source: Readable, sink: Writable, maxLineBytes: number, waitMs = ANSWER_WAIT_MS): AnswerGate {
+  const input = new PassThrough();
+  let unread: Buffer = Buffer.alloc(0);
+  /** Bytes of an oversized line are passed through as they come (the transport refuses it). */
+  let inOversized = false;
+  let waitingFor: string | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let ended = false;
+  let gateOpen = false; // the sink failed: nothing is waited for any more
+
+  const stopWaiting = (): void => {
+    waitingFor = undefined;
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+  };
+
+  const forward = (bytes: Buffer): void => {
+    if (bytes.length > 0 && !input.writableEnded) input.write(bytes);
+  };
+
+  const pump = (): void => {
+    while (waitingFor === undefined && unread.length > 0) {
+      const newline = unread.indexOf(0x0a);
+      if (inOversized) {
+        const end = newline === -1 ? unread.length : newline + 1;
+        forward(unread.subarray(0, end));
+        unread = unread.subarray(end);
+        if (newline !== -1) inOversized = false;
+        continue;
+      }
+      if (newline === -1) {
+        if (unread.length <= maxLineBytes) break; // wait for the rest of the line
+        inOversized = true;
+        continue;
+      }
+      const line = unread.subarray(0, newline + 1);
+      unread = unread.subarray(newline + 1);
+      const key = line.length - 1 > maxLineBytes || gateOpen ? undefined : requestKey(line.subarray(0, -1));
+      forward(line);
+      if (key !== undefined) {
+        waitingFor = key;
+        timer = setTimeout(() => {
+          stopWaiting();
+          pump();
+        }, waitMs);
+      }
+    }
+    if (waitingFor === undefined) {
+      if (ended) {
+        if (unread.length > 0 && !inOversized) {
+          // A last line without its newline is still a line.
+          unread = Buffer.concat([unread, Buffer.from('\n')]);
+          pump();
+          return;
+        }
+        forward(unread);
+        unread = Buffer.alloc(0);
+        if (!input.writableEnded) input.end();
+      } else if (source.isPaused()) source.resume();
+    } else if (!ended && !source.isPaused()) source.pause();
+  };
+
+  source.on('data', (chunk: Buffer | string) => {
+    const data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    unread = unread.length === 0 ? data : Buffer.concat([unread, data]);
+    pump();
+  });
+  source.on('end', () => {
+    ended = true;
+    pump();
+  });
+  source.on('error', (error) => input.destroy(error));
+
+  /** Looks at what the transport writes: the answer to the request waited for releases the next line. */
+  let written: Buffer = Buffer.alloc(0);
+  const noteAnswers = (data: Buffer): void => {
+    written = written.length === 0 ? data : Buffer.concat([written, data]);
+    for (let newline = written.indexOf(0x0a); newline !== -1; newline = written.indexOf(0x0a)) {
+      const line = written.subarray(0, newline);
+      written = written.subarray(newline + 1);
+      if (waitingFor === undefined) continue;
+      const message = parseLine(line.toString('utf8'));
+      if (isObject(message) && !('method' in message) && idKey(message['id']) === waitingFor) {
+        stopWaiting();
+        // Let the transport finish this write before it is handed more.
+        setImmediate(pump);
+      }
+    }
+  };
+
+  // A sink that failed (a client that closed our stdout) takes no answers:
+  // nothing is waited for any more, and writes complete at once.
+  let waitingWrites: (() => void)[] = [];
+  const releaseWrites = (): void => {
+    const callbacks = waitingWrites;
+    waitingWrites = [];
+    for (const callback of callbacks) callback();
+  };
+  sink.on('drain', releaseWrites);
+  sink.on('error', () => {
+    gateOpen = true;
+    stopWaiting();
+    releaseWrites();
+    setImmediate(pump);
+  });
+
+  const output = new Writable({
+    write(chunk: Buffer | string, _encoding, callback): void {
+      if (gateOpen) {
+        callback();
+        return;
+      }
+      const data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      const flushed = sink.write(data);
+      noteAnswers(data);
+      if (flushed) callback();
+      else waitingWrites.push(() => callback());
+    },
+  });
+
+  return { input, output };
+}

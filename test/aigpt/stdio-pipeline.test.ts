@@ -1,0 +1,67 @@
+// `aigpt server` fed a whole session at once, as `printf '...' | aigpt server`
+// does (spec 5.1; the reference reads a line, answers it, then reads the
+// next): every request read before end of input is answered, in order, each
+// one seeing the effects of those before it, and a last line without its
+// newline is served too.
+
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { INITIALIZE_REQUEST, INITIALIZED_NOTIFICATION, makeTempHome, runAigpt, type TempHome, writeConfig } from './support.js';
+
+const call = (id: number, name: string, args: Record<string, unknown>): unknown => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
+
+function firstText(message: Record<string, unknown>): string {
+  const result = message['result'] as { content?: { text: string }[]; instructions?: string };
+  return result.content?.[0]?.text ?? `instructions:${result.instructions ?? ''}`;
+}
+
+describe('aigpt server with its whole input piped at once', () => {
+  let home: TempHome;
+
+  beforeEach(async () => {
+    home = makeTempHome();
+    await writeConfig(home, { path: join(home.root, 'content') });
+  });
+
+  afterEach(() => home.cleanup());
+
+  it('answers every request before exiting, in order, each after the effects of the previous ones', async () => {
+    const lines = [
+      INITIALIZE_REQUEST,
+      INITIALIZED_NOTIFICATION,
+      call(2, 'save_memory', { content: 'x' }),
+      call(3, 'save_memory', { content: 'y' }),
+      'not json',
+      call(4, 'read_memory', {}),
+      call(5, 'compress', { items: ['z'] }),
+      call(6, 'read_memory', {}),
+      { jsonrpc: '2.0', id: 7, method: 'ping' },
+    ].map((line) => (typeof line === 'string' ? line : JSON.stringify(line)));
+    const last = JSON.stringify({ ...INITIALIZE_REQUEST, id: 8 });
+    const run = await runAigpt(['server'], home.childEnv, { input: `${lines.join('\n')}\n${last}` });
+    expect(run.code).toBe(0);
+    const answers = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(answers.map((answer) => answer['id'])).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    const texts = answers.map(firstText);
+    expect(texts[1]).toBe('{"count":1,"limit":100,"success":true}');
+    expect(texts[2]).toBe('{"count":2,"limit":100,"success":true}');
+    expect((JSON.parse(texts[3] as string) as { count: number }).count).toBe(2);
+    expect(texts[4]).toBe('{"count":1,"limit":100,"success":true}');
+    expect((JSON.parse(texts[5] as string) as { records: { value: { content: { text: string } } }[] }).records.map((r) => r.value.content.text)).toEqual(['z']);
+    expect(answers[6]?.['result']).toEqual({});
+    expect(texts[7]).toBe('instructions:z\n\n[aigpt] memory records: 1/100');
+  });
+
+  it('answers a lone initialize whose input ends right after it', async () => {
+    const run = await runAigpt(['server'], home.childEnv, { input: `${JSON.stringify(INITIALIZE_REQUEST)}\n` });
+    expect(run.code).toBe(0);
+    const answers = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(answers).toHaveLength(1);
+    expect((answers[0]?.['result'] as { serverInfo: { name: string } }).serverInfo.name).toBe('aigpt');
+  });
+});
