@@ -5,7 +5,7 @@
 // buffered into chunks of about 64 KiB for the sink, so memory stays bounded
 // whatever the size. It reads no storage and opens no file.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { JsonObject } from '../../common/json.js';
 import { encodeCanonical } from './canonical-json.js';
 import type { BundleContent, BundleSummary } from './content.js';
@@ -42,7 +42,7 @@ class ChunkedSink {
 /** One non-trailer line: its text (without LF), the object its digest covers spliced in as the last member, and that frame object. */
 export function encodeFrame(kind: Exclude<SectionKind, 'audit'>, ordinal: number, payload: JsonObject): EncodedFrame {
   const covered = encodeCanonical({ kind, ordinal: BigInt(ordinal), payload });
-  const digest = createHash('sha256').update(covered, 'utf8').digest('hex');
+  const digest = hash('sha256', covered, 'hex');
   // Canonical order puts `sha256` after `kind`, `ordinal` and `payload`.
   return { text: `${covered.slice(0, -1)},"sha256":"${digest}"}`, frame: { kind, ordinal: BigInt(ordinal), payload, sha256: digest } };
 }

@@ -65,6 +65,47 @@ export function parseCanonicalLine(text: string): JsonObject {
   return value;
 }
 
+/** What liftIntegers answers when only the careful parser can read the text exactly. */
+const NEEDS_CAREFUL_PARSE = Symbol('needs careful parse');
+
+/** A JSON.parse result made lossless in place (integer tokens as bigints), or NEEDS_CAREFUL_PARSE. */
+function liftIntegers(value: unknown, depth: number): JsonValue | typeof NEEDS_CAREFUL_PARSE {
+  if (typeof value === 'number') {
+    // In canonical text an integral number below 1e21 was an integer token.
+    if (!Number.isInteger(value) || Math.abs(value) >= 1e21) return value;
+    return Number.isSafeInteger(value) ? BigInt(value) : NEEDS_CAREFUL_PARSE;
+  }
+  if (typeof value !== 'object' || value === null) return value as JsonValue;
+  if (depth > MAX_DEPTH) return NEEDS_CAREFUL_PARSE;
+  const container = value as Record<string, unknown>;
+  for (const key of Object.keys(container)) {
+    // An own `__proto__` member is data; leave it to the parser that builds objects that way.
+    if (key === '__proto__') return NEEDS_CAREFUL_PARSE;
+    const lifted = liftIntegers(container[key], depth + 1);
+    if (lifted === NEEDS_CAREFUL_PARSE) return lifted;
+    container[key] = lifted;
+  }
+  return value as JsonValue;
+}
+
+/**
+ * parseCanonicalLine for a line a first read already accepted, in a second
+ * read bound to that read's root (import staging from the private spool):
+ * the native parser, with integer tokens made exact again. A line that
+ * changed since fails the root check at the end, before anything commits;
+ * a line JSON.parse cannot read exactly goes through the careful parser.
+ */
+export function parseAcceptedLine(text: string): JsonObject {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return parseCanonicalLine(text);
+  }
+  const lifted = liftIntegers(value, 1);
+  return lifted !== NEEDS_CAREFUL_PARSE && isJsonObject(lifted) ? lifted : parseCanonicalLine(text);
+}
+
 /**
  * The domain checks of parseCanonicalLine for a frame this codec rendered
  * itself with canonicalJson (canonical by construction, which the property

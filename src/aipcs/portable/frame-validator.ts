@@ -4,11 +4,11 @@
 // the reader and the writer (checking its own output) drive it, so nothing is
 // written that would not read back. It sees whole lines, never storage.
 
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash, type Hash } from 'node:crypto';
 import type { JsonObject, JsonValue } from '../../common/json.js';
 import { isJsonObject } from '../../common/json.js';
 import type { BundleHeader, BundleItem, BundleService, BundleSummary, SectionDigest } from './content.js';
-import { checkEncodedFrame, parseCanonicalLine } from './canonical-json.js';
+import { checkEncodedFrame, parseAcceptedLine, parseCanonicalLine } from './canonical-json.js';
 import { ContentRules } from './content-rules.js';
 import { BundleInvalidError } from './errors.js';
 import { compileEntityRules, type EntityFieldRules } from './field-rules.js';
@@ -17,7 +17,7 @@ import { decodeBranch, decodeHeader, decodeHistory, decodeMembership, decodeReco
 
 const LF = 0x0a;
 const CR = 0x0d;
-const CLOSE_BRACE = new Uint8Array([0x7d]);
+const CLOSE_BRACE = 0x7d;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 /** `,"sha256":"` + 64 hex + `"}` + LF: what a frame adds to the object its digest covers. */
 const DIGEST_SUFFIX_BYTES = 11 + 64 + 2 + 1;
@@ -25,6 +25,53 @@ const FRAME_KEYS = ['kind', 'ordinal', 'payload', 'sha256'] as const;
 const TRAILER_KEYS = ['kind', 'ordinal', 'payload'] as const;
 const TRAILER_PAYLOAD_KEYS = ['pre_trailer_byte_count', 'root_sha256', 'sections'] as const;
 const SECTION_ENTRY_KEYS = ['count', 'kind', 'sha256'] as const;
+
+/**
+ * The root and section digests of the lines accepted so far. Lines are
+ * copied into one reused buffer and hashed in runs of up to 256 KiB (one
+ * section at a time, as sections never interleave): one update per line
+ * would cost more than the hashing itself, and a fresh buffer per run would
+ * leave the collector megabytes of garbage outside the heap.
+ */
+class RunningDigests {
+  private readonly root: Hash = createHash('sha256');
+  private readonly sections = new Map<SectionKind, Hash>(SECTION_KINDS.map((kind) => [kind, createHash('sha256')]));
+  private readonly counts = new Map<SectionKind, number>(SECTION_KINDS.map((kind) => [kind, 0]));
+  private readonly run = Buffer.allocUnsafe(256 * 1024);
+  private runKind: SectionKind | null = null;
+  private runBytes = 0;
+
+  add(kind: SectionKind, line: Uint8Array): void {
+    if (kind !== this.runKind || this.runBytes + line.length > this.run.length) this.flush();
+    this.runKind = kind;
+    this.counts.set(kind, (this.counts.get(kind) as number) + 1);
+    if (line.length > this.run.length) {
+      this.hash(kind, line);
+      return;
+    }
+    this.run.set(line, this.runBytes);
+    this.runBytes += line.length;
+  }
+
+  private hash(kind: SectionKind, bytes: Uint8Array): void {
+    this.root.update(bytes);
+    (this.sections.get(kind) as Hash).update(bytes);
+  }
+
+  private flush(): void {
+    if (this.runKind !== null && this.runBytes > 0) this.hash(this.runKind, this.run.subarray(0, this.runBytes));
+    this.runBytes = 0;
+  }
+
+  /** Digests so far (copies: more lines may follow). */
+  facts(): { root: string; sections: SectionDigest[] } {
+    this.flush();
+    return {
+      root: this.root.copy().digest('hex'),
+      sections: SECTION_KINDS.map((kind) => ({ kind, count: this.counts.get(kind) as number, sha256: (this.sections.get(kind) as Hash).copy().digest('hex') })),
+    };
+  }
+}
 
 /** A line as the writer encoded it: its text without LF and the frame object that text renders. */
 export interface EncodedFrame {
@@ -44,9 +91,9 @@ export class FrameValidator {
   private lineCount = 0;
   private byteCount = 0;
   private finishedSummary: BundleSummary | null = null;
-  private readonly root: Hash = createHash('sha256');
-  private readonly sectionHashes = new Map<SectionKind, Hash>(SECTION_KINDS.map((kind) => [kind, createHash('sha256')]));
-  private readonly sectionCounts = new Map<SectionKind, number>(SECTION_KINDS.map((kind) => [kind, 0]));
+  private readonly digests = new RunningDigests();
+  /** Scratch for the bytes a line's own digest covers (the line up to its `sha256` member, then `}`). */
+  private covered = Buffer.alloc(0);
   private header: BundleHeader | null = null;
   private service: BundleService | null = null;
   private entities: ReadonlyMap<string, EntityFieldRules> = new Map();
@@ -106,7 +153,7 @@ export class FrameValidator {
       } catch {
         throw new BundleInvalidError('invalid_utf8');
       }
-      frame = parseCanonicalLine(text);
+      frame = this.expectedRoot === null ? parseCanonicalLine(text) : parseAcceptedLine(text);
     }
     const kind = frame['kind'];
     if (typeof kind !== 'string') throw new BundleInvalidError('frame_shape');
@@ -116,24 +163,31 @@ export class FrameValidator {
     if (frame['ordinal'] !== BigInt(index)) throw new BundleInvalidError('ordinal_mismatch');
     if (!hasExactKeys(frame, FRAME_KEYS)) throw new BundleInvalidError('frame_shape');
     const claimed = frame['sha256'];
-    if (typeof claimed !== 'string' || !SHA256_HEX.test(claimed)) throw new BundleInvalidError('frame_shape');
+    // The writer's frame carries the digest it just computed (64 hex digits by construction).
+    if (typeof claimed !== 'string' || (encoded === undefined && !SHA256_HEX.test(claimed))) throw new BundleInvalidError('frame_shape');
     // The writer's frame carries the digest it just computed over this very
     // text; a second read is bound to the first read's root, which covers
     // every line (a changed line fails there, before anything it fed commits).
     if (encoded === undefined && this.expectedRoot === null) {
-      const digest = createHash('sha256').update(line.subarray(0, length - DIGEST_SUFFIX_BYTES)).update(CLOSE_BRACE).digest('hex');
-      if (digest !== claimed) throw new BundleInvalidError('frame_digest_mismatch');
+      if (this.lineDigest(line) !== claimed) throw new BundleInvalidError('frame_digest_mismatch');
     }
     // A member must leave room for the trailer within the line limit.
     if (index + 1 >= this.limits.maxLines) throw new BundleInvalidError('too_many_lines');
 
     const item = this.decodeMember(kind as Exclude<SectionKind, 'audit'>, frame['payload'], index, length);
     this.byteCount += length;
-    this.root.update(line);
-    (this.sectionHashes.get(kind as SectionKind) as Hash).update(line);
-    this.sectionCounts.set(kind as SectionKind, (this.sectionCounts.get(kind as SectionKind) as number) + 1);
+    this.digests.add(kind as SectionKind, line);
     this.lineCount++;
     return item;
+  }
+
+  /** SHA-256 of what a frame's digest covers: the line without its `,"sha256":"…"}` LF suffix, closed by `}`. */
+  private lineDigest(line: Uint8Array): string {
+    const size = line.length - DIGEST_SUFFIX_BYTES + 1;
+    if (this.covered.length < size) this.covered = Buffer.allocUnsafe(Math.max(size, 2 * this.covered.length, 4096));
+    this.covered.set(line.subarray(0, size - 1));
+    this.covered[size - 1] = CLOSE_BRACE;
+    return hash('sha256', this.covered.subarray(0, size), 'hex');
   }
 
   private decodeMember(kind: Exclude<SectionKind, 'audit'>, payload: JsonValue | undefined, index: number, length: number): BundleItem {
@@ -184,15 +238,8 @@ export class FrameValidator {
 
   /** The trailer the lines so far call for (the writer encodes it; digests are copied, not finalised). */
   trailerFacts(): TrailerFacts {
-    return {
-      preTrailerByteCount: this.byteCount,
-      rootSha256: this.root.copy().digest('hex'),
-      sections: SECTION_KINDS.map((kind) => ({
-        kind,
-        count: this.sectionCounts.get(kind) as number,
-        sha256: (this.sectionHashes.get(kind) as Hash).copy().digest('hex'),
-      })),
-    };
+    const digests = this.digests.facts();
+    return { preTrailerByteCount: this.byteCount, rootSha256: digests.root, sections: digests.sections };
   }
 
   private acceptTrailer(frame: JsonObject, index: number, length: number): BundleItem {

@@ -67,6 +67,11 @@ export function parseTimestamp27(text: string): bigint | undefined {
 }
 
 const pad = (value: number, width: number): string => String(value).padStart(width, '0');
+const TWO_DIGITS = Array.from({ length: 100 }, (_, value) => pad(value, 2));
+
+// The same for formatting: the `YYYY-MM-DDT` text of the last day formatted.
+let formattedDay = Number.NaN;
+let formattedDate = '';
 
 /** Timestamp27 text of an instant, or undefined outside years 0001..9999. */
 export function formatTimestamp27(micros: bigint): string | undefined {
@@ -77,11 +82,18 @@ export function formatTimestamp27(micros: bigint): string | undefined {
     rest += MICROS_PER_DAY;
     days -= 1n;
   }
-  const [year, month, day] = civilFromDays(Number(days));
-  const secondsOfDay = Number(rest / 1_000_000n);
-  const fraction = Number(rest % 1_000_000n);
+  const day = Number(days);
+  if (day !== formattedDay) {
+    const [year, month, dayOfMonth] = civilFromDays(day);
+    formattedDate = `${pad(year, 4)}-${TWO_DIGITS[month] as string}-${TWO_DIGITS[dayOfMonth] as string}T`;
+    formattedDay = day;
+  }
+  // Microseconds of a day stay below 2^37: exact as a number.
+  const microsOfDay = Number(rest);
+  const secondsOfDay = Math.floor(microsOfDay / 1_000_000);
+  const fraction = microsOfDay - secondsOfDay * 1_000_000;
   const hour = Math.floor(secondsOfDay / 3600);
   const minute = Math.floor((secondsOfDay % 3600) / 60);
   const second = secondsOfDay % 60;
-  return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}T${pad(hour, 2)}:${pad(minute, 2)}:${pad(second, 2)}.${pad(fraction, 6)}Z`;
+  return `${formattedDate}${TWO_DIGITS[hour] as string}:${TWO_DIGITS[minute] as string}:${TWO_DIGITS[second] as string}.${pad(fraction, 6)}Z`;
 }

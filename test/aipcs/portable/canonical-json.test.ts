@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { BundleInvalidError, type BundleDefect } from '../../../src/aipcs/portable/index.js';
-import { encodeCanonical, parseCanonicalLine } from '../../../src/aipcs/portable/canonical-json.js';
+import { encodeCanonical, parseAcceptedLine, parseCanonicalLine } from '../../../src/aipcs/portable/canonical-json.js';
 
 function defect(text: string): BundleDefect | null {
   try {
@@ -77,5 +77,26 @@ describe('canonical JSON lines', () => {
     for (const value of [{ a: Number.NaN }, { a: Number.POSITIVE_INFINITY }, { a: '\ud800' }]) {
       expect(() => encodeCanonical(value)).toThrow(BundleInvalidError);
     }
+  });
+});
+
+describe('the second read of an accepted line', () => {
+  it.each([
+    '{"a":1,"b":-7,"c":0.5,"d":1e+21,"e":1e-7,"f":[1,[2,{"g":null}],"x"],"h":true,"i":"\\u0000"}',
+    '{"a":9007199254740991,"b":-9007199254740991}',
+    // Beyond 2^53 JSON.parse rounds: the careful parser keeps the exact integers.
+    '{"a":9007199254740993,"b":9223372036854775807,"c":-9223372036854775808}',
+    '{"__proto__":{"a":1},"b":2}',
+    `{"a":${'['.repeat(63)}${']'.repeat(63)}}`,
+  ])('gives exactly what the first read gave: %s', (text) => {
+    const value = parseAcceptedLine(text);
+    expect(value).toStrictEqual(parseCanonicalLine(text));
+    expect(encodeCanonical(value)).toBe(text);
+  });
+
+  it('keeps a __proto__ member as data', () => {
+    const value = parseAcceptedLine('{"__proto__":{"polluted":1}}');
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(Object.keys(value)).toEqual(['__proto__']);
   });
 });
