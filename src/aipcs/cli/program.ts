@@ -3,7 +3,7 @@
 // outcome through output.ts and set the exit status. Parser errors print
 // usage text and exit 2. The administration commands live in admin-commands.ts.
 
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, Option, type HelpContext } from 'commander';
 import { CONFIG_FIELD_SPECS, configOptionsFromParsed, configShowResult, configValidateResult, resolveConfiguration, resolveRunnableConfiguration, transportPreflight, type ResolveInput } from '../config/index.js';
 import { sqliteRuntimeVersion } from '../storage/sqlite/connection.js';
 import { serve, StartupError } from '../compose.js';
@@ -56,12 +56,44 @@ function finish(outcome: CliOutcome, format: OutputFormat, command: 'serve' | 'c
   process.exitCode = writeOutcome(outcome, { format, command }, io);
 }
 
+/** `aipcs service purge`: the command and its parents, as argparse names a subparser. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let current: Command | null = command; current; current = current.parent) names.unshift(current.name());
+  return names.join(' ');
+}
+
+/**
+ * Parser errors read like argparse's (spec §1.3): a `usage:` line, then
+ * `aipcs status: error: …`, on stderr, exit 2 (set by runAipcsCli). A group
+ * called without its subcommand (`aipcs`, `aipcs service`) is such an error
+ * too, not a help page.
+ */
+class AipcsCommand extends Command {
+  override createCommand(name?: string): Command {
+    return new AipcsCommand(name);
+  }
+
+  override error(message: string, errorOptions?: { code?: string; exitCode?: number }): never {
+    const path = commandPath(this);
+    this.configureOutput().writeErr?.(`usage: ${path} ${this.usage()}\n`);
+    return super.error(`${path}: ${message}`, errorOptions);
+  }
+
+  override help(context?: HelpContext | ((text: string) => string)): never {
+    if (typeof context === 'object' && context.error) this.error('error: a command is required', { code: 'commander.missingCommand', exitCode: 2 });
+    return typeof context === 'function' ? super.help(context) : super.help(context);
+  }
+}
+
 export function buildProgram(): Command {
-  const program = new Command('aipcs')
+  const program = new AipcsCommand('aipcs')
     .description('AIPCS: a local-first memory primitive server for AI agents over MCP.')
     .version(PACKAGE_VERSION)
+    .helpCommand(false)
     .exitOverride()
     .showHelpAfterError(false)
+    .configureHelp({ styleTitle: (title) => title.toLowerCase() })
     .configureOutput({
       writeOut: (text) => process.stdout.write(text),
       writeErr: (text) => process.stderr.write(text),

@@ -1,0 +1,49 @@
+// The `aipcs` command tree and its parser errors through the built CLI
+// (operations spec §1.2-1.3): exactly the documented commands, and every
+// parser error as argparse prints it (a `usage:` line, then
+// `<command>: error: …`) on stderr with exit 2, never an envelope.
+
+import { describe, expect, it } from 'vitest';
+import { aipcs } from '../../support/aipcs-admin.js';
+
+const SID = '11111111-2222-4333-8444-555555555555';
+
+function expectParserError(args: string[], usage: string, error: RegExp): void {
+  const run = aipcs(args);
+  expect(run.status).toBe(2);
+  expect(run.stdout).toBe('');
+  const lines = run.stderr.trimEnd().split('\n');
+  expect(lines[0]).toBe(`usage: ${usage}`);
+  expect(lines[1]).toMatch(error);
+  expect(run.stderr).not.toContain('"ok"');
+}
+
+describe('aipcs command tree', () => {
+  it('lists exactly the documented commands, without a help command', () => {
+    const run = aipcs(['--help']);
+    expect(run.status).toBe(0);
+    expect(run.stdout.startsWith('usage: aipcs ')).toBe(true);
+    const commands = [...run.stdout.split('commands:')[1]!.matchAll(/^ {2}(\w+)/gm)].map((match) => match[1]);
+    expect(commands).toEqual(['serve', 'config', 'status', 'doctor', 'storage', 'service', 'export', 'import', 'maintenance']);
+    expectParserError(['help'], 'aipcs [options] [command]', /^aipcs: error: unknown command 'help'/);
+  });
+
+  it('requires a command, and a subcommand under each group', () => {
+    expectParserError([], 'aipcs [options] [command]', /^aipcs: error: /);
+    for (const group of ['config', 'storage', 'service', 'maintenance']) {
+      expectParserError([group], `aipcs ${group} [options] [command]`, new RegExp(`^aipcs ${group}: error: `));
+    }
+  });
+
+  it('prints usage and the error for unknown options, excess or missing arguments, and bad choices', () => {
+    expectParserError(['status', '--bogus'], 'aipcs status [options]', /^aipcs status: error: unknown option '--bogus'/);
+    expectParserError(['status', 'extra'], 'aipcs status [options]', /^aipcs status: error: /);
+    expectParserError(['service', 'inspect'], 'aipcs service inspect [options] <SERVICE_ID>', /^aipcs service inspect: error: /);
+    expectParserError(['export', SID], 'aipcs export [options] <SERVICE_ID>', /^aipcs export: error: .*--output/);
+    expectParserError(['import'], 'aipcs import [options]', /^aipcs import: error: .*--input/);
+    expectParserError(['maintenance', 'scan'], 'aipcs maintenance scan [options]', /^aipcs maintenance scan: error: .*--service/);
+    expectParserError(['config', 'show', '--format', 'xml'], 'aipcs config show [options]', /^aipcs config show: error: /);
+    expectParserError(['serve', '--format', 'json'], 'aipcs serve [options]', /^aipcs serve: error: unknown option '--format'/);
+    expectParserError(['service', 'purge', SID, '--receipt', SID, '--override'], 'aipcs service purge [options] <SERVICE_ID>', /^aipcs service purge: error: .*cannot be used with/);
+  });
+});
