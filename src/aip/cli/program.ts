@@ -603,7 +603,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     let error: AipError;
     if (thrown instanceof CommanderError) {
       if (thrown.exitCode === 0) return EXIT.ok; // --help
-      error = new AipError('usage', thrown.message.replace(/^error: /, ''));
+      // A command group given no subcommand: its help went to stderr; say why.
+      const message = thrown.code === 'commander.help' ? 'missing command' : thrown.message.replace(/^error: /, '');
+      error = new AipError('usage', message);
     } else error = toAipError(thrown);
     io.stderr.write(`aip: ${error.code}: ${error.message}\n`);
     if (wantsJson(argv)) io.stdout.write(`${stringifyJson(new Map([['error', new Map([['code', error.code], ['message', error.message]])]]))}\n`);

@@ -95,3 +95,8 @@ export function success<T>(value: T): Outcome<T> {
 export function failure<T = never>(code: AipErrorCode, message: string): Outcome<T> {
   return { ok: false, error: new AipError(code, message) };
 }
+
+/** "an intent", "a state": an object type name with its article, for messages. */
+export function withArticle(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}

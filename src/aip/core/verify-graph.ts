@@ -2,7 +2,7 @@
 // of the expected type, operation/state/evidence consistency, missing
 // references and cycles. Pure: objects come through the ObjectSource port.
 import { applyEffects, sameFiles } from './effects.js';
-import { AipError, type AipErrorCode } from './errors.js';
+import { AipError, withArticle, type AipErrorCode } from './errors.js';
 import type { AipObject, Id, ObjectType, StateV1 } from './objects.js';
 import { referencesOf, type Reference } from './references.js';
 import { sameEntry } from './schemas.js';
@@ -141,7 +141,7 @@ export class GraphVerifier {
       if (node.kind === 'missing') return bad('graph.missing', id, `${ref.at}: ${ref.target} is not stored`);
       if (node.kind === 'invalid') return bad(node.error.code, id, `${ref.at}: ${ref.target} is invalid (${node.error.code})`);
       if (ref.expect !== undefined && node.type !== ref.expect) {
-        return bad('graph.type', id, `${ref.at}: ${ref.target} is a ${node.type}, expected a ${ref.expect}`);
+        return bad('graph.type', id, `${ref.at}: ${ref.target} is ${withArticle(node.type)}, expected ${withArticle(ref.expect)}`);
       }
       const verdict = this.verdicts.get(ref.target);
       if (verdict && !verdict.ok) return bad(verdict.error.code, id, `${ref.at}: ${ref.target} is invalid (${verdict.error.code})`);

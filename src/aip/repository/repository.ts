@@ -7,7 +7,7 @@ import { constants } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { decodeWithId, encodeObject, makeArtifact, type Encoded } from '../core/codec.js';
-import { AipError, failure, success, type Outcome } from '../core/errors.js';
+import { AipError, failure, success, withArticle, type Outcome } from '../core/errors.js';
 import { NO_IGNORE_RULES, parseIgnoreRules, type IgnoreRules } from '../core/ignore-rules.js';
 import { ROOT_STATE, ROOT_STATE_ID, type AipObject, type Id, type ObjectType, type StateV1 } from '../core/objects.js';
 import { indexEntriesOf } from '../core/references.js';
@@ -173,7 +173,7 @@ export class Repository {
 
   async getTyped<T extends ObjectType>(id: Id, type: T): Promise<Extract<AipObject, { type: T }>> {
     const object = await this.get(id);
-    if (object.type !== type) throw new AipError('graph.type', `${id} is a ${object.type}, expected a ${type}`);
+    if (object.type !== type) throw new AipError('graph.type', `${id} is ${withArticle(object.type)}, expected ${withArticle(type)}`);
     return object as Extract<AipObject, { type: T }>;
   }
 
@@ -181,7 +181,7 @@ export class Repository {
     const loaded = await this.store.load(id);
     if (loaded.kind === 'missing') return failure('graph.missing', `artifact ${id} is not stored`);
     if (loaded.kind === 'invalid') return { ok: false, error: loaded.error };
-    if (loaded.object.type !== 'artifact') return failure('graph.type', `${id} is a ${loaded.object.type}, expected an artifact`);
+    if (loaded.object.type !== 'artifact') return failure('graph.type', `${id} is ${withArticle(loaded.object.type)}, expected an artifact`);
     return success(loaded.object.data.content);
   }
 

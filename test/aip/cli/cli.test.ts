@@ -137,6 +137,16 @@ describe('exit codes', () => {
     expect(help.text).toContain('snapshot');
   });
 
+  it('2 with a plain message when no command (or no index subcommand) is given', async () => {
+    const dir = await initialized();
+    for (const args of [[], ['index'], ['--format', 'json']]) {
+      const missing = await aip(args, { cwd: dir });
+      expect(missing.code, args.join(' ')).toBe(2);
+      expect(missing.stderr).toMatch(/\naip: usage: missing command\n$/);
+      expect(missing.stderr).not.toContain('outputHelp');
+    }
+  });
+
   it('3 for a missing repository or object', async () => {
     const empty = await tempDir();
     const noRepo = await aip(['head'], { cwd: empty });
@@ -158,7 +168,12 @@ describe('exit codes', () => {
     expect(verify.text).toContain(`invalid ${id} store.hash: `);
     expect((await aip(['log', ROOT_STATE_ID.slice(0, 10)], { cwd: dir })).code).toBe(0);
     const intent = await aip(['intent', '--title', 't', '--goal', 'g'], { cwd: dir });
-    expect((await aip(['log', intent.text.trim()], { cwd: dir })).code).toBe(5);
+    const wrongType = await aip(['log', intent.text.trim()], { cwd: dir });
+    expect(wrongType.code).toBe(5);
+    expect(wrongType.stderr).toBe(`aip: graph.type: ${intent.text.trim()} is an intent, expected a state\n`);
+    const parent = await aip(['intent', '--title', 't', '--goal', 'g', '--parent', ROOT_STATE_ID], { cwd: dir });
+    expect(parent.code).toBe(5);
+    expect(parent.stderr).toContain(`data.parents[0]: ${ROOT_STATE_ID} is a state, expected an intent`);
   });
 
   it('4 for an unknown run result and 1 for a refused init', async () => {
