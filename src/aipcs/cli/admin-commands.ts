@@ -451,17 +451,19 @@ export const purgeCommand: AdminCommand<PurgePlan> = {
     if (!plan.ok) return plan;
     const receipt = checkOptionalUuid(invocation.options['receipt'], '--receipt');
     if (!receipt.ok) return receipt;
-    const override = invocation.options['override'] === true;
-    if (receipt.value === null && !override) return { ok: false, error: invalidArgument('--receipt', 'Exactly one of --receipt or --override is required.') };
     const confirm = checkOptionalUuid(invocation.options['confirmServiceId'], '--confirm-service-id');
     if (!confirm.ok) return confirm;
+    // The order of §1.9.1: revision, operation id, one authority, --yes, the confirmation.
+    if (!interactive) {
+      const machine = requireMachineFlags(invocation, plan.value, false);
+      if (!machine.ok) return machine;
+    }
+    const override = invocation.options['override'] === true;
+    if (receipt.value === null && !override) return { ok: false, error: invalidArgument('--receipt', 'Exactly one of --receipt or --override is required.') };
+    if (!interactive && invocation.options['yes'] !== true) return { ok: false, error: missingFlag('--yes') };
+    if (!interactive && confirm.value === null) return { ok: false, error: missingFlag('--confirm-service-id') };
     if (confirm.value !== null && confirm.value !== plan.value.serviceId) {
       return { ok: false, error: invalidArgument('--confirm-service-id', 'The confirmation must equal SERVICE_ID.') };
-    }
-    if (!interactive) {
-      const machine = requireMachineFlags(invocation, plan.value, true);
-      if (!machine.ok) return machine;
-      if (confirm.value === null) return { ok: false, error: missingFlag('--confirm-service-id') };
     }
     const authority: PurgeAuthority = receipt.value === null ? { kind: 'explicit_override' } : { kind: 'verified_receipt', receiptId: receipt.value };
     return ok({ ...plan.value, authority });

@@ -120,6 +120,11 @@ describe('aipcs service purge', () => {
       [[...base, '--confirm-service-id', id, '--yes'], '--receipt'],
       [[...base, '--override', '--confirm-service-id', id], '--yes'],
       [[...base, '--receipt', 'x', '--confirm-service-id', id, '--yes'], '--receipt'],
+      // Missing flags are named in the order of spec §1.9.1: revision, operation id, authority, --yes, confirmation.
+      [['service', 'purge', id, '--yes', '--confirm-service-id', id], '--expected-revision'],
+      [['service', 'purge', id, '--expected-revision', '2', '--yes', '--confirm-service-id', id], '--operation-id'],
+      [[...base, '--confirm-service-id', OP(32)], '--receipt'],
+      [[...base, '--override', '--confirm-service-id', OP(32)], '--yes'],
     ];
     for (const [argv, path] of cases) {
       const run = aipcs([...argv, ...rootArgs(freshDataRoot())]);
