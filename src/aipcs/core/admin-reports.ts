@@ -38,6 +38,25 @@ export function issueCodeOf(state: MigrationState): string | null {
   return STATUS_ISSUES[state.status];
 }
 
+/**
+ * Our adapters number their own revisions from 1 (decisions D16); the
+ * migration-state object shows them on the public scale of operations spec
+ * §1.8 (targets: SQLite registry 4, SQLite store 3, PostgreSQL registry 2,
+ * PostgreSQL store 1), which scripts and clients compare against. Each of our
+ * current revisions covers what the corresponding public one does (our
+ * SQLite registry 1, the one before transfer, stands where the public 3
+ * does), so the mapping is a fixed offset; 0 (nothing applied) stays 0.
+ */
+const PUBLIC_REVISION_OFFSET: Readonly<Record<BackendName, Readonly<Record<Component, bigint>>>> = {
+  sqlite: { registry: 2n, service_store: 2n },
+  postgresql: { registry: 1n, service_store: 0n },
+};
+
+function publicRevision(revision: bigint | null, backend: BackendName, component: Component): bigint | null {
+  if (revision === null || revision <= 0n) return revision;
+  return revision + PUBLIC_REVISION_OFFSET[backend][component];
+}
+
 /** `{"component","backend","status","applied_revision","target_revision","issue_code"}`. */
 export function migrationStateObject(component: Component, backend: BackendName, state: MigrationState): JsonObject {
   const unavailable = state.status === 'unavailable';
@@ -45,8 +64,8 @@ export function migrationStateObject(component: Component, backend: BackendName,
     component,
     backend,
     status: state.status,
-    applied_revision: unavailable ? null : state.appliedRevision,
-    target_revision: unavailable ? null : state.targetRevision,
+    applied_revision: unavailable ? null : publicRevision(state.appliedRevision, backend, component),
+    target_revision: unavailable ? null : publicRevision(state.targetRevision, backend, component),
     issue_code: issueCodeOf(state),
   };
 }

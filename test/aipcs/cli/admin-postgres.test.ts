@@ -38,10 +38,11 @@ for (const cluster of clusters) {
         } finally {
           await server.close();
         }
-        expect(pg(['status']).envelope.result).toMatchObject({ registry: { status: 'ready', issue_code: null }, services: { design: { materialised: 1 } }, overall: 'ready' });
+        // Revisions on the public scale of spec §1.8: PostgreSQL registry 2, store 1.
+        expect(pg(['status']).envelope.result).toMatchObject({ registry: { status: 'ready', applied_revision: 2, target_revision: 2, issue_code: null }, services: { design: { materialised: 1 } }, overall: 'ready' });
         const doctor = pg(['doctor', '--service', serviceId]);
         expect(doctor.envelope.result).toMatchObject({ overall: 'pass', checks: expect.arrayContaining([{ check_id: 'credential_reference', status: 'pass', issue_code: null }]) });
-        expect(pg(['storage', 'status', '--service', serviceId]).envelope.result).toMatchObject({ component: 'service_store', backend: 'postgresql', status: 'ready' });
+        expect(pg(['storage', 'status', '--service', serviceId]).envelope.result).toMatchObject({ component: 'service_store', backend: 'postgresql', status: 'ready', applied_revision: 1, target_revision: 1 });
         expect(pg(['maintenance', 'scan', '--service', serviceId]).status).toBe(0);
 
         expect(pg(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(1)]).status).toBe(0);

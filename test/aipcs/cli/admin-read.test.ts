@@ -13,7 +13,8 @@ import { startAipcs, sqliteArgs, type AipcsClient } from '../../support/aipcs-cl
 import { wireNotesManifest, wireNotesManifestV2 } from '../../support/wire-manifests.js';
 
 const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
-const READY_REGISTRY = { component: 'registry', backend: 'sqlite', status: 'ready', applied_revision: 2, target_revision: 2, issue_code: null };
+// Revisions on the public scale of spec §1.8 (SQLite registry 4, store 3), not our adapters' own numbers.
+const READY_REGISTRY = { component: 'registry', backend: 'sqlite', status: 'ready', applied_revision: 4, target_revision: 4, issue_code: null };
 
 const checks = (result: Record<string, unknown> | null) => (result?.['checks'] as Record<string, unknown>[]).map((check) => [check['check_id'], check['status'], check['issue_code']]);
 
@@ -78,7 +79,7 @@ describe('read-only administration', () => {
       const missing = freshDataRoot();
       const run = aipcs(['status', ...rootArgs(missing)]);
       expect(run.envelope.result).toMatchObject({
-        registry: { status: 'uninitialised', applied_revision: 0, target_revision: 2, issue_code: 'storage_uninitialised' },
+        registry: { status: 'uninitialised', applied_revision: 0, target_revision: 4, issue_code: 'storage_uninitialised' },
         services: { design: {}, truncated: false },
         overall: 'attention_required',
       });
@@ -202,8 +203,8 @@ describe('read-only administration', () => {
         component: 'service_store',
         backend: 'sqlite',
         status: 'ready',
-        applied_revision: 1,
-        target_revision: 1,
+        applied_revision: 3,
+        target_revision: 3,
         issue_code: null,
       });
       expect(aipcs(['storage', 'status', '--service', seeded, ...args]).envelope.result).toEqual({
@@ -270,7 +271,7 @@ describe('read-only administration', () => {
       chmodSync(path, 0o600);
       const status = aipcs(['status', ...rootArgs(root)]);
       expect(status.envelope.result).toMatchObject({
-        registry: { status: 'outdated', applied_revision: 1, target_revision: 2, issue_code: 'storage_migration_required' },
+        registry: { status: 'outdated', applied_revision: 3, target_revision: 4, issue_code: 'storage_migration_required' },
         overall: 'attention_required',
       });
       const list = aipcs(['service', 'list', ...rootArgs(root)]);
