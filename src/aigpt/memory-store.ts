@@ -170,6 +170,11 @@ export class MemoryStore {
     try {
       await fs.mkdir(this.tree.memoryDir, { recursive: true });
     } catch (error) {
+      // Spec 2.5: "already exists" is not an error of this step, even when
+      // what exists is not a folder. The reading commands then go on (status
+      // counts 0 for a folder it cannot list, read-core works) and the
+      // listing or the write that needs the folder reports it.
+      if (errnoCode(error) === 'EEXIST') return;
       throw failedTo('create_failed', this.tree.memoryDir, error);
     }
   }

@@ -106,6 +106,20 @@ describe('aigpt CLI', () => {
     expect(result.stderr).toBe(`aigpt: Failed to create ${coreDir}: EEXIST: file already exists\n`);
   });
 
+  it('a memory folder that cannot be listed counts 0 in the status (spec 4.2); read-core still works, read-memory names the folder', async () => {
+    await writeConfig(home, { path: join(home.root, 'c') });
+    const memoryDir = join(home.root, 'c', 'self', 'ai.syui.gpt.memory');
+    await fs.mkdir(join(home.root, 'c', 'self'), { recursive: true });
+    await fs.writeFile(memoryDir, 'a file where the memory folder belongs');
+    const status = await run([]);
+    expect(status.code).toBe(0);
+    expect(status.stdout.endsWith('\nrecords: 0/100\n')).toBe(true);
+    expect((await run(['read-core'])).code).toBe(0);
+    const read = await run(['read-memory']);
+    expect(read.code).toBe(1);
+    expect(read.stderr).toBe(`aigpt: Failed to read ${memoryDir}: ENOTDIR: not a directory\n`);
+  });
+
   it('read-core prints the core normalised (sorted keys, pretty) with one newline', async () => {
     await writeConfig(home, { did: 'did:plc:xxx', handle: 'ai.syui.ai', path: join(home.root, 'c') });
     const coreDir = join(home.root, 'c', 'did:plc:xxx', 'ai.syui.gpt.core');
