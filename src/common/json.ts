@@ -464,14 +464,15 @@ function finite(value: number): number {
   return value;
 }
 
-// JSON.stringify refuses bigints. stringifyExact stands each one in for a
-// string holding U+0000, a per-process random marker and the digits, then
-// turns those strings back into bare integers; no other string can carry the
-// marker, so nothing else is touched.
-const BIGINT_MARKER = randomBytes(12).toString('hex');
-const BIGINT_STAND_IN = new RegExp(`"\\\\u0000${BIGINT_MARKER}:(-?[0-9]+)"`, 'g');
+// JSON.stringify refuses bigints and writes an integral float as `1`. Exact
+// numbers therefore travel through it as stand-ins: a string holding U+0000,
+// a per-process random marker and the number's exact text, turned back into
+// that bare number afterwards; no other string can carry the marker, so
+// nothing else is touched.
+const NUMBER_MARKER = randomBytes(12).toString('hex');
+const NUMBER_STAND_IN = new RegExp(`"\\\\u0000${NUMBER_MARKER}:(-?[0-9]+(?:\\.[0-9]+)?(?:e[+-][0-9]+)?)"`, 'g');
 
-const standIn = (value: bigint): string => `\u0000${BIGINT_MARKER}:${value.toString()}`;
+const standIn = (numberText: string): string => `\u0000${NUMBER_MARKER}:${numberText}`;
 
 /** JSON.stringify, except that bigints are written as exact integers. */
 export function stringifyExact(value: unknown): string {
@@ -481,26 +482,38 @@ export function stringifyExact(value: unknown): string {
   } catch (error) {
     if (!(error instanceof TypeError)) throw error;
   }
-  return restoreBigInts(JSON.stringify(value, (_key, member: unknown) => (typeof member === 'bigint' ? standIn(member) : member)));
+  return restoreExactNumbers(JSON.stringify(value, (_key, member: unknown) => (typeof member === 'bigint' ? standIn(member.toString()) : member)));
 }
 
 /**
  * A copy of `value` whose bigints are stand-in strings, for a serialiser we
- * do not control (it calls JSON.stringify); restoreBigInts then turns its
- * text back into exact integers.
+ * do not control (it calls JSON.stringify); restoreExactNumbers then turns
+ * its text back into exact integers.
  */
 export function withBigIntStandIns(value: unknown): unknown {
-  return mapScalars(value, (scalar) => (typeof scalar === 'bigint' ? standIn(scalar) : scalar));
+  return mapScalars(value, (scalar) => (typeof scalar === 'bigint' ? standIn(scalar.toString()) : scalar));
 }
 
-/** The bigint stand-ins of JSON text (from withBigIntStandIns) as bare integers; other text is untouched. */
-export function restoreBigInts(text: string): string {
-  return text.includes(BIGINT_MARKER) ? text.replace(BIGINT_STAND_IN, '$1') : text;
+/**
+ * withBigIntStandIns for a lossless value (bigints are integers, numbers are
+ * floats): floats stand in as their Python repr too, so that `1.0` and
+ * 2^63-1 reach a client exactly as the value's losslessJson text has them.
+ */
+export function withExactNumberStandIns(value: JsonValue): unknown {
+  return mapScalars(value, (scalar) => {
+    if (typeof scalar === 'bigint') return standIn(scalar.toString());
+    return typeof scalar === 'number' ? standIn(pythonFloat(finite(scalar))) : scalar;
+  });
 }
 
-/** Whether bytes of JSON text hold a bigint stand-in. */
-export function holdsBigIntStandIn(bytes: Uint8Array): boolean {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(BIGINT_MARKER);
+/** The number stand-ins of JSON text (from the functions above) as bare numbers; other text is untouched. */
+export function restoreExactNumbers(text: string): string {
+  return text.includes(NUMBER_MARKER) ? text.replace(NUMBER_STAND_IN, '$1') : text;
+}
+
+/** Whether bytes of JSON text hold a number stand-in. */
+export function holdsNumberStandIn(bytes: Uint8Array): boolean {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(NUMBER_MARKER);
 }
 
 /** Renders a lossless value so that parseJson restores it exactly (floats keep `.0`). */

@@ -1,6 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { canonicalJson, FloatValue, holdsBigIntStandIn, JsonError, parseJson, parseJsonNotingForm, pythonFloat, renderJson, restoreBigInts, stringifyExact, toPlainJson, utf8ByteLength, withBigIntStandIns, type JsonValue } from '../../src/common/json.js';
+import {
+  canonicalJson,
+  FloatValue,
+  holdsNumberStandIn,
+  JsonError,
+  losslessJson,
+  parseJson,
+  parseJsonNotingForm,
+  pythonFloat,
+  renderJson,
+  restoreExactNumbers,
+  stringifyExact,
+  toPlainJson,
+  utf8ByteLength,
+  withBigIntStandIns,
+  withExactNumberStandIns,
+  type JsonValue,
+} from '../../src/common/json.js';
 
 const limits = { maxBytes: 1024, maxDepth: 4 };
 
@@ -61,10 +78,18 @@ describe('bigint stand-ins for a foreign serialiser', () => {
   it('survive JSON.stringify and come back as exact integers, other text untouched', () => {
     const value = { max: 9223372036854775807n, list: [-1n, 'x'], text: 'a\u0000b' };
     const text = JSON.stringify(withBigIntStandIns(value));
-    expect(holdsBigIntStandIn(Buffer.from(text))).toBe(true);
-    expect(restoreBigInts(text)).toBe('{"max":9223372036854775807,"list":[-1,"x"],"text":"a\\u0000b"}');
-    expect(restoreBigInts('{"n":"\\u0000deadbeef:1"}')).toBe('{"n":"\\u0000deadbeef:1"}');
-    expect(holdsBigIntStandIn(Buffer.from('{"a":1}'))).toBe(false);
+    expect(holdsNumberStandIn(Buffer.from(text))).toBe(true);
+    expect(restoreExactNumbers(text)).toBe('{"max":9223372036854775807,"list":[-1,"x"],"text":"a\\u0000b"}');
+    expect(restoreExactNumbers('{"n":"\\u0000deadbeef:1"}')).toBe('{"n":"\\u0000deadbeef:1"}');
+    expect(holdsNumberStandIn(Buffer.from('{"a":1}'))).toBe(false);
+  });
+
+  it('carry the floats and integers of a lossless value as its lossless text has them', () => {
+    const value = parseJson('{"a":1.0,"b":9223372036854775807,"c":[0.5,-0.0,1e16,1e-5,-3],"d":"1.0","e":null}');
+    const text = restoreExactNumbers(JSON.stringify(withExactNumberStandIns(value)));
+    expect(text).toBe('{"a":1.0,"b":9223372036854775807,"c":[0.5,-0.0,1e+16,1e-05,-3],"d":"1.0","e":null}');
+    expect(text).toBe(losslessJson(value));
+    expect(parseJson(text)).toStrictEqual(value);
   });
 });
 

@@ -8,7 +8,7 @@ import { BlockList, isIP } from 'node:net';
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isJSONRPCRequest, type JSONRPCMessage, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import { holdsBigIntStandIn, isJsonObject, parseJson, restoreBigInts, toPlainJson, withBigIntStandIns, type JsonObject, type JsonValue } from '../json.js';
+import { holdsNumberStandIn, isJsonObject, parseJson, restoreExactNumbers, toPlainJson, withBigIntStandIns, type JsonObject, type JsonValue } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type RequestKey } from './lossless-arguments.js';
 import { MAX_REQUEST_DEPTH } from './stdio-transport.js';
@@ -189,17 +189,17 @@ function discardBody(req: IncomingMessage): Promise<void> {
 }
 
 /**
- * Turns the bigint stand-ins of the response events written to `res` back
- * into exact integers. The SDK writes each SSE event as one chunk; an SSE
+ * Turns the number stand-ins of the response events written to `res` back
+ * into exact numbers. The SDK writes each SSE event as one chunk; an SSE
  * response that completed before its headers went out gets a Content-Length
  * from the HTTP adapter, which the shorter text would contradict, so SSE
  * responses drop it (chunked encoding carries them instead).
  */
-function writingExactIntegers(res: ServerResponse): void {
+function writingExactNumbers(res: ServerResponse): void {
   const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
   const restored = (chunk: unknown): unknown => {
-    if (typeof chunk === 'string') return restoreBigInts(chunk);
-    if (chunk instanceof Uint8Array && holdsBigIntStandIn(chunk)) return Buffer.from(restoreBigInts(Buffer.from(chunk).toString('utf8')), 'utf8');
+    if (typeof chunk === 'string') return restoreExactNumbers(chunk);
+    if (chunk instanceof Uint8Array && holdsNumberStandIn(chunk)) return Buffer.from(restoreExactNumbers(Buffer.from(chunk).toString('utf8')), 'utf8');
     return chunk;
   };
   (res as unknown as { write: typeof write }).write = (chunk, ...rest) => write(restored(chunk), ...rest);
@@ -270,8 +270,8 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> 
   });
 }
 
-function listsToolsRequest(message: JsonValue): boolean {
-  return isJsonObject(message) && message['method'] === 'tools/list';
+function carriesExactNumbers(message: JsonValue): boolean {
+  return isJsonObject(message) && (message['method'] === 'tools/list' || message['method'] === 'tools/call');
 }
 
 function isInitialize(message: JsonValue): boolean {
@@ -402,8 +402,9 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         return toPlainJson(split.sdkMessage);
       });
       try {
-        // Only a tools/list result carries bigints (the schemas' 2^63-1 bounds).
-        if (messages.some(listsToolsRequest)) writingExactIntegers(res);
+        // Only tools/list (the schemas' 2^63-1 bounds) and tools/call results
+        // (structuredContent) carry number stand-ins.
+        if (messages.some(carriesExactNumbers)) writingExactNumbers(res);
         await target.transport.handleRequest(req, res, Array.isArray(parsed) ? plain : plain[0]);
       } finally {
         // What the SDK refused (session header, protocol version) never reached

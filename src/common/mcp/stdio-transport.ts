@@ -5,7 +5,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { isJsonObject, JsonError, parseJson, stringifyExact, toPlainJson } from '../json.js';
+import { isJsonObject, JsonError, parseJson, restoreExactNumbers, stringifyExact, toPlainJson } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type LosslessArguments } from './lossless-arguments.js';
 
@@ -136,8 +136,9 @@ export class LosslessStdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return;
-    // Exact integers: the tools/list schemas carry 2^63-1 bounds.
-    const text = stringifyExact(message) + '\n';
+    // Exact numbers: the tools/list schemas carry 2^63-1 bounds, and tool
+    // results carry their numbers as stand-ins (tool-server.ts).
+    const text = restoreExactNumbers(stringifyExact(message)) + '\n';
     await new Promise<void>((resolve) => {
       if (this.options.output.write(text)) resolve();
       else this.options.output.once('drain', resolve);

@@ -18,7 +18,7 @@ import {
   type JSONRPCRequest,
   type ServerResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { toPlainJson, type JsonObject, type JsonValue } from '../json.js';
+import { withExactNumberStandIns, type JsonObject, type JsonValue } from '../json.js';
 import { validateJsonSchema, type JsonSchema, type SchemaIssue } from '../json-schema.js';
 import { createLogger, type Logger } from '../logger.js';
 import { LosslessArguments } from './lossless-arguments.js';
@@ -191,10 +191,16 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   return { server, lossless };
 }
 
+/**
+ * The SDK's form of a result. Its serialisers call JSON.stringify, which
+ * would round integers beyond 2^53 and write the float 1.0 as `1`: numbers of
+ * structuredContent travel as stand-ins, which both transports write back
+ * exactly, so that it parses to what the text item parses to.
+ */
 function toSdkResult(result: ToolCallResult): CallToolResult {
   return {
     content: result.content,
-    ...(result.structuredContent === undefined ? {} : { structuredContent: toPlainJson(result.structuredContent as JsonValue) as Record<string, unknown> }),
+    ...(result.structuredContent === undefined ? {} : { structuredContent: withExactNumberStandIns(result.structuredContent as JsonValue) as Record<string, unknown> }),
     ...(result.isError === undefined ? {} : { isError: result.isError }),
   };
 }

@@ -4,6 +4,7 @@
 // arguments as stdio; two concurrent sessions; session deletion; SIGTERM.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseJson, type JsonObject } from '../../../src/common/json.js';
 import { PACKAGE_VERSION } from '../../../src/aipcs/version.js';
 import { freshDataRoot, sqliteArgs } from '../../support/aipcs-client.js';
 import { wireNotesManifest } from '../../support/wire-manifests.js';
@@ -84,6 +85,23 @@ describe('aipcs serve --transport streamable-http --profile sqlite', () => {
     expect((found.result?.['records'] as { id: string }[]).map((hit) => hit.id)).toEqual([record['id']]);
     const replay = await client.call('aipcs_service_seed', { domain_name: 'notes', domain_class: 'knowledge', intent_description: 'Project notes.', idempotency_key: 'seed-1' });
     expect(replay.result?.['service_id']).toBe(serviceId);
+  });
+
+  it('writes structuredContent with the numbers of the text item: 2^63-1 exact, the float 1.0 as 1.0', async () => {
+    const seeded = await client.call('aipcs_service_seed', { domain_name: 'exact', domain_class: 'knowledge', intent_description: 'Exact numbers.', idempotency_key: 'seed-exact' });
+    const serviceId = seeded.result?.['service_id'] as string;
+    await client.call('aipcs_service_design', { service_id: serviceId, schema: wireNotesManifest(), idempotency_key: 'design-exact' });
+    await client.call('aipcs_service_materialise', { service_id: serviceId, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: 'mat-exact' });
+    const session = await rawSession(aipcs.port);
+    const created = await rawRequest(aipcs.port, {
+      headers: sessionHeaders(session),
+      body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"aipcs_record_create","arguments":{"service_id":"${serviceId}","entity_name":"note","record":{"title":"t","priority":9223372036854775807,"confidence":1.0},"idempotency_key":"k"}}}`,
+    });
+    const data = created.body.split('\n').find((line) => line.startsWith('data: {')) ?? '';
+    expect(data).toContain('"priority":9223372036854775807');
+    expect(data).toContain('"confidence":1.0');
+    const message = parseJson(data.slice(6)) as { result: { content: { text: string }[]; structuredContent: JsonObject } };
+    expect(message.result.structuredContent).toStrictEqual(parseJson(message.result.content[0]?.text ?? ''));
   });
 
   it('keeps arguments lossless: limit 2.0 is not the integer 2', async () => {

@@ -6,7 +6,9 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { aipcsBin } from '../../support/bins.js';
+import { parseJson, type JsonObject } from '../../../src/common/json.js';
 import { freshDataRoot, sqliteArgs } from '../../support/aipcs-client.js';
+import { wireNotesManifest } from '../../support/wire-manifests.js';
 
 /** Sends raw JSON-RPC lines and returns the raw text of the response with `id`. */
 function rawExchange(args: string[], lines: (object | string)[], id: number): Promise<string> {
@@ -47,6 +49,61 @@ describe('exact integer bounds in tools/list', () => {
     expect(line).toContain('"expected_service_revision":{"type":"integer","minimum":1,"maximum":9223372036854775807}');
     expect(line).not.toContain('9223372036854776000');
     expect(JSON.parse(line).result.tools).toHaveLength(21);
+  });
+});
+
+/** A raw stdio session: each call writes one line and resolves with the raw response line of its id. */
+function rawSession(args: string[]) {
+  const child = spawn(process.execPath, [aipcsBin(), ...args], { stdio: ['pipe', 'pipe', 'ignore'], env: { PATH: process.env['PATH'] ?? '' } });
+  const waiting = new Map<number, (line: string) => void>();
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+    let newline: number;
+    while ((newline = out.indexOf('\n')) >= 0) {
+      const line = out.slice(0, newline);
+      out = out.slice(newline + 1);
+      const id = (JSON.parse(line) as { id?: number }).id;
+      if (id !== undefined) waiting.get(id)?.(line);
+    }
+  });
+  return {
+    send(line: string, id?: number): Promise<string> {
+      const answered = id === undefined ? Promise.resolve('') : new Promise<string>((resolve) => waiting.set(id, resolve));
+      child.stdin.write(`${line}\n`);
+      return answered;
+    },
+    close: () => child.kill(),
+  };
+}
+
+describe('exact numbers in tool results', () => {
+  it('writes structuredContent with the numbers of the text item: 2^63-1 exact, the float 1.0 as 1.0', async () => {
+    const session = rawSession(['serve', ...sqliteArgs(freshDataRoot())]);
+    try {
+      const call = async (id: number, name: string, args: string): Promise<{ line: string; result: { content: { text: string }[]; structuredContent: JsonObject } }> => {
+        const line = await session.send(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`, id);
+        return { line, result: (parseJson(line) as { result: { content: { text: string }[]; structuredContent: JsonObject } }).result };
+      };
+      await session.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }), 1);
+      await session.send('{"jsonrpc":"2.0","method":"notifications/initialized"}');
+      const seeded = await call(2, 'aipcs_service_seed', '{"domain_name":"exact","domain_class":"knowledge","intent_description":"Exact numbers.","idempotency_key":"s"}');
+      const serviceId = (seeded.result.structuredContent['result'] as JsonObject)['service_id'] as string;
+      await call(3, 'aipcs_service_design', JSON.stringify({ service_id: serviceId, schema: wireNotesManifest(), idempotency_key: 'd' }));
+      await call(4, 'aipcs_service_materialise', `{"service_id":"${serviceId}","expected_service_revision":2,"expected_schema_version":1,"idempotency_key":"m"}`);
+      const created = await call(
+        5,
+        'aipcs_record_create',
+        `{"service_id":"${serviceId}","entity_name":"note","record":{"title":"t","priority":9223372036854775807,"confidence":1.0},"idempotency_key":"k"}`,
+      );
+      const structured = created.line.slice(created.line.indexOf('"structuredContent"'));
+      expect(structured).toContain('"priority":9223372036854775807');
+      expect(structured).toContain('"confidence":1.0');
+      // What a Python client checks: json.loads(text) == structuredContent, ints and floats alike.
+      expect(created.result.structuredContent).toStrictEqual(parseJson(created.result.content[0]?.text ?? ''));
+    } finally {
+      session.close();
+    }
   });
 });
 
