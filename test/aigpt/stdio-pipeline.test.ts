@@ -2,8 +2,10 @@
 // does (spec 5.1; the reference reads a line, answers it, then reads the
 // next): every request read before end of input is answered, in order, each
 // one seeing the effects of those before it, and a last line without its
-// newline is served too.
+// newline is served too. A line that is not valid UTF-8 is reported and
+// skipped, never served with replacement characters.
 
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { INITIALIZE_REQUEST, INITIALIZED_NOTIFICATION, makeTempHome, runAigpt, type TempHome, writeConfig } from './support.js';
@@ -63,5 +65,27 @@ describe('aigpt server with its whole input piped at once', () => {
     const answers = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(answers).toHaveLength(1);
     expect((answers[0]?.['result'] as { serverInfo: { name: string } }).serverInfo.name).toBe('aigpt');
+  });
+
+  it('skips a line that is not valid UTF-8 (reported on stderr, -32600 to its id), saving nothing, and goes on', async () => {
+    const bad = Buffer.concat([
+      Buffer.from('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"save_memory","arguments":{"content":"a'),
+      Buffer.from([0xff]),
+      Buffer.from('b"}}}\n'),
+    ]);
+    const input = Buffer.concat([
+      Buffer.from(`${JSON.stringify(INITIALIZE_REQUEST)}\n`),
+      bad,
+      Buffer.from(`${JSON.stringify(call(3, 'save_memory', { content: 'é' }))}\n`),
+    ]);
+    const run = await runAigpt(['server'], home.childEnv, { input });
+    expect(run.code).toBe(0);
+    const answers = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(answers.map((answer) => answer['id'])).toEqual([1, 2, 3]);
+    expect(answers[1]).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32600, message: 'Invalid Request' } });
+    expect(firstText(answers[2] as Record<string, unknown>)).toBe('{"count":1,"limit":100,"success":true}');
+    expect(run.stderr).toContain('not valid UTF-8');
+    const memoryDir = join(home.root, 'content', 'self', 'ai.syui.gpt.memory');
+    expect((await readdir(memoryDir)).filter((name) => name.endsWith('.json'))).toHaveLength(1);
   });
 });

@@ -72,7 +72,7 @@ export interface RunResult {
 }
 
 /** Runs the built CLI to completion. */
-export function runAigpt(args: readonly string[], env: NodeJS.ProcessEnv, options: { cwd?: string; input?: string } = {}): Promise<RunResult> {
+export function runAigpt(args: readonly string[], env: NodeJS.ProcessEnv, options: { cwd?: string; input?: string | Buffer } = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [aigptBin(), ...args], { env, cwd: options.cwd ?? tmpdir(), stdio: 'pipe' });
     let stdout = '';

@@ -10,7 +10,12 @@
 // A final line without a newline is served as a line, as the reference does.
 // A request that gets no answer within a bound stops being waited for, so one
 // stuck request can never block the session or keep the process alive.
+// A line that is not valid UTF-8 is not served with replacement characters
+// (which would save U+FFFD in place of the text sent): it is reported on
+// stderr and skipped (spec 5.1), and a request whose id shows in it gets
+// -32600 so the client is not left waiting.
 
+import { isUtf8 } from 'node:buffer';
 import { PassThrough, Writable, type Readable } from 'node:stream';
 
 /** How long one request may hold back the lines after it. */
@@ -36,6 +41,11 @@ function parseLine(line: string): unknown {
   }
 }
 
+/** JSON-RPC -32600 for the id of a line that cannot be served. */
+function invalidRequestLine(id: unknown): string {
+  return `${JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid Request' } })}\n`;
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -47,7 +57,13 @@ function requestKey(line: Buffer): string | undefined {
   return idKey(message['id']);
 }
 
-export function answerBeforeExit(source: Readable, sink: Writable, maxLineBytes: number, waitMs = ANSWER_WAIT_MS): AnswerGate {
+export function answerBeforeExit(
+  source: Readable,
+  sink: Writable,
+  maxLineBytes: number,
+  warn: (message: string) => void,
+  waitMs = ANSWER_WAIT_MS,
+): AnswerGate {
   const input = new PassThrough();
   let unread: Buffer = Buffer.alloc(0);
   /** Bytes of an oversized line are passed through as they come (the transport refuses it). */
@@ -84,6 +100,14 @@ export function answerBeforeExit(source: Readable, sink: Writable, maxLineBytes:
       }
       const line = unread.subarray(0, newline + 1);
       unread = unread.subarray(newline + 1);
+      if (line.length - 1 <= maxLineBytes && !isUtf8(line)) {
+        warn('dropped an input line that is not valid UTF-8');
+        const message = parseLine(line.subarray(0, -1).toString('utf8'));
+        if (!gateOpen && isObject(message) && typeof message['method'] === 'string' && idKey(message['id']) !== undefined) {
+          sink.write(invalidRequestLine(message['id']));
+        }
+        continue;
+      }
       const key = line.length - 1 > maxLineBytes || gateOpen ? undefined : requestKey(line.subarray(0, -1));
       forward(line);
       if (key !== undefined) {

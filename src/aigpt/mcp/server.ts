@@ -52,6 +52,7 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
     (io.input ?? process.stdin) as Readable,
     (io.output ?? process.stdout) as Writable,
     MAX_INPUT_LINE_BYTES,
+    (message) => logger.warn(message),
   );
   await serveStdio(
     {
