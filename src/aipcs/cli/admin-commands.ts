@@ -13,7 +13,7 @@ import { TRANSITIONS, type PurgeAuthority, type TransitionKind } from '../core/o
 import { importDryRunResult } from '../core/transfer.js';
 import { requireRunnable, resolveConfiguration, transportPreflight, type ResolveInput, type RuntimeConfig } from '../config/index.js';
 import { openStorageForAdmin, TRANSFER_CODEC, type AdminComposition } from '../compose.js';
-import { adminError, adminErrorFrom, invalidArgument, refusal } from './admin-errors.js';
+import { AdminRefusal, adminError, adminErrorFrom, invalidArgument, refusal } from './admin-errors.js';
 import { checkFilePath, checkLimit, checkOptionalUuid, checkRevision, checkUuid, isInteractive, missingFlag, type Checked } from './admin-flags.js';
 import { ArtefactSpool, ExportFile, fileChunks, openArtefact, requireAbsent } from './artefact-files.js';
 import { renderHumanResult, type CliObject } from './human-format.js';
@@ -106,8 +106,14 @@ function requirePersistent(runtime: RuntimeConfig): void {
 function requireReady(context: AdminContext): NonNullable<AdminContext['lifecycle']> {
   const status = context.registry?.status;
   if (status === 'ready' && context.storage && context.lifecycle) return context.lifecycle;
-  throw refusal(status === undefined || status === 'unavailable' || status === 'ready' ? 'storage_unavailable' : 'storage_migration_required');
+  if (status === undefined || status === 'unavailable' || status === 'ready') throw refusal('storage_unavailable');
+  // `serve` migrates an uninitialised or outdated registry, but refuses an
+  // incompatible or dirty one: do not send the operator there for those.
+  if (status === 'incompatible' || status === 'dirty') throw new AdminRefusal({ ...adminError('storage_migration_required'), message: REGISTRY_UNUSABLE });
+  throw refusal('storage_migration_required');
 }
+
+const REGISTRY_UNUSABLE = 'The registry is incompatible or dirty and cannot be used or migrated; aipcs doctor shows its state.';
 
 function requireOperator(composition: AdminComposition): Operator {
   requireReady(composition.context);

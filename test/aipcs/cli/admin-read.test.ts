@@ -284,6 +284,23 @@ describe('read-only administration', () => {
       await server.close();
       expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toEqual(READY_REGISTRY);
     });
+
+    it('an incompatible registry is refused without sending the operator to serve, which would refuse it too', () => {
+      const root = freshDataRoot();
+      mkdirSync(root, { mode: 0o700 });
+      const path = join(root, 'registry.sqlite');
+      const db = new Database(path);
+      db.pragma('journal_mode = WAL');
+      db.exec('CREATE TABLE foreign_table (x INTEGER)');
+      db.close();
+      chmodSync(path, 0o600);
+      expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toMatchObject({ status: 'incompatible', target_revision: 4, issue_code: 'storage_incompatible' });
+      const list = aipcs(['service', 'list', ...rootArgs(root)]);
+      expect([list.status, list.envelope.error?.code]).toEqual([3, 'storage_migration_required']);
+      expect(list.envelope.error?.message).not.toContain('serve');
+      const outdatedMessage = aipcs(['service', 'list', ...rootArgs(freshDataRoot())]).envelope.error?.message;
+      expect(outdatedMessage).toContain('aipcs serve');
+    });
   });
 
   describe('maintenance scan', () => {
