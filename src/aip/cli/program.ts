@@ -294,8 +294,16 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       .option('--allow-empty', 'record a no-change operation'),
   ).action(action(async (ctx, flags: IntentFlags & { intent?: string; allowEmpty?: boolean }) => {
     const repo = await ctx.repo();
-    if (flags.intent !== undefined && (flags.title !== undefined || flags.goal !== undefined)) {
-      throw usage('give --intent or --title/--goal, not both');
+    const intentOptionGiven =
+      flags.title !== undefined ||
+      flags.goal !== undefined ||
+      flags.createdAt !== undefined ||
+      flags.constraint.length > 0 ||
+      flags.context.length > 0 ||
+      flags.parent.length > 0;
+    if (flags.intent !== undefined && intentOptionGiven) {
+      // The intent options describe a new intent; with --intent they would be silently lost.
+      throw usage('give --intent or --title/--goal (with the other intent options), not both');
     }
     const source = flags.intent !== undefined ? { existing: await repo.resolve(flags.intent) } : { create: await buildIntent(ctx, flags) };
     if ('existing' in source) await repo.getTyped(source.existing, 'intent');

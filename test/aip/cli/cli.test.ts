@@ -244,6 +244,12 @@ describe('commands', () => {
     expect(empty.code).toBe(1);
     expect(empty.stderr).toMatch(/^aip: operation\.empty: /);
     expect((await aip(['snapshot', '--intent', made['intent'] ?? '', '--allow-empty'], { cwd: dir })).code).toBe(0);
+    // Intent options belong to a new intent: with --intent they are refused, not dropped.
+    for (const extra of [['--title', 'x'], ['--constraint', 'c'], ['--context', made['intent'] ?? ''], ['--parent', made['intent'] ?? ''], ['--created-at', '2026-01-01T00:00:00.000000000Z']]) {
+      const mixed = await aip(['snapshot', '--intent', made['intent'] ?? '', '--allow-empty', ...extra], { cwd: dir });
+      expect(mixed.code, extra.join(' ')).toBe(2);
+      expect(mixed.stderr).toMatch(/^aip: usage: give --intent or --title\/--goal/);
+    }
   });
 
   it('run --format json prints the evidence; --keep keeps the folder', async () => {
