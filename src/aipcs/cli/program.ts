@@ -91,6 +91,8 @@ export function buildProgram(): Command {
     .description('AIPCS: a local-first memory primitive server for AI agents over MCP.')
     .version(PACKAGE_VERSION)
     .helpCommand(false)
+    // The usage line of spec §1.2, word for word.
+    .usage('[-h] {serve,config,status,doctor,storage,service,export,import,maintenance} ...')
     .exitOverride()
     .showHelpAfterError(false)
     .configureHelp({ styleTitle: (title) => title.toLowerCase() })
