@@ -71,7 +71,7 @@ function commandPath(command: Command): string {
  */
 class AipcsCommand extends Command {
   override createCommand(name?: string): Command {
-    return new AipcsCommand(name);
+    return new AipcsCommand(name).helpCommand(false);
   }
 
   override error(message: string, errorOptions?: { code?: string; exitCode?: number }): never {
@@ -199,9 +199,9 @@ function addAdminCommands(program: Command): void {
   adminCommand(service, 'inspect', 'Inspect one service.').argument('<SERVICE_ID>', 'service id').action(adminAction(serviceInspectCommand, true));
   const transitions: [TransitionName, string][] = [
     ['suspend', 'Suspend one service.'],
-    ['resume', 'Resume one suspended service.'],
+    ['resume', 'Resume one service.'],
     ['archive', 'Archive one service.'],
-    ['restore', 'Restore one archived service to suspended.'],
+    ['restore', 'Restore one service.'],
   ];
   for (const [name, description] of transitions) withOperatorOptions(adminCommand(service, name, description)).action(adminAction(transitionCommand(name), true));
   withOperatorOptions(adminCommand(service, 'purge', 'Irreversibly purge one archived service.'))

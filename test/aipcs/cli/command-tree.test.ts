@@ -27,6 +27,23 @@ describe('aipcs command tree', () => {
     const commands = [...run.stdout.split('commands:')[1]!.matchAll(/^ {2}(\w+)/gm)].map((match) => match[1]);
     expect(commands).toEqual(['serve', 'config', 'status', 'doctor', 'storage', 'service', 'export', 'import', 'maintenance']);
     expectParserError(['help'], TOP_USAGE, /^aipcs: error: unknown command 'help'/);
+    for (const group of ['config', 'storage', 'service', 'maintenance']) {
+      const help = aipcs([group, '--help']);
+      expect(help.status).toBe(0);
+      expect(help.stdout).not.toMatch(/^ {2}help /m);
+      expectParserError([group, 'help'], `aipcs ${group} [options] [command]`, new RegExp(`^aipcs ${group}: error: unknown command 'help'`));
+    }
+    const service = aipcs(['service', '--help']).stdout;
+    const texts: [string, string][] = [
+      ['suspend', 'Suspend one service.'],
+      ['resume', 'Resume one service.'],
+      ['archive', 'Archive one service.'],
+      ['restore', 'Restore one service.'],
+      ['purge', 'Irreversibly purge one archived service.'],
+    ];
+    for (const [name, text] of texts) {
+      expect(service).toMatch(new RegExp(`^ {2}${name} \\[options\\] <SERVICE_ID> +${text.replace('.', '\\.')}$`, 'm'));
+    }
   });
 
   it('requires a command, and a subcommand under each group', () => {
