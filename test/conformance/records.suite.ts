@@ -77,7 +77,7 @@ export function recordsSuite(harness: StorageHarness): void {
       });
 
       it('accepts zero-offset datetimes verbatim', async () => {
-        for (const due of ['2030-01-01T00:00:00Z', '2030-01-01T00:00:00+00:00', '2030-01-01 00:00:00Z', '2030-01-01T00:00:00.123456789Z', '20300101T000000Z']) {
+        for (const due of ['2030-01-01T00:00:00Z', '2030-01-01T00:00:00+00:00', '2030-01-01 00:00:00Z', '2030-01-01t00:00:00Z', '2030-01-01T00:00:00.123456789Z', '20300101T000000Z', '2011-W01-2T00:05:23Z']) {
           const record = await create({ title: 'x', due_at: due });
           expect((record['fields'] as JsonObject)['due_at']).toBe(due);
         }

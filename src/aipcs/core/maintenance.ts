@@ -5,6 +5,7 @@
 
 import type { JsonObject } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
+import { zeroOffsetInstantMicros } from '../contract/iso-datetime.js';
 import { deriveModel, type DerivedEntity, type MaintenanceScanType } from '../contract/manifest/derived-model.js';
 import type { AttributeType } from '../contract/manifest/types.js';
 import { compareNumbers, utf8Length } from '../contract/schema-check.js';
@@ -57,30 +58,6 @@ function isPresent(type: AttributeType | undefined, value: FieldValue | undefine
   if (type === 'string') return typeof value === 'string' && !isBlank(value);
   if (type === 'string_list') return Array.isArray(value) && value.length > 0;
   return true;
-}
-
-// The zero-offset ISO 8601 forms accepted on write (record-rules.ts); any
-// value outside them is not interpreted and never counts as expired.
-const ISO_INSTANT = /^(\d{4})-?(\d{2})-?(\d{2})[T ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?(?:Z|[+-]00(?::?00(?::?00(?:[.,]0+)?)?)?)$/;
-
-function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
-}
-
-/** Microseconds since the epoch of a stored datetime value, or null when it cannot be read as an instant. */
-export function instantMicros(text: string): bigint | null {
-  const match = ISO_INSTANT.exec(text);
-  if (!match) return null;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map((part) => Number(part ?? '0')) as [number, number, number, number, number, number];
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return null;
-  const fraction = BigInt(((match[7] ?? '') + '000000').slice(0, 6));
-  const seconds = BigInt(daysFromCivil(year, month, day)) * 86_400n + BigInt(hour * 3600 + minute * 60 + second);
-  return seconds * 1_000_000n + fraction;
 }
 
 /** Per-scan evaluation settings derived once per request. */
@@ -192,7 +169,7 @@ export class MaintenanceService {
       case 'expired': {
         if (signals.expiryField === null) return undefined;
         const value = fields[signals.expiryField];
-        const instant = typeof value === 'string' ? instantMicros(value) : null;
+        const instant = typeof value === 'string' ? zeroOffsetInstantMicros(value) : null;
         return instant !== null && instant < context.now ? { field_name: signals.expiryField } : undefined;
       }
       case 'low_confidence': {

@@ -5,6 +5,7 @@
 
 import { renderJson, type JsonObject, type JsonValue } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
+import { isZeroOffsetDatetime } from '../contract/iso-datetime.js';
 import type { AttributeDefinition, EntityDefinition, ManifestV2 } from '../contract/manifest/types.js';
 import { isServerManagedField } from '../contract/manifest/types.js';
 import { codePointLength, compareNumbers, isCanonicalUuid, trimContractString } from '../contract/schema-check.js';
@@ -38,23 +39,6 @@ function utf8Length(text: string): number {
 
 function validString(value: string): boolean {
   return !value.includes('\u0000') && utf8Length(value) <= MAX_STRING_BYTES;
-}
-
-// ISO 8601 as Python's datetime.fromisoformat reads it, restricted to a zero UTC offset.
-const ISO_DATETIME =
-  /^(\d{4})-?(\d{2})-?(\d{2})[T ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?(Z|[+-]00(?::?00(?::?00(?:[.,]0+)?)?)?)$/;
-
-export function isZeroOffsetDatetime(text: string): boolean {
-  const match = ISO_DATETIME.exec(text);
-  if (!match) return false;
-  // Basic and extended forms must not be mixed in the date part.
-  const dashes = (text.slice(0, 10).match(/-/g) ?? []).length;
-  if (dashes !== 0 && dashes !== 2) return false;
-  const [year, month, day, hour, minute = '0', second = '0'] = match.slice(1, 7).map((part) => (part === undefined ? undefined : Number(part))) as number[];
-  if (year === undefined || month === undefined || day === undefined || hour === undefined) return false;
-  if (year < 1 || month < 1 || month > 12 || hour > 23 || Number(minute) > 59 || Number(second) > 59) return false;
-  const daysInMonth = new Date(Date.UTC(2000 + (year % 400), month, 0)).getUTCDate();
-  return day >= 1 && day <= daysInMonth;
 }
 
 /** Checks one non-null value against its attribute; returns the value as stored (number fields as floats). */

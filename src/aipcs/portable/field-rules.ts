@@ -5,6 +5,7 @@
 // Pure; the manifest comes validated from src/aipcs/contract.
 
 import { renderJson, isJsonObject, type JsonValue } from '../../common/json.js';
+import { isZeroOffsetDatetime } from '../contract/iso-datetime.js';
 import type { AttributeDefinition, ManifestV2 } from '../contract/manifest/types.js';
 import { isServerManagedField } from '../contract/manifest/types.js';
 import { codePointLength, compareNumbers, isCanonicalUuid, utf8Length } from '../contract/schema-check.js';
@@ -38,27 +39,6 @@ export function compileEntityRules(manifest: ManifestV2): ReadonlyMap<string, En
     rules.set(entity.name, { name: entity.name, domain, required });
   }
   return rules;
-}
-
-// ISO 8601 with a zero UTC offset in the forms Python's fromisoformat reads
-// (extended or basic date, `T` or space, optional minutes/seconds/fraction),
-// the set the contract recommends accepting.
-const ZERO_OFFSET_DATETIME =
-  /^(\d{4})(-?)(\d{2})\2(\d{2})[T ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,]\d+)?)?)?(?:Z|[+-]00(?::?00(?::?00(?:[.,]0+)?)?)?)$/;
-
-function isZeroOffsetDatetime(text: string): boolean {
-  const match = ZERO_OFFSET_DATETIME.exec(text);
-  if (!match) return false;
-  const year = Number(match[1]);
-  const month = Number(match[3]);
-  const day = Number(match[4]);
-  const hour = Number(match[5]);
-  const minute = Number(match[6] ?? '0');
-  const second = Number(match[7] ?? '0');
-  if (year < 1 || month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return false;
-  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  const days = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
-  return day >= 1 && day <= days;
 }
 
 function validText(value: string): boolean {

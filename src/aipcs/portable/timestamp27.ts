@@ -2,6 +2,8 @@
 // from microseconds since the Unix epoch, the unit storage ports use. Strict
 // both ways: only real calendar instants in years 0001..9999 exist here.
 
+import { daysFromCivil } from '../contract/iso-datetime.js';
+
 const PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{6})Z$/;
 
 const MICROS_PER_DAY = 86_400_000_000n;
@@ -11,17 +13,8 @@ const END_DAY = 2_932_897;
 export const MIN_TIMESTAMP27_MICROS = BigInt(MIN_DAY) * MICROS_PER_DAY;
 export const MAX_TIMESTAMP27_MICROS = BigInt(END_DAY) * MICROS_PER_DAY - 1n;
 
-// Howard Hinnant's days_from_civil / civil_from_days: exact integer
-// arithmetic, independent of Date's two-digit-year quirks.
-function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146_097 + doe - 719_468;
-}
-
+// Howard Hinnant's civil_from_days: exact integer arithmetic, independent of
+// Date's two-digit-year quirks (days_from_civil lives beside the datetime rules).
 function civilFromDays(days: number): [number, number, number] {
   const z = days + 719_468;
   const era = Math.floor(z / 146_097);
