@@ -88,4 +88,27 @@ describe('aigpt server with its whole input piped at once', () => {
     const memoryDir = join(home.root, 'content', 'self', 'ai.syui.gpt.memory');
     expect((await readdir(memoryDir)).filter((name) => name.endsWith('.json'))).toHaveLength(1);
   });
+
+  it('goes on at once after requests the transport refuses itself, and after lines that are not requests', async () => {
+    const lines = [
+      '{"jsonrpc":"2.0","method":"notifications/whatever"}',
+      '{"jsonrpc":"2.0","id":null,"method":"ping"}',
+      '[{"jsonrpc":"2.0","id":9,"method":"ping"}]',
+      '{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
+      '{"id":8,"method":"ping"}',
+      '{"jsonrpc":"2.0","id":"z","method":"ping","params":5}',
+      '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"read_core","arguments":5}}',
+      '{"jsonrpc":"2.0","id":10,"method":"ping"}',
+    ];
+    const started = Date.now();
+    const run = await runAigpt(['server'], home.childEnv, { input: `${lines.join('\n')}\n` });
+    expect(run.code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const answers = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(answers).toEqual([
+      { jsonrpc: '2.0', id: 'z', error: { code: -32600, message: 'Invalid Request' } },
+      { jsonrpc: '2.0', id: 11, error: { code: -32602, message: 'Invalid request parameters' } },
+      { jsonrpc: '2.0', id: 10, result: {} },
+    ]);
+  });
 });

@@ -109,14 +109,16 @@ export function answerBeforeExit(
         continue;
       }
       const key = line.length - 1 > maxLineBytes || gateOpen ? undefined : requestKey(line.subarray(0, -1));
-      forward(line);
       if (key !== undefined) {
+        // Set before the line is handed over: the transport may answer it
+        // synchronously (a request it refuses itself), within forward().
         waitingFor = key;
         timer = setTimeout(() => {
           stopWaiting();
           pump();
         }, waitMs);
       }
+      forward(line);
     }
     if (waitingFor === undefined) {
       if (ended) {
