@@ -73,6 +73,19 @@ describe('LosslessStdioTransport', () => {
     expect(received).toHaveLength(1);
   });
 
+  it('reads "params": null as no params, as the Python SDK does', async () => {
+    const { input, transport, received, written } = harness(4096);
+    await transport.start();
+    input.write('{"jsonrpc":"2.0","id":13,"method":"tools/list","params":null}\n');
+    input.write('{"jsonrpc":"2.0","method":"notifications/initialized","params":null}\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(written).toEqual([]);
+    expect(received).toEqual([
+      { jsonrpc: '2.0', id: 13, method: 'tools/list' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+    ]);
+  });
+
   it('finds ids only where they are plainly visible, at the top level', () => {
     expect(requestIdFromPrefix('{"jsonrpc":"2.0","id":12,"method"')).toBe(12);
     expect(requestIdFromPrefix('{"id":"x\\"y","jsonrpc"')).toBe('x"y');

@@ -55,7 +55,8 @@ export class LosslessArguments {
 
 /**
  * Splits a losslessly parsed JSON-RPC message into what the SDK should see
- * (plain numbers, `arguments: null` dropped as the contract treats it as `{}`)
+ * (plain numbers, `params: null` and `arguments: null` dropped: the first
+ * means no params, the contract treats the second as `{}`)
  * and, for tools/call requests, the lossless arguments object.
  */
 export interface SplitMessage {
@@ -66,7 +67,10 @@ export interface SplitMessage {
   readonly invalidArguments?: boolean;
 }
 
-export function splitToolArguments(message: JsonValue): SplitMessage {
+export function splitToolArguments(received: JsonValue): SplitMessage {
+  // `"params": null` is absent params to the Python SDK (an optional field);
+  // the TypeScript SDK would refuse the whole message.
+  const message = isJsonObject(received) && received['params'] === null ? withoutParams(received) : received;
   if (!isJsonObject(message) || message['method'] !== 'tools/call' || !isJsonObject(message['params'])) {
     return { sdkMessage: message };
   }
@@ -83,6 +87,12 @@ export function splitToolArguments(message: JsonValue): SplitMessage {
   // The SDK sees an empty object; the real arguments travel beside it.
   sdkParams['arguments'] = {};
   return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id, args }) };
+}
+
+function withoutParams(message: JsonObject): JsonObject {
+  const copy: JsonObject = { ...message };
+  delete copy['params'];
+  return copy;
 }
 
 /** JSON-RPC -32602 for tools/call arguments that are not an object; echoes nothing. */
