@@ -18,8 +18,10 @@ export function aipcsServerOptions(tools: readonly AipcsToolDefinition[], dispat
     version: PACKAGE_VERSION,
     logger,
     validateArguments: false,
-    // Contract §2.2: exactly these capabilities.
+    // Contract §2.2: exactly these capabilities, and the revisions of the
+    // Python SDK line the reference is built on (no 2024-10-07).
     capabilities: { experimental: {}, tools: { listChanged: false } },
+    protocolVersions: ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
     tools: tools.map((tool) => ({
       name: tool.name,
       description: tool.description,

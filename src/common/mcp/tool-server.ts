@@ -62,6 +62,11 @@ export interface ToolServerOptions {
    * itself (AIPCS) turns it off and receives every call, unknown names too.
    */
   readonly validateArguments?: boolean;
+  /**
+   * Protocol revisions answered in kind, latest first (default: the SDK's
+   * list); any other requested revision is offered the first.
+   */
+  readonly protocolVersions?: readonly string[];
   /** Server capabilities; default `{ tools: { listChanged: false } }` (tools only, nothing unimplemented). */
   readonly capabilities?: Record<string, object>;
   /** Longest accepted input line on stdio (default 8 MiB); longer requests get -32600. */
@@ -102,6 +107,7 @@ function checkParams(schema: SafeParser, request: JSONRPCRequest): void {
 export function createToolServer(options: ToolServerOptions): ToolServer {
   const logger = options.logger ?? createLogger(options.name);
   const capabilities = options.capabilities ?? { tools: { listChanged: false } };
+  const protocolVersions = options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
   const serverInfo = { name: options.name, version: options.version };
   const server = new Server(serverInfo, { capabilities });
   const lossless = new LosslessArguments();
@@ -126,7 +132,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     // The SDK's negotiation: the client's revision when supported, else the latest.
     const requested = parsed.data.params.protocolVersion;
     return {
-      protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
+      protocolVersion: protocolVersions.includes(requested) ? requested : (protocolVersions[0] ?? LATEST_PROTOCOL_VERSION),
       capabilities,
       serverInfo,
       ...(instructions === undefined ? {} : { instructions }),

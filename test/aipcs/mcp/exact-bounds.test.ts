@@ -129,3 +129,21 @@ describe('numbers beyond binary64 and int64, and deep nesting, in requests', () 
     expect(response.result.structuredContent.error.issues[0]?.path).toBe('limit');
   });
 });
+
+describe('initialize negotiation (contract §2.2)', () => {
+  it.each([
+    ['2024-11-05', '2024-11-05'],
+    ['2025-03-26', '2025-03-26'],
+    ['2025-11-25', '2025-11-25'],
+    // Not a revision of the Python SDK line the contract follows: offered the latest.
+    ['2024-10-07', '2025-11-25'],
+    ['2099-01-01', '2025-11-25'],
+  ])('answers a client asking for %s with %s', async (requested, answered) => {
+    const line = await rawExchange(
+      ['serve', ...sqliteArgs(freshDataRoot())],
+      [{ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: requested, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }],
+      1,
+    );
+    expect((JSON.parse(line) as { result: { protocolVersion: string } }).result.protocolVersion).toBe(answered);
+  });
+});
