@@ -285,3 +285,33 @@ describe('commands', () => {
     expect(bad.code).toBe(5);
   });
 });
+
+describe('a closed stdout', () => {
+  /** Runs the bin with our end of its stdout closed, as `aip ... | head -c1` leaves it once head exits. */
+  function withClosedStdout(args: readonly string[], cwd: string): Promise<{ code: number | null; stderr: string }> {
+    return new Promise((settle, reject) => {
+      const child = spawn(process.execPath, [AIP_BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.destroy();
+      const err: Buffer[] = [];
+      child.stderr.on('data', (c: Buffer) => err.push(c));
+      child.on('error', reject);
+      child.on('close', (code) => settle({ code, stderr: Buffer.concat(err).toString('utf8') }));
+    });
+  }
+
+  it('does not crash aip run --tee: the run completes and its evidence is stored', async () => {
+    const dir = await initialized();
+    const run = await withClosedStdout(['run', '--tee', '--', 'sh', '-c', 'head -c 2000000 /dev/zero'], dir);
+    expect(run.stderr).not.toContain('EPIPE');
+    expect(run.code).toBe(0);
+    const log = await aip(['log'], { cwd: dir });
+    expect(log.text).toMatch(/evidence [0-9a-f]{64} command pass \(executed\)/);
+  });
+
+  it('ends cat --content quietly with the command exit code', async () => {
+    const dir = await initialized();
+    const put = await aip(['put', '--from', 'raw'], { cwd: dir, input: Buffer.alloc(3 * 1024 * 1024) });
+    const cat = await withClosedStdout(['cat', '--content', put.text.trim()], dir);
+    expect(cat).toEqual({ code: 0, stderr: '' });
+  });
+});
