@@ -119,9 +119,9 @@ const CHUNK = 1024 * 1024;
 
 /**
  * Opens the artefact read-only, without following a final symlink and
- * without blocking on a FIFO; it must be a regular file. A symlink, a
- * non-regular file or a missing file is invalid input (validation_failed);
- * anything else that stops reading is storage_unavailable.
+ * without blocking on a FIFO; it must be a regular file. A symlink or a
+ * non-regular file is invalid input (validation_failed); a missing file and
+ * anything else that stops reading is storage_unavailable (ops spec §1.9.5).
  */
 export function openArtefact(path: string): number {
   let fd: number;
@@ -130,7 +130,6 @@ export function openArtefact(path: string): number {
   } catch (error) {
     const code = errno(error);
     if (code === 'ELOOP' || code === 'EMLINK') throw refusal('validation_failed', [inputIssue('The input path is a symbolic link.')], error);
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw refusal('validation_failed', [inputIssue('The input file does not exist.')], error);
     throw refusal('storage_unavailable', [], error);
   }
   let regular = false;

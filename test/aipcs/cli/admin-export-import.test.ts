@@ -235,7 +235,7 @@ describe('aipcs export and import', () => {
       expect(statSync(destination).mtimeMs).toBe(before);
     });
 
-    it('rejects symlinks, directories, FIFOs and missing files as invalid input', () => {
+    it('rejects symlinks, directories and FIFOs as invalid input, and a missing file as storage_unavailable', () => {
       const link = join(work, 'link.jsonl');
       symlinkSync(artefact, link);
       const fifo = join(work, 'pipe.jsonl');
@@ -245,8 +245,10 @@ describe('aipcs export and import', () => {
       for (const path of [link, fifo, directory, join(work, 'absent.jsonl')]) {
         for (const extra of [['--dry-run'], ['--operation-id', OP(24), '--yes']]) {
           const run = aipcs(['import', '--input', path, ...extra, ...args]);
-          expect([run.status, run.envelope.error?.code, run.envelope.error?.issues[0]?.path], path).toEqual([2, 'validation_failed', '--input']);
+          if (path.endsWith('absent.jsonl')) expect([run.status, run.envelope.error?.code], path).toEqual([6, 'storage_unavailable']);
+          else expect([run.status, run.envelope.error?.code, run.envelope.error?.issues[0]?.path], path).toEqual([2, 'validation_failed', '--input']);
           expect(run.stderr).not.toContain(work);
+          expect(run.stdout).not.toContain(work);
         }
       }
     });
