@@ -13,7 +13,7 @@ import { type FaultHook, fsyncDir, noFault, replaceFileAtomic, writeExclusiveSyn
 import { MAX_COMPRESS_ITEMS, MAX_MEMORY_TEXT_BYTES, MAX_RECORD_FILE_BYTES, MAX_RECORDS_READ } from './limits.js';
 import { coreRecordJson, formatCreatedAt, isWellFormedText, memoryRecordJson, parseRecordText } from './record-format.js';
 import { compareFileNames, isRecordFileName, type RecordTree, recordStem } from './record-paths.js';
-import { isValidTid, TidGenerator, tidMicros } from './tid.js';
+import { isGeneratedTid, isValidTid, TidGenerator, tidMicros } from './tid.js';
 
 export const JOURNAL_FILE = '.compress-journal';
 const STAGED_SUFFIX = '.json.tmp-compress';
@@ -458,7 +458,9 @@ function greatestTidMicros(names: readonly string[]): number {
   for (const name of names) {
     if (!isRecordFileName(name)) continue;
     const stem = recordStem(name);
-    if (isValidTid(stem)) greatest = Math.max(greatest, tidMicros(stem));
+    // Only TIDs a generator can make order new ones: a stem with bit 63 set
+    // (first character c..j) has no successor and would block every save.
+    if (isGeneratedTid(stem)) greatest = Math.max(greatest, tidMicros(stem));
   }
   return greatest;
 }

@@ -16,6 +16,15 @@ export function isValidTid(value: string): boolean {
   return TID_PATTERN.test(value);
 }
 
+/**
+ * A TID as generators make them: valid syntax and bit 63 clear, so its first
+ * character is one of `234567ab` (spec 3.6). The syntax alone admits first
+ * characters up to `j`, whose values have bit 63 set.
+ */
+export function isGeneratedTid(value: string): boolean {
+  return isValidTid(value) && '234567ab'.includes(value[0] ?? '');
+}
+
 export class InvalidTidError extends Error {
   override readonly name = 'InvalidTidError';
 }
