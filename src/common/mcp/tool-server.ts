@@ -119,24 +119,31 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
   }));
 
-  const initialize = async (request: JSONRPCRequest): Promise<InitializeResult> => {
+  // Synchronous unless the instructions are a function: an answer built in
+  // the same turn as the other methods' leaves in arrival order, so a client
+  // that writes initialize and its first requests at once (printf … | serve)
+  // reads the initialize answer first, as from the Python SDK.
+  const initialize = (request: JSONRPCRequest): InitializeResult | Promise<InitializeResult> => {
     const parsed = InitializeRequestSchema.safeParse(request);
     if (!parsed.success) throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE);
-    let instructions: string | undefined;
-    try {
-      instructions = typeof options.instructions === 'function' ? await options.instructions() : options.instructions;
-    } catch {
-      logger.error('the initialize instructions could not be built');
-      throw new JsonRpcError(INTERNAL_ERROR, 'Internal error');
-    }
     // The SDK's negotiation: the client's revision when supported, else the latest.
     const requested = parsed.data.params.protocolVersion;
-    return {
+    const result = (instructions: string | undefined): InitializeResult => ({
       protocolVersion: protocolVersions.includes(requested) ? requested : (protocolVersions[0] ?? LATEST_PROTOCOL_VERSION),
       capabilities,
       serverInfo,
       ...(instructions === undefined ? {} : { instructions }),
-    };
+    });
+    const build = options.instructions;
+    if (typeof build !== 'function') return result(build);
+    return (async () => {
+      try {
+        return result(await build());
+      } catch {
+        logger.error('the initialize instructions could not be built');
+        throw new JsonRpcError(INTERNAL_ERROR, 'Internal error');
+      }
+    })();
   };
 
   const callTool = async (request: JSONRPCRequest): Promise<CallToolResult> => {

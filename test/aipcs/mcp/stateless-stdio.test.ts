@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { spawnSync } from 'node:child_process';
 import { aipcsBin } from '../../support/bins.js';
 import { PACKAGE_VERSION } from '../../../src/aipcs/version.js';
 
@@ -97,5 +98,33 @@ describe('aipcs serve (stateless profile) over stdio', () => {
 
   it('answers ping', async () => {
     await expect(client.ping()).resolves.toBeDefined();
+  });
+});
+
+describe('aipcs serve over stdio with pipelined input', () => {
+  it('answers initialize first when a client writes every line at once', () => {
+    // A scripted client (printf ... | aipcs serve) sends initialize, the
+    // initialized notification and its requests in one write; the Python SDK
+    // answers initialize inline before reading on, so it must come out first
+    // and the other answers follow in request order.
+    const lines = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 3, method: 'ping' },
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'aipcs_server_info', arguments: {} } },
+    ];
+    const run = spawnSync(process.execPath, [aipcsBin(), 'serve'], {
+      input: lines.map((line) => JSON.stringify(line)).join('\n') + '\n',
+      env: { PATH: process.env['PATH'] ?? '' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.status).toBe(0);
+    const ids = run.stdout
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => (JSON.parse(line) as { id: number }).id);
+    expect(ids).toEqual([1, 2, 3, 4]);
   });
 });
