@@ -9,3 +9,11 @@ it('PACKAGE_VERSION equals package.json', () => {
   const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
   expect(PACKAGE_VERSION).toBe(manifest.version);
 });
+
+it('ships the Apache-2.0 licence text that package.json declares', () => {
+  const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { license: string };
+  expect(manifest.license).toBe('Apache-2.0');
+  const licence = readFileSync(join(repoRoot, 'LICENSE'), 'utf8');
+  expect(licence).toContain('Apache License');
+  expect(licence).toContain('Version 2.0, January 2004');
+});
