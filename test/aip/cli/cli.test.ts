@@ -2,7 +2,7 @@
 // example, every command, exit codes, JSON output for scripts, and Ctrl-C
 // during `aip run`. Each test spawns dist/src/aip/cli/main.js in a temp folder.
 import { spawn } from 'node:child_process';
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { objectToJson } from '../../../src/aip/core/json-presentation.js';
@@ -258,6 +258,7 @@ describe('commands', () => {
     const evidence = JSON.parse(run.text) as { type: string; version: number; data: Record<string, unknown> };
     expect(evidence).toMatchObject({ type: 'evidence', version: 2, data: { argv: ['echo', 'hello'], output_limit: 3, stdout: { truncated: true }, operations: [] } });
     expect(run.stderr).toMatch(/^kept .*aip-run-/);
+    await rm(run.stderr.slice('kept '.length).trim(), { recursive: true, force: true });
   });
 
   it('run works in a repository whose max_object_bytes leaves no room for the default 1 MiB output limit', async () => {

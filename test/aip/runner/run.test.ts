@@ -2,7 +2,7 @@
 // kind, truncation at exactly output_limit, argv preserved without a shell,
 // and clean/changed/unknown workspaces, each stored as a valid evidence v2.
 import { Writable } from 'node:stream';
-import { chmod, stat } from 'node:fs/promises';
+import { chmod, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EvidenceV2, Id, IntentV1 } from '../../../src/aip/core/objects.js';
@@ -188,6 +188,7 @@ describe('workspace', () => {
     const kept = await runEvidence(repo, { stateId: state, argv: ['sh', '-c', 'chmod 000 .'], kind: 'k', timeoutNs: 10_000_000_000n, outputLimit: 10, withOperations: true, keep: true });
     expect(kept.evaluationDir).toMatch(/aip-run-/);
     await chmod(kept.evaluationDir ?? '', 0o755);
+    await rm(kept.evaluationDir ?? '', { recursive: true, force: true });
     const gone = await runEvidence(repo, { stateId: state, argv: ['sh', '-c', 'pwd; chmod 000 .'], kind: 'k', timeoutNs: 10_000_000_000n, outputLimit: 4096, withOperations: true, keep: false });
     const dir = (await content(repo, gone.evidence.data.stdout.artifact)).trim();
     await expect(stat(join(dir))).rejects.toMatchObject({ code: 'ENOENT' });
