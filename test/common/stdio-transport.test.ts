@@ -86,6 +86,39 @@ describe('LosslessStdioTransport', () => {
     ]);
   });
 
+  it('closes at the end of input only once every request read is answered, and serves a last line without newline', async () => {
+    const { input, transport, written } = harness(4096);
+    const events: string[] = [];
+    transport.onclose = () => events.push(`closed after ${written.length} answers`);
+    transport.onmessage = (message) => {
+      const id = (message as { id?: number }).id;
+      if (id === undefined) return;
+      // Slow answers, the later request first.
+      setTimeout(() => {
+        events.push(`answering ${id}`);
+        void transport.send({ jsonrpc: '2.0', id, result: {} });
+      }, id === 1 ? 40 : 10);
+    };
+    await transport.start();
+    input.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    input.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+    input.end('{"jsonrpc":"2.0","id":2,"method":"ping"}');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(events).toEqual(['answering 2', 'answering 1', 'closed after 2 answers']);
+    expect(written.map((line) => (JSON.parse(line) as { id: number }).id)).toEqual([2, 1]);
+  });
+
+  it('owes no answer to a cancelled request', async () => {
+    const { input, transport } = harness(4096);
+    let closed = false;
+    transport.onclose = () => (closed = true);
+    await transport.start();
+    input.write('{"jsonrpc":"2.0","id":"a","method":"ping"}\n');
+    input.end('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toBe(true);
+  });
+
   it('finds ids only where they are plainly visible, at the top level', () => {
     expect(requestIdFromPrefix('{"jsonrpc":"2.0","id":12,"method"')).toBe(12);
     expect(requestIdFromPrefix('{"id":"x\\"y","jsonrpc"')).toBe('x"y');

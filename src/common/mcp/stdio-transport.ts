@@ -1,6 +1,7 @@
 // MCP over stdio with lossless, bounded parsing. Each newline-terminated line
 // is one JSON-RPC message; a malformed or oversized line is dropped (logged to
-// stderr) and the session continues, as the contracts require.
+// stderr) and the session continues, as the contracts require. At the end of
+// input the session ends once every request read has been answered.
 
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -28,6 +29,14 @@ export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
  */
 export const MAX_REQUEST_DEPTH = 1000;
 
+/** How long the end of input waits for the answers still owed before the transport closes anyway. */
+export const ANSWER_WAIT_MS = 60_000;
+
+/** A request id as a map key (`1` and `"1"` are different ids). */
+function idKey(id: string | number): string {
+  return `${typeof id}:${String(id)}`;
+}
+
 export class LosslessStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -38,6 +47,10 @@ export class LosslessStdioTransport implements Transport {
   private discarding = false;
   private closed = false;
   private readonly maxLineBytes: number;
+  /** Requests handed to the server and not yet answered, counted by id (a client may reuse one). */
+  private readonly owed = new Map<string, number>();
+  private inputEnded = false;
+  private answerWait: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: StdioTransportOptions) {
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -123,12 +136,50 @@ export class LosslessStdioTransport implements Transport {
       return;
     }
     if (id !== undefined && args !== undefined) this.options.lossless.put(id, args);
+    this.noteOwed(plain);
     this.onmessage?.(plain);
   }
 
+  /** Counts a request as owed an answer; a cancelled one is owed none (the SDK sends nothing for it). */
+  private noteOwed(message: JSONRPCMessage): void {
+    if (isJSONRPCRequest(message)) {
+      const key = idKey(message.id);
+      this.owed.set(key, (this.owed.get(key) ?? 0) + 1);
+    } else if ('method' in message && message.method === 'notifications/cancelled') {
+      const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (typeof requestId === 'string' || typeof requestId === 'number') this.settle(requestId);
+    }
+  }
+
+  private settle(id: string | number): void {
+    const key = idKey(id);
+    const count = this.owed.get(key);
+    if (count === undefined) return;
+    if (count > 1) this.owed.set(key, count - 1);
+    else this.owed.delete(key);
+    if (this.inputEnded) this.closeWhenAnswered();
+  }
+
+  /**
+   * The end of input ends the session only once every request read has been
+   * answered (a piped session gets all its answers, as from the Python SDK's
+   * server), and a last line without a newline is still a line.
+   */
   private readonly onEnd = (): void => {
-    void this.close();
+    if (!this.discarding && this.buffered > 0) {
+      const line = Buffer.concat(this.chunks, this.buffered);
+      this.chunks = [];
+      this.buffered = 0;
+      this.handleLine(line);
+    }
+    this.inputEnded = true;
+    this.closeWhenAnswered();
   };
+
+  private closeWhenAnswered(): void {
+    if (this.owed.size === 0) void this.close();
+    else this.answerWait ??= setTimeout(() => void this.close(), ANSWER_WAIT_MS);
+  }
 
   private readonly onInputError = (error: Error): void => {
     this.onerror?.(error);
@@ -143,11 +194,15 @@ export class LosslessStdioTransport implements Transport {
       if (this.options.output.write(text)) resolve();
       else this.options.output.once('drain', resolve);
     });
+    const id = (message as { id?: unknown }).id;
+    if (('result' in message || 'error' in message) && (typeof id === 'string' || typeof id === 'number')) this.settle(id);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.answerWait);
+    this.owed.clear();
     this.options.input.off('data', this.onData);
     this.options.input.off('end', this.onEnd);
     this.options.input.off('error', this.onInputError);
