@@ -3,7 +3,8 @@
 // `maintenance scan`, with their exact outputs and exit codes, and the proof
 // that they never create, migrate or write anything.
 
-import { chmodSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -334,5 +335,42 @@ describe('read-only administration', () => {
       const busy = aipcs(['maintenance', 'scan', '--service', serviceId, ...rootArgs(root)]);
       expect([busy.status, busy.envelope.error?.code, busy.envelope.error?.retryable]).toEqual([4, 'storage_busy', true]);
     });
+  });
+});
+
+describe('read-only administration on a data root no server has open', () => {
+  it('leaves every file as it was: no -wal or -shm appears, no byte or mtime changes', async () => {
+    const dataRoot = freshDataRoot();
+    const client = await serveOn(dataRoot);
+    const args = rootArgs(dataRoot);
+    const service = await materialisedService(client, 'closed_notes');
+    await createNote(client, service, { title: 'Kept' });
+    await client.close();
+    const tree = (): string[] => {
+      const out: string[] = [];
+      const walk = (folder: string): void => {
+        for (const entry of readdirSync(folder, { withFileTypes: true })) {
+          const path = join(folder, entry.name);
+          if (entry.isDirectory()) walk(path);
+          else out.push(`${path} ${createHash('sha256').update(readFileSync(path)).digest('hex')} ${statSync(path).mtimeMs}`);
+        }
+      };
+      walk(dataRoot);
+      return out.sort();
+    };
+    const before = tree();
+    expect(before.some((line) => line.includes('-wal') || line.includes('-shm'))).toBe(false);
+    for (const command of [
+      ['status'],
+      ['doctor', '--service', service],
+      ['storage', 'status'],
+      ['storage', 'status', '--service', service],
+      ['service', 'list'],
+      ['service', 'inspect', service],
+      ['maintenance', 'scan', '--service', service],
+    ]) {
+      expect(aipcs([...command, ...args]).status, command.join(' ')).toBe(0);
+      expect(tree(), command.join(' ')).toEqual(before);
+    }
   });
 });

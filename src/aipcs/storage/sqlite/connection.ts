@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { sleepSync } from '../../../common/clock.js';
 import { Mutex } from '../../../common/mutex.js';
 import { StorageFailure } from '../../core/ports.js';
+import { isClosedWalDatabase } from './location.js';
 
 export const SQLITE_MINIMUM_VERSION = '3.51.3';
 
@@ -99,8 +100,14 @@ export class SqliteConnection {
     this.busyTimeoutMs = options.busyTimeoutMs;
     const version = sqliteRuntimeVersion();
     if (version === null || !versionAtLeast(version, SQLITE_MINIMUM_VERSION)) throw new StorageFailure('unavailable');
+    // A read-only connection to a WAL database that lies closed would create
+    // its -wal and -shm and, unable to remove them, leave them behind after a
+    // read-only command (ops spec §1: those create nothing). Opened
+    // read-write but query-only, SQLite removes them again when it closes as
+    // the last connection; its WAL stays empty, so nothing is written.
+    const openWritable = !options.readonly || isClosedWalDatabase(path);
     try {
-      this.db = new Database(path, { readonly: options.readonly, fileMustExist: true, timeout: options.busyTimeoutMs });
+      this.db = new Database(path, { readonly: !openWritable, fileMustExist: true, timeout: options.busyTimeoutMs });
     } catch (error) {
       throw toStorageFailure(error);
     }

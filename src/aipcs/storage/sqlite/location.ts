@@ -165,6 +165,16 @@ function headerJournalMode(path: string): 'empty' | 'rollback' | 'wal' | 'other'
   }
 }
 
+/** Whether a WAL-mode database lies closed: no `-wal`, `-shm` or `-journal` beside it. */
+export function isClosedWalDatabase(path: string): boolean {
+  try {
+    if (['-wal', '-shm', '-journal'].some((suffix) => lstatOrUndefined(path + suffix) !== undefined)) return false;
+    return headerJournalMode(path) === 'wal';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Checks a database file and its sidecars (operations spec §3.2.2); returns
  * whether the database exists. Sidecars without a database, WAL files beside
