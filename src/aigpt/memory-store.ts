@@ -56,7 +56,10 @@ export interface MemoryReadResult {
   readonly skipped: readonly SkippedFile[];
   /** Entries selected by the reference's rule (3.2), readable or not. */
   readonly selected: number;
-  /** How many of `skipped` (the oldest) were not read at all because of the read bound. */
+  /**
+   * How many of `skipped` (the oldest) were left out by a read bound: beyond
+   * the file-count bound, or beyond the byte budget the caller asked for.
+   */
   readonly notRead: number;
   /** A compress journal is present: another process is mid-compress, or one crashed. */
   readonly compressPending: boolean;
@@ -308,16 +311,52 @@ export class MemoryStore {
     return (await this.listMemoryNames()).length;
   }
 
-  async readMemories(): Promise<MemoryReadResult> {
+  /**
+   * Reads the newest memory files, at most MAX_RECORDS_READ of them and, with
+   * `maxBytes`, only as many (newest first) as fit in that many bytes of
+   * record files; the older ones are skipped unread and counted in `notRead`.
+   */
+  async readMemories(options: { readonly maxBytes?: number } = {}): Promise<MemoryReadResult> {
     const all = await this.listAll();
     const names = all.filter(isRecordFileName).sort(compareFileNames);
-    const skipped: SkippedFile[] = [];
     const overflow = Math.max(0, names.length - MAX_RECORDS_READ);
+    let toRead = names.slice(overflow);
+    let outcomes: RecordFileOutcome[];
+    let overBudget = 0;
+    if (options.maxBytes === undefined) {
+      outcomes = await mapLimited(toRead, 32, (name) => readRecordFile(join(this.tree.memoryDir, name)));
+    } else {
+      // Newest first, a batch at a time, so no more than the budget (plus one
+      // batch) is ever held; an unreadable file costs nothing, as it adds no record.
+      const kept: RecordFileOutcome[] = [];
+      let used = 0;
+      let end = toRead.length;
+      reading: while (end > 0) {
+        const start = Math.max(0, end - 32);
+        const batch = await mapLimited(toRead.slice(start, end), 32, (name) => readRecordFile(join(this.tree.memoryDir, name)));
+        for (let index = batch.length - 1; index >= 0; index--) {
+          const outcome = batch[index]!;
+          const size = outcome.ok && outcome.text !== undefined ? outcome.bytes : 0;
+          if (used + size > options.maxBytes) {
+            end = start + index + 1;
+            break reading;
+          }
+          used += size;
+          kept.push(outcome);
+        }
+        end = start;
+      }
+      overBudget = end;
+      toRead = toRead.slice(end);
+      outcomes = kept.reverse();
+    }
+    const skipped: SkippedFile[] = [];
     for (const name of names.slice(0, overflow)) {
       skipped.push({ path: join(this.tree.memoryDir, name), reason: `beyond the ${MAX_RECORDS_READ}-record read bound (oldest first)` });
     }
-    const toRead = names.slice(overflow);
-    const outcomes = await mapLimited(toRead, 32, (name) => readRecordFile(join(this.tree.memoryDir, name)));
+    for (const name of names.slice(overflow, overflow + overBudget)) {
+      skipped.push({ path: join(this.tree.memoryDir, name), reason: `beyond the ${options.maxBytes}-byte read bound (oldest first)` });
+    }
     const records: MemoryRecord[] = [];
     outcomes.forEach((outcome, index) => {
       const name = toRead[index]!;
@@ -326,7 +365,7 @@ export class MemoryStore {
       else if (outcome.text === undefined) skipped.push({ path, reason: outcome.shapeProblem ?? 'not a record' });
       else records.push({ name, path, text: outcome.text, value: outcome.value });
     });
-    return { records, skipped, selected: names.length, notRead: overflow, compressPending: all.includes(JOURNAL_FILE) };
+    return { records, skipped, selected: names.length, notRead: overflow + overBudget, compressPending: all.includes(JOURNAL_FILE) };
   }
 
   // -------------------------------------------------------------------------
@@ -466,7 +505,7 @@ function greatestTidMicros(names: readonly string[]): number {
 }
 
 type RecordFileOutcome =
-  | { readonly ok: true; readonly value: JsonValue; readonly text: string | undefined; readonly shapeProblem: string | undefined }
+  | { readonly ok: true; readonly bytes: number; readonly value: JsonValue; readonly text: string | undefined; readonly shapeProblem: string | undefined }
   | { readonly ok: false; readonly stage: 'read' | 'parse'; readonly message: string };
 
 /**
@@ -500,7 +539,7 @@ async function readRecordFile(path: string): Promise<RecordFileOutcome> {
   }
   const parsed = parseRecordText(text);
   if (!parsed.ok) return { ok: false, stage: 'parse', message: `Failed to parse ${path}: ${parsed.reason}` };
-  return { ok: true, value: parsed.value, text: parsed.text, shapeProblem: parsed.shapeProblem };
+  return { ok: true, bytes: bytes.length, value: parsed.value, text: parsed.text, shapeProblem: parsed.shapeProblem };
 }
 
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_READ_MEMORY_BYTES } from '../../src/aigpt/limits.js';
+import { memoryRecordJson } from '../../src/aigpt/record-format.js';
 import { aigptBin, GOLDEN_MEMORY, makeTempHome, seedOrderMemory, snapshotMemories, type TempHome, writeConfig } from './support.js';
 
 const CORE_BY_HAND = `{
@@ -109,6 +111,35 @@ describe('aigpt server over stdio (SDK client)', () => {
     // The status item names the skipped file exactly as the instructions do.
     expect(result.content[1]?.text).toBe(
       '[aigpt] memory records: 4/3. Over the limit: call compress with at most 3 consolidated items. 1 unreadable memory file(s) were skipped.',
+    );
+  });
+
+  it('read_memory returns the newest memories that fit its byte bound and reports the older ones as skipped', async () => {
+    // 600 records of 16 KiB each: about 10 MB of files, beyond the 8 MiB read
+    // bound. Without the bound a big enough folder made one result larger than
+    // a JavaScript string can be, and read_memory failed with "internal error".
+    const text = (i: number): string => `${String(i).padStart(4, '0')} ${'x'.repeat(16_000)}`;
+    const tids = Array.from({ length: 600 }, (_, i) => `3mg${String(i).padStart(4, '0').replace(/\d/g, (d) => 'abcdefghij'[Number(d)]!)}aaaaaa`);
+    for (const [i, tid] of tids.entries()) {
+      await fs.writeFile(join(memoryDir, `${tid}.json`), memoryRecordJson({ did: 'did:plc:xxx', tid, text: text(i), createdAt: '2026-01-01T00:00:00Z' }));
+    }
+    const result = await call('read_memory');
+    const payload = JSON.parse(result.content[0]!.text) as { count: number; records: { value: { content: { text: string } } }[]; skipped: { path: string; reason: string }[] };
+    expect(Buffer.byteLength(result.content[0]!.text)).toBeLessThanOrEqual(MAX_READ_MEMORY_BYTES + 64 * 1024);
+    const returned = payload.records.map((r) => r.value.content.text);
+    // The newest ones, in file-name order, ending with notes.json (it sorts last).
+    expect(returned.at(-1)).toBe('原神プレイヤー');
+    expect(returned.at(-2)).toBe(text(599));
+    const kept = returned.length - 1;
+    expect(kept).toBeGreaterThan(400);
+    expect(kept).toBeLessThan(600);
+    expect(returned.slice(0, -1)).toEqual(Array.from({ length: kept }, (_, i) => text(600 - kept + i)));
+    // Everything older is reported, oldest first, as beyond the bound (the broken file among them, unread).
+    const beyond = payload.skipped.filter((s) => s.reason === `beyond the ${MAX_READ_MEMORY_BYTES}-byte read bound (oldest first)`);
+    expect(beyond).toHaveLength(604 - 1 - kept);
+    expect(payload.skipped).toEqual(beyond);
+    expect(result.content[1]?.text).toBe(
+      `[aigpt] memory records: 604/3. Over the limit: call compress with at most 3 consolidated items. (${beyond.length} oldest memories not returned: beyond the read bound; see skipped)`,
     );
   });
 

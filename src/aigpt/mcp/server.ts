@@ -9,7 +9,7 @@ import type { Logger } from '../../common/logger.js';
 import type { AigptApp } from '../app.js';
 import { AigptError } from '../errors.js';
 import { buildInstructions } from '../instructions.js';
-import { AIGPT_VERSION, MAX_INPUT_LINE_BYTES } from '../limits.js';
+import { AIGPT_VERSION, MAX_INPUT_LINE_BYTES, MAX_READ_MEMORY_BYTES } from '../limits.js';
 import type { MemoryStore } from '../memory-store.js';
 import { answerBeforeExit } from './answer-before-exit.js';
 import { AIGPT_TOOLS, AigptToolHandler, errorResult } from './tools.js';
@@ -25,7 +25,7 @@ export async function instructionsFromStore(store: MemoryStore): Promise<string>
   }
   let read;
   try {
-    read = await store.readMemories();
+    read = await store.readMemories({ maxBytes: MAX_READ_MEMORY_BYTES });
   } catch {
     // An unlistable folder leaves the memories out; read_memory reports why.
     read = { records: [], skipped: [], selected: 0, notRead: 0 };

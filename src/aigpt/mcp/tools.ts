@@ -6,6 +6,7 @@ import type { JsonObject, JsonValue } from '../../common/json.js';
 import type { SchemaIssue, ToolCallResult, ToolDefinition } from '../../common/mcp/tool-server.js';
 import { AigptError } from '../errors.js';
 import { limitStatus, memoryStatus } from '../instructions.js';
+import { MAX_READ_MEMORY_BYTES } from '../limits.js';
 import { checkCompressItems, checkMemoryText, type MemoryStore } from '../memory-store.js';
 import { renderCompact } from '../record-format.js';
 
@@ -126,7 +127,7 @@ export class AigptToolHandler {
   }
 
   private async readMemory(store: MemoryStore): Promise<ToolCallResult> {
-    const read = await store.readMemories();
+    const read = await store.readMemories({ maxBytes: MAX_READ_MEMORY_BYTES });
     const payload: JsonObject = {
       count: BigInt(read.records.length),
       records: read.records.map((record) => record.value),
@@ -134,7 +135,9 @@ export class AigptToolHandler {
     if (read.skipped.length > 0) {
       payload['skipped'] = read.skipped.map((skip): JsonValue => ({ path: skip.path, reason: skip.reason }));
     }
-    return result(payload, memoryStatus(read.selected, store.memoryLimit, read.skipped.length - read.notRead));
+    let status = memoryStatus(read.selected, store.memoryLimit, read.skipped.length - read.notRead);
+    if (read.notRead > 0) status += ` (${read.notRead} oldest memories not returned: beyond the read bound; see skipped)`;
+    return result(payload, status);
   }
 
   private async saveMemory(store: MemoryStore, content: JsonValue | undefined): Promise<ToolCallResult> {
