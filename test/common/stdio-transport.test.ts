@@ -31,6 +31,29 @@ describe('LosslessStdioTransport', () => {
     expect(received).toEqual([{ jsonrpc: '2.0', id: 8, method: 'ping' }]);
   });
 
+  it('answers an oversized request whose id comes last, as the MCP SDK writes it, even across chunks', async () => {
+    const { input, transport, received, written } = harness();
+    await transport.start();
+    // The SDK client serialises {...request, jsonrpc, id}: the id is the last member.
+    const body = `{"method":"tools/call","params":{"name":"save_memory","arguments":{"content":"${'a'.repeat(300)}"}},"jsonrpc":"2.0",`;
+    input.write(body.slice(0, 100));
+    input.write(body.slice(100));
+    input.write('"id":9}\r\n');
+    // A nested "id" at the end of a line is not the request's id; a notification is never answered.
+    input.write(`{"jsonrpc":"2.0","method":"notifications/x","params":{"p":"${'b'.repeat(300)}","id":10}}\n`);
+    input.write(`{"method":"tools/call","params":{"x":"${'c'.repeat(300)}"},"jsonrpc":"2.0","id":"k\\"1"}`);
+    input.write('\n{"jsonrpc":"2.0","id":11,"method":"ping"}\n');
+    input.write(`{"method":"tools/call","params":{"x":"${'d'.repeat(300)}"},"jsonrpc":"2.0","id":12}`);
+    input.end();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(written.map((line) => JSON.parse(line))).toEqual([
+      { jsonrpc: '2.0', id: 9, error: { code: -32600, message: 'Invalid Request' } },
+      { jsonrpc: '2.0', id: 'k"1', error: { code: -32600, message: 'Invalid Request' } },
+      { jsonrpc: '2.0', id: 12, error: { code: -32600, message: 'Invalid Request' } },
+    ]);
+    expect(received).toEqual([{ jsonrpc: '2.0', id: 11, method: 'ping' }]);
+  });
+
   it('drops malformed lines and keeps tool arguments lossless', async () => {
     const { input, transport, received, lossless } = harness(4096);
     await transport.start();

@@ -45,6 +45,12 @@ export class LosslessStdioTransport implements Transport {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private discarding = false;
+  /**
+   * The last bytes of an oversized line being discarded whose id did not show
+   * at its start: clients that write `id` last (the MCP SDK does) are answered
+   * from the line's end.
+   */
+  private discardedTail: Buffer | undefined;
   private closed = false;
   private readonly maxLineBytes: number;
   /** Requests handed to the server and not yet answered, counted by id (a client may reuse one). */
@@ -71,6 +77,7 @@ export class LosslessStdioTransport implements Transport {
         return;
       }
       this.appendPartial(data.subarray(0, newline));
+      if (this.discarding) this.answerDiscardedFromTail();
       const line = this.discarding ? undefined : Buffer.concat(this.chunks, this.buffered);
       this.chunks = [];
       this.buffered = 0;
@@ -81,12 +88,19 @@ export class LosslessStdioTransport implements Transport {
   };
 
   private appendPartial(part: Buffer): void {
-    if (this.discarding || part.length === 0) return;
+    if (part.length === 0) return;
+    if (this.discarding) {
+      if (this.discardedTail !== undefined) this.discardedTail = lastBytes(Buffer.concat([this.discardedTail, part]), TAIL_BYTES);
+      return;
+    }
     if (this.buffered + part.length > this.maxLineBytes) {
       this.options.logger.warn('dropped an oversized input line');
-      // Answer a request we can still identify from the line's beginning.
-      const id = requestIdFromPrefix(Buffer.concat([...this.chunks, part]).subarray(0, 4096).toString('utf8'));
+      // Answer a request we can still identify from the line's beginning,
+      // or else (once the line has ended) from its end.
+      const whole = Buffer.concat([...this.chunks, part]);
+      const id = requestIdFromPrefix(whole.subarray(0, 4096).toString('utf8'));
       if (id !== undefined) void this.send(invalidRequestResponse(id));
+      else this.discardedTail = lastBytes(whole, TAIL_BYTES);
       this.chunks = [];
       this.buffered = 0;
       this.discarding = true;
@@ -166,6 +180,7 @@ export class LosslessStdioTransport implements Transport {
    * server), and a last line without a newline is still a line.
    */
   private readonly onEnd = (): void => {
+    if (this.discarding) this.answerDiscardedFromTail();
     if (!this.discarding && this.buffered > 0) {
       const line = Buffer.concat(this.chunks, this.buffered);
       this.chunks = [];
@@ -175,6 +190,15 @@ export class LosslessStdioTransport implements Transport {
     this.inputEnded = true;
     this.closeWhenAnswered();
   };
+
+  /** At the end of a discarded oversized line: answer it if its id is its last member. */
+  private answerDiscardedFromTail(): void {
+    const tail = this.discardedTail;
+    this.discardedTail = undefined;
+    if (tail === undefined) return;
+    const id = requestIdFromSuffix(tail.toString('utf8'));
+    if (id !== undefined) void this.send(invalidRequestResponse(id));
+  }
 
   private closeWhenAnswered(): void {
     if (this.owed.size === 0) void this.close();
@@ -257,6 +281,33 @@ export function requestIdFromPrefix(text: string): string | number | undefined {
     }
   }
   return undefined;
+}
+
+/** How much of a discarded line's end is kept to find an id written last. */
+const TAIL_BYTES = 512;
+
+function lastBytes(buffer: Buffer, count: number): Buffer {
+  return buffer.length <= count ? buffer : Buffer.from(buffer.subarray(buffer.length - count));
+}
+
+const TRAILING_ID = /[{,]\s*"id"\s*:\s*(-?(?:0|[1-9][0-9]{0,15})|"(?:[^"\\]|\\.){0,256}")\s*\}\s*$/;
+
+/**
+ * The JSON-RPC id of a line that cannot be parsed whole, when `"id"` is the
+ * last member of the top-level object (the MCP SDK writes
+ * `{"method":...,"params":...,"jsonrpc":"2.0","id":7}`). Only a member
+ * directly before the line's final `}` counts, so an `"id"` nested in params
+ * (followed by more closing brackets) never does.
+ */
+export function requestIdFromSuffix(text: string): string | number | undefined {
+  const match = TRAILING_ID.exec(text);
+  if (!match?.[1]) return undefined;
+  if (!match[1].startsWith('"')) return Number(match[1]);
+  try {
+    return JSON.parse(match[1]) as string;
+  } catch {
+    return undefined;
+  }
 }
 
 /** JSON-RPC -32600; a bigint id is written exactly by send(). */
