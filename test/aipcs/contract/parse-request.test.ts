@@ -304,6 +304,33 @@ describe('records', () => {
     expect(parseToolRequest('aipcs_service_seed', { domain_name: 'x', domain_class: 'c', intent_description: 'i', idempotency_key: '__aipcs_x' }).ok).toBe(true);
   });
 
+  it('refuses U+0000 in every free-text argument kept outside the manifest', () => {
+    const seed = { domain_name: 'x', domain_class: 'c\u0000', intent_description: 'i\u0000', idempotency_key: 's\u0000' };
+    expect(issues('aipcs_service_seed', seed)).toEqual([
+      ['invalid_value', 'idempotency_key'],
+      ['invalid_value', 'domain_class'],
+      ['invalid_value', 'intent_description'],
+    ]);
+    expect(issues('aipcs_record_create', create({ title: 'a' }, { idempotency_key: 'k\u0000' }))).toEqual([['invalid_value', 'idempotency_key']]);
+    expect(issues('aipcs_service_materialise', { service_id: SERVICE, expected_service_revision: 2n, expected_schema_version: 1n, idempotency_key: '\u0000m' })).toEqual([
+      ['invalid_value', 'idempotency_key'],
+    ]);
+    const branch = { idempotency_key: 'b', service_id: SERVICE, slug: 'topic', title: 't\u0000', intent: '\u0000', retrieval_summary: 'r\u0000' };
+    expect(issues('aipcs_branch_create', branch)).toEqual([
+      ['invalid_value', 'title'],
+      ['invalid_value', 'intent'],
+      ['invalid_value', 'retrieval_summary'],
+    ]);
+    const updates = { title: 't\u0000', intent: 'i\u0000', retrieval_summary: 'r\u0000' };
+    expect(issues('aipcs_branch_update', { idempotency_key: 'u', service_id: SERVICE, branch_id: RECORD, expected_branch_revision: 1n, updates })).toEqual([
+      ['invalid_value', 'updates.title'],
+      ['invalid_value', 'updates.intent'],
+      ['invalid_value', 'updates.retrieval_summary'],
+    ]);
+    // Other control characters and manifest text stay accepted.
+    expect(parseToolRequest('aipcs_service_seed', { ...seed, domain_class: 'c\u0001', intent_description: 'i\u2028', idempotency_key: 's\u001f' }).ok).toBe(true);
+  });
+
   it('requires at least one update and strict versions', () => {
     const update = { idempotency_key: 'u-1', service_id: SERVICE, entity_name: 'note', record_id: RECORD, updates: { title: 'B' }, expected_record_version: 1n };
     expect(command('aipcs_record_update', update)).toMatchObject({ updates: { title: 'B' }, expectedRecordVersion: 1n });

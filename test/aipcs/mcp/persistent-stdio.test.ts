@@ -117,6 +117,24 @@ describe.each(await serverProfiles())('aipcs serve over stdio on $name', (profil
     expect(unknownService.error).toMatchObject({ code: 'not_found', message: 'The requested record or branch was not found.', issues: [] });
   });
 
+  it('refuses U+0000 in free-text arguments alike on every backend, and stores nothing', async () => {
+    const seed = await aipcs.call('aipcs_service_seed', { domain_name: 'nul_probe', domain_class: 'k\u0000', intent_description: 'i', idempotency_key: 'nul-seed' });
+    expect(seed.error).toMatchObject({ code: 'validation_failed', issues: [{ code: 'invalid_value', path: 'domain_class' }] });
+    const keyed = await aipcs.call('aipcs_service_seed', { domain_name: 'nul_probe', domain_class: 'k', intent_description: 'i', idempotency_key: 'nul\u0000seed' });
+    expect(keyed.error).toMatchObject({ code: 'validation_failed', issues: [{ code: 'invalid_value', path: 'idempotency_key' }] });
+    const list = await aipcs.call('aipcs_service_list', {});
+    expect(JSON.stringify(list.result)).not.toContain('nul_probe');
+    const seeded = await aipcs.call('aipcs_service_seed', { domain_name: 'nul_probe', domain_class: 'k', intent_description: 'i', idempotency_key: 'nul-ok' });
+    const serviceId = seeded.result?.['service_id'] as string;
+    await aipcs.call('aipcs_service_design', { service_id: serviceId, schema: wireNotesManifest(), idempotency_key: 'nul-design' });
+    const materialised = await aipcs.call('aipcs_service_materialise', { service_id: serviceId, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: 'nul-mat' });
+    expect(materialised.ok).toBe(true);
+    const branch = await aipcs.call('aipcs_branch_create', { service_id: serviceId, slug: 'nul-probe', title: 't\u0000', intent: 'i', idempotency_key: 'nul-branch' });
+    expect(branch.error).toMatchObject({ code: 'validation_failed', issues: [{ code: 'invalid_value', path: 'title' }] });
+    const record = await aipcs.call('aipcs_record_create', { service_id: serviceId, entity_name: 'note', record: { title: 'n' }, idempotency_key: 'nul\u0000record' });
+    expect(record.error).toMatchObject({ code: 'validation_failed', issues: [{ code: 'invalid_value', path: 'idempotency_key' }] });
+  });
+
   it('never leaks the principal, paths or the DSN into stderr', () => {
     expect(aipcs.stderr()).not.toContain('local-agent');
     for (const secret of secrets) expect(aipcs.stderr()).not.toContain(secret);

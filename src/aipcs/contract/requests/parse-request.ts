@@ -37,6 +37,15 @@ const DATA_MUTATIONS: ReadonlySet<ToolName> = new Set<ToolName>([
   'aipcs_branch_update',
   'aipcs_branch_assign_records',
 ]);
+/**
+ * Free-text arguments kept as text outside the manifest (besides every
+ * idempotency key). Like record strings they may not contain U+0000:
+ * PostgreSQL text cannot hold it, and both backends answer alike
+ * (docs/decisions.md D19).
+ */
+const NUL_FREE_ARGUMENTS = ['domain_class', 'intent_description', 'title', 'intent', 'retrieval_summary'] as const;
+const NUL_FREE_BRANCH_UPDATES: ReadonlySet<string> = new Set(['title', 'intent', 'retrieval_summary']);
+const holdsNul = (value: JsonValue | undefined): boolean => typeof value === 'string' && value.includes('\u0000');
 const PAGED: ReadonlySet<ToolName> = new Set<ToolName>(['aipcs_record_list', 'aipcs_record_search', 'aipcs_record_history', 'aipcs_branch_list']);
 
 const obj = (value: JsonValue | undefined): JsonObject => (isJsonObject(value ?? null) ? (value as JsonObject) : {});
@@ -60,6 +69,7 @@ const refineBranchUpdates: Refiner = (value, path, sink, raw) => {
     if (member === null && (key === 'title' || key === 'intent' || key === 'status')) sink.report('invalid_value', [...path, key]);
     // An empty summary has no meaning (the reference fails internally); refuse it as a length.
     if (key === 'retrieval_summary' && member === '') sink.report('invalid_length', [...path, key]);
+    if (NUL_FREE_BRANCH_UPDATES.has(key) && holdsNul(member)) sink.report('invalid_value', [...path, key]);
     out[key] = member;
   }
   return out;
@@ -69,6 +79,8 @@ function toolRefiner(tool: ToolName): Refiner {
   return (value, _path, sink) => {
     const args = obj(value);
     if (DATA_MUTATIONS.has(tool) && String(args['idempotency_key']).startsWith(RESERVED_KEY_PREFIX)) sink.report('invalid_value', ['idempotency_key']);
+    else if (holdsNul(args['idempotency_key'])) sink.report('invalid_value', ['idempotency_key']);
+    for (const key of NUL_FREE_ARGUMENTS) if (holdsNul(args[key])) sink.report('invalid_value', [key]);
     if (PAGED.has(tool) && typeof args['cursor'] === 'string' && !CURSOR_CHARACTERS.test(args['cursor'])) sink.report('invalid_value', ['cursor']);
     switch (tool) {
       case 'aipcs_service_evolve': {
