@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../src/aipcs/core/application.js';
 import type { JsonObject, JsonValue } from '../../src/common/json.js';
 import { notesManifest, notesManifestV2 } from '../support/manifests.js';
-import { appOver, manifest, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
+import { appOver, manifest, sha256, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 
 async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
   await expect(promise).rejects.toMatchObject({ code });
@@ -108,6 +108,25 @@ export function recordsSuite(harness: StorageHarness): void {
       it('accepts a string of exactly 16384 UTF-8 bytes and rejects one more', async () => {
         await create({ title: 'é'.repeat(8192) });
         await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'é'.repeat(8192) + 'a' }, idempotencyKey: key() }), 'validation_failed');
+      });
+
+      it('stores, finds and keeps unique 16 KiB strings that do not compress', async () => {
+        // Text no compressor shrinks: a btree entry of it would not fit a database page.
+        const noise = (seed: string) => {
+          let text = '';
+          for (let i = 0; text.length < 16384; i++) text += sha256(`${seed}-${i}`);
+          return [...text.slice(0, 16384)].map((c, i) => (i % 3 === 0 ? c.toUpperCase() : c)).join('');
+        };
+        const title = noise('title');
+        const note = await create({ title, status: 'draft' });
+        await app.records.update({ serviceId, entityName: 'note', recordId: note['id'] as string, expectedRecordVersion: 1n, updates: { title: noise('other') }, idempotencyKey: key() });
+        await create({ title });
+        const found = await app.records.list({ serviceId, entityName: 'note', filters: { title }, branch: null, limit: 10, cursor: null });
+        expect((found['records'] as JsonObject[]).length).toBe(1);
+        const code = noise('code');
+        await create({ name: 'P', code }, 'project');
+        await rejects(app.records.create({ serviceId, entityName: 'project', record: { name: 'Q', code }, idempotencyKey: key() }), 'constraint_violation');
+        await create({ name: 'R', code: `${code.slice(0, -1)}!` }, 'project');
       });
 
       it('bounds string lists to 256 distinct items of at most 256 characters', async () => {

@@ -41,7 +41,7 @@ import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordColumnValue, rec
 import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { PostgresStagingTx } from './staging.js';
-import { compareLayout, insertStoreMeta, lockStore, schemaOf, storeKeysDdl, storeTablesDdl, writeFenceRow, type PostgresServiceStores } from './service-store.js';
+import { compareLayout, equalityKey, insertStoreMeta, lockStore, schemaOf, storeKeysDdl, storeTablesDdl, writeFenceRow, type PostgresServiceStores } from './service-store.js';
 
 
 
@@ -127,7 +127,12 @@ export class PostgresDataTx implements OperatorDataWriter {
     const entityName = query.branch !== null || query.filters.some((filter) => filter.kind === 'member') ? next(entity.name) : '';
     for (const filter of query.filters) {
       if (filter.kind === 'equals') {
-        conditions.push(`r.${quoteIdentifier(filter.field)} = ${next(encodeValue(types.get(filter.field) ?? 'text', filter.value))}`);
+        const column = `r.${quoteIdentifier(filter.field)}`;
+        const type = types.get(filter.field);
+        const value = next(encodeValue(type ?? 'text', filter.value));
+        const key = equalityKey(column, type);
+        // A hashed key walks its index; the value itself decides.
+        conditions.push(key === column ? `${column} = ${value}` : `${key} = ${equalityKey(value, type)} AND ${column} = ${value}`);
       } else {
         scopes.push({
           from: `${this.s}."__aipcs_list_member"`,

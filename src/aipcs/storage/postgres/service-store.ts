@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import {
   StorageFailure,
   type ColumnLayout,
+  type ColumnType,
   type EntityLayout,
   type FenceState,
   type MigrationState,
@@ -67,6 +68,28 @@ function derivedName(prefix: string, ...parts: string[]): string {
 
 export const primaryKeyName = (entity: string) => derivedName('__aipcs_pk_', entity);
 export const equalityIndexName = (entity: string, field: string) => derivedName('__aipcs_eq_', entity, field);
+
+/**
+ * A btree entry must fit in a third of a page (2704 bytes), and a string or
+ * datetime field may hold 16 KiB of text that does not compress: indexed as
+ * is, such a value would fail the write that SQLite accepts. Those columns are
+ * therefore indexed through a hash of their text. An equality index keys on
+ * hashtextextended (a search compares the hash, then the value itself); a
+ * declared index keys on md5, so that a unique one still refuses exactly the
+ * equal values.
+ */
+const HASHED_TYPES: ReadonlySet<ColumnType> = new Set<ColumnType>(['text', 'datetime']);
+const columnType = (entity: EntityLayout, field: string): ColumnType | undefined => entity.columns.find((column) => column.name === field)?.type;
+
+/** The key of a column in its equality index, for `column` (a quoted, possibly qualified name) of that type. */
+export function equalityKey(column: string, type: ColumnType | undefined): string {
+  return type !== undefined && HASHED_TYPES.has(type) ? `hashtextextended(${column}, 0)` : column;
+}
+
+function declaredIndexKey(entity: EntityLayout, field: string): string {
+  const type = columnType(entity, field);
+  return type !== undefined && HASHED_TYPES.has(type) ? `(md5(${quoteIdentifier(field)}))` : quoteIdentifier(field);
+}
 export const ownerIndexName = (entity: string) => derivedName('__aipcs_ow_', entity);
 
 /**
@@ -207,11 +230,12 @@ function indexDdl(schema: string, entity: EntityLayout, existing?: EntityLayout)
   if (!existing) ddl.push(`CREATE INDEX ${quoteIdentifier(ownerIndexName(entity.name))} ON ${table} ("owner_id", "id")`);
   for (const index of entity.indexes) {
     if (indexes.has(index.name)) continue;
-    ddl.push(`CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdentifier(index.name)} ON ${table} (${index.columns.map(quoteIdentifier).join(', ')})`);
+    ddl.push(`CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdentifier(index.name)} ON ${table} (${index.columns.map((field) => declaredIndexKey(entity, field)).join(', ')})`);
   }
   for (const field of entity.equalityFields) {
     if (equality.has(field)) continue;
-    ddl.push(`CREATE INDEX IF NOT EXISTS ${quoteIdentifier(equalityIndexName(entity.name, field))} ON ${table} ("owner_id", ${quoteIdentifier(field)}, "id")`);
+    const key = equalityKey(quoteIdentifier(field), columnType(entity, field));
+    ddl.push(`CREATE INDEX IF NOT EXISTS ${quoteIdentifier(equalityIndexName(entity.name, field))} ON ${table} ("owner_id", ${key === quoteIdentifier(field) ? key : `(${key})`}, "id")`);
   }
   return ddl;
 }
