@@ -5,6 +5,7 @@
 // together. Nothing here knows which backend runs it.
 
 import type { JsonObject, JsonValue } from '../../common/json.js';
+import { renderContractJson } from '../contract/envelope.js';
 import { AipcsError } from '../contract/error-codes.js';
 import type { EntityDefinition, ManifestV2 } from '../contract/manifest/types.js';
 import { decodeCursor, encodeCursor, type CursorKind } from './cursor.js';
@@ -195,11 +196,10 @@ export class RecordService {
       const rows = await this.deps.data.read(storageLocator(admission), this.deps.principalId, (tx) =>
         tx.queryRecords(layout, { filters, branch: command.branch, afterId, limit: command.limit + 1 }),
       );
-      const page = rows.slice(0, command.limit);
-      const last = page[page.length - 1];
+      const page = boundedPage(rows, command.limit, (record) => recordDocument(entity.name, record));
       return {
-        records: page.map((record) => recordDocument(entity.name, record)),
-        next_cursor: rows.length > command.limit && last ? encodeCursor(this.deps, 'record', last.id, identity) : null,
+        records: page.documents,
+        next_cursor: page.more && page.last ? encodeCursor(this.deps, 'record', page.last.id, identity) : null,
       };
     } catch (error) {
       return dataFailure(error);
@@ -216,11 +216,10 @@ export class RecordService {
       const rows = await this.deps.data.read(storageLocator(admission), this.deps.principalId, (tx) =>
         tx.history(entity.name, command.recordId, after === null ? null : BigInt(after), command.limit + 1),
       );
-      const page = rows.slice(0, command.limit);
-      const last = page[page.length - 1];
+      const page = boundedPage(rows, command.limit, historyEventDocument);
       return {
-        events: page.map(historyEventDocument),
-        next_cursor: rows.length > command.limit && last ? encodeCursor(this.deps, 'history', last.sequence.toString(), identity) : null,
+        events: page.documents,
+        next_cursor: page.more && page.last ? encodeCursor(this.deps, 'history', page.last.sequence.toString(), identity) : null,
       };
     } catch (error) {
       return dataFailure(error);
@@ -245,6 +244,39 @@ export class RecordService {
 }
 
 /** Search filters (contract §6.8): declared, filterable, value valid for the field. */
+/**
+ * Characters of contract JSON (as `content[0].text` renders it: ASCII only)
+ * that one page of records or history events may hold. A tool result carries
+ * the envelope twice (text and structuredContent) and the JSON-RPC line
+ * escapes the text once more, so a line is at most about three times this:
+ * below the 10 MiB a line may have for the MCP TypeScript SDK client, which
+ * closes the connection on a longer one. 100 records of 64 KiB, or 50 history
+ * events with two 64 KiB snapshots each, went far beyond it.
+ */
+export const PAGE_TEXT_BUDGET = 3 * 1024 * 1024;
+
+/**
+ * The first rows of a page, at most `limit` and (always at least one) as many
+ * as fit PAGE_TEXT_BUDGET; `more` when rows beyond the page exist (`rows`
+ * holds one more than `limit` when there are more), so a page cut short for
+ * size still gets a cursor to the rest.
+ */
+export function boundedPage<T>(rows: readonly T[], limit: number, document: (row: T) => JsonObject): { documents: JsonObject[]; last: T | undefined; more: boolean } {
+  const documents: JsonObject[] = [];
+  let used = 0;
+  let last: T | undefined;
+  for (const row of rows.slice(0, limit)) {
+    const rendered = document(row);
+    // The separating comma counts too.
+    const size = renderContractJson(rendered).length + 1;
+    if (documents.length > 0 && used + size > PAGE_TEXT_BUDGET) break;
+    used += size;
+    documents.push(rendered);
+    last = row;
+  }
+  return { documents, last, more: rows.length > documents.length };
+}
+
 export function searchFilters(entity: EntityDefinition, filters: JsonObject): RecordFilter[] {
   const attributes = new Map(domainAttributes(entity).map((attribute) => [attribute.name, attribute]));
   const result: RecordFilter[] = [];
