@@ -243,7 +243,6 @@ export class RecordService {
   }
 }
 
-/** Search filters (contract §6.8): declared, filterable, value valid for the field. */
 /**
  * Characters of contract JSON (as `content[0].text` renders it: ASCII only)
  * that one page of records or history events may hold. A tool result carries
@@ -262,11 +261,18 @@ export const PAGE_TEXT_BUDGET = 3 * 1024 * 1024;
  * size still gets a cursor to the rest.
  */
 export function boundedPage<T>(rows: readonly T[], limit: number, document: (row: T) => JsonObject): { documents: JsonObject[]; last: T | undefined; more: boolean } {
+  const candidates = rows.slice(0, limit).map((row) => ({ row, rendered: document(row) }));
+  // Ordinary pages are far below the budget: a bound computed without
+  // rendering spares them a second rendering of every item.
+  let bound = 0;
+  for (const candidate of candidates) bound += textLengthBound(candidate.rendered) + 1;
+  if (bound <= PAGE_TEXT_BUDGET) {
+    return { documents: candidates.map((candidate) => candidate.rendered), last: candidates.at(-1)?.row, more: rows.length > candidates.length };
+  }
   const documents: JsonObject[] = [];
   let used = 0;
   let last: T | undefined;
-  for (const row of rows.slice(0, limit)) {
-    const rendered = document(row);
+  for (const { row, rendered } of candidates) {
     // The separating comma counts too.
     const size = renderContractJson(rendered).length + 1;
     if (documents.length > 0 && used + size > PAGE_TEXT_BUDGET) break;
@@ -277,6 +283,23 @@ export function boundedPage<T>(rows: readonly T[], limit: number, document: (row
   return { documents, last, more: rows.length > documents.length };
 }
 
+/**
+ * At least the length of renderContractJson(value): a UTF-16 unit takes at
+ * most six characters (`\uXXXX`), a number at most 24.
+ */
+function textLengthBound(value: JsonValue): number {
+  if (typeof value === 'string') return 2 + 6 * value.length;
+  if (value === null || typeof value !== 'object') return 24;
+  let length = 2;
+  if (Array.isArray(value)) {
+    for (const item of value) length += textLengthBound(item) + 1;
+    return length;
+  }
+  for (const key in value) length += 2 + 6 * key.length + 1 + textLengthBound(value[key] as JsonValue) + 1;
+  return length;
+}
+
+/** Search filters (contract §6.8): declared, filterable, value valid for the field. */
 export function searchFilters(entity: EntityDefinition, filters: JsonObject): RecordFilter[] {
   const attributes = new Map(domainAttributes(entity).map((attribute) => [attribute.name, attribute]));
   const result: RecordFilter[] = [];
