@@ -16,7 +16,7 @@ export const MAX_RECORDS_READ = 10_000;
  * Record-file bytes one read_memory result (and one instructions build) reads,
  * newest first; older memories beyond it are skipped unread and reported.
  */
-export const MAX_READ_MEMORY_BYTES = 8 * 1024 * 1024;
+export const MAX_READ_MEMORY_BYTES = 3 * 1024 * 1024;
 /** Maximum UTF-8 size of the MCP instructions string. */
 export const MAX_INSTRUCTIONS_BYTES = 256 * 1024;
 /** One JSON-RPC input line on stdio; a longer request is answered with -32600. */

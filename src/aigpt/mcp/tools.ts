@@ -6,7 +6,7 @@ import type { JsonObject, JsonValue } from '../../common/json.js';
 import type { SchemaIssue, ToolCallResult, ToolDefinition } from '../../common/mcp/tool-server.js';
 import { AigptError } from '../errors.js';
 import { limitStatus, memoryStatus } from '../instructions.js';
-import { MAX_READ_MEMORY_BYTES } from '../limits.js';
+import { MAX_READ_MEMORY_BYTES, MAX_RECORDS_READ } from '../limits.js';
 import { checkCompressItems, checkMemoryText, type MemoryStore } from '../memory-store.js';
 import { renderCompact } from '../record-format.js';
 
@@ -132,11 +132,22 @@ export class AigptToolHandler {
       count: BigInt(read.records.length),
       records: read.records.map((record) => record.value),
     };
-    if (read.skipped.length > 0) {
-      payload['skipped'] = read.skipped.map((skip): JsonValue => ({ path: skip.path, reason: skip.reason }));
+    // Files left unread by the bounds (the first `notRead` of `skipped`) are
+    // one entry naming the folder, not one per file: thousands of paths would
+    // flood the agent's context and could push the answer past what an MCP
+    // client accepts on one line.
+    const unreadable = read.skipped.slice(read.notRead);
+    const skipped: JsonValue[] = [];
+    if (read.notRead > 0) {
+      skipped.push({
+        path: store.tree.memoryDir,
+        reason: `${read.notRead} oldest memory file(s) not read: beyond the read bound (${MAX_RECORDS_READ} files, ${MAX_READ_MEMORY_BYTES} bytes, newest first)`,
+      });
     }
-    let status = memoryStatus(read.selected, store.memoryLimit, read.skipped.length - read.notRead);
-    if (read.notRead > 0) status += ` (${read.notRead} oldest memories not returned: beyond the read bound; see skipped)`;
+    skipped.push(...unreadable.map((skip): JsonValue => ({ path: skip.path, reason: skip.reason })));
+    if (skipped.length > 0) payload['skipped'] = skipped;
+    let status = memoryStatus(read.selected, store.memoryLimit, unreadable.length);
+    if (read.notRead > 0) status += ` (${read.notRead} oldest memories not returned: beyond the read bound)`;
     return result(payload, status);
   }
 
