@@ -3,7 +3,8 @@
 // store), and the bounded service summary over one admitted store. Manifest
 // facts come from the derived model, never from the raw document.
 
-import type { JsonObject } from '../../common/json.js';
+import type { JsonObject, JsonValue } from '../../common/json.js';
+import { renderContractJson } from '../contract/envelope.js';
 import { AipcsError } from '../contract/error-codes.js';
 import { deriveModel, type DerivedEntity } from '../contract/manifest/derived-model.js';
 import { branchDocument } from './branches.js';
@@ -129,15 +130,19 @@ export class DiscoveryService {
           unbranched += await tx.countWithoutPrimary(layout(entity.name));
         }
         const facets: JsonObject[] = [];
+        const facetBudget = new TextBudget(SUMMARY_FACET_TEXT_BUDGET);
         for (const facet of model.facets) {
           const observed = await tx.facetValues(layout(facet.entity), facet.field, facet.valueShape, MAX_FACET_VALUES);
-          facets.push({ entity_name: facet.entity, field_name: facet.field, values: observed.slice(0, MAX_FACET_VALUES).map(facetValue) });
+          const values = facetBudget.prefix(observed.slice(0, MAX_FACET_VALUES).map(facetValue));
+          facets.push({ entity_name: facet.entity, field_name: facet.field, values });
         }
         const cards = (await tx.branchCards(MAX_BRANCH_CARDS)).slice(0, MAX_BRANCH_CARDS);
         const samples: JsonObject[] = [];
+        const sampleBudget = new TextBudget(SUMMARY_SAMPLE_TEXT_BUDGET);
         for (const entity of model.entities) {
           const records = sample === 0 ? [] : await tx.queryRecords(layout(entity.name), { filters: [], branch: null, afterId: null, limit: sample });
-          samples.push({ entity_name: entity.name, records: records.slice(0, sample).map((record) => recordDocument(entity.name, record)) });
+          const documents = records.slice(0, sample).map((record) => recordDocument(entity.name, record));
+          samples.push({ entity_name: entity.name, records: sampleBudget.prefix(documents) });
         }
         return {
           // This implementation never leaves a store needing a storage migration (contract §12.13).
@@ -157,3 +162,35 @@ export class DiscoveryService {
     }
   }
 }
+
+/**
+ * Contract text (ASCII-only, as content[0].text renders it) the summary's
+ * samples and facet values may take. The contract allows 3 samples of up to
+ * 64 KiB for each of 32 entities and 20 values of up to 16 KiB for each of 64
+ * facets; a tool result carries the envelope twice and the JSON-RPC line
+ * escapes the text again, so such a summary was a line far above the 10 MiB
+ * the MCP TypeScript SDK client accepts, and the client closed the
+ * connection. Both lists say "up to" / "at most", so items that do not fit
+ * are left out (in order); with these budgets and the bounded branch cards
+ * the line stays below about 9 MiB.
+ */
+export const SUMMARY_SAMPLE_TEXT_BUDGET = 1024 * 1024;
+export const SUMMARY_FACET_TEXT_BUDGET = 512 * 1024;
+
+class TextBudget {
+  private used = 0;
+  constructor(private readonly limit: number) {}
+
+  /** The leading items that still fit (a list keeps its order and stays a prefix); counts them. */
+  prefix<T extends JsonValue>(items: readonly T[]): T[] {
+    const kept: T[] = [];
+    for (const item of items) {
+      const size = renderContractJson(item).length + 1;
+      if (this.used + size > this.limit) break;
+      this.used += size;
+      kept.push(item);
+    }
+    return kept;
+  }
+}
+

@@ -61,4 +61,44 @@ describe('page byte budget over stdio (SDK client)', () => {
       await client.close();
     }
   });
+
+  it('keeps a summary with samples of large records within the budget, so the client stays connected', { timeout: 120_000 }, async () => {
+    const client = await startAipcs(sqliteArgs(freshDataRoot()));
+    try {
+      const managed = (wireNotesManifest()['entities'] as { attributes: Record<string, unknown>[] }[])[0]!.attributes.slice(0, 6);
+      const text = (name: string) => ({ name, type: 'string' });
+      const schema = {
+        manifest_version: 2,
+        schema_version: 1,
+        entities: Array.from({ length: 32 }, (_, e) => ({ name: `e${String(e).padStart(2, '0')}`, attributes: [...managed, { ...text('title'), required: true }, text('detail'), text('more'), text('extra')] })),
+        relationships: [],
+        indices: [],
+        query_patterns: [],
+        discovery_facets: [],
+        retrieval_guidance: 'r',
+      };
+      const serviceId = (await client.call('aipcs_service_seed', { domain_name: 'wide', domain_class: 'k', intent_description: 'i', idempotency_key: 's' })).result?.['service_id'];
+      expect((await client.call('aipcs_service_design', { service_id: serviceId, schema, idempotency_key: 'd' })).ok).toBe(true);
+      expect((await client.call('aipcs_service_materialise', { service_id: serviceId, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: 'm' })).ok).toBe(true);
+      for (let e = 0; e < 32; e++) {
+        for (let i = 0; i < 3; i++) {
+          const record = { title: `${i}${'a'.repeat(16_000)}`, detail: 'b'.repeat(16_000), more: 'c'.repeat(16_000), extra: 'd'.repeat(16_000) };
+          const created = await client.call('aipcs_record_create', { service_id: serviceId, entity_name: `e${String(e).padStart(2, '0')}`, record, idempotency_key: `c${e}-${i}` });
+          expect(created.ok, JSON.stringify(created.error)).toBe(true);
+        }
+      }
+      const summary = await client.call('aipcs_service_summary', { service_id: serviceId, sample: 3 });
+      expect(summary.ok).toBe(true);
+      const samples = summary.result?.['samples'] as { entity_name: string; records: unknown[] }[];
+      // Every entity keeps its entry; the samples that fit are the first ones, in order.
+      expect(samples).toHaveLength(32);
+      const counts = samples.map((entry) => entry.records.length);
+      expect(counts[0]).toBe(3);
+      expect(counts.reduce((sum, n) => sum + n, 0)).toBeLessThan(96);
+      expect(counts).toEqual([...counts].sort((a, b) => b - a));
+      expect((await client.call('aipcs_server_info')).ok).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
 });
