@@ -1,7 +1,8 @@
 // The writers' lock of one collection folder (spec 7.3): a `.lock` file whose
 // content names the holder. Published by hard link so it is never seen empty;
 // a holder that died on this host (or before the last boot) is stale and is
-// broken, one breaker at a time. Owns only `.lock` and its `.lock.*` helpers.
+// broken, one breaker at a time; the holder clears the pending files of
+// waiters that died. Owns only `.lock` and its `.lock.*` helpers.
 
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -77,6 +78,7 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
   try {
     for (;;) {
       if (await tryPublish(pending, lockPath, text)) {
+        await removeDeadWaitersFiles(dir, pending, host, options);
         return { release: () => releaseLock(lockPath, nonce) };
       }
       const seen = await readLock(lockPath);
@@ -184,6 +186,30 @@ async function breakStaleLock(dir: string, lockPath: string, judgedRaw: string, 
     await fs.rm(breakPath, { force: true });
   }
   return true;
+}
+
+/** `.lock.{pid}.{nonce}.pending`: a waiter's lock content (see acquireCollectionLock). */
+const PENDING_NAME = /^\.lock\.[0-9]+\.[0-9a-f]+\.pending$/;
+
+/**
+ * Removes the pending files of waiters that died (kill -9 while waiting),
+ * which nothing else would ever remove. Run by the lock's holder: a pending
+ * file is removed only when its content names this host and a process that
+ * is gone (the staleness rule of a lock), so a live waiter's is never
+ * touched. Best effort: the lock is held either way.
+ */
+async function removeDeadWaitersFiles(dir: string, own: string, host: string, options: LockOptions): Promise<void> {
+  try {
+    for (const name of await fs.readdir(dir)) {
+      if (!PENDING_NAME.test(name) || join(dir, name) === own) continue;
+      const seen = await readLock(join(dir, name));
+      if (seen !== 'gone' && seen.content !== undefined && isStale(seen.content, host, options)) {
+        await removeIfUnchanged(join(dir, name), seen.raw);
+      }
+    }
+  } catch {
+    // A folder that cannot be listed or a file that cannot be read now is left for the next holder.
+  }
 }
 
 async function removeIfUnchanged(path: string, raw: string): Promise<void> {

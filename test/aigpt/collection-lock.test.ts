@@ -131,4 +131,17 @@ describe('collection lock', () => {
     await handle.release();
     expect(await listDir(dir)).toEqual([LOCK_FILE]);
   });
+
+  it('the holder clears the pending files of waiters that died, never a live waiter\'s', async () => {
+    // A waiter killed with -9 leaves its `.lock.{pid}.{nonce}.pending` behind; nothing else removes it.
+    const dead = `.lock.424242.0123456789abcdef.pending`;
+    const live = `.lock.${process.pid}.fedcba9876543210.pending`;
+    const foreign = `.lock.434343.00000000000000aa.pending`;
+    await fs.writeFile(join(dir, dead), lockText(424242));
+    await fs.writeFile(join(dir, live), lockText(process.pid));
+    await fs.writeFile(join(dir, foreign), lockText(434343, 'another-host'));
+    const handle = await acquireCollectionLock(dir, { isProcessAlive: (pid) => pid !== 424242 && pid !== 434343 });
+    await handle.release();
+    expect(await listDir(dir)).toEqual([foreign, live].sort());
+  });
 });
