@@ -4,7 +4,8 @@
 // writes take it only in the rare case a rebuild overlapped them.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { link, open, readFile, rm } from 'node:fs/promises';
+import { link, open, readdir, readFile, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { constants } from 'node:fs';
 import { AipError } from '../core/errors.js';
@@ -98,11 +99,33 @@ export async function withLock<T>(lockPath: string, work: () => Promise<T>, opti
   } finally {
     await rm(draft, { force: true });
   }
+  await removeDeadDrafts(lockPath);
   try {
     return await work();
   } finally {
     // Only our own lock: had it been broken (we were judged gone), another holder's stays.
     await removeIfUnchanged(lockPath, record);
+  }
+}
+
+/**
+ * Removes the drafts (`lock.{pid}.{hex}.tmp`) of waiters that died, e.g.
+ * killed while waiting, which nothing else would ever remove. Run by the
+ * holder; a draft goes only when it names a process gone from this host (the
+ * staleness rule of the lock), so a live waiter's draft stays. Best effort.
+ */
+async function removeDeadDrafts(lockPath: string): Promise<void> {
+  const dir = dirname(lockPath);
+  const prefix = `${basename(lockPath)}.`;
+  try {
+    for (const name of await readdir(dir)) {
+      if (!name.startsWith(prefix) || !/^[0-9]+\.[0-9a-f]+\.tmp$/.test(name.slice(prefix.length))) continue;
+      const path = join(dir, name);
+      const dead = await staleText(path);
+      if (dead !== null) await removeIfUnchanged(path, dead);
+    }
+  } catch {
+    // Left for the next holder.
   }
 }
 

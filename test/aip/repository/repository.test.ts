@@ -322,6 +322,20 @@ describe('HEAD and the lock', () => {
     }
   });
 
+  it('the holder removes the drafts of waiters that died, never a live waiter\'s', async () => {
+    // A waiter killed while waiting leaves lock.{pid}.{hex}.tmp in .aip; nothing else removes it.
+    const dir = await tempDir();
+    const lock = join(dir, 'lock');
+    const dead = `lock.${2 ** 22 + 12345}.0123456789ab.tmp`;
+    const live = `lock.${process.pid}.ba9876543210.tmp`;
+    const foreign = `lock.${2 ** 22 + 12346}.00000000aaaa.tmp`;
+    await writeFile(join(dir, dead), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: 'then' }));
+    await writeFile(join(dir, live), JSON.stringify({ pid: process.pid, host: hostname(), since: 'now' }));
+    await writeFile(join(dir, foreign), JSON.stringify({ pid: 2 ** 22 + 12346, host: 'another-host', since: 'then' }));
+    await withLock(lock, async () => undefined);
+    expect((await readdir(dir)).sort()).toEqual([foreign, live].sort());
+  });
+
   it('releases only its own lock', async () => {
     const dir = await tempDir();
     const lock = join(dir, 'lock');
