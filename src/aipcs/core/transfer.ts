@@ -282,6 +282,7 @@ export class ServiceTransfer {
   async export(command: ExportCommand, sink: TransferSink): Promise<JsonObject> {
     const fingerprint = this.claims.fingerprint('export', { service_id: command.serviceId, expected_service_revision: command.expectedServiceRevision });
     return guarded(async () => {
+      await this.refuseUnencodableService(command.serviceId);
       const admitted = await this.registry.write(async (tx) => {
         const resolved = await this.claims.resolve(tx, command.operationId, 'export', fingerprint);
         if (resolved) return resolved;
@@ -300,6 +301,39 @@ export class ServiceTransfer {
       if ('replay' in admitted) return this.replayExport(admitted.replay, sink);
       return this.runExport(admitted.claim, sink);
     });
+  }
+
+  /**
+   * Refuses, before any claim exists, a service whose own line (manifest and
+   * metadata) the artefact cannot hold. The contract bounds a manifest's parts
+   * but not its total, so a manifest can exceed the artefact's 1 MiB line;
+   * found only while encoding, that failure froze the service as
+   * recovery_required for ever (no reads, writes, resume or export). The
+   * members' lines are bounded by the record bounds and always fit.
+   */
+  private async refuseUnencodableService(serviceId: string): Promise<void> {
+    const service = await this.registry.read((tx) => tx.getService(this.principalId, serviceId));
+    if (!service) return;
+    const manifest = this.lifecycle.manifestOf(service);
+    const fence = service.designState === 'materialised' && service.storage && manifest ? await this.deps.storage.stores.readFence(service.storage) : null;
+    const header = { producerPackageVersion: this.deps.producer.packageVersion, producerMcpContract: this.deps.producer.mcpContract, createdAt: this.deps.nowMicros(), sourceBackend: this.deps.storage.backend };
+    try {
+      await this.deps.codec.write({ header, service: transferService(service, fence), records: [], history: [], branches: [], memberships: [] }, () => undefined);
+    } catch (error) {
+      if (!(error instanceof AipcsError && error.code === 'validation_failed')) throw error;
+      // Not damage of the store: the admission that follows decides every other refusal.
+      if (fence !== null && fence.state !== 'closed') return;
+      throw new AipcsError('unsupported_transition', {
+        issues: [
+          {
+            code: 'invalid_length',
+            path: 'service.manifest',
+            message: 'The service manifest is too large for one line of the export artefact.',
+            remediation: 'The service cannot be exported; its data stays usable.',
+          },
+        ],
+      });
+    }
   }
 
   private async runExport(claim: ClaimRow, sink: TransferSink): Promise<JsonObject> {

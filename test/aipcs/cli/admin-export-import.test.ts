@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aipcs, createNote, freshDataRoot, materialisedService, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
+import { aipcs, aipcsAsync, createNote, freshDataRoot, materialisedService, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
 import type { AipcsClient } from '../../support/aipcs-client.js';
+import { wireNotesManifest } from '../../support/wire-manifests.js';
 
 const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
 const TIMESTAMP27 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
@@ -143,6 +144,37 @@ describe('aipcs export and import', () => {
       expect(noOutput.status).toBe(2);
       expect(noOutput.stderr).toContain('--output');
       expect(readdirSync(work).filter((name) => name.startsWith('.aipcs-export-'))).toEqual([]);
+    });
+
+    it('refuses a service whose manifest cannot fit one artefact line before any claim, leaving it usable', async () => {
+      // Every part within the contract's bounds, about 1.5 MB in all: beyond the artefact's 1 MiB line.
+      const managed = (wireNotesManifest()['entities'] as { attributes: Record<string, unknown>[] }[])[0]!.attributes.slice(0, 6);
+      const attribute = (a: number) => ({ name: `a${a}`, type: 'string', description: 'x'.repeat(500), allowed_values: Array.from({ length: 32 }, (_, v) => `${String(v).padStart(2, '0')}${'v'.repeat(94)}`) });
+      const schema = {
+        manifest_version: 2,
+        schema_version: 1,
+        entities: Array.from({ length: 32 }, (_, e) => ({ name: `e${e}`, description: 'd'.repeat(1000), attributes: [...managed, ...Array.from({ length: 12 }, (_, a) => attribute(a))] })),
+        relationships: [],
+        indices: [],
+        query_patterns: [],
+        discovery_facets: [],
+        retrieval_guidance: 'g',
+      };
+      const serviceId = await seedService(client, 'huge_manifest');
+      expect((await client.call('aipcs_service_design', { service_id: serviceId, schema, idempotency_key: 'huge-design' })).ok).toBe(true);
+      expect((await client.call('aipcs_service_materialise', { service_id: serviceId, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: 'huge-mat' })).ok).toBe(true);
+      // The lifecycle results print the whole manifest: more than spawnSync's default buffer.
+      expect((await aipcsAsync(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(40), ...args])).status).toBe(0);
+      const before = registryFacts(dataRoot);
+      const refused = aipcs(['export', serviceId, '--output', join(work, 'huge.jsonl'), '--expected-revision', '4', '--operation-id', OP(41), ...args]);
+      expect([refused.status, refused.envelope.error?.code, refused.envelope.error?.issues[0]?.path]).toEqual([3, 'unsupported_transition', 'service.manifest']);
+      expect(registryFacts(dataRoot)).toEqual(before);
+      expect(readdirSync(work).filter((name) => name.startsWith('.aipcs-export-') || name === 'huge.jsonl')).toEqual([]);
+      // Before, the failure surfaced while encoding and froze the service as recovery_required for ever.
+      const inspect = await client.call('aipcs_service_inspect', { service_id: serviceId });
+      expect(inspect.result).toMatchObject({ recovery_state: 'clear', operational_status: 'suspended' });
+      expect((await aipcsAsync(['service', 'resume', serviceId, '--expected-revision', '4', '--operation-id', OP(42), ...args])).status).toBe(0);
+      expect((await client.call('aipcs_record_list', { service_id: serviceId, entity_name: 'e0' })).ok).toBe(true);
     });
 
     it('exports a seeded service in any status, and refuses to replay once the revision moved', async () => {
