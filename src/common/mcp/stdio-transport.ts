@@ -258,14 +258,7 @@ export function requestIdFromPrefix(text: string): string | number | undefined {
       while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
       if (end >= text.length) return undefined;
       if (depth === 1 && expectKey && text.slice(i, end + 1) === '"id"') {
-        const match = ID_VALUE.exec(text.slice(end + 1, end + 300));
-        if (!match?.[1]) return undefined;
-        if (!match[1].startsWith('"')) return Number(match[1]);
-        try {
-          return JSON.parse(match[1]) as string;
-        } catch {
-          return undefined;
-        }
+        return idFromToken(ID_VALUE.exec(text.slice(end + 1, end + 300))?.[1]);
       }
       expectKey = false;
       i = end;
@@ -300,11 +293,15 @@ const TRAILING_ID = /[{,]\s*"id"\s*:\s*(-?(?:0|[1-9][0-9]{0,15})|"(?:[^"\\]|\\.)
  * (followed by more closing brackets) never does.
  */
 export function requestIdFromSuffix(text: string): string | number | undefined {
-  const match = TRAILING_ID.exec(text);
-  if (!match?.[1]) return undefined;
-  if (!match[1].startsWith('"')) return Number(match[1]);
+  return idFromToken(TRAILING_ID.exec(text)?.[1]);
+}
+
+/** The id an id token (an integer, or a JSON string literal) stands for. */
+function idFromToken(token: string | undefined): string | number | undefined {
+  if (!token) return undefined;
+  if (!token.startsWith('"')) return Number(token);
   try {
-    return JSON.parse(match[1]) as string;
+    return JSON.parse(token) as string;
   } catch {
     return undefined;
   }
