@@ -3,8 +3,7 @@
 // store), and the bounded service summary over one admitted store. Manifest
 // facts come from the derived model, never from the raw document.
 
-import type { JsonObject, JsonValue } from '../../common/json.js';
-import { renderContractJson } from '../contract/envelope.js';
+import type { JsonObject } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
 import { deriveModel, type DerivedEntity } from '../contract/manifest/derived-model.js';
 import { branchDocument } from './branches.js';
@@ -13,6 +12,7 @@ import type { FacetCount, RegistryPort, ServiceDataPort } from './ports.js';
 import { publicFields, recordDocument } from './record-rules.js';
 import { dataFailure } from './data-unit.js';
 import { layoutOf } from './records.js';
+import { TextBudget } from './text-budget.js';
 
 export interface DiscoveryDependencies {
   readonly lifecycle: LifecycleService;
@@ -176,21 +176,3 @@ export class DiscoveryService {
  */
 export const SUMMARY_SAMPLE_TEXT_BUDGET = 1024 * 1024;
 export const SUMMARY_FACET_TEXT_BUDGET = 512 * 1024;
-
-class TextBudget {
-  private used = 0;
-  constructor(private readonly limit: number) {}
-
-  /** The leading items that still fit (a list keeps its order and stays a prefix); counts them. */
-  prefix<T extends JsonValue>(items: readonly T[]): T[] {
-    const kept: T[] = [];
-    for (const item of items) {
-      const size = renderContractJson(item).length + 1;
-      if (this.used + size > this.limit) break;
-      this.used += size;
-      kept.push(item);
-    }
-    return kept;
-  }
-}
-

@@ -5,10 +5,10 @@
 // together. Nothing here knows which backend runs it.
 
 import type { JsonObject, JsonValue } from '../../common/json.js';
-import { renderContractJson } from '../contract/envelope.js';
 import { AipcsError } from '../contract/error-codes.js';
 import type { EntityDefinition, ManifestV2 } from '../contract/manifest/types.js';
 import { decodeCursor, encodeCursor, type CursorKind } from './cursor.js';
+import { TextBudget } from './text-budget.js';
 import { CREATED_VIA, dataFailure, mutationFingerprint, runMutation, storageLocator } from './data-unit.js';
 import type { DataAdmission, LifecycleService } from './lifecycle.js';
 import {
@@ -261,42 +261,9 @@ export const PAGE_TEXT_BUDGET = 3 * 1024 * 1024;
  * size still gets a cursor to the rest.
  */
 export function boundedPage<T>(rows: readonly T[], limit: number, document: (row: T) => JsonObject): { documents: JsonObject[]; last: T | undefined; more: boolean } {
-  const candidates = rows.slice(0, limit).map((row) => ({ row, rendered: document(row) }));
-  // Ordinary pages are far below the budget: a bound computed without
-  // rendering spares them a second rendering of every item.
-  let bound = 0;
-  for (const candidate of candidates) bound += textLengthBound(candidate.rendered) + 1;
-  if (bound <= PAGE_TEXT_BUDGET) {
-    return { documents: candidates.map((candidate) => candidate.rendered), last: candidates.at(-1)?.row, more: rows.length > candidates.length };
-  }
-  const documents: JsonObject[] = [];
-  let used = 0;
-  let last: T | undefined;
-  for (const { row, rendered } of candidates) {
-    // The separating comma counts too.
-    const size = renderContractJson(rendered).length + 1;
-    if (documents.length > 0 && used + size > PAGE_TEXT_BUDGET) break;
-    used += size;
-    documents.push(rendered);
-    last = row;
-  }
-  return { documents, last, more: rows.length > documents.length };
-}
-
-/**
- * At least the length of renderContractJson(value): a UTF-16 unit takes at
- * most six characters (`\uXXXX`), a number at most 24.
- */
-function textLengthBound(value: JsonValue): number {
-  if (typeof value === 'string') return 2 + 6 * value.length;
-  if (value === null || typeof value !== 'object') return 24;
-  let length = 2;
-  if (Array.isArray(value)) {
-    for (const item of value) length += textLengthBound(item) + 1;
-    return length;
-  }
-  for (const key in value) length += 2 + 6 * key.length + 1 + textLengthBound(value[key] as JsonValue) + 1;
-  return length;
+  const candidates = rows.slice(0, limit);
+  const documents = new TextBudget(PAGE_TEXT_BUDGET).prefix(candidates.map(document), true);
+  return { documents, last: candidates[documents.length - 1], more: rows.length > documents.length };
 }
 
 /** Search filters (contract §6.8): declared, filterable, value valid for the field. */

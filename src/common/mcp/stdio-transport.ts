@@ -145,19 +145,21 @@ export class LosslessStdioTransport implements Transport {
     // object, an integer id beyond 2^53) would only reach its onerror: answer
     // it instead of leaving the client waiting, with the id exactly as sent.
     const requestId = isJsonObject(parsed) ? parsed['id'] : undefined;
-    if (typeof (plain as { method?: unknown }).method === 'string' && (typeof requestId === 'string' || typeof requestId === 'bigint') && !isJSONRPCRequest(plain)) {
+    const isRequest = isJSONRPCRequest(plain);
+    if (typeof (plain as { method?: unknown }).method === 'string' && (typeof requestId === 'string' || typeof requestId === 'bigint') && !isRequest) {
       void this.send(invalidRequestResponse(requestId));
       return;
     }
     if (id !== undefined && args !== undefined) this.options.lossless.put(id, args);
-    this.noteOwed(plain);
+    this.noteOwed(plain, isRequest);
     this.onmessage?.(plain);
   }
 
   /** Counts a request as owed an answer; a cancelled one is owed none (the SDK sends nothing for it). */
-  private noteOwed(message: JSONRPCMessage): void {
-    if (isJSONRPCRequest(message)) {
-      const key = idKey(message.id);
+  private noteOwed(message: JSONRPCMessage, isRequest: boolean): void {
+    const id = (message as { id?: unknown }).id;
+    if (isRequest && (typeof id === 'string' || typeof id === 'number')) {
+      const key = idKey(id);
       this.owed.set(key, (this.owed.get(key) ?? 0) + 1);
     } else if ('method' in message && message.method === 'notifications/cancelled') {
       const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
