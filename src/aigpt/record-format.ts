@@ -97,9 +97,8 @@ export function parseRecordText(text: string): ParsedRecord {
     if (error instanceof JsonError) return { ok: false, reason: error.message };
     throw error;
   }
-  if (!allStringsWellFormed(value)) {
-    return { ok: false, reason: 'The JSON document holds a lone surrogate escape.' };
-  }
+  const unreadable = serdeRefusal(value);
+  if (unreadable !== undefined) return { ok: false, reason: unreadable };
   if (!isJsonObject(value)) {
     return { ok: true, value, text: undefined, shapeProblem: 'not a record: the document is not a JSON object' };
   }
@@ -112,22 +111,32 @@ export function parseRecordText(text: string): ParsedRecord {
   return { ok: true, value, text: body, shapeProblem: undefined };
 }
 
-function allStringsWellFormed(root: JsonValue): boolean {
+const LONE_SURROGATE_ESCAPE = 'The JSON document holds a lone surrogate escape.';
+
+/**
+ * What serde_json refuses in a document our parser accepts: a lone surrogate
+ * escape, and an integer too large for an f64 (serde_json reads integers
+ * beyond i64/u64 as f64 and fails with "number out of range" on overflow;
+ * rendering it would print `null`).
+ */
+function serdeRefusal(root: JsonValue): string | undefined {
   const stack: JsonValue[] = [root];
   while (stack.length > 0) {
     const value = stack.pop()!;
     if (typeof value === 'string') {
-      if (!isWellFormedText(value)) return false;
+      if (!isWellFormedText(value)) return LONE_SURROGATE_ESCAPE;
+    } else if (typeof value === 'bigint') {
+      if (!Number.isFinite(Number(value))) return 'The JSON document holds a number out of range.';
     } else if (Array.isArray(value)) {
       stack.push(...value);
     } else if (isJsonObject(value)) {
       for (const [key, member] of Object.entries(value)) {
-        if (!isWellFormedText(key)) return false;
+        if (!isWellFormedText(key)) return LONE_SURROGATE_ESCAPE;
         stack.push(member);
       }
     }
   }
-  return true;
+  return undefined;
 }
 
 // ---------------------------------------------------------------------------

@@ -74,6 +74,18 @@ describe('reading records written by others', () => {
     expect(parseRecordText(`${'['.repeat(129)}${']'.repeat(129)}`).ok).toBe(false);
     expect(parseRecordText(`${'['.repeat(128)}${']'.repeat(128)}`).ok).toBe(true);
   });
+
+  it('rejects an integer too large for an f64, as serde_json does, instead of rendering it as null', () => {
+    const huge = `1${'0'.repeat(400)}`;
+    for (const text of [`{"x":${huge}}`, `{"x":[-${huge}]}`]) {
+      const parsed = parseRecordText(text);
+      expect(parsed.ok).toBe(false);
+      expect(!parsed.ok && parsed.reason).toMatch(/out of range/);
+    }
+    // Beyond u64 but within f64 still parses (as a float, like serde_json).
+    const wide = parseRecordText(`{"x":1${'0'.repeat(300)}}`);
+    expect(wide.ok && renderCompact(wide.value)).toBe('{"x":1e300}');
+  });
 });
 
 describe('serde_json renderings', () => {
