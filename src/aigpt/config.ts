@@ -230,15 +230,18 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
 
 /**
  * Spec 2.3: `~/rest` is home joined with rest (no normalisation, like Rust's
- * PathBuf::join); `~` alone is home (project decision); empty or absent means
+ * PathBuf::join, which also makes an absolute rest win); `~` alone is home (project decision); empty or absent means
  * the default folder; everything else is used as given.
  */
 export function expandPath(value: string | undefined, defaultBase: string, environment: Environment): string {
   if (value === undefined || value === '') return defaultBase;
   if (value === '~') return homeDir(environment);
   if (value.startsWith('~/')) {
+    const rest = value.slice(2);
+    // PathBuf::join with an absolute path replaces the base: `~//x` is `/x` in the reference.
+    if (environment.platform !== 'win32' && rest.startsWith('/')) return rest;
     const home = homeDir(environment);
-    return home.endsWith('/') ? home + value.slice(2) : `${home}/${value.slice(2)}`;
+    return home.endsWith('/') ? home + rest : `${home}/${rest}`;
   }
   return value;
 }

@@ -68,6 +68,8 @@ describe('path expansion (spec 2.3)', () => {
     expect(expandPath('~/ai/log/public/content', '/d', e)).toBe('/home/u/ai/log/public/content');
     expect(expandPath('~', '/d', e)).toBe('/home/u');
     expect(expandPath('~/', '/d', e)).toBe('/home/u/');
+    // Rust's PathBuf::join: an absolute rest replaces the home folder.
+    expect(expandPath('~//srv/ai', '/d', e)).toBe('/srv/ai');
     expect(expandPath('~user/x', '/d', e)).toBe('~user/x');
     expect(expandPath('$HOME/x', '/d', e)).toBe('$HOME/x');
     expect(expandPath('rel/x', '/d', e)).toBe('rel/x');
