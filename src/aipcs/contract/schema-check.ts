@@ -49,10 +49,11 @@ export interface CheckOptions {
   readonly refiners?: ReadonlyMap<SchemaNode, Refiner>;
 }
 
-// What Python's str.strip() removes (the reference trims with it): Unicode
-// White_Space plus the separators U+001C-U+001F (bidi classes B and S).
-const LEADING_SPACE = /^[\p{White_Space}\u001c-\u001f]+/u;
-const TRAILING_SPACE = /[\p{White_Space}\u001c-\u001f]+$/u;
+// Unicode White_Space only (contract §3.6): the reference trims through
+// pydantic's str_strip_whitespace, which is Rust's str::trim(), so the
+// separators U+001C-U+001F that Python's str.strip() would also remove stay.
+const LEADING_SPACE = /^\p{White_Space}+/u;
+const TRAILING_SPACE = /\p{White_Space}+$/u;
 
 export function trimContractString(text: string): string {
   return text.replace(LEADING_SPACE, '').replace(TRAILING_SPACE, '');

@@ -45,9 +45,11 @@ describe('dispatch', () => {
 describe('service seed, list and inspect', () => {
   const seed = { domain_name: 'project_memory', domain_class: 'project', intent_description: 'Keep decisions.', idempotency_key: 'seed-1' };
 
-  it('trims what Python str.strip() trims, U+001C-U+001F included, but not U+FEFF', () => {
-    expect(issues('aipcs_service_seed', { ...seed, domain_class: '\u001c\u001f' })).toEqual([['invalid_length', 'domain_class']]);
-    expect(command('aipcs_service_seed', { ...seed, domain_class: '\u001eproject\u0085' })).toMatchObject({ domainClass: 'project' });
+  it('trims Unicode White_Space (pydantic: Rust str::trim), not U+001C-U+001F and not U+FEFF', () => {
+    expect(issues('aipcs_service_seed', { ...seed, domain_class: '\u2003\u0085' })).toEqual([['invalid_length', 'domain_class']]);
+    expect(command('aipcs_service_seed', { ...seed, domain_class: '\u3000project\u0085' })).toMatchObject({ domainClass: 'project' });
+    expect(command('aipcs_service_seed', { ...seed, domain_class: '\u001eproject\u001f' })).toMatchObject({ domainClass: '\u001eproject\u001f' });
+    expect(command('aipcs_service_seed', { ...seed, idempotency_key: 'seed-1\u001c' })).toMatchObject({ idempotencyKey: 'seed-1\u001c' });
     expect(command('aipcs_service_seed', { ...seed, domain_class: '\ufeffproject' })).toMatchObject({ domainClass: '\ufeffproject' });
   });
 
