@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
 import { repoRoot } from '../support/bins.js';
-import { GOLDEN_MEMORY, makeTempHome, runAigpt, runAigptStdoutClosed, seedOrderMemory, type TempHome, writeConfig } from './support.js';
+import { aigptBin, GOLDEN_MEMORY, makeTempHome, runAigpt, runAigptStdoutClosed, seedOrderMemory, type TempHome, writeConfig } from './support.js';
 
 describe('aigpt CLI', () => {
   let home: TempHome;
@@ -230,6 +230,19 @@ describe('aigpt CLI', () => {
       expect(result.stderr).toContain('aigpt --help');
       expect(result.stdout).toBe('');
     }
+  });
+
+  it.runIf(process.platform === 'linux')('refuses an argument that is not UTF-8 (exit 2) instead of saving U+FFFD in its place', async () => {
+    // Node cannot pass such bytes itself: a shell puts them on the command line.
+    const script = `exec "$0" "$1" save-memory "$(printf 'a\\377b')"`;
+    const result = spawnSync('/bin/sh', ['-c', script, process.execPath, aigptBin()], { env: home.childEnv, encoding: 'utf8' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('not valid UTF-8');
+    expect(result.stdout).toBe('');
+    expect(await fs.readdir(join(home.appDir, 'self', 'ai.syui.gpt.memory')).catch(() => [])).toEqual([]);
+    // Valid UTF-8 and an empty argument still pass.
+    expect((await run(['save-memory', 'é'])).code).toBe(0);
+    expect((await run(['save-memory', ''])).code).toBe(0);
   });
 
   it('recognises -v/--version only before a subcommand (spec 4.1): after one it is a usage error', async () => {

@@ -3,6 +3,7 @@
 // env, stdio). Sets process.exitCode and never calls process.exit, so pending
 // output is flushed. All behaviour lives in program.ts.
 
+import { readFileSync } from 'node:fs';
 import { faultHookFromEnv } from '../app.js';
 import { processEnvironment } from '../config.js';
 import { errnoCode } from '../errors.js';
@@ -35,10 +36,49 @@ function writerTo(stream: NodeJS.WriteStream, name: string): (text: string) => v
 const writeStderr = writerTo(process.stderr, 'stderr');
 const writeStdout = writerTo(process.stdout, 'stdout');
 
+/**
+ * Node decodes argv with U+FFFD in place of bytes that are not UTF-8, so
+ * `aigpt save-memory $'\xff'` would store a text nobody typed. The raw bytes
+ * are in /proc/self/cmdline (Linux; elsewhere this check is skipped): such an
+ * argument is a usage error, as in the reference (clap, String arguments).
+ */
+function hasNonUtf8Argument(count: number): boolean {
+  let raw: Buffer;
+  try {
+    raw = readFileSync('/proc/self/cmdline');
+  } catch {
+    return false;
+  }
+  // NUL-terminated entries; our arguments are the last `count` of them.
+  const entries: Buffer[] = [];
+  for (let start = 0; start < raw.length; ) {
+    const end = raw.indexOf(0, start);
+    const stop = end === -1 ? raw.length : end;
+    entries.push(raw.subarray(start, stop));
+    start = stop + 1;
+  }
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  return entries.slice(Math.max(0, entries.length - count)).some((entry) => {
+    try {
+      decoder.decode(entry);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+}
+
 const fault = faultHookFromEnv(process.env);
-const exitCode = await runCli(process.argv.slice(2), {
-  environment: processEnvironment(),
-  io: { stdout: writeStdout, stderr: writeStderr },
-  ...(fault === undefined ? {} : { fault }),
-});
+const argv = process.argv.slice(2);
+let exitCode: number;
+if (hasNonUtf8Argument(argv.length)) {
+  writeStderr('error: an argument is not valid UTF-8\n(run aigpt --help for usage)\n');
+  exitCode = 2;
+} else {
+  exitCode = await runCli(argv, {
+    environment: processEnvironment(),
+    io: { stdout: writeStdout, stderr: writeStderr },
+    ...(fault === undefined ? {} : { fault }),
+  });
+}
 process.exitCode = outputFailed ? 1 : exitCode;
