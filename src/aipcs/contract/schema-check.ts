@@ -274,17 +274,23 @@ function checkResolved(
   }
 
   if (Array.isArray(value)) {
-    // Bound the size before walking any item.
-    if ((node.minItems !== undefined && value.length < node.minItems) || (node.maxItems !== undefined && value.length > node.maxItems)) {
+    // As pydantic-core checks a list: too many items is the only issue, found
+    // before any item is walked; too few is reported only once every item
+    // passed (five attributes, one of them invalid, report that attribute).
+    if (node.maxItems !== undefined && value.length > node.maxItems) {
       sink.report('invalid_length', path);
       return value;
     }
-    if (!node.items) return value;
-    const out: JsonValue[] = [];
-    for (let i = 0; i < value.length; i++) {
-      if (sink.full) return value;
-      out.push(checkValue(node.items, value[i] as JsonValue, [...path, i], sink, options));
+    const before = sink.total;
+    let out: JsonValue[] = value;
+    if (node.items) {
+      out = [];
+      for (let i = 0; i < value.length; i++) {
+        if (sink.full) return value;
+        out.push(checkValue(node.items, value[i] as JsonValue, [...path, i], sink, options));
+      }
     }
+    if (node.minItems !== undefined && value.length < node.minItems && sink.total === before) sink.report('invalid_length', path);
     return out;
   }
 

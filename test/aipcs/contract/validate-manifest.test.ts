@@ -150,6 +150,8 @@ describe('one broken rule, one exact issue', () => {
     ['64-char entity name', () => manifest([entity(ident(64))]), [['invalid_value', 'schema.entities.0.name']]],
     ['entity without name', () => manifest([{ attributes: serverManaged() }]), [['field_required', 'schema.entities.0.name']]],
     ['5 attributes', () => manifest([{ name: 'note', attributes: serverManaged().slice(1) }]), [['invalid_length', 'schema.entities.0.attributes']]],
+    // Too few items is checked after the items, as pydantic does: the invalid attribute is the issue.
+    ['5 attributes, one invalid', () => manifest([{ name: 'note', attributes: [...serverManaged().slice(1, 5), attr('title', 'text')] }]), [['invalid_value', 'schema.entities.0.attributes.4.type']]],
     ['65 attributes', () => manifest([entity('note', Array.from({ length: 59 }, (_, i) => attr(`f${i}`, 'string')))]), [['invalid_length', 'schema.entities.0.attributes']]],
     ['1001-char entity description', () => manifest([entity('note', undefined, { description: long(1001) })]), [['invalid_length', 'schema.entities.0.description']]],
     ['unknown entity key', () => manifest([entity('note', undefined, { fields: [] })]), [['unknown_field', 'schema.entities.0.fields']]],
