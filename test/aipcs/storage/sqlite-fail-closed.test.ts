@@ -129,3 +129,57 @@ describe('sqlite start-up', () => {
     expect(serve(dataRoot).status).toBe(0);
   });
 });
+
+describe('sqlite start-up on the platform-default root', () => {
+  // No --sqlite-data-root: the root is $HOME/.local/share/aipcs or $XDG_DATA_HOME/aipcs (Linux).
+  function serveDefault(env: Record<string, string>) {
+    const run = spawnSync(process.execPath, [aipcsBin(), 'serve', '--profile', 'sqlite', '--principal-id', 'local-agent'], {
+      input: INIT,
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { PATH: process.env['PATH'] ?? '', ...env },
+    });
+    return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+  }
+  function adminStatus(env: Record<string, string>) {
+    const run = spawnSync(process.execPath, [aipcsBin(), 'status', '--profile', 'sqlite', '--principal-id', 'local-agent'], {
+      encoding: 'utf8',
+      env: { PATH: process.env['PATH'] ?? '', ...env },
+    });
+    return { status: run.status, stderr: run.stderr };
+  }
+
+  it.skipIf(process.platform !== 'linux')('creates the missing directories below HOME with mode 0700', () => {
+    const home = base();
+    chmodSync(home, 0o700);
+    expect(serveDefault({ HOME: home }).status).toBe(0);
+    for (const dir of ['.local', '.local/share', '.local/share/aipcs']) expect(statSync(join(home, dir)).mode & 0o777).toBe(0o700);
+  });
+
+  it.skipIf(process.platform !== 'linux')('refuses a HOME or walked directory writable by group or others (spec §3.2.2: anchor and each walked component)', () => {
+    const home = base();
+    chmodSync(home, 0o775);
+    expectRefused(serveDefault({ HOME: home }), home);
+    expect(() => statSync(join(home, '.local'))).toThrow();
+    const admin = adminStatus({ HOME: home });
+    expect([admin.status, (JSON.parse(admin.stderr.trim()) as { error: { code: string } }).error.code]).toEqual([6, 'storage_unavailable']);
+
+    const other = base();
+    chmodSync(other, 0o700);
+    mkdirSync(join(other, '.local'), { mode: 0o777 });
+    chmodSync(join(other, '.local'), 0o777);
+    expectRefused(serveDefault({ HOME: other }), other);
+    expect(() => statSync(join(other, '.local', 'share'))).toThrow();
+  });
+
+  it.skipIf(process.platform !== 'linux')('never creates a missing XDG_DATA_HOME, only the aipcs leaf inside an existing one', () => {
+    const parent = base();
+    chmodSync(parent, 0o700);
+    const xdg = join(parent, 'xdg');
+    expectRefused(serveDefault({ HOME: parent, XDG_DATA_HOME: xdg }), xdg);
+    expect(() => statSync(xdg)).toThrow();
+    mkdirSync(xdg, { mode: 0o700 });
+    expect(serveDefault({ HOME: parent, XDG_DATA_HOME: xdg }).status).toBe(0);
+    expect(statSync(join(xdg, 'aipcs')).mode & 0o777).toBe(0o700);
+  });
+});

@@ -96,18 +96,68 @@ export function dataRootPaths(root: string): DataRootPaths {
 }
 
 /**
- * Checks the data root; with `create`, makes a missing root (and, for the
- * platform default, missing parents) with mode 0700. Returns whether it exists.
+ * Where the walk to a platform-default root starts (operations spec §3.2.2):
+ * the directory above `.local/share/aipcs` (macOS: `Library/Application
+ * Support/aipcs`), normally HOME, or else the parent of the `aipcs` leaf (a
+ * custom XDG_DATA_HOME); and the directories walked from there, root last.
  */
-export function checkDataRoot(root: string, options: { create: boolean; createParents: boolean }): boolean {
-  checkRootText(root);
-  const parent = dirname(root);
-  if (options.create && options.createParents) mkdirSync(parent, { recursive: true, mode: 0o700 });
-  if (lstatOrUndefined(parent) === undefined) {
-    if (!options.create) return false;
-    throw new UnsafeLocationError('the parent of the data root does not exist');
+function defaultRootLayout(root: string): { readonly anchor: string; readonly components: readonly string[] } {
+  const parts = root.split(sep).filter((part) => part.length > 0);
+  const suffix = process.platform === 'darwin' ? ['Library', 'Application Support', 'aipcs'] : ['.local', 'share', 'aipcs'];
+  const tail = parts.slice(-suffix.length);
+  const walked = tail.length === suffix.length && tail.every((part, index) => part === suffix[index]) ? suffix : parts.slice(-1);
+  if (walked.at(-1) !== 'aipcs' || parts.length < walked.length) throw new UnsafeLocationError('the default data root has an unexpected layout');
+  return { anchor: sep + parts.slice(0, -walked.length).join(sep), components: walked };
+}
+
+/**
+ * The anchor and the directories between it and a default root: the anchor
+ * must exist (it is never created), and it and every walked directory must
+ * be owned by the effective user and not writable by group or others; with
+ * `create`, missing walked directories are made 0700. Returns false when
+ * something is missing and `create` is off.
+ */
+function checkDefaultRootParents(root: string, create: boolean): boolean {
+  const { anchor, components } = defaultRootLayout(root);
+  if (lstatOrUndefined(anchor) === undefined) {
+    if (!create) return false;
+    throw new UnsafeLocationError('the directory above the default data root does not exist');
   }
-  assertSafeAncestors(parent);
+  assertSafeAncestors(anchor);
+  let current = anchor;
+  for (const part of components.slice(0, -1)) {
+    current = join(current, part);
+    let stats = lstatOrUndefined(current);
+    if (!stats) {
+      if (!create) return false;
+      makePrivateDirectory(current);
+      stats = lstatSync(current);
+    }
+    if (stats.isSymbolicLink()) throw new UnsafeLocationError('a parent of the data root is a symbolic link');
+    if (!stats.isDirectory()) throw new UnsafeLocationError('a parent of the data root is not a directory');
+    if (uid() !== undefined && stats.uid !== uid()) throw new UnsafeLocationError('a parent of the data root is owned by another user');
+    if ((stats.mode & 0o022) !== 0) throw new UnsafeLocationError('a parent of the data root is writable by group or others');
+  }
+  return true;
+}
+
+/**
+ * Checks the data root; with `create`, makes a missing root (and, for the
+ * platform default, missing directories below its anchor) with mode 0700.
+ * Returns whether it exists.
+ */
+export function checkDataRoot(root: string, options: { create: boolean; defaultRoot: boolean }): boolean {
+  checkRootText(root);
+  if (options.defaultRoot) {
+    if (!checkDefaultRootParents(root, options.create)) return false;
+  } else {
+    const parent = dirname(root);
+    if (lstatOrUndefined(parent) === undefined) {
+      if (!options.create) return false;
+      throw new UnsafeLocationError('the parent of the data root does not exist');
+    }
+    assertSafeAncestors(parent);
+  }
   let stats = lstatOrUndefined(root);
   if (!stats) {
     if (!options.create) return false;

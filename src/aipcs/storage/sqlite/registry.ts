@@ -181,7 +181,7 @@ export interface SqliteRegistryOptions {
  */
 export async function migrateSqliteRegistry(options: SqliteRegistryOptions): Promise<SqliteRegistry> {
   const paths = dataRootPaths(options.dataRoot);
-  checkDataRoot(paths.root, { create: true, createParents: options.defaultRoot });
+  checkDataRoot(paths.root, { create: true, defaultRoot: options.defaultRoot });
   if (!checkDatabaseFile(paths.registry)) {
     try {
       createDatabaseFile(paths.registry);
@@ -244,7 +244,7 @@ export interface AdminRegistryOpening {
 export async function openSqliteRegistryForAdmin(options: SqliteRegistryOptions, mode: { writable: boolean }): Promise<AdminRegistryOpening> {
   const paths = dataRootPaths(options.dataRoot);
   const absent: AdminRegistryOpening = { state: { status: 'uninitialised', appliedRevision: 0n, targetRevision: REGISTRY_REVISION, reason: null }, missing: true, registry: null };
-  if (!checkDataRoot(paths.root, { create: false, createParents: false })) return absent;
+  if (!checkDataRoot(paths.root, { create: false, defaultRoot: options.defaultRoot })) return absent;
   if (!checkDatabaseFile(paths.registry)) return absent;
   let connection: SqliteConnection;
   try {
