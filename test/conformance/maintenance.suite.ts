@@ -10,6 +10,7 @@ import type { MaintenanceScanType } from '../../src/aipcs/contract/manifest/deri
 import { losslessJson, type JsonObject } from '../../src/common/json.js';
 import { appOver, manifest, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 import { memoManifest } from './memo-manifest.js';
+import { serverManaged } from '../support/manifests.js';
 
 async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
   await expect(promise).rejects.toMatchObject({ code });
@@ -147,6 +148,33 @@ export function maintenanceSuite(harness: StorageHarness): void {
         ]);
         expect(found.map((candidate) => candidate.id)).toEqual(sortedIds(byStatus, byLink, both));
         for (const candidate of found) expect(candidate.detail).toEqual(expected.get(candidate.id));
+      });
+
+      it('superseded: a declared superseded_by of any type counts once the scan is available; its signal follows Python whitespace', async () => {
+        const seeded = await app.lifecycle.seed({ domainName: 'links', domainClass: 'knowledge', intentDescription: 'Links.', idempotencyKey: 'links-s' });
+        const links = seeded['service_id'] as string;
+        const entities = [
+          { name: 'linked', attributes: [...serverManaged(), { name: 'status', type: 'string' }, { name: 'superseded_by', type: 'integer' }] },
+          { name: 'noted', attributes: [...serverManaged(), { name: 'superseded_by', type: 'string' }] },
+        ];
+        await app.lifecycle.design({ serviceId: links, manifest: manifest({ manifest_version: 2n, schema_version: 1n, entities }), idempotencyKey: 'links-d' });
+        await app.lifecycle.materialise({ serviceId: links, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'links-m' });
+        const create = async (entityName: string, record: JsonObject) =>
+          ((await app.records.create({ serviceId: links, entityName, record, idempotencyKey: key() }))['record'] as JsonObject)['id'] as string;
+        const expected = new Map<string, JsonObject>([
+          [await create('linked', { superseded_by: 0n }), { signals: ['superseded_by'] }],
+          [await create('linked', { status: 'superseded', superseded_by: 7n }), { signals: ['status', 'superseded_by'] }],
+          // Selected like the reference's SQL (only U+0020 is blank), named like its str.strip().
+          [await create('noted', { superseded_by: '\t' }), { signals: [] }],
+          [await create('noted', { superseded_by: ' \u001f ' }), { signals: [] }],
+          [await create('noted', { superseded_by: ' x ' }), { signals: ['superseded_by'] }],
+        ]);
+        await create('linked', { status: 'open' });
+        await create('noted', { superseded_by: '   ' });
+        const result = await app.maintenance.scan({ serviceId: links, entityName: null, branchId: null, scanTypes: ['superseded'], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 50 });
+        const found = (result['candidates'] as JsonObject[]).map((candidate) => [(candidate['record'] as JsonObject)['id'] as string, candidate['detail']] as const);
+        expect(found.length).toBe(expected.size);
+        for (const [id, detail] of found) expect(detail).toEqual(expected.get(id));
       });
 
       it('unbranched: no primary branch (related memberships do not count)', async () => {

@@ -52,6 +52,9 @@ const clamp = (value: number, min: number, max: number): number => Math.min(Math
 /** Blank the way the reference's SQL sees it: empty or only U+0020 spaces. */
 const isBlank = (text: string): boolean => /^ *$/.test(text);
 
+/** Empty once Python's str.strip() is applied: Unicode White_Space plus U+001C-U+001F. */
+const isPythonBlank = (text: string): boolean => /^[\p{White_Space}\u001c-\u001f]*$/u.test(text);
+
 /** Whether a declared field holds a value (contract §8.3: null, blank strings and empty lists are absent). */
 function isPresent(type: AttributeType | undefined, value: FieldValue | undefined): boolean {
   if (value === null || value === undefined) return false;
@@ -189,11 +192,18 @@ export class MaintenanceService {
         return { age_days: age < 0n ? 0n : age, threshold_days: BigInt(context.staleAfterDays) };
       }
       case 'superseded': {
-        const hits: string[] = [];
-        for (const signal of signals.supersededSignals) {
-          if (signal === 'status' ? fields['status'] === 'superseded' : isPresent(typeOf.get('superseded_by'), fields['superseded_by'])) hits.push(signal);
-        }
-        return hits.length > 0 ? { signals: hits } : undefined;
+        // Once the scan is available, a declared superseded_by of any type
+        // counts (contract §8.3: "a declared superseded_by is present").
+        const statusHit = signals.supersededSignals.includes('status') && fields['status'] === 'superseded';
+        const byType = typeOf.get('superseded_by');
+        const byValue = fields['superseded_by'];
+        if (!statusHit && !isPresent(byType, byValue)) return undefined;
+        const hits: string[] = statusHit ? ['status'] : [];
+        // The reference selects with SQL trim() (spaces only) but names the
+        // signal after Python's str.strip(), so a superseded_by holding only
+        // other whitespace is a candidate whose signals leave it out.
+        if (isPresent(byType, byValue) && !(typeof byValue === 'string' && isPythonBlank(byValue))) hits.push('superseded_by');
+        return { signals: hits };
       }
       case 'unbranched':
         return record.hasPrimary ? undefined : { missing_role: 'primary' };
