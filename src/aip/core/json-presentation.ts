@@ -156,12 +156,13 @@ export function objectFromJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxB
   const claimed = top.get('id');
   if (claimed !== undefined && typeof claimed !== 'string') return failure('object.envelope', 'id must be a string');
   let data = top.get('data');
-  if (top.get('type') === 'artifact' && data instanceof Map && typeof data.get('content') === 'string') {
-    const content = decodeBase64(data.get('content') as string);
-    if (content === undefined) return failure('schema.type', 'data.content: not canonical base64 (RFC 4648 section 4, padded)');
+  // Content that is not canonical base64 stays as it is, so the schema reports
+  // it as a wrong type only where spec 2.5 puts that check: after the envelope,
+  // the type/version pair, unknown and missing fields, and `kind`.
+  const rawContent = top.get('type') === 'artifact' && data instanceof Map ? data.get('content') : undefined;
+  const content = typeof rawContent === 'string' ? decodeBase64(rawContent) : undefined;
+  if (content !== undefined) {
     data = new Map<string, JsonTree | Uint8Array>([...(data as ReadonlyMap<string, JsonTree>)].map(([k, v]) => [k, k === 'content' ? content : v])) as unknown as JsonTree;
-  } else if (top.get('type') === 'artifact' && data instanceof Map && data.has('content')) {
-    return failure('schema.type', 'data.content: expected a base64 string');
   }
   const envelope = new Map<string, CborValue>();
   for (const key of ['data', 'type', 'version']) {
@@ -169,7 +170,13 @@ export function objectFromJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxB
     if (value !== undefined) envelope.set(key, value as CborValue);
   }
   const checked = validateObjectValue(envelope);
-  if (!checked.ok) return checked;
+  if (!checked.ok) {
+    if (rawContent !== undefined && checked.error.code === 'schema.type' && checked.error.message.startsWith('data.content:')) {
+      const expected = typeof rawContent === 'string' ? 'not canonical base64 (RFC 4648 section 4, padded)' : 'expected a base64 string';
+      return failure('schema.type', `data.content: ${expected}`);
+    }
+    return checked;
+  }
   const encoded = encodeObject(checked.value);
   if (!encoded.ok) return encoded;
   if (claimed !== undefined && claimed !== encoded.value.id) {

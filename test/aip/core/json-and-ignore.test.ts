@@ -56,6 +56,20 @@ describe('JSON presentation', () => {
     expect(jsonCode('{"type":"artifact","version":1,"data":{"kind":"file","content":[104]}}')).toBe('schema.type');
   });
 
+  it('checks bad content only where spec 2.5 orders the content field', () => {
+    const bad = '"content":"!!"';
+    expect(jsonCode(`{"type":"artifact","data":{"kind":"file",${bad}}}`)).toBe('object.envelope');
+    expect(jsonCode(`{"type":"artifact","version":2,"data":{"kind":"file",${bad}}}`)).toBe('object.unsupported');
+    expect(jsonCode(`{"type":"artifact","version":1,"data":{"kind":"file",${bad},"x":1}}`)).toBe('schema.unknown_field');
+    expect(jsonCode(`{"type":"artifact","version":1,"data":{${bad}}}`)).toBe('schema.missing_field');
+    const kind = objectFromJson(`{"type":"artifact","version":1,"data":{"kind":5,${bad}}}`);
+    expect(kind.ok ? undefined : kind.error.message).toMatch(/^data\.kind:/);
+    const content = objectFromJson(`{"type":"artifact","version":1,"data":{"kind":"file",${bad}}}`);
+    expect(content.ok ? undefined : content.error).toMatchObject({ code: 'schema.type', message: expect.stringMatching(/^data\.content: not canonical base64/) });
+    const array = objectFromJson('{"type":"artifact","version":1,"data":{"kind":"file","content":[104]}}');
+    expect(array.ok ? undefined : array.error.message).toBe('data.content: expected a base64 string');
+  });
+
   it('rejects unknown members and lone surrogates', () => {
     expect(jsonCode(`{"x":1,${root.slice(1)}`)).toBe('object.envelope');
     expect(jsonCode('{"type":"intent","version":1,"data":{"goal":"g","title":"\\udc00","context":[],"parents":[],"created_at":"2026-01-01T00:00:00.000000000Z","constraints":[]}}')).toBe('cbor.utf8');
