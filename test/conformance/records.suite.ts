@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../src/aipcs/core/application.js';
 import type { JsonObject, JsonValue } from '../../src/common/json.js';
-import { notesManifest, notesManifestV2 } from '../support/manifests.js';
+import { notesManifest, notesManifestV2, serverManaged } from '../support/manifests.js';
 import { appOver, manifest, sha256, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 
 async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
@@ -89,6 +89,28 @@ export function recordsSuite(harness: StorageHarness): void {
         await create({ title: 'x', project_id: project['id'] as string });
         await rejects(app.records.create({ serviceId, entityName: 'project', record: { name: 'Q', code: 'P1' }, idempotencyKey: key() }), 'constraint_violation');
         await rejects(app.records.delete({ serviceId, entityName: 'project', recordId: project['id'] as string, expectedRecordVersion: 1n, idempotencyKey: key() }), 'constraint_violation');
+      });
+
+      it('deletes a record that references only itself, but not one another record references (contract §6.10)', async () => {
+        const seeded = await app.lifecycle.seed({ domainName: 'trees', domainClass: 'knowledge', intentDescription: 'Trees.', idempotencyKey: 'trees-s' });
+        const trees = seeded['service_id'] as string;
+        const document = {
+          manifest_version: 2n,
+          schema_version: 1n,
+          entities: [{ name: 'node', attributes: [...serverManaged(), { name: 'label', type: 'string' }, { name: 'parent_id', type: 'uuid' }] }],
+          relationships: [{ name: 'node_parent', from: { entity: 'node', field: 'parent_id' }, to: { entity: 'node', field: 'id' }, on_delete: 'restrict' }],
+        };
+        await app.lifecycle.design({ serviceId: trees, manifest: manifest(document), idempotencyKey: 'trees-d' });
+        await app.lifecycle.materialise({ serviceId: trees, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'trees-m' });
+        const node = async (record: JsonObject) => ((await app.records.create({ serviceId: trees, entityName: 'node', record, idempotencyKey: key() }))['record'] as JsonObject)['id'] as string;
+        const loop = await node({ label: 'loop' });
+        await app.records.update({ serviceId: trees, entityName: 'node', recordId: loop, updates: { parent_id: loop }, expectedRecordVersion: 1n, idempotencyKey: key() });
+        const parent = await node({ label: 'parent' });
+        await app.records.update({ serviceId: trees, entityName: 'node', recordId: parent, updates: { parent_id: parent }, expectedRecordVersion: 1n, idempotencyKey: key() });
+        await node({ label: 'child', parent_id: parent });
+        expect(await app.records.delete({ serviceId: trees, entityName: 'node', recordId: loop, expectedRecordVersion: 2n, idempotencyKey: key() })).toEqual({ id: loop, record_version: 3n, replayed: false });
+        await rejects(app.records.get(trees, 'node', loop), 'not_found');
+        await rejects(app.records.delete({ serviceId: trees, entityName: 'node', recordId: parent, expectedRecordVersion: 2n, idempotencyKey: key() }), 'constraint_violation');
       });
 
       it('answers not_found for unknown records, records of another entity and unknown services', async () => {

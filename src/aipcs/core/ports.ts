@@ -302,8 +302,12 @@ export interface ServiceDataWriter extends ServiceDataReader {
   getReplay(idempotencyKey: string): Promise<ReplayRow | undefined>;
   putReplay(row: ReplayRow): Promise<void>;
   recordExists(entityName: string, id: string): Promise<boolean>;
-  /** Whether any record of `sources` references `id` through the given columns. */
-  isReferenced(id: string, sources: readonly { readonly entity: string; readonly column: string }[]): Promise<boolean>;
+  /**
+   * Whether any other record of `sources` references the target through the
+   * given columns; a record that references only itself does not count, as a
+   * foreign key does not stop deleting such a row.
+   */
+  isReferenced(target: { readonly entity: string; readonly id: string }, sources: readonly { readonly entity: string; readonly column: string }[]): Promise<boolean>;
   insertRecord(entity: EntityLayout, record: StoredRecord): Promise<void>;
   updateRecord(entity: EntityLayout, record: StoredRecord): Promise<void>;
   deleteRecord(entity: EntityLayout, id: string): Promise<void>;

@@ -160,7 +160,7 @@ export class RecordService {
       const current = await tx.getRecord(layout, command.recordId);
       if (!current) throw new AipcsError('not_found_data');
       if (current.recordVersion !== command.expectedRecordVersion) throw new AipcsError('stale_record_version');
-      if (await tx.isReferenced(current.id, referencing)) throw new AipcsError('constraint_violation');
+      if (await tx.isReferenced({ entity: entity.name, id: current.id }, referencing)) throw new AipcsError('constraint_violation');
       const version = current.recordVersion + 1n;
       await tx.deleteRecord(layout, current.id);
       await tx.appendHistory({ entityName: entity.name, recordId: current.id, recordVersion: version, kind: 'delete', before: current.fields, after: null, occurredAt: now });

@@ -476,9 +476,10 @@ export class PostgresDataTx implements OperatorDataWriter {
     return (await this.session.first(`SELECT 1 FROM ${this.table(entityName)} WHERE "id" = $1 AND "owner_id" = $2`, [id, this.principalId])) !== undefined;
   }
 
-  async isReferenced(id: string, sources: readonly { readonly entity: string; readonly column: string }[]): Promise<boolean> {
+  async isReferenced(target: { readonly entity: string; readonly id: string }, sources: readonly { readonly entity: string; readonly column: string }[]): Promise<boolean> {
     for (const source of sources) {
-      if ((await this.session.first(`SELECT 1 FROM ${this.table(source.entity)} WHERE ${quoteIdentifier(source.column)} = $1 LIMIT 1`, [id])) !== undefined) return true;
+      const self = source.entity === target.entity ? ' AND "id" <> $1' : '';
+      if ((await this.session.first(`SELECT 1 FROM ${this.table(source.entity)} WHERE ${quoteIdentifier(source.column)} = $1${self} LIMIT 1`, [target.id])) !== undefined) return true;
     }
     return false;
   }

@@ -457,9 +457,11 @@ export class SqliteDataTx implements OperatorDataWriter {
     return prepared(this.db, `SELECT 1 FROM ${quoteIdentifier(entityName)} WHERE "id" = ? AND "owner_id" = ?`).get(id, this.principalId) !== undefined;
   }
 
-  async isReferenced(id: string, sources: readonly { readonly entity: string; readonly column: string }[]): Promise<boolean> {
+  async isReferenced(target: { readonly entity: string; readonly id: string }, sources: readonly { readonly entity: string; readonly column: string }[]): Promise<boolean> {
     for (const source of sources) {
-      if (prepared(this.db, `SELECT 1 FROM ${quoteIdentifier(source.entity)} WHERE ${quoteIdentifier(source.column)} = ? LIMIT 1`).get(id) !== undefined) return true;
+      const self = source.entity === target.entity ? ' AND "id" <> ?' : '';
+      const parameters = self ? [target.id, target.id] : [target.id];
+      if (prepared(this.db, `SELECT 1 FROM ${quoteIdentifier(source.entity)} WHERE ${quoteIdentifier(source.column)} = ?${self} LIMIT 1`).get(...parameters) !== undefined) return true;
     }
     return false;
   }
