@@ -104,6 +104,32 @@ export function checkCompressItems(items: readonly string[], memoryLimit: bigint
 interface Journal {
   readonly create: readonly string[];
   readonly remove: readonly string[];
+  /** Old record names that are not UTF-8 (journal member `deleteRaw`, hex), so JSON cannot hold them as text. */
+  readonly removeRaw: readonly Buffer[];
+}
+
+/**
+ * A selected entry of the memory folder. Node would decode a name that is
+ * not UTF-8 with U+FFFD, and that text names no file: such an entry is
+ * opened and removed by its raw bytes (the reference reads it as a memory).
+ */
+interface RecordEntry {
+  /** The name as text (lossy when it is not UTF-8), for messages and TIDs. */
+  readonly name: string;
+  readonly raw: Buffer;
+  readonly utf8: boolean;
+  readonly isDirectory: boolean;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+function isUtf8(bytes: Buffer): boolean {
+  try {
+    UTF8.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export class MemoryStore {
@@ -228,17 +254,22 @@ export class MemoryStore {
       return 'invalid';
     }
     if (!isJsonObject(value)) return 'invalid';
-    const { version, create, delete: remove } = value;
+    const { version, create, delete: remove, deleteRaw } = value;
     if (version !== 1n) {
       throw new AigptError('read_failed', `Failed to read ${path}: unsupported journal version; refusing to touch the folder`);
     }
     const isList = (list: JsonValue | undefined, ok: (name: string) => boolean): list is string[] =>
       Array.isArray(list) && list.every((item) => typeof item === 'string' && ok(item));
     // Names are checked so a damaged journal can never reach outside the folder.
-    if (!isList(create, isValidTid) || !isList(remove, (name) => isRecordFileName(name) && !/[/\\]/.test(name))) {
-      return 'invalid';
+    const isName = (name: string): boolean => isRecordFileName(name) && !/[/\\\0]/.test(name);
+    if (!isList(create, isValidTid) || !isList(remove, isName)) return 'invalid';
+    let removeRaw: Buffer[] = [];
+    if (deleteRaw !== undefined) {
+      if (!isList(deleteRaw, (hex) => /^(?:[0-9a-f]{2})+$/.test(hex))) return 'invalid';
+      removeRaw = deleteRaw.map((hex) => Buffer.from(hex, 'hex'));
+      if (!removeRaw.every((raw) => isName(raw.toString('utf8')))) return 'invalid';
     }
-    return { create, remove };
+    return { create, remove, removeRaw };
   }
 
   /** Completes a committed compress: publish every staged record, delete every old one, drop the journal. */
@@ -255,11 +286,12 @@ export class MemoryStore {
       }
       this.fault('compress:published');
     }
-    for (const name of journal.remove) {
+    for (const name of [...journal.remove, ...journal.removeRaw]) {
+      const path = typeof name === 'string' ? join(dir, name) : this.rawPath(name);
       try {
-        await fs.unlink(join(dir, name));
+        await fs.unlink(path);
       } catch (error) {
-        if (errnoCode(error) !== 'ENOENT') throw failedTo('write_failed', join(dir, name), error);
+        if (errnoCode(error) !== 'ENOENT') throw failedTo('write_failed', join(dir, name.toString()), error);
       }
       this.fault('compress:removed-old');
     }
@@ -307,6 +339,36 @@ export class MemoryStore {
     return (await this.listAll()).filter(isRecordFileName).sort(compareFileNames);
   }
 
+  /** The path of an entry by its raw name bytes. */
+  private rawPath(raw: Buffer): Buffer {
+    return Buffer.concat([Buffer.from(join(this.tree.memoryDir, '/')), raw]);
+  }
+
+  /** The selected entries with their raw names, in the reference's (bytewise) order; all names come back for the TID floor. */
+  private async listRecordEntries(): Promise<{ entries: RecordEntry[]; all: string[] }> {
+    let dirents;
+    try {
+      dirents = await fs.readdir(this.tree.memoryDir, { encoding: 'buffer', withFileTypes: true });
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return { entries: [], all: [] };
+      throw failedTo('read_failed', this.tree.memoryDir, error);
+    }
+    const all = dirents.map((dirent) => dirent.name.toString('utf8'));
+    const entries: RecordEntry[] = [];
+    dirents.forEach((dirent, index) => {
+      const name = all[index]!;
+      // The extension test on the decoded name equals Rust's on the bytes: dots and "json" are ASCII.
+      if (!isRecordFileName(name)) return;
+      entries.push({ name, raw: dirent.name, utf8: isUtf8(dirent.name), isDirectory: dirent.isDirectory() });
+    });
+    entries.sort((a, b) => Buffer.compare(a.raw, b.raw));
+    return { entries, all };
+  }
+
+  private entryPath(entry: RecordEntry): string | Buffer {
+    return entry.utf8 ? join(this.tree.memoryDir, entry.name) : this.rawPath(entry.raw);
+  }
+
   async countMemories(): Promise<number> {
     return (await this.listMemoryNames()).length;
   }
@@ -317,14 +379,14 @@ export class MemoryStore {
    * record files; the older ones are skipped unread and counted in `notRead`.
    */
   async readMemories(options: { readonly maxBytes?: number } = {}): Promise<MemoryReadResult> {
-    const all = await this.listAll();
-    const names = all.filter(isRecordFileName).sort(compareFileNames);
+    const { entries: names, all } = await this.listRecordEntries();
+    const read = (entry: RecordEntry): Promise<RecordFileOutcome> => readRecordFile(this.entryPath(entry), join(this.tree.memoryDir, entry.name));
     const overflow = Math.max(0, names.length - MAX_RECORDS_READ);
     let toRead = names.slice(overflow);
     let outcomes: RecordFileOutcome[];
     let overBudget = 0;
     if (options.maxBytes === undefined) {
-      outcomes = await mapLimited(toRead, 32, (name) => readRecordFile(join(this.tree.memoryDir, name)));
+      outcomes = await mapLimited(toRead, 32, read);
     } else {
       // Newest first, a batch at a time, so no more than the budget (plus one
       // batch) is ever held; an unreadable file costs nothing, as it adds no record.
@@ -333,7 +395,7 @@ export class MemoryStore {
       let end = toRead.length;
       reading: while (end > 0) {
         const start = Math.max(0, end - 32);
-        const batch = await mapLimited(toRead.slice(start, end), 32, (name) => readRecordFile(join(this.tree.memoryDir, name)));
+        const batch = await mapLimited(toRead.slice(start, end), 32, read);
         for (let index = batch.length - 1; index >= 0; index--) {
           const outcome = batch[index]!;
           const size = outcome.ok && outcome.text !== undefined ? outcome.bytes : 0;
@@ -351,15 +413,15 @@ export class MemoryStore {
       outcomes = kept.reverse();
     }
     const skipped: SkippedFile[] = [];
-    for (const name of names.slice(0, overflow)) {
+    for (const { name } of names.slice(0, overflow)) {
       skipped.push({ path: join(this.tree.memoryDir, name), reason: `beyond the ${MAX_RECORDS_READ}-record read bound (oldest first)` });
     }
-    for (const name of names.slice(overflow, overflow + overBudget)) {
+    for (const { name } of names.slice(overflow, overflow + overBudget)) {
       skipped.push({ path: join(this.tree.memoryDir, name), reason: `beyond the ${options.maxBytes}-byte read bound (oldest first)` });
     }
     const records: MemoryRecord[] = [];
     outcomes.forEach((outcome, index) => {
-      const name = toRead[index]!;
+      const { name } = toRead[index]!;
       const path = join(this.tree.memoryDir, name);
       if (!outcome.ok) skipped.push({ path, reason: outcome.message });
       else if (outcome.text === undefined) skipped.push({ path, reason: outcome.shapeProblem ?? 'not a record' });
@@ -411,15 +473,12 @@ export class MemoryStore {
     return this.withLock(async () => {
       await this.recoverLocked();
       const dir = this.tree.memoryDir;
-      const entries = await fs.readdir(dir, { withFileTypes: true }).catch((error: unknown) => {
-        throw failedTo('read_failed', dir, error);
-      });
+      const { entries, all } = await this.listRecordEntries();
       // Folders named *.json are not records and cannot be unlinked; they stay.
-      const oldNames = entries
-        .filter((entry) => isRecordFileName(entry.name) && !entry.isDirectory())
-        .map((entry) => entry.name)
-        .sort(compareFileNames);
-      let floor = greatestTidMicros(entries.map((entry) => entry.name));
+      const old = entries.filter((entry) => !entry.isDirectory);
+      const oldNames = old.filter((entry) => entry.utf8).map((entry) => entry.name);
+      const oldRaw = old.filter((entry) => !entry.utf8).map((entry) => entry.raw);
+      let floor = greatestTidMicros(all);
       const created: string[] = [];
       for (const text of items) {
         const tid = this.tids.next(floor);
@@ -437,14 +496,16 @@ export class MemoryStore {
       await fsyncDir(dir);
       this.fault('compress:staged');
       // The commit point: once this rename is durable the new set wins.
-      const journal = `{"version":1,"create":${JSON.stringify(created)},"delete":${JSON.stringify(oldNames)}}`;
+      // `deleteRaw` only when some old name is not UTF-8, so the journal is otherwise the spec's.
+      const raw = oldRaw.length === 0 ? '' : `,"deleteRaw":${JSON.stringify(oldRaw.map((name) => name.toString('hex')))}`;
+      const journal = `{"version":1,"create":${JSON.stringify(created)},"delete":${JSON.stringify(oldNames)}${raw}}`;
       try {
         await replaceFileAtomic(dir, JOURNAL_FILE, journal, this.fault);
       } catch (error) {
         if (isInjectedFault(error)) throw error;
         throw failedTo('write_failed', join(dir, JOURNAL_FILE), error);
       }
-      const problems = await this.rollForward({ create: created, remove: oldNames });
+      const problems = await this.rollForward({ create: created, remove: oldNames, removeRaw: oldRaw });
       if (problems.length > 0) throw new AigptError('write_failed', `Failed to write ${dir}: ${problems.join('; ')}`);
       return { count: items.length };
     });
@@ -512,13 +573,13 @@ type RecordFileOutcome =
  * Reads one record file with the product's bounds. The message keeps the
  * reference's `Failed to read|parse {path}` prefix with the cause appended.
  */
-async function readRecordFile(path: string): Promise<RecordFileOutcome> {
+async function readRecordFile(file: string | Buffer, path: string = file.toString()): Promise<RecordFileOutcome> {
   const tooLarge = `Failed to read ${path}: larger than ${MAX_RECORD_FILE_BYTES} bytes`;
   let bytes: Buffer;
   let handle: fs.FileHandle | undefined;
   try {
     // O_NONBLOCK so a FIFO named *.json cannot hang the reader.
-    handle = await fs.open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    handle = await fs.open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
     const stat = await handle.stat();
     if (!stat.isFile()) return { ok: false, stage: 'read', message: `Failed to read ${path}: not a regular file` };
     if (stat.size > MAX_RECORD_FILE_BYTES) return { ok: false, stage: 'read', message: tooLarge };

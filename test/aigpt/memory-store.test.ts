@@ -2,7 +2,7 @@ import { promises as fs, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AigptError } from '../../src/aigpt/errors.js';
-import { JOURNAL_FILE, MemoryStore } from '../../src/aigpt/memory-store.js';
+import { InjectedFault, JOURNAL_FILE, MemoryStore } from '../../src/aigpt/memory-store.js';
 import { memoryRecordJson } from '../../src/aigpt/record-format.js';
 import { recordTree } from '../../src/aigpt/record-paths.js';
 import { isValidTid, TidGenerator, tidFromParts } from '../../src/aigpt/tid.js';
@@ -210,6 +210,39 @@ describe('MemoryStore', () => {
     await fs.writeFile(join(dir, JOURNAL_FILE), '{"version":1,"create":[],"delete":["../../../victim.json"]}');
     await makeStore(home).ensureLayout();
     expect(await fs.readFile(join(home.root, 'victim.json'), 'utf8')).toBe('x');
+  });
+
+  it('a record file whose name is not UTF-8 is read by its bytes, and compress removes it, also when recovery finishes the job', async () => {
+    const dir = store.tree.memoryDir;
+    // Node would name it "a\ufffd.json", which opens nothing.
+    const raw = Buffer.concat([Buffer.from(`${dir}/a`), Buffer.from([0xff]), Buffer.from('.json')]);
+    const content = memoryRecordJson({ did: 'did:plc:xxx', tid: '3mfyouuy62222', text: 'odd name', createdAt: '2026-03-01T12:00:00Z' });
+    await fs.writeFile(raw, content);
+    await store.saveMemory('plain');
+    const read = await store.readMemories();
+    // Bytewise order, as the reference lists them: '3' < 'a'.
+    expect(read.records.map((record) => record.text)).toEqual(['plain', 'odd name']);
+    expect(read.skipped).toEqual([]);
+
+    // A crash right after the commit: the journal names the raw name, and recovery removes it.
+    const crashing = makeStore(home, {
+      fault: (point) => {
+        if (point === 'replace:.compress-journal:renamed') throw new InjectedFault(point);
+      },
+    });
+    await expect(crashing.compress(['new'])).rejects.toThrow(InjectedFault);
+    const journal = JSON.parse(await fs.readFile(join(dir, JOURNAL_FILE), 'utf8')) as { delete: string[]; deleteRaw: string[] };
+    expect(journal.deleteRaw).toEqual([Buffer.from([0x61, 0xff, ...Buffer.from('.json')]).toString('hex')]);
+    expect(journal.delete).toHaveLength(1);
+    await makeStore(home).ensureLayout();
+    expect((await store.readMemories()).records.map((record) => record.text)).toEqual(['new']);
+    expect(await fs.readdir(dir, { encoding: 'buffer' })).toHaveLength(1);
+
+    // And without a crash.
+    await fs.writeFile(raw, content);
+    await store.compress(['newer']);
+    expect((await store.readMemories()).records.map((record) => record.text)).toEqual(['newer']);
+    expect(await fs.readdir(dir, { encoding: 'buffer' })).toHaveLength(1);
   });
 
   it('leaves no helper files behind after normal operation', async () => {
