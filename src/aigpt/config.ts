@@ -183,6 +183,8 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
     throw error;
   }
   if (!isJsonObject(document)) throw invalid('the file must hold a JSON object');
+  const repeated = repeatedConfigField(text);
+  if (repeated !== undefined) throw invalid(`${repeated} appears twice`);
   const bot = document['bot'];
   if (bot !== undefined && bot !== null && !isJsonObject(bot)) throw invalid('bot must be an object');
   const field = (name: string): JsonValue | undefined => (isJsonObject(bot) ? bot[name] : undefined);
@@ -226,6 +228,49 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
     identity,
     tree: recordTree(absoluteBase, identity),
   };
+}
+
+/** The members the reference deserialises into structs; serde refuses a repeated one (the others it ignores). */
+const BOT_FIELDS = new Set(['did', 'handle', 'path', 'memory']);
+const JSON_TOKEN = /\s*("(?:[^"\\]|\\.)*"|[{}[\],:]|[^\s{}[\],:"]+)/gy;
+
+/**
+ * `bot`, or `bot.{field}`, when it is repeated in one object of a config
+ * that parsed: serde's derived struct fails on a duplicate field, so the
+ * reference would fall back to the defaults, where our parser keeps the last
+ * one and would name another folder. Repeats elsewhere are ignored, as in serde.
+ */
+function repeatedConfigField(text: string): string | undefined {
+  interface Frame {
+    readonly object: boolean;
+    /** '' for the top-level object, 'bot' for the bot object, undefined for any other. */
+    readonly path: string | undefined;
+    readonly keys: Set<string>;
+    key: string | undefined;
+    expectKey: boolean;
+  }
+  const stack: Frame[] = [];
+  JSON_TOKEN.lastIndex = 0;
+  for (let match = JSON_TOKEN.exec(text); match !== null; match = JSON_TOKEN.exec(text)) {
+    const token = match[1]!;
+    const top = stack[stack.length - 1];
+    if (token === '{' || token === '[') {
+      const path = top === undefined ? '' : top.path === '' && top.key === 'bot' ? 'bot' : undefined;
+      stack.push({ object: token === '{', path, keys: new Set(), key: undefined, expectKey: token === '{' });
+    } else if (token === '}' || token === ']') {
+      stack.pop();
+    } else if (token === ',') {
+      if (top?.object === true) top.expectKey = true;
+    } else if (top?.object === true && top.expectKey && token.startsWith('"')) {
+      const key = JSON.parse(token) as string;
+      top.key = key;
+      top.expectKey = false;
+      const tracked = top.path === '' ? key === 'bot' : top.path === 'bot' && BOT_FIELDS.has(key);
+      if (tracked && top.keys.has(key)) return top.path === '' ? key : `bot.${key}`;
+      top.keys.add(key);
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -123,6 +123,13 @@ describe('loading', () => {
     expect(config.tree.identityDir).toBe(join(home.root, 'data', 'self'));
   });
 
+  it('ignores repeats of members it does not read, as serde does', async () => {
+    await writeConfig(home, '{"x":1,"x":2,"site":{"did":1,"did":2,"bot":3,"bot":4},"bot":{"extra":[{"did":1,"did":2}],"extra":0,"did":"did:plc:a"}}');
+    expect((await loadConfig(home.environment)).did).toBe('did:plc:a');
+    await writeConfig(home, '{"bot":{"did":"did:plc:\\u0061"}, "k\\"bot": {"bot":1, "bot":2}}');
+    expect((await loadConfig(home.environment)).did).toBe('did:plc:a');
+  });
+
   it('accepts the full u64 range for memory and null/absent bot', async () => {
     await writeConfig(home, { memory: 0 });
     expect((await loadConfig(home.environment)).memory).toBe(0n);
@@ -147,6 +154,11 @@ describe('loading', () => {
     ['{"bot":{"did":"did:plc:a/b"}}', 'bot.did is not a valid DID'],
     ['{"bot":{"handle":"not a handle"}}', 'bot.handle is not a valid handle'],
     ['{"bot":[]}', 'bot must be an object'],
+    // serde's derived structs refuse a repeated field; the reference would fall back to the defaults.
+    ['{"bot":{"did":"did:plc:a"},"x":{"bot":1},"bot":{"did":"did:plc:b"}}', 'bot appears twice'],
+    ['{"bot":{"did":"did:plc:a","n":{"did":1},"did":"did:plc:b"}}', 'bot.did appears twice'],
+    ['{"bot":{"memory":5,"memory":7}}', 'bot.memory appears twice'],
+    ['{"bot":{"path":null,"path":"/p"}}', 'bot.path appears twice'],
     ['[]', 'the file must hold a JSON object'],
     ['{"bot":', 'not valid JSON'],
     ['', 'not valid JSON'],
