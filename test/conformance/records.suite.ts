@@ -304,6 +304,11 @@ export function recordsSuite(harness: StorageHarness): void {
         await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e' });
         const fields = (await app.records.get(serviceId, 'note', record['id'] as string))['fields'] as JsonObject;
         expect(fields['summary']).toBeNull();
+        // History snapshots are complete field sets too, read against the current manifest.
+        const history = await app.records.history({ serviceId, entityName: 'note', recordId: record['id'] as string, limit: 10, cursor: null });
+        const after = ((history['events'] as JsonObject[])[0]?.['after'] as JsonObject)['fields'] as JsonObject;
+        expect(Object.keys(after)).toEqual(Object.keys(fields));
+        expect(after['summary']).toBeNull();
       });
     });
 

@@ -167,15 +167,26 @@ export function recordDocument(entityName: string, record: StoredRecord): JsonOb
   };
 }
 
-export function historyEventDocument(event: StoredHistoryEvent): JsonObject {
+/**
+ * A history event of `entity`. Snapshots are read against the current
+ * manifest like records are: fields appended by a later evolve read as null
+ * (contract §6.3: snapshots are complete field sets; §4.11).
+ */
+export function historyEventDocument(entity: EntityDefinition, event: StoredHistoryEvent): JsonObject {
+  const snapshot = (fields: FieldSet | null): JsonObject | null => {
+    if (fields === null) return null;
+    const complete: Record<string, FieldValue> = {};
+    for (const attribute of domainAttributes(entity)) complete[attribute.name] = fields[attribute.name] ?? null;
+    return { fields: publicFields(complete) };
+  };
   return {
     entity_name: event.entityName,
     id: event.recordId,
     record_version: event.recordVersion,
     kind: event.kind,
     occurred_at: formatTimestamp(event.occurredAt),
-    before: event.before === null ? null : { fields: publicFields(event.before) },
-    after: event.after === null ? null : { fields: publicFields(event.after) },
+    before: snapshot(event.before),
+    after: snapshot(event.after),
   };
 }
 

@@ -216,7 +216,7 @@ export class RecordService {
       const rows = await this.deps.data.read(storageLocator(admission), this.deps.principalId, (tx) =>
         tx.history(entity.name, command.recordId, after === null ? null : BigInt(after), command.limit + 1),
       );
-      const page = boundedPage(rows, command.limit, historyEventDocument);
+      const page = boundedPage(rows, command.limit, (event) => historyEventDocument(entity, event));
       return {
         events: page.documents,
         next_cursor: page.more && page.last ? encodeCursor(this.deps, 'history', page.last.sequence.toString(), identity) : null,
