@@ -16,7 +16,7 @@ import {
   MAX_JSON_DEPTH,
   MAX_MEMORY_LIMIT,
 } from './limits.js';
-import { BOM } from './record-format.js';
+import { BOM, isWellFormedText } from './record-format.js';
 import { type RecordTree, recordTree } from './record-paths.js';
 
 export interface Environment {
@@ -193,6 +193,8 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
     const value = field(name);
     if (value === undefined || value === null) return undefined;
     if (typeof value !== 'string') throw invalid(`bot.${name} must be a string`);
+    // serde_json refuses a lone surrogate escape in a string it reads; Node would put U+FFFD in a path.
+    if (!isWellFormedText(value)) throw invalid(`bot.${name} holds a lone surrogate escape`);
     return value;
   };
 

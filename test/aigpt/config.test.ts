@@ -158,6 +158,7 @@ describe('loading', () => {
     ['{"bot":{"did":"did:plc:a"},"x":{"bot":1},"bot":{"did":"did:plc:b"}}', 'bot appears twice'],
     ['{"bot":{"did":"did:plc:a","n":{"did":1},"did":"did:plc:b"}}', 'bot.did appears twice'],
     ['{"bot":{"memory":5,"memory":7}}', 'bot.memory appears twice'],
+    ['{"bot":{"path":"/p\\ud800q"}}', 'bot.path holds a lone surrogate escape'],
     ['{"bot":{"path":null,"path":"/p"}}', 'bot.path appears twice'],
     ['[]', 'the file must hold a JSON object'],
     ['{"bot":', 'not valid JSON'],
