@@ -57,6 +57,8 @@ export class LosslessStdioTransport implements Transport {
   private readonly owed = new Map<string, number>();
   private inputEnded = false;
   private answerWait: NodeJS.Timeout | undefined;
+  /** Error answers the transport writes itself, waiting for their turn (see answerDirectly). */
+  private directPending = 0;
 
   constructor(private readonly options: StdioTransportOptions) {
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -99,7 +101,7 @@ export class LosslessStdioTransport implements Transport {
       // or else (once the line has ended) from its end.
       const whole = Buffer.concat([...this.chunks, part]);
       const id = requestIdFromPrefix(whole.subarray(0, 4096).toString('utf8'));
-      if (id !== undefined) void this.send(invalidRequestResponse(id));
+      if (id !== undefined) this.answerDirectly(invalidRequestResponse(id));
       else this.discardedTail = lastBytes(whole, TAIL_BYTES);
       this.chunks = [];
       this.buffered = 0;
@@ -123,14 +125,14 @@ export class LosslessStdioTransport implements Transport {
       // syntax error: a request whose id shows is answered, not left hanging.
       if (error instanceof JsonError && error.code !== 'json_syntax') {
         const id = requestIdFromPrefix(text);
-        if (id !== undefined) void this.send(invalidRequestResponse(id));
+        if (id !== undefined) this.answerDirectly(invalidRequestResponse(id));
       }
       return;
     }
     const { sdkMessage, id, args, invalidArguments } = splitToolArguments(parsed);
     if (invalidArguments) {
       // Answered here so that no SDK text (which would quote the input) leaks.
-      if (id !== undefined) void this.send(invalidParamsResponse(id));
+      if (id !== undefined) this.answerDirectly(invalidParamsResponse(id));
       return;
     }
     const plain = toPlainJson(sdkMessage);
@@ -147,7 +149,7 @@ export class LosslessStdioTransport implements Transport {
     const requestId = isJsonObject(parsed) ? parsed['id'] : undefined;
     const isRequest = isJSONRPCRequest(plain);
     if (typeof (plain as { method?: unknown }).method === 'string' && (typeof requestId === 'string' || typeof requestId === 'bigint') && !isRequest) {
-      void this.send(invalidRequestResponse(requestId));
+      this.answerDirectly(invalidRequestResponse(requestId));
       return;
     }
     if (id !== undefined && args !== undefined) this.options.lossless.put(id, args);
@@ -199,11 +201,27 @@ export class LosslessStdioTransport implements Transport {
     this.discardedTail = undefined;
     if (tail === undefined) return;
     const id = requestIdFromSuffix(tail.toString('utf8'));
-    if (id !== undefined) void this.send(invalidRequestResponse(id));
+    if (id !== undefined) this.answerDirectly(invalidRequestResponse(id));
+  }
+
+  /**
+   * Writes an error answer the transport gives itself, after the answers the
+   * server is already preparing for earlier lines (initialize, ping and
+   * tools/list finish within the same turn), so a piped session reads its
+   * initialize answer first. The end of input waits for it like any answer.
+   */
+  private answerDirectly(message: JSONRPCMessage): void {
+    this.directPending++;
+    setImmediate(() => {
+      void this.send(message).finally(() => {
+        this.directPending--;
+        if (this.inputEnded) this.closeWhenAnswered();
+      });
+    });
   }
 
   private closeWhenAnswered(): void {
-    if (this.owed.size === 0) void this.close();
+    if (this.owed.size === 0 && this.directPending === 0) void this.close();
     else this.answerWait ??= setTimeout(() => void this.close(), ANSWER_WAIT_MS);
   }
 

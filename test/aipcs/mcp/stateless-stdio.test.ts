@@ -127,4 +127,29 @@ describe('aipcs serve over stdio with pipelined input', () => {
       .map((line) => (JSON.parse(line) as { id: number }).id);
     expect(ids).toEqual([1, 2, 3, 4]);
   });
+
+  it('answers initialize before the protocol errors of requests piped after it', () => {
+    const lines = [
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } }),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: 'x' }),
+      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'aipcs_server_info', arguments: [1] } }),
+    ];
+    const run = spawnSync(process.execPath, [aipcsBin(), 'serve'], {
+      input: lines.join('\n') + '\n',
+      env: { PATH: process.env['PATH'] ?? '' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.status).toBe(0);
+    const answers = run.stdout
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { id: number; error?: { code: number } });
+    expect(answers.map((answer) => [answer.id, answer.error?.code])).toEqual([
+      [1, undefined],
+      [2, -32600],
+      [3, -32602],
+    ]);
+  });
 });
