@@ -109,6 +109,19 @@ describe('LosslessStdioTransport', () => {
     ]);
   });
 
+  it('ignores members JSON-RPC does not define, as the Python SDK and serde do', async () => {
+    const { input, transport, received, written } = harness(4096);
+    await transport.start();
+    input.write('{"jsonrpc":"2.0","id":14,"method":"ping","trace":"t1","params":null}\n');
+    input.write('{"jsonrpc":"2.0","method":"notifications/initialized","x":{"y":1}}\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(written).toEqual([]);
+    expect(received).toEqual([
+      { jsonrpc: '2.0', id: 14, method: 'ping' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+    ]);
+  });
+
   it('closes at the end of input only once every request read is answered, and serves a last line without newline', async () => {
     const { input, transport, written } = harness(4096);
     const events: string[] = [];

@@ -56,7 +56,9 @@ export class LosslessArguments {
 /**
  * Splits a losslessly parsed JSON-RPC message into what the SDK should see
  * (plain numbers, `params: null` and `arguments: null` dropped: the first
- * means no params, the contract treats the second as `{}`)
+ * means no params, the contract treats the second as `{}`; members JSON-RPC
+ * does not define dropped too, as the Python SDK and serde ignore them where
+ * the TypeScript SDK would refuse the whole message)
  * and, for tools/call requests, the lossless arguments object.
  */
 export interface SplitMessage {
@@ -70,7 +72,7 @@ export interface SplitMessage {
 export function splitToolArguments(received: JsonValue): SplitMessage {
   // `"params": null` is absent params to the Python SDK (an optional field);
   // the TypeScript SDK would refuse the whole message.
-  const message = isJsonObject(received) && received['params'] === null ? withoutParams(received) : received;
+  const message = isJsonObject(received) ? jsonRpcMembers(received) : received;
   if (!isJsonObject(message) || message['method'] !== 'tools/call' || !isJsonObject(message['params'])) {
     return { sdkMessage: message };
   }
@@ -89,9 +91,14 @@ export function splitToolArguments(received: JsonValue): SplitMessage {
   return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id, args }) };
 }
 
-function withoutParams(message: JsonObject): JsonObject {
-  const copy: JsonObject = { ...message };
-  delete copy['params'];
+const JSON_RPC_MEMBERS = new Set(['jsonrpc', 'id', 'method', 'params', 'result', 'error']);
+
+/** The message without `"params": null` and without members JSON-RPC does not define; the same object when there are none. */
+function jsonRpcMembers(message: JsonObject): JsonObject {
+  const keys = Object.keys(message);
+  if (message['params'] !== null && keys.every((key) => JSON_RPC_MEMBERS.has(key))) return message;
+  const copy: JsonObject = {};
+  for (const key of keys) if (JSON_RPC_MEMBERS.has(key) && !(key === 'params' && message[key] === null)) copy[key] = message[key] as JsonValue;
   return copy;
 }
 
