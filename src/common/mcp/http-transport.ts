@@ -425,9 +425,6 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     const query = url.indexOf('?');
     if ((query === -1 ? url : url.slice(0, query)) !== options.path) return rejection(res, 404, -32000, 'Not Found');
     const method = req.method ?? '';
-    if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') {
-      return rejection(res, 405, -32000, 'Method not allowed.', { Allow: 'GET, POST, DELETE' });
-    }
     // The checks in the order of the spec's table. X-Forwarded-* is never read.
     if (method === 'POST' && !isJsonContentType(singleHeader(req.headers['content-type']))) {
       return rejection(res, 400, -32000, 'Bad Request: Content-Type must be application/json');
@@ -435,6 +432,11 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     if (!isAllowedHost(singleHeader(req.headers.host), options.allowedHosts)) return rejection(res, 421, -32000, 'Misdirected Request: Host not allowed');
     const origin = req.headers.origin;
     if (Array.isArray(origin) || !isAllowedOrigin(origin, options.allowedOrigins)) return rejection(res, 403, -32000, 'Forbidden: Origin not allowed');
+    // Only after Host and Origin: a foreign Host or Origin is refused whatever
+    // the method (a browser's OPTIONS preflight included), as the SDK does.
+    if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') {
+      return rejection(res, 405, -32000, 'Method not allowed.', { Allow: 'GET, POST, DELETE' });
+    }
     if (method === 'GET' && !acceptsEventStream(req.headers.accept)) {
       return rejection(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
     }

@@ -74,6 +74,8 @@ describe('request checks of the Streamable HTTP listener', () => {
     { name: 'no session header on a tool call', status: 400, request: (id) => ({ headers: MCP_HEADERS, body: seedCall(id) }) },
     { name: 'another path', status: 404, request: (id) => ({ path: '/mcp/tools', headers: headers(), body: seedCall(id) }) },
     { name: 'PUT', status: 405, request: (id) => ({ method: 'PUT', headers: headers(), body: seedCall(id) }) },
+    { name: 'PUT from a foreign Host (Host before method)', status: 421, request: (id) => ({ method: 'PUT', headers: headers({ host: 'attacker.example' }), body: seedCall(id) }) },
+    { name: 'OPTIONS preflight from a foreign Origin', status: 403, request: () => ({ method: 'OPTIONS', headers: { origin: 'http://attacker.example', 'access-control-request-method': 'POST' } }) },
     { name: 'malformed JSON', status: 400, request: () => ({ headers: headers(), body: '{"jsonrpc":"2.0","id":1,"method":"tools/call",' }) },
     { name: 'JSON nested past the bound', status: 400, request: () => ({ headers: headers(), body: '['.repeat(300) + ']'.repeat(300) }) },
   ];
