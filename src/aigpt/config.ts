@@ -16,7 +16,7 @@ import {
   MAX_JSON_DEPTH,
   MAX_MEMORY_LIMIT,
 } from './limits.js';
-import { BOM, isWellFormedText } from './record-format.js';
+import { BOM, isWellFormedText, negativeZeroAsFloat } from './record-format.js';
 import { type RecordTree, recordTree } from './record-paths.js';
 
 export interface Environment {
@@ -177,7 +177,8 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
   if (text.startsWith(BOM)) throw invalid('not valid JSON (the file starts with a UTF-8 byte order mark)');
   let document: JsonValue;
   try {
-    document = parseJson(text, { maxBytes: MAX_CONFIG_FILE_BYTES, maxDepth: MAX_JSON_DEPTH });
+    // `-0` is a float for serde_json, so `"memory": -0` is refused like `5.0`.
+    document = parseJson(negativeZeroAsFloat(text), { maxBytes: 2 * MAX_CONFIG_FILE_BYTES, maxDepth: MAX_JSON_DEPTH });
   } catch (error) {
     if (error instanceof JsonError) throw invalid(`not valid JSON (${error.message})`);
     throw error;

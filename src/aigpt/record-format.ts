@@ -82,6 +82,21 @@ export type ParsedRecord =
   | { readonly ok: true; readonly value: JsonValue; readonly text: string | undefined; readonly shapeProblem: string | undefined }
   | { readonly ok: false; readonly reason: string };
 
+/** A string token, or the number token `-0` (not `-0.5`, `-0e1`). */
+const STRING_OR_NEGATIVE_ZERO = /"(?:[^"\\]|\\.)*"|-0(?![.\deE])/g;
+/** Room for the bytes negativeZeroAsFloat adds, so a file within the size bound still parses. */
+const NEGATIVE_ZERO_SLACK = 1024 * 1024;
+
+/**
+ * serde_json reads the integer token `-0` as the float -0.0 (and so renders
+ * it `-0.0`, and refuses it for a u64); our parser would give the integer 0.
+ * Rewriting the token as `-0.0` outside strings gives serde's value.
+ */
+export function negativeZeroAsFloat(text: string): string {
+  if (!text.includes('-0')) return text;
+  return text.replace(STRING_OR_NEGATIVE_ZERO, (token) => (token === '-0' ? '-0.0' : token));
+}
+
 /**
  * Parses a record file's text as the reference would (serde_json: depth 128,
  * no lone surrogate escapes) and checks the record shape: a JSON object whose
@@ -92,7 +107,7 @@ export function parseRecordText(text: string): ParsedRecord {
   if (text.startsWith(BOM)) return { ok: false, reason: 'the file starts with a UTF-8 byte order mark (BOM)' };
   let value: JsonValue;
   try {
-    value = parseJson(text, { maxBytes: MAX_RECORD_FILE_BYTES, maxDepth: MAX_JSON_DEPTH });
+    value = parseJson(negativeZeroAsFloat(text), { maxBytes: MAX_RECORD_FILE_BYTES + NEGATIVE_ZERO_SLACK, maxDepth: MAX_JSON_DEPTH });
   } catch (error) {
     if (error instanceof JsonError) return { ok: false, reason: error.message };
     throw error;

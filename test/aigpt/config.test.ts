@@ -146,6 +146,7 @@ describe('loading', () => {
     ['{"bot":{"memory":-1}}', 'bot.memory must be a non-negative integer'],
     ['{"bot":{"memory":5.0}}', 'bot.memory must be a non-negative integer'],
     ['{"bot":{"memory":1e2}}', 'bot.memory must be a non-negative integer'],
+    ['{"bot":{"memory":-0}}', 'bot.memory must be a non-negative integer'],
     ['{"bot":{"memory":18446744073709551616}}', 'bot.memory must be a non-negative integer'],
     ['{"bot":{"did":5}}', 'bot.did must be a string'],
     ['{"bot":{"handle":[]}}', 'bot.handle must be a string'],

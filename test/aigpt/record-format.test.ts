@@ -98,6 +98,12 @@ describe('serde_json renderings', () => {
     expect(renderPretty(parseJson('{"b":[1,{}],"a":[]}'))).toBe('{\n  "a": [],\n  "b": [\n    1,\n    {}\n  ]\n}');
   });
 
+  it('reads the integer token -0 as the float -0.0, as serde_json does, also next to strings holding -0', () => {
+    const parsed = parseRecordText('{"value":{"content":{"text":"-0 \\"-0\\" -0"}},"n":[-0,0,-0.0,-0.5,-0e1]}');
+    expect(parsed.ok && renderCompact(parsed.value)).toBe('{"n":[-0.0,0,-0.0,-0.5,-0.0],"value":{"content":{"text":"-0 \\"-0\\" -0"}}}');
+    expect(parseRecordText('{"n":-01}').ok).toBe(false);
+  });
+
   it('formats floats like ryu', () => {
     const cases: [number, string][] = [
       [1, '1.0'],
