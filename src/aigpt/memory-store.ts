@@ -13,7 +13,7 @@ import { type FaultHook, fsyncDir, noFault, replaceFileAtomic, writeExclusiveSyn
 import { MAX_COMPRESS_ITEMS, MAX_MEMORY_TEXT_BYTES, MAX_RECORD_FILE_BYTES, MAX_RECORDS_READ } from './limits.js';
 import { coreRecordJson, formatCreatedAt, isWellFormedText, memoryRecordJson, parseRecordText } from './record-format.js';
 import { compareFileNames, isRecordFileName, type RecordTree, recordStem } from './record-paths.js';
-import { isGeneratedTid, isValidTid, TidGenerator, tidMicros } from './tid.js';
+import { isGeneratedTid, isValidTid, MAX_TID_MICROS, TidGenerator, tidMicros } from './tid.js';
 
 export const JOURNAL_FILE = '.compress-journal';
 const STAGED_SUFFIX = '.json.tmp-compress';
@@ -558,9 +558,12 @@ function greatestTidMicros(names: readonly string[]): number {
   for (const name of names) {
     if (!isRecordFileName(name)) continue;
     const stem = recordStem(name);
-    // Only TIDs a generator can make order new ones: a stem with bit 63 set
-    // (first character c..j) has no successor and would block every save.
-    if (isGeneratedTid(stem)) greatest = Math.max(greatest, tidMicros(stem));
+    // Only TIDs a generator can make and follow order new ones: a stem with
+    // bit 63 set (first character c..j), or at the last timestamp
+    // (`bzzzzzzzzzzzz`), has no successor and would block every save.
+    if (!isGeneratedTid(stem)) continue;
+    const micros = tidMicros(stem);
+    if (micros < MAX_TID_MICROS) greatest = Math.max(greatest, micros);
   }
   return greatest;
 }

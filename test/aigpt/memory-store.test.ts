@@ -74,9 +74,11 @@ describe('MemoryStore', () => {
     expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['ahead', 'after']);
   });
 
-  it('a stem with TID syntax but bit 63 set (first character c..j) does not block saves or compress', async () => {
+  it('a stem with TID syntax but bit 63 set (first character c..j), or at the last timestamp, does not block saves or compress', async () => {
     // Syntactically a TID, but no generator makes it (spec 3.6: bit 63 is 0).
     await fs.writeFile(join(store.tree.memoryDir, 'j222222222222.json'), seedOrderMemory('did:plc:xxx', 'j222222222222', 'odd'));
+    // The greatest value with bit 63 clear: nothing comes after it.
+    await fs.writeFile(join(store.tree.memoryDir, 'bzzzzzzzzzzzz.json'), seedOrderMemory('did:plc:xxx', 'bzzzzzzzzzzzz', 'last'));
     const saved = await store.saveMemory('after');
     expect(saved.tid.startsWith('3')).toBe(true);
     expect(await store.compress(['kept'])).toMatchObject({ count: 1 });
