@@ -1,8 +1,8 @@
 // The `aip` command tree (spec 9.3) in one readable file: each command parses
 // its options, calls the repository, runner or core, and prints text or JSON.
 // One top-level catch maps errors to exit codes; nothing here calls process.exit.
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, rm } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
@@ -554,7 +554,10 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       if (opts.output === undefined) count = await exportBundle(repo, roots, ctx.io.stdout);
       else {
         const path = resolve(ctx.io.cwd, opts.output);
-        const out = createWriteStream(path);
+        // Opened first so a bad path is an `io` error, not an unhandled stream 'error'.
+        const handle = await open(path, 'w');
+        const out = handle.createWriteStream();
+        out.on('error', () => undefined); // write errors reach exportBundle through the write callbacks
         try {
           count = await exportBundle(repo, roots, out);
           out.end();

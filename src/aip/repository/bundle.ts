@@ -2,7 +2,6 @@
 // sequence, and importing one item at a time with the length checked before
 // reading and every object verified against what is already stored.
 import type { Readable, Writable } from 'node:stream';
-import { once } from 'node:events';
 import { sha256Hex } from '../core/codec.js';
 import { AipError, failure, success, type Outcome } from '../core/errors.js';
 import {
@@ -17,8 +16,52 @@ import type { Id } from '../core/objects.js';
 import { referencesOf } from '../core/references.js';
 import type { Repository } from './repository.js';
 
-async function writeChunk(out: Writable, chunk: Uint8Array): Promise<void> {
-  if (!out.write(chunk)) await once(out, 'drain');
+/**
+ * Writes with backpressure. A write error reaches only the write's callback
+ * (a stream that failed may never emit 'drain'), so the first one is kept and
+ * thrown by the next call or by `finish`, instead of being lost or leaving the
+ * export waiting for ever.
+ */
+class ChunkWriter {
+  private failure: Error | undefined;
+
+  constructor(private readonly out: Writable) {}
+
+  private check(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    this.check();
+    const ready = this.out.write(chunk, (error) => {
+      if (error) this.failure ??= error;
+    });
+    if (!ready) {
+      await new Promise<void>((settle) => {
+        const done = (): void => {
+          this.out.off('drain', done);
+          this.out.off('close', done);
+          settle();
+        };
+        this.out.on('drain', done);
+        this.out.on('close', done);
+      });
+    }
+    this.check();
+  }
+
+  /** Waits until every write so far has completed; throws the first error. */
+  async finish(): Promise<void> {
+    this.check();
+    // Callbacks run in write order, so an empty write's callback comes last.
+    await new Promise<void>((settle) =>
+      this.out.write(new Uint8Array(0), (error) => {
+        if (error) this.failure ??= error;
+        settle();
+      }),
+    );
+    this.check();
+  }
 }
 
 /** The reference closure of `roots` (all stored objects when roots is undefined), with each object's references. */
@@ -38,13 +81,15 @@ async function collect(repo: Repository, roots: readonly Id[] | undefined): Prom
 
 export async function exportBundle(repo: Repository, roots: readonly Id[] | undefined, out: Writable): Promise<number> {
   const order = dependencyOrder(await collect(repo, roots));
-  await writeChunk(out, encodeBundleHeader(order.length));
+  const writer = new ChunkWriter(out);
+  await writer.write(encodeBundleHeader(order.length));
   for (const id of order) {
     const bytes = await repo.store.readBytes(id);
     if (!bytes.ok) throw bytes.error;
-    await writeChunk(out, bundleItemHeader(bytes.value.length));
-    await writeChunk(out, bytes.value);
+    await writer.write(bundleItemHeader(bytes.value.length));
+    await writer.write(bytes.value);
   }
+  await writer.finish();
   return order.length;
 }
 

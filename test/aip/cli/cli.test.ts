@@ -285,6 +285,16 @@ describe('commands', () => {
     const bad = await aip(['import', '-'], { cwd: other, input: Buffer.concat([bundle.stdout, Buffer.from([0])]) });
     expect(bad.code).toBe(5);
   });
+
+  it('export to a path that cannot be written is an io error (exit 6), not a crash', async () => {
+    const dir = await initialized();
+    const missing = await aip(['export', '-o', join('no-such-folder', 'x.aipb')], { cwd: dir });
+    expect(missing.code).toBe(6);
+    expect(missing.stderr).toMatch(/^aip: io: ENOENT .*x\.aipb\n$/);
+    const folder = await aip(['export', '-o', '.aip'], { cwd: dir });
+    expect(folder.code).toBe(6);
+    expect(folder.stderr).toMatch(/^aip: io: EISDIR /);
+  });
 });
 
 describe('a closed stdout', () => {

@@ -1,6 +1,6 @@
 // Working-tree snapshots, workflows (status, op, snapshot, apply) and bundles
 // on real temp folders (spec 7.7, 7.8, 9.3).
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import { chmod, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -161,6 +161,30 @@ describe('bundles (10.4)', () => {
     const fresh = await Repository.init(await tempDir());
     const oneByteAtATime = Readable.from([...bundle].map((b) => Buffer.from([b])));
     expect(await importBundle(fresh, oneByteAtATime)).toEqual({ ok: true, value: { objects: 13, stored: 12 } });
+  });
+
+  it('rejects with the first write error instead of losing it or waiting for a drain that never comes', async () => {
+    const source = await Repository.init(await tempDir());
+    for (const name of VECTOR_ORDER) await source.putObject(OBJECTS[name]);
+    const failing = (after: number): Writable => {
+      let writes = 0;
+      // The default highWaterMark: every write of this small bundle returns true, so nothing waits for 'drain'.
+      return new Writable({
+        write(_chunk: Buffer, _encoding, callback): void {
+          const n = ++writes;
+          setImmediate(() => callback(n > after ? Object.assign(new Error('no space'), { code: 'ENOSPC' }) : null));
+        },
+      }).on('error', () => undefined);
+    };
+    for (const after of [0, 5]) {
+      await expect(exportBundle(source, undefined, failing(after))).rejects.toMatchObject({ code: 'ENOSPC' });
+    }
+    // A failure of the very last write still fails the export.
+    const all = await bytesOf((out) => exportBundle(source, undefined, out));
+    let chunks = 0;
+    await exportBundle(source, undefined, new Writable({ write: (c: Buffer, _e, cb) => { if (c.length > 0) chunks++; cb(); } }));
+    expect(all.length).toBeGreaterThan(0);
+    await expect(exportBundle(source, undefined, failing(chunks - 1))).rejects.toMatchObject({ code: 'ENOSPC' });
   });
 
   it('orders the closure of chosen roots', async () => {
