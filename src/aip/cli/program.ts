@@ -555,7 +555,14 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       else {
         const path = resolve(ctx.io.cwd, opts.output);
         // Opened first so a bad path is an `io` error, not an unhandled stream 'error'.
-        const handle = await open(path, 'w');
+        // A failed export removes only a file it created: an existing path may be
+        // a device (`-o /dev/null`), a FIFO or a link, which is not ours to delete.
+        let created = true;
+        const handle = await open(path, 'wx').catch(async (error: unknown) => {
+          if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+          created = false;
+          return open(path, 'w');
+        });
         const out = handle.createWriteStream();
         out.on('error', () => undefined); // write errors reach exportBundle through the write callbacks
         try {
@@ -564,7 +571,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
           await finished(out);
         } catch (error) {
           out.destroy();
-          await rm(path, { force: true });
+          if (created) await rm(path, { force: true });
           throw error;
         }
       }

@@ -2,7 +2,7 @@
 // example, every command, exit codes, JSON output for scripts, and Ctrl-C
 // during `aip run`. Each test spawns dist/src/aip/cli/main.js in a temp folder.
 import { spawn } from 'node:child_process';
-import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { objectToJson } from '../../../src/aip/core/json-presentation.js';
@@ -294,6 +294,24 @@ describe('commands', () => {
     const folder = await aip(['export', '-o', '.aip'], { cwd: dir });
     expect(folder.code).toBe(6);
     expect(folder.stderr).toMatch(/^aip: io: EISDIR /);
+  });
+
+  it('a failed export removes the file it created but never a path that existed (a device, FIFO or link)', async () => {
+    const dir = await initialized();
+    const put = await aip(['put', '--from', 'raw'], { cwd: dir, input: 'x' });
+    const id = put.text.trim();
+    const object = join(dir, '.aip', 'objects', id.slice(0, 2), id.slice(2));
+    await chmod(object, 0o644);
+    await writeFile(object, 'corrupt');
+    const fresh = await aip(['export', '-o', 'new.aipb'], { cwd: dir });
+    expect(fresh.code).toBe(5);
+    expect(fresh.stderr).toMatch(/^aip: store\.hash: /);
+    await expect(lstat(join(dir, 'new.aipb'))).rejects.toMatchObject({ code: 'ENOENT' });
+    await writeFile(join(dir, 'target'), '');
+    await symlink('target', join(dir, 'link'));
+    const linked = await aip(['export', '-o', 'link'], { cwd: dir });
+    expect(linked.code).toBe(5);
+    expect((await lstat(join(dir, 'link'))).isSymbolicLink()).toBe(true);
   });
 });
 
