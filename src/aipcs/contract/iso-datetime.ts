@@ -1,12 +1,17 @@
 // Values of `datetime` fields (contract §4.3): a string Python 3.12's
 // datetime.fromisoformat reads, after `Z` is replaced with `+00:00`, as an
-// aware instant with a zero UTC offset. Its grammar: a date (extended
-// `YYYY-MM-DD`, basic `YYYYMMDD`, or an ISO week date `YYYY-Www[-D]` /
-// `YYYYWww[D]`), any one ASCII character as separator, a time `HH[:MM[:SS]]`
-// (or basic `HHMM[SS]`) with an optional fraction of any length after the
-// seconds, then `+`/`-` and an offset in the same time forms. Write
-// validation, import and the expired scan all read values through here, so
-// whatever the server stores an import accepts. Pure: no I/O, no Date.
+// aware instant with a zero UTC offset. The reference runs CPython's C
+// parser, which reads the UTF-8 bytes more loosely than its documentation:
+// a date (`YYYY-MM-DD`, `YYYYMMDD`, `YYYY-Www[-D]`, `YYYYWww[D]`), any one
+// character as separator (non-ASCII too), then a time of up to three
+// two-digit components, `:`-separated or not, where a `.`/`,` fraction may
+// follow any component and one stray character may end it when an offset
+// follows; the offset (after the first `+` or `-`) is read the same way and
+// counts as zero when its hours, minutes and seconds are (its fraction is
+// dropped). This module reproduces that reading, checked against Python 3.12
+// (test/aipcs/contract/iso-datetime.test.ts). Write validation, import and
+// the expired scan all read values through here, so whatever the server
+// stores an import accepts. Pure: no I/O, no Date.
 
 export const MIN_YEAR = 1;
 export const MAX_YEAR = 9999;
@@ -36,63 +41,107 @@ function weekday(days: number): number {
   return (((days + 3) % 7) + 7) % 7;
 }
 
-const isDigit = (text: string, at: number): boolean => {
-  const code = text.charCodeAt(at);
-  return code >= 0x30 && code <= 0x39;
-};
+const PLUS = 0x2b;
+const MINUS = 0x2d;
+const COLON = 0x3a;
+const DOT = 0x2e;
+const COMMA = 0x2c;
+const LETTER_W = 0x57;
 
-/** The number in `text[at, at + width)` when all of it is ASCII digits, else NaN. */
-function digits(text: string, at: number, width: number): number {
-  if (at + width > text.length) return Number.NaN;
-  for (let i = at; i < at + width; i++) if (!isDigit(text, i)) return Number.NaN;
-  return Number(text.slice(at, at + width));
+/**
+ * The UTF-8 bytes the reference's parser reads, or null for text it cannot
+ * encode (a lone surrogate; the request layer refuses those anyway) or that
+ * holds U+0000 (which no record string may hold).
+ */
+function utf8Bytes(text: string): Uint8Array | null {
+  const out: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    let code = text.charCodeAt(i);
+    if (code === 0) return null;
+    if (code >= 0xd800 && code <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return null;
+      code = 0x10000 + ((code - 0xd800) << 10) + (next - 0xdc00);
+      i++;
+    } else if (code >= 0xdc00 && code <= 0xdfff) {
+      return null;
+    }
+    if (code < 0x80) out.push(code);
+    else if (code < 0x800) out.push(0xc0 | (code >> 6), 0x80 | (code & 0x3f));
+    else if (code < 0x10000) out.push(0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f));
+    else out.push(0xf0 | (code >> 18), 0x80 | ((code >> 12) & 0x3f), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f));
+  }
+  return Uint8Array.from(out);
 }
 
-/** Where the date ends and the one-character separator stands (CPython's _find_isoformat_datetime_separator). */
-function separatorIndex(text: string): number | null {
+/** A byte reader that yields 0 past the end, as the C parser sees its terminator. */
+class Bytes {
+  constructor(readonly data: Uint8Array) {}
+  get length(): number {
+    return this.data.length;
+  }
+  at(index: number): number {
+    return index < this.data.length ? (this.data[index] as number) : 0;
+  }
+  isDigit(index: number): boolean {
+    const byte = this.at(index);
+    return byte >= 0x30 && byte <= 0x39;
+  }
+  /** The number in the `width` bytes from `at` when all are ASCII digits, else NaN. */
+  digits(at: number, width: number): number {
+    let value = 0;
+    for (let i = at; i < at + width; i++) {
+      if (!this.isDigit(i)) return Number.NaN;
+      value = value * 10 + (this.at(i) - 0x30);
+    }
+    return value;
+  }
+}
+
+/** Where the date ends and the separator stands; -1 when no layout fits. */
+function separatorIndex(text: Bytes): number {
   const length = text.length;
   if (length === 7) return 7;
-  if (length < 7) return null;
-  if (text[4] === '-') {
-    if (text[5] !== 'W') return 10;
-    if (length < 8) return null;
-    if (length > 8 && text[8] === '-') {
-      if (length === 9) return null;
-      return length > 10 && isDigit(text, 10) ? 8 : 10;
+  if (text.at(4) === MINUS) {
+    if (text.at(5) !== LETTER_W) return 10;
+    if (length > 8 && text.at(8) === MINUS) {
+      if (length === 9) return -1;
+      // YYYY-Www-D or YYYY-Www then a `-` separator: a digit at 10 means the latter.
+      return length > 10 && text.isDigit(10) ? 8 : 10;
     }
     return 8;
   }
-  if (text[4] !== 'W') return 8;
+  if (text.at(4) !== LETTER_W) return 8;
+  // YYYYWww or YYYYWwwD: time components come in pairs, so count the digits.
   let end = 7;
-  while (end < length && isDigit(text, end)) end++;
+  while (end < length && text.isDigit(end)) end++;
   if (end < 9) return end;
   return end % 2 === 0 ? 7 : 8;
 }
 
-/** Days since 1970-01-01 of a date part, or null. */
-function parseDate(date: string): number | null {
-  const year = digits(date, 0, 4);
+/** Days since 1970-01-01 of the date before `separator`, or null. */
+function parseDate(text: Bytes, separator: number): number | null {
+  const year = text.digits(0, 4);
   if (Number.isNaN(year)) return null;
-  const dashed = date[4] === '-';
+  const dashed = text.at(4) === MINUS;
   let at = dashed ? 5 : 4;
-  if (date[at] === 'W') {
-    const week = digits(date, at + 1, 2);
+  if (text.at(at) === LETTER_W) {
+    const week = text.digits(at + 1, 2);
+    if (Number.isNaN(week)) return null;
     at += 3;
     let day = 1;
-    if (at < date.length) {
-      if (dashed && date[at++] !== '-') return null;
-      day = digits(date, at, 1);
-      at += 1;
+    if (at < separator) {
+      if (dashed && text.at(at++) !== MINUS) return null;
+      day = text.digits(at, 1);
+      if (Number.isNaN(day)) return null;
     }
-    if (Number.isNaN(week) || Number.isNaN(day) || at !== date.length) return null;
     return isoWeekDate(year, week, day);
   }
-  const month = digits(date, at, 2);
+  const month = text.digits(at, 2);
   at += 2;
-  if (dashed && date[at++] !== '-') return null;
-  const day = digits(date, at, 2);
-  at += 2;
-  if (Number.isNaN(month) || Number.isNaN(day) || at !== date.length) return null;
+  if (dashed && text.at(at++) !== MINUS) return null;
+  const day = text.digits(at, 2);
+  if (Number.isNaN(month) || Number.isNaN(day)) return null;
   if (year < MIN_YEAR || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   return daysFromCivil(year, month, day);
 }
@@ -114,33 +163,43 @@ interface ClockTime {
   readonly minute: number;
   readonly second: number;
   readonly micros: number;
+  /** Whether anything but the end of the whole text follows what was read. */
+  readonly trailing: boolean;
 }
 
-/** `HH[:MM[:SS[.f…]]]` or `HH[MM[SS[.f…]]]`, the whole of `text`; null otherwise. */
-function parseClock(text: string): ClockTime | null {
+/**
+ * Reads `HH[:?MM[:?SS]][(.|,)f…]` from `start` up to `end` the way the
+ * reference's parser does; null when it fails. A component is exactly two
+ * digits; the separator style is fixed by the first; a fraction may follow any
+ * component (digits beyond six are dropped); when the bytes run out right
+ * after a component, its following byte (whatever it is) ends the read.
+ */
+function readClock(text: Bytes, start: number, end: number): ClockTime | null {
   const parts = [0, 0, 0];
-  let at = 0;
-  let colons = false;
+  let at = start;
+  let colons = true;
   let component = 0;
   for (; component < 3; component++) {
-    const value = digits(text, at, 2);
+    const value = text.digits(at, 2);
     if (Number.isNaN(value)) return null;
     parts[component] = value;
     at += 2;
-    if (at === text.length) return { hour: parts[0] as number, minute: parts[1] as number, second: parts[2] as number, micros: 0 };
-    if (component === 0) colons = text[at] === ':';
-    if (component === 2) break;
-    if (colons) {
-      if (text[at] !== ':') return null;
-      at += 1;
-    }
+    const next = text.at(at);
+    at += 1;
+    if (component === 0) colons = next === COLON;
+    const clock = { hour: parts[0] as number, minute: parts[1] as number, second: parts[2] as number, micros: 0 };
+    if (at >= end) return { ...clock, trailing: next !== 0 };
+    if (colons && next === COLON) continue;
+    if (next === DOT || next === COMMA) break;
+    if (colons) return null;
+    at -= 1;
   }
-  // Only a fraction may follow the seconds: `.` or `,`, then digits (beyond six ignored).
-  if (text[at] !== '.' && text[at] !== ',') return null;
-  const fraction = text.slice(at + 1);
-  if (fraction.length === 0 || !/^[0-9]+$/.test(fraction)) return null;
-  const micros = Number(fraction.slice(0, 6).padEnd(6, '0'));
-  return { hour: parts[0] as number, minute: parts[1] as number, second: parts[2] as number, micros };
+  const width = Math.min(end - at, 6);
+  const fraction = text.digits(at, width);
+  if (Number.isNaN(fraction)) return null;
+  at += width;
+  while (text.isDigit(at)) at++;
+  return { hour: parts[0] as number, minute: parts[1] as number, second: parts[2] as number, micros: fraction * 10 ** (6 - width), trailing: text.at(at) !== 0 };
 }
 
 /**
@@ -149,28 +208,46 @@ function parseClock(text: string): ClockTime | null {
  * instant that does not exist).
  */
 export function zeroOffsetInstantMicros(value: string): bigint | null {
-  const text = value.replaceAll('Z', '+00:00');
+  const replaced = value.replaceAll('Z', '+00:00');
+  // The reference refuses fewer than seven characters (code points) outright.
+  if (codePoints(replaced) < 7) return null;
+  const encoded = utf8Bytes(replaced);
+  if (encoded === null) return null;
+  const text = new Bytes(encoded);
   const separator = separatorIndex(text);
-  // Without a time (or with a separator but nothing after it) the value is naive.
-  if (separator === null || separator + 1 >= text.length || text.charCodeAt(separator) > 0x7f) return null;
-  const days = parseDate(text.slice(0, separator));
-  if (days === null) return null;
-  const rest = text.slice(separator + 1);
-  let sign = -1;
-  for (let i = 0; i < rest.length; i++) {
-    if (rest[i] === '+' || rest[i] === '-') {
-      sign = i;
-      break;
-    }
-  }
-  if (sign < 0) return null;
-  const clock = parseClock(rest.slice(0, sign));
-  const offset = parseClock(rest.slice(sign + 1));
-  if (clock === null || offset === null) return null;
-  if (offset.hour !== 0 || offset.minute !== 0 || offset.second !== 0 || offset.micros !== 0) return null;
+  if (separator < 0) return null;
+  const days = parseDate(text, separator);
+  // Without a time the value is naive.
+  if (days === null || text.length <= separator) return null;
+  // The separator is one whole character, however many bytes it takes.
+  const lead = text.at(separator);
+  const start = separator + (lead < 0x80 ? 1 : (lead & 0xf0) === 0xe0 ? 3 : (lead & 0xf0) === 0xf0 ? 4 : 2);
+  if (start >= text.length) return null;
+  let sign = start;
+  while (sign < text.length && text.at(sign) !== PLUS && text.at(sign) !== MINUS) sign++;
+  // Without an offset the value is naive (or malformed).
+  if (sign === text.length) return null;
+  const clock = readClock(text, start, sign);
+  const offset = readClock(text, sign + 1, text.length);
+  if (clock === null || offset === null || offset.trailing) return null;
+  // An offset of zero hours, minutes and seconds is UTC, its fraction ignored.
+  if (offset.hour !== 0 || offset.minute !== 0 || offset.second !== 0) return null;
   if (clock.hour > 23 || clock.minute > 59 || clock.second > 59) return null;
   const seconds = BigInt(days) * 86_400n + BigInt(clock.hour * 3600 + clock.minute * 60 + clock.second);
   return seconds * MICROS_PER_SECOND + BigInt(clock.micros);
+}
+
+function codePoints(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count;
 }
 
 export function isZeroOffsetDatetime(value: string): boolean {
