@@ -5,7 +5,8 @@ import { promises as fs, readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { runCli } from '../../src/aigpt/cli/program.js';
 import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
 import { repoRoot } from '../support/bins.js';
 import { aigptBin, GOLDEN_MEMORY, makeTempHome, runAigpt, runAigptStdoutClosed, seedOrderMemory, type TempHome, writeConfig } from './support.js';
@@ -221,6 +222,32 @@ describe('aigpt CLI', () => {
     const result = await run(['save-memory', 'after a crash']);
     expect(result).toMatchObject({ code: 0, stdout: 'Saved. (1 records)\n', stderr: '' });
     expect((await fs.readdir(memoryDir)).filter((name) => name.startsWith('.'))).toEqual([]);
+  });
+
+  it('read-memory waits for stdout to take each record (a pipe queues writes in memory: gigabytes ended in ENOBUFS)', async () => {
+    for (const text of ['one', 'two', 'three']) expect((await run(['save-memory', text])).code).toBe(0);
+    const events: string[] = [];
+    let release: () => void = () => undefined;
+    const code = runCli(['read-memory'], {
+      environment: home.environment,
+      io: {
+        stdout: (text) => events.push(`write ${(JSON.parse(text) as { value: { content: { text: string } } }).value.content.text}`),
+        stderr: (text) => events.push(`stderr ${text}`),
+        stdoutDrained: () =>
+          new Promise((resolve) => {
+            events.push('wait');
+            release = resolve;
+          }),
+      },
+    });
+    // Each record waits for the reader before the next is written.
+    for (let i = 0; i < 3; i++) {
+      await vi.waitFor(() => expect(events.at(-1)).toBe('wait'));
+      release();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(await code).toBe(0);
+    expect(events).toEqual(['write one', 'wait', 'write two', 'wait', 'write three', 'wait']);
   });
 
   it('usage errors exit 2 with a hint', async () => {

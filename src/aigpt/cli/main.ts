@@ -17,7 +17,18 @@ let outputFailed = false;
  * the work finishes (setup must not stop half-way) and the process exits
  * quietly. Any other write error is named once and makes the exit code 1.
  */
-function writerTo(stream: NodeJS.WriteStream, name: string): (text: string) => void {
+interface Writer {
+  readonly write: (text: string) => void;
+  /**
+   * Resolves once the stream has taken what was written (at once unless it
+   * is behind). A pipe on Node queues every write in memory: without waiting,
+   * `aigpt read-memory | less` on a big folder queued gigabytes and failed
+   * with ENOBUFS.
+   */
+  readonly drained: () => Promise<void>;
+}
+
+function writerTo(stream: NodeJS.WriteStream, name: string): Writer {
   let broken = false;
   stream.on('error', (error) => {
     if (broken) return;
@@ -28,13 +39,26 @@ function writerTo(stream: NodeJS.WriteStream, name: string): (text: string) => v
     process.exitCode = 1;
     if (stream !== process.stderr) writeStderr(`aigpt: cannot write to ${name}: ${code ?? 'unknown error'}\n`);
   });
-  return (text) => {
-    if (!broken) stream.write(text);
+  return {
+    write: (text) => {
+      if (!broken) stream.write(text);
+    },
+    drained: () =>
+      broken || !stream.writableNeedDrain
+        ? Promise.resolve()
+        : new Promise((resolve) => {
+            const done = (): void => {
+              for (const event of ['drain', 'error', 'close']) stream.off(event, done);
+              resolve();
+            };
+            for (const event of ['drain', 'error', 'close']) stream.once(event, done);
+          }),
   };
 }
 
-const writeStderr = writerTo(process.stderr, 'stderr');
-const writeStdout = writerTo(process.stdout, 'stdout');
+const stderr = writerTo(process.stderr, 'stderr');
+const stdout = writerTo(process.stdout, 'stdout');
+const writeStderr = stderr.write;
 
 /**
  * Node decodes argv with U+FFFD in place of bytes that are not UTF-8, so
@@ -77,7 +101,7 @@ if (hasNonUtf8Argument(argv.length)) {
 } else {
   exitCode = await runCli(argv, {
     environment: processEnvironment(),
-    io: { stdout: writeStdout, stderr: writeStderr },
+    io: { stdout: stdout.write, stderr: writeStderr, stdoutDrained: stdout.drained },
     ...(fault === undefined ? {} : { fault }),
   });
 }

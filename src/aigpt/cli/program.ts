@@ -14,6 +14,8 @@ import { runSetup } from '../setup.js';
 export interface CliIo {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
+  /** Resolves when stdout has taken what was written so far; long outputs wait on it. */
+  readonly stdoutDrained?: () => Promise<void>;
   readonly stdin?: NodeJS.ReadableStream;
   readonly stdoutStream?: NodeJS.WritableStream;
 }
@@ -188,6 +190,9 @@ async function readMemory(app: OpenedApp, io: CliIo): Promise<number> {
     io.stdout('No memory records found\n');
     return EXIT_OK;
   }
-  for (const record of read.records) io.stdout(`${renderPretty(record.value)}\n`);
+  for (const record of read.records) {
+    io.stdout(`${renderPretty(record.value)}\n`);
+    await io.stdoutDrained?.();
+  }
   return EXIT_OK;
 }
