@@ -610,6 +610,18 @@ function wantsJson(argv: readonly string[]): boolean {
   return options.includes('--format=json') || options.some((arg, k) => arg === '--format' && options[k + 1] === 'json');
 }
 
+function helpFailure(argv: readonly string[]): string {
+  const words: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') break;
+    if (arg === '--repo' || arg === '--format') i++; // their value is not a command word
+    else if (!arg.startsWith('-')) words.push(arg);
+  }
+  const asked = words[words.indexOf('help') + 1];
+  return words.includes('help') && asked !== undefined ? `unknown command '${asked}'` : 'missing command';
+}
+
 /** Runs `aip` with `argv` (without the node and script paths) and returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const exit = { code: EXIT.ok as number };
@@ -621,8 +633,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     let error: AipError;
     if (thrown instanceof CommanderError) {
       if (thrown.exitCode === 0) return EXIT.ok; // --help
-      // A command group given no subcommand: its help went to stderr; say why.
-      const message = thrown.code === 'commander.help' ? 'missing command' : thrown.message.replace(/^error: /, '');
+      // A command group given no subcommand, or `help NAME` for no such command:
+      // its help went to stderr; say why.
+      const message = thrown.code === 'commander.help' ? helpFailure(argv) : thrown.message.replace(/^error: /, '');
       error = new AipError('usage', message);
     } else error = toAipError(thrown);
     io.stderr.write(`aip: ${error.code}: ${error.message}\n`);

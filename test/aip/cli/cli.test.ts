@@ -145,6 +145,14 @@ describe('exit codes', () => {
       expect(missing.stderr).toMatch(/\naip: usage: missing command\n$/);
       expect(missing.stderr).not.toContain('outputHelp');
     }
+    for (const args of [['help', 'bogus'], ['--repo', dir, 'index', 'help', 'bogus']]) {
+      const unknown = await aip(args, { cwd: dir });
+      expect(unknown.code, args.join(' ')).toBe(2);
+      expect(unknown.stderr).toMatch(/\naip: usage: unknown command 'bogus'\n$/);
+    }
+    const helped = await aip(['help', 'index'], { cwd: dir });
+    expect(helped.code).toBe(0);
+    expect(helped.text).toContain('rebuild');
   });
 
   it('3 for a missing repository or object', async () => {
