@@ -172,6 +172,7 @@ export class MemoryStore {
 
   /** Recovers under the lock when the folder holds a journal or a temp file; undefined when there was nothing to do. */
   async recoverIfInterrupted(): Promise<RecoveryReport | undefined> {
+    await this.ensureMemoryDir({ writer: true });
     if (!needsRecovery(await this.listAll())) return undefined;
     return this.withLock(() => this.recoverLocked());
   }
@@ -195,15 +196,16 @@ export class MemoryStore {
     }
   }
 
-  private async ensureMemoryDir(): Promise<void> {
+  private async ensureMemoryDir({ writer = false }: { readonly writer?: boolean } = {}): Promise<void> {
     try {
       await fs.mkdir(this.tree.memoryDir, { recursive: true });
     } catch (error) {
-      // Spec 2.5: "already exists" is not an error of this step, even when
-      // what exists is not a folder. The reading commands then go on (status
-      // counts 0 for a folder it cannot list, read-core works) and the
-      // listing or the write that needs the folder reports it.
-      if (errnoCode(error) === 'EEXIST') return;
+      // Spec 2.5: "already exists" is not an error of the first-run step,
+      // even when what exists is not a folder. The reading commands then go
+      // on (status counts 0 for a folder it cannot list, read-core works) and
+      // the listing reports it. A writer needs the folder: for it this is
+      // the reference's `Failed to create {folder}` (spec 5.5).
+      if (errnoCode(error) === 'EEXIST' && !writer) return;
       throw failedTo('create_failed', this.tree.memoryDir, error);
     }
   }
@@ -521,7 +523,7 @@ export class MemoryStore {
    */
   private withLock<T>(work: () => Promise<T>): Promise<T> {
     const run = async (): Promise<T> => {
-      await this.ensureMemoryDir();
+      await this.ensureMemoryDir({ writer: true });
       try {
         const lock = await acquireCollectionLock(this.tree.memoryDir, this.lockOptions);
         try {

@@ -107,7 +107,7 @@ describe('aigpt CLI', () => {
     expect(result.stderr).toBe(`aigpt: Failed to create ${coreDir}: EEXIST: file already exists\n`);
   });
 
-  it('a memory folder that cannot be listed counts 0 in the status (spec 4.2); read-core still works, read-memory names the folder', async () => {
+  it('a memory folder that cannot be listed counts 0 in the status (spec 4.2); read-core still works, read-memory names the folder, writers cannot create it', async () => {
     await writeConfig(home, { path: join(home.root, 'c') });
     const memoryDir = join(home.root, 'c', 'self', 'ai.syui.gpt.memory');
     await fs.mkdir(join(home.root, 'c', 'self'), { recursive: true });
@@ -119,6 +119,13 @@ describe('aigpt CLI', () => {
     const read = await run(['read-memory']);
     expect(read.code).toBe(1);
     expect(read.stderr).toBe(`aigpt: Failed to read ${memoryDir}: ENOTDIR: not a directory\n`);
+    // A writer needs the folder: the reference's create_dir_all fails, and so does ours (spec 5.5).
+    for (const args of [['save-memory', 'x'], ['server']]) {
+      const write = await run(args);
+      expect(write.code, args.join(' ')).toBe(1);
+      expect(write.stderr).toBe(`aigpt: Failed to create ${memoryDir}: EEXIST: file already exists\n`);
+    }
+    expect(await fs.readFile(memoryDir, 'utf8')).toBe('a file where the memory folder belongs');
   });
 
   it('read-core prints the core normalised (sorted keys, pretty) with one newline', async () => {
