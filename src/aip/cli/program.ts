@@ -159,9 +159,14 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
   program
     .command('init')
     .description('create DIR/.aip with its config, the root state and HEAD')
-    .argument('[dir]', 'project folder', '.')
-    .action(action(async (ctx, dir: string) => {
-      const repo = await Repository.init(resolve(ctx.io.cwd, dir));
+    .argument('[dir]', 'project folder (default: --repo, else .)')
+    .action(action(async (ctx, dir: string | undefined) => {
+      // --repo names the project root for every command, init included; it was ignored here.
+      const given = ctx.options.repo;
+      if (dir !== undefined && given !== undefined && resolve(ctx.io.cwd, dir) !== resolve(ctx.io.cwd, given)) {
+        throw usage(`init DIR and --repo name different folders (${dir}, ${given})`);
+      }
+      const repo = await Repository.init(resolve(ctx.io.cwd, dir ?? given ?? '.'));
       const head = await repo.readHead();
       if (ctx.json) await ctx.outJson(map([['repository', repo.aipDir], ['head', head]]));
       else await ctx.out(`initialized ${repo.aipDir}\nHEAD ${head}`);

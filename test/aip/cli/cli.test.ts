@@ -282,6 +282,18 @@ describe('commands', () => {
     expect(refused.stderr).toMatch(/^aip: repo\.config: /);
   });
 
+  it('init honours --repo as the project root', async () => {
+    const dir = await tempDir();
+    const init = await aip(['--repo', 'project', 'init'], { cwd: dir });
+    expect(init.code).toBe(0);
+    expect(init.text).toBe(`initialized ${join(dir, 'project', '.aip')}\nHEAD ${ROOT_STATE_ID}\n`);
+    await expect(lstat(join(dir, '.aip'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect((await aip(['--repo', 'project', 'init', './project'], { cwd: dir })).code).toBe(1); // the same folder: it exists
+    const both = await aip(['--repo', 'project', 'init', 'other'], { cwd: dir });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/^aip: usage: /);
+  });
+
   it('export of chosen IDs writes their closure to stdout', async () => {
     const dir = await initialized();
     const put = await aip(['put', '--from', 'raw'], { cwd: dir, input: 'x' });
