@@ -169,6 +169,9 @@ function startDeadline(timeoutNs: bigint, onExpire: () => void): () => void {
   return () => clearTimeout(timer);
 }
 
+/** Output a `--tee` reader may fall behind by before the live copy skips chunks. */
+export const TEE_BACKLOG_BYTES = 16 * 1024 * 1024;
+
 const emptyCapture: CapturedStream = { bytes: new Uint8Array(0), truncated: false };
 
 export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
@@ -222,7 +225,8 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
   }
   const pgid = child.pid as number;
 
-  const wire = (stream: NodeJS.ReadableStream | null, capture: BoundedCapture, tee: Writable | undefined, name: string): Promise<void> =>
+  const skipped = { stdout: 0, stderr: 0 };
+  const wire = (stream: NodeJS.ReadableStream | null, capture: BoundedCapture, tee: Writable | undefined, name: 'stdout' | 'stderr'): Promise<void> =>
     new Promise((settle) => {
       if (stream === null) {
         capture.failure = `${name} was not connected`;
@@ -231,7 +235,13 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
       }
       stream.on('data', (chunk: Buffer) => {
         capture.add(chunk);
-        tee?.write(chunk);
+        if (tee === undefined) return;
+        // The live copy never slows the command (its pipes are always drained)
+        // and never buffers without bound: while its reader is far behind
+        // (`| less`, `| sleep`), chunks are skipped. The capture is unaffected,
+        // so the evidence does not depend on who watches.
+        if (tee.writableLength > TEE_BACKLOG_BYTES) skipped[name] += chunk.length;
+        else tee.write(chunk);
       });
       stream.once('end', () => {
         capture.ended = true;
@@ -273,6 +283,11 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
     Promise.all([stdoutDone, stderrDone]).then(() => true),
     sleep(grace).then(() => false),
   ]);
+  for (const name of ['stdout', 'stderr'] as const) {
+    if (skipped[name] > 0) {
+      options.tee?.stderr.write(`aip: warning: --tee skipped ${skipped[name]} bytes of ${name} its reader did not take in time (the evidence keeps its own capture)\n`);
+    }
+  }
   let captureError: string | undefined = stdout.failure ?? stderr.failure;
   if (!drained || !stdout.ended || !stderr.ended) {
     const open = [!stdout.ended ? 'stdout' : undefined, !stderr.ended ? 'stderr' : undefined].filter((s) => s !== undefined);

@@ -9,7 +9,7 @@ import type { EvidenceV2, Id, IntentV1 } from '../../../src/aip/core/objects.js'
 import { Repository } from '../../../src/aip/repository/repository.js';
 import { commitSnapshot } from '../../../src/aip/repository/workflows.js';
 import { runEvidence, type RunRequest } from '../../../src/aip/runner/evaluate.js';
-import { execute, formatDuration, groupAlive } from '../../../src/aip/runner/execute.js';
+import { TEE_BACKLOG_BYTES, execute, formatDuration, groupAlive } from '../../../src/aip/runner/execute.js';
 import { tempDir, writeTree } from '../support/temp.js';
 
 const NODE = process.execPath;
@@ -125,6 +125,20 @@ describe('capture', () => {
     const { repo, state } = await project({ 'a': 'a' });
     const e = await run(repo, state, [NODE, '-e', "process.stdout.write(Buffer.alloc(8 * 1024 * 1024, 120))"], { outputLimit: 1 });
     expect(e.data).toMatchObject({ termination: 'exited', exit_code: 0, stdout: { truncated: true } });
+  });
+
+  it('--tee skips output its reader does not take instead of buffering it without bound', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    let teed = 0;
+    const stuck = new Writable({ write: (chunk: Buffer) => void (teed += chunk.length) }); // never calls back: a reader that stopped
+    const notes: string[] = [];
+    const stderr = new Writable({ write: (chunk: Buffer, _enc, done) => { notes.push(chunk.toString()); done(); } });
+    const total = 3 * TEE_BACKLOG_BYTES;
+    const e = await run(repo, state, [NODE, '-e', `process.stdout.write(Buffer.alloc(${total}, 120))`], { tee: { stdout: stuck, stderr } });
+    expect(e.data).toMatchObject({ termination: 'exited', exit_code: 0, result: 'pass', stdout: { truncated: true } });
+    expect(stuck.writableLength).toBeLessThanOrEqual(TEE_BACKLOG_BYTES + 1024 * 1024);
+    expect(teed).toBeGreaterThan(0);
+    expect(notes.join('')).toMatch(/^aip: warning: --tee skipped \d+ bytes of stdout /);
   });
 
   it('passes argv literally, without a shell', async () => {
