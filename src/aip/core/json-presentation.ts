@@ -121,12 +121,33 @@ function toJsonTree(value: JsonValue): JsonTree {
 }
 
 /**
+ * Whether valid JSON text has a minus sign outside its strings, where it can
+ * only start a number. The parser reads `-0` as the integer 0, so its sign
+ * is found here: spec 9.4 refuses negative values.
+ */
+function hasNegativeNumber(text: string): boolean {
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // the escaped character cannot end the string
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x2d) return true;
+  }
+  return false;
+}
+
+/**
  * Strict JSON through the project's lossless parser: duplicate members,
- * fractions, exponents and negative numbers are refused; integers stay exact.
+ * fractions, exponents and negative numbers (`-0` included) are refused;
+ * integers stay exact.
  */
 export function parseJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxBytes): Outcome<JsonTree> {
   try {
-    return success(toJsonTree(parseLosslessJson(text, { maxBytes, maxDepth: MAX_JSON_DEPTH, rejectDuplicateKeys: true })));
+    const value = parseLosslessJson(text, { maxBytes, maxDepth: MAX_JSON_DEPTH, rejectDuplicateKeys: true });
+    if (hasNegativeNumber(text)) throw new JsonFailure('negative numbers are not allowed');
+    return success(toJsonTree(value));
   } catch (error) {
     if (error instanceof JsonFailure) return failure('object.envelope', `invalid JSON: ${error.message}`);
     if (error instanceof JsonError) return failure('object.envelope', `invalid JSON: ${error.message}`);

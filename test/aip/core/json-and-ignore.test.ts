@@ -27,6 +27,9 @@ describe('JSON presentation', () => {
     expect(parseJson('1.0').ok).toBe(false);
     expect(parseJson('1e3').ok).toBe(false);
     expect(parseJson('-1').ok).toBe(false);
+    expect(parseJson('-0').ok).toBe(false);
+    expect(parseJson('{"a":[1, -0]}').ok).toBe(false);
+    expect(parseJson('{"a-b":"-0\\"-1","c":0}')).toEqual({ ok: true, value: new Map<string, unknown>([['a-b', '-0"-1'], ['c', 0]]) });
     expect(parseJson('01').ok).toBe(false);
     expect(parseJson('[1,]').ok).toBe(false);
     expect(parseJson('18446744073709551616').ok).toBe(false);
