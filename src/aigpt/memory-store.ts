@@ -65,6 +65,17 @@ export interface MemoryReadResult {
   readonly compressPending: boolean;
 }
 
+/** One selected memory file of a scan: its record, or why it was skipped. */
+export type ScanItem = { readonly record: MemoryRecord } | { readonly skipped: SkippedFile };
+
+export interface MemoryListing {
+  /** Entries selected by the reference's rule (3.2), readable or not. */
+  readonly selected: number;
+  /** The oldest entries beyond the file-count bound: visited as skipped, not read. */
+  readonly notRead: number;
+  readonly compressPending: boolean;
+}
+
 export interface CoreReadResult {
   readonly path: string;
   readonly value: JsonValue;
@@ -423,13 +434,45 @@ export class MemoryStore {
     }
     const records: MemoryRecord[] = [];
     outcomes.forEach((outcome, index) => {
-      const { name } = toRead[index]!;
-      const path = join(this.tree.memoryDir, name);
-      if (!outcome.ok) skipped.push({ path, reason: outcome.message });
-      else if (outcome.text === undefined) skipped.push({ path, reason: outcome.shapeProblem ?? 'not a record' });
-      else records.push({ name, path, text: outcome.text, value: outcome.value });
+      const item = this.scanItem(toRead[index]!, outcome);
+      if ('record' in item) records.push(item.record);
+      else skipped.push(item.skipped);
     });
     return { records, skipped, selected: names.length, notRead: overflow + overBudget, compressPending: all.includes(JOURNAL_FILE) };
+  }
+
+  /**
+   * The owner's full read (CLI): every memory file within the file-count
+   * bound, oldest first, handed to `visit` one at a time (it may wait, for
+   * stdout say) and not kept. readMemories holds every record at once, and
+   * 10 000 files of up to 1 MiB are 10 GB: `aigpt` ran out of heap on a
+   * folder within the bounds. `onListed` is called before the first visit.
+   */
+  async scanMemories(
+    visit: (item: ScanItem) => void | Promise<void>,
+    onListed?: (listing: MemoryListing) => void,
+  ): Promise<MemoryListing> {
+    const { entries: names, all } = await this.listRecordEntries();
+    const overflow = Math.max(0, names.length - MAX_RECORDS_READ);
+    const listing = { selected: names.length, notRead: overflow, compressPending: all.includes(JOURNAL_FILE) };
+    onListed?.(listing);
+    for (const { name } of names.slice(0, overflow)) {
+      await visit({ skipped: { path: join(this.tree.memoryDir, name), reason: `beyond the ${MAX_RECORDS_READ}-record read bound (oldest first)` } });
+    }
+    const toRead = names.slice(overflow);
+    for (let start = 0; start < toRead.length; start += 32) {
+      const batch = toRead.slice(start, start + 32);
+      const outcomes = await mapLimited(batch, 32, (entry) => readRecordFile(this.entryPath(entry), join(this.tree.memoryDir, entry.name)));
+      for (const [index, outcome] of outcomes.entries()) await visit(this.scanItem(batch[index]!, outcome));
+    }
+    return listing;
+  }
+
+  private scanItem({ name }: RecordEntry, outcome: RecordFileOutcome): ScanItem {
+    const path = join(this.tree.memoryDir, name);
+    if (!outcome.ok) return { skipped: { path, reason: outcome.message } };
+    if (outcome.text === undefined) return { skipped: { path, reason: outcome.shapeProblem ?? 'not a record' } };
+    return { record: { name, path, text: outcome.text, value: outcome.value } };
   }
 
   // -------------------------------------------------------------------------

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/aigpt/cli/program.js';
 import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
+import { memoryRecordJson } from '../../src/aigpt/record-format.js';
+import { tidFromParts } from '../../src/aigpt/tid.js';
 import { repoRoot } from '../support/bins.js';
 import { aigptBin, GOLDEN_MEMORY, makeTempHome, runAigpt, runAigptStdoutClosed, seedOrderMemory, type TempHome, writeConfig } from './support.js';
 
@@ -255,6 +257,34 @@ describe('aigpt CLI', () => {
     }
     expect(await code).toBe(0);
     expect(events).toEqual(['write one', 'wait', 'write two', 'wait', 'write three', 'wait']);
+  });
+
+  it('read-memory prints as it reads, a batch at a time, never holding the whole folder (10 000 files of 1 MiB ran out of heap)', async () => {
+    const memoryDir = join(home.appDir, 'self', 'ai.syui.gpt.memory');
+    await fs.mkdir(memoryDir, { recursive: true });
+    const names: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const tid = tidFromParts(1_700_000_000_000_000 + i, 0);
+      names.push(`${tid}.json`);
+      await fs.writeFile(join(memoryDir, `${tid}.json`), memoryRecordJson({ did: 'self', tid, text: `m${i}`, createdAt: '2023-11-14T22:13:20Z' }));
+    }
+    let printed = 0;
+    let stderr = '';
+    const code = await runCli(['read-memory'], {
+      environment: home.environment,
+      io: {
+        stdout: () => printed++,
+        stderr: (text) => (stderr += text),
+        // While the first record is being taken, the last one goes away: a
+        // reader that had read everything up front would still print it.
+        stdoutDrained: async () => {
+          if (printed === 1) await fs.rm(join(memoryDir, names[39]!));
+        },
+      },
+    });
+    expect(code).toBe(0);
+    expect(printed).toBe(39);
+    expect(stderr).toBe(`aigpt: skipped ${join(memoryDir, names[39]!)}: Failed to read ${join(memoryDir, names[39]!)}: ENOENT: no such file or directory\n`);
   });
 
   it('usage errors exit 2 with a hint', async () => {

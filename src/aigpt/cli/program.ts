@@ -151,11 +151,15 @@ async function status(app: OpenedApp, io: CliIo): Promise<number> {
   let unreadable = 0;
   let compressPending = false;
   try {
-    const read = await store.readMemories();
-    count = read.selected;
+    // A scan keeps no record: the status reads a folder of any size.
+    let skipped = 0;
+    const scan = await store.scanMemories((item) => {
+      if ('skipped' in item) skipped++;
+    });
+    count = scan.selected;
     // Files left unread by the read bound are not unreadable.
-    unreadable = read.skipped.length - read.notRead;
-    compressPending = read.compressPending;
+    unreadable = skipped - scan.notRead;
+    compressPending = scan.compressPending;
   } catch {
     // The reference prints 0 when the folder cannot be listed.
     count = 0;
@@ -182,17 +186,24 @@ async function status(app: OpenedApp, io: CliIo): Promise<number> {
 }
 
 async function readMemory(app: OpenedApp, io: CliIo): Promise<number> {
-  const read = await app.store.readMemories();
-  if (read.compressPending) io.stderr(`aigpt: ${COMPRESS_PENDING}\n`);
-  for (const skip of read.skipped) io.stderr(`aigpt: skipped ${skip.path}: ${skip.reason}\n`);
-  if (read.records.length === 0) {
-    if (read.selected > 0) return EXIT_FAILURE;
-    io.stdout('No memory records found\n');
-    return EXIT_OK;
-  }
-  for (const record of read.records) {
-    io.stdout(`${renderPretty(record.value)}\n`);
-    await io.stdoutDrained?.();
-  }
+  let records = 0;
+  // Printed as read, so the whole folder is never held at once.
+  const scan = await app.store.scanMemories(
+    async (item) => {
+      if ('skipped' in item) {
+        io.stderr(`aigpt: skipped ${item.skipped.path}: ${item.skipped.reason}\n`);
+        return;
+      }
+      records++;
+      io.stdout(`${renderPretty(item.record.value)}\n`);
+      await io.stdoutDrained?.();
+    },
+    (listing) => {
+      if (listing.compressPending) io.stderr(`aigpt: ${COMPRESS_PENDING}\n`);
+    },
+  );
+  if (records > 0) return EXIT_OK;
+  if (scan.selected > 0) return EXIT_FAILURE;
+  io.stdout('No memory records found\n');
   return EXIT_OK;
 }
