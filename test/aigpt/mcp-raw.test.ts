@@ -43,6 +43,15 @@ describe('aigpt server, raw JSON-RPC lines', () => {
     }
   });
 
+  it('an unknown tool name holding a lone surrogate escape is named with U+FFFD, not answered as an internal error', async () => {
+    server.send({ jsonrpc: '2.0', id: 15, method: 'tools/call', params: { name: 'x\ud800y', arguments: {} } });
+    expect(await server.response(15)).toEqual({
+      jsonrpc: '2.0',
+      id: 15,
+      result: { content: [{ type: 'text', text: '{"error":"Unknown tool: x\ufffdy"}' }], isError: true },
+    });
+  });
+
   it('malformed params of a known method get -32602 with a short message, never the validation details', async () => {
     const requests = [
       { method: 'tools/call', params: { name: 'read_core', task: 5 } },

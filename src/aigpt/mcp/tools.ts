@@ -111,7 +111,9 @@ export class AigptToolHandler {
   }
 
   unknownTool(name: string): ToolCallResult {
-    return errorResult(`Unknown tool: ${name}`);
+    // A lone surrogate (`"\ud800"` in the request) cannot be written back in a
+    // payload; U+FFFD stands in for it rather than failing as an internal error.
+    return errorResult(`Unknown tool: ${name.toWellFormed()}`);
   }
 
   async invalidArguments(tool: ToolDefinition, _issues: readonly SchemaIssue[]): Promise<ToolCallResult> {
