@@ -242,7 +242,8 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
     .action(action(async (ctx, refs: string[], opts: { all?: boolean }) => {
       const repo = await ctx.repo();
       if (opts.all === true && refs.length > 0) throw usage('give IDs or --all, not both');
-      const ids = refs.length === 0 ? undefined : await Promise.all(refs.map((r) => repo.resolve(r)));
+      // One line per object, however often it is named (`aip verify HEAD <head id>`).
+      const ids = refs.length === 0 ? undefined : [...new Set(await Promise.all(refs.map((r) => repo.resolve(r))))];
       const report = await repo.verify(ids);
       if (ctx.json) {
         await ctx.outJson(map([

@@ -105,6 +105,8 @@ describe('objects in and out', () => {
     expect(JSON.parse(json.text)).toEqual({ error: { code: 'cbor.key_order', message: expect.any(String) as string } });
     const verify = await aip(['--format', 'json', 'verify'], { cwd: dir });
     expect(JSON.parse(verify.text)).toEqual({ valid: [ROOT_STATE_ID], invalid: [] });
+    const twice = await aip(['verify', 'HEAD', ROOT_STATE_ID, ROOT_STATE_ID.slice(0, 8)], { cwd: dir });
+    expect(twice.text).toBe(`ok ${ROOT_STATE_ID} state/1\n1 verified, 0 invalid\n`);
   });
 
   it('reports an empty argv (a field rule) before a whitespace kind: schema.argv, exit 5', async () => {
