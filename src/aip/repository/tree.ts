@@ -109,11 +109,18 @@ export async function readTreeIgnoreRules(root: string): Promise<Outcome<IgnoreR
     const info = await lstat(path);
     if (!info.isFile()) return success(NO_IGNORE_RULES);
     const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    let text: string;
     try {
-      return parseIgnoreRules(await handle.readFile('utf8'));
+      // Decoded as a state's own .aipignore is when it is run (strictly, a BOM
+      // dropped): a file `aip run` would refuse must not be recorded in a state.
+      text = new TextDecoder('utf-8', { fatal: true }).decode(await handle.readFile());
+    } catch (error) {
+      if (error instanceof TypeError) return failure('snapshot.invalid', '.aipignore is not valid UTF-8');
+      throw error;
     } finally {
       await handle.close();
     }
+    return parseIgnoreRules(text);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return success(NO_IGNORE_RULES);
     return ioFailure('cannot read .aipignore', error);

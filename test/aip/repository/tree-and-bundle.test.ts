@@ -77,6 +77,19 @@ describe('snapshots', () => {
   });
 });
 
+describe('the working tree .aipignore', () => {
+  it('is read as strictly as a state\'s own: invalid UTF-8 is refused, a BOM dropped', async () => {
+    const repo = await Repository.init(await tempDir());
+    await writeFile(join(repo.root, '.aipignore'), Buffer.from([0x2a, 0x2e, 0x6c, 0xff, 0x0a]));
+    const refused = await workingTreeChanges(repo, ROOT_STATE_ID);
+    expect(refused.ok ? undefined : refused.error).toMatchObject({ code: 'snapshot.invalid', message: '.aipignore is not valid UTF-8' });
+    await writeFile(join(repo.root, '.aipignore'), '\ufeff*.log\n');
+    await writeFile(join(repo.root, 'x.log'), 'l');
+    const changes = await workingTreeChanges(repo, ROOT_STATE_ID);
+    expect(changes.ok && changes.value).toEqual([{ path: '.aipignore', change: 'A' }]);
+  });
+});
+
 describe('workflows', () => {
   it('records intent + operation + state, reports status letters, and moves HEAD', async () => {
     const repo = await Repository.init(await tempDir());
