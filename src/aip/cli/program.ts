@@ -18,7 +18,7 @@ import { Repository } from '../repository/repository.js';
 import { materialize } from '../repository/tree.js';
 import { commitSnapshot, deriveState, recordOperation, workingTreeChanges } from '../repository/workflows.js';
 import { platformName, runEvidence } from '../runner/evaluate.js';
-import { EXIT, exitCodeFor, parseDuration, parseSize, parseTime, readInput, toAipError, usage, write, type CliIo } from './support.js';
+import { EXIT, exitCodeFor, namingSource, parseDuration, parseSize, parseTime, readInput, toAipError, usage, write, type CliIo } from './support.js';
 
 interface GlobalOptions {
   readonly repo?: string;
@@ -591,7 +591,9 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
     .action(action(async (ctx, file: string | undefined) => {
       const repo = await ctx.repo();
       const input = file === undefined || file === '-' ? ctx.io.stdin : createReadStream(resolve(ctx.io.cwd, file));
-      const imported = await importBundle(repo, input);
+      const imported = await importBundle(repo, input).catch((error: unknown) => {
+        throw file === undefined || file === '-' ? error : namingSource(error, file);
+      });
       if (!imported.ok) throw imported.error;
       if (ctx.json) await ctx.outJson(map([['imported', imported.value.objects], ['new', imported.value.stored]]));
       else await ctx.out(`imported ${imported.value.objects} objects (${imported.value.stored} new)`);

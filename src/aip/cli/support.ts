@@ -109,6 +109,14 @@ export function parseTime(text: string, option: string): string {
   return text;
 }
 
+/** A system error met while reading `source` names it (a read of a folder reports EISDIR without a path). */
+export function namingSource(error: unknown, source: string): unknown {
+  if (typeof error === 'object' && error !== null && /^E[A-Z]+$/.test(String((error as { code?: unknown }).code)) && !('path' in error)) {
+    Object.assign(error, { path: source });
+  }
+  return error;
+}
+
 /** Reads a whole input (FILE or `-` for stdin), refusing more than `limit` bytes before buffering them. */
 export async function readInput(io: CliIo, source: string | undefined, limit: number): Promise<Uint8Array> {
   if (source === undefined || source === '-') {
@@ -127,6 +135,8 @@ export async function readInput(io: CliIo, source: string | undefined, limit: nu
     const { size } = await handle.stat();
     if (size > limit) throw new AipError('cbor.too_large', `${source}: ${size} bytes exceed ${limit}`);
     return new Uint8Array(await handle.readFile());
+  } catch (error) {
+    throw namingSource(error, source);
   } finally {
     await handle.close();
   }

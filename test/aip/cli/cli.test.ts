@@ -308,6 +308,15 @@ describe('commands', () => {
     expect(bad.code).toBe(5);
   });
 
+  it('a folder given as input is an io error naming it', async () => {
+    const dir = await initialized();
+    for (const args of [['put', '.aip'], ['put', '--from', 'raw', '.aip'], ['import', '.aip']]) {
+      const folder = await aip(args, { cwd: dir });
+      expect(folder.code, args.join(' ')).toBe(6);
+      expect(folder.stderr, args.join(' ')).toBe('aip: io: EISDIR .aip\n');
+    }
+  });
+
   it('export to a path that cannot be written is an io error (exit 6), not a crash', async () => {
     const dir = await initialized();
     const missing = await aip(['export', '-o', join('no-such-folder', 'x.aipb')], { cwd: dir });
