@@ -25,6 +25,8 @@ export function decodeBundleHeader(bytes: Uint8Array): Outcome<{ objects: number
     return failure('bundle.format', 'not an aip-bundle version 1 header');
   }
   const objects = value.get('objects');
+  // The profile reads counts above 2^53-1 as bigints: unsigned, but more objects than any store holds.
+  if (typeof objects === 'bigint') return failure('bundle.format', `bundle header: ${objects} objects is more than a bundle can hold`);
   if (typeof objects !== 'number') return failure('bundle.format', 'bundle header: objects must be an unsigned integer');
   return success({ objects, length: scanned.value.end });
 }

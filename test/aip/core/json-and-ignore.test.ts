@@ -136,5 +136,8 @@ describe('bundle format', () => {
     const header = encodeBundleHeader(13);
     expect(Buffer.from(header).toString('hex')).toBe('a366666f726d61746a6169702d62756e646c65676f626a656374730d6776657273696f6e01');
     expect(decodeBundleHeader(Uint8Array.from([...header, 0x40]))).toEqual({ ok: true, value: { objects: 13, length: header.length } });
+    const huge = Buffer.from('a366666f726d61746a6169702d62756e646c65676f626a656374731bffffffffffffffff6776657273696f6e01', 'hex');
+    const refused = decodeBundleHeader(huge);
+    expect(refused.ok ? undefined : refused.error).toEqual(expect.objectContaining({ code: 'bundle.format', message: 'bundle header: 18446744073709551615 objects is more than a bundle can hold' }));
   });
 });
