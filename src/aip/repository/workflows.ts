@@ -3,7 +3,7 @@
 // state, and snapshot = intent + operation + state with a HEAD move.
 import { diffFiles, resultingState } from '../core/effects.js';
 import { failure, success, type Outcome } from '../core/errors.js';
-import type { FileEntry, Id, IntentV1, OperationV1, StateV1 } from '../core/objects.js';
+import type { Effect, FileEntry, Id, IntentV1, OperationV1, StateV1 } from '../core/objects.js';
 import { expectedInputs } from '../core/schemas.js';
 import type { Repository } from './repository.js';
 import { readTreeIgnoreRules, snapshotTree } from './tree.js';
@@ -54,16 +54,27 @@ export interface RecordedOperation {
   readonly operation: OperationV1;
 }
 
-/** Snapshots the tree, diffs it against `baseId` and stores new artifacts and the operation. */
-export async function recordOperation(repo: Repository, intentId: Id, baseId: Id, allowEmpty: boolean): Promise<Outcome<RecordedOperation>> {
-  const base = await repo.getTyped(baseId, 'state');
-  await repo.getTyped(intentId, 'intent');
+/** Snapshots the tree (storing new artifacts) and diffs it against `base`; an empty diff needs `allowEmpty`. */
+async function treeEffects(repo: Repository, base: StateV1, allowEmpty: boolean): Promise<Outcome<Effect[]>> {
   const tree = await snapshotWorkingTree(repo, true);
   if (!tree.ok) return tree;
   const effects = diffFiles(base.data.files, tree.value);
   if (effects.length === 0 && !allowEmpty) {
     return failure('operation.empty', 'the working tree matches the base state (use --allow-empty to record a no-change operation)');
   }
+  return success(effects);
+}
+
+/** Snapshots the tree, diffs it against `baseId` and stores new artifacts and the operation. */
+export async function recordOperation(repo: Repository, intentId: Id, baseId: Id, allowEmpty: boolean): Promise<Outcome<RecordedOperation>> {
+  const base = await repo.getTyped(baseId, 'state');
+  await repo.getTyped(intentId, 'intent');
+  const effects = await treeEffects(repo, base, allowEmpty);
+  if (!effects.ok) return effects;
+  return storeOperation(repo, intentId, baseId, effects.value);
+}
+
+async function storeOperation(repo: Repository, intentId: Id, baseId: Id, effects: Effect[]): Promise<Outcome<RecordedOperation>> {
   const operation: OperationV1 = {
     type: 'operation',
     version: 1,
@@ -95,6 +106,10 @@ export type IntentSource = { readonly existing: Id } | { readonly create: Intent
 /** Intent (existing or new) + operation from the tree + resulting state; moves HEAD by compare-and-swap. */
 export async function commitSnapshot(repo: Repository, intent: IntentSource, allowEmpty: boolean): Promise<Outcome<SnapshotRecord>> {
   const head = await repo.readHead();
+  // The tree first: a snapshot with nothing to record (or a tree a state
+  // cannot hold) must not leave a new intent behind.
+  const effects = await treeEffects(repo, await repo.getTyped(head, 'state'), allowEmpty);
+  if (!effects.ok) return effects;
   let intentId: Id;
   if ('existing' in intent) {
     intentId = intent.existing;
@@ -103,7 +118,7 @@ export async function commitSnapshot(repo: Repository, intent: IntentSource, all
     if (!put.ok) return put;
     intentId = put.value.id;
   }
-  const operation = await recordOperation(repo, intentId, head, allowEmpty);
+  const operation = await storeOperation(repo, intentId, head, effects.value);
   if (!operation.ok) return operation;
   const state = await deriveState(repo, operation.value.id);
   if (!state.ok) return state;

@@ -131,6 +131,19 @@ describe('workflows', () => {
     expect(allowed.ok).toBe(true);
   });
 
+  it('a snapshot with nothing to record, or a tree a state cannot hold, stores no new intent', async () => {
+    const repo = await Repository.init(await tempDir());
+    await rm(join(repo.root, '.aipignore'));
+    const before = await repo.store.list();
+    const fresh: IntentV1 = { ...intent, data: { ...intent.data, title: 'Never stored' } };
+    const empty = await commitSnapshot(repo, { create: fresh }, false);
+    expect(empty.ok || empty.error.code).toBe('operation.empty');
+    await symlink('/etc/hostname', join(repo.root, 'link'));
+    const invalid = await commitSnapshot(repo, { create: fresh }, false);
+    expect(invalid.ok || invalid.error.code).toBe('snapshot.invalid');
+    expect(await repo.store.list()).toEqual(before);
+  });
+
   it('fails with head.moved when HEAD changes under a snapshot', async () => {
     const repo = await Repository.init(await tempDir());
     await writeTree(repo.root, { 'a.txt': 'one' });
