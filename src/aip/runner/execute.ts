@@ -4,7 +4,7 @@
 // nothing about repositories, states or evidence objects.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access, readdir, readFile, stat } from 'node:fs/promises';
+import { access, open, readdir, readFile, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -103,6 +103,42 @@ export async function resolveExecutable(program: string, cwd: string, pathVariab
   return undefined;
 }
 
+/**
+ * Why the kernel would refuse to execute `path` (ENOEXEC), when that can be
+ * told beforehand; undefined when it may run. Node's spawn goes through
+ * execvp, which runs a file the kernel refuses with /bin/sh instead (POSIX),
+ * so a script without `#!` or a corrupt binary would run under a shell that
+ * the evidence does not name, instead of being the start_error of spec 8
+ * step 3. On Linux a file is executable as ELF, as `#!` script, or through a
+ * binfmt_misc handler; when handlers are registered (or the file may not be
+ * executed or read, or on other systems) spawn and the kernel decide.
+ */
+export async function unrunnableFormat(path: string): Promise<string | undefined> {
+  if (process.platform !== 'linux') return undefined;
+  let head: Buffer;
+  try {
+    await access(path, constants.X_OK); // without permission spawn fails with EACCES itself
+    const handle = await open(path, 'r');
+    try {
+      if (!(await handle.stat()).isFile()) return undefined; // spawn reports what it is
+      const { bytesRead, buffer } = await handle.read(Buffer.alloc(4), 0, 4, 0);
+      head = buffer.subarray(0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return undefined; // unreadable (execute-only binaries exist): the kernel decides
+  }
+  if (head.subarray(0, 2).toString('latin1') === '#!' || head.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]))) return undefined;
+  try {
+    const handlers = (await readdir('/proc/sys/fs/binfmt_misc')).filter((name) => name !== 'register' && name !== 'status');
+    if (handlers.length > 0) return undefined;
+  } catch {
+    // not mounted: no handler this process could see
+  }
+  return `spawn ${path} ENOEXEC`;
+}
+
 function errorCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
 }
@@ -182,6 +218,15 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
     const now = formatTime(Date.now());
     return {
       termination: 'start_error', exitCode: null, error: `executable not found: ${program}`, executable: '', startedAt: now,
+      finishedAt: now, durationNs: 0n, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false,
+    };
+  }
+
+  const refused = await unrunnableFormat(executable);
+  if (refused !== undefined) {
+    const now = formatTime(Date.now());
+    return {
+      termination: 'start_error', exitCode: null, error: refused, executable, startedAt: now,
       finishedAt: now, durationNs: 0n, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false,
     };
   }

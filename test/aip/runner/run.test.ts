@@ -2,7 +2,7 @@
 // kind, truncation at exactly output_limit, argv preserved without a shell,
 // and clean/changed/unknown workspaces, each stored as a valid evidence v2.
 import { Writable } from 'node:stream';
-import { chmod, rm, stat } from 'node:fs/promises';
+import { chmod, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EvidenceV2, Id, IntentV1 } from '../../../src/aip/core/objects.js';
@@ -92,6 +92,27 @@ describe('terminations', () => {
     expect(e.data.termination).toBe('start_error');
     expect(e.data.executable).toMatch(/\/aip-run-[^/]+\/script\.sh$/);
     expect(e.data.error).toContain('EACCES');
+  });
+
+  it.runIf(process.platform === 'linux')('start_error (ENOEXEC) for an executable the kernel cannot run, not a run under /bin/sh', async () => {
+    // execvp would hand such a file to /bin/sh: the shebang-less script would "pass" under a shell the evidence does not name.
+    const { repo, state } = await project({ 'no-shebang': 'echo ran\n', 'garbage': 'zz\n', 'empty': '', 'ok.sh': '#!/bin/sh\necho ran\n' }, ['no-shebang', 'garbage', 'empty', 'ok.sh']);
+    let handlers: string[] = [];
+    try {
+      handlers = (await readdir('/proc/sys/fs/binfmt_misc')).filter((n) => n !== 'register' && n !== 'status');
+    } catch {
+      // not mounted
+    }
+    for (const name of ['no-shebang', 'garbage', 'empty']) {
+      const e = await run(repo, state, [`./${name}`]);
+      if (handlers.length > 0) continue; // registered handlers: the kernel decides, as before
+      expect(e.data, name).toMatchObject({ termination: 'start_error', exit_code: null, result: 'unknown' });
+      expect(e.data.error, name).toMatch(new RegExp(`^spawn /.*/aip-run-[^/]+/${name} ENOEXEC$`));
+      expect(await content(repo, e.data.stdout.artifact)).toBe('');
+    }
+    const ok = await run(repo, state, ['./ok.sh']);
+    expect(ok.data).toMatchObject({ termination: 'exited', exit_code: 0 });
+    expect(await content(repo, ok.data.stdout.artifact)).toBe('ran\n');
   });
 
   it('capture_error when a pipe stays open after the command ends', async () => {
