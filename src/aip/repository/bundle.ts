@@ -36,7 +36,8 @@ class ChunkWriter {
     const ready = this.out.write(chunk, (error) => {
       if (error) this.failure ??= error;
     });
-    if (!ready) {
+    if (!ready && !this.out.destroyed) {
+      // 'close' too: a stream destroyed while we wait never drains.
       await new Promise<void>((settle) => {
         const done = (): void => {
           this.out.off('drain', done);
