@@ -48,30 +48,22 @@ const DOT = 0x2e;
 const COMMA = 0x2c;
 const LETTER_W = 0x57;
 
+const UTF8 = new TextEncoder();
+
 /**
  * The UTF-8 bytes the reference's parser reads, or null for text it cannot
  * encode (a lone surrogate; the request layer refuses those anyway) or that
  * holds U+0000 (which no record string may hold).
  */
 function utf8Bytes(text: string): Uint8Array | null {
-  const out: number[] = [];
-  for (let i = 0; i < text.length; i++) {
-    let code = text.charCodeAt(i);
-    if (code === 0) return null;
-    if (code >= 0xd800 && code <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (!(next >= 0xdc00 && next <= 0xdfff)) return null;
-      code = 0x10000 + ((code - 0xd800) << 10) + (next - 0xdc00);
-      i++;
-    } else if (code >= 0xdc00 && code <= 0xdfff) {
-      return null;
-    }
-    if (code < 0x80) out.push(code);
-    else if (code < 0x800) out.push(0xc0 | (code >> 6), 0x80 | (code & 0x3f));
-    else if (code < 0x10000) out.push(0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f));
-    else out.push(0xf0 | (code >> 18), 0x80 | ((code >> 12) & 0x3f), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f));
-  }
-  return Uint8Array.from(out);
+  return text.isWellFormed() && !text.includes('\u0000') ? UTF8.encode(text) : null;
+}
+
+/** Characters (code points) in UTF-8 bytes: every byte that does not continue a sequence starts one. */
+function codePoints(bytes: Uint8Array): number {
+  let count = 0;
+  for (const byte of bytes) if ((byte & 0xc0) !== 0x80) count++;
+  return count;
 }
 
 /** A byte reader that yields 0 past the end, as the C parser sees its terminator. */
@@ -209,10 +201,9 @@ function readClock(text: Bytes, start: number, end: number): ClockTime | null {
  */
 export function zeroOffsetInstantMicros(value: string): bigint | null {
   const replaced = value.replaceAll('Z', '+00:00');
-  // The reference refuses fewer than seven characters (code points) outright.
-  if (codePoints(replaced) < 7) return null;
   const encoded = utf8Bytes(replaced);
-  if (encoded === null) return null;
+  // The reference refuses fewer than seven characters (code points) outright.
+  if (encoded === null || codePoints(encoded) < 7) return null;
   const text = new Bytes(encoded);
   const separator = separatorIndex(text);
   if (separator < 0) return null;
@@ -235,19 +226,6 @@ export function zeroOffsetInstantMicros(value: string): bigint | null {
   if (clock.hour > 23 || clock.minute > 59 || clock.second > 59) return null;
   const seconds = BigInt(days) * 86_400n + BigInt(clock.hour * 3600 + clock.minute * 60 + clock.second);
   return seconds * MICROS_PER_SECOND + BigInt(clock.micros);
-}
-
-function codePoints(text: string): number {
-  let count = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code >= 0xd800 && code <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) i++;
-    }
-    count++;
-  }
-  return count;
 }
 
 export function isZeroOffsetDatetime(value: string): boolean {
