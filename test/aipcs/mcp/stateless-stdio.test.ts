@@ -101,53 +101,48 @@ describe('aipcs serve (stateless profile) over stdio', () => {
   });
 });
 
+/** Pipes `lines` into `aipcs serve` in one write, as `printf ... | aipcs serve` does; returns the answers in output order once it exits 0. */
+function pipeToServe(lines: readonly object[]): { id: number; result?: unknown; error?: { code: number } }[] {
+  const run = spawnSync(process.execPath, [aipcsBin(), 'serve'], {
+    input: lines.map((line) => JSON.stringify(line)).join('\n') + '\n',
+    env: { PATH: process.env['PATH'] ?? '' },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  expect(run.status).toBe(0);
+  return run.stdout
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { id: number; error?: { code: number } });
+}
+
+const pipedInitialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } };
+
 describe('aipcs serve over stdio with pipelined input', () => {
   it('answers initialize first when a client writes every line at once', () => {
     // A scripted client (printf ... | aipcs serve) sends initialize, the
     // initialized notification and its requests in one write; the Python SDK
     // answers initialize inline before reading on, so it must come out first
     // and the other answers follow in request order.
-    const lines = [
-      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } },
+    const answers = pipeToServe([
+      pipedInitialize,
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       { jsonrpc: '2.0', id: 2, method: 'tools/list' },
       { jsonrpc: '2.0', id: 3, method: 'ping' },
       { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'aipcs_server_info', arguments: {} } },
-    ];
-    const run = spawnSync(process.execPath, [aipcsBin(), 'serve'], {
-      input: lines.map((line) => JSON.stringify(line)).join('\n') + '\n',
-      env: { PATH: process.env['PATH'] ?? '' },
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
-    expect(run.status).toBe(0);
-    const ids = run.stdout
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => (JSON.parse(line) as { id: number }).id);
-    expect(ids).toEqual([1, 2, 3, 4]);
+    ]);
+    expect(answers.map((answer) => answer.id)).toEqual([1, 2, 3, 4]);
   });
 
   it('answers initialize before the protocol errors of requests piped after it, and ignores undefined members', () => {
-    const lines = [
-      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } }),
-      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: 'x' }),
-      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'aipcs_server_info', arguments: [1] } }),
+    const answers = pipeToServe([
+      pipedInitialize,
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: 'x' },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'aipcs_server_info', arguments: [1] } },
       // A member JSON-RPC does not define is ignored, as by the Python SDK.
-      JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping', trace: 'x' }),
-    ];
-    const run = spawnSync(process.execPath, [aipcsBin(), 'serve'], {
-      input: lines.join('\n') + '\n',
-      env: { PATH: process.env['PATH'] ?? '' },
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
-    expect(run.status).toBe(0);
-    const answers = run.stdout
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as { id: number; error?: { code: number } });
+      { jsonrpc: '2.0', id: 4, method: 'ping', trace: 'x' },
+    ]);
     expect(answers[0]).toMatchObject({ id: 1, result: { serverInfo: { name: 'aipcs' } } });
     // Later answers may come in any order (requests run concurrently).
     expect(answers.map((answer) => [answer.id, answer.error?.code]).sort()).toEqual([
