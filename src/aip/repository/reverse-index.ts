@@ -4,7 +4,7 @@
 // answers raw lines; the repository confirms them against the objects.
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AipObject, Id, ObjectType } from '../core/objects.js';
 import { indexEntriesOf } from '../core/references.js';
@@ -44,6 +44,15 @@ function notThere(error: unknown): boolean {
 
 function lineText(source: Id, object: AipObject, field: string): string {
   return `${source} ${object.type} ${object.version} ${field}\n`;
+}
+
+/** True when the file is not empty and its last byte is not a newline. */
+async function endsTorn(handle: FileHandle): Promise<boolean> {
+  const { size } = await handle.stat();
+  if (size === 0) return false;
+  const last = Buffer.alloc(1);
+  const { bytesRead } = await handle.read(last, 0, 1, size - 1);
+  return bytesRead === 1 && last[0] !== 0x0a;
 }
 
 /** Parses an index file: malformed and torn lines are not lines; duplicates are removed. */
@@ -116,13 +125,17 @@ export class ReverseIndex {
       }
       let handle;
       try {
-        handle = await open(join(fanout, target.slice(2)), constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o644);
+        handle = await open(join(fanout, target.slice(2)), constants.O_RDWR | constants.O_CREAT | constants.O_APPEND, 0o644);
       } catch (error) {
         if (errorCode(error) === 'ENOENT') return;
         throw error;
       }
       try {
-        await handle.write(lineText(source, object, field));
+        // A file not ending in a newline ends in a torn line (power loss, full
+        // disk): start on a fresh line, or this line would be glued to it and
+        // lost too. Two appenders racing here at worst leave an empty line.
+        const torn = await endsTorn(handle);
+        await handle.write(`${torn ? '\n' : ''}${lineText(source, object, field)}`);
       } finally {
         await handle.close();
       }

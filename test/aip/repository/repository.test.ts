@@ -267,6 +267,18 @@ describe('reverse queries and the index', () => {
     expect(await repo.evidenceAbout(ID.V6)).toEqual([ID.V7]);
   });
 
+  it('starts an append on a fresh line after a torn line, so the torn line costs only itself', async () => {
+    const repo = await repoWith(['V1', 'V2', 'V4', 'V5', 'V6']);
+    const file = join(repo.aipDir, 'index', 'v1', 'refs', ID.V6.slice(0, 2), ID.V6.slice(2));
+    await mkdir(join(file, '..'), { recursive: true });
+    // A line cut short by a power loss or a full disk: no newline at the end.
+    await writeFile(file, `${ID.V9} evidence 2 st`, { flag: 'a' });
+    await repo.putObject(OBJECTS.V7);
+    expect(await readFile(file, 'utf8')).toBe(`${ID.V9} evidence 2 st\n${ID.V7} evidence 1 state\n`);
+    expect(await repo.evidenceAbout(ID.V6)).toEqual([ID.V7]);
+    expect((await repo.verify()).invalid).toEqual([]);
+  });
+
   it('ignores and rebuilds an index of an unknown version', async () => {
     const repo = await repoWith(['V2']);
     await mkdir(join(repo.aipDir, 'index', 'v9'), { recursive: true });
