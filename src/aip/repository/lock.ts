@@ -17,7 +17,8 @@ export interface LockOptions {
   readonly pollMs?: number;
 }
 
-function processExists(pid: number): boolean {
+/** Whether a process with this ID exists on this host (EPERM: it does, owned by someone else). */
+export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -2,7 +2,7 @@
 // compare-and-swap under the lock, verified object writes (the store
 // invariant, 5.7), ID resolution, reverse queries answered from the index but
 // confirmed against the objects, the index kept present, and full verification.
-import { lstat, mkdir, readFile, rename, writeFile, open } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
@@ -14,7 +14,7 @@ import { indexEntriesOf } from '../core/references.js';
 import { isId } from '../core/value-rules.js';
 import { GraphVerifier, type LoadResult, type ObjectSource } from '../core/verify-graph.js';
 import { DEFAULT_CONFIG, defaultConfigText, parseConfig, type RepositoryConfig } from './config.js';
-import { withLock } from './lock.js';
+import { processExists, withLock } from './lock.js';
 import { ObjectStore, errorCode, fsyncDirectory } from './object-store.js';
 import { ReverseIndex, type IndexLine, type TargetedIndexLine } from './reverse-index.js';
 
@@ -49,6 +49,39 @@ async function isDirectory(path: string): Promise<boolean> {
   }
 }
 
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+/** Prefix of the private folders `aip init` builds a repository in, beside `.aip`. */
+const INIT_PREFIX = '.aip-init-';
+
+/** repo.exists, saying how to get out when `.aip` is a half-made one (no HEAD: an init of an older aip that was interrupted). */
+async function existingRepositoryError(aipDir: string): Promise<AipError> {
+  if ((await isDirectory(aipDir)) && !(await exists(join(aipDir, 'HEAD')))) {
+    return new AipError('repo.exists', `${aipDir} already exists but has no HEAD (left by an interrupted aip init?); if it holds nothing you need, remove it and run aip init again`);
+  }
+  return new AipError('repo.exists', `${aipDir} already exists`);
+}
+
+/** Removes the work folders of inits killed on this host (their process is gone); a running init's stays. Best effort. */
+async function removeDeadInitFolders(root: string): Promise<void> {
+  try {
+    for (const name of await readdir(root)) {
+      const match = name.startsWith(INIT_PREFIX) ? /^([0-9]+)-[0-9a-f]{16}$/.exec(name.slice(INIT_PREFIX.length)) : null;
+      if (match !== null && !processExists(Number(match[1]))) await rm(join(root, name), { recursive: true, force: true });
+    }
+  } catch {
+    // left for the next init
+  }
+}
+
 async function writeAtomically(path: string, text: string): Promise<void> {
   const tmp = `${path}.${randomBytes(8).toString('hex')}.tmp`;
   const handle = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
@@ -71,37 +104,55 @@ export class Repository {
     readonly root: string,
     readonly config: RepositoryConfig,
     private readonly options: RepositoryOptions,
+    aipDir = join(root, '.aip'),
   ) {
-    this.aipDir = join(root, '.aip');
+    this.aipDir = aipDir;
     this.store = new ObjectStore(this.aipDir, { maxObjectBytes: config.maxObjectBytes, ...(options.warn ? { warn: options.warn } : {}) });
     this.index = new ReverseIndex(this.aipDir);
   }
 
-  /** Creates `dir/.aip` with config, the root state and HEAD; `.aipignore` with `.git/` if absent. */
+  /**
+   * Creates `dir/.aip` with config, the root state, HEAD and a complete
+   * index; `.aipignore` with `.git/` if absent. The repository is built in a
+   * private folder beside `.aip` (`.aip-init-{pid}-{hex}`) and published by
+   * one rename, so an interrupted init leaves no `.aip` at all (the next init
+   * removes the dead one's folder) or a complete one.
+   */
   static async init(dir: string, options: RepositoryOptions = {}): Promise<Repository> {
     const root = resolve(dir);
     await mkdir(root, { recursive: true });
     const aipDir = join(root, '.aip');
+    await removeDeadInitFolders(root);
+    if (await exists(aipDir)) throw await existingRepositoryError(aipDir);
+    const work = join(root, `${INIT_PREFIX}${process.pid}-${randomBytes(8).toString('hex')}`);
+    await mkdir(work);
     try {
-      await mkdir(aipDir);
+      await mkdir(join(work, 'objects'));
+      await mkdir(join(work, 'tmp'));
+      await writeAtomically(join(work, 'config.json'), defaultConfigText());
+      const building = new Repository(root, DEFAULT_CONFIG, options, work);
+      const rootState = await building.putObject(ROOT_STATE);
+      if (!rootState.ok) throw rootState.error;
+      await writeAtomically(join(work, 'HEAD'), `${ROOT_STATE_ID}\n`);
+      await building.ensureIndex();
+      try {
+        // Replaces nothing but an empty folder made since the check above.
+        await rename(work, aipDir);
+      } catch (error) {
+        if (errorCode(error) === 'ENOTEMPTY' || errorCode(error) === 'EEXIST' || errorCode(error) === 'ENOTDIR') throw await existingRepositoryError(aipDir);
+        throw error;
+      }
     } catch (error) {
-      if (errorCode(error) === 'EEXIST') throw new AipError('repo.exists', `${aipDir} already exists`);
+      await rm(work, { recursive: true, force: true });
       throw error;
     }
-    await mkdir(join(aipDir, 'objects'));
-    await mkdir(join(aipDir, 'tmp'));
-    await writeAtomically(join(aipDir, 'config.json'), defaultConfigText());
-    const repo = new Repository(root, DEFAULT_CONFIG, options);
-    const rootState = await repo.putObject(ROOT_STATE);
-    if (!rootState.ok) throw rootState.error;
-    await writeAtomically(join(aipDir, 'HEAD'), `${ROOT_STATE_ID}\n`);
-    await repo.ensureIndex();
+    await fsyncDirectory(root);
     try {
       await writeFile(join(root, '.aipignore'), '.git/\n', { flag: 'wx' });
     } catch (error) {
       if (errorCode(error) !== 'EEXIST') throw error;
     }
-    return repo;
+    return new Repository(root, DEFAULT_CONFIG, options);
   }
 
   /** Opens the repository whose project root is exactly `root`. */

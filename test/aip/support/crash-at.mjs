@@ -1,0 +1,22 @@
+// Preload for crash tests (`node --import crash-at.mjs aip ...`): with
+// AIP_TEST_CRASH_AT=NAME:N, the process kills itself with SIGKILL on the Nth
+// call of fs/promises' NAME (before it runs), as a power loss or `kill -9`
+// would stop aip there. The product has no fault hooks; this patches the
+// built-in module's live ESM bindings from outside.
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+
+const spec = process.env.AIP_TEST_CRASH_AT ?? '';
+const match = /^([A-Za-z]+):([0-9]+)$/.exec(spec);
+if (match !== null) {
+  const [, name, nth] = match;
+  const fsp = createRequire(import.meta.url)('node:fs/promises');
+  const original = fsp[name];
+  if (typeof original !== 'function') throw new Error(`fs/promises has no ${name}`);
+  let calls = 0;
+  fsp[name] = function crashAt(...args) {
+    calls += 1;
+    if (calls === Number(nth)) process.kill(process.pid, 'SIGKILL');
+    return original.apply(this, args);
+  };
+  syncBuiltinESMExports();
+}
