@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
+import { encodeObject } from '../core/codec.js';
 import { sameFiles } from '../core/effects.js';
 import { AipError } from '../core/errors.js';
 import type { EvidenceV2, Id, StateV1, Workspace } from '../core/objects.js';
@@ -111,10 +112,67 @@ async function removeTree(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
+/** Any valid time: every time has the same encoded length. */
+const SOME_TIME = '2000-01-01T00:00:00.000000000Z';
+
+/**
+ * Refuses, before anything runs, a request whose evidence could not be
+ * stored: the evidence built from the request with every run-dependent field
+ * at its smallest encoding (termination `exited`, exit 0, result `pass`,
+ * workspace `clean`, empty error texts, a two-character executable, duration
+ * 0; captures are fixed-size references) is a lower bound of the real one.
+ * If even that exceeds `max_object_bytes`, or breaks a schema rule the
+ * request's own fields decide, storing would fail after the command ran.
+ * Same code as the store would give (`cbor.too_large`, or the schema's).
+ */
+async function refuseEvidenceTooLarge(repo: Repository, request: RunRequest, state: StateV1, runner: string): Promise<void> {
+  const capture = { artifact: request.stateId, truncated: false };
+  const floor: EvidenceV2 = {
+    type: 'evidence',
+    version: 2,
+    data: {
+      cwd: '.',
+      argv: [...request.argv],
+      kind: request.kind,
+      error: '',
+      state: request.stateId,
+      result: 'pass',
+      runner,
+      stderr: capture,
+      stdout: capture,
+      platform: platformName(),
+      exit_code: 0,
+      workspace: 'clean',
+      executable: '/x',
+      operations: request.withOperations ? [...state.data.operations] : [],
+      provenance: 'executed',
+      started_at: SOME_TIME,
+      timeout_ns: request.timeoutNs <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(request.timeoutNs) : request.timeoutNs,
+      duration_ns: 0,
+      environment: 'inherited',
+      finished_at: SOME_TIME,
+      termination: 'exited',
+      output_limit: request.outputLimit,
+      workspace_error: '',
+    },
+  };
+  const encoded = encodeObject(floor);
+  if (!encoded.ok) throw encoded.error;
+  const size = encoded.value.bytes.length;
+  const max = repo.config.maxObjectBytes;
+  if (size > max) {
+    const argvBytes = request.argv.reduce((sum, arg) => sum + Buffer.byteLength(arg), 0);
+    throw new AipError('cbor.too_large', `the evidence would take at least ${size} bytes (argv ${argvBytes} of them), above max_object_bytes ${max}; nothing was run`);
+  }
+}
+
 export async function runEvidence(repo: Repository, request: RunRequest): Promise<RunOutcome> {
   const state = await repo.getTyped(request.stateId, 'state');
   const rules = await repo.ignoreRulesOf(state);
   if (!rules.ok) throw new AipError('run.materialize', `cannot read the state's .aipignore: ${rules.error.message}`);
+
+  const runner = request.runner ?? (await runnerIdentity());
+  await refuseEvidenceTooLarge(repo, request, state, runner);
 
   const dir = await mkdtemp(join(tmpdir(), 'aip-run-'));
   let keepDir = request.keep;
@@ -151,7 +209,7 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
         error: run.error,
         state: request.stateId,
         result: expectedResult(run.termination, workspace.workspace, run.exitCode),
-        runner: request.runner ?? (await runnerIdentity()),
+        runner,
         stderr: { artifact: stderr.value.id, truncated: run.stderr.truncated },
         stdout: { artifact: stdout.value.id, truncated: run.stdout.truncated },
         platform: platformName(),

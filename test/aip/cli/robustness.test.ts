@@ -2,7 +2,7 @@
 // test spawns the built dist/src/aip/cli/main.js in a temp folder, crashing it
 // (SIGKILL at a chosen file operation, see support/crash-at.mjs) where needed.
 import { spawn } from 'node:child_process';
-import { lstat, mkdir, readdir } from 'node:fs/promises';
+import { lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -74,5 +74,26 @@ describe('aip init interrupted', () => {
     const init = await aip(['--repo', '.', 'init'], { cwd: dir });
     expect(init.code).toBe(1);
     expect(init.stderr).toBe(`aip: repo.exists: ${join(dir, '.aip')} already exists but has no HEAD (left by an interrupted aip init?); if it holds nothing you need, remove it and run aip init again\n`);
+  });
+});
+
+describe('aip run with evidence too large to store', () => {
+  it('refuses before running the command, with the error storing would give', async () => {
+    const dir = await tempDir();
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    await writeFile(join(dir, '.aip', 'config.json'), '{"format":"aip-repository","version":1,"max_object_bytes":1048576}\n');
+    const marker = join(dir, 'ran');
+    // About 1.1 MB of argv (each argument below the kernel's 128 KiB limit).
+    const big = Array.from({ length: 10 }, () => 'a'.repeat(110_000));
+    const objectsBefore = await aip(['export'], { cwd: dir });
+    const refused = await aip(['run', '--', 'sh', '-c', 'echo ran > "$0"', marker, ...big], { cwd: dir });
+    expect(refused.code).toBe(5);
+    expect(refused.stderr).toMatch(/^aip: cbor\.too_large: the evidence would take at least 11[0-9]{5} bytes \(argv 11[0-9]{5} of them\), above max_object_bytes 1048576; nothing was run\n$/);
+    expect(await exists(marker)).toBe(false);
+    expect((await aip(['export'], { cwd: dir })).stdout).toEqual(objectsBefore.stdout); // not even the captures
+    // An argv that fits still runs and is recorded.
+    const fits = await aip(['run', '--', 'sh', '-c', 'echo ran > "$0"', marker, ...big.slice(1)], { cwd: dir });
+    expect(fits.code, fits.stderr).toBe(0);
+    expect(await exists(marker)).toBe(true);
   });
 });
