@@ -6,6 +6,13 @@ const restrict = (patterns) => ({
   'no-restricted-imports': ['error', { patterns }],
 });
 
+// A later block's no-restricted-imports replaces an earlier one's for the
+// same file, so the pure layers repeat their system's boundary.
+const systemBoundary = (others) => ({ group: others.map((name) => `**/${name}/**`), message: 'Systems do not import each other; share through common/.' });
+const aipBoundary = systemBoundary(['aipcs', 'aigpt']);
+const aigptBoundary = systemBoundary(['aipcs', 'aip']);
+const aipcsBoundary = systemBoundary(['aigpt', 'aip']);
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
   ...tseslint.configs.recommended,
@@ -29,25 +36,20 @@ export default tseslint.config(
   },
   {
     files: ['src/aip/**/*.ts'],
-    rules: restrict([
-      { group: ['**/aipcs/**', '**/aigpt/**'], message: 'Systems do not import each other; share through common/.' },
-    ]),
+    rules: restrict([aipBoundary]),
   },
   {
     files: ['src/aigpt/**/*.ts'],
-    rules: restrict([
-      { group: ['**/aipcs/**', '**/aip/**'], message: 'Systems do not import each other; share through common/.' },
-    ]),
+    rules: restrict([aigptBoundary]),
   },
   {
     files: ['src/aipcs/**/*.ts'],
-    rules: restrict([
-      { group: ['**/aigpt/**', '**/aip/**'], message: 'Systems do not import each other; share through common/.' },
-    ]),
+    rules: restrict([aipcsBoundary]),
   },
   {
     files: ['src/aipcs/contract/**/*.ts', 'src/aipcs/core/**/*.ts'],
     rules: restrict([
+      aipcsBoundary,
       { group: ['node:*', 'better-sqlite3', 'pg', '@modelcontextprotocol/*', 'commander'], message: 'contract/ and core/ are pure: no I/O, drivers, SDK or CLI.' },
       { group: ['**/storage/**', '**/mcp/**', '**/cli/**', '**/config/**', '**/portable/**', '**/compose*'], message: 'contract/ and core/ depend on ports only.' },
     ]),
@@ -55,6 +57,7 @@ export default tseslint.config(
   {
     files: ['src/aip/core/**/*.ts'],
     rules: restrict([
+      aipBoundary,
       { group: ['node:fs*', 'node:child_process', 'node:net', 'node:http', 'commander', '@modelcontextprotocol/*'], message: 'aip/core is pure: no file or process I/O.' },
       { group: ['**/repository/**', '**/runner/**', '**/cli/**'], message: 'aip/core does not depend on outer layers.' },
     ]),
