@@ -2,7 +2,7 @@
 // its options, calls the repository, runner or core, and prints text or JSON.
 // One top-level catch maps errors to exit codes; nothing here calls process.exit.
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rm } from 'node:fs/promises';
+import { open, readdir, rm } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
@@ -15,7 +15,8 @@ import { formatTime, isNonemptyText, isPath, sortedIds } from '../core/value-rul
 import { exportBundle, importBundle } from '../repository/bundle.js';
 import { ARTIFACT_ENVELOPE_ROOM } from '../repository/config.js';
 import { Repository } from '../repository/repository.js';
-import { materialize } from '../repository/tree.js';
+import { errorCode } from '../repository/object-store.js';
+import { checkout } from '../repository/tree.js';
 import { commitSnapshot, deriveState, recordOperation, workingTreeChanges } from '../repository/workflows.js';
 import { platformName, runEvidence } from '../runner/evaluate.js';
 import { EXIT, exitCodeFor, namingSource, parseDuration, parseSize, parseTime, readInput, toAipError, usage, write, type CliIo } from './support.js';
@@ -128,6 +129,17 @@ async function store(ctx: Context, object: AipObject): Promise<Id> {
 async function printMade(ctx: Context, id: Id, object: AipObject): Promise<void> {
   if (ctx.json) await ctx.outObject(id, object);
   else await ctx.out(id);
+}
+
+/** The names in `dir`, or none when it does not exist; a non-folder is a usage error. */
+async function readdirIfPresent(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return [];
+    if (errorCode(error) === 'ENOTDIR') throw usage(`${dir} is not a folder`);
+    throw error;
+  }
 }
 
 export function buildProgram(io: CliIo, exit: { code: number }): Command {
@@ -359,9 +371,8 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       const repo = await ctx.repo();
       const state = await repo.getTyped(await repo.resolve(ref), 'state');
       const dir = resolve(ctx.io.cwd, opts.into);
-      await mkdir(dir, { recursive: true });
-      if ((await readdir(dir)).length > 0) throw usage(`${dir} is not empty`);
-      const written = await materialize(dir, state.data.files, (id) => repo.artifactContent(id));
+      if ((await readdirIfPresent(dir)).length > 0) throw usage(`${dir} is not empty`);
+      const written = await checkout(dir, state.data.files, (id) => repo.artifactContent(id));
       if (!written.ok) throw written.error;
       if (ctx.json) await ctx.outJson(map([['path', dir], ['files', written.value]]));
       else await ctx.out(dir);

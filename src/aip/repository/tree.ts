@@ -1,9 +1,10 @@
 // Working trees on disk (spec 7.7): snapshots of a folder as a file map, the
 // root `.aipignore`, and materialising a state's files into a folder. Used by
 // the CLI and the runner; knows nothing about HEAD or the object store.
-import { lstat, mkdir, open, readdir, writeFile, chmod } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm, rmdir, writeFile, chmod } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { artifactEncodedLength, artifactId } from '../core/codec.js';
 import { failure, success, type Outcome } from '../core/errors.js';
 import { NO_IGNORE_RULES, isIgnored, parseIgnoreRules, type IgnoreRules } from '../core/ignore-rules.js';
@@ -150,4 +151,64 @@ export async function materialize(dir: string, files: FileMap, content: (id: Id)
     }
   }
   return success(paths.length);
+}
+
+/**
+ * Checks a state's files out into `dir` (absolute), which must be absent or an
+ * empty folder, so that a failure leaves nothing half-filled. An absent
+ * folder is filled as a private sibling (`.aip-checkout-{hex}`) and renamed
+ * into place; parents created for it are removed again on failure. An empty
+ * folder the user already has is filled in place and, on failure, emptied of
+ * what this checkout wrote (the folder itself stays).
+ */
+export async function checkout(dir: string, files: FileMap, content: (id: Id) => Promise<Outcome<Uint8Array>>): Promise<Outcome<number>> {
+  let existing = true;
+  try {
+    await lstat(dir);
+  } catch (error) {
+    if (errorCode(error) !== 'ENOENT') return ioFailure(`cannot inspect ${dir}`, error);
+    existing = false;
+  }
+  if (existing) {
+    const written = await materialize(dir, files, content);
+    if (!written.ok) {
+      // The folder was empty: every top-level name of the state is this checkout's.
+      const tops = new Set([...files.keys()].map((path) => path.split('/')[0] as string));
+      for (const name of tops) await rm(join(dir, name), { recursive: true, force: true }).catch(() => undefined);
+    }
+    return written;
+  }
+  const parent = dirname(dir);
+  let firstMadeParent: string | undefined;
+  let work: string | undefined;
+  try {
+    firstMadeParent = await mkdir(parent, { recursive: true });
+    work = join(parent, `.aip-checkout-${randomBytes(8).toString('hex')}`);
+    await mkdir(work);
+    const written = await materialize(work, files, content);
+    if (!written.ok) {
+      await undoCheckout(work, parent, firstMadeParent);
+      return written;
+    }
+    await rename(work, dir);
+    return written;
+  } catch (error) {
+    await undoCheckout(work, parent, firstMadeParent);
+    if (errorCode(error) === 'ENOTEMPTY' || errorCode(error) === 'EEXIST') return failure('io', `cannot check out into ${dir}: it appeared meanwhile and is not empty`);
+    return ioFailure(`cannot check out into ${dir}`, error);
+  }
+}
+
+/** Removes a failed checkout's work folder and the parents made for it (only while they are empty). */
+async function undoCheckout(work: string | undefined, parent: string, firstMadeParent: string | undefined): Promise<void> {
+  if (work !== undefined) await rm(work, { recursive: true, force: true }).catch(() => undefined);
+  if (firstMadeParent === undefined) return;
+  for (let current = parent; ; current = dirname(current)) {
+    try {
+      await rmdir(current);
+    } catch {
+      return; // not empty (someone else's now), or gone
+    }
+    if (current === firstMadeParent || dirname(current) === current) return;
+  }
 }

@@ -2,7 +2,7 @@
 // test spawns the built dist/src/aip/cli/main.js in a temp folder, crashing it
 // (SIGKILL at a chosen file operation, see support/crash-at.mjs) where needed.
 import { spawn } from 'node:child_process';
-import { lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -95,5 +95,39 @@ describe('aip run with evidence too large to store', () => {
     const fits = await aip(['run', '--', 'sh', '-c', 'echo ran > "$0"', marker, ...big.slice(1)], { cwd: dir });
     expect(fits.code, fits.stderr).toBe(0);
     expect(await exists(marker)).toBe(true);
+  });
+});
+
+describe('aip checkout that fails partway', () => {
+  it('leaves no half-filled folder: a new one is not created, an empty one the user had stays empty', async () => {
+    const dir = await tempDir();
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    await writeFile(join(dir, 'a.txt'), 'first\n');
+    await mkdir(join(dir, 'b'));
+    await writeFile(join(dir, 'b', 'c.txt'), 'second\n');
+    expect((await aip(['snapshot', '--title', 't', '--goal', 'g'], { cwd: dir })).code).toBe(0);
+    // Damage the store so the last file cannot be read: a.txt is written first, then the checkout fails.
+    const second = (await aip(['put', '--from', 'raw', 'b/c.txt'], { cwd: dir })).text.trim();
+    await rm(join(dir, '.aip', 'objects', second.slice(0, 2), second.slice(2)));
+
+    const fresh = join(dir, 'out', 'nested', 'copy');
+    const failed = await aip(['checkout', 'HEAD', '--into', fresh], { cwd: dir });
+    expect(failed.code).toBe(5);
+    expect(failed.stderr).toBe(`aip: graph.missing: artifact ${second} is not stored\n`);
+    expect(await exists(join(dir, 'out'))).toBe(false); // nor the parents it made, nor its work folder
+
+    const empty = join(dir, 'mine');
+    await mkdir(empty);
+    expect((await aip(['checkout', 'HEAD', '--into', empty], { cwd: dir })).code).toBe(5);
+    expect(await readdir(empty)).toEqual([]);
+
+    // Once the store is repaired, the same checkouts succeed.
+    expect((await aip(['put', '--from', 'raw', 'b/c.txt'], { cwd: dir })).code).toBe(0);
+    for (const into of [fresh, empty]) {
+      const ok = await aip(['checkout', 'HEAD', '--into', into], { cwd: dir });
+      expect(ok.text, ok.stderr).toBe(`${into}\n`);
+      expect((await readdir(into)).sort()).toEqual(['.aipignore', 'a.txt', 'b']);
+    }
+    expect((await readdir(join(dir, 'out', 'nested')))).toEqual(['copy']);
   });
 });
