@@ -296,6 +296,17 @@ describe('aigpt CLI', () => {
     }
   });
 
+  it('refuses an unknown command even with a help flag or under help (exit 2), as clap does', async () => {
+    for (const args of [['nope', '--help'], ['nope', '-h'], ['help', 'nope']]) {
+      const result = await run(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr, args.join(' ')).toContain("error: unknown command 'nope'");
+      expect(result.stdout).toBe('');
+    }
+    // Help about help is the help.
+    expect(await run(['help', 'help'])).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: aigpt [options] [command]') });
+  });
+
   it.runIf(process.platform === 'linux')('refuses an argument that is not UTF-8 (exit 2) instead of saving U+FFFD in its place', async () => {
     // Node cannot pass such bytes itself: a shell puts them on the command line.
     const script = `exec "$0" "$1" save-memory "$(printf 'a\\377b')"`;

@@ -4,6 +4,7 @@
 
 import { Command, CommanderError } from 'commander';
 import { createLogger } from '../../common/logger.js';
+import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
 import { AigptApp, type AppOptions, describeRecovery, type OpenedApp } from '../app.js';
 import { AigptError } from '../errors.js';
 import { AIGPT_VERSION, CORE_COLLECTION, MEMORY_COLLECTION } from '../limits.js';
@@ -126,7 +127,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     });
 
   try {
-    await program.parseAsync([...argv], { from: 'user' });
+    await program.parseAsync([...argumentsUpToUnknownCommand(program, argv, { helpCommand: true })], { from: 'user' });
     return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {

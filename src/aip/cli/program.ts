@@ -7,6 +7,7 @@ import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { Command, CommanderError, Option } from 'commander';
+import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
 import { artifactEncodedLength } from '../core/codec.js';
 import { AipError } from '../core/errors.js';
 import { objectFromJson, objectToJson, stringifyJson, type JsonTree } from '../core/json-presentation.js';
@@ -646,7 +647,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const exit = { code: EXIT.ok as number };
   const program = buildProgram(io, exit);
   try {
-    await program.parseAsync([...argv], { from: 'user' });
+    await program.parseAsync([...argumentsUpToUnknownCommand(program, argv, { helpCommand: true })], { from: 'user' });
     return exit.code;
   } catch (thrown) {
     let error: AipError;

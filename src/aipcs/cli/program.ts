@@ -4,6 +4,7 @@
 // usage text and exit 2. The administration commands live in admin-commands.ts.
 
 import { Command, CommanderError, Option, type HelpContext } from 'commander';
+import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
 import { CONFIG_FIELD_SPECS, configOptionsFromParsed, configShowResult, configValidateResult, resolveConfiguration, resolveRunnableConfiguration, transportPreflight, type ResolveInput } from '../config/index.js';
 import { sqliteRuntimeVersion } from '../storage/sqlite/connection.js';
 import { serve, StartupError } from '../compose.js';
@@ -231,7 +232,7 @@ type TransitionName = 'suspend' | 'resume' | 'archive' | 'restore';
 export async function runAipcsCli(argv: readonly string[]): Promise<void> {
   const program = buildProgram();
   try {
-    await program.parseAsync([...argv], { from: 'user' });
+    await program.parseAsync([...argumentsUpToUnknownCommand(program, argv, { helpCommand: false })], { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version exit 0; every parser error is invalid input (exit 2).

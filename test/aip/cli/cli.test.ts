@@ -147,10 +147,11 @@ describe('exit codes', () => {
       expect(missing.stderr).toMatch(/\naip: usage: missing command\n$/);
       expect(missing.stderr).not.toContain('outputHelp');
     }
-    for (const args of [['help', 'bogus'], ['--repo', dir, 'index', 'help', 'bogus']]) {
+    // A help flag after an unknown command does not make it a help page.
+    for (const args of [['help', 'bogus'], ['--repo', dir, 'index', 'help', 'bogus'], ['bogus', '--help'], ['index', 'bogus', '-h']]) {
       const unknown = await aip(args, { cwd: dir });
       expect(unknown.code, args.join(' ')).toBe(2);
-      expect(unknown.stderr).toMatch(/\naip: usage: unknown command 'bogus'\n$/);
+      expect(unknown.stderr).toMatch(/(^|\n)aip: usage: unknown command 'bogus'\n$/);
     }
     const helped = await aip(['help', 'index'], { cwd: dir });
     expect(helped.code).toBe(0);

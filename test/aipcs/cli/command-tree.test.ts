@@ -61,6 +61,9 @@ describe('aipcs command tree', () => {
     expectParserError(['import'], 'aipcs import [options]', /^aipcs import: error: .*--input/);
     expectParserError(['maintenance', 'scan'], 'aipcs maintenance scan [options]', /^aipcs maintenance scan: error: .*--service/);
     expectParserError(['config', 'show', '--format', 'xml'], 'aipcs config show [options]', /^aipcs config show: error: /);
+    // A help flag after an unknown command does not turn it into a help page (argparse: invalid choice, exit 2).
+    expectParserError(['nope', '--help'], TOP_USAGE, /^aipcs: error: unknown command 'nope'/);
+    expectParserError(['service', 'nope', '-h'], 'aipcs service [options] [command]', /^aipcs service: error: unknown command 'nope'/);
     expectParserError(['serve', '--format', 'json'], 'aipcs serve [options]', /^aipcs serve: error: unknown option '--format'/);
     expectParserError(['service', 'purge', SID, '--receipt', SID, '--override'], 'aipcs service purge [options] <SERVICE_ID>', /^aipcs service purge: error: .*cannot be used with/);
   });
