@@ -2,10 +2,12 @@
 // Exported as a function so each backend runs it unchanged.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StoragePorts } from '../../src/aipcs/core/application.js';
+import { MANIFEST_RULES, type StoragePorts } from '../../src/aipcs/core/application.js';
+import { LifecycleService } from '../../src/aipcs/core/lifecycle.js';
+import { fingerprintText } from '../../src/aipcs/core/record-rules.js';
 import type { JsonObject } from '../../src/common/json.js';
 import { notesManifest, notesManifestV2 } from '../support/manifests.js';
-import { appOver, manifest, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
+import { appOver, manifest, sha256, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 
 const seedCommand = (key = 'seed-1', domainName = 'notes') => ({
   domainName,
@@ -239,6 +241,29 @@ export function lifecycleSuite(harness: StorageHarness): void {
         expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ recovery_state: 'clear', schema_version: 1n, service_revision: 3n });
         const ok = await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e2' });
         expect(ok['schema_version']).toBe(2n);
+      });
+
+      it('marks the intent recovery_required when a duplicate slipped in after the admission check', async () => {
+        const serviceId = await materialised();
+        for (const key of ['a', 'b']) await app.records.create({ serviceId, entityName: 'note', record: { title: 'same' }, idempotencyKey: key });
+        // No precheck: as if the duplicate was written between the check and the DDL (D7).
+        const unchecked = new LifecycleService({
+          registry: storage.registry,
+          stores: storage.stores,
+          backend: storage.backend,
+          principalId: 'agent-a',
+          createdVia: 'mcp',
+          manifests: MANIFEST_RULES,
+          nowMicros: () => app.clock.nowMicros() + 1000n,
+          newServiceId: () => '00000000-0000-4000-8000-000000000001',
+          sha256,
+          canonical: fingerprintText,
+        });
+        const command = { serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2({ uniqueOnTitle: true })), idempotencyKey: 'e' };
+        await rejects(unchecked.evolve(command), 'recovery_required');
+        await rejects(unchecked.evolve(command), 'recovery_required');
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ recovery_state: 'recovery_required', schema_version: 1n, service_revision: 3n });
+        await rejects(app.records.get(serviceId, 'note', '00000000-0000-4000-8000-000000000002'), 'storage_unavailable');
       });
 
       it('replays and rejects a changed request under the key', async () => {

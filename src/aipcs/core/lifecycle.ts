@@ -420,7 +420,10 @@ export class LifecycleService {
       }
     } catch (error) {
       if (error instanceof StorageFailure && error.kind === 'busy') throw error;
-      if (error instanceof StorageFailure && error.kind === 'incompatible') {
+      // A constraint failure of the DDL (a unique index over duplicates that
+      // slipped in after the admission check) repeats on every retry, and data
+      // tools cannot fix the data while the intent is pending: terminal (D7).
+      if (error instanceof StorageFailure && (error.kind === 'incompatible' || error.kind === 'constraint')) {
         return this.finalise(claim, () => undefined, true);
       }
       throw new StorageFailure('uncertain', { cause: error });
