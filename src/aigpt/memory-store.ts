@@ -20,6 +20,15 @@ const STAGED_SUFFIX = '.json.tmp-compress';
 /** Leftovers of interrupted writes (`.*.tmp-*`, which includes `.*.tmp-compress`). */
 const TEMP_NAME = /^\..*\.tmp-/;
 
+/**
+ * A temp file recovery may delete. A name ending in `.json` (`.a.tmp-1.json`)
+ * matches the pattern but is a record the reference reads (spec 3.2), and
+ * only compress deletes records (spec 9); our own temp names never end so.
+ */
+function isTempName(name: string): boolean {
+  return TEMP_NAME.test(name) && !isRecordFileName(name);
+}
+
 export interface MemoryStoreOptions {
   readonly did: string;
   readonly handle: string;
@@ -241,7 +250,7 @@ export class MemoryStore {
     // records of an uncommitted compress, or half-written saves.
     const removedTemps: string[] = [];
     for (const name of await this.listAll()) {
-      if (TEMP_NAME.test(name)) {
+      if (isTempName(name)) {
         await fs.rm(join(dir, name), { force: true });
         removedTemps.push(name);
       }
@@ -586,7 +595,7 @@ export class MemoryStore {
 
 /** A journal or a temp file: a write was interrupted, or is running in another process. */
 function needsRecovery(names: readonly string[]): boolean {
-  return names.some((name) => name === JOURNAL_FILE || TEMP_NAME.test(name));
+  return names.some((name) => name === JOURNAL_FILE || isTempName(name));
 }
 
 /** Errors thrown by a test's fault hook pass through untouched (see FaultHook). */

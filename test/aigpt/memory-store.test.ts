@@ -195,6 +195,18 @@ describe('MemoryStore', () => {
     expect(await listDir(dir)).toEqual(['3mfyouuy62222.json']);
   });
 
+  it('recovery keeps a record whose name looks like a temp file but ends in .json (spec 3.2, 9)', async () => {
+    const dir = store.tree.memoryDir;
+    const handWritten = seedOrderMemory('did:plc:xxx', 'notes', 'kept');
+    await fs.writeFile(join(dir, '.notes.tmp-1.json'), handWritten);
+    await fs.writeFile(join(dir, '.3mfyouuy6222z.json.tmp-999-abc'), '{"half');
+    const report = await makeStore(home).ensureLayout();
+    expect(report?.removedTemps).toEqual(['.3mfyouuy6222z.json.tmp-999-abc']);
+    await store.saveMemory('a');
+    expect(await listDir(dir)).toEqual(['.notes.tmp-1.json', '3mfyouuy62222.json']);
+    expect((await store.readMemories()).records.map((record) => record.text)).toEqual(['kept', 'a']);
+  });
+
   it('recovery discards a journal that does not parse, and refuses an unknown version', async () => {
     const dir = store.tree.memoryDir;
     await store.saveMemory('a');
