@@ -324,10 +324,14 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
     while ((groupLingered = await groupAlive(pgid)) && Date.now() < until) await sleep(20);
   }
 
+  // The grace timer is cancelled once both pipes end: left running, it kept
+  // the process alive, so every `aip run` exited only after the full grace.
+  const graceTimer = new AbortController();
   const drained = await Promise.race([
     Promise.all([stdoutDone, stderrDone]).then(() => true),
-    sleep(grace).then(() => false),
+    sleep(grace, false, { signal: graceTimer.signal }).catch(() => false),
   ]);
+  graceTimer.abort();
   for (const name of ['stdout', 'stderr'] as const) {
     if (skipped[name] > 0) {
       options.tee?.stderr.write(`aip: warning: --tee skipped ${skipped[name]} bytes of ${name} its reader did not take in time (the evidence keeps its own capture)\n`);

@@ -246,4 +246,13 @@ describe('process helpers', () => {
     expect(result.groupLingered).toBe(false);
     expect(await groupAlive(999_999_999)).toBe(false);
   });
+
+  it('leaves no grace timer behind once the pipes have ended', async () => {
+    // A pending grace timer kept the process alive, so every `aip run` took the full grace to exit.
+    const timers = (): number => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
+    const before = timers();
+    const result = await execute({ argv: ['true'], cwd: await tempDir(), timeoutNs: 10_000_000_000n, outputLimit: 100, graceMs: 60_000 });
+    expect(result.termination).toBe('exited');
+    expect(timers()).toBeLessThanOrEqual(before);
+  });
 });
