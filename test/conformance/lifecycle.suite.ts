@@ -243,6 +243,16 @@ export function lifecycleSuite(harness: StorageHarness): void {
         expect(ok['schema_version']).toBe(2n);
       });
 
+      it('accepts a unique index over a field the same evolve adds, whatever the existing rows hold', async () => {
+        const serviceId = await materialised();
+        for (const key of ['a', 'b']) await app.records.create({ serviceId, entityName: 'note', record: { title: 'same' }, idempotencyKey: key });
+        const target = notesManifestV2();
+        // note.summary is new in the target: every existing row holds null there.
+        target['indices'] = [...(target['indices'] as JsonObject[]), { name: 'note_summary_unique', entity: 'note', fields: ['summary'], unique: true }];
+        const evolved = await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(target), idempotencyKey: 'e' });
+        expect(evolved).toMatchObject({ schema_version: 2n, recovery_state: 'clear' });
+      });
+
       it('marks the intent recovery_required when a duplicate slipped in after the admission check', async () => {
         const serviceId = await materialised();
         for (const key of ['a', 'b']) await app.records.create({ serviceId, entityName: 'note', record: { title: 'same' }, idempotencyKey: key });

@@ -76,7 +76,10 @@ export function createApplication(storage: StoragePorts, options: ApplicationOpt
       const layout = storeLayoutOf(current);
       return storage.data.read(service.storage, options.principalId, async (tx) => {
         for (const index of check.plan.addedUniqueIndicesOnExistingEntities) {
-          if (!layout.entities.some((entity) => entity.name === index.entity)) continue;
+          const entity = layout.entities.find((candidate) => candidate.name === index.entity);
+          if (!entity) continue;
+          // A field this evolve adds is null in every existing row, and rows with a null never collide.
+          if (!index.fields.every((field) => entity.columns.some((column) => column.name === field))) continue;
           if (await tx.hasDuplicates(index.entity, index.fields)) return false;
         }
         return true;
