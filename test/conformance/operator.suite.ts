@@ -296,7 +296,7 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
 
       it('refuses a store whose fence is open', async () => {
         const serviceId = await materialised();
-        await expect(storage.stores.remove(locatorOf(serviceId))).rejects.toMatchObject({ kind: 'incompatible' });
+        await expect(storage.stores.remove(locatorOf(serviceId), operator.application.lifecycle.layoutOf(manifest(notesManifest())))).rejects.toMatchObject({ kind: 'incompatible' });
         expect(await storage.stores.inspect(locatorOf(serviceId))).toMatchObject({ status: 'ready' });
       });
     });

@@ -311,8 +311,11 @@ export class OperatorService {
     const service = await this.registry.read((tx) => tx.getService(this.deps.principalId, claim.serviceId ?? ''));
     if (!service || service.serviceRevision !== expected || service.operationalStatus !== 'archived') return this.claims.markRecoveryRequired(claim);
     if (service.storage) {
+      // The store's tables are known from the manifest only; without one nothing can be removed safely.
+      const manifest = this.deps.lifecycle.manifestOf(service);
+      if (!manifest) return this.claims.markRecoveryRequired(claim);
       try {
-        await this.deps.storage.stores.remove(service.storage);
+        await this.deps.storage.stores.remove(service.storage, this.deps.lifecycle.layoutOf(manifest));
       } catch (error) {
         // Not this locator's store, or its fence is open: nothing may be removed.
         if (error instanceof StorageFailure && error.kind === 'incompatible') return this.claims.markRecoveryRequired(claim);

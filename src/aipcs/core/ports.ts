@@ -427,11 +427,13 @@ export interface OperatorStorePort extends ServiceStorePort {
    */
   changeFence(locator: StorageLocator, expected: WriteFence, target: FenceState): Promise<WriteFence | null>;
   /**
-   * Removes the store after verifying that it is this locator's store and
-   * its fence is closed (StorageFailure('incompatible') otherwise). A store
-   * that is already absent is not an error.
+   * Removes the store of `layout` after verifying that it is this locator's
+   * store and its fence is closed (StorageFailure('incompatible') otherwise).
+   * Only what the store is known to hold is removed: anything else in it or
+   * built on it makes the removal fail. A store that is already absent is
+   * not an error.
    */
-  remove(locator: StorageLocator): Promise<void>;
+  remove(locator: StorageLocator, layout: StoreLayout): Promise<void>;
 }
 
 export interface HistoryPosition {

@@ -106,6 +106,17 @@ export function bookkeepingKeysDdl(schema: string): string[] {
   ];
 }
 
+/** The tables bookkeepingDdl creates: with the entity tables, everything a store holds (purge drops exactly these). */
+const BOOKKEEPING_TABLES = [
+  '__aipcs_service_store_meta',
+  '__aipcs_record_mutation',
+  '__aipcs_write_fence',
+  '__aipcs_record_history',
+  '__aipcs_memory_branch',
+  '__aipcs_record_branch',
+  '__aipcs_list_member',
+];
+
 /** Bookkeeping tables every store has, whatever its manifest (their keys: bookkeepingKeysDdl). */
 export function bookkeepingDdl(schema: string): string[] {
   const s = quoteIdentifier(schema);
@@ -452,7 +463,7 @@ export class PostgresServiceStores implements OperatorStorePort {
     });
   }
 
-  async remove(locator: StorageLocator): Promise<void> {
+  async remove(locator: StorageLocator, layout: StoreLayout): Promise<void> {
     const schema = schemaOf(locator);
     if (this.connection.readOnly) throw new StorageFailure('unavailable');
     await this.connection.transaction('write', async (session) => {
@@ -468,7 +479,14 @@ export class PostgresServiceStores implements OperatorStorePort {
       if (presence !== 'trusted' || !(await metaMatches(session, schema)) || (await readFenceRow(session, schema, true)).state !== 'closed') {
         throw new StorageFailure('incompatible');
       }
-      await session.run(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`);
+      // The known tables, then the schema, all RESTRICT (operations spec
+      // §5.10): a view, foreign key or table someone built on or in the store
+      // makes the removal fail, and the purge stay prepared for a retry once
+      // it is gone, instead of vanishing with the store as CASCADE would do.
+      const s = quoteIdentifier(schema);
+      const tables = [...BOOKKEEPING_TABLES, ...layout.entities.map((entity) => entity.name)].map((name) => `${s}.${quoteIdentifier(name)}`);
+      await session.run(`DROP TABLE IF EXISTS ${tables.join(', ')} RESTRICT`);
+      await session.run(`DROP SCHEMA ${s} RESTRICT`);
     });
   }
 }

@@ -119,6 +119,9 @@ async function contentOf(operator: Operator, serviceId: string): Promise<JsonObj
   return out;
 }
 
+/** The store layout of notesManifest, what purge passes to remove. */
+const notesLayout = (operator: Operator) => operator.application.lifecycle.layoutOf(manifest(notesManifest()));
+
 async function revisionOf(operator: Operator, serviceId: string): Promise<bigint> {
   return (await operator.operations.current(serviceId)).serviceRevision;
 }
@@ -262,7 +265,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     await expect(operator.operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
     await expect(importBytes(operator, exported.bytes, 'op-import')).rejects.toMatchObject({ code: 'already_exists' });
     // Removing again is not an error: the store is already absent.
-    await storage.stores.remove(locator);
+    await storage.stores.remove(locator, notesLayout(operator));
   });
 
   it('refuses to remove a store whose fence is open, or one that is not this locator’s', async () => {
@@ -270,18 +273,51 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const operator = operatorOver(storage);
     const serviceId = await populated(operator);
     const locator = { backend: 'postgresql' as const, namespace: `svc_${serviceId.replaceAll('-', '')}` };
-    await expect(storage.stores.remove(locator)).rejects.toMatchObject({ kind: 'incompatible' });
+    await expect(storage.stores.remove(locator, notesLayout(operator))).rejects.toMatchObject({ kind: 'incompatible' });
     const fence = await storage.stores.readFence(locator);
     await storage.stores.changeFence(locator, fence, 'closed');
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
       await client.query(`UPDATE "${locator.namespace}"."__aipcs_service_store_meta" SET namespace = 'svc_${'f'.repeat(32)}'`);
-      await expect(storage.stores.remove(locator)).rejects.toMatchObject({ kind: 'incompatible' });
+      await expect(storage.stores.remove(locator, notesLayout(operator))).rejects.toMatchObject({ kind: 'incompatible' });
       expect(await storage.stores.inspect(locator)).toMatchObject({ status: 'incompatible' });
       await client.query(`UPDATE "${locator.namespace}"."__aipcs_service_store_meta" SET namespace = $1`, [locator.namespace]);
       expect(await storage.stores.inspect(locator)).toEqual({ status: 'ready', appliedRevision: 1n, targetRevision: 1n, reason: null });
-      await storage.stores.remove(locator);
+      await storage.stores.remove(locator, notesLayout(operator));
+      expect(await storage.stores.isAbsent(locator)).toBe(true);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('purge drops only the store’s own tables, RESTRICT: a view on them or a foreign table in the schema stops it, and the same purge retries once they are gone', async () => {
+    const { storage, db } = await pgStorage();
+    const operator = operatorOver(storage);
+    const serviceId = await populated(operator);
+    const namespace = `svc_${serviceId.replaceAll('-', '')}`;
+    const locator = { backend: 'postgresql' as const, namespace };
+    await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: await revisionOf(operator, serviceId), operationId: 'op-archive' });
+    const revision = await revisionOf(operator, serviceId);
+    const purge = () => operator.operations.purge({ serviceId, expectedServiceRevision: revision, operationId: 'op-purge', authority: { kind: 'explicit_override' } });
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const count = async (sql: string) => Number((await client.query<{ n: string }>(sql)).rows[0]?.n);
+      // Someone else's report over the store, outside it: CASCADE dropped it silently.
+      await client.query(`CREATE VIEW public.note_report AS SELECT title FROM "${namespace}"."note"`);
+      await expect(purge()).rejects.toMatchObject({ code: 'storage_unavailable' });
+      expect(await count(`SELECT count(*) AS n FROM pg_views WHERE viewname = 'note_report'`)).toBe(1);
+      expect(await storage.stores.inspect(locator)).toMatchObject({ status: 'ready' });
+      await client.query(`DROP VIEW public.note_report`);
+      // A table the store does not know, inside its schema.
+      await client.query(`CREATE TABLE "${namespace}"."extra" (x integer)`);
+      await expect(purge()).rejects.toMatchObject({ code: 'storage_unavailable' });
+      expect(await count(`SELECT count(*) AS n FROM pg_tables WHERE schemaname = '${namespace}' AND tablename = 'extra'`)).toBe(1);
+      expect(await storage.stores.inspect(locator)).toMatchObject({ status: 'ready' });
+      await client.query(`DROP TABLE "${namespace}"."extra"`);
+      // The claim stayed prepared: the same purge completes now.
+      expect(await purge()).toMatchObject({ operation: 'purge', tombstone: { service_id: serviceId, authority: 'explicit_override' } });
       expect(await storage.stores.isAbsent(locator)).toBe(true);
     } finally {
       await client.end();
