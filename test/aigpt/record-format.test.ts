@@ -86,6 +86,13 @@ describe('reading records written by others', () => {
     const wide = parseRecordText(`{"x":1${'0'.repeat(300)}}`);
     expect(wide.ok && renderCompact(wide.value)).toBe('{"x":1e300}');
   });
+
+  it('reads a record with an array of 500 000 elements (a file within the 1 MiB bound)', () => {
+    const text = `{"value":{"content":{"text":"x"}},"n":[${Array<string>(500_000).fill('1').join(',')}]}`;
+    expect(text.length).toBeLessThan(1024 * 1024);
+    const parsed = parseRecordText(text);
+    expect(parsed.ok && parsed.text).toBe('x');
+  });
 });
 
 describe('serde_json renderings', () => {
