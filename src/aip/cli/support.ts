@@ -134,7 +134,18 @@ export async function readInput(io: CliIo, source: string | undefined, limit: nu
   try {
     const { size } = await handle.stat();
     if (size > limit) throw new AipError('cbor.too_large', `${source}: ${size} bytes exceed ${limit}`);
-    return new Uint8Array(await handle.readFile());
+    // Read up to the limit, not to the end: a FIFO (`<(...)`) reports size 0
+    // and a file may grow after the stat, and readFile would buffer it all.
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const { bytesRead, buffer } = await handle.read(Buffer.alloc(64 * 1024), 0, 64 * 1024, null);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+      if (total > limit) throw new AipError('cbor.too_large', `${source}: more than ${limit} bytes`);
+      chunks.push(buffer.subarray(0, bytesRead));
+    }
+    return new Uint8Array(Buffer.concat(chunks, total));
   } catch (error) {
     throw namingSource(error, source);
   } finally {

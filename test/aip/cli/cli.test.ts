@@ -1,7 +1,8 @@
 // The built `aip` command end to end (spec 9): the documented worked
 // example, every command, exit codes, JSON output for scripts, and Ctrl-C
 // during `aip run`. Each test spawns dist/src/aip/cli/main.js in a temp folder.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { chmod, lstat, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,8 @@ import { tempDir } from '../support/temp.js';
 import { ID, OBJECTS, VECTORS, hexToBytes } from '../support/vectors.js';
 
 beforeAll(() => requireBuiltBin());
+
+const execFileAsync = promisify(execFile);
 
 const T0 = '2026-01-01T00:00:00.000000000Z';
 
@@ -315,6 +318,22 @@ describe('commands', () => {
       const folder = await aip(args, { cwd: dir });
       expect(folder.code, args.join(' ')).toBe(6);
       expect(folder.stderr, args.join(' ')).toBe('aip: io: EISDIR .aip\n');
+    }
+  });
+
+  it('an input FILE that is a FIFO is read only up to the limit, not to its end', async () => {
+    const dir = await initialized();
+    await writeFile(join(dir, '.aip', 'config.json'), '{"format":"aip-repository","version":1,"max_object_bytes":1048576}\n');
+    for (const args of [['put'], ['put', '--from', 'raw'], ['put', '--from', 'json']]) {
+      // A FIFO reports size 0, so the size check before reading let readFile buffer all of it.
+      const fifo = join(dir, 'fifo');
+      await rm(fifo, { force: true });
+      await execFileAsync('mkfifo', [fifo]);
+      const writer = spawn('sh', ['-c', 'head -c 8000000 /dev/zero > fifo'], { cwd: dir, stdio: 'ignore' });
+      const result = await aip([...args, 'fifo'], { cwd: dir });
+      writer.kill();
+      expect(result.code, args.join(' ')).toBe(5);
+      expect(result.stderr, args.join(' ')).toMatch(/^aip: cbor\.too_large: fifo: more than \d+ bytes\n$/);
     }
   });
 
