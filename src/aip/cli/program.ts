@@ -409,8 +409,10 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
         try {
           reporter = userInfo().username;
         } catch {
-          reporter = 'unknown';
+          reporter = '';
         }
+        // Only the OS default falls back to 'unknown' (D22); an explicit empty --reporter is refused like --kind ''.
+        if (!isNonemptyText(reporter)) reporter = 'unknown';
       }
       const evidence: EvidenceV1 = {
         type: 'evidence',
@@ -423,7 +425,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
           result: opts.result,
           command: requireText(opts.command, '--command'),
           platform: requireText(opts.platform ?? platformName(), '--platform'),
-          reporter: requireText(reporter === '' ? 'unknown' : reporter, '--reporter'),
+          reporter: requireText(reporter, '--reporter'),
           operations,
           provenance: 'reported',
           recorded_at: opts.recordedAt === undefined ? ctx.now() : parseTime(opts.recordedAt, '--recorded-at'),

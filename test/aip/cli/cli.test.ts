@@ -136,6 +136,10 @@ describe('exit codes', () => {
     expect((await aip(['intent', '--title', 'x', '--goal', ' '], { cwd: dir })).code).toBe(2);
     expect((await aip(['intent', '--title', 'x', '--goal', 'y', '--created-at', '2026-01-01'], { cwd: dir })).code).toBe(2);
     expect((await aip(['show', 'abc'], { cwd: dir })).code).toBe(2);
+    // An explicit empty reporter is refused like any empty text option, not recorded as 'unknown'.
+    const noReporter = await aip(['report', '--kind', 'k', '--command', 'c', '--result', 'pass', '--reporter', ''], { cwd: dir });
+    expect(noReporter.code).toBe(2);
+    expect(noReporter.stderr).toBe('aip: usage: --reporter must contain a non-whitespace character\n');
     expect((await aip(['--format', 'yaml', 'head'], { cwd: dir })).code).toBe(2);
     const help = await aip(['--help'], { cwd: dir });
     expect(help.code).toBe(0);
