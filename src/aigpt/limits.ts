@@ -14,7 +14,8 @@ export const MAX_RECORD_FILE_BYTES = 1024 * 1024;
 export const MAX_RECORDS_READ = 10_000;
 /**
  * Record-file bytes one read_memory result (and one instructions build) reads,
- * newest first; older memories beyond it are skipped unread and reported.
+ * newest first, a record counting its re-serialised size where that is larger;
+ * older memories beyond it are skipped unread and reported.
  */
 export const MAX_READ_MEMORY_BYTES = 3 * 1024 * 1024;
 /** Maximum UTF-8 size of the MCP instructions string. */

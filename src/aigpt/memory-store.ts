@@ -11,7 +11,7 @@ import { acquireCollectionLock, type LockOptions } from './collection-lock.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { type FaultHook, fsyncDir, noFault, replaceFileAtomic, writeExclusiveSynced, writeNewFileAtomic } from './fs-atomic.js';
 import { MAX_COMPRESS_ITEMS, MAX_MEMORY_TEXT_BYTES, MAX_RECORD_FILE_BYTES, MAX_RECORDS_READ } from './limits.js';
-import { coreRecordJson, formatCreatedAt, isWellFormedText, memoryRecordJson, parseRecordText } from './record-format.js';
+import { coreRecordJson, formatCreatedAt, isWellFormedText, memoryRecordJson, parseRecordText, renderCompact } from './record-format.js';
 import { compareFileNames, isRecordFileName, type RecordTree, recordStem } from './record-paths.js';
 import { isGeneratedTid, isValidTid, MAX_TID_MICROS, TidGenerator, tidMicros } from './tid.js';
 
@@ -398,7 +398,8 @@ export class MemoryStore {
   /**
    * Reads the newest memory files, at most MAX_RECORDS_READ of them and, with
    * `maxBytes`, only as many (newest first) as fit in that many bytes of
-   * record files; the older ones are skipped unread and counted in `notRead`.
+   * record files (or of their re-serialised form where it is larger); the
+   * older ones are skipped unread and counted in `notRead`.
    */
   async readMemories(options: { readonly maxBytes?: number } = {}): Promise<MemoryReadResult> {
     const { entries: names, all } = await this.listRecordEntries();
@@ -420,7 +421,7 @@ export class MemoryStore {
         const batch = await mapLimited(toRead.slice(start, end), 32, read);
         for (let index = batch.length - 1; index >= 0; index--) {
           const outcome = batch[index]!;
-          const size = outcome.ok && outcome.text !== undefined ? outcome.bytes : 0;
+          const size = outcome.ok && outcome.text !== undefined ? answerBytes(outcome) : 0;
           if (used + size > options.maxBytes) {
             end = start + index + 1;
             break reading;
@@ -658,6 +659,16 @@ async function readRecordFile(file: string | Buffer, path: string = file.toStrin
   const parsed = parseRecordText(text);
   if (!parsed.ok) return { ok: false, stage: 'parse', message: `Failed to parse ${path}: ${parsed.reason}` };
   return { ok: true, bytes: bytes.length, value: parsed.value, text: parsed.text, shapeProblem: parsed.shapeProblem };
+}
+
+/**
+ * What a record costs against a read budget: its file, or its re-serialised
+ * form when that is larger. A number can grow almost fourfold (`1e15` is
+ * written `1000000000000000.0`), and 3 MiB of such files made one read_memory
+ * answer line longer than the 10 MiB an MCP SDK client accepts.
+ */
+function answerBytes(outcome: { readonly bytes: number; readonly value: JsonValue }): number {
+  return Math.max(outcome.bytes, Buffer.byteLength(renderCompact(outcome.value), 'utf8'));
 }
 
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

@@ -132,6 +132,18 @@ describe('MemoryStore', () => {
     expect(read.skipped[0]?.reason).toMatch(/larger than 1048576 bytes/);
   });
 
+  it('a read budget counts a record at its re-serialised size when that is larger than its file', async () => {
+    // `1e15` is written back as `1000000000000000.0`: 3 MiB of such files made
+    // a read_memory answer line above the 10 MiB an MCP SDK client accepts.
+    const numbers = `{"value":{"content":{"text":"n"}},"n":[${Array<string>(100).fill('1e15').join(',')}]}`;
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), numbers);
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy6222a.json'), numbers);
+    // Both files (about 530 bytes each) fit in 2 500 bytes; only one rendering (about 1 940) does.
+    const read = await store.readMemories({ maxBytes: 2500 });
+    expect(read.records.map((record) => record.name)).toEqual(['3mfyouuy6222a.json']);
+    expect(read.notRead).toBe(1);
+  });
+
   it('bounds memory text size and rejects lone surrogates, writing nothing', async () => {
     await expect(store.saveMemory('x'.repeat(16 * 1024 + 1))).rejects.toThrow('content exceeds 16384 bytes');
     await expect(store.saveMemory('é'.repeat(8 * 1024 + 1))).rejects.toThrow('content exceeds 16384 bytes');
