@@ -196,16 +196,23 @@ const PENDING_NAME = /^\.lock\.[0-9]+\.[0-9a-f]+\.pending$/;
  * which nothing else would ever remove. Run by the lock's holder: a pending
  * file is removed only when its content names this host and a process that
  * is gone (the staleness rule of a lock), so a live waiter's is never
- * touched. Best effort: the lock is held either way.
+ * touched. A waiter killed between creating its file and writing it leaves
+ * it empty, naming nobody: such a file is removed once it is older than
+ * twice the lock timeout, which no live waiter outlasts. Best effort: the
+ * lock is held either way.
  */
 async function removeDeadWaitersFiles(dir: string, own: string, host: string, options: LockOptions): Promise<void> {
+  const now = options.now ?? Date.now;
+  const timeoutMs = options.timeoutMs ?? LOCK_TIMEOUT_MS;
   try {
     for (const name of await fs.readdir(dir)) {
       if (!PENDING_NAME.test(name) || join(dir, name) === own) continue;
-      const seen = await readLock(join(dir, name));
-      if (seen !== 'gone' && seen.content !== undefined && isStale(seen.content, host, options)) {
-        await removeIfUnchanged(join(dir, name), seen.raw);
-      }
+      const path = join(dir, name);
+      const seen = await readLock(path);
+      if (seen === 'gone') continue;
+      const dead =
+        seen.content === undefined ? (await fs.lstat(path)).mtimeMs < now() - 2 * timeoutMs : isStale(seen.content, host, options);
+      if (dead) await removeIfUnchanged(path, seen.raw);
     }
   } catch {
     // A folder that cannot be listed or a file that cannot be read now is left for the next holder.

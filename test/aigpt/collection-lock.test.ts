@@ -144,4 +144,16 @@ describe('collection lock', () => {
     await handle.release();
     expect(await listDir(dir)).toEqual([foreign, live].sort());
   });
+
+  it('the holder clears an empty pending file (a waiter killed before writing it) once it is older than twice the timeout', async () => {
+    const old = `.lock.424242.0123456789abcdef.pending`;
+    const fresh = `.lock.434343.00000000000000aa.pending`;
+    await fs.writeFile(join(dir, old), '');
+    await fs.writeFile(join(dir, fresh), '');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await fs.utimes(join(dir, old), hourAgo, hourAgo);
+    const handle = await acquireCollectionLock(dir);
+    await handle.release();
+    expect(await listDir(dir)).toEqual([fresh]);
+  });
 });
