@@ -169,7 +169,7 @@ export function objectFromJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxB
   const parsed = parseJson(text, maxBytes);
   if (!parsed.ok) return parsed;
   const tree = parsed.value;
-  if (!(tree instanceof Map)) return failure('object.envelope', 'the JSON presentation is an object');
+  if (!(tree instanceof Map)) return failure('object.envelope', 'the JSON presentation must be an object');
   const top = tree as ReadonlyMap<string, JsonTree>;
   for (const key of top.keys()) {
     if (!['id', 'type', 'version', 'data'].includes(key)) return failure('object.envelope', `unknown member ${JSON.stringify(key)}`);

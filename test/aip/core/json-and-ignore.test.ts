@@ -22,6 +22,10 @@ describe('JSON presentation', () => {
     expect(jsonCode(`{"id":"${ID.V2}",${root.slice(1)}`)).toBe('object.id');
   });
 
+  it('says what a presentation that is not a JSON object must be', () => {
+    expect(objectFromJson('[1]')).toMatchObject({ ok: false, error: { code: 'object.envelope', message: 'the JSON presentation must be an object' } });
+  });
+
   it('is strict about JSON itself', () => {
     expect(parseJson('{"a":1,"a":2}').ok).toBe(false);
     expect(parseJson('1.0').ok).toBe(false);
