@@ -515,10 +515,11 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
     .action(action(async (ctx, ref: string | undefined) => {
       const repo = await ctx.repo();
       let id: Id | undefined = await repo.resolve(ref ?? 'HEAD');
+      let child: Id | undefined; // the state whose parent `id` is
       const lines: string[] = [];
       const entries: JsonTree[] = [];
       while (id !== undefined) {
-        const state: StateV1 = await repo.getTyped(id, 'state');
+        const state: StateV1 = await repo.getTyped(id, 'state', child === undefined ? undefined : `${child}: data.parents[0]`);
         const evidence: { id: Id; kind: string; result: string; provenance: string }[] = [];
         for (const ref of await repo.reverse(id, { type: 'evidence', field: 'state' })) {
           // Confirmed against the object itself, so a wrong index line cannot turn up here.
@@ -530,8 +531,8 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
         const entry = new Map<string, JsonTree>([['state', id], ['root', operationId === undefined]]);
         if (operationId === undefined) lines.push(`state ${id} (root)`);
         else {
-          const operation = await repo.getTyped(operationId, 'operation');
-          const intent = await repo.getTyped(operation.data.intent, 'intent');
+          const operation = await repo.getTyped(operationId, 'operation', `${id}: data.operations[0]`);
+          const intent = await repo.getTyped(operation.data.intent, 'intent', `${operationId}: data.intent`);
           lines.push(`state ${id}`, `  operation ${operationId}`, `  intent ${operation.data.intent} ${intent.data.title}`, `  effects ${operation.data.effects.length}`);
           entry.set('operation', operationId);
           entry.set('intent', map([['id', operation.data.intent], ['title', intent.data.title]]));
@@ -540,6 +541,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
         for (const e of evidence) lines.push(`  evidence ${e.id} ${e.kind} ${e.result} (${e.provenance})`);
         entry.set('evidence', evidence.map((e) => map([['id', e.id], ['kind', e.kind], ['result', e.result], ['provenance', e.provenance]])));
         entries.push(entry);
+        child = id;
         id = state.data.parents[0];
       }
       if (ctx.json) await ctx.outJson(map([['states', entries]]));

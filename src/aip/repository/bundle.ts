@@ -68,14 +68,15 @@ class ChunkWriter {
 /** The reference closure of `roots` (all stored objects when roots is undefined), with each object's references. */
 async function collect(repo: Repository, roots: readonly Id[] | undefined): Promise<Map<Id, Id[]>> {
   const refs = new Map<Id, Id[]>();
-  const pending = [...(roots ?? (await repo.store.list()))];
+  // Each ID with where it was found: a reference that is not stored is graph.missing, not an unknown ID.
+  const pending: [Id, string | undefined][] = (roots ?? (await repo.store.list())).map((id) => [id, undefined]);
   while (pending.length > 0) {
-    const id = pending.pop() as Id;
+    const [id, referencedBy] = pending.pop() as [Id, string | undefined];
     if (refs.has(id)) continue;
-    const object = await repo.get(id);
-    const targets = referencesOf(object).map((r) => r.target);
-    refs.set(id, targets);
-    if (roots !== undefined) pending.push(...targets);
+    const object = await repo.get(id, referencedBy);
+    const references = referencesOf(object);
+    refs.set(id, references.map((r) => r.target));
+    if (roots !== undefined) pending.push(...references.map((r): [Id, string] => [r.target, `${id}: ${r.at}`]));
   }
   return refs;
 }

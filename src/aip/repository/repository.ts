@@ -214,16 +214,23 @@ export class Repository {
     return this.store.load(id);
   }
 
-  /** A stored, decoded object; throws store.not_found or the read failure. */
-  async get(id: Id): Promise<AipObject> {
+  /**
+   * A stored, decoded object; throws the read failure, or store.not_found.
+   * `referencedBy` names where the ID came from when another object holds it
+   * (`{source}: data.operations[0]`): its absence is then graph.missing (spec
+   * 5.2), not an unknown ID the user gave (store.not_found, exit 3).
+   */
+  async get(id: Id, referencedBy?: string): Promise<AipObject> {
     const loaded = await this.store.load(id);
-    if (loaded.kind === 'missing') throw new AipError('store.not_found', `no object ${id}`);
+    if (loaded.kind === 'missing') {
+      throw referencedBy === undefined ? new AipError('store.not_found', `no object ${id}`) : new AipError('graph.missing', `${referencedBy}: ${id} is not stored`);
+    }
     if (loaded.kind === 'invalid') throw loaded.error;
     return loaded.object;
   }
 
-  async getTyped<T extends ObjectType>(id: Id, type: T): Promise<Extract<AipObject, { type: T }>> {
-    const object = await this.get(id);
+  async getTyped<T extends ObjectType>(id: Id, type: T, referencedBy?: string): Promise<Extract<AipObject, { type: T }>> {
+    const object = await this.get(id, referencedBy);
     if (object.type !== type) throw new AipError('graph.type', `${id} is ${withArticle(object.type)}, expected ${withArticle(type)}`);
     return object as Extract<AipObject, { type: T }>;
   }

@@ -88,7 +88,7 @@ async function storeOperation(repo: Repository, intentId: Id, baseId: Id, effect
 /** Derives and stores the resulting state of a stored operation (spec 6). */
 export async function deriveState(repo: Repository, operationId: Id): Promise<Outcome<{ id: Id; state: StateV1 }>> {
   const operation = await repo.getTyped(operationId, 'operation');
-  const base = await repo.getTyped(operation.data.base_state, 'state');
+  const base = await repo.getTyped(operation.data.base_state, 'state', `${operationId}: data.base_state`);
   const state = resultingState(operationId, operation, base.data.files);
   const put = await repo.putObject(state);
   if (!put.ok) return put;

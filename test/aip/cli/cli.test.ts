@@ -194,6 +194,17 @@ describe('exit codes', () => {
     expect(parent.stderr).toContain(`data.parents[0]: ${ROOT_STATE_ID} is a state, expected an intent`);
   });
 
+  it('5 (graph.missing) when log reaches a reference that is not stored, not 3 as for an unknown ID', async () => {
+    const dir = await initialized();
+    await writeFile(join(dir, 'f'), 'f\n');
+    const made = await aip(['--format', 'json', 'snapshot', '--title', 't', '--goal', 'g'], { cwd: dir });
+    const { operation, state } = JSON.parse(made.text) as { operation: string; state: string };
+    await rm(join(dir, '.aip', 'objects', operation.slice(0, 2), operation.slice(2)));
+    const log = await aip(['log'], { cwd: dir });
+    expect(log.code).toBe(5);
+    expect(log.stderr).toBe(`aip: graph.missing: ${state}: data.operations[0]: ${operation} is not stored\n`);
+  });
+
   it('4 for an unknown run result and 1 for a refused init', async () => {
     const dir = await initialized();
     const run = await aip(['run', '--timeout', '100ms', '--', 'sleep', '5'], { cwd: dir });

@@ -236,6 +236,17 @@ describe('bundles (10.4)', () => {
     expect(ids).toEqual([ID.V2, ID.V4, ID.V1, ID.V5, ID.V6, ID.V7]);
   });
 
+  it('a reference of a chosen root that is not stored is graph.missing, not an unknown ID', async () => {
+    const source = await Repository.init(await tempDir());
+    for (const name of VECTOR_ORDER) await source.putObject(OBJECTS[name]);
+    await rm(source.store.pathOf(ID.V2)); // the content of V6's hello.txt
+    // Not store.not_found (exit 3, "no such ID"): the user's ID exists, one it references does not.
+    await expect(exportBundle(source, [ID.V7], new PassThrough())).rejects.toMatchObject({
+      code: 'graph.missing',
+      message: `${ID.V5}: data.effects[0].after.artifact: ${ID.V2} is not stored`,
+    });
+  });
+
   it('stops at the first bad item, keeping the objects before it', async () => {
     const source = await Repository.init(await tempDir());
     for (const name of ['V2', 'V4'] as const) await source.putObject(OBJECTS[name]);
