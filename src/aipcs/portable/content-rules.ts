@@ -1,15 +1,20 @@
 // Cross-line rules of one artefact's members (operations spec §5.5 and §5.9
 // step 3): canonical order without duplicates, per-record history chains,
 // records matching their history, branch parents present and acyclic,
-// memberships naming existing branches and records, one primary per record.
-// Streaming: it keeps the previous key, 16 bytes per record and per branch
-// and a bit per record, never the members themselves.
+// memberships naming existing branches and records, one primary per record;
+// and the rules every store enforces on what it holds: record references
+// resolve, unique indexes hold, branch slugs are unique.
+// Streaming: it keeps the previous key, 16 bytes per record, per branch, per
+// reference and per unique-index entry and a bit per record, never the
+// members themselves.
 
-import { createHash, type Hash } from 'node:crypto';
-import type { BundleBranch, BundleHistoryEvent, BundleMembership, BundleRecord, HistoryKind } from './content.js';
+import { createHash, hash, type Hash } from 'node:crypto';
+import { canonicalJson } from '../../common/json.js';
+import type { ManifestV2 } from '../contract/manifest/types.js';
+import type { BundleBranch, BundleHistoryEvent, BundleMembership, BundleRecord, FieldValue, HistoryKind } from './content.js';
 import { BundleInvalidError } from './errors.js';
 import { MEMBER_KINDS, type MemberKind } from './format.js';
-import { BitSet, IdList } from './id-list.js';
+import { BitSet, digestWords, IdList, KeyList, uuidWords } from './id-list.js';
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -25,6 +30,33 @@ interface HistoryPosition {
   readonly id: string;
   readonly version: bigint;
   readonly kind: HistoryKind;
+}
+
+/** What a store refuses of one entity's records, from the manifest. */
+interface RecordConstraints {
+  /** Domain uuid fields referencing another entity's ids. */
+  readonly references: readonly { readonly field: string; readonly target: string }[];
+  /** The unique indexes, each with its key list. */
+  readonly unique: readonly { readonly fields: readonly string[]; readonly keys: KeyList }[];
+}
+
+/** A record's value of any field a unique index may name (server-managed ones included); null when absent. */
+function indexedValue(record: BundleRecord, field: string): FieldValue {
+  switch (field) {
+    case 'owner_id':
+      // One principal owns every record of a store.
+      return '';
+    case 'created_at':
+      return record.createdAt;
+    case 'updated_at':
+      return record.updatedAt;
+    case 'created_via':
+      return record.createdVia;
+    case 'record_version':
+      return record.recordVersion;
+    default:
+      return record.fields[field] ?? null;
+  }
 }
 
 interface MembershipPosition {
@@ -59,6 +91,29 @@ export class ContentRules {
 
   private lastMembership: MembershipPosition | null = null;
 
+  private constraints: ReadonlyMap<string, RecordConstraints> = new Map();
+  /** References by target entity, checked once every record is known. */
+  private readonly references = new Map<string, KeyList>();
+  private readonly slugs = new KeyList();
+
+  /**
+   * The store's own rules on records, from the service's manifest: a
+   * reference must name a record of its target entity, and no two records
+   * may share a unique index's values (NULLs are distinct, as in SQL). An
+   * artefact breaking them passed every other check and then failed the
+   * staging unit, leaving its import prepared for ever.
+   */
+  constrain(manifest: ManifestV2): void {
+    const constraints = new Map<string, RecordConstraints>();
+    for (const entity of manifest.entities) {
+      const references = manifest.relationships.filter((relationship) => relationship.from.entity === entity.name).map((relationship) => ({ field: relationship.from.field, target: relationship.to.entity }));
+      // An index naming `id` always holds.
+      const unique = manifest.indices.filter((index) => index.entity === entity.name && index.unique && !index.fields.includes('id')).map((index) => ({ fields: index.fields, keys: new KeyList() }));
+      constraints.set(entity.name, { references, unique });
+    }
+    this.constraints = constraints;
+  }
+
   /** Moves to a member section, closing every section before it. */
   enter(kind: MemberKind): void {
     const target = MEMBER_KINDS.indexOf(kind);
@@ -78,7 +133,8 @@ export class ContentRules {
   }
 
   private close(kind: MemberKind): void {
-    if (kind === 'history') this.closeHistory();
+    if (kind === 'record') this.closeRecords();
+    else if (kind === 'history') this.closeHistory();
     else if (kind === 'branch') this.closeBranches();
   }
 
@@ -96,6 +152,33 @@ export class ContentRules {
     }
     entity.ids.push(record.recordId);
     this.recordsSeen.update(`${record.entityName}\u0000${record.recordId}\u0000${record.recordVersion}\n`);
+    const constraints = this.constraints.get(record.entityName);
+    if (constraints === undefined) return;
+    for (const reference of constraints.references) {
+      const target = record.fields[reference.field];
+      if (typeof target !== 'string') continue;
+      let pending = this.references.get(reference.target);
+      if (pending === undefined) {
+        pending = new KeyList();
+        this.references.set(reference.target, pending);
+      }
+      pending.push(uuidWords(target));
+    }
+    for (const index of constraints.unique) {
+      const values = index.fields.map((field) => indexedValue(record, field));
+      if (values.includes(null)) continue;
+      index.keys.push(digestWords(hash('sha256', canonicalJson(values), 'hex')));
+    }
+  }
+
+  private closeRecords(): void {
+    for (const [target, pending] of this.references) {
+      const ids = this.records.get(target)?.ids;
+      for (let i = 0; i < pending.length; i++) if (ids === undefined || ids.indexOfKey(pending.keyAt(i)) < 0) throw new BundleInvalidError('record_reference_missing');
+    }
+    for (const constraints of this.constraints.values()) {
+      for (const index of constraints.unique) if (index.keys.hasDuplicate()) throw new BundleInvalidError('record_unique_duplicate');
+    }
   }
 
   history(event: BundleHistoryEvent): void {
@@ -127,6 +210,7 @@ export class ContentRules {
   branch(branch: BundleBranch): void {
     if (this.lastBranch !== null && compare(this.lastBranch, branch.branchId) >= 0) throw new BundleInvalidError('branch_order');
     this.lastBranch = branch.branchId;
+    this.slugs.push(digestWords(hash('sha256', branch.slug, 'hex')));
     const index = this.branchIds.push(branch.branchId);
     if (branch.parentBranchId === null) {
       this.parentIds.push('00000000-0000-0000-0000-000000000000');
@@ -137,6 +221,7 @@ export class ContentRules {
   }
 
   private closeBranches(): void {
+    if (this.slugs.hasDuplicate()) throw new BundleInvalidError('branch_slug_duplicate');
     const count = this.branchIds.length;
     const parent = new Int32Array(count);
     for (let i = 0; i < count; i++) {

@@ -201,7 +201,10 @@ export class FrameValidator {
       if (index !== 1) throw new BundleInvalidError('section_order');
       const decoded = decodeService(payload);
       this.service = decoded.service;
-      if (decoded.manifest !== null) this.entities = compileEntityRules(decoded.manifest);
+      if (decoded.manifest !== null) {
+        this.entities = compileEntityRules(decoded.manifest);
+        this.rules.constrain(decoded.manifest);
+      }
       return { kind, value: decoded.service, manifest: decoded.manifest };
     }
     if (index === 1 || this.service === null) throw new BundleInvalidError('section_order');

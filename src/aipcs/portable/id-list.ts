@@ -90,3 +90,54 @@ export class BitSet {
     return was;
   }
 }
+
+/**
+ * 128-bit keys appended in any order (ids, or digests of values), 16 bytes
+ * each, for checks that need no more than "is any key present twice".
+ */
+export class KeyList {
+  private words = new Uint32Array(64);
+  private size = 0;
+
+  get length(): number {
+    return this.size;
+  }
+
+  push(key: readonly number[]): void {
+    if ((this.size + 1) * 4 > this.words.length) {
+      const grown = new Uint32Array(this.words.length * 2);
+      grown.set(this.words);
+      this.words = grown;
+    }
+    this.words.set(key.slice(0, 4), this.size * 4);
+    this.size++;
+  }
+
+  keyAt(index: number): [number, number, number, number] {
+    const base = index * 4;
+    return [this.words[base] as number, this.words[base + 1] as number, this.words[base + 2] as number, this.words[base + 3] as number];
+  }
+
+  /** Whether some key occurs twice (sorts an index permutation; the keys stay as appended). */
+  hasDuplicate(): boolean {
+    const words = this.words;
+    const compare = (a: number, b: number): number => {
+      for (let i = 0; i < 4; i++) {
+        const x = words[a * 4 + i] as number;
+        const y = words[b * 4 + i] as number;
+        if (x !== y) return x < y ? -1 : 1;
+      }
+      return 0;
+    };
+    const order = new Int32Array(this.size);
+    for (let i = 0; i < this.size; i++) order[i] = i;
+    order.sort(compare);
+    for (let i = 1; i < this.size; i++) if (compare(order[i - 1] as number, order[i] as number) === 0) return true;
+    return false;
+  }
+}
+
+/** The first 128 bits of a hex digest as four words. */
+export function digestWords(hex: string): [number, number, number, number] {
+  return [parseInt(hex.slice(0, 8), 16), parseInt(hex.slice(8, 16), 16), parseInt(hex.slice(16, 24), 16), parseInt(hex.slice(24, 32), 16)];
+}

@@ -121,6 +121,39 @@ describe('reader rules', () => {
   });
 });
 
+describe('store constraints from the manifest', () => {
+  // The fixture's service with a reference note.ref → person and unique
+  // indexes on note.title and on (note.count, note.due).
+  const constrained: Frames = edit(F, 1, (p) => ({
+    ...p,
+    manifest: {
+      ...(p['manifest'] as JsonObject),
+      relationships: [{ name: 'note_ref', from: { entity: 'note', field: 'ref' }, to: { entity: 'person', field: 'id' }, on_delete: 'restrict' }],
+      indices: [
+        { name: 'note_title_unique', entity: 'note', fields: ['title'], unique: true },
+        { name: 'note_count_due_unique', entity: 'note', fields: ['count', 'due'], unique: true },
+      ],
+    },
+  }));
+  const note1 = fields((F[REC] as [string, JsonObject])[1]);
+
+  it('accepts the fixture under them, NULLs being distinct in a unique index', async () => {
+    expect(await defectOf(rawBundle(constrained))).toBeNull();
+    // note3 shares note1's count but has no due: no conflict, as in SQL.
+    expect(await defectOf(rawBundle(edit(constrained, REC + 1, (p) => ({ ...p, fields: { ...fields(p), count: note1['count'] ?? null } }))))).toBeNull();
+  });
+
+  it.each<[string, Frames, BundleDefect]>([
+    ['a reference to a deleted record', edit(constrained, REC + 1, (p) => ({ ...p, fields: { ...fields(p), ref: IDS.note2 } })), 'record_reference_missing'],
+    ['a reference to a record of another entity', edit(constrained, REC + 1, (p) => ({ ...p, fields: { ...fields(p), ref: IDS.note1 } })), 'record_reference_missing'],
+    ['two records with one unique title', edit(constrained, REC + 1, (p) => ({ ...p, fields: { ...fields(p), title: note1['title'] ?? null } })), 'record_unique_duplicate'],
+    ['two records with one unique pair', edit(constrained, REC + 1, (p) => ({ ...p, fields: { ...fields(p), count: note1['count'] ?? null, due: note1['due'] ?? null } })), 'record_unique_duplicate'],
+    ['two branches with one slug', edit(F, BR + 1, (p) => ({ ...p, slug: 'release-q1' })), 'branch_slug_duplicate'],
+  ])('refuses %s, which the store would refuse while staging', async (_name, frames, reason) => {
+    expect(await defectOf(rawBundle(frames))).toBe(reason);
+  });
+});
+
 describe('reader framing', () => {
   const lines = linesOf(VECTOR_BYTES);
   const [header, service, trailer] = lines as [string, string, string];
