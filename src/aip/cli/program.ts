@@ -631,7 +631,13 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
 function wantsJson(argv: readonly string[]): boolean {
   const i = argv.indexOf('--');
   const options = i === -1 ? argv : argv.slice(0, i);
-  return options.includes('--format=json') || options.some((arg, k) => arg === '--format' && options[k + 1] === 'json');
+  // The last --format wins, as commander parses it: `--format json --format text` is text.
+  let format: string | undefined;
+  options.forEach((arg, k) => {
+    if (arg.startsWith('--format=')) format = arg.slice('--format='.length);
+    else if (arg === '--format') format = options[k + 1];
+  });
+  return format === 'json';
 }
 
 function helpFailure(argv: readonly string[]): string {

@@ -172,6 +172,18 @@ describe('exit codes', () => {
     expect(noRepo.stderr).toMatch(/^aip: repo\.not_found: /);
     const dir = await initialized();
     expect((await aip(['show', '0123456789'], { cwd: dir })).code).toBe(3);
+    // The error document follows the format in effect: the last --format given.
+    const json = { error: { code: 'store.not_found', message: 'no object matches 0123456789' } };
+    const cases: [string[], string][] = [
+      [['--format', 'json', '--format', 'text', 'show'], ''],
+      [['--format=text', '--format', 'json', 'show'], `${JSON.stringify(json)}\n`],
+      [['--format', 'text', 'show', '--format=json'], `${JSON.stringify(json)}\n`],
+    ];
+    for (const [args, out] of cases) {
+      const shown = await aip([...args, '0123456789'], { cwd: dir });
+      expect(shown.code, args.join(' ')).toBe(3);
+      expect(shown.text, args.join(' ')).toBe(out);
+    }
   });
 
   it('1 when verify finds invalid objects, 5 for a wrong-type argument', async () => {
