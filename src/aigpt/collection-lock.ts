@@ -59,6 +59,16 @@ export function defaultIsProcessAlive(pid: number): boolean {
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Nonces of this process's lock attempts and holds. A lock or pending file
+ * naming our own pid on our host with none of them was left by an earlier
+ * process that had our pid (a container restarted after a kill -9 is pid 1
+ * again under the same host name), so its process is gone although
+ * `kill(pid, 0)` says alive: without this every write would wait for
+ * ourselves and fail.
+ */
+const ownNonces = new Set<string>();
+
 export async function acquireCollectionLock(dir: string, options: LockOptions = {}): Promise<LockHandle> {
   const pid = options.pid ?? process.pid;
   const host = options.hostname ?? osHostname();
@@ -73,13 +83,24 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
   const pending = join(dir, `${LOCK_FILE}.${pid}.${nonce}.pending`);
   const deadline = now() + timeoutMs;
   let delay = 1;
+  let acquired = false;
 
-  await fs.writeFile(pending, text, { flag: 'wx' });
+  ownNonces.add(nonce);
   try {
+    await fs.writeFile(pending, text, { flag: 'wx' });
     for (;;) {
       if (await tryPublish(pending, lockPath, text)) {
+        acquired = true;
         await removeDeadWaitersFiles(dir, pending, host, options);
-        return { release: () => releaseLock(lockPath, nonce) };
+        return {
+          release: async () => {
+            try {
+              await releaseLock(lockPath, nonce);
+            } finally {
+              ownNonces.delete(nonce);
+            }
+          },
+        };
       }
       const seen = await readLock(lockPath);
       if (seen === 'gone') continue;
@@ -95,6 +116,7 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
       delay = Math.min(delay * 2, 16);
     }
   } finally {
+    if (!acquired) ownNonces.delete(nonce);
     await fs.rm(pending, { force: true });
   }
 }
@@ -152,6 +174,7 @@ function parseLockContent(raw: string): LockContent | undefined {
 /** Spec 7.3: same host and the process is gone. A lock naming no pid or no host is never stale. */
 function isStale(content: LockContent, host: string, options: LockOptions): boolean {
   if (content.pid === undefined || content.host !== host) return false;
+  if (content.pid === (options.pid ?? process.pid)) return content.nonce === undefined || !ownNonces.has(content.nonce);
   const bootTime = options.bootTimeMs?.() ?? Date.now() - uptime() * 1000;
   const started = content.started === undefined ? NaN : Date.parse(content.started);
   // A lock from before the last boot names a pid that may have been reused.

@@ -15,6 +15,9 @@ describe('collection lock', () => {
   });
   afterEach(() => home.cleanup());
 
+  // A live process on this host that is not us (a lock naming our own pid is
+  // ours or left by an earlier process with our pid, see below).
+  const LIVE = process.ppid;
   // Spec 7.3's format: no nonce (that is an extra of our own locks).
   const lockText = (pid: number, host = hostname(), started = new Date().toISOString()): string => JSON.stringify({ pid, host, started });
   /** Options whose clock jumps past the timeout at the first back-off. */
@@ -49,7 +52,7 @@ describe('collection lock', () => {
   });
 
   it('gives up after the timeout naming the holder', async () => {
-    await fs.writeFile(join(dir, LOCK_FILE), lockText(process.pid));
+    await fs.writeFile(join(dir, LOCK_FILE), lockText(LIVE));
     let now = 1_000_000;
     const error = await acquireCollectionLock(dir, {
       now: () => now,
@@ -57,7 +60,7 @@ describe('collection lock', () => {
         now += ms + 1000;
       },
     }).catch((e: unknown) => e);
-    expect(String(error)).toContain(`Failed to lock ${dir}: held by pid ${process.pid}`);
+    expect(String(error)).toContain(`Failed to lock ${dir}: held by pid ${LIVE}`);
     expect(await listDir(dir)).toEqual([LOCK_FILE]);
   });
 
@@ -71,8 +74,8 @@ describe('collection lock', () => {
   });
 
   it('accepts the spec format and fails with exactly the spec message while its holder lives', async () => {
-    await fs.writeFile(join(dir, LOCK_FILE), lockText(process.pid));
-    expect(await failure(impatient())).toBe(`Failed to lock ${dir}: held by pid ${process.pid}`);
+    await fs.writeFile(join(dir, LOCK_FILE), lockText(LIVE));
+    expect(await failure(impatient())).toBe(`Failed to lock ${dir}: held by pid ${LIVE}`);
     // A lock that names its pid but no host cannot be judged; the pid is still named.
     await fs.writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid: 7 }));
     expect(await failure(impatient({ isProcessAlive: () => false }))).toBe(`Failed to lock ${dir}: held by pid 7`);
@@ -84,7 +87,7 @@ describe('collection lock', () => {
   it('never removes a lock that another process took after this one judged the old lock stale', async () => {
     const lockPath = join(dir, LOCK_FILE);
     await fs.writeFile(lockPath, lockText(424242));
-    const fresh = lockText(process.pid);
+    const fresh = lockText(LIVE);
     const message = await failure(
       impatient({
         isProcessAlive: (pid) => {
@@ -94,14 +97,14 @@ describe('collection lock', () => {
         },
       }),
     );
-    expect(message).toBe(`Failed to lock ${dir}: held by pid ${process.pid}`);
+    expect(message).toBe(`Failed to lock ${dir}: held by pid ${LIVE}`);
     expect(await fs.readFile(lockPath, 'utf8')).toBe(fresh);
     expect(await listDir(dir)).toEqual([LOCK_FILE]);
   });
 
   it('breakers take turns: a live breaker is waited for, a dead one is cleared', async () => {
     await fs.writeFile(join(dir, LOCK_FILE), lockText(424242));
-    await fs.writeFile(join(dir, BREAK_FILE), lockText(process.pid));
+    await fs.writeFile(join(dir, BREAK_FILE), lockText(LIVE));
     const alive = (pid: number): boolean => pid !== 424242 && pid !== 525252;
     expect(await failure(impatient({ isProcessAlive: alive }))).toBe(`Failed to lock ${dir}: held by pid 424242`);
     expect(await listDir(dir)).toEqual([LOCK_FILE, BREAK_FILE].sort());
@@ -116,6 +119,20 @@ describe('collection lock', () => {
     const handle = await acquireCollectionLock(dir, { isProcessAlive: (pid) => pid !== 424242 });
     expect(JSON.parse(await fs.readFile(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
     await handle.release();
+    expect(await listDir(dir)).toEqual([]);
+  });
+
+  it('breaks a lock naming our own pid that this process does not hold (a restarted container is pid 1 again), never one it holds', async () => {
+    // Spec format and our own format with someone else's nonce: an earlier process with our pid left them.
+    for (const text of [lockText(process.pid), JSON.stringify({ pid: process.pid, host: hostname(), started: new Date().toISOString(), nonce: 'aa' })]) {
+      await fs.writeFile(join(dir, LOCK_FILE), text);
+      const handle = await acquireCollectionLock(dir, impatient());
+      await handle.release();
+      expect(await listDir(dir)).toEqual([]);
+    }
+    const held = await acquireCollectionLock(dir);
+    expect(await failure(impatient())).toBe(`Failed to lock ${dir}: held by pid ${process.pid}`);
+    await held.release();
     expect(await listDir(dir)).toEqual([]);
   });
 
@@ -135,10 +152,10 @@ describe('collection lock', () => {
   it('the holder clears the pending files of waiters that died, never a live waiter\'s', async () => {
     // A waiter killed with -9 leaves its `.lock.{pid}.{nonce}.pending` behind; nothing else removes it.
     const dead = `.lock.424242.0123456789abcdef.pending`;
-    const live = `.lock.${process.pid}.fedcba9876543210.pending`;
+    const live = `.lock.${LIVE}.fedcba9876543210.pending`;
     const foreign = `.lock.434343.00000000000000aa.pending`;
     await fs.writeFile(join(dir, dead), lockText(424242));
-    await fs.writeFile(join(dir, live), lockText(process.pid));
+    await fs.writeFile(join(dir, live), lockText(LIVE));
     await fs.writeFile(join(dir, foreign), lockText(434343, 'another-host'));
     const handle = await acquireCollectionLock(dir, { isProcessAlive: (pid) => pid !== 424242 && pid !== 434343 });
     await handle.release();
