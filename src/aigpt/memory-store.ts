@@ -420,8 +420,16 @@ export class MemoryStore {
         const start = Math.max(0, end - 32);
         const batch = await mapLimited(toRead.slice(start, end), 32, read);
         for (let index = batch.length - 1; index >= 0; index--) {
-          const outcome = batch[index]!;
-          const size = outcome.ok && outcome.text !== undefined ? answerBytes(outcome) : 0;
+          let outcome = batch[index]!;
+          let size = outcome.ok && outcome.text !== undefined ? answerBytes(outcome) : 0;
+          if (size > options.maxBytes) {
+            // A record that alone outgrows the budget (a 1 MiB file of numbers
+            // re-serialised) is skipped by itself instead of ending the read
+            // there and hiding every older memory.
+            const path = join(this.tree.memoryDir, toRead[start + index]!.name);
+            outcome = { ok: false, stage: 'read', message: `Failed to read ${path}: larger than the ${options.maxBytes}-byte read bound when re-serialised` };
+            size = 0;
+          }
           if (used + size > options.maxBytes) {
             end = start + index + 1;
             break reading;

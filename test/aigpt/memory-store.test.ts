@@ -142,6 +142,15 @@ describe('MemoryStore', () => {
     const read = await store.readMemories({ maxBytes: 2500 });
     expect(read.records.map((record) => record.name)).toEqual(['3mfyouuy6222a.json']);
     expect(read.notRead).toBe(1);
+    // A newest record that alone outgrows the budget is skipped by itself; the older ones are still read.
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy6222b.json'), `{"value":{"content":{"text":"n"}},"n":[${Array<string>(200).fill('1e15').join(',')}]}`);
+    const after = await store.readMemories({ maxBytes: 2500 });
+    expect(after.records.map((record) => record.name)).toEqual(['3mfyouuy6222a.json']);
+    expect(after.skipped.map((skip) => skip.reason)).toEqual([
+      'beyond the 2500-byte read bound (oldest first)',
+      `Failed to read ${join(store.tree.memoryDir, '3mfyouuy6222b.json')}: larger than the 2500-byte read bound when re-serialised`,
+    ]);
+    expect(after.notRead).toBe(1);
   });
 
   it('bounds memory text size and rejects lone surrogates, writing nothing', async () => {
