@@ -12,7 +12,7 @@ import { createApplication, createOperator, type Application, type Operator, typ
 import type { AdminContext } from './core/admin-reports.js';
 import type { TransferCodec } from './core/transfer-codec.js';
 import { AIPCS_MCP_CONTRACT_VERSION } from './contract/server-info.js';
-import { readBundle, summaryToJson, writeBundle } from './portable/index.js';
+import { isBundleInvalidError, readBundle, summaryToJson, writeBundle } from './portable/index.js';
 import { PACKAGE_VERSION } from './version.js';
 import type { LogLevel, RuntimeConfig } from './config/index.js';
 import { createDispatcher } from './mcp/dispatch.js';
@@ -169,6 +169,7 @@ export const TRANSFER_CODEC: TransferCodec = {
   write: (content, sink) => writeBundle(content, sink),
   read: (open) => readBundle(open),
   summaryJson: (summary) => summaryToJson(summary),
+  exceedsLimits: (error) => isBundleInvalidError(error) && (error.reason === 'bundle_too_large' || error.reason === 'too_many_lines'),
 };
 
 function operatorOver(storage: OperatorStoragePorts, principalId: string): Operator {

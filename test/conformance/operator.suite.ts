@@ -6,6 +6,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApplication, createOperator, type Operator, type OperatorStoragePorts } from '../../src/aipcs/core/application.js';
 import { TRANSFER_CODEC } from '../../src/aipcs/compose.js';
+import type { TransferCodec } from '../../src/aipcs/core/transfer-codec.js';
+import { writeWithLimits } from '../../src/aipcs/portable/bundle-writer.js';
+import { DEFAULT_LIMITS } from '../../src/aipcs/portable/format.js';
 import { manualClock, sequentialIds } from '../../src/common/clock.js';
 import type { JsonObject } from '../../src/common/json.js';
 import { notesManifest } from '../support/manifests.js';
@@ -23,7 +26,7 @@ export interface OperatorStorageHarness {
 
 let idPrefix = 9000;
 
-function operatorOver(storage: OperatorStoragePorts, principalId = 'agent-a'): Operator {
+function operatorOver(storage: OperatorStoragePorts, principalId = 'agent-a', codec: TransferCodec = TRANSFER_CODEC): Operator {
   const clock = manualClock(1_800_000_000_000_000n);
   const ids = sequentialIds(idPrefix++);
   return createOperator(storage, {
@@ -35,7 +38,7 @@ function operatorOver(storage: OperatorStoragePorts, principalId = 'agent-a'): O
     },
     uuid: () => ids.uuid(),
     sha256,
-    codec: TRANSFER_CODEC,
+    codec,
     producer: { packageVersion: '0.0.0-test', mcpContract: '1.2.0' },
   });
 }
@@ -206,6 +209,20 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         app = mcpOver(storage, principalId);
         return operatorOver(storage, principalId);
       }
+
+      it('refuses a service too large for one artefact without keeping a claim: it stays usable, not frozen', async () => {
+        const serviceId = await materialised();
+        for (const i of [1, 2]) await app.records.create({ serviceId, entityName: 'note', record: { title: `Note ${i}` }, idempotencyKey: `large-${i}` });
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        // Header, service and trailer fit in four lines; the members do not.
+        const small = operatorOver(storage, 'agent-a', { ...TRANSFER_CODEC, write: (content, sink) => writeWithLimits(content, sink, { ...DEFAULT_LIMITS, maxLines: 4 }) });
+        await expect(exportBytes(small, serviceId, 4n, OP(2))).rejects.toMatchObject({ code: 'unsupported_transition', issues: [{ code: 'invalid_length', path: 'service' }] });
+        expect(await storage.registry.read((tx) => tx.getClaim('agent-a', OP(2)))).toBeUndefined();
+        expect(await storage.registry.read((tx) => tx.getActiveClaim('agent-a', serviceId))).toBeUndefined();
+        // The operation id is free again, and the service moves on.
+        expect((await exportBytes(operator, serviceId, 4n, OP(2))).result).toMatchObject({ operation: 'export', receipt: { service_revision: 4n } });
+        await operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(3) });
+      });
 
       it('moves a service to another location with its content, identity, revision and status', async () => {
         const serviceId = await materialised();

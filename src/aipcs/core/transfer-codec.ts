@@ -122,4 +122,6 @@ export interface TransferCodec {
   read(open: () => AsyncIterable<Uint8Array>): Promise<ValidatedTransfer>;
   /** The summary object the CLI prints. */
   summaryJson(summary: TransferSummary): JsonObject;
+  /** Whether a write failed only because the content is more than one artefact may hold (bytes or lines). */
+  exceedsLimits(error: unknown): boolean;
 }

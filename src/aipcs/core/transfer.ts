@@ -347,6 +347,10 @@ export class ServiceTransfer {
     try {
       encoded = await this.encode(service, createdAt, sink);
     } catch (error) {
+      // A service that outgrew one artefact is neither damaged nor changed by
+      // the attempt: freezing it (below) locked a working service away for
+      // good. Refused like an unencodable manifest (D21), leaving no claim.
+      if (this.deps.codec.exceedsLimits(error)) return this.refuseTooLarge(claim);
       // A store that is not behind a closed fence, or whose content breaks
       // the artefact's rules, cannot be exported safely by any retry.
       if (error instanceof FenceOpenError || (error instanceof AipcsError && error.code === 'validation_failed')) return this.claims.markRecoveryRequired(claim);
@@ -391,6 +395,24 @@ export class ServiceTransfer {
           created_at: formatTimestamp27(createdAt),
         },
       };
+    });
+  }
+
+  /** Releases the export's prepared claim (it only read the store) and refuses. */
+  private async refuseTooLarge(claim: ClaimRow): Promise<never> {
+    await this.registry.write(async (tx) => {
+      const stored = await tx.getClaim(this.principalId, claim.idempotencyKey);
+      if (stored?.phase === 'prepared' && stored.fingerprint === claim.fingerprint) await tx.deleteClaim(this.principalId, claim.idempotencyKey);
+    });
+    throw new AipcsError('unsupported_transition', {
+      issues: [
+        {
+          code: 'invalid_length',
+          path: 'service',
+          message: 'The service is too large for one export artefact.',
+          remediation: 'The service cannot be exported; its data stays usable.',
+        },
+      ],
     });
   }
 

@@ -245,6 +245,7 @@ const SQL = {
   deleteService: `DELETE FROM ${R}."aipcs_registry_service" WHERE "principal_id" = $1 AND "service_id" = $2`,
   tombstoneClaims: `UPDATE ${R}."aipcs_registry_claim" SET "phase" = 'completed', "fingerprint" = $1, "intent_json" = '{}', "result_json" = NULL, "updated_at" = $2
     WHERE "principal_id" = $3 AND "service_id" = $4 AND "idempotency_key" <> $5`,
+  deleteClaim: `DELETE FROM ${R}."aipcs_registry_claim" WHERE "principal_id" = $1 AND "idempotency_key" = $2`,
 };
 
 /**
@@ -386,6 +387,11 @@ class PostgresRegistryTx implements OperatorRegistryWriter {
   async tombstoneClaims(principalId: string, serviceId: string, keepKey: string, now: bigint): Promise<void> {
     await this.lock('service', principalId, serviceId);
     await this.session.run(SQL.tombstoneClaims, [TOMBSTONED_FINGERPRINT, now, principalId, serviceId, keepKey]);
+  }
+
+  async deleteClaim(principalId: string, idempotencyKey: string): Promise<void> {
+    await this.lock('claim', principalId, idempotencyKey);
+    await this.session.run(SQL.deleteClaim, [principalId, idempotencyKey]);
   }
 }
 

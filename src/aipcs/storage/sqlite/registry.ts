@@ -409,6 +409,10 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
       )
       .run(TOMBSTONED_FINGERPRINT, now, principalId, serviceId, keepKey);
   }
+
+  async deleteClaim(principalId: string, idempotencyKey: string): Promise<void> {
+    prepared(this.db, `DELETE FROM aipcs_registry_claim WHERE principal_id = ? AND idempotency_key = ?`).run(principalId, idempotencyKey);
+  }
 }
 
 export class SqliteRegistry implements OperatorRegistryPort {
