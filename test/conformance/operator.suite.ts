@@ -44,8 +44,8 @@ function operatorOver(storage: OperatorStoragePorts, principalId = 'agent-a', co
 }
 
 /** The same storage as an MCP process would use it (created_via mcp). */
-function mcpOver(storage: OperatorStoragePorts, principalId = 'agent-a') {
-  const clock = manualClock(1_700_000_000_000_000n);
+function mcpOver(storage: OperatorStoragePorts, principalId = 'agent-a', startMicros = 1_700_000_000_000_000n) {
+  const clock = manualClock(startMicros);
   const ids = sequentialIds(idPrefix++);
   return createApplication(storage, {
     principalId,
@@ -209,6 +209,18 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         app = mcpOver(storage, principalId);
         return operatorOver(storage, principalId);
       }
+
+      it('exports and imports a record updated by a process whose wall clock was behind the creating one', async () => {
+        const serviceId = await materialised();
+        const note = (await app.records.create({ serviceId, entityName: 'note', record: { title: 'Early' }, idempotencyKey: 'clock-c' }))['record'] as JsonObject;
+        const behind = mcpOver(storage, 'agent-a', 1_600_000_000_000_000n);
+        await behind.records.update({ serviceId, entityName: 'note', recordId: note['id'] as string, updates: { title: 'Later' }, expectedRecordVersion: 1n, idempotencyKey: 'clock-u' });
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        // updated_at is before created_at now; the export used to fail and freeze the service.
+        const { bytes } = await exportBytes(operator, serviceId, 4n, OP(2));
+        const importer = await freshLocation('agent-b');
+        expect(await importBytes(importer, bytes, OP(3))).toMatchObject({ operation: 'import', service: { service_id: serviceId } });
+      });
 
       it('refuses a service too large for one artefact without keeping a claim: it stays usable, not frozen', async () => {
         const serviceId = await materialised();
