@@ -81,7 +81,11 @@ export class ObjectStore {
       throw error;
     }
     try {
-      const { size } = await handle.stat();
+      const info = await handle.stat();
+      // Damage such as a folder under an object's name is reported for that
+      // object; reading it threw a bare EISDIR that stopped verify altogether.
+      if (!info.isFile()) return failure('io', `${id}: ${this.pathOf(id)} is not a regular file`);
+      const { size } = info;
       if (size > this.options.maxObjectBytes) {
         return failure('cbor.too_large', `${id}: ${size} bytes exceed max_object_bytes ${this.options.maxObjectBytes}`);
       }

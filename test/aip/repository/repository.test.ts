@@ -139,6 +139,15 @@ describe('object store', () => {
     expect((await repo.load(ID.V2)).kind).toBe('found');
   });
 
+  it('reports a folder under an object name for that object instead of stopping verify', async () => {
+    const repo = await repoWith(['V2']);
+    const id = 'ab'.repeat(32);
+    await mkdir(repo.store.pathOf(id), { recursive: true });
+    const report = await repo.verify();
+    expect(report.valid.map((v) => v.id).sort()).toEqual([ID.V1, ID.V2].sort());
+    expect(report.invalid).toEqual([{ id, code: 'io', message: `${id}: ${repo.store.pathOf(id)} is not a regular file` }]);
+  });
+
   it('bounds the size before reading', async () => {
     const repo = await repoWith([]);
     const id = 'ab'.repeat(32);
