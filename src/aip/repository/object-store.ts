@@ -75,7 +75,8 @@ export class ObjectStore {
   async readBytes(id: Id): Promise<Outcome<Uint8Array>> {
     let handle;
     try {
-      handle = await open(this.pathOf(id), constants.O_RDONLY);
+      // O_NONBLOCK: opening a FIFO under an object's name would otherwise wait for a writer for ever.
+      handle = await open(this.pathOf(id), constants.O_RDONLY | constants.O_NONBLOCK);
     } catch (error) {
       if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return failure('store.not_found', `no object ${id}`);
       throw error;

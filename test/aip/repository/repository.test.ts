@@ -2,7 +2,9 @@
 // write-once storage, reads checked against IDs, reverse queries from a
 // deletable index, HEAD compare-and-swap, the lock, and ID resolution.
 import { chmod, readFile, readdir, rm, stat, writeFile, mkdir } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
 import { hostname } from 'node:os';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeObject } from '../../../src/aip/core/codec.js';
@@ -146,6 +148,15 @@ describe('object store', () => {
     const report = await repo.verify();
     expect(report.valid.map((v) => v.id).sort()).toEqual([ID.V1, ID.V2].sort());
     expect(report.invalid).toEqual([{ id, code: 'io', message: `${id}: ${repo.store.pathOf(id)} is not a regular file` }]);
+  });
+
+  it('does not wait on a FIFO under an object name', async () => {
+    const repo = await repoWith([]);
+    const id = 'cd'.repeat(32);
+    await mkdir(join(repo.aipDir, 'objects', 'cd'), { recursive: true });
+    await promisify(execFile)('mkfifo', [repo.store.pathOf(id)]);
+    const read = await repo.store.readBytes(id);
+    expect(read.ok || read.error.code).toBe('io');
   });
 
   it('bounds the size before reading', async () => {
