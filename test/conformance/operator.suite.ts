@@ -210,6 +210,17 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         return operatorOver(storage, principalId);
       }
 
+      it('an import run twice at once under one operation id completes both times with the same result', async () => {
+        const serviceId = await materialised();
+        for (let i = 0; i < 5; i++) await app.records.create({ serviceId, entityName: 'note', record: { title: `Note ${i}` }, idempotencyKey: `twice-${i}` });
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const { bytes } = await exportBytes(operator, serviceId, 4n, OP(2));
+        const importer = await freshLocation('agent-b');
+        const [first, second] = await Promise.all([importBytes(importer, bytes, OP(3)), importBytes(importer, bytes, OP(3))]);
+        expect(first).toMatchObject({ operation: 'import', service: { service_id: serviceId } });
+        expect(second).toEqual(first);
+      });
+
       it('exports and imports a record updated by a process whose wall clock was behind the creating one', async () => {
         const serviceId = await materialised();
         const note = (await app.records.create({ serviceId, entityName: 'note', record: { title: 'Early' }, idempotencyKey: 'clock-c' }))['record'] as JsonObject;

@@ -576,20 +576,32 @@ export class ServiceTransfer {
     if (state.status === 'unavailable') throw new StorageFailure(state.reason === 'busy' ? 'busy' : 'unavailable');
     let expected: string;
     if (state.status === 'uninitialised') {
-      expected = await this.stage(artefact, manifest, layout, fence, locator);
-    } else if (state.status === 'ready') {
-      expected = await this.artefactDigest(artefact, manifest);
-      const found = await this.storeDigest(locator, manifest, layout);
-      if (found === null || found.digest !== expected || found.fence.generation !== fence.generation || found.fence.state !== 'closed') {
-        return this.claims.markRecoveryRequired(claim);
+      try {
+        expected = await this.stage(artefact, manifest, layout, fence, locator);
+      } catch (error) {
+        // Another attempt of this claim (the same command run twice at once)
+        // staged the store first: adopt it as a later retry would, instead
+        // of failing a command whose repetition succeeds.
+        if (!(error instanceof StorageFailure && error.kind === 'incompatible') || (await this.deps.storage.stores.inspect(locator)).status !== 'ready') throw error;
+        return this.adoptStaged(claim, artefact, manifest, layout, fence, locator);
       }
-      return;
+    } else if (state.status === 'ready') {
+      return this.adoptStaged(claim, artefact, manifest, layout, fence, locator);
     } else {
       return this.claims.markRecoveryRequired(claim);
     }
     const found = await this.storeDigest(locator, manifest, layout);
     if (found === null || found.digest !== expected || found.fence.generation !== fence.generation || found.fence.state !== 'closed') {
       throw new StorageFailure('uncertain');
+    }
+  }
+
+  /** Accepts a store an earlier or concurrent attempt of this claim staged when it holds exactly the artefact; anything else → recovery_required. */
+  private async adoptStaged(claim: ClaimRow, artefact: ValidatedTransfer, manifest: ManifestV2, layout: StoreLayout, fence: WriteFence, locator: StorageLocator): Promise<void> {
+    const expected = await this.artefactDigest(artefact, manifest);
+    const found = await this.storeDigest(locator, manifest, layout);
+    if (found === null || found.digest !== expected || found.fence.generation !== fence.generation || found.fence.state !== 'closed') {
+      return this.claims.markRecoveryRequired(claim);
     }
   }
 
