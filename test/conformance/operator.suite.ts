@@ -9,6 +9,9 @@ import { TRANSFER_CODEC } from '../../src/aipcs/compose.js';
 import type { TransferCodec } from '../../src/aipcs/core/transfer-codec.js';
 import { writeWithLimits } from '../../src/aipcs/portable/bundle-writer.js';
 import { DEFAULT_LIMITS } from '../../src/aipcs/portable/format.js';
+import { createHash } from 'node:crypto';
+
+const sha256Bytes = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 import { manualClock, sequentialIds } from '../../src/common/clock.js';
 import type { JsonObject } from '../../src/common/json.js';
 import { notesManifest } from '../support/manifests.js';
@@ -209,6 +212,24 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         app = mcpOver(storage, principalId);
         return operatorOver(storage, principalId);
       }
+
+      it('an export run twice at once under one operation id never hands out bytes its receipt does not name', async () => {
+        const serviceId = await materialised();
+        for (let i = 0; i < 5; i++) await app.records.create({ serviceId, entityName: 'note', record: { title: `Note ${i}` }, idempotencyKey: `twice-${i}` });
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const runs = await Promise.allSettled([exportBytes(operator, serviceId, 4n, OP(2)), exportBytes(operator, serviceId, 4n, OP(2))]);
+        const rootOf = (bytes: Buffer): string => {
+          const trailerStart = bytes.lastIndexOf(0x0a, bytes.length - 2) + 1;
+          return sha256Bytes(bytes.subarray(0, trailerStart));
+        };
+        const done = runs.filter((run): run is PromiseFulfilledResult<{ bytes: Buffer; result: JsonObject }> => run.status === 'fulfilled');
+        expect(done.length).toBeGreaterThan(0);
+        for (const run of done) expect((run.value.result['receipt'] as JsonObject)['bundle_root_sha256']).toBe(rootOf(run.value.bytes));
+        // One that lost the race is told to repeat, and the repetition replays the receipt's bytes.
+        for (const run of runs) if (run.status === 'rejected') expect(run.reason).toMatchObject({ code: 'operation_in_progress', retryable: true });
+        const again = await exportBytes(operator, serviceId, 4n, OP(2));
+        expect(rootOf(again.bytes)).toBe((again.result['receipt'] as JsonObject)['bundle_root_sha256']);
+      });
 
       it('an import run twice at once under one operation id completes both times with the same result', async () => {
         const serviceId = await materialised();

@@ -362,7 +362,7 @@ export class ServiceTransfer {
       if (fence.generation !== encoded.fence.generation || fence.state !== 'closed') return this.claims.markRecoveryRequired(claim);
     }
     const receiptId = this.deps.newId();
-    return this.claims.finalise(claim, async (tx, fresh) => {
+    const result = await this.claims.finalise(claim, async (tx, fresh) => {
       if (!fresh || fresh.serviceRevision !== service.serviceRevision || fresh.operationalStatus !== service.operationalStatus || fresh.updatedAt !== service.updatedAt) return null;
       await tx.insertReceipt({
         receiptId,
@@ -396,6 +396,12 @@ export class ServiceTransfer {
         },
       };
     });
+    // Another attempt of this same command (run twice at once) completed the
+    // claim first: its receipt names other bytes (another header time) than
+    // the sink holds. Those must not be published under it; the repetition
+    // replays the receipt's own bytes.
+    if ((result['receipt'] as JsonObject | undefined)?.['bundle_root_sha256'] !== encoded.summary.rootSha256) throw new AipcsError('operation_in_progress');
+    return result;
   }
 
   /** Releases the export's prepared claim (it only read the store) and refuses. */
