@@ -124,9 +124,15 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(await storage.stores.readFence(locator)).toEqual({ generation: 3n, state: 'open' });
         await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 5n, operationId: OP(3) });
         expect(await storage.stores.readFence(locator)).toEqual({ generation: 4n, state: 'closed' });
+        // Every transition moves the generation (spec §4.3), also where the fence stays closed.
         await operator.operations.transition({ kind: 'restore', serviceId, expectedServiceRevision: 6n, operationId: OP(4) });
-        expect(await storage.stores.readFence(locator)).toEqual({ generation: 4n, state: 'closed' });
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 5n, state: 'closed' });
         expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ operational_status: 'suspended', service_revision: 7n, recovery_state: 'clear' });
+        await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 7n, operationId: OP(5) });
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 6n, state: 'closed' });
+        // A replay moves nothing.
+        await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 7n, operationId: OP(5) });
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 6n, state: 'closed' });
       });
 
       it('replays, refuses changed requests, stale revisions and unsupported transitions', async () => {

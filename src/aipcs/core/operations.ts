@@ -215,19 +215,20 @@ export class OperatorService {
           target_operational_status: rule.to,
         });
         await tx.insertClaim(claim);
-        return { claim };
+        return { claim, admittedNow: true };
       });
       if ('replay' in admitted) return admitted.replay;
-      return this.completeTransition(command.kind, admitted.claim);
+      return this.completeTransition(command.kind, admitted.claim, 'admittedNow' in admitted);
     });
   }
 
-  private async completeTransition(kind: TransitionKind, claim: ClaimRow): Promise<JsonObject> {
+  /** `admittedNow`: the claim was admitted by this call, not resumed from an earlier attempt. */
+  private async completeTransition(kind: TransitionKind, claim: ClaimRow, admittedNow: boolean): Promise<JsonObject> {
     const rule = TRANSITIONS[kind];
     const expected = expectedRevisionOf(claim);
     const service = await this.registry.read((tx) => tx.getService(this.deps.principalId, claim.serviceId ?? ''));
     if (!service || service.serviceRevision !== expected) return this.claims.markRecoveryRequired(claim);
-    if (service.designState === 'materialised' && service.storage) await this.moveFence(service.storage, rule.fence);
+    if (service.designState === 'materialised' && service.storage) await this.moveFence(service.storage, rule.fence, admittedNow);
     return this.claims.finalise(claim, async (tx, fresh, now) => {
       if (!fresh || fresh.serviceRevision !== expected) return null;
       const updated: ServiceRow = { ...fresh, operationalStatus: rule.to, serviceRevision: fresh.serviceRevision + 1n, updatedAt: now, lastActivityAt: now };
@@ -237,15 +238,18 @@ export class OperatorService {
   }
 
   /**
-   * Brings the fence to `target` with compare-and-change (generation + 1).
-   * Already there (an earlier attempt of this intent) is fine; a change that
-   * fails is trusted only when a re-read shows the target, otherwise the
-   * claim stays prepared and the caller gets busy or uncertain.
+   * Brings the fence to `target` with compare-and-change (generation + 1),
+   * also when it is already there on a transition's first attempt (archive
+   * of a suspended service, restore: spec §4.3 moves the generation on every
+   * transition). A resumed intent finding the target takes it as its own
+   * earlier change. A change that fails is trusted only when a re-read shows
+   * the target, otherwise the claim stays prepared and the caller gets busy
+   * or uncertain.
    */
-  private async moveFence(locator: StorageLocator, target: FenceState): Promise<void> {
+  private async moveFence(locator: StorageLocator, target: FenceState, firstAttempt: boolean): Promise<void> {
     const stores = this.deps.storage.stores;
     const current = await stores.readFence(locator);
-    if (current.state === target) return;
+    if (current.state === target && !firstAttempt) return;
     let changed = null;
     try {
       changed = await stores.changeFence(locator, current, target);
