@@ -237,6 +237,16 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(rootOf(again.bytes)).toBe((again.result['receipt'] as JsonObject)['bundle_root_sha256']);
       });
 
+      it('a seed waits (storage_busy) while an import holds its domain, then returns the imported service', async () => {
+        const reserved = { serviceId: '11111111-2222-4333-8444-555555555555', principalId: 'agent-a', state: 'import_prepared' as const, domainName: 'incoming', idempotencyKey: OP(9), lifecycleAt: 1n };
+        await storage.registry.write((tx) => tx.putIdentity(reserved));
+        await rejects(app.lifecycle.seed({ domainName: 'incoming', domainClass: 'k', intentDescription: 'I.', idempotencyKey: 'seed-incoming' }), 'storage_busy');
+        // Another principal's domain of that name is not reserved for this one.
+        expect(await mcpOver(storage, 'agent-b').lifecycle.seed({ domainName: 'incoming', domainClass: 'k', intentDescription: 'I.', idempotencyKey: 'seed-b' })).toMatchObject({ domain_name: 'incoming' });
+        await storage.registry.write((tx) => tx.deleteIdentity(reserved.serviceId));
+        expect(await app.lifecycle.seed({ domainName: 'incoming', domainClass: 'k', intentDescription: 'I.', idempotencyKey: 'seed-incoming' })).toMatchObject({ domain_name: 'incoming' });
+      });
+
       it('an import run twice at once under one operation id completes both times with the same result', async () => {
         const serviceId = await materialised();
         for (let i = 0; i < 5; i++) await app.records.create({ serviceId, entityName: 'note', record: { title: `Note ${i}` }, idempotencyKey: `twice-${i}` });

@@ -227,6 +227,10 @@ export class LifecycleService {
           await tx.insertClaim(this.completedClaim('seed', command.idempotencyKey, fingerprint, existing.serviceId, projection, now));
           return projection;
         }
+        // An import of this domain is under way (ops spec §5.9 step 5 reserved
+        // it): a new service here would make that import fail at publication.
+        // Retry: once published, the seed returns the imported service (§12.3).
+        if (await tx.domainReserved(this.deps.principalId, command.domainName)) throw new AipcsError('storage_busy');
         const service: ServiceRow = {
           serviceId: this.deps.newServiceId(),
           principalId: this.deps.principalId,

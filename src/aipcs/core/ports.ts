@@ -65,6 +65,8 @@ export interface RegistryReader {
   getClaim(principalId: string, idempotencyKey: string): Promise<ClaimRow | undefined>;
   /** The prepared or recovery-required claim of a service, if any. */
   getActiveClaim(principalId: string, serviceId: string): Promise<ClaimRow | undefined>;
+  /** Whether an import of this principal has reserved the domain name. */
+  domainReserved(principalId: string, domainName: string): Promise<boolean>;
 }
 
 export interface RegistryWriter extends RegistryReader {
@@ -378,8 +380,6 @@ export interface OperatorRegistryReader extends RegistryReader {
   getIdentity(serviceId: string): Promise<IdentityRow | undefined>;
   /** Whether any principal has a live service with this id. */
   serviceIdInUse(serviceId: string): Promise<boolean>;
-  /** Whether an import of this principal has reserved the domain name. */
-  domainReserved(principalId: string, domainName: string): Promise<boolean>;
   getReceipt(receiptId: string): Promise<ReceiptRow | undefined>;
 }
 
