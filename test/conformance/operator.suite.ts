@@ -237,6 +237,17 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(rootOf(again.bytes)).toBe((again.result['receipt'] as JsonObject)['bundle_root_sha256']);
       });
 
+      it('design waits (storage_busy) while an operator intent is pending on the seeded service, and refuses a frozen one', async () => {
+        const serviceId = (await app.lifecycle.seed({ domainName: 'pending', domainClass: 'k', intentDescription: 'P.', idempotencyKey: 'seed-pending' }))['service_id'] as string;
+        const claim = { principalId: 'agent-a', idempotencyKey: OP(8), kind: 'suspend' as const, fingerprint: 'f'.repeat(64), serviceId, phase: 'prepared' as const, intent: { service_id: serviceId }, result: null, createdAt: 1n, updatedAt: 1n };
+        await storage.registry.write((tx) => tx.insertClaim(claim));
+        const design = () => app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'design-pending' });
+        await rejects(design(), 'storage_busy');
+        await storage.registry.write((tx) => tx.updateClaim({ ...claim, phase: 'recovery_required' }));
+        await rejects(design(), 'recovery_required');
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ service_revision: 1n, schema: null });
+      });
+
       it('a seed waits (storage_busy) while an import holds its domain, then returns the imported service', async () => {
         const reserved = { serviceId: '11111111-2222-4333-8444-555555555555', principalId: 'agent-a', state: 'import_prepared' as const, domainName: 'incoming', idempotencyKey: OP(9), lifecycleAt: 1n };
         await storage.registry.write((tx) => tx.putIdentity(reserved));

@@ -268,6 +268,12 @@ export class LifecycleService {
         if (service.operationalStatus !== 'active' || service.designState !== 'seeded' || service.manifest !== null) {
           throw new AipcsError('invalid_state');
         }
+        // Another intent on the service (an operator's suspend, archive or
+        // export of this seeded service) would find its revision moved and
+        // freeze the service: wait for it (ops spec §4.1 last row, §4.5).
+        const active = await tx.getActiveClaim(this.deps.principalId, service.serviceId);
+        if (active?.phase === 'prepared') throw new AipcsError('storage_busy');
+        if (active?.phase === 'recovery_required') throw new AipcsError('recovery_required');
         const now = this.deps.nowMicros();
         const designed: ServiceRow = {
           ...service,
