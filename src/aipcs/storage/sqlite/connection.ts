@@ -92,6 +92,8 @@ export class SqliteConnection {
   private readonly busyTimeoutMs: number;
   /** The file this connection opened: every unit of work checks the path still names it (spec 3.2.2). */
   private readonly identity: string | null;
+  /** The `-wal` file this connection writes to, once it has used one: it keeps it open until it closes. */
+  private walIdentity: string | null = null;
 
   constructor(
     private readonly path: string,
@@ -178,7 +180,11 @@ export class SqliteConnection {
         // otherwise keep answering from the unlinked file, and writes would
         // vanish with it: refuse instead (checked inside the transaction).
         if (this.identity === null || fileIdentity(this.path) !== this.identity) throw new StorageFailure('unavailable');
+        this.checkWal(false);
         const result = await work(this.db);
+        // A -wal removed (or replaced) under the open connection would take
+        // this commit into a file no other connection or restart ever reads.
+        this.checkWal(true);
         this.db.exec('COMMIT');
         return result;
       } catch (error) {
@@ -193,6 +199,20 @@ export class SqliteConnection {
         throw error instanceof Database.SqliteError ? toStorageFailure(error) : error;
       }
     });
+  }
+
+  /**
+   * Refuses when the path no longer names the `-wal` file this connection has
+   * in use; `learn` (only after the unit's work has read, when SQLite holds
+   * the file open until the connection closes) records it the first time.
+   */
+  private checkWal(learn: boolean): void {
+    const current = fileIdentity(`${this.path}-wal`);
+    if (this.walIdentity !== null) {
+      if (current !== this.walIdentity) throw new StorageFailure('unavailable');
+    } else if (learn && current !== null && this.journalMode().toLowerCase() === 'wal') {
+      this.walIdentity = current;
+    }
   }
 
   close(): void {
