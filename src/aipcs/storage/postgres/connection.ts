@@ -166,6 +166,11 @@ export class PostgresConnection {
         `-c statement_timeout=${options.statementTimeoutMs}ms`,
       ].join(' '),
       application_name: 'aipcs',
+      // statement_timeout is enforced by the server, so it cannot end a wait
+      // on a server or network that stopped answering. This client-side bound
+      // comes after it (the server's own timeout wins whenever it can fire);
+      // the statement then fails as a lost connection (COMMIT: uncertain).
+      query_timeout: options.statementTimeoutMs + options.connectTimeoutSeconds * 1000,
       keepAlive: true,
       max: this.max,
       idleTimeoutMillis: 10_000,

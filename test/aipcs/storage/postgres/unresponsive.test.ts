@@ -1,0 +1,97 @@
+// A server (or network) that stops answering mid-session: statement_timeout
+// cannot fire there, so the adapter must still give up within its configured
+// timeouts instead of leaving the tool call waiting forever. A TCP relay in
+// front of the test cluster plays the frozen server.
+
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
+import { PostgresConnection } from '../../../../src/aipcs/storage/postgres/connection.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
+
+interface Relay {
+  readonly port: number;
+  /** From now on nothing is passed on in either direction, and no socket is closed. */
+  freeze(): void;
+  close(): Promise<void>;
+}
+
+async function relayTo(target: URL): Promise<Relay> {
+  const [port, host] = [Number(target.port), target.hostname];
+  let frozen = false;
+  const sockets: Socket[] = [];
+  const server: Server = createServer((inbound) => {
+    const outbound = connect(port, host);
+    sockets.push(inbound, outbound);
+    for (const socket of [inbound, outbound]) socket.on('error', () => undefined);
+    inbound.on('data', (chunk: Buffer) => frozen || outbound.write(chunk));
+    outbound.on('data', (chunk: Buffer) => frozen || inbound.write(chunk));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : 0,
+    freeze: () => (frozen = true),
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+async function outcome(promise: Promise<unknown>): Promise<{ kind: string; ms: number }> {
+  const started = Date.now();
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(StorageFailure);
+  return { kind: (error as StorageFailure).kind, ms: Date.now() - started };
+}
+
+const timeouts = { connectTimeoutSeconds: 1, lockTimeoutMs: 500, statementTimeoutMs: 1000 };
+
+describe('an unresponsive PostgreSQL server', () => {
+  expectClustersUnderCi();
+
+  let db: TestDatabase | undefined;
+  let relay: Relay | undefined;
+  let connection: PostgresConnection | undefined;
+
+  afterEach(async () => {
+    await relay?.close();
+    await connection?.close().catch(() => undefined);
+    await db?.drop();
+    [db, relay, connection] = [undefined, undefined, undefined];
+  });
+
+  describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s', (_version, cluster) => {
+    async function openThroughRelay(): Promise<{ relay: Relay; connection: PostgresConnection }> {
+      db = await createTestDatabase(cluster);
+      const url = new URL(db.url);
+      relay = await relayTo(url);
+      url.port = String(relay.port);
+      connection = new PostgresConnection({ dsn: url.toString(), ...timeouts });
+      // A pooled, prepared connection that works: what a running server holds.
+      expect(await connection.transaction('read', (session) => session.rows('SELECT 1 AS one'))).toEqual([{ one: 1 }]);
+      return { relay, connection };
+    }
+
+    it('ends a statement on a pooled connection within the timeouts, as unavailable', async () => {
+      const { relay, connection } = await openThroughRelay();
+      relay.freeze();
+      const { kind, ms } = await outcome(connection.transaction('read', (session) => session.rows('SELECT 1 AS one')));
+      expect(kind).toBe('unavailable');
+      expect(ms).toBeLessThan(timeouts.statementTimeoutMs + timeouts.connectTimeoutSeconds * 1000 + 3000);
+    }, 20_000);
+
+    it('answers a COMMIT that gets no reply as uncertain', async () => {
+      const { relay, connection } = await openThroughRelay();
+      const write = connection.transaction('write', async (session) => {
+        await session.run('SELECT 1');
+        relay.freeze();
+      });
+      expect((await outcome(write)).kind).toBe('uncertain');
+    }, 20_000);
+  });
+});
