@@ -1,6 +1,7 @@
-// Files changed under a running SQLite connection: the connection refuses
-// (StorageFailure unavailable) rather than reading or writing files that no
-// longer sit at their paths.
+// A running SQLite connection when others misbehave: files changed under it
+// are refused (StorageFailure unavailable) rather than read or written where
+// they no longer sit, and a writer slot held elsewhere answers busy within
+// the busy timeout without holding up anything else in the process.
 
 import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,6 +71,39 @@ describe('an open SQLite connection', () => {
       const count = await connection.read((db) => (db.prepare('SELECT count(*) AS n FROM t').get() as { n: bigint }).n);
       expect(count).toBe(6n);
     } finally {
+      connection.close();
+    }
+  });
+});
+
+describe('a SQLite connection whose writer slot another connection holds', () => {
+  it('answers busy within the timeout, concurrent writers too, and reads meanwhile', async () => {
+    const path = walDatabase();
+    const connection = new SqliteConnection(path, { busyTimeoutMs: 600, readonly: false });
+    const holder = new Database(path);
+    try {
+      await connection.write((db) => db.exec('INSERT INTO t VALUES (1)'));
+      holder.exec('BEGIN IMMEDIATE');
+      const started = Date.now();
+      const settled: string[] = [];
+      const writes = [1, 2, 3, 4].map((n) =>
+        failureOf(connection.write((db) => db.exec(`INSERT INTO t VALUES (${n})`))).then((kind) => {
+          settled.push('write');
+          return kind;
+        }),
+      );
+      const read = connection.read((db) => (db.prepare('SELECT count(*) AS n FROM t').get() as { n: bigint }).n).then((n) => {
+        settled.push('read');
+        return n;
+      });
+      expect(await read).toBe(1n);
+      expect(await Promise.all(writes)).toEqual(['busy', 'busy', 'busy', 'busy']);
+      expect(Date.now() - started).toBeLessThan(1500);
+      expect(settled[0]).toBe('read');
+      holder.exec('ROLLBACK');
+      await connection.write((db) => db.exec('INSERT INTO t VALUES (5)'));
+    } finally {
+      holder.close();
       connection.close();
     }
   });

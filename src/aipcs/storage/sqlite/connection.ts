@@ -86,6 +86,10 @@ function fileIdentity(path: string): string | null {
   }
 }
 
+/** A write whose BEGIN IMMEDIATE found the writer slot taken, before its deadline. */
+const WRITER_SLOT_BUSY = Symbol('writer slot busy');
+const WRITER_SLOT_MAX_PAUSE_MS = 25;
+
 export class SqliteConnection {
   readonly db: SqliteDatabase;
   private readonly mutex = new Mutex();
@@ -164,16 +168,42 @@ export class SqliteConnection {
     return this.transaction('BEGIN', work);
   }
 
-  write<T>(work: (db: SqliteDatabase) => Promise<T> | T): Promise<T> {
-    return this.transaction('BEGIN IMMEDIATE', work);
+  /**
+   * Waits for the writer slot within the busy timeout without blocking the
+   * event loop: SQLite's own busy handler sleeps in the calling thread, which
+   * stalled every other request of the process (other services, reads) for
+   * the whole timeout, and concurrent writers one timeout after another.
+   * BEGIN IMMEDIATE is tried without a wait and tried again after a pause,
+   * with this connection free meanwhile, until the timeout has passed.
+   */
+  async write<T>(work: (db: SqliteDatabase) => Promise<T> | T): Promise<T> {
+    const deadline = Date.now() + this.busyTimeoutMs;
+    for (let pause = 1; ; pause = Math.min(pause * 2, WRITER_SLOT_MAX_PAUSE_MS)) {
+      const outcome = await this.transaction('BEGIN IMMEDIATE', work, deadline);
+      if (outcome !== WRITER_SLOT_BUSY) return outcome;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(pause, deadline - Date.now()))));
+    }
   }
 
-  private transaction<T>(begin: string, work: (db: SqliteDatabase) => Promise<T> | T): Promise<T> {
+  private transaction<T>(begin: string, work: (db: SqliteDatabase) => Promise<T> | T): Promise<T>;
+  private transaction<T>(begin: string, work: (db: SqliteDatabase) => Promise<T> | T, deadline: number): Promise<T | typeof WRITER_SLOT_BUSY>;
+  private transaction<T>(begin: string, work: (db: SqliteDatabase) => Promise<T> | T, deadline?: number): Promise<T | typeof WRITER_SLOT_BUSY> {
     return this.mutex.run(async () => {
       try {
-        this.db.exec(begin);
+        if (deadline === undefined) {
+          this.db.exec(begin);
+        } else {
+          this.db.pragma('busy_timeout = 0');
+          try {
+            this.db.exec(begin);
+          } finally {
+            this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+          }
+        }
       } catch (error) {
-        throw toStorageFailure(error);
+        const failure = toStorageFailure(error);
+        if (failure.kind === 'busy' && deadline !== undefined && Date.now() < deadline) return WRITER_SLOT_BUSY;
+        throw failure;
       }
       try {
         // A database removed or replaced under an open connection would
