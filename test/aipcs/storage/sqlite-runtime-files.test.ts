@@ -3,13 +3,14 @@
 // they no longer sit, and a writer slot held elsewhere answers busy within
 // the busy timeout without holding up anything else in the process.
 
-import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { StorageFailure } from '../../../src/aipcs/core/ports.js';
 import { SqliteConnection } from '../../../src/aipcs/storage/sqlite/connection.js';
+import { SqliteServiceStores } from '../../../src/aipcs/storage/sqlite/service-store.js';
 
 function walDatabase(): string {
   const path = join(mkdtempSync(join(tmpdir(), 'aipcs-runtime-')), 'store.sqlite');
@@ -105,6 +106,29 @@ describe('a SQLite connection whose writer slot another connection holds', () =>
     } finally {
       holder.close();
       connection.close();
+    }
+  });
+});
+
+describe('service stores under a data root swapped for a symlink', () => {
+  it('are neither created nor opened through it', () => {
+    const parent = mkdtempSync(join(tmpdir(), 'aipcs-runtime-'));
+    const dataRoot = join(parent, 'data');
+    mkdirSync(dataRoot, { mode: 0o700 });
+    const stores = new SqliteServiceStores({ dataRoot, busyTimeoutMs: 1000 });
+    const first = { backend: 'sqlite', namespace: `svc_${'1'.repeat(32)}` } as const;
+    const second = { backend: 'sqlite', namespace: `svc_${'2'.repeat(32)}` } as const;
+    try {
+      expect(stores.connection(first, true)).toBeDefined();
+      renameSync(dataRoot, join(parent, 'elsewhere'));
+      symlinkSync(join(parent, 'elsewhere'), dataRoot);
+      expect(() => stores.connection(second, true)).toThrow(StorageFailure);
+      expect(readdirSync(join(parent, 'elsewhere', 'service-stores')).filter((name) => name.includes('2222'))).toEqual([]);
+      rmSync(dataRoot);
+      expect(stores.connection(second, false)).toBeUndefined();
+      expect(existsSync(dataRoot)).toBe(false);
+    } finally {
+      void stores.close();
     }
   });
 });

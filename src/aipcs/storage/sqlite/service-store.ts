@@ -279,6 +279,12 @@ export class SqliteServiceStores implements OperatorStorePort {
     const readonly = this.options.readonly === true;
     if (readonly && create) throw new StorageFailure('unavailable');
     try {
+      // The root was checked at start-up, but may since have been swapped for
+      // a symlink: a store opened or created through it would lie elsewhere.
+      if (!checkPrivateSubdirectory(this.options.dataRoot, false)) {
+        if (create) throw new StorageFailure('unavailable');
+        return undefined;
+      }
       if (!checkPrivateSubdirectory(this.directory, create)) return undefined;
       if (!checkDatabaseFile(path)) {
         if (!create) return undefined;
