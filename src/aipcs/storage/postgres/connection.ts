@@ -31,6 +31,9 @@ export interface PostgresConnectionOptions {
   readonly readOnly?: boolean;
 }
 
+/** pg-pool's error for a unit that waited its whole connect timeout in the queue for a pooled connection. */
+const POOL_WAIT_TIMEOUT = 'timeout exceeded when trying to connect';
+
 /** The SQLSTATEs that mean "contended, try again": serialization, deadlock, lock_timeout, statement_timeout. */
 const BUSY_SQLSTATES = new Set(['40001', '40P01', '55P03', '57014']);
 
@@ -188,9 +191,12 @@ export class PostgresConnection {
     try {
       client = await this.pool.connect();
     } catch (error) {
-      // Waiting for a pooled connection that every other unit holds is contention, not an outage.
-      const saturated = !(error instanceof pg.DatabaseError) && this.pool.totalCount >= this.max && this.pool.idleCount === 0;
-      throw saturated ? new StorageFailure('busy', { cause: summarise(error) }) : toStorageFailure(error);
+      // Waiting for a pooled connection that every other unit holds is
+      // contention, not an outage. Only pg-pool's queue timeout says so: a
+      // connection that could not be opened is unavailable even while other
+      // units fill the pool (as they all do when the server is down).
+      const waited = !(error instanceof pg.DatabaseError) && error instanceof Error && error.message === POOL_WAIT_TIMEOUT;
+      throw waited ? new StorageFailure('busy', { cause: summarise(error) }) : toStorageFailure(error);
     }
     if (this.prepared.has(client)) return client;
     // The pool only listens for errors of idle clients. A connection that

@@ -6,7 +6,7 @@ import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
-import { isAcceptableDsn, toStorageFailure } from '../../../../src/aipcs/storage/postgres/connection.js';
+import { isAcceptableDsn, PostgresConnection, toStorageFailure } from '../../../../src/aipcs/storage/postgres/connection.js';
 import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../../src/aipcs/storage/postgres/index.js';
 import { binDirFor, startCluster, type RunningCluster } from '../../../support/postgres-cluster.js';
 import { createTestDatabase, postgresClusters } from '../../../support/postgres.js';
@@ -121,6 +121,20 @@ describe('the DSN never leaks', () => {
         await db.drop();
       }
     });
+  });
+});
+
+describe('a server that is not listening', () => {
+  it('is unavailable to every unit, also to those that queued behind a full pool', async () => {
+    const connection = new PostgresConnection({ dsn: 'postgresql://alice@127.0.0.1:1/somedb', ...timeouts, maxConnections: 2 });
+    try {
+      const kinds = await Promise.all(
+        Array.from({ length: 12 }, async () => (await failureOf(connection.transaction('read', (session) => session.rows('SELECT 1')))).kind),
+      );
+      expect(kinds).toEqual(Array.from({ length: 12 }, () => 'unavailable'));
+    } finally {
+      await connection.close();
+    }
   });
 });
 
