@@ -58,6 +58,18 @@ describe('an open SQLite connection', () => {
     }
   });
 
+  it('refuses once its -shm file is removed: another process would index the WAL apart from it', async () => {
+    const path = walDatabase();
+    const connection = new SqliteConnection(path, { busyTimeoutMs: 1000, readonly: false });
+    try {
+      await connection.write((db) => db.exec('INSERT INTO t VALUES (1)'));
+      rmSync(`${path}-shm`);
+      expect(await failureOf(connection.write((db) => db.exec('INSERT INTO t VALUES (2)')))).toBe('unavailable');
+    } finally {
+      connection.close();
+    }
+  });
+
   it('keeps working while other connections come and go', async () => {
     const path = walDatabase();
     const connection = new SqliteConnection(path, { busyTimeoutMs: 1000, readonly: false });

@@ -96,7 +96,7 @@ export class SqliteConnection {
   private readonly busyTimeoutMs: number;
   /** The file this connection opened: every unit of work checks the path still names it (spec 3.2.2). */
   private readonly identity: string | null;
-  /** The `-wal` file this connection writes to, once it has used one: it keeps it open until it closes. */
+  /** The `-wal` and `-shm` files this connection uses, once it has used them: it keeps them open until it closes. */
   private walIdentity: string | null = null;
 
   constructor(
@@ -213,7 +213,9 @@ export class SqliteConnection {
         this.checkWal(false);
         const result = await work(this.db);
         // A -wal removed (or replaced) under the open connection would take
-        // this commit into a file no other connection or restart ever reads.
+        // this commit into a file no other connection or restart ever reads;
+        // a -shm, into a WAL whose index other processes no longer share, so
+        // their commits and this one overwrite each other.
         this.checkWal(true);
         this.db.exec('COMMIT');
         return result;
@@ -232,12 +234,15 @@ export class SqliteConnection {
   }
 
   /**
-   * Refuses when the path no longer names the `-wal` file this connection has
-   * in use; `learn` (only after the unit's work has read, when SQLite holds
-   * the file open until the connection closes) records it the first time.
+   * Refuses when the paths no longer name the `-wal` and `-shm` files this
+   * connection has in use; `learn` (only after the unit's work has read, when
+   * SQLite holds them open until the connection closes) records them the
+   * first time.
    */
   private checkWal(learn: boolean): void {
-    const current = fileIdentity(`${this.path}-wal`);
+    const wal = fileIdentity(`${this.path}-wal`);
+    const shm = fileIdentity(`${this.path}-shm`);
+    const current = wal === null || shm === null ? null : `${wal}/${shm}`;
     if (this.walIdentity !== null) {
       if (current !== this.walIdentity) throw new StorageFailure('unavailable');
     } else if (learn && current !== null && this.journalMode().toLowerCase() === 'wal') {
