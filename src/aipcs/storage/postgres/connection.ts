@@ -37,6 +37,9 @@ const POOL_WAIT_TIMEOUT = 'timeout exceeded when trying to connect';
 /** The SQLSTATEs that mean "contended, try again": serialization, deadlock, lock_timeout, statement_timeout. */
 const BUSY_SQLSTATES = new Set(['40001', '40P01', '55P03', '57014']);
 
+/** admin_shutdown, crash_shutdown, idle_session_timeout, idle_in_transaction_session_timeout: always FATAL. */
+const SESSION_ENDING_SQLSTATES = new Set(['57P01', '57P02', '57P05', '25P03']);
+
 /**
  * Server message classes whose text may name the login role or database
  * (connection, authorisation, catalog): their text is dropped from causes.
@@ -68,6 +71,14 @@ function summarise(error: unknown): PostgresErrorSummary {
   }
   const code = (error as { code?: unknown } | null)?.code;
   return new PostgresErrorSummary(null, null, `postgresql client error${typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? ` ${code}` : ''}`);
+}
+
+/**
+ * A server error that ends the session (backend terminated or shut down), by
+ * SQLSTATE since the severity text may be translated.
+ */
+function endsSession(error: pg.DatabaseError): boolean {
+  return error.severity === 'FATAL' || error.severity === 'PANIC' || SESSION_ENDING_SQLSTATES.has(error.code ?? '');
 }
 
 /** Maps any driver error to a StorageFailure whose cause carries no connection details. */
@@ -249,9 +260,10 @@ export class PostgresConnection {
       try {
         await client.query('COMMIT');
       } catch (error) {
-        if (error instanceof pg.DatabaseError) throw toStorageFailure(error);
+        if (error instanceof pg.DatabaseError && !endsSession(error)) throw toStorageFailure(error);
         session.broken = true;
-        // The server may or may not have committed before the connection went.
+        // The server may or may not have committed before the connection
+        // went (a backend terminated just after committing still says so).
         throw new StorageFailure(mode === 'read' ? 'unavailable' : 'uncertain', { cause: summarise(error) });
       }
       return result;

@@ -1,7 +1,8 @@
 // A server (or network) that stops answering mid-session: statement_timeout
 // cannot fire there, so the adapter must still give up within its configured
-// timeouts instead of leaving the tool call waiting forever. A TCP relay in
-// front of the test cluster plays the frozen server.
+// timeouts instead of leaving the tool call waiting forever. And a session
+// that the server ends while answering a COMMIT, which may already be
+// durable. A TCP relay in front of the test cluster plays both servers.
 
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,18 +14,32 @@ interface Relay {
   readonly port: number;
   /** From now on nothing is passed on in either direction, and no socket is closed. */
   freeze(): void;
+  /**
+   * The next COMMIT reaches the server, but the client gets, instead of its
+   * answer, the FATAL error of a terminated backend and then end of stream.
+   */
+  endSessionOnCommit(): void;
   close(): Promise<void>;
 }
 
 async function relayTo(target: URL): Promise<Relay> {
   const [port, host] = [Number(target.port), target.hostname];
   let frozen = false;
+  let endOnCommit = false;
   const sockets: Socket[] = [];
   const server: Server = createServer((inbound) => {
     const outbound = connect(port, host);
     sockets.push(inbound, outbound);
     for (const socket of [inbound, outbound]) socket.on('error', () => undefined);
-    inbound.on('data', (chunk: Buffer) => frozen || outbound.write(chunk));
+    inbound.on('data', (chunk: Buffer) => {
+      if (frozen) return;
+      outbound.write(chunk);
+      if (endOnCommit && chunk.includes('COMMIT\0')) {
+        frozen = true;
+        // Give the server time to commit, then answer as a backend killed right after it.
+        setTimeout(() => inbound.end(fatalAdminShutdown()), 300);
+      }
+    });
     outbound.on('data', (chunk: Buffer) => frozen || inbound.write(chunk));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -32,11 +47,22 @@ async function relayTo(target: URL): Promise<Relay> {
   return {
     port: typeof address === 'object' && address ? address.port : 0,
     freeze: () => (frozen = true),
+    endSessionOnCommit: () => (endOnCommit = true),
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** The ErrorResponse a backend sends when pg_terminate_backend ends it. */
+function fatalAdminShutdown(): Buffer {
+  const fields = [['S', 'FATAL'], ['V', 'FATAL'], ['C', '57P01'], ['M', 'terminating connection due to administrator command']];
+  const body = Buffer.concat([...fields.map(([key, value]) => Buffer.from(`${key}${value}\0`)), Buffer.from([0])]);
+  const header = Buffer.alloc(5);
+  header.write('E', 0);
+  header.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([header, body]);
 }
 
 async function outcome(promise: Promise<unknown>): Promise<{ kind: string; ms: number }> {
@@ -92,6 +118,21 @@ describe('an unresponsive PostgreSQL server', () => {
         relay.freeze();
       });
       expect((await outcome(write)).kind).toBe('uncertain');
+    }, 20_000);
+
+    it('answers a COMMIT whose session the server ends as uncertain, since it may be durable', async () => {
+      const { relay, connection } = await openThroughRelay();
+      await connection.transaction('write', (session) => session.run('CREATE TABLE public.t (n int)'));
+      relay.endSessionOnCommit();
+      const write = connection.transaction('write', (session) => session.run('INSERT INTO public.t VALUES (1)'));
+      expect((await outcome(write)).kind).toBe('uncertain');
+      // It was in fact committed: an answer of "unavailable" would have invited a second write.
+      const direct = new PostgresConnection({ dsn: db!.url, ...timeouts });
+      try {
+        expect(await direct.transaction('read', (session) => session.rows('SELECT n FROM public.t'))).toEqual([{ n: 1 }]);
+      } finally {
+        await direct.close();
+      }
     }, 20_000);
   });
 });
