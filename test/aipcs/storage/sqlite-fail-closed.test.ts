@@ -4,7 +4,7 @@
 // internal_error envelope and exit 2, before any MCP traffic.
 
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -112,6 +112,18 @@ describe('sqlite start-up', () => {
     db.exec('CREATE TABLE something_else (x INTEGER)');
     db.close();
     chmodSync(path, 0o600);
+    expectRefused(serve(dataRoot), dataRoot);
+  });
+
+  it('refuses a registry with a damaged page that its own tables do not reach at start-up', () => {
+    const dataRoot = join(base(), 'data');
+    expect(serve(dataRoot).status).toBe(0);
+    const path = join(dataRoot, 'registry.sqlite');
+    const pages = statSync(path).size / 4096;
+    expect(pages).toBeGreaterThan(4);
+    const fd = openSync(path, 'r+');
+    writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, Math.floor(pages / 2) * 4096);
+    closeSync(fd);
     expectRefused(serve(dataRoot), dataRoot);
   });
 

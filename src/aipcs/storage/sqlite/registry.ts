@@ -208,8 +208,11 @@ export async function migrateSqliteRegistry(options: SqliteRegistryOptions): Pro
       for (const ddl of REGISTRY_DDL_R2) db.exec(ddl);
       db.prepare(`UPDATE aipcs_registry_meta SET applied_revision = ? WHERE singleton = 1`).run(REGISTRY_REVISION);
     });
-    const { status } = await connection.read((db) => classifyRegistry(db));
-    if (status !== 'ready' || connection.journalMode().toLowerCase() !== 'wal') throw new StorageFailure('unavailable');
+    // Fail closed on a damaged file too (ops spec §3.2.5: quick_check(1) =
+    // ok); otherwise serve started and answered storage_unavailable for
+    // whatever touched the bad pages while writing beside them.
+    const { status, intact } = await connection.read((db) => ({ ...classifyRegistry(db), intact: db.pragma('quick_check(1)', { simple: true }) === 'ok' }));
+    if (status !== 'ready' || !intact || connection.journalMode().toLowerCase() !== 'wal') throw new StorageFailure('unavailable');
     checkDatabaseFile(paths.registry);
     return new SqliteRegistry(connection);
   } catch (error) {
