@@ -196,6 +196,33 @@ describe('the listener', () => {
     await client.close();
   });
 
+  it('checks MCP-Protocol-Version against the revisions the servers negotiate, not all the SDK knows', async () => {
+    const narrow = await listen(probe, { protocolVersions: ['2025-06-18', '2024-11-05'] });
+    const id = await rawSession(narrow.port);
+    const ping = (version?: string) =>
+      rawRequest(narrow.port, { headers: { ...MCP_HEADERS, 'mcp-session-id': id, ...(version ? { 'mcp-protocol-version': version } : {}) }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    expect((await ping('2025-06-18')).status).toBe(200);
+    expect((await ping()).status).toBe(200);
+    for (const version of ['2025-03-26', '2024-10-07', 'bogus-version']) {
+      const refused = await ping(version);
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refused.body)).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Bad Request: Unsupported protocol version (supported versions: 2025-06-18, 2024-11-05)' },
+        id: null,
+      });
+    }
+    const get = await rawRequest(narrow.port, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': id, 'mcp-protocol-version': '2024-10-07' } });
+    expect(get.status).toBe(400);
+    const del = await rawRequest(narrow.port, { method: 'DELETE', headers: { 'mcp-session-id': id, 'mcp-protocol-version': '2024-10-07' } });
+    expect(del.status).toBe(400);
+    // The refused DELETE left the session open.
+    expect(narrow.sessionCount()).toBe(1);
+    // An unknown session is still 404 whatever the version.
+    expect((await rawRequest(narrow.port, { method: 'DELETE', headers: { 'mcp-session-id': 'unknown', 'mcp-protocol-version': 'bogus' } })).status).toBe(404);
+    await narrow.close();
+  });
+
   describe('refuses before any session or tool is reached', () => {
     const seedCall = callBody(99, '{"should":"never arrive"}');
     let session: string;

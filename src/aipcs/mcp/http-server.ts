@@ -39,6 +39,7 @@ export function startAipcsHttp(settings: HttpSettings, server: ToolServerOptions
     sessionIdleTimeoutMs: overrides.sessionIdleTimeoutMs ?? settings.sessionIdleTimeoutSeconds * 1000,
     allowNonLoopback: settings.allowNonLoopback,
     createSession: () => createToolServer({ ...server, logger }),
+    ...(server.protocolVersions ? { protocolVersions: server.protocolVersions } : {}),
     logger,
     ...(overrides.onSessionClosed ? { onSessionClosed: overrides.onSessionClosed } : {}),
   });

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isJSONRPCRequest, type JSONRPCMessage, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { isJSONRPCRequest, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import { holdsNumberStandIn, isJsonObject, parseJson, restoreExactNumbers, toPlainJson, withBigIntStandIns, type JsonObject, type JsonValue } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type RequestKey } from './lossless-arguments.js';
@@ -39,6 +39,8 @@ export interface HttpTransportOptions {
   readonly allowNonLoopback: boolean;
   /** Builds the tool server of one new session (one SDK Server per session). */
   createSession(): ToolServer;
+  /** The MCP revisions the session servers negotiate (default: the SDK's); `MCP-Protocol-Version` must name one. */
+  readonly protocolVersions?: readonly string[];
   readonly logger: Logger;
   readonly maxBodyBytes?: number;
   readonly maxDepth?: number;
@@ -123,6 +125,11 @@ export function isAllowedOrigin(header: string | undefined, allowed: readonly st
   if (header === undefined || header === '') return true;
   const origin = header.toLowerCase();
   return allowed.some((entry) => entry.toLowerCase() === origin);
+}
+
+/** An absent `MCP-Protocol-Version` is accepted (the client predates the header); a present one must be listed. */
+export function isSupportedProtocolVersion(header: string | undefined, supported: readonly string[]): boolean {
+  return header === undefined || supported.includes(header);
 }
 
 function acceptsEventStream(header: string | undefined): boolean {
@@ -285,6 +292,11 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxDepth = options.maxDepth ?? MAX_REQUEST_DEPTH;
   const idleMs = options.sessionIdleTimeoutMs;
+  // Checked here rather than by the SDK's transport, which accepts every
+  // revision it knows (2024-10-07 too) whatever the server negotiates.
+  const protocolVersions = options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
+  const versionRefusal = `Bad Request: Unsupported protocol version (supported versions: ${protocolVersions.join(', ')})`;
+  const refusesVersion = (req: IncomingMessage): boolean => !isSupportedProtocolVersion(singleHeader(req.headers['mcp-protocol-version']), protocolVersions);
   const sessions = new Map<string, Session>();
   let closing = false;
   let busyRequests = 0;
@@ -373,6 +385,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     if (sessionId !== undefined) {
       session = sessions.get(sessionId);
       if (!session) return rejection(res, 404, -32001, 'Session not found');
+      if (refusesVersion(req)) return rejection(res, 400, -32000, versionRefusal);
       touch(session, 1);
     }
     try {
@@ -457,6 +470,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     if (sessionId === undefined) return rejection(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     const session = sessions.get(sessionId);
     if (!session) return rejection(res, 404, -32001, 'Session not found');
+    if (refusesVersion(req)) return rejection(res, 400, -32000, versionRefusal);
     if (method === 'GET') {
       // A standalone SSE stream is passive: opening it is activity, holding it open is not.
       touch(session, 0);

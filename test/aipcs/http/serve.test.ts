@@ -152,6 +152,16 @@ describe('aipcs serve --transport streamable-http --profile sqlite', () => {
     await second.close();
   });
 
+  it('refuses an MCP-Protocol-Version that initialize would not negotiate (2024-10-07) with 400', async () => {
+    const session = await rawSession(aipcs.port);
+    const ping = (version: string) =>
+      rawRequest(aipcs.port, { headers: { ...sessionHeaders(session), 'mcp-protocol-version': version }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    expect((await ping('2024-11-05')).status).toBe(200);
+    const refused = await ping('2024-10-07');
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('(supported versions: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)');
+  });
+
   it('answers a plain GET (liveness probe) with 406', async () => {
     const probe = await rawRequest(aipcs.port, { method: 'GET' });
     expect(probe.status).toBe(406);
