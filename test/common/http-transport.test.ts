@@ -356,6 +356,44 @@ describe('idle expiry and shutdown', () => {
     await listener.close();
   });
 
+  it('ends the stream of a cancelled call, which gets no answer, so the session can expire', async () => {
+    const probe: Probe = { sessions: 0, calls: [] };
+    const closed: SessionCloseReason[] = [];
+    const listener = await listen(probe, { sessionIdleTimeoutMs: 150, onSessionClosed: (reason) => closed.push(reason) });
+    const session = await rawSession(listener.port);
+    let open: () => void = () => undefined;
+    probe.gate = new Promise<void>((resolve) => (open = resolve));
+    const cancel = (id: number, extra = '') => rawRequest(listener.port, { headers: sessionHeaders(session), body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${id}${extra}}}` });
+    const call = rawRequest(listener.port, { headers: sessionHeaders(session), body: callBody(1, '{}') });
+    await expect.poll(() => probe.calls.length).toBe(1);
+    expect((await cancel(1)).status).toBe(202);
+    // The stream ends at once, without a message (the Server drops the answer).
+    const ended = await call;
+    expect(ended.status).toBe(200);
+    expect(sseMessages(ended.body)).toEqual([]);
+    open();
+    await expect.poll(() => closed, { timeout: 5_000 }).toEqual(['expired']);
+    await listener.close();
+  });
+
+  it('ends a batch stream once its other requests are answered; a cancellation the Server ignores ends nothing', async () => {
+    const probe: Probe = { sessions: 0, calls: [] };
+    const listener = await listen(probe);
+    const session = await rawSession(listener.port);
+    let open: () => void = () => undefined;
+    probe.gate = new Promise<void>((resolve) => (open = resolve));
+    const batch = rawRequest(listener.port, { headers: sessionHeaders(session), body: `[${callBody(2, '{"n":2}')},${callBody(3, '{"n":3}')}]` });
+    await expect.poll(() => probe.calls.length).toBe(2);
+    const cancel = (body: string) => rawRequest(listener.port, { headers: sessionHeaders(session), body });
+    // Invalid for the SDK's schema (reason is not a string), so the Server still answers request 3.
+    expect((await cancel('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":5}}')).status).toBe(202);
+    expect((await cancel('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}')).status).toBe(202);
+    open();
+    const answered = await batch;
+    expect(sseMessages(answered.body).map((message) => (message as { id: number }).id)).toEqual([3]);
+    await listener.close();
+  });
+
   it('on close stops accepting, closes every session and lets a running call answer', async () => {
     const probe: Probe = { sessions: 0, calls: [] };
     const closed: SessionCloseReason[] = [];

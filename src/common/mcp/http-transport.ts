@@ -7,7 +7,15 @@ import { randomUUID } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isJSONRPCRequest, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CancelledNotificationSchema,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+} from '@modelcontextprotocol/sdk/types.js';
 import { holdsNumberStandIn, isJsonObject, parseJson, restoreExactNumbers, toPlainJson, withBigIntStandIns, type JsonObject, type JsonValue } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type RequestKey } from './lossless-arguments.js';
@@ -153,6 +161,10 @@ interface Session {
   readonly tools: ToolServer;
   /** tools/call arguments parsed from a POST body, waiting for the SDK to route that request. */
   readonly staged: Map<RequestKey, StagedCall>;
+  /** Each request id of an open POST stream not yet answered, to the set of all such ids of that POST. */
+  readonly unanswered: Map<RequestKey, Set<RequestKey>>;
+  /** The unanswered requests the client has cancelled: the SDK's Server never answers those. */
+  readonly cancelled: Set<RequestKey>;
   id?: string;
   /** POST/DELETE requests being handled; a session with one running is never idle. */
   busy: number;
@@ -320,12 +332,33 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     scheduleExpiry(session);
   }
 
+  /**
+   * The SDK ends a POST's SSE stream once every request on it is answered,
+   * but its Server sends no answer to a cancelled request: a stream whose
+   * only unanswered requests are cancelled would stay open (and its session
+   * busy, never expiring) until the client hung up. End it instead.
+   */
+  function endIfOnlyCancelled(session: Session, group: Set<RequestKey>): void {
+    const [first] = group;
+    if (first !== undefined && [...group].every((id) => session.cancelled.has(id))) session.transport.closeSSEStream(first);
+  }
+
+  function answered(session: Session, id: RequestKey): void {
+    const group = session.unanswered.get(id);
+    if (!group) return;
+    session.unanswered.delete(id);
+    group.delete(id);
+    endIfOnlyCancelled(session, group);
+  }
+
   async function closeSession(session: Session, reason: SessionCloseReason): Promise<void> {
     if (session.closed) return;
     session.closed = true;
     clearTimeout(session.timer);
     if (session.id !== undefined) sessions.delete(session.id);
     session.staged.clear();
+    session.unanswered.clear();
+    session.cancelled.clear();
     session.tools.lossless.clear();
     try {
       // Closes the transport too, which ends the session's open SSE streams.
@@ -351,12 +384,18 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         logger.debug('an MCP session was opened');
       },
     });
-    const session: Session = { transport, tools, staged: new Map(), busy: 0, lastActivity: Date.now(), closed: false };
+    const session: Session = { transport, tools, staged: new Map(), unanswered: new Map(), cancelled: new Set(), busy: 0, lastActivity: Date.now(), closed: false };
     // The SDK's transport serialises with JSON.stringify, which refuses the
     // bigint bounds of a tools/list result: they travel as stand-in strings
     // and the response stream writes them back as exact integers.
     const sdkSend = transport.send.bind(transport);
-    transport.send = (message, sendOptions) => sdkSend(listsTools(message) ? (withBigIntStandIns(message) as JSONRPCMessage) : message, sendOptions);
+    transport.send = async (message, sendOptions) => {
+      try {
+        await sdkSend(listsTools(message) ? (withBigIntStandIns(message) as JSONRPCMessage) : message, sendOptions);
+      } finally {
+        if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) answered(session, message.id);
+      }
+    };
     // Set before connect: the SDK's Server chains its own handler after this one.
     transport.onclose = () => void closeSession(session, 'deleted');
     tools.server.onerror = () => logger.debug('an MCP protocol error was ignored');
@@ -376,6 +415,15 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         if (staged?.args !== undefined) tools.lossless.put(message.id, staged.args);
       }
       deliver?.(message, extra);
+      // The Server drops a cancelled request's answer only for a cancellation
+      // its own schema accepts and whose requestId is truthy: the same test here.
+      const cancel = CancelledNotificationSchema.safeParse(message);
+      const cancelledId = cancel.success ? cancel.data.params.requestId : undefined;
+      const group = cancelledId ? session.unanswered.get(cancelledId) : undefined;
+      if (cancelledId && group) {
+        session.cancelled.add(cancelledId);
+        endIfOnlyCancelled(session, group);
+      }
     };
     return session;
   }
@@ -414,6 +462,9 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         }
         return toPlainJson(split.sdkMessage);
       });
+      const requestIds = plain.filter(isJSONRPCRequest).map((request) => request.id);
+      const group = new Set(requestIds);
+      for (const id of requestIds) target.unanswered.set(id, group);
       try {
         // Only tools/list (the schemas' 2^63-1 bounds) and tools/call results
         // (structuredContent) carry number stand-ins.
@@ -423,6 +474,12 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         // What the SDK refused (session header, protocol version) never reached
         // the handler above; drop it so nothing outlives the request.
         for (const id of staged) target.staged.delete(id);
+        // The stream has ended: whatever it still waited for is no longer tracked.
+        for (const id of requestIds) {
+          if (target.unanswered.get(id) !== group) continue;
+          target.unanswered.delete(id);
+          target.cancelled.delete(id);
+        }
         // An initialize the SDK refused leaves a session that never started.
         if (target.id === undefined) await closeSession(target, 'deleted');
       }
