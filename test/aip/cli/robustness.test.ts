@@ -1,12 +1,11 @@
 // What a user is left with when aip is interrupted or refused partway: each
 // test spawns the built dist/src/aip/cli/main.js in a temp folder, crashing it
 // (SIGKILL at a chosen file operation, see support/crash-at.mjs) where needed.
-import { spawn } from 'node:child_process';
 import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AIP_BIN, aip, requireBuiltBin, type CliResult } from '../support/cli.js';
+import { aip, requireBuiltBin, type CliResult } from '../support/cli.js';
 import { tempDir } from '../support/temp.js';
 
 beforeAll(() => requireBuiltBin());
@@ -15,22 +14,7 @@ const CRASH_AT = resolve(dirname(fileURLToPath(import.meta.url)), '../support/cr
 
 /** `aip ARGS` killed by SIGKILL on the `nth` call of fs/promises' `operation`, if it gets that far. */
 function aipCrashingAt(operation: string, nth: number, args: readonly string[], cwd: string): Promise<CliResult> {
-  return new Promise((settle, reject) => {
-    const child = spawn(process.execPath, ['--import', CRASH_AT, AIP_BIN, ...args], {
-      cwd,
-      env: { ...process.env, AIP_TEST_CRASH_AT: `${operation}:${nth}` },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      const stdout = Buffer.concat(out);
-      settle({ code, signal, stdout, stderr: Buffer.concat(err).toString('utf8'), text: stdout.toString('utf8') });
-    });
-  });
+  return aip(args, { cwd, nodeArgs: ['--import', CRASH_AT], env: { AIP_TEST_CRASH_AT: `${operation}:${nth}` } });
 }
 
 async function exists(path: string): Promise<boolean> {

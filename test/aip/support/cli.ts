@@ -19,9 +19,21 @@ export interface CliResult {
   readonly text: string;
 }
 
-export function aip(args: readonly string[], options: { cwd: string; input?: Uint8Array | string }): Promise<CliResult> {
+export interface CliOptions {
+  readonly cwd: string;
+  readonly input?: Uint8Array | string;
+  /** Node options before the bin (e.g. a `--import` preload) and extra environment. */
+  readonly nodeArgs?: readonly string[];
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export function aip(args: readonly string[], options: CliOptions): Promise<CliResult> {
   return new Promise((settle, reject) => {
-    const child = spawn(process.execPath, [AIP_BIN, ...args], { cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), AIP_BIN, ...args], {
+      cwd: options.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
