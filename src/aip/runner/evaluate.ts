@@ -10,7 +10,7 @@ import type { Writable } from 'node:stream';
 import { encodeObject } from '../core/codec.js';
 import { sameFiles } from '../core/effects.js';
 import { AipError } from '../core/errors.js';
-import type { EvidenceV2, Id, StateV1, Workspace } from '../core/objects.js';
+import type { EvidenceV2, EvidenceV2Data, Id, StateV1, Workspace } from '../core/objects.js';
 import { expectedResult } from '../core/schemas.js';
 import type { Repository } from '../repository/repository.js';
 import { materialize, snapshotTree } from '../repository/tree.js';
@@ -115,6 +115,48 @@ async function removeTree(dir: string): Promise<void> {
 /** Any valid time: every time has the same encoded length. */
 const SOME_TIME = '2000-01-01T00:00:00.000000000Z';
 
+/** A 64-bit count as evidence holds it: a plain number while exact, else the bigint. */
+const uint = (value: bigint): number | bigint => (value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value);
+
+/** What one run observed; the rest of its evidence comes from the request. */
+type ObservedRun = Pick<
+  EvidenceV2Data,
+  'error' | 'result' | 'stderr' | 'stdout' | 'exit_code' | 'workspace' | 'executable' | 'started_at' | 'duration_ns' | 'finished_at' | 'termination' | 'workspace_error'
+>;
+
+/** Executed evidence (v2) of `request` on `state`, with the run's observations. */
+function executedEvidence(request: RunRequest, state: StateV1, runner: string, observed: ObservedRun): EvidenceV2 {
+  return {
+    type: 'evidence',
+    version: 2,
+    data: {
+      cwd: '.',
+      argv: [...request.argv],
+      kind: request.kind,
+      error: observed.error,
+      state: request.stateId,
+      result: observed.result,
+      runner,
+      stderr: observed.stderr,
+      stdout: observed.stdout,
+      platform: platformName(),
+      exit_code: observed.exit_code,
+      workspace: observed.workspace,
+      executable: observed.executable,
+      operations: request.withOperations ? [...state.data.operations] : [],
+      provenance: 'executed',
+      started_at: observed.started_at,
+      timeout_ns: uint(request.timeoutNs),
+      duration_ns: observed.duration_ns,
+      environment: 'inherited',
+      finished_at: observed.finished_at,
+      termination: observed.termination,
+      output_limit: request.outputLimit,
+      workspace_error: observed.workspace_error,
+    },
+  };
+}
+
 /**
  * Refuses, before anything runs, a request whose evidence could not be
  * stored: the evidence built from the request with every run-dependent field
@@ -127,35 +169,20 @@ const SOME_TIME = '2000-01-01T00:00:00.000000000Z';
  */
 async function refuseEvidenceTooLarge(repo: Repository, request: RunRequest, state: StateV1, runner: string): Promise<void> {
   const capture = { artifact: request.stateId, truncated: false };
-  const floor: EvidenceV2 = {
-    type: 'evidence',
-    version: 2,
-    data: {
-      cwd: '.',
-      argv: [...request.argv],
-      kind: request.kind,
-      error: '',
-      state: request.stateId,
-      result: 'pass',
-      runner,
-      stderr: capture,
-      stdout: capture,
-      platform: platformName(),
-      exit_code: 0,
-      workspace: 'clean',
-      executable: '/x',
-      operations: request.withOperations ? [...state.data.operations] : [],
-      provenance: 'executed',
-      started_at: SOME_TIME,
-      timeout_ns: request.timeoutNs <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(request.timeoutNs) : request.timeoutNs,
-      duration_ns: 0,
-      environment: 'inherited',
-      finished_at: SOME_TIME,
-      termination: 'exited',
-      output_limit: request.outputLimit,
-      workspace_error: '',
-    },
-  };
+  const floor = executedEvidence(request, state, runner, {
+    error: '',
+    result: 'pass',
+    stderr: capture,
+    stdout: capture,
+    exit_code: 0,
+    workspace: 'clean',
+    executable: '/x',
+    started_at: SOME_TIME,
+    duration_ns: 0,
+    finished_at: SOME_TIME,
+    termination: 'exited',
+    workspace_error: '',
+  });
   const encoded = encodeObject(floor);
   if (!encoded.ok) throw encoded.error;
   const size = encoded.value.bytes.length;
@@ -199,35 +226,20 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
     if (!stdout.ok) throw stdout.error;
     const stderr = await repo.putArtifact(run.stderr.bytes);
     if (!stderr.ok) throw stderr.error;
-    const evidence: EvidenceV2 = {
-      type: 'evidence',
-      version: 2,
-      data: {
-        cwd: '.',
-        argv: [...request.argv],
-        kind: request.kind,
-        error: run.error,
-        state: request.stateId,
-        result: expectedResult(run.termination, workspace.workspace, run.exitCode),
-        runner,
-        stderr: { artifact: stderr.value.id, truncated: run.stderr.truncated },
-        stdout: { artifact: stdout.value.id, truncated: run.stdout.truncated },
-        platform: platformName(),
-        exit_code: run.exitCode,
-        workspace: workspace.workspace,
-        executable: run.executable,
-        operations: request.withOperations ? [...state.data.operations] : [],
-        provenance: 'executed',
-        started_at: run.startedAt,
-        timeout_ns: request.timeoutNs <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(request.timeoutNs) : request.timeoutNs,
-        duration_ns: run.durationNs <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(run.durationNs) : run.durationNs,
-        environment: 'inherited',
-        finished_at: run.finishedAt,
-        termination: run.termination,
-        output_limit: request.outputLimit,
-        workspace_error: workspace.error,
-      },
-    };
+    const evidence = executedEvidence(request, state, runner, {
+      error: run.error,
+      result: expectedResult(run.termination, workspace.workspace, run.exitCode),
+      stderr: { artifact: stderr.value.id, truncated: run.stderr.truncated },
+      stdout: { artifact: stdout.value.id, truncated: run.stdout.truncated },
+      exit_code: run.exitCode,
+      workspace: workspace.workspace,
+      executable: run.executable,
+      started_at: run.startedAt,
+      duration_ns: uint(run.durationNs),
+      finished_at: run.finishedAt,
+      termination: run.termination,
+      workspace_error: workspace.error,
+    });
     const stored = await repo.putObject(evidence);
     if (!stored.ok) throw stored.error;
     return { id: stored.value.id, evidence, evaluationDir: request.keep ? dir : undefined };
