@@ -210,13 +210,13 @@ export class SqliteConnection {
         // otherwise keep answering from the unlinked file, and writes would
         // vanish with it: refuse instead (checked inside the transaction).
         if (this.identity === null || fileIdentity(this.path) !== this.identity) throw new StorageFailure('unavailable');
-        this.checkWal(false);
         const result = await work(this.db);
         // A -wal removed (or replaced) under the open connection would take
         // this commit into a file no other connection or restart ever reads;
         // a -shm, into a WAL whose index other processes no longer share, so
-        // their commits and this one overwrite each other.
-        this.checkWal(true);
+        // their commits and this one overwrite each other. Checked once, after
+        // the work: a read or write made meanwhile is refused with the unit.
+        this.checkWal();
         this.db.exec('COMMIT');
         return result;
       } catch (error) {
@@ -235,17 +235,17 @@ export class SqliteConnection {
 
   /**
    * Refuses when the paths no longer name the `-wal` and `-shm` files this
-   * connection has in use; `learn` (only after the unit's work has read, when
-   * SQLite holds them open until the connection closes) records them the
-   * first time.
+   * connection has in use; the first unit that finds them (after its work
+   * has read, when SQLite holds them open until the connection closes)
+   * records them.
    */
-  private checkWal(learn: boolean): void {
+  private checkWal(): void {
     const wal = fileIdentity(`${this.path}-wal`);
     const shm = fileIdentity(`${this.path}-shm`);
     const current = wal === null || shm === null ? null : `${wal}/${shm}`;
     if (this.walIdentity !== null) {
       if (current !== this.walIdentity) throw new StorageFailure('unavailable');
-    } else if (learn && current !== null && this.journalMode().toLowerCase() === 'wal') {
+    } else if (current !== null && this.journalMode().toLowerCase() === 'wal') {
       this.walIdentity = current;
     }
   }
