@@ -14,7 +14,7 @@ import type { ManifestV2 } from '../contract/manifest/types.js';
 import type { BundleBranch, BundleHistoryEvent, BundleMembership, BundleRecord, FieldValue, HistoryKind } from './content.js';
 import { BundleInvalidError } from './errors.js';
 import { MEMBER_KINDS, type MemberKind } from './format.js';
-import { BitSet, digestWords, IdList, KeyList, uuidWords } from './id-list.js';
+import { BitSet, digestWords, IdList, uuidWords } from './id-list.js';
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -37,7 +37,7 @@ interface RecordConstraints {
   /** Domain uuid fields referencing another entity's ids. */
   readonly references: readonly { readonly field: string; readonly target: string }[];
   /** The unique indexes, each with its key list. */
-  readonly unique: readonly { readonly fields: readonly string[]; readonly keys: KeyList }[];
+  readonly unique: readonly { readonly fields: readonly string[]; readonly keys: IdList }[];
 }
 
 /** A record's value of any field a unique index may name (server-managed ones included); null when absent. */
@@ -93,8 +93,8 @@ export class ContentRules {
 
   private constraints: ReadonlyMap<string, RecordConstraints> = new Map();
   /** References by target entity, checked once every record is known. */
-  private readonly references = new Map<string, KeyList>();
-  private readonly slugs = new KeyList();
+  private readonly references = new Map<string, IdList>();
+  private readonly slugs = new IdList();
 
   /**
    * The store's own rules on records, from the service's manifest: a
@@ -108,7 +108,7 @@ export class ContentRules {
     for (const entity of manifest.entities) {
       const references = manifest.relationships.filter((relationship) => relationship.from.entity === entity.name).map((relationship) => ({ field: relationship.from.field, target: relationship.to.entity }));
       // An index naming `id` always holds.
-      const unique = manifest.indices.filter((index) => index.entity === entity.name && index.unique && !index.fields.includes('id')).map((index) => ({ fields: index.fields, keys: new KeyList() }));
+      const unique = manifest.indices.filter((index) => index.entity === entity.name && index.unique && !index.fields.includes('id')).map((index) => ({ fields: index.fields, keys: new IdList() }));
       constraints.set(entity.name, { references, unique });
     }
     this.constraints = constraints;
@@ -159,15 +159,15 @@ export class ContentRules {
       if (typeof target !== 'string') continue;
       let pending = this.references.get(reference.target);
       if (pending === undefined) {
-        pending = new KeyList();
+        pending = new IdList();
         this.references.set(reference.target, pending);
       }
-      pending.push(uuidWords(target));
+      pending.pushKey(uuidWords(target));
     }
     for (const index of constraints.unique) {
       const values = index.fields.map((field) => indexedValue(record, field));
       if (values.includes(null)) continue;
-      index.keys.push(digestWords(hash('sha256', canonicalJson(values), 'hex')));
+      index.keys.pushKey(digestWords(hash('sha256', canonicalJson(values), 'hex')));
     }
   }
 
@@ -210,7 +210,7 @@ export class ContentRules {
   branch(branch: BundleBranch): void {
     if (this.lastBranch !== null && compare(this.lastBranch, branch.branchId) >= 0) throw new BundleInvalidError('branch_order');
     this.lastBranch = branch.branchId;
-    this.slugs.push(digestWords(hash('sha256', branch.slug, 'hex')));
+    this.slugs.pushKey(digestWords(hash('sha256', branch.slug, 'hex')));
     const index = this.branchIds.push(branch.branchId);
     if (branch.parentBranchId === null) {
       this.parentIds.push('00000000-0000-0000-0000-000000000000');

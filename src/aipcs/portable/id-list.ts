@@ -1,7 +1,8 @@
-// A compact, append-only list of canonical UUIDs kept as 128-bit keys (four
-// 32-bit words) in typed arrays, appended in ascending order and searched by
-// bisection. It lets the reader remember up to a million ids in 16 bytes
-// each instead of a Set of strings; nothing else is stored per id.
+// A compact, append-only list of 128-bit keys (four 32-bit words: canonical
+// UUIDs, or the leading bits of digests) in typed arrays: searched by
+// bisection when appended in ascending order, or checked for a key present
+// twice. It lets the reader remember up to a million ids in 16 bytes each
+// instead of a Set of strings; nothing else is stored per id.
 
 /** The four big-endian 32-bit words of a canonical (lowercase, hyphenated) UUID. */
 export function uuidWords(id: string): [number, number, number, number] {
@@ -23,12 +24,17 @@ export class IdList {
 
   /** Appends an id and returns its index; search needs the ids appended in ascending order. */
   push(id: string): number {
+    return this.pushKey(uuidWords(id));
+  }
+
+  /** Appends a 128-bit key and returns its index. */
+  pushKey(key: readonly number[]): number {
     if ((this.size + 1) * 4 > this.words.length) {
       const grown = new Uint32Array(this.words.length * 2);
       grown.set(this.words);
       this.words = grown;
     }
-    this.words.set(uuidWords(id), this.size * 4);
+    this.words.set(key.slice(0, 4), this.size * 4);
     return this.size++;
   }
 
@@ -54,6 +60,24 @@ export class IdList {
       else high = mid - 1;
     }
     return -1;
+  }
+
+  /** Whether some key occurs twice, in any order of appending (sorts an index permutation; the keys stay as appended). */
+  hasDuplicate(): boolean {
+    const order = new Int32Array(this.size);
+    for (let i = 0; i < this.size; i++) order[i] = i;
+    const words = this.words;
+    const compare = (a: number, b: number): number => {
+      for (let i = 0; i < 4; i++) {
+        const x = words[a * 4 + i] as number;
+        const y = words[b * 4 + i] as number;
+        if (x !== y) return x < y ? -1 : 1;
+      }
+      return 0;
+    };
+    order.sort(compare);
+    for (let i = 1; i < this.size; i++) if (compare(order[i - 1] as number, order[i] as number) === 0) return true;
+    return false;
   }
 
   private compareAt(index: number, key: readonly number[]): number {
@@ -88,52 +112,6 @@ export class BitSet {
     const was = ((this.bits[byte] as number) & mask) !== 0;
     this.bits[byte] = (this.bits[byte] as number) | mask;
     return was;
-  }
-}
-
-/**
- * 128-bit keys appended in any order (ids, or digests of values), 16 bytes
- * each, for checks that need no more than "is any key present twice".
- */
-export class KeyList {
-  private words = new Uint32Array(64);
-  private size = 0;
-
-  get length(): number {
-    return this.size;
-  }
-
-  push(key: readonly number[]): void {
-    if ((this.size + 1) * 4 > this.words.length) {
-      const grown = new Uint32Array(this.words.length * 2);
-      grown.set(this.words);
-      this.words = grown;
-    }
-    this.words.set(key.slice(0, 4), this.size * 4);
-    this.size++;
-  }
-
-  keyAt(index: number): [number, number, number, number] {
-    const base = index * 4;
-    return [this.words[base] as number, this.words[base + 1] as number, this.words[base + 2] as number, this.words[base + 3] as number];
-  }
-
-  /** Whether some key occurs twice (sorts an index permutation; the keys stay as appended). */
-  hasDuplicate(): boolean {
-    const words = this.words;
-    const compare = (a: number, b: number): number => {
-      for (let i = 0; i < 4; i++) {
-        const x = words[a * 4 + i] as number;
-        const y = words[b * 4 + i] as number;
-        if (x !== y) return x < y ? -1 : 1;
-      }
-      return 0;
-    };
-    const order = new Int32Array(this.size);
-    for (let i = 0; i < this.size; i++) order[i] = i;
-    order.sort(compare);
-    for (let i = 1; i < this.size; i++) if (compare(order[i - 1] as number, order[i] as number) === 0) return true;
-    return false;
   }
 }
 
