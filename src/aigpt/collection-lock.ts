@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { hostname as osHostname, uptime } from 'node:os';
 import { join } from 'node:path';
+import { processExists } from '../common/process.js';
 import { AigptError, errnoCode } from './errors.js';
 import { LOCK_TIMEOUT_MS } from './limits.js';
 
@@ -45,16 +46,6 @@ interface LockContent {
 
 export interface LockHandle {
   release(): Promise<void>;
-}
-
-export function defaultIsProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return errnoCode(error) !== 'ESRCH';
-  }
 }
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -179,7 +170,7 @@ function isStale(content: LockContent, host: string, options: LockOptions): bool
   const started = content.started === undefined ? NaN : Date.parse(content.started);
   // A lock from before the last boot names a pid that may have been reused.
   if (Number.isFinite(started) && started < bootTime - 60_000) return true;
-  return !(options.isProcessAlive ?? defaultIsProcessAlive)(content.pid);
+  return !(options.isProcessAlive ?? processExists)(content.pid);
 }
 
 interface Breaker {

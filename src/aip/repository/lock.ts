@@ -9,22 +9,13 @@ import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { constants } from 'node:fs';
 import { AipError } from '../core/errors.js';
+import { processExists } from '../../common/process.js';
 import { errorCode } from './object-store.js';
 
 export interface LockOptions {
   /** How long to wait for another holder (default 10 s). */
   readonly waitMs?: number;
   readonly pollMs?: number;
-}
-
-/** Whether a process with this ID exists on this host (EPERM: it does, owned by someone else). */
-export function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errorCode(error) !== 'ESRCH';
-  }
 }
 
 async function readText(path: string): Promise<string | null> {

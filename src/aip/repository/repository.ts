@@ -14,7 +14,8 @@ import { indexEntriesOf } from '../core/references.js';
 import { isId } from '../core/value-rules.js';
 import { GraphVerifier, type LoadResult, type ObjectSource } from '../core/verify-graph.js';
 import { DEFAULT_CONFIG, defaultConfigText, parseConfig, type RepositoryConfig } from './config.js';
-import { processExists, withLock } from './lock.js';
+import { processExists } from '../../common/process.js';
+import { withLock } from './lock.js';
 import { ObjectStore, errorCode, fsyncDirectory } from './object-store.js';
 import { ReverseIndex, type IndexLine, type TargetedIndexLine } from './reverse-index.js';
 
