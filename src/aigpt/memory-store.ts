@@ -3,6 +3,7 @@
 // compress plus roll-forward recovery (spec 7). Owns every file under
 // `{base}/{identity}/`; knows nothing about config files, MCP or the CLI.
 
+import { isUtf8 } from 'node:buffer';
 import { promises as fs, constants as fsConstants } from 'node:fs';
 import { join } from 'node:path';
 import { isJsonObject, type JsonValue, parseJson } from '../common/json.js';
@@ -139,17 +140,6 @@ interface RecordEntry {
   readonly raw: Buffer;
   readonly utf8: boolean;
   readonly isDirectory: boolean;
-}
-
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
-function isUtf8(bytes: Buffer): boolean {
-  try {
-    UTF8.decode(bytes);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export class MemoryStore {

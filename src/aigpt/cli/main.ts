@@ -3,6 +3,7 @@
 // env, stdio). Sets process.exitCode and never calls process.exit, so pending
 // output is flushed. All behaviour lives in program.ts.
 
+import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { faultHookFromEnv } from '../app.js';
 import { processEnvironment } from '../config.js';
@@ -81,15 +82,7 @@ function hasNonUtf8Argument(count: number): boolean {
     entries.push(raw.subarray(start, stop));
     start = stop + 1;
   }
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  return entries.slice(Math.max(0, entries.length - count)).some((entry) => {
-    try {
-      decoder.decode(entry);
-      return false;
-    } catch {
-      return true;
-    }
-  });
+  return entries.slice(Math.max(0, entries.length - count)).some((entry) => !isUtf8(entry));
 }
 
 const fault = faultHookFromEnv(process.env);
