@@ -123,6 +123,15 @@ function requireOperator(composition: AdminComposition): Operator {
 
 const ok = <T>(value: T): Checked<T> => ({ ok: true, value });
 
+/**
+ * A lifecycle or import result shows the service re-inspected after the
+ * operation (spec §1.9.3, §1.9.5): a replay of a completed operation keeps
+ * its stored operation fields but shows the service as it is now.
+ */
+async function withCurrentService(operator: Operator, result: JsonObject, serviceId: string): Promise<JsonObject> {
+  return { ...result, service: await operator.operations.inspect(serviceId) };
+}
+
 function serviceArgument(invocation: AdminInvocation): Checked<string> {
   return checkUuid(invocation.serviceId, 'SERVICE_ID');
 }
@@ -272,12 +281,13 @@ export function transitionCommand(kind: TransitionKind): AdminCommand<Preconditi
             });
           }
         }
-        return operator.operations.transition({
+        const result = await operator.operations.transition({
           kind,
           serviceId: plan.serviceId,
           expectedServiceRevision: expectedRevision as bigint,
           operationId: operationId as string,
         });
+        return withCurrentService(operator, result, plan.serviceId);
       });
     },
   };
@@ -426,7 +436,7 @@ export const importCommand: AdminCommand<ImportPlan> = {
         }
         const result = await transfer.import(operationId, artefact);
         progress?.end();
-        return result;
+        return withCurrentService(operator, result, artefact.service.serviceId);
       });
     } finally {
       spool?.dispose();
