@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 const sha256Bytes = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 import { manualClock, sequentialIds } from '../../src/common/clock.js';
 import type { JsonObject } from '../../src/common/json.js';
-import { notesManifest } from '../support/manifests.js';
+import { notesManifest, systemColumnNamesManifest } from '../support/manifests.js';
 import { manifest, sha256 } from './harness.js';
 
 export interface OperatorStorageLocation {
@@ -317,6 +317,24 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(again.slice(1, -2)).toEqual(original.slice(1, -2));
         await importer.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(5) });
         expect(await app.records.get(serviceId, 'note', note['id'] as string)).toEqual(before);
+      });
+
+      it('moves a service whose fields are named after PostgreSQL system columns', async () => {
+        const seeded = await app.lifecycle.seed({ domainName: 'system_names', domainClass: 'test', intentDescription: 'System column names.', idempotencyKey: 'sys-s' });
+        const serviceId = seeded['service_id'] as string;
+        await app.lifecycle.design({ serviceId, manifest: manifest(systemColumnNamesManifest()), idempotencyKey: 'sys-d' });
+        await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'sys-m' });
+        const anchor = (await app.records.create({ serviceId, entityName: 'anchor', record: { xmin: 'root' }, idempotencyKey: 'c1' }))['record'] as JsonObject;
+        const record = { xmin: 'one', xmax: 7n, cmin: 'a', cmax: 0.5, ctid: ['p'], tableoid: anchor['id'] as string };
+        const item = (await app.records.create({ serviceId, entityName: 'item', record, idempotencyKey: 'c2' }))['record'] as JsonObject;
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const { bytes } = await exportBytes(operator, serviceId, 4n, OP(2));
+        const importer = await freshLocation('agent-b');
+        await importBytes(importer, bytes, OP(3));
+        const again = (await exportBytes(importer, serviceId, 4n, OP(4))).bytes.toString('utf8').split('\n');
+        expect(again.slice(1, -2)).toEqual(bytes.toString('utf8').split('\n').slice(1, -2));
+        await importer.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(5) });
+        expect(await app.records.get(serviceId, 'item', item['id'] as string)).toEqual(item);
       });
 
       it('moves a service larger than every page and batch of the backend, member for member', async () => {

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../src/aipcs/core/application.js';
 import type { JsonObject, JsonValue } from '../../src/common/json.js';
-import { notesManifest, notesManifestV2, serverManaged } from '../support/manifests.js';
+import { notesManifest, notesManifestV2, serverManaged, systemColumnNamesManifest } from '../support/manifests.js';
 import { appOver, manifest, sha256, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 
 async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
@@ -334,6 +334,37 @@ export function recordsSuite(harness: StorageHarness): void {
         expect((events[2] as JsonObject)['after']).toBeNull();
         const unknown = await app.records.history({ serviceId, entityName: 'note', recordId: '55555555-5555-4555-8555-555555555555', limit: 10, cursor: null });
         expect(unknown['events']).toEqual([]);
+      });
+    });
+
+    describe('field names a backend reserves', () => {
+      // PostgreSQL refuses its system column names even quoted; the manifest allows them.
+      it('stores, searches, indexes, references and evolves fields named tableoid, xmin, cmin, xmax, cmax and ctid', async () => {
+        const seeded = await app.lifecycle.seed({ domainName: 'system_names', domainClass: 'test', intentDescription: 'System column names.', idempotencyKey: 'sys-s' });
+        const id = seeded['service_id'] as string;
+        await app.lifecycle.design({ serviceId: id, manifest: manifest(systemColumnNamesManifest(false)), idempotencyKey: 'sys-d' });
+        await app.lifecycle.materialise({ serviceId: id, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'sys-m' });
+        const make = async (entityName: string, record: JsonObject) => (await app.records.create({ serviceId: id, entityName, record, idempotencyKey: key() }))['record'] as JsonObject;
+        const anchor = await make('anchor', { xmin: 'root' });
+        const item = await make('item', { xmin: 'one', xmax: 7n, cmin: 'a', cmax: 0.5, ctid: ['p', 'q'], tableoid: anchor['id'] as string });
+        expect(item['fields']).toEqual({ cmax: 0.5, cmin: 'a', ctid: ['p', 'q'], tableoid: anchor['id'], xmax: 7n, xmin: 'one' });
+        expect(await app.records.get(id, 'item', item['id'] as string)).toEqual(item);
+        const titles = async (filters: JsonObject) =>
+          ((await app.records.list({ serviceId: id, entityName: 'item', limit: 50, cursor: null, branch: null, filters }))['records'] as JsonObject[]).map((r) => (r['fields'] as JsonObject)['xmin']);
+        expect(await titles({ xmin: 'one' })).toEqual(['one']);
+        expect(await titles({ ctid: 'q', xmax: 7n, cmin: 'a', cmax: 0.5 })).toEqual(['one']);
+        await rejects(make('item', { xmin: 'two', xmax: 7n }), 'constraint_violation');
+        await rejects(make('item', { xmin: 'two', tableoid: '55555555-5555-4555-8555-555555555555' }), 'constraint_violation');
+        await rejects(app.records.delete({ serviceId: id, entityName: 'anchor', recordId: anchor['id'] as string, expectedRecordVersion: 1n, idempotencyKey: key() }), 'constraint_violation');
+        const updated = await app.records.update({ serviceId: id, entityName: 'item', recordId: item['id'] as string, updates: { xmax: 8n, ctid: ['r'] }, expectedRecordVersion: 1n, idempotencyKey: key() });
+        expect(((updated['record'] as JsonObject)['fields'] as JsonObject)['ctid']).toEqual(['r']);
+        expect(await titles({ ctid: 'r' })).toEqual(['one']);
+        const facets = (await app.discovery.summary({ serviceId: id, sample: 0 }))['facets'] as JsonObject[];
+        expect(facets).toEqual([{ entity_name: 'item', field_name: 'cmin', values: [{ value: 'a', count: 1n }] }]);
+        await app.lifecycle.evolve({ serviceId: id, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(systemColumnNamesManifest(true)), idempotencyKey: 'sys-e' });
+        expect(((await app.records.get(id, 'item', item['id'] as string))['fields'] as JsonObject)['xmax']).toBe(8n);
+        const history = await app.records.history({ serviceId: id, entityName: 'item', recordId: item['id'] as string, limit: 10, cursor: null });
+        expect((history['events'] as JsonObject[]).map((event) => event['kind'])).toEqual(['create', 'update']);
       });
     });
   });

@@ -69,3 +69,31 @@ export function notesManifestV2(extra: Partial<Record<'uniqueOnTitle', boolean>>
     migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: ['add note.summary and person'] }],
   };
 }
+
+/** Fields named after PostgreSQL's system columns (refused there as column names even quoted), with an index, a reference and a facet on them. */
+export function systemColumnNamesManifest(evolved = false): JsonObject {
+  return {
+    manifest_version: 2n,
+    schema_version: evolved ? 2n : 1n,
+    entities: [
+      { name: 'anchor', attributes: [...serverManaged(), { name: 'xmin', type: 'string', required: true }] },
+      {
+        name: 'item',
+        attributes: [
+          ...serverManaged(),
+          { name: 'xmin', type: 'string', required: true },
+          { name: 'xmax', type: 'integer' },
+          { name: 'cmin', type: 'string', allowed_values: ['a', 'b'] },
+          { name: 'cmax', type: 'number' },
+          { name: 'ctid', type: 'string_list', retrieval_mode: 'membership' },
+          { name: 'tableoid', type: 'uuid' },
+          ...(evolved ? [{ name: 'note', type: 'string' }] : []),
+        ],
+      },
+    ],
+    relationships: [{ name: 'item_anchor_fk', from: { entity: 'item', field: 'tableoid' }, to: { entity: 'anchor', field: 'id' }, on_delete: 'restrict' }],
+    indices: [{ name: 'item_xmax_unique', entity: 'item', fields: ['xmax'], unique: true }],
+    discovery_facets: [{ entity: 'item', field: 'cmin' }],
+    ...(evolved ? { migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: ['add item.note'] }] } : {}),
+  };
+}

@@ -41,7 +41,7 @@ import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordColumnValue, rec
 import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { PostgresStagingTx } from './staging.js';
-import { compareLayout, equalityKey, insertStoreMeta, lockStore, schemaOf, storeKeysDdl, storeTablesDdl, writeFenceRow, type PostgresServiceStores } from './service-store.js';
+import { compareLayout, equalityKey, insertStoreMeta, lockStore, quoteColumn, schemaOf, selectColumn, storeKeysDdl, storeTablesDdl, writeFenceRow, type PostgresServiceStores } from './service-store.js';
 
 
 
@@ -92,7 +92,7 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   private selectList(entity: EntityLayout): string {
-    return recordSelectList(entity, quoteIdentifier);
+    return recordSelectList(entity, selectColumn);
   }
 
   private toRecord(entity: EntityLayout, row: Row): StoredRecord {
@@ -127,7 +127,7 @@ export class PostgresDataTx implements OperatorDataWriter {
     const entityName = query.branch !== null || query.filters.some((filter) => filter.kind === 'member') ? next(entity.name) : '';
     for (const filter of query.filters) {
       if (filter.kind === 'equals') {
-        const column = `r.${quoteIdentifier(filter.field)}`;
+        const column = `r.${quoteColumn(filter.field)}`;
         const type = types.get(filter.field);
         const value = next(encodeValue(type ?? 'text', filter.value));
         const key = equalityKey(column, type);
@@ -156,7 +156,7 @@ export class PostgresDataTx implements OperatorDataWriter {
     } else {
       const inner = ['r."id" = d."record_id"', 'r."owner_id" = $1', ...conditions];
       sql =
-        `SELECT ${select} FROM ${driver.from} AS d CROSS JOIN LATERAL (SELECT ${select} FROM ${this.table(entity.name)} AS r WHERE ${inner.join(' AND ')} LIMIT 1) AS r ` +
+        `SELECT r.* FROM ${driver.from} AS d CROSS JOIN LATERAL (SELECT ${select} FROM ${this.table(entity.name)} AS r WHERE ${inner.join(' AND ')} LIMIT 1) AS r ` +
         `WHERE ${driver.where}${after === null ? '' : ` AND d."record_id" > ${after}`} ORDER BY d."record_id" LIMIT ${next(query.limit)}`;
     }
     return (await this.session.rows<Row>(sql, params)).map((row) => this.toRecord(entity, row));
@@ -192,8 +192,8 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   async hasDuplicates(entityName: string, columns: readonly string[]): Promise<boolean> {
-    const list = columns.map(quoteIdentifier).join(', ');
-    const notNull = columns.map((column) => `${quoteIdentifier(column)} IS NOT NULL`).join(' AND ');
+    const list = columns.map(quoteColumn).join(', ');
+    const notNull = columns.map((column) => `${quoteColumn(column)} IS NOT NULL`).join(' AND ');
     return (await this.session.first(`SELECT 1 FROM ${this.table(entityName)} WHERE ${notNull} GROUP BY ${list} HAVING count(*) > 1 LIMIT 1`)) !== undefined;
   }
 
@@ -310,7 +310,7 @@ export class PostgresDataTx implements OperatorDataWriter {
 
   async facetValues(entity: EntityLayout, field: string, shape: 'scalar' | 'list_members', limit: number): Promise<FacetCount[]> {
     const type = entity.columns.find((column) => column.name === field)?.type;
-    const column = `r.${quoteIdentifier(field)}`;
+    const column = `r.${quoteColumn(field)}`;
     if (shape === 'list_members') {
       if (type !== 'string_list') throw new StorageFailure('unavailable');
       // Members of one list are distinct, so a member's row count is its record count.
@@ -372,7 +372,7 @@ export class PostgresDataTx implements OperatorDataWriter {
 
   async countValues(entity: EntityLayout, field: string, memberOf: string | null, values: readonly string[]): Promise<ReadonlyMap<string, bigint>> {
     if (values.length === 0) return new Map();
-    const column = `r.${quoteIdentifier(field)}`;
+    const column = `r.${quoteColumn(field)}`;
     const params: unknown[] = [this.principalId, [...values]];
     let scope = '';
     if (memberOf !== null) {
@@ -479,7 +479,7 @@ export class PostgresDataTx implements OperatorDataWriter {
   async isReferenced(target: { readonly entity: string; readonly id: string }, sources: readonly { readonly entity: string; readonly column: string }[]): Promise<boolean> {
     for (const source of sources) {
       const self = source.entity === target.entity ? ' AND "id" <> $1' : '';
-      if ((await this.session.first(`SELECT 1 FROM ${this.table(source.entity)} WHERE ${quoteIdentifier(source.column)} = $1${self} LIMIT 1`, [target.id])) !== undefined) return true;
+      if ((await this.session.first(`SELECT 1 FROM ${this.table(source.entity)} WHERE ${quoteColumn(source.column)} = $1${self} LIMIT 1`, [target.id])) !== undefined) return true;
     }
     return false;
   }
@@ -515,7 +515,7 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   async insertRecord(entity: EntityLayout, record: StoredRecord): Promise<void> {
-    const columns = entity.columns.map((column) => quoteIdentifier(column.name)).join(', ');
+    const columns = entity.columns.map((column) => quoteColumn(column.name)).join(', ');
     const values = entity.columns.map((column) => this.columnValue(column, record));
     await this.session.run(`INSERT INTO ${this.table(entity.name)} (${columns}) VALUES (${values.map((_, i) => `$${i + 1}`).join(', ')})`, values);
     if (entity.listFields.length > 0) await this.writeMembers(entity, record, false);
@@ -524,7 +524,7 @@ export class PostgresDataTx implements OperatorDataWriter {
   async updateRecord(entity: EntityLayout, record: StoredRecord): Promise<void> {
     const columns = entity.columns.filter((column) => !['id', 'owner_id', 'created_at', 'created_via'].includes(column.name));
     const values = columns.map((column) => this.columnValue(column, record));
-    const assignments = columns.map((column, i) => `${quoteIdentifier(column.name)} = $${i + 1}`).join(', ');
+    const assignments = columns.map((column, i) => `${quoteColumn(column.name)} = $${i + 1}`).join(', ');
     const changed = await this.session.run(`UPDATE ${this.table(entity.name)} SET ${assignments} WHERE "id" = $${values.length + 1} AND "owner_id" = $${values.length + 2}`, [
       ...values,
       record.id,

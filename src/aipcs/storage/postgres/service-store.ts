@@ -66,6 +66,25 @@ function derivedName(prefix: string, ...parts: string[]): string {
   return `${prefix}${createHash('sha256').update(parts.join('\u001f'), 'utf8').digest('hex').slice(0, 16)}`;
 }
 
+/**
+ * PostgreSQL refuses these as column names even when quoted (they name every
+ * table's system columns), though a manifest may declare fields so named. Such
+ * a field lives in a column with a leading "_", which no manifest name has.
+ */
+const SYSTEM_COLUMN_NAMES: ReadonlySet<string> = new Set(['tableoid', 'xmin', 'cmin', 'xmax', 'cmax', 'ctid']);
+
+/** The quoted column that holds a field (or a server-managed column) of a domain table. */
+export function quoteColumn(field: string): string {
+  return quoteIdentifier(SYSTEM_COLUMN_NAMES.has(field) ? `_${field}` : field);
+}
+
+/** A select-list item reading a field's column of the table aliased `r` under the field's own name. */
+export function selectColumn(field: string): string {
+  const column = quoteColumn(field);
+  const name = quoteIdentifier(field);
+  return column === name ? `r.${column}` : `r.${column} AS ${name}`;
+}
+
 export const primaryKeyName = (entity: string) => derivedName('__aipcs_pk_', entity);
 export const equalityIndexName = (entity: string, field: string) => derivedName('__aipcs_eq_', entity, field);
 
@@ -88,7 +107,7 @@ export function equalityKey(column: string, type: ColumnType | undefined): strin
 
 function declaredIndexKey(entity: EntityLayout, field: string): string {
   const type = columnType(entity, field);
-  return type !== undefined && HASHED_TYPES.has(type) ? `(md5(${quoteIdentifier(field)}))` : quoteIdentifier(field);
+  return type !== undefined && HASHED_TYPES.has(type) ? `(md5(${quoteColumn(field)}))` : quoteColumn(field);
 }
 export const ownerIndexName = (entity: string) => derivedName('__aipcs_ow_', entity);
 
@@ -206,7 +225,7 @@ export function bookkeepingDdl(schema: string): string[] {
 }
 
 function columnDdl(column: ColumnLayout): string {
-  return `${quoteIdentifier(column.name)} ${SQL_TYPES[column.type]}${column.notNull || column.name === 'id' ? ' NOT NULL' : ''}`;
+  return `${quoteColumn(column.name)} ${SQL_TYPES[column.type]}${column.notNull || column.name === 'id' ? ' NOT NULL' : ''}`;
 }
 
 /** CREATE TABLE for an entity, without its foreign keys (added once every table exists, since references may form cycles). */
@@ -221,7 +240,7 @@ function foreignKeyDdl(schema: string, entity: EntityLayout, skip: ReadonlySet<s
     .filter((fk) => !skip.has(fk.name))
     .map(
       (fk) =>
-        `ALTER TABLE ${s}.${quoteIdentifier(entity.name)} ADD CONSTRAINT ${quoteIdentifier(fk.name)} FOREIGN KEY (${quoteIdentifier(fk.column)}) ` +
+        `ALTER TABLE ${s}.${quoteIdentifier(entity.name)} ADD CONSTRAINT ${quoteIdentifier(fk.name)} FOREIGN KEY (${quoteColumn(fk.column)}) ` +
         `REFERENCES ${s}.${quoteIdentifier(fk.targetEntity)} ("id") ON DELETE RESTRICT ON UPDATE RESTRICT NOT DEFERRABLE`,
     );
 }
@@ -245,8 +264,9 @@ function indexDdl(schema: string, entity: EntityLayout, existing?: EntityLayout)
   }
   for (const field of entity.equalityFields) {
     if (equality.has(field)) continue;
-    const key = equalityKey(quoteIdentifier(field), columnType(entity, field));
-    ddl.push(`CREATE INDEX IF NOT EXISTS ${quoteIdentifier(equalityIndexName(entity.name, field))} ON ${table} ("owner_id", ${key === quoteIdentifier(field) ? key : `(${key})`}, "id")`);
+    const column = quoteColumn(field);
+    const key = equalityKey(column, columnType(entity, field));
+    ddl.push(`CREATE INDEX IF NOT EXISTS ${quoteIdentifier(equalityIndexName(entity.name, field))} ON ${table} ("owner_id", ${key === column ? key : `(${key})`}, "id")`);
   }
   return ddl;
 }

@@ -8,7 +8,7 @@ import type { EntityLayout, HistoryEvent, MembershipRow, Micros, StagingWriter, 
 import { encodeFieldSet, recordColumnValue } from '../shared/record-codec.js';
 import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession } from './connection.js';
-import { writeFenceRow } from './service-store.js';
+import { quoteColumn, writeFenceRow } from './service-store.js';
 
 /** Bind parameters of one statement stay below the protocol's 65535. */
 const MAX_PARAMETERS = 60_000;
@@ -58,7 +58,7 @@ export class PostgresStagingTx implements StagingWriter {
     const rows = records.map((record) =>
       columns.map((column) => recordColumnValue(column, record, this.principalId, encodeValue)),
     );
-    const list = columns.map((column) => quoteIdentifier(column.name)).join(', ');
+    const list = columns.map((column) => quoteColumn(column.name)).join(', ');
     await this.insertRows(`INSERT INTO ${this.s}.${quoteIdentifier(entity.name)} (${list})`, columns.length, rows);
     if (entity.listFields.length > 0 && (await this.keepsListMembers())) await this.insertListMembers(entity, records);
   }

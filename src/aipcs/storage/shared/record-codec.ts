@@ -49,11 +49,9 @@ export function domainColumns(entity: EntityLayout): ColumnLayout[] {
   return entity.columns.filter((column) => !SERVER_COLUMNS.has(column.name));
 }
 
-/** The select list of a stored record (alias `r`): server fields, then domain fields. */
-export function recordSelectList(entity: EntityLayout, quote: (name: string) => string): string {
-  return ['id', 'created_at', 'updated_at', 'created_via', 'record_version', ...domainColumns(entity).map((column) => column.name)]
-    .map((name) => `r.${quote(name)}`)
-    .join(', ');
+/** The select list of a stored record (alias `r`, each item from `select`): server fields, then domain fields, each under its own name. */
+export function recordSelectList(entity: EntityLayout, select: (name: string) => string): string {
+  return ['id', 'created_at', 'updated_at', 'created_via', 'record_version', ...domainColumns(entity).map((column) => column.name)].map(select).join(', ');
 }
 
 /** A selected row as a StoredRecord; `decode` knows the backend's value encodings. */

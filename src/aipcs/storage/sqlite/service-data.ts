@@ -91,7 +91,7 @@ export class SqliteDataTx implements OperatorDataWriter {
   ) {}
 
   private selectList(entity: EntityLayout): string {
-    return recordSelectList(entity, quoteIdentifier);
+    return recordSelectList(entity, (name) => `r.${quoteIdentifier(name)}`);
   }
 
   private toRecord(entity: EntityLayout, row: Row): StoredRecord {
