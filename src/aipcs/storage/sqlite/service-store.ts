@@ -114,8 +114,14 @@ export const BOOKKEEPING_DDL = [
   `CREATE INDEX __aipcs_list_member_record ON __aipcs_list_member (entity_name, record_id)`,
 ];
 
+/**
+ * Manifest names never hold ".", so it joins entity and field without two
+ * pairs meeting ("a__b"."c" and "a"."b__c"); index names are global in a
+ * database. Stores made before keep their "__"-joined names (only indexes
+ * of fields an evolve adds get the new form).
+ */
 export function equalityIndexName(entity: string, field: string): string {
-  return `__aipcs_eq_${entity}__${field}`;
+  return `__aipcs_eq_${entity}.${field}`;
 }
 
 function columnDdl(column: ColumnLayout): string {
