@@ -78,6 +78,22 @@ export function maintenanceSuite(harness: StorageHarness): void {
         expect(await candidatesOf('blob_candidate')).toEqual([{ id: big['id'], detail: { byte_length: 1026n, field_name: 'body', threshold_bytes: 1024n } }]);
       });
 
+      it('reads every field under its own name, whatever the adapter calls its own scan columns', async () => {
+        // A manifest may name a field like a column the adapter adds to its scan (has_primary).
+        const seeded = await app.lifecycle.seed({ domainName: 'flags', domainClass: 'knowledge', intentDescription: 'Flags.', idempotencyKey: 'flags-s' });
+        const flags = seeded['service_id'] as string;
+        const entities = [{ name: 'flagged', attributes: [...serverManaged(), { name: 'has_primary', type: 'string', retrieval_mode: 'annotation' }] }];
+        await app.lifecycle.design({ serviceId: flags, manifest: manifest({ manifest_version: 2n, schema_version: 1n, entities }), idempotencyKey: 'flags-d' });
+        await app.lifecycle.materialise({ serviceId: flags, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'flags-m' });
+        const created = await app.records.create({ serviceId: flags, entityName: 'flagged', record: { has_primary: 'x'.repeat(2000) }, idempotencyKey: key() });
+        const id = (created['record'] as JsonObject)['id'];
+        const result = await app.maintenance.scan({ serviceId: flags, entityName: null, branchId: null, scanTypes: ['blob_candidate', 'unbranched'], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 50 });
+        expect(result['candidates']).toEqual([
+          { scan_type: 'blob_candidate', record: { entity_name: 'flagged', id }, detail: { byte_length: 2000n, field_name: 'has_primary', threshold_bytes: 1024n } },
+          { scan_type: 'unbranched', record: { entity_name: 'flagged', id }, detail: { missing_role: 'primary' } },
+        ]);
+      });
+
       it('duplicate_authority: shared present references in provenance_source first, then source_ref', async () => {
         const a = await memo({ provenance_source: 'doc-1', source_ref: 'ref-9' });
         const b = await memo({ provenance_source: 'doc-1' });

@@ -353,9 +353,10 @@ export class SqliteDataTx implements OperatorDataWriter {
       params.push(scan.afterId);
     }
     params.push(BigInt(scan.limit));
-    const sql = `SELECT ${this.selectList(entity)}, EXISTS (SELECT 1 FROM __aipcs_record_branch AS p WHERE p.principal_id = ? AND p.entity_name = ? AND p.record_id = r."id" AND p.role = 'primary') AS has_primary
+    // The flag's name starts with "_", which no manifest field name does: a field named has_primary keeps its value.
+    const sql = `SELECT ${this.selectList(entity)}, EXISTS (SELECT 1 FROM __aipcs_record_branch AS p WHERE p.principal_id = ? AND p.entity_name = ? AND p.record_id = r."id" AND p.role = 'primary') AS "__has_primary"
       FROM ${quoteIdentifier(entity.name)} AS r WHERE ${where.join(' AND ')} ORDER BY r."id" LIMIT ?`;
-    return (prepared(this.db, sql).all(...params) as Row[]).map((row) => ({ ...this.toRecord(entity, row), hasPrimary: row['has_primary'] === 1n }));
+    return (prepared(this.db, sql).all(...params) as Row[]).map((row) => ({ ...this.toRecord(entity, row), hasPrimary: row['__has_primary'] === 1n }));
   }
 
   async countValues(entity: EntityLayout, field: string, memberOf: string | null, values: readonly string[]): Promise<ReadonlyMap<string, bigint>> {
