@@ -170,6 +170,7 @@ export const TRANSFER_CODEC: TransferCodec = {
   read: (open) => readBundle(open),
   summaryJson: (summary) => summaryToJson(summary),
   exceedsLimits: (error) => isBundleInvalidError(error) && (error.reason === 'bundle_too_large' || error.reason === 'too_many_lines'),
+  lineTooLong: (error) => isBundleInvalidError(error) && error.reason === 'line_too_long',
 };
 
 function operatorOver(storage: OperatorStoragePorts, principalId: string): Operator {

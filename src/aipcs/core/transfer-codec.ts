@@ -124,4 +124,6 @@ export interface TransferCodec {
   summaryJson(summary: TransferSummary): JsonObject;
   /** Whether a write failed only because the content is more than one artefact may hold (bytes or lines). */
   exceedsLimits(error: unknown): boolean;
+  /** Whether a write failed because one line would be longer than the artefact allows. */
+  lineTooLong(error: unknown): boolean;
 }

@@ -309,7 +309,10 @@ export class ServiceTransfer {
    * but not its total, so a manifest can exceed the artefact's 1 MiB line;
    * found only while encoding, that failure froze the service as
    * recovery_required for ever (no reads, writes, resume or export). The
-   * members' lines are bounded by the record bounds and always fit.
+   * members' lines are bounded by the record bounds and always fit. A
+   * manifest can also hold number allowed_values that canonical JSON cannot
+   * carry apart ([1, 1.0] is written [1, 1]) or as the type they have
+   * (1e17 is written as an integer beyond 2^53): refused the same way.
    */
   private async refuseUnencodableService(serviceId: string): Promise<void> {
     const service = await this.registry.read((tx) => tx.getService(this.principalId, serviceId));
@@ -323,12 +326,15 @@ export class ServiceTransfer {
       if (!(error instanceof AipcsError && error.code === 'validation_failed')) throw error;
       // Not damage of the store: the admission that follows decides every other refusal.
       if (fence !== null && fence.state !== 'closed') return;
+      const tooLong = this.deps.codec.lineTooLong(error);
       throw new AipcsError('unsupported_transition', {
         issues: [
           {
-            code: 'invalid_length',
+            code: tooLong ? 'invalid_length' : 'invalid_value',
             path: 'service.manifest',
-            message: 'The service manifest is too large for one line of the export artefact.',
+            message: tooLong
+              ? 'The service manifest is too large for one line of the export artefact.'
+              : 'The service manifest holds number values the export artefact cannot carry as they are.',
             remediation: 'The service cannot be exported; its data stays usable.',
           },
         ],

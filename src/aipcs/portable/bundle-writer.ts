@@ -71,7 +71,13 @@ export async function writeWithLimits(content: BundleContent, sink: BundleSink, 
       throw error;
     }
     const line = Buffer.from(`${encoded.text}\n`, 'utf8');
-    validator.acceptLine(line, encoded);
+    // The service line is checked as a reader parses it: canonical JSON
+    // writes an integral float as an integer token, so a manifest's
+    // allowed_values [1, 1.0] reads back as [1, 1] and 1e17 as an integer
+    // literal a number attribute refuses, although the object rendered was
+    // valid. Members need no such pass (field rules map integer tokens in
+    // number fields back), and there is one service line per artefact.
+    validator.acceptLine(line, kind === 'service' ? undefined : encoded);
     ordinal++;
     await out.push(line);
   };

@@ -4,7 +4,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { BundleInvalidError, readBundle, writeBundle, type BundleContent, type BundleDefect } from '../../../src/aipcs/portable/index.js';
-import { chunked, materialisedContent, materialisedFrames, rawBundle, readAll, writeToBytes } from './fixtures.js';
+import type { JsonObject, JsonValue } from '../../../src/common/json.js';
+import { chunked, materialisedContent, materialisedFrames, noteManifestJson, rawBundle, readAll, writeToBytes } from './fixtures.js';
 
 async function writeDefect(content: BundleContent): Promise<BundleDefect | null> {
   try {
@@ -136,6 +137,24 @@ describe('the writer refuses content that would not read back', () => {
     ['a membership of a deleted record', (c) => ({ ...c, memberships: [...c.memberships, { branchId: c.branches[1]?.branchId ?? '', entityName: 'note', recordId: '20000000-0000-4000-8000-000000000002', role: 'primary' }] }), 'membership_record_missing'],
   ])('%s', async (_name, mutate, reason) => {
     expect(await writeDefect(mutate(materialisedContent()))).toBe(reason);
+  });
+
+  // The manifest travels as canonical JSON too: a float item of allowed_values
+  // that is integral is written as an integer token and read back as one.
+  // [1, 1.0] then reads as [1, 1] (duplicates), and 1e17 as an integer literal
+  // beyond 2^53 on a number attribute; both manifests are invalid as read.
+  // The writer validated the object it rendered (where they are distinct
+  // floats), so export published an artefact that no import accepts.
+  it.each<[string, JsonValue[]]>([
+    ['1 and 1.0', [1n, 1]],
+    ['-0.0 and 0', [-0, 0n]],
+    ['an integral float beyond 2^53', [1e17]],
+  ])('a manifest whose number allowed_values read back invalid (%s)', async (_name, allowed) => {
+    const manifest = noteManifestJson();
+    const note = (manifest['entities'] as JsonObject[])[0] as JsonObject;
+    for (const attribute of note['attributes'] as JsonObject[]) if (attribute['name'] === 'confidence') attribute['allowed_values'] = allowed;
+    const content = materialisedContent();
+    expect(await writeDefect({ ...content, service: { ...content.service, manifest }, records: [], history: [], memberships: [] })).toBe('manifest_invalid');
   });
 
   it('names the line where the content broke', async () => {
