@@ -176,6 +176,8 @@ export class PostgresConnection {
         '-c search_path=pg_catalog,pg_temp',
         '-c TimeZone=UTC',
         '-c client_encoding=UTF8',
+        // Any positive value gives float8 text output that reads back exactly (0 rounds to 15 digits).
+        '-c extra_float_digits=1',
         `-c lock_timeout=${options.lockTimeoutMs}ms`,
         `-c statement_timeout=${options.statementTimeoutMs}ms`,
       ].join(' '),
@@ -218,6 +220,7 @@ export class PostgresConnection {
       const facts = await client.query<SessionFacts>(
         `SELECT set_config('search_path', 'pg_catalog, pg_temp', false) AS search_path,
                 set_config('TimeZone', 'UTC', false) AS time_zone,
+                set_config('extra_float_digits', '1', false) AS extra_float_digits,
                 set_config('lock_timeout', $1, false) AS lock_timeout,
                 set_config('statement_timeout', $2, false) AS statement_timeout,
                 current_setting('server_version_num') AS server_version_num,

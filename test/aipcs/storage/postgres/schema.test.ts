@@ -339,6 +339,26 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   });
 
   describe('exact values', () => {
+    it('reads floats exactly even when the DSN or the database asks for rounded float output', async () => {
+      // extra_float_digits = 0 makes float8 output round to 15 digits (and the largest double to "1.79769313486232e+308", beyond it).
+      await query(db.url, `ALTER DATABASE ${db.name} SET extra_float_digits = 0`);
+      const url = new URL(db.url);
+      url.searchParams.set('options', '-c extra_float_digits=0');
+      for (const dsn of [db.url, url.toString()]) {
+        const storage = await open({ dsn });
+        const { serviceId, app } = await materialisedService(storage);
+        for (const [i, confidence] of [0.30000000000000004, 1.7976931348623157e308, 5e-324, 2 / 3].entries()) {
+          const created = (await app.records.create({ serviceId, entityName: 'note', record: { title: 't', confidence }, idempotencyKey: `f${i}` }))['record'] as JsonObject;
+          const read = await app.records.get(serviceId, 'note', created['id'] as string);
+          expect((read['fields'] as JsonObject)['confidence']).toBe(confidence);
+        }
+        await storage.close();
+        opened.splice(opened.indexOf(storage), 1);
+        await query(db.url, `DROP SCHEMA aipcs_registry CASCADE`);
+        for (const { nspname } of await query<{ nspname: string }>(db.url, `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'svc\\_%'`)) await query(db.url, `DROP SCHEMA "${nspname}" CASCADE`);
+      }
+    });
+
     it('round-trips 64-bit integers, float extremes, 1 versus 1.0 and non-ASCII text', async () => {
       const storage = await open();
       const { serviceId, app } = await materialisedService(storage);
