@@ -314,9 +314,10 @@ export class SqliteDataTx implements OperatorDataWriter {
     }
     const type = entity.columns.find((column) => column.name === field)?.type;
     if (type === undefined || type === 'string_list') throw new StorageFailure('unavailable');
-    const column = quoteIdentifier(field);
-    const sql = `SELECT ${column} AS v, count(*) AS n FROM ${quoteIdentifier(entity.name)} WHERE ${column} IS NOT NULL
-      GROUP BY ${column} ORDER BY n DESC, ${column} ASC LIMIT ?`;
+    // Qualified, and the count repeated: a field may be named "n" or "v".
+    const column = `r.${quoteIdentifier(field)}`;
+    const sql = `SELECT ${column} AS v, count(*) AS n FROM ${quoteIdentifier(entity.name)} AS r WHERE ${column} IS NOT NULL
+      GROUP BY ${column} ORDER BY count(*) DESC, ${column} ASC LIMIT ?`;
     return (prepared(this.db, sql).all(BigInt(limit)) as { v: unknown; n: bigint }[]).map((row) => ({
       value: decodeValue(type, row.v) as FacetCount['value'],
       count: row.n,
