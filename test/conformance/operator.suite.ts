@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 const sha256Bytes = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 import { manualClock, sequentialIds } from '../../src/common/clock.js';
 import type { JsonObject } from '../../src/common/json.js';
-import { notesManifest, systemColumnNamesManifest } from '../support/manifests.js';
+import { notesManifest, notesManifestV2, systemColumnNamesManifest } from '../support/manifests.js';
 import { manifest, sha256 } from './harness.js';
 
 export interface OperatorStorageLocation {
@@ -335,6 +335,29 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(again.slice(1, -2)).toEqual(bytes.toString('utf8').split('\n').slice(1, -2));
         await importer.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(5) });
         expect(await app.records.get(serviceId, 'item', item['id'] as string)).toEqual(item);
+      });
+
+      it('moves a record holding 64 KiB of values after an evolve appended a field that is null in it', async () => {
+        const serviceId = await materialised();
+        // The complete field set (nulls included) at exactly the contract's 65536 bytes.
+        const complete = { aliases: null, confidence: null, detail: 'x'.repeat(16384), due_at: null, pinned: null, priority: null, project_id: null, status: null, tags: [] as string[], title: 'y'.repeat(16384) };
+        const size = () => Buffer.byteLength(JSON.stringify(complete));
+        while (size() < 65536) complete.tags.push(`${complete.tags.length}`.padEnd(Math.min(256, 65536 - size() - 3), 'z'));
+        expect(size()).toBe(65536);
+        const { detail, tags, title } = complete;
+        const note = (await app.records.create({ serviceId, entityName: 'note', record: { detail, tags, title }, idempotencyKey: 'full-c' }))['record'] as JsonObject;
+        // note.summary is appended: `"summary":null` takes the record past 64 KiB, which the store keeps and serves.
+        await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'full-e' });
+        const before = await app.records.get(serviceId, 'note', note['id'] as string);
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 4n, operationId: OP(1) });
+        // The export refused it as invalid content and froze the service (recovery_required).
+        const { bytes } = await exportBytes(operator, serviceId, 5n, OP(2));
+        const importer = await freshLocation('agent-b');
+        await importBytes(importer, bytes, OP(3));
+        const again = (await exportBytes(importer, serviceId, 5n, OP(4))).bytes.toString('utf8').split('\n');
+        expect(again.slice(1, -2)).toEqual(bytes.toString('utf8').split('\n').slice(1, -2));
+        await importer.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 5n, operationId: OP(5) });
+        expect(await app.records.get(serviceId, 'note', note['id'] as string)).toEqual(before);
       });
 
       it('moves a service larger than every page and batch of the backend, member for member', async () => {

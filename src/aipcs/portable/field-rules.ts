@@ -135,7 +135,20 @@ export function decodeFieldSet(entity: EntityFieldRules, raw: JsonValue | undefi
   return out;
 }
 
-/** Contract §6.3 measure: compact, sorted keys, non-ASCII literal, numbers of `number` fields as floats. */
+/**
+ * Contract §6.3 measure (compact, sorted keys, non-ASCII literal, numbers of
+ * `number` fields as floats) of the values a field set holds, its nulls
+ * left out. A write bounds the complete set, nulls included, but an evolve
+ * later appends fields that are null in every existing record and snapshot,
+ * and the store keeps those past 64 KiB; what it held when written, and
+ * still holds, is the set without nulls.
+ */
 export function fieldSetContractBytes(fields: FieldSet): number {
-  return utf8Length(renderJson(fields, { keyOrder: 'codepoint', asciiOnly: false, floatStyle: 'lossless' }));
+  const values: Record<string, FieldValue> = {};
+  for (const name of Object.keys(fields)) {
+    const value = fields[name];
+    // Field names are manifest identifiers (never `__proto__`).
+    if (value !== null && value !== undefined) values[name] = value;
+  }
+  return utf8Length(renderJson(values, { keyOrder: 'codepoint', asciiOnly: false, floatStyle: 'lossless' }));
 }

@@ -43,6 +43,23 @@ describe('reader rules', () => {
     expect(await defectOf(rawBundle(edit(F, BR + 1, (p) => ({ ...p, created_at: '2027-01-01T00:00:00.000000Z' }))))).toBeNull();
   });
 
+  // A stored record may hold 64 KiB of values; an evolve then appends
+  // fields, null in it, whose `"name":null` entries take its complete field
+  // set past 64 KiB. The store keeps and serves it, so the artefact must
+  // carry it: export refused it as invalid content and froze the service
+  // (recovery_required). The bound applies to the values a record holds.
+  it('accepts a record whose values fit 64 KiB although its null fields take it past', async () => {
+    const values: JsonObject = { detail: 'x'.repeat(16384), tags: [], title: 'y'.repeat(16384) };
+    const tags: string[] = [];
+    const size = () => Buffer.byteLength(JSON.stringify({ ...values, tags }));
+    while (size() < 65536) tags.push(`${tags.length}`.padEnd(Math.min(256, 65536 - size() - 3), 'z'));
+    expect(size()).toBe(65536);
+    const atBound = edit(F, REC, (p) => ({ ...p, fields: { ...values, tags, status: null, confidence: null, count: null, done: null, due: null, ref: null } }));
+    expect(await defectOf(rawBundle(atBound))).toBeNull();
+    const overBound = edit(F, REC, (p) => ({ ...p, fields: { ...values, tags: [...tags.slice(0, -1), `${tags.at(-1) ?? ''}z`], status: null } }));
+    expect(await defectOf(rawBundle(overBound))).toBe('record_fields_invalid');
+  });
+
   it.each<[string, Frames, BundleDefect]>([
     // header and service
     ['format version 2', edit(F, 0, (p) => ({ ...p, export_format_version: 2n })), 'header_invalid'],
