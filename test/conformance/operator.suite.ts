@@ -279,6 +279,15 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         const { bytes } = await exportBytes(operator, serviceId, 4n, OP(2));
         const importer = await freshLocation('agent-b');
         expect(await importBytes(importer, bytes, OP(3))).toMatchObject({ operation: 'import', service: { service_id: serviceId } });
+        // The record's history still reads create, then update (as in the source store), though the update's time is earlier.
+        await importer.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(4) });
+        for (const recordId of [note['id'] as string, null]) {
+          const events = (await app.records.history({ serviceId, entityName: 'note', recordId, limit: 100, cursor: null }))['events'] as JsonObject[];
+          expect(events.map((event) => [event['kind'], event['record_version']])).toEqual([
+            ['create', 1n],
+            ['update', 2n],
+          ]);
+        }
       });
 
       it('refuses a service too large for one artefact without keeping a claim: it stays usable, not frozen', async () => {

@@ -6,6 +6,7 @@
 
 import type { EntityLayout, HistoryEvent, MembershipRow, Micros, StagingWriter, StoredBranch, StoredRecord, WriteFence } from '../../core/ports.js';
 import { encodeFieldSet, recordColumnValue } from '../shared/record-codec.js';
+import { HistoryOrder } from '../shared/history-order.js';
 import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession } from './connection.js';
 import { quoteColumn, writeFenceRow } from './service-store.js';
@@ -20,6 +21,7 @@ export class PostgresStagingTx implements StagingWriter {
   private held = false;
   private listMembers: boolean | null = null;
   private arrival = 0n;
+  private readonly order = new HistoryOrder();
 
   constructor(
     private readonly session: PgSession,
@@ -146,21 +148,22 @@ export class PostgresStagingTx implements StagingWriter {
            "event_kind" text COLLATE "C" NOT NULL,
            "before_json" text COLLATE "C",
            "after_json" text COLLATE "C",
-           "occurred_at" bigint NOT NULL
+           "occurred_at" bigint NOT NULL,
+           "order_at" bigint NOT NULL
          ) ON COMMIT DROP`,
       );
       this.held = true;
     }
-    const rows = events.map((event) => [this.arrival++, event.entityName, event.recordId, event.recordVersion, event.kind, encodeFieldSet(event.before), encodeFieldSet(event.after), event.occurredAt]);
-    await this.insertRows(`INSERT INTO ${HELD} ("arrival", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at")`, 8, rows);
+    const rows = events.map((event) => [this.arrival++, event.entityName, event.recordId, event.recordVersion, event.kind, encodeFieldSet(event.before), encodeFieldSet(event.after), event.occurredAt, this.order.of(event)]);
+    await this.insertRows(`INSERT INTO ${HELD} ("arrival", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at", "order_at")`, 9, rows);
   }
 
   async appendHeldHistory(): Promise<void> {
     if (!this.held) return;
-    // Identity values are drawn as the sorted rows reach the insert: event_sequence follows time, then arrival.
+    // Identity values are drawn as the sorted rows reach the insert: event_sequence follows time (kept per record), then arrival.
     await this.session.run(
       `INSERT INTO ${this.s}."__aipcs_record_history" ("principal_id", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at")
-       SELECT $1, "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at" FROM ${HELD} ORDER BY "occurred_at", "arrival"`,
+       SELECT $1, "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at" FROM ${HELD} ORDER BY "order_at", "arrival"`,
       [this.principalId],
     );
     await this.session.run(`DROP TABLE ${HELD}`);

@@ -6,6 +6,7 @@
 
 import type { EntityLayout, HistoryEvent, MembershipRow, Micros, StagingWriter, StoredBranch, StoredRecord, WriteFence } from '../../core/ports.js';
 import { encodeFieldSet } from '../shared/record-codec.js';
+import { HistoryOrder } from '../shared/history-order.js';
 import { prepared, type SqliteDatabase } from './connection.js';
 import { SqliteDataTx } from './service-data.js';
 
@@ -17,13 +18,15 @@ const HELD_DDL = `CREATE TEMP TABLE __aipcs_held_history (
   event_kind TEXT NOT NULL,
   before_json TEXT,
   after_json TEXT,
-  occurred_at INTEGER NOT NULL
+  occurred_at INTEGER NOT NULL,
+  order_at INTEGER NOT NULL
 ) STRICT`;
 
 export class SqliteStagingTx implements StagingWriter {
   private readonly tx: SqliteDataTx;
   private held = false;
   private arrival = 0n;
+  private readonly order = new HistoryOrder();
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -57,20 +60,20 @@ export class SqliteStagingTx implements StagingWriter {
     }
     const insert = prepared(
       this.db,
-      `INSERT INTO temp.__aipcs_held_history (arrival, entity_name, record_id, record_version, event_kind, before_json, after_json, occurred_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO temp.__aipcs_held_history (arrival, entity_name, record_id, record_version, event_kind, before_json, after_json, occurred_at, order_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     for (const event of events) {
-      insert.run(this.arrival++, event.entityName, event.recordId, event.recordVersion, event.kind, encodeFieldSet(event.before), encodeFieldSet(event.after), event.occurredAt);
+      insert.run(this.arrival++, event.entityName, event.recordId, event.recordVersion, event.kind, encodeFieldSet(event.before), encodeFieldSet(event.after), event.occurredAt, this.order.of(event));
     }
   }
 
   async appendHeldHistory(): Promise<void> {
     if (!this.held) return;
-    // Rows are inserted in the SELECT's order, so event_sequence follows time, then arrival.
+    // Rows are inserted in the SELECT's order, so event_sequence follows time (kept per record), then arrival.
     this.db
       .prepare(
         `INSERT INTO main.__aipcs_record_history (principal_id, entity_name, record_id, record_version, event_kind, before_json, after_json, occurred_at)
-         SELECT ?, entity_name, record_id, record_version, event_kind, before_json, after_json, occurred_at FROM temp.__aipcs_held_history ORDER BY occurred_at, arrival`,
+         SELECT ?, entity_name, record_id, record_version, event_kind, before_json, after_json, occurred_at FROM temp.__aipcs_held_history ORDER BY order_at, arrival`,
       )
       .run(this.principalId);
     this.db.exec('DROP TABLE temp.__aipcs_held_history');
