@@ -171,6 +171,7 @@ export const TRANSFER_CODEC: TransferCodec = {
   summaryJson: (summary) => summaryToJson(summary),
   exceedsLimits: (error) => isBundleInvalidError(error) && (error.reason === 'bundle_too_large' || error.reason === 'too_many_lines'),
   lineTooLong: (error) => isBundleInvalidError(error) && error.reason === 'line_too_long',
+  unrepresentable: (error) => isBundleInvalidError(error) && error.reason === 'integer_out_of_range',
 };
 
 function operatorOver(storage: OperatorStoragePorts, principalId: string): Operator {

@@ -304,6 +304,22 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         await operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(3) });
       });
 
+      it('refuses a number the artefact cannot carry (integral, 2^63 or more) without keeping a claim: the service stays usable', async () => {
+        const serviceId = await materialised();
+        // Canonical JSON writes 1e20 as 100000000000000000000, an integer token beyond 64 bits that no reader accepts.
+        const note = (await app.records.create({ serviceId, entityName: 'note', record: { title: 'Large', confidence: 1e20 }, idempotencyKey: 'huge-1' }))['record'] as JsonObject;
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        await expect(exportBytes(operator, serviceId, 4n, OP(2))).rejects.toMatchObject({ code: 'unsupported_transition', issues: [{ code: 'invalid_value', path: 'service' }] });
+        expect(await storage.registry.read((tx) => tx.getClaim('agent-a', OP(2)))).toBeUndefined();
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ recovery_state: 'clear', operational_status: 'suspended' });
+        await operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(3) });
+        await app.records.update({ serviceId, entityName: 'note', recordId: note['id'] as string, updates: { confidence: 0.5 }, expectedRecordVersion: 1n, idempotencyKey: 'huge-2' });
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 5n, operationId: OP(4) });
+        // The history still holds the old value: still refused, still not frozen.
+        await expect(exportBytes(operator, serviceId, 6n, OP(5))).rejects.toMatchObject({ code: 'unsupported_transition' });
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ recovery_state: 'clear' });
+      });
+
       it('moves a service to another location with its content, identity, revision and status', async () => {
         const serviceId = await materialised();
         const note = (await app.records.create({ serviceId, entityName: 'note', record: { title: 'Kept', confidence: 1, tags: ['a', 'b'] }, idempotencyKey: 'c1' }))['record'] as JsonObject;

@@ -124,6 +124,8 @@ export interface TransferCodec {
   summaryJson(summary: TransferSummary): JsonObject;
   /** Whether a write failed only because the content is more than one artefact may hold (bytes or lines). */
   exceedsLimits(error: unknown): boolean;
+  /** Whether a write failed because a value has no form the artefact can carry (a number field holding an integral binary64 of 2^63 or more). */
+  unrepresentable(error: unknown): boolean;
   /** Whether a write failed because one line would be longer than the artefact allows. */
   lineTooLong(error: unknown): boolean;
 }

@@ -5,6 +5,7 @@
 
 import type { JsonObject } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
+import type { IssueCode } from '../contract/issues.js';
 import type { ManifestV2 } from '../contract/manifest/types.js';
 import type { LifecycleService } from './lifecycle.js';
 import { namespaceOf } from './lifecycle.js';
@@ -356,7 +357,15 @@ export class ServiceTransfer {
       // A service that outgrew one artefact is neither damaged nor changed by
       // the attempt: freezing it (below) locked a working service away for
       // good. Refused like an unencodable manifest (D21), leaving no claim.
-      if (this.deps.codec.exceedsLimits(error)) return this.refuseTooLarge(claim);
+      if (this.deps.codec.exceedsLimits(error)) {
+        return this.refuseUnexportable(claim, { code: 'invalid_length', path: 'service', message: 'The service is too large for one export artefact.' });
+      }
+      // So is a number the store holds but canonical JSON cannot carry: an
+      // integral binary64 of 2^63 or more is written as an integer token
+      // beyond 64 bits (1e20 as 100000000000000000000), which no reader accepts.
+      if (this.deps.codec.unrepresentable(error)) {
+        return this.refuseUnexportable(claim, { code: 'invalid_value', path: 'service', message: 'The service holds a number value the export artefact cannot carry.' });
+      }
       // A store that is not behind a closed fence, or whose content breaks
       // the artefact's rules, cannot be exported safely by any retry.
       if (error instanceof FenceOpenError || (error instanceof AipcsError && error.code === 'validation_failed')) return this.claims.markRecoveryRequired(claim);
@@ -410,22 +419,13 @@ export class ServiceTransfer {
     return result;
   }
 
-  /** Releases the export's prepared claim (it only read the store) and refuses. */
-  private async refuseTooLarge(claim: ClaimRow): Promise<never> {
+  /** Releases the export's prepared claim (it only read the store) and refuses with `issue`. */
+  private async refuseUnexportable(claim: ClaimRow, issue: { code: IssueCode; path: string; message: string }): Promise<never> {
     await this.registry.write(async (tx) => {
       const stored = await tx.getClaim(this.principalId, claim.idempotencyKey);
       if (stored?.phase === 'prepared' && stored.fingerprint === claim.fingerprint) await tx.deleteClaim(this.principalId, claim.idempotencyKey);
     });
-    throw new AipcsError('unsupported_transition', {
-      issues: [
-        {
-          code: 'invalid_length',
-          path: 'service',
-          message: 'The service is too large for one export artefact.',
-          remediation: 'The service cannot be exported; its data stays usable.',
-        },
-      ],
-    });
+    throw new AipcsError('unsupported_transition', { issues: [{ ...issue, remediation: 'The service cannot be exported; its data stays usable.' }] });
   }
 
   /** A completed export replays byte-identically (header time = receipt time) while revision and status still match. */
