@@ -153,7 +153,8 @@ export async function probeSignature(connection: PostgresConnection, ddlFor: (sc
 /**
  * Expected signatures, shared by every storage in the process: they depend
  * only on our DDL and on the server release that renders the catalog (the
- * search_path is pinned, so nothing database-specific enters them).
+ * settings that change its rendering, search_path and quote_all_identifiers,
+ * are pinned on every connection, so nothing database-specific enters them).
  */
 const sharedSignatures = new Map<string, Promise<string>>();
 

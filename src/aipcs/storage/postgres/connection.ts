@@ -178,6 +178,13 @@ export class PostgresConnection {
         '-c client_encoding=UTF8',
         // Any positive value gives float8 text output that reads back exactly (0 rounds to 15 digits).
         '-c extra_float_digits=1',
+        // The catalog renders index and constraint definitions for the layout
+        // signatures, which are shared across connections (catalog.ts): they
+        // must not depend on who connected when.
+        '-c quote_all_identifiers=off',
+        // The pool closes idle connections itself; a server that ends one
+        // first races the next unit that takes it (storage_unavailable).
+        '-c idle_session_timeout=0',
         `-c lock_timeout=${options.lockTimeoutMs}ms`,
         `-c statement_timeout=${options.statementTimeoutMs}ms`,
       ].join(' '),
@@ -217,15 +224,22 @@ export class PostgresConnection {
     // the unit through the query that fails, and the client is discarded.
     client.on('error', () => undefined);
     try {
+      // Qualified: until it runs, the search_path is whatever a DSN's options said.
+      // transaction_timeout (PostgreSQL 17+) would end a unit that waits within
+      // lock_timeout or statement_timeout as unavailable instead of busy.
       const facts = await client.query<SessionFacts>(
-        `SELECT set_config('search_path', 'pg_catalog, pg_temp', false) AS search_path,
-                set_config('TimeZone', 'UTC', false) AS time_zone,
-                set_config('extra_float_digits', '1', false) AS extra_float_digits,
-                set_config('lock_timeout', $1, false) AS lock_timeout,
-                set_config('statement_timeout', $2, false) AS statement_timeout,
-                current_setting('server_version_num') AS server_version_num,
-                current_setting('server_encoding') AS server_encoding,
-                current_setting('client_encoding') AS client_encoding`,
+        `SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false) AS search_path,
+                pg_catalog.set_config('TimeZone', 'UTC', false) AS time_zone,
+                pg_catalog.set_config('extra_float_digits', '1', false) AS extra_float_digits,
+                pg_catalog.set_config('quote_all_identifiers', 'off', false) AS quote_all_identifiers,
+                pg_catalog.set_config('idle_session_timeout', '0', false) AS idle_session_timeout,
+                CASE WHEN pg_catalog.current_setting('transaction_timeout', true) IS NOT NULL
+                     THEN pg_catalog.set_config('transaction_timeout', '0', false) END AS transaction_timeout,
+                pg_catalog.set_config('lock_timeout', $1, false) AS lock_timeout,
+                pg_catalog.set_config('statement_timeout', $2, false) AS statement_timeout,
+                pg_catalog.current_setting('server_version_num') AS server_version_num,
+                pg_catalog.current_setting('server_encoding') AS server_encoding,
+                pg_catalog.current_setting('client_encoding') AS client_encoding`,
         [`${this.options.lockTimeoutMs}ms`, `${this.options.statementTimeoutMs}ms`],
       );
       const row = facts.rows[0];

@@ -1,0 +1,133 @@
+// PostgreSQL adapter against settings an operator's database, role or DSN may
+// carry (ALTER DATABASE … SET, ALTER ROLE … SET, options=-c …): the ones that
+// would change what clients observe are pinned on every connection, so the
+// adapter behaves as on a database with none of them.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
+import { PostgresConnection } from '../../../../src/aipcs/storage/postgres/connection.js';
+import { openPostgresStorage, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
+import type { JsonObject } from '../../../../src/common/json.js';
+import { appOver, manifest } from '../../../conformance/harness.js';
+import { notesManifest } from '../../../support/manifests.js';
+import type { ClusterInfo } from '../../../support/postgres-cluster.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
+
+const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
+
+async function query<R extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function materialisedService(storage: StoragePorts, domainName = 'notes'): Promise<{ serviceId: string; namespace: string; app: ReturnType<typeof appOver> }> {
+  const app = appOver(storage);
+  const serviceId = (await app.lifecycle.seed({ domainName, domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: `s-${domainName}` }))['service_id'] as string;
+  await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: `d-${domainName}` });
+  const service = await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: `m-${domainName}` });
+  return { serviceId, namespace: (service['storage'] as JsonObject)['namespace'] as string, app };
+}
+
+expectClustersUnderCi();
+
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s under operator settings', (_version, cluster: ClusterInfo) => {
+  let db: TestDatabase;
+  let options: PostgresStorageOptions;
+  const opened: StoragePorts[] = [];
+  const open = async (extra: Partial<PostgresStorageOptions> = {}) => {
+    const storage = await openPostgresStorage({ ...options, ...extra });
+    opened.push(storage);
+    return storage;
+  };
+  /** Superuser connection to the test database. */
+  const admin = () => cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`);
+  const role = () => new URL(db.url).username;
+  const serverVersionNum = async () => Number((await query<{ v: string }>(cluster.adminUrl, `SELECT current_setting('server_version_num') AS v`))[0]?.v);
+
+  beforeEach(async () => {
+    db = await createTestDatabase(cluster);
+    options = { dsn: db.url, ...timeouts };
+  });
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((storage) => storage.close()));
+    await db.drop();
+  });
+
+  it('pins the session settings whatever the database, the role or the DSN asks for', async () => {
+    const hostile: Record<string, string> = { quote_all_identifiers: 'on', idle_session_timeout: '1500ms' };
+    if ((await serverVersionNum()) >= 170000) hostile['transaction_timeout'] = '1500ms';
+    for (const [name, value] of Object.entries(hostile)) {
+      await query(admin(), `ALTER DATABASE ${db.name} SET ${name} = '${value}'`);
+      await query(admin(), `ALTER ROLE ${role()} SET ${name} = '${value}'`);
+    }
+    const url = new URL(db.url);
+    url.searchParams.set('options', Object.entries(hostile).map(([name, value]) => `-c ${name}=${value}`).join(' '));
+    const read = `SELECT current_setting('quote_all_identifiers') AS quote_all_identifiers, current_setting('idle_session_timeout') AS idle_session_timeout,
+                         current_setting('transaction_timeout', true) AS transaction_timeout`;
+    for (const dsn of [db.url, url.toString()]) {
+      // A plain client on the same DSN gets the operator's values, so the check below means something.
+      expect((await query(dsn, read))[0]).toMatchObject({ quote_all_identifiers: 'on', idle_session_timeout: '1500ms' });
+      const connection = new PostgresConnection({ dsn, ...timeouts });
+      try {
+        for (const mode of ['read', 'write'] as const) {
+          expect(await connection.transaction(mode, (session) => session.first(read))).toEqual({
+            quote_all_identifiers: 'off',
+            idle_session_timeout: '0',
+            transaction_timeout: 'transaction_timeout' in hostile ? '0' : null,
+          });
+        }
+      } finally {
+        await connection.close();
+      }
+    }
+  });
+
+  it('keeps the layout signatures valid when quote_all_identifiers changes between connections', async () => {
+    // Expected layouts are rendered once per process (catalog.ts) and shared
+    // by every connection: a database setting that a DBA changes while AIPCS
+    // runs reaches only the connections opened afterwards.
+    const first = await open();
+    const { serviceId, app } = await materialisedService(first);
+    await app.records.create({ serviceId, entityName: 'note', record: { title: 'before' }, idempotencyKey: 'r1' });
+    await query(admin(), `ALTER DATABASE ${db.name} SET quote_all_identifiers = on`);
+    const second = await open();
+    const later = appOver(second);
+    const created = await later.records.create({ serviceId, entityName: 'note', record: { title: 'after' }, idempotencyKey: 'r2' });
+    expect(created['replayed']).toBe(false);
+    expect(await second.stores.inspect({ backend: 'postgresql', namespace: (await materialisedService(second, 'other')).namespace })).toMatchObject({ status: 'ready' });
+  });
+
+  it('reports a lock wait as busy even when transaction_timeout is shorter than lock_timeout', async () => {
+    if ((await serverVersionNum()) < 170000) return; // transaction_timeout exists from PostgreSQL 17
+    await query(admin(), `ALTER DATABASE ${db.name} SET transaction_timeout = '200ms'`);
+    const storage = await open({ lockTimeoutMs: 1000 });
+    const { serviceId, namespace, app } = await materialisedService(storage);
+    const holder = new pg.Client({ connectionString: db.url, options: '-c transaction_timeout=0' });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`aipcs:service_store:${namespace}`]);
+      await expect(app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'blocked' })).rejects.toMatchObject({ code: 'storage_busy' });
+      await holder.query('ROLLBACK');
+    } finally {
+      await holder.end();
+    }
+  });
+
+  it('is not steered by functions that a DSN search_path puts before pg_catalog', async () => {
+    await query(db.url, `CREATE SCHEMA shadow`);
+    await query(db.url, `CREATE FUNCTION shadow.current_setting(text) RETURNS text LANGUAGE sql AS $$ SELECT '150000'::text $$`);
+    const url = new URL(db.url);
+    url.searchParams.set('options', '-c search_path=shadow,pg_catalog');
+    const storage = await open({ dsn: url.toString() });
+    const { serviceId, app } = await materialisedService(storage);
+    expect((await app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'r' }))['replayed']).toBe(false);
+  });
+});
