@@ -224,6 +224,11 @@ export class PostgresConnection {
     // the unit through the query that fails, and the client is discarded.
     client.on('error', () => undefined);
     try {
+      // An explicit transaction: a role whose defaults are serializable,
+      // read-only and deferrable would otherwise make this first statement
+      // wait for a safe snapshot behind any serializable writer on the server
+      // (every later unit names its own isolation level and access mode).
+      await client.query(BEGIN.read);
       // Qualified: until it runs, the search_path is whatever a DSN's options said.
       // transaction_timeout (PostgreSQL 17+) would end a unit that waits within
       // lock_timeout or statement_timeout as unavailable instead of busy.
@@ -242,6 +247,8 @@ export class PostgresConnection {
                 pg_catalog.current_setting('client_encoding') AS client_encoding`,
         [`${this.options.lockTimeoutMs}ms`, `${this.options.statementTimeoutMs}ms`],
       );
+      // Session-level set_config takes effect when this transaction commits.
+      await client.query('COMMIT');
       const row = facts.rows[0];
       const version = Number(row?.server_version_num);
       // Text must reach the server as UTF-8 and be stored as UTF-8, or strings would not round-trip.

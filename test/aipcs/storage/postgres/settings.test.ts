@@ -89,6 +89,29 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     }
   });
 
+  it('does not wait for a safe snapshot when the role defaults to serializable, read-only, deferrable transactions', async () => {
+    for (const setting of [`default_transaction_isolation = 'serializable'`, 'default_transaction_read_only = on', 'default_transaction_deferrable = on']) {
+      await query(admin(), `ALTER ROLE ${role()} SET ${setting}`);
+    }
+    // Another application on the server, in the middle of a serializable
+    // transaction that has written: a deferrable read-only transaction that
+    // starts now waits until it ends.
+    const other = new pg.Client({ connectionString: admin() });
+    await other.connect();
+    try {
+      await other.query('CREATE TABLE other_app (x int)');
+      await other.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
+      await other.query('INSERT INTO other_app VALUES (1)');
+      await other.query('SELECT count(*) FROM other_app');
+      const storage = await open({ lockTimeoutMs: 1000, statementTimeoutMs: 1000 });
+      const { serviceId, app } = await materialisedService(storage);
+      expect((await app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'r' }))['replayed']).toBe(false);
+      await other.query('ROLLBACK');
+    } finally {
+      await other.end();
+    }
+  });
+
   it('keeps the layout signatures valid when quote_all_identifiers changes between connections', async () => {
     // Expected layouts are rendered once per process (catalog.ts) and shared
     // by every connection: a database setting that a DBA changes while AIPCS
