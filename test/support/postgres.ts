@@ -27,6 +27,8 @@ export async function createTestDatabase(cluster: ClusterInfo): Promise<TestData
     await admin.query(`CREATE ROLE ${role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE`);
     await admin.query(`CREATE DATABASE ${name} OWNER ${role} TEMPLATE template0 ENCODING 'UTF8'`);
     await admin.query(`REVOKE ALL ON DATABASE ${name} FROM PUBLIC`);
+    // The adapter needs CONNECT and CREATE only: no temporary tables, so a role granted just those works.
+    await admin.query(`REVOKE TEMPORARY ON DATABASE ${name} FROM ${role}`);
   } finally {
     await admin.end();
   }

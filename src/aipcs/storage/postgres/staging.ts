@@ -1,7 +1,9 @@
 // Import staging on PostgreSQL: the batched writes of one staging unit. Each
 // batch is one multi-row INSERT (split below the protocol's parameter limit),
 // so a staging unit costs a round trip per batch rather than per row. History
-// is held in a temporary table and appended in time order by one
+// is held in an unlogged table of the store's own schema (created and dropped
+// in the staging unit, so a unit that rolls back leaves nothing, and the role
+// needs no TEMPORARY privilege) and appended in time order by one
 // INSERT … SELECT: the server sorts it, and the process keeps no history.
 
 import type { EntityLayout, HistoryEvent, MembershipRow, Micros, StagingWriter, StoredBranch, StoredRecord, WriteFence } from '../../core/ports.js';
@@ -14,10 +16,10 @@ import { quoteColumn, writeFenceRow } from './service-store.js';
 /** Bind parameters of one statement stay below the protocol's 65535. */
 const MAX_PARAMETERS = 60_000;
 
-const HELD = 'pg_temp."__aipcs_held_history"';
-
 export class PostgresStagingTx implements StagingWriter {
   private readonly s: string;
+  /** The table that holds history until appendHeldHistory. */
+  private readonly heldTable: string;
   private held = false;
   private listMembers: boolean | null = null;
   private arrival = 0n;
@@ -29,6 +31,7 @@ export class PostgresStagingTx implements StagingWriter {
     private readonly principalId: string,
   ) {
     this.s = quoteIdentifier(schema);
+    this.heldTable = `${this.s}."__aipcs_held_history"`;
   }
 
   /** INSERT of `rows` (each `width` values) in as few statements as the parameter limit allows. */
@@ -137,10 +140,10 @@ export class PostgresStagingTx implements StagingWriter {
   async holdHistory(events: readonly HistoryEvent[]): Promise<void> {
     if (events.length === 0) return;
     if (!this.held) {
-      // Temporary DDL is transactional and dropped at commit: a unit that rolls back leaves nothing.
-      await this.session.run(`DROP TABLE IF EXISTS ${HELD}`);
+      // DDL is transactional: a unit that rolls back leaves no table behind.
+      await this.session.run(`DROP TABLE IF EXISTS ${this.heldTable}`);
       await this.session.run(
-        `CREATE TEMP TABLE "__aipcs_held_history" (
+        `CREATE UNLOGGED TABLE ${this.heldTable} (
            "arrival" bigint NOT NULL,
            "entity_name" text COLLATE "C" NOT NULL,
            "record_id" text COLLATE "C" NOT NULL,
@@ -150,12 +153,12 @@ export class PostgresStagingTx implements StagingWriter {
            "after_json" text COLLATE "C",
            "occurred_at" bigint NOT NULL,
            "order_at" bigint NOT NULL
-         ) ON COMMIT DROP`,
+         )`,
       );
       this.held = true;
     }
     const rows = events.map((event) => [this.arrival++, event.entityName, event.recordId, event.recordVersion, event.kind, encodeFieldSet(event.before), encodeFieldSet(event.after), event.occurredAt, this.order.of(event)]);
-    await this.insertRows(`INSERT INTO ${HELD} ("arrival", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at", "order_at")`, 9, rows);
+    await this.insertRows(`INSERT INTO ${this.heldTable} ("arrival", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at", "order_at")`, 9, rows);
   }
 
   async appendHeldHistory(): Promise<void> {
@@ -163,10 +166,10 @@ export class PostgresStagingTx implements StagingWriter {
     // Identity values are drawn as the sorted rows reach the insert: event_sequence follows time (kept per record), then arrival.
     await this.session.run(
       `INSERT INTO ${this.s}."__aipcs_record_history" ("principal_id", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at")
-       SELECT $1, "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at" FROM ${HELD} ORDER BY "order_at", "arrival"`,
+       SELECT $1, "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at" FROM ${this.heldTable} ORDER BY "order_at", "arrival"`,
       [this.principalId],
     );
-    await this.session.run(`DROP TABLE ${HELD}`);
+    await this.session.run(`DROP TABLE ${this.heldTable}`);
     this.held = false;
   }
 }
