@@ -4,6 +4,7 @@
 // is the only wait. Also the runtime version floor.
 
 import { lstatSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { sleepSync } from '../../../common/clock.js';
 import { Mutex } from '../../../common/mutex.js';
@@ -90,6 +91,9 @@ function fileIdentity(path: string): string | null {
 const WRITER_SLOT_BUSY = Symbol('writer slot busy');
 const WRITER_SLOT_MAX_PAUSE_MS = 25;
 
+/** Milliseconds on a monotonic clock: busy-wait deadlines must not move when the wall clock is stepped. */
+const monotonicMs = (): number => performance.now();
+
 export class SqliteConnection {
   readonly db: SqliteDatabase;
   private readonly mutex = new Mutex();
@@ -152,13 +156,13 @@ export class SqliteConnection {
    * fresh file retry here, within the same busy timeout.
    */
   enableWal(): boolean {
-    const deadline = Date.now() + this.busyTimeoutMs;
+    const deadline = monotonicMs() + this.busyTimeoutMs;
     for (;;) {
       try {
         return String(this.db.pragma('journal_mode = WAL', { simple: true })).toLowerCase() === 'wal';
       } catch (error) {
         const failure = toStorageFailure(error);
-        if (failure.kind !== 'busy' || Date.now() >= deadline) throw failure;
+        if (failure.kind !== 'busy' || monotonicMs() >= deadline) throw failure;
         sleepSync(5);
       }
     }
@@ -177,11 +181,11 @@ export class SqliteConnection {
    * with this connection free meanwhile, until the timeout has passed.
    */
   async write<T>(work: (db: SqliteDatabase) => Promise<T> | T): Promise<T> {
-    const deadline = Date.now() + this.busyTimeoutMs;
+    const deadline = monotonicMs() + this.busyTimeoutMs;
     for (let pause = 1; ; pause = Math.min(pause * 2, WRITER_SLOT_MAX_PAUSE_MS)) {
       const outcome = await this.transaction('BEGIN IMMEDIATE', work, deadline);
       if (outcome !== WRITER_SLOT_BUSY) return outcome;
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(pause, deadline - Date.now()))));
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(pause, deadline - monotonicMs()))));
     }
   }
 
@@ -202,7 +206,7 @@ export class SqliteConnection {
         }
       } catch (error) {
         const failure = toStorageFailure(error);
-        if (failure.kind === 'busy' && deadline !== undefined && Date.now() < deadline) return WRITER_SLOT_BUSY;
+        if (failure.kind === 'busy' && deadline !== undefined && monotonicMs() < deadline) return WRITER_SLOT_BUSY;
         throw failure;
       }
       try {
