@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CancelledNotificationSchema,
@@ -168,6 +169,7 @@ interface Session {
   id?: string;
   /** POST/DELETE requests being handled; a session with one running is never idle. */
   busy: number;
+  /** performance.now() of the last activity: idleness is measured on a monotonic clock, untouched by wall-clock steps. */
   lastActivity: number;
   timer?: NodeJS.Timeout | undefined;
   closed: boolean;
@@ -319,16 +321,16 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     if (session.closed || session.busy > 0) return;
     session.timer = setTimeout(() => {
       if (session.closed || session.busy > 0) return;
-      if (Date.now() - session.lastActivity >= idleMs) void closeSession(session, 'expired');
+      if (performance.now() - session.lastActivity >= idleMs) void closeSession(session, 'expired');
       else scheduleExpiry(session);
-    }, Math.max(0, session.lastActivity + idleMs - Date.now()));
+    }, Math.max(0, session.lastActivity + idleMs - performance.now()));
     // An idle session must not keep the process alive.
     session.timer.unref();
   }
 
   function touch(session: Session, delta: 1 | -1 | 0): void {
     session.busy += delta;
-    session.lastActivity = Date.now();
+    session.lastActivity = performance.now();
     scheduleExpiry(session);
   }
 
@@ -384,7 +386,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         logger.debug('an MCP session was opened');
       },
     });
-    const session: Session = { transport, tools, staged: new Map(), unanswered: new Map(), cancelled: new Set(), busy: 0, lastActivity: Date.now(), closed: false };
+    const session: Session = { transport, tools, staged: new Map(), unanswered: new Map(), cancelled: new Set(), busy: 0, lastActivity: performance.now(), closed: false };
     // The SDK's transport serialises with JSON.stringify, which refuses the
     // bigint bounds of a tools/list result: they travel as stand-in strings
     // and the response stream writes them back as exact integers.
