@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { hostname as osHostname, uptime } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { processExists } from '../common/process.js';
 import { AigptError, errnoCode } from './errors.js';
 import { LOCK_TIMEOUT_MS } from './limits.js';
@@ -25,6 +26,7 @@ export interface LockOptions {
   readonly timeoutMs?: number;
   readonly pid?: number;
   readonly hostname?: string;
+  /** Milliseconds on a monotonic clock, for the wait's deadline (a wall-clock step must not move it). */
   readonly now?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly isProcessAlive?: (pid: number) => boolean;
@@ -63,11 +65,11 @@ const ownNonces = new Set<string>();
 export async function acquireCollectionLock(dir: string, options: LockOptions = {}): Promise<LockHandle> {
   const pid = options.pid ?? process.pid;
   const host = options.hostname ?? osHostname();
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => performance.now());
   const sleep = options.sleep ?? defaultSleep;
   const timeoutMs = options.timeoutMs ?? LOCK_TIMEOUT_MS;
   const nonce = randomBytes(8).toString('hex');
-  const text = JSON.stringify({ pid, host, started: new Date(now()).toISOString(), nonce });
+  const text = JSON.stringify({ pid, host, started: new Date().toISOString(), nonce });
   const lockPath = join(dir, LOCK_FILE);
   // Not `.*.tmp-*`: recovery, which runs under the lock, must not delete a
   // waiter's pending file.
@@ -216,7 +218,6 @@ const PENDING_NAME = /^\.lock\.[0-9]+\.[0-9a-f]+\.pending$/;
  * lock is held either way.
  */
 async function removeDeadWaitersFiles(dir: string, own: string, host: string, options: LockOptions): Promise<void> {
-  const now = options.now ?? Date.now;
   const timeoutMs = options.timeoutMs ?? LOCK_TIMEOUT_MS;
   try {
     for (const name of await fs.readdir(dir)) {
@@ -225,7 +226,7 @@ async function removeDeadWaitersFiles(dir: string, own: string, host: string, op
       const seen = await readLock(path);
       if (seen === 'gone') continue;
       const dead =
-        seen.content === undefined ? (await fs.lstat(path)).mtimeMs < now() - 2 * timeoutMs : isStale(seen.content, host, options);
+        seen.content === undefined ? (await fs.lstat(path)).mtimeMs < Date.now() - 2 * timeoutMs : isStale(seen.content, host, options);
       if (dead) await removeIfUnchanged(path, seen.raw);
     }
   } catch {
