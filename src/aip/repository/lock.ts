@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { link, open, readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
 import { constants } from 'node:fs';
 import { AipError } from '../core/errors.js';
 import { processExists } from '../../common/process.js';
@@ -72,7 +73,8 @@ async function breakStaleLock(lockPath: string, judged: string, draft: string): 
 }
 
 export async function withLock<T>(lockPath: string, work: () => Promise<T>, options: LockOptions = {}): Promise<T> {
-  const deadline = Date.now() + (options.waitMs ?? 10_000);
+  // Monotonic: a wall-clock step must neither end the wait at once nor stretch it.
+  const deadline = performance.now() + (options.waitMs ?? 10_000);
   const poll = options.pollMs ?? 50;
   // The holder's record is written to a private file first and then linked
   // to the lock path, which fails if the lock exists: the lock appears with its
@@ -153,7 +155,7 @@ async function takeLock(lockPath: string, draft: string, deadline: number, poll:
         await breakStaleLock(lockPath, stale, draft);
         continue;
       }
-      if (Date.now() >= deadline) throw new AipError('lock.timeout', 'the repository is locked by another aip process (.aip/lock)');
+      if (performance.now() >= deadline) throw new AipError('lock.timeout', 'the repository is locked by another aip process (.aip/lock)');
       await sleep(poll);
     }
   }

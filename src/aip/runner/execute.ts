@@ -8,6 +8,7 @@ import { access, open, readdir, readFile, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
 import type { Termination } from '../core/objects.js';
 import { formatTime } from '../core/value-rules.js';
 
@@ -320,8 +321,8 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
   let groupLingered = false;
   if (await groupAlive(pgid)) {
     killGroup(pgid);
-    const until = Date.now() + grace;
-    while ((groupLingered = await groupAlive(pgid)) && Date.now() < until) await sleep(20);
+    const until = performance.now() + grace;
+    while ((groupLingered = await groupAlive(pgid)) && performance.now() < until) await sleep(20);
   }
 
   // The grace timer is cancelled once both pipes end: left running, it kept
