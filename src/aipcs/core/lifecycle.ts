@@ -9,7 +9,7 @@ import { AipcsError } from '../contract/error-codes.js';
 import type { ManifestV2 } from '../contract/manifest/types.js';
 import { storeLayoutOf } from './layout.js';
 import { StorageFailure, type BackendName, type ClaimKind, type ClaimRow, type Micros, type RegistryPort, type RegistryReader, type RegistryWriter, type ServiceRow, type ServiceStorePort, type StoreLayout } from './ports.js';
-import { formatTimestamp } from './time.js';
+import { formatTimestamp, timeAfter } from './time.js';
 
 /** Manifest services the lifecycle needs from the contract layer. */
 export interface ManifestRules {
@@ -280,8 +280,8 @@ export class LifecycleService {
           manifest: document,
           schemaVersion: 1,
           serviceRevision: service.serviceRevision + 1n,
-          updatedAt: now,
-          lastActivityAt: now,
+          updatedAt: timeAfter(now, service.updatedAt),
+          lastActivityAt: timeAfter(now, service.updatedAt),
         };
         if (!(await tx.updateService(designed, service.serviceRevision))) throw new AipcsError('storage_busy');
         const projection = await this.projectCurrent(tx, designed);
@@ -441,7 +441,8 @@ export class LifecycleService {
     this.deps.checkpoint?.(`${claim.kind}:applied`);
     return this.finalise(
       claim,
-      (fresh, now) => {
+      (fresh, clockNow) => {
+        const now = timeAfter(clockNow, fresh.updatedAt);
         if (claim.kind === 'materialise') {
           return { ...fresh, designState: 'materialised', serviceRevision: fresh.serviceRevision + 1n, materialisedAt: now, updatedAt: now, lastActivityAt: now, storage: locator };
         }

@@ -20,7 +20,7 @@ import {
   type ServiceRow,
   type StorageLocator,
 } from './ports.js';
-import { formatTimestamp27 } from './time.js';
+import { formatTimestamp27, timeAfter } from './time.js';
 
 export interface OperatorDependencies {
   readonly storage: OperatorStoragePorts;
@@ -231,7 +231,8 @@ export class OperatorService {
     if (service.designState === 'materialised' && service.storage) await this.moveFence(service.storage, rule.fence, admittedNow);
     return this.claims.finalise(claim, async (tx, fresh, now) => {
       if (!fresh || fresh.serviceRevision !== expected) return null;
-      const updated: ServiceRow = { ...fresh, operationalStatus: rule.to, serviceRevision: fresh.serviceRevision + 1n, updatedAt: now, lastActivityAt: now };
+      const at = timeAfter(now, fresh.updatedAt);
+      const updated: ServiceRow = { ...fresh, operationalStatus: rule.to, serviceRevision: fresh.serviceRevision + 1n, updatedAt: at, lastActivityAt: at };
       if (!(await tx.updateService(updated, fresh.serviceRevision))) return null;
       return { operation: kind, operation_id: claim.idempotencyKey, service: this.deps.lifecycle.project(updated, 'clear') };
     });

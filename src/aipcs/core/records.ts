@@ -9,6 +9,7 @@ import { AipcsError } from '../contract/error-codes.js';
 import type { EntityDefinition, ManifestV2 } from '../contract/manifest/types.js';
 import { decodeCursor, encodeCursor, type CursorKind } from './cursor.js';
 import { TextBudget } from './text-budget.js';
+import { timeAfter } from './time.js';
 import { CREATED_VIA, dataFailure, mutationFingerprint, runMutation, storageLocator } from './data-unit.js';
 import type { DataAdmission, LifecycleService } from './lifecycle.js';
 import {
@@ -137,9 +138,10 @@ export class RecordService {
       const merged = completeFieldSet(entity, { ...current.fields, ...Object.fromEntries(updates) });
       checkRecordSize(fieldSetJson(merged));
       await this.checkReferences(tx, layout, merged);
-      const record: StoredRecord = { ...current, fields: merged, updatedAt: now, recordVersion: current.recordVersion + 1n };
+      const at = timeAfter(now, current.updatedAt);
+      const record: StoredRecord = { ...current, fields: merged, updatedAt: at, recordVersion: current.recordVersion + 1n };
       await tx.updateRecord(layout, record);
-      await tx.appendHistory({ entityName: entity.name, recordId: record.id, recordVersion: record.recordVersion, kind: 'update', before: current.fields, after: merged, occurredAt: now });
+      await tx.appendHistory({ entityName: entity.name, recordId: record.id, recordVersion: record.recordVersion, kind: 'update', before: current.fields, after: merged, occurredAt: at });
       return { record: recordDocument(entity.name, record), replayed: false };
     });
   }
@@ -163,7 +165,7 @@ export class RecordService {
       if (await tx.isReferenced({ entity: entity.name, id: current.id }, referencing)) throw new AipcsError('constraint_violation');
       const version = current.recordVersion + 1n;
       await tx.deleteRecord(layout, current.id);
-      await tx.appendHistory({ entityName: entity.name, recordId: current.id, recordVersion: version, kind: 'delete', before: current.fields, after: null, occurredAt: now });
+      await tx.appendHistory({ entityName: entity.name, recordId: current.id, recordVersion: version, kind: 'delete', before: current.fields, after: null, occurredAt: timeAfter(now, current.updatedAt) });
       return { id: current.id, record_version: version, replayed: false };
     });
   }

@@ -14,3 +14,14 @@ export function formatTimestamp27(micros: bigint): string {
   const fraction = micros % 1_000_000n;
   return `${new Date(Number(seconds) * 1000).toISOString().slice(0, 19)}.${fraction.toString().padStart(6, '0')}Z`;
 }
+
+/**
+ * The time to stamp on a change that follows one stamped `previous`: `now`,
+ * or one microsecond after `previous` when `now` is not later. Processes
+ * sharing a store each read their own wall clock, and a clock may be stepped
+ * back, so without this a record or service could read as updated before it
+ * was created, or a later change as older than the one before it.
+ */
+export function timeAfter(now: bigint, previous: bigint): bigint {
+  return now > previous ? now : previous + 1n;
+}
