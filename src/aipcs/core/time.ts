@@ -1,18 +1,26 @@
 // Server timestamps as the contract renders them: UTC, microsecond precision,
 // `YYYY-MM-DDTHH:MM:SS.ffffffZ`, or without the fraction when it is zero.
 
+/** Whole seconds and the microseconds past them (0..999999), also before 1970. */
+function split(micros: bigint): { base: string; fraction: bigint } {
+  let seconds = micros / 1_000_000n;
+  let fraction = micros % 1_000_000n;
+  if (fraction < 0n) {
+    seconds -= 1n;
+    fraction += 1_000_000n;
+  }
+  return { base: new Date(Number(seconds) * 1000).toISOString().slice(0, 19), fraction };
+}
+
 export function formatTimestamp(micros: bigint): string {
-  const seconds = micros / 1_000_000n;
-  const fraction = micros % 1_000_000n;
-  const base = new Date(Number(seconds) * 1000).toISOString().slice(0, 19);
+  const { base, fraction } = split(micros);
   return fraction === 0n ? `${base}Z` : `${base}.${fraction.toString().padStart(6, '0')}Z`;
 }
 
 /** Timestamp27: always six fractional digits (export artefacts, CLI receipts). */
 export function formatTimestamp27(micros: bigint): string {
-  const seconds = micros / 1_000_000n;
-  const fraction = micros % 1_000_000n;
-  return `${new Date(Number(seconds) * 1000).toISOString().slice(0, 19)}.${fraction.toString().padStart(6, '0')}Z`;
+  const { base, fraction } = split(micros);
+  return `${base}.${fraction.toString().padStart(6, '0')}Z`;
 }
 
 /**
