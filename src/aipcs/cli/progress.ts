@@ -3,6 +3,8 @@
 // envelope). Lines go to stderr at most once per interval, plus one when a
 // phase ends, so a long transfer shows it is alive without flooding a log.
 
+import { performance } from 'node:perf_hooks';
+
 export interface ProgressOptions {
   /** `aipcs export` or `aipcs import`: the prefix of every line. */
   readonly label: string;
@@ -11,6 +13,7 @@ export interface ProgressOptions {
   /** Bytes the phase will read, when known: lines then show a percentage. */
   readonly totalBytes?: number | null;
   readonly intervalMs?: number;
+  /** Milliseconds on a monotonic clock (a wall-clock step must not skew intervals or durations). */
   readonly now?: () => number;
 }
 
@@ -30,7 +33,7 @@ export class TransferProgress {
 
   constructor(private readonly options: ProgressOptions) {
     this.intervalMs = options.intervalMs ?? 1000;
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? (() => performance.now());
   }
 
   /** Starts a phase (`validating`, `staging`, `writing`); the previous one is reported done. */
