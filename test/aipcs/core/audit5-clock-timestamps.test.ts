@@ -105,6 +105,7 @@ describe('timestamps written by processes whose clocks disagree', () => {
       },
       uuid: () => ids.uuid(),
       sha256,
+      producer: { packageVersion: '0.0.0-test', mcpContract: '1.2.0' },
     });
     const suspended = (await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: '00000000-0000-4000-8000-000000000001' }))['service'] as JsonObject;
     expect(micros(suspended['updated_at'])).toBeGreaterThan(micros(before['updated_at']));
