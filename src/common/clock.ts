@@ -72,14 +72,6 @@ export function sequentialIds(prefix = 0): IdSource {
   };
 }
 
-/** RFC 3339 UTC text with exactly six fractional digits, e.g. 2026-11-29T20:26:40.472129Z. */
-export function formatMicros(micros: bigint): string {
-  const millis = micros / 1000n;
-  const iso = new Date(Number(millis)).toISOString(); // yyyy-mm-ddThh:mm:ss.sssZ
-  const fraction = (micros % 1_000_000n + 1_000_000n) % 1_000_000n;
-  return `${iso.slice(0, 19)}.${fraction.toString().padStart(6, '0')}Z`;
-}
-
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /** Blocks the thread for `ms` without a timer, for code that is synchronous anyway (SQLite retries). */
