@@ -245,6 +245,60 @@ export function maintenanceSuite(harness: StorageHarness): void {
         expect((unbranched['candidates'] as JsonObject[]).map((candidate) => (candidate['record'] as JsonObject)['id'])).toEqual(ids.slice(0, 100));
       });
 
+      it('finds duplicates with one store read per field, within the branch scope, the first declared field first', async () => {
+        const created: JsonObject[] = [];
+        for (let i = 0; i < 300; i++) created.push(await memo({ provenance_source: `doc-${i}` }));
+        const ids = sortedIds(...created);
+        const update = (id: string, updates: JsonObject) => app.records.update({ serviceId, entityName: 'memo', recordId: id, updates, expectedRecordVersion: 1n, idempotencyKey: key() });
+        const [x, p, q, y] = [ids[0], ids[10], ids[200], ids[299]] as [string, string, string, string];
+        await update(x, { source_ref: 'ref' });
+        await update(q, { provenance_source: 'shared' });
+        await update(p, { provenance_source: 'shared' });
+        // y shares both references: provenance_source is checked first.
+        await update(y, { provenance_source: 'shared', source_ref: 'ref' });
+        // Count the reads the scan asks of the store.
+        const calls = new Map<string, number>();
+        const counting = <T extends object>(tx: T): T =>
+          new Proxy(tx, {
+            get(target, property) {
+              const value: unknown = Reflect.get(target, property);
+              if (typeof value !== 'function') return value;
+              return (...args: unknown[]) => {
+                calls.set(String(property), (calls.get(String(property)) ?? 0) + 1);
+                return (value as (...parameters: unknown[]) => unknown).apply(target, args);
+              };
+            },
+          });
+        const data = new Proxy(storage.data, {
+          get(target, property) {
+            if (property === 'read') return (locator: never, principal: string, work: (tx: never) => Promise<unknown>) => target.read(locator, principal, (tx) => work(counting(tx) as never));
+            const value: unknown = Reflect.get(target, property);
+            return typeof value === 'function' ? (value as (...parameters: unknown[]) => unknown).bind(target) : value;
+          },
+        });
+        const counted = appOver({ ...storage, data });
+        const duplicates = async (options: Partial<Omit<MaintenanceScanCommand, 'serviceId'>>) => {
+          calls.clear();
+          const result = await counted.maintenance.scan({ serviceId, entityName: 'memo', branchId: null, scanTypes: ['duplicate_authority'], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 50, ...options });
+          // One read per declared reference field, never a pass over the records in batches.
+          expect(Object.fromEntries(calls)).toEqual({ duplicateValues: 2 });
+          return (result['candidates'] as JsonObject[]).map((candidate) => [(candidate['record'] as JsonObject)['id'], candidate['detail']]);
+        };
+        const prov = (n: bigint) => ({ duplicate_count: n, field_name: 'provenance_source' });
+        const ref = (n: bigint) => ({ duplicate_count: n, field_name: 'source_ref' });
+        expect(await duplicates({})).toEqual([[x, ref(2n)], [p, prov(3n)], [q, prov(3n)], [y, prov(3n)]]);
+        expect(await duplicates({ limit: 2 })).toEqual([[x, ref(2n)], [p, prov(3n)]]);
+        const branch = (await app.branches.create({ serviceId, slug: 'dups', title: 't', intent: 'i', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: key() }))['branch'] as JsonObject;
+        const target = (id: string, version: bigint) => ({ entityName: 'memo', recordId: id, expectedRecordVersion: version });
+        await app.branches.assign({ serviceId, branchId: branch['id'] as string, role: 'primary', operation: 'assign', records: [target(x, 2n), target(y, 2n)], idempotencyKey: key() });
+        await app.branches.assign({ serviceId, branchId: branch['id'] as string, role: 'related', operation: 'assign', records: [target(p, 2n)], idempotencyKey: key() });
+        // In scope: groups count members only; q is outside.
+        expect(await duplicates({ branchId: branch['id'] as string })).toEqual([[x, ref(2n)], [p, prov(2n)], [y, prov(2n)]]);
+        // Other signals walk the branch's own members in id order.
+        const scoped = await scan({ scanTypes: ['unbranched', 'stale'], branchId: branch['id'] as string, staleAfterDays: 1 });
+        expect(scoped['candidates']).toEqual([{ scan_type: 'unbranched', record: { entity_name: 'memo', id: p }, detail: { missing_role: 'primary' } }]);
+      });
+
       it('is read-only', async () => {
         const record = await memo({ confidence: 0.1 });
         app.clock.advance(200n * DAY);

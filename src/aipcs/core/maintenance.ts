@@ -121,7 +121,11 @@ export class MaintenanceService {
     }
   }
 
-  /** One keyset pass over the entity, collecting the first `limit` candidates of each scan type by id. */
+  /**
+   * One keyset pass over the entity, collecting the first `limit` candidates
+   * of each scan type by id. Duplicates need group sizes over the whole
+   * scope: the store finds them in one pass per field, not per batch.
+   */
   private async scanEntity(
     tx: ServiceDataReader,
     layout: EntityLayout,
@@ -131,6 +135,8 @@ export class MaintenanceService {
     context: ScanContext,
   ): Promise<Map<MaintenanceScanType, Candidate[]>> {
     const lists = new Map<MaintenanceScanType, Candidate[]>(types.map((type) => [type, []]));
+    if (types.includes('duplicate_authority')) lists.set('duplicate_authority', await this.duplicates(tx, layout, entity, limit, context.branchId));
+    const batchTypes = types.filter((type) => type !== 'duplicate_authority');
     const typeOf = new Map(entity.domainFields.map((field) => [field.name, field.type]));
     const open = (type: MaintenanceScanType): boolean => (lists.get(type)?.length ?? limit) < limit;
     const add = (type: MaintenanceScanType, id: string, detail: JsonObject): void => {
@@ -138,19 +144,17 @@ export class MaintenanceService {
       if (list && list.length < limit) list.push({ id, detail });
     };
     let afterId: string | null = null;
-    for (;;) {
+    while (batchTypes.some(open)) {
       const batch = await tx.scanRecords(layout, { memberOf: context.branchId, afterId, limit: BATCH });
-      // Duplicates need group sizes over the whole scope, asked for per batch.
-      const duplicates = open('duplicate_authority') ? await this.duplicates(tx, layout, entity, batch, context.branchId) : new Map<string, JsonObject>();
       for (const record of batch) {
-        for (const type of types) {
+        for (const type of batchTypes) {
           if (!open(type)) continue;
-          const detail = type === 'duplicate_authority' ? duplicates.get(record.id) : this.evaluate(type, entity, typeOf, record, context);
+          const detail = this.evaluate(type, entity, typeOf, record, context);
           if (detail) add(type, record.id, detail);
         }
       }
       const last = batch[batch.length - 1];
-      if (batch.length < BATCH || !last || !types.some(open)) break;
+      if (batch.length < BATCH || !last) break;
       afterId = last.id;
     }
     return lists;
@@ -212,20 +216,18 @@ export class MaintenanceService {
     }
   }
 
-  /** Records of the batch whose authority reference another record in scope shares (first declared field wins). */
-  private async duplicates(tx: ServiceDataReader, layout: EntityLayout, entity: DerivedEntity, batch: readonly ScannedRecord[], branchId: string | null): Promise<Map<string, JsonObject>> {
-    const hits = new Map<string, JsonObject>();
-    const typeOf = new Map(entity.domainFields.map((field) => [field.name, field.type]));
+  /**
+   * The first `limit` records by id whose authority reference another record
+   * in scope shares (first declared field wins): a record beyond the first
+   * `limit` hits of an earlier field has at least `limit` candidates before it.
+   */
+  private async duplicates(tx: ServiceDataReader, layout: EntityLayout, entity: DerivedEntity, limit: number, branchId: string | null): Promise<Candidate[]> {
+    const hits = new Map<string, Candidate>();
     for (const field of entity.maintenance.duplicateAuthorityFields) {
-      const pending = batch.filter((record) => !hits.has(record.id) && isPresent(typeOf.get(field), record.fields[field]));
-      if (pending.length === 0) continue;
-      const values = [...new Set(pending.map((record) => record.fields[field] as string))];
-      const counts = await tx.countValues(layout, field, branchId, values);
-      for (const record of pending) {
-        const count = counts.get(record.fields[field] as string) ?? 0n;
-        if (count > 1n) hits.set(record.id, { duplicate_count: count, field_name: field });
+      for (const row of await tx.duplicateValues(layout, field, branchId, limit)) {
+        if (!hits.has(row.id)) hits.set(row.id, { id: row.id, detail: { duplicate_count: row.count, field_name: field } });
       }
     }
-    return hits;
+    return [...hits.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
   }
 }

@@ -254,6 +254,12 @@ export interface RecordScan {
   readonly limit: number;
 }
 
+export interface DuplicateValue {
+  readonly id: string;
+  /** Records in scope holding the same value (at least 2). */
+  readonly count: bigint;
+}
+
 export interface ScannedRecord extends StoredRecord {
   readonly hasPrimary: boolean;
 }
@@ -291,11 +297,13 @@ export interface ServiceDataReader {
   /** A keyset batch of records in id order, each with whether it has a primary branch. */
   scanRecords(entity: EntityLayout, scan: RecordScan): Promise<ScannedRecord[]>;
   /**
-   * For each of `values`, how many records of the entity (in the scan's
-   * branch scope, if any) hold exactly that value in `field`. Values no
-   * record holds may be absent from the map.
+   * The first `limit` records of the entity (in the scan's branch scope, if
+   * any) in id order whose present value in `field` (not null; a string not
+   * empty or only U+0020 spaces) another record in scope shares, each with
+   * the number of records in scope holding that value. One pass over the
+   * scope, however many records it holds.
    */
-  countValues(entity: EntityLayout, field: string, memberOf: string | null, values: readonly string[]): Promise<ReadonlyMap<string, bigint>>;
+  duplicateValues(entity: EntityLayout, field: string, memberOf: string | null, limit: number): Promise<DuplicateValue[]>;
 }
 
 export interface ServiceDataWriter extends ServiceDataReader {

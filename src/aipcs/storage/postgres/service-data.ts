@@ -16,6 +16,7 @@ import {
   type BranchRole,
   type ColumnLayout,
   type EntityLayout,
+  type DuplicateValue,
   type FacetCount,
   type FieldValue,
   type HistoryEvent,
@@ -352,38 +353,64 @@ export class PostgresDataTx implements OperatorDataWriter {
     }));
   }
 
+  /**
+   * A keyset batch in id order. In a branch scope the branch's membership
+   * rows drive the batch: its primary and its related rows, each a range of
+   * the scope index in record-id order, merged (MergeAppend) and cut at the
+   * limit, so a small branch never walks the whole entity.
+   */
   async scanRecords(entity: EntityLayout, scan: RecordScan): Promise<ScannedRecord[]> {
     const params: unknown[] = [this.principalId, entity.name];
-    const where = ['r."owner_id" = $1'];
+    const table = this.table(entity.name);
+    // A scalar subquery probed per record: as EXISTS, the planner may hash every primary membership of the entity for each batch.
+    const select = `${this.selectList(entity)},
+        COALESCE((SELECT true FROM ${this.s}."__aipcs_record_branch" AS p WHERE p."principal_id" = $1 AND p."entity_name" = $2 AND p."record_id" = r."id" AND p."role" = 'primary' LIMIT 1), false) AS "__has_primary"`;
+    let sql: string;
     if (scan.memberOf !== null) {
       params.push(scan.memberOf);
-      where.push(`EXISTS (SELECT 1 FROM ${this.s}."__aipcs_record_branch" AS s WHERE s."principal_id" = $1 AND s."entity_name" = $2 AND s."record_id" = r."id" AND s."branch_id" = $${params.length})`);
+      let after = '';
+      if (scan.afterId !== null) {
+        params.push(scan.afterId);
+        after = ` AND m."record_id" > $${params.length}`;
+      }
+      params.push(scan.limit);
+      const role = (name: BranchRole) =>
+        `(SELECT m."record_id" FROM ${this.s}."__aipcs_record_branch" AS m WHERE m."principal_id" = $1 AND m."branch_id" = $3 AND m."role" = '${name}' AND m."entity_name" = $2${after} ORDER BY m."record_id")`;
+      // Each record looks itself up by primary key in a LATERAL subquery the planner cannot flatten (LIMIT 1; ids are unique).
+      sql = `SELECT r.* FROM (${role('primary')} UNION ALL ${role('related')} ORDER BY "record_id" LIMIT $${params.length}) AS d
+        CROSS JOIN LATERAL (SELECT ${select} FROM ${table} AS r WHERE r."id" = d."record_id" AND r."owner_id" = $1 LIMIT 1) AS r ORDER BY d."record_id"`;
+    } else {
+      const where = ['r."owner_id" = $1'];
+      if (scan.afterId !== null) {
+        params.push(scan.afterId);
+        where.push(`r."id" > $${params.length}`);
+      }
+      params.push(scan.limit);
+      sql = `SELECT ${select} FROM ${table} AS r WHERE ${where.join(' AND ')} ORDER BY r."id" LIMIT $${params.length}`;
     }
-    if (scan.afterId !== null) {
-      params.push(scan.afterId);
-      where.push(`r."id" > $${params.length}`);
-    }
-    params.push(scan.limit);
-    const sql = `SELECT ${this.selectList(entity)},
-        EXISTS (SELECT 1 FROM ${this.s}."__aipcs_record_branch" AS p WHERE p."principal_id" = $1 AND p."entity_name" = $2 AND p."record_id" = r."id" AND p."role" = 'primary') AS "__has_primary"
-      FROM ${this.table(entity.name)} AS r WHERE ${where.join(' AND ')} ORDER BY r."id" LIMIT $${params.length}`;
     return (await this.session.rows<Row>(sql, params)).map((row) => ({ ...this.toRecord(entity, row), hasPrimary: row['__has_primary'] === true }));
   }
 
-  async countValues(entity: EntityLayout, field: string, memberOf: string | null, values: readonly string[]): Promise<ReadonlyMap<string, bigint>> {
-    if (values.length === 0) return new Map();
+  /**
+   * One pass over the scope: each present value's group size by a window
+   * over the field, then the first records (by id) of groups larger than one.
+   */
+  async duplicateValues(entity: EntityLayout, field: string, memberOf: string | null, limit: number): Promise<DuplicateValue[]> {
     const column = `r.${quoteColumn(field)}`;
-    const params: unknown[] = [this.principalId, [...values]];
+    const params: unknown[] = [this.principalId, limit];
     let scope = '';
     if (memberOf !== null) {
       params.push(entity.name, memberOf);
-      scope = ` AND EXISTS (SELECT 1 FROM ${this.s}."__aipcs_record_branch" AS s WHERE s."principal_id" = $1 AND s."entity_name" = $3 AND s."record_id" = r."id" AND s."branch_id" = $4)`;
+      scope = ` AND r."id" IN (SELECT s."record_id" FROM ${this.s}."__aipcs_record_branch" AS s WHERE s."principal_id" = $1 AND s."branch_id" = $4 AND s."entity_name" = $3)`;
     }
-    const rows = await this.session.rows<{ v: string; n: bigint }>(
-      `SELECT ${column} AS v, count(*) AS n FROM ${this.table(entity.name)} AS r WHERE r."owner_id" = $1 AND ${column} = ANY ($2::text[])${scope} GROUP BY ${column}`,
+    // Present: not null, and (for strings) not empty or only U+0020 spaces.
+    const rows = await this.session.rows<{ id: string; n: bigint }>(
+      `SELECT w."id", w."n" FROM (SELECT r."id", count(*) OVER (PARTITION BY ${column}) AS "n" FROM ${this.table(entity.name)} AS r
+          WHERE r."owner_id" = $1 AND ${column} IS NOT NULL AND btrim(${column}, ' ') <> ''${scope}) AS w
+        WHERE w."n" > 1 ORDER BY w."id" LIMIT $2`,
       params,
     );
-    return new Map(rows.map((row) => [row.v, row.n]));
+    return rows.map((row) => ({ id: row.id, count: row.n }));
   }
 
   async fenceIsOpen(): Promise<boolean> {

@@ -11,6 +11,7 @@ import {
   type BranchRole,
   type ColumnLayout,
   type EntityLayout,
+  type DuplicateValue,
   type FacetCount,
   type FieldValue,
   type HistoryEvent,
@@ -341,38 +342,55 @@ export class SqliteDataTx implements OperatorDataWriter {
     }));
   }
 
+  /**
+   * A keyset batch in id order. In a branch scope the branch's membership
+   * rows drive the batch: its primary and its related rows, each a range of
+   * the scope index in record-id order, merged and cut at the limit, so a
+   * small branch never walks the whole entity.
+   */
   async scanRecords(entity: EntityLayout, scan: RecordScan): Promise<ScannedRecord[]> {
-    const where = ['r."owner_id" = ?'];
-    // The has_primary subquery in the select list takes the first two parameters.
-    const params: unknown[] = [this.principalId, entity.name, this.principalId];
-    if (scan.memberOf !== null) {
-      where.push(`EXISTS (SELECT 1 FROM __aipcs_record_branch AS s WHERE s.principal_id = ? AND s.entity_name = ? AND s.record_id = r."id" AND s.branch_id = ?)`);
-      params.push(this.principalId, entity.name, scan.memberOf);
-    }
-    if (scan.afterId !== null) {
-      where.push('r."id" > ?');
-      params.push(scan.afterId);
-    }
-    params.push(BigInt(scan.limit));
+    const table = quoteIdentifier(entity.name);
     // The flag's name starts with "_", which no manifest field name does: a field named has_primary keeps its value.
-    const sql = `SELECT ${this.selectList(entity)}, EXISTS (SELECT 1 FROM __aipcs_record_branch AS p WHERE p.principal_id = ? AND p.entity_name = ? AND p.record_id = r."id" AND p.role = 'primary') AS "__has_primary"
-      FROM ${quoteIdentifier(entity.name)} AS r WHERE ${where.join(' AND ')} ORDER BY r."id" LIMIT ?`;
+    const select = `${this.selectList(entity)}, EXISTS (SELECT 1 FROM __aipcs_record_branch AS p WHERE p.principal_id = ? AND p.entity_name = ? AND p.record_id = r."id" AND p.role = 'primary') AS "__has_primary"`;
+    const params: unknown[] = [this.principalId, entity.name];
+    let sql: string;
+    if (scan.memberOf !== null) {
+      const after = scan.afterId === null ? '' : ' AND record_id > ?';
+      const role = (name: BranchRole) => {
+        params.push(this.principalId, scan.memberOf, name, entity.name);
+        if (scan.afterId !== null) params.push(scan.afterId);
+        return `SELECT record_id FROM __aipcs_record_branch WHERE principal_id = ? AND branch_id = ? AND role = ? AND entity_name = ?${after}`;
+      };
+      // ORDER BY and LIMIT on the compound make SQLite merge the two ranges and stop at the limit.
+      const members = `${role('primary')} UNION ALL ${role('related')} ORDER BY record_id LIMIT ?`;
+      params.push(BigInt(scan.limit), this.principalId);
+      sql = `SELECT ${select} FROM (${members}) AS d CROSS JOIN ${table} AS r ON r."id" = d.record_id WHERE r."owner_id" = ? ORDER BY d.record_id`;
+    } else {
+      params.push(this.principalId);
+      if (scan.afterId !== null) params.push(scan.afterId);
+      params.push(BigInt(scan.limit));
+      sql = `SELECT ${select} FROM ${table} AS r WHERE r."owner_id" = ?${scan.afterId === null ? '' : ' AND r."id" > ?'} ORDER BY r."id" LIMIT ?`;
+    }
     return (prepared(this.db, sql).all(...params) as Row[]).map((row) => ({ ...this.toRecord(entity, row), hasPrimary: row['__has_primary'] === 1n }));
   }
 
-  async countValues(entity: EntityLayout, field: string, memberOf: string | null, values: readonly string[]): Promise<ReadonlyMap<string, bigint>> {
-    if (values.length === 0) return new Map();
+  /**
+   * One pass over the scope: each present value's group size by a window
+   * over the field, then the first records (by id) of groups larger than one.
+   */
+  async duplicateValues(entity: EntityLayout, field: string, memberOf: string | null, limit: number): Promise<DuplicateValue[]> {
     const column = `r.${quoteIdentifier(field)}`;
-    const params: unknown[] = [this.principalId, JSON.stringify(values)];
+    const params: unknown[] = [this.principalId];
     let scope = '';
     if (memberOf !== null) {
-      scope = ` AND EXISTS (SELECT 1 FROM __aipcs_record_branch AS s WHERE s.principal_id = ? AND s.entity_name = ? AND s.record_id = r."id" AND s.branch_id = ?)`;
-      params.push(this.principalId, entity.name, memberOf);
+      scope = ` AND r."id" IN (SELECT record_id FROM __aipcs_record_branch WHERE principal_id = ? AND branch_id = ? AND entity_name = ?)`;
+      params.push(this.principalId, memberOf, entity.name);
     }
-    const sql = `SELECT ${column} AS v, count(*) AS n FROM ${quoteIdentifier(entity.name)} AS r
-      WHERE r."owner_id" = ? AND ${column} IN (SELECT value FROM json_each(?))${scope} GROUP BY ${column}`;
-    const rows = prepared(this.db, sql).all(...params) as { v: string; n: bigint }[];
-    return new Map(rows.map((row) => [row.v, row.n]));
+    params.push(BigInt(limit));
+    // Present: not null, and (for strings) not empty or only U+0020 spaces.
+    const sql = `SELECT id, n FROM (SELECT r."id" AS id, count(*) OVER (PARTITION BY ${column}) AS n FROM ${quoteIdentifier(entity.name)} AS r
+      WHERE r."owner_id" = ? AND ${column} IS NOT NULL AND trim(${column}, ' ') <> ''${scope}) WHERE n > 1 ORDER BY id LIMIT ?`;
+    return (prepared(this.db, sql).all(...params) as { id: string; n: bigint }[]).map((row) => ({ id: row.id, count: row.n }));
   }
 
   async fenceIsOpen(): Promise<boolean> {

@@ -141,4 +141,50 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const types = nodes(plan).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
     expect(types, types.join(', ')).not.toContain('Seq Scan on note');
   });
+
+  it('walks a branch scope of a maintenance batch from its memberships and probes the primary flag per record', async () => {
+    const { locator, layout, ids } = await loadedNotes();
+    const [branchId, otherId] = [randomUUID(), randomUUID()] as const;
+    // A small branch among many memberships: the planner would rather read an index than the table.
+    await storage.data.write(locator, PRINCIPAL, async (tx) => {
+      const at = 1_800_000_000_000_000n;
+      for (const [id, slug] of [[branchId, 'b'], [otherId, 'o']] as const) {
+        await tx.insertBranch({ id, slug, title: 'B', intent: 'I', branchType: null, parentId: null, status: 'active', retrievalSummary: null, createdAt: at, updatedAt: at, branchRevision: 1n });
+      }
+      for (const [i, id] of ids.entries()) {
+        if (i % 50 < 2) await tx.putMembership('note', id, branchId, i % 50 === 0 ? 'primary' : 'related', at);
+        else await tx.putMembership('note', id, otherId, i % 2 === 0 ? 'primary' : 'related', at);
+      }
+    });
+    const members = ids.filter((_id, i) => i % 50 < 2);
+    const scans = { scope: { memberOf: branchId, afterId: null, limit: 256 }, 'scope after a position': { memberOf: branchId, afterId: members[30] ?? null, limit: 256 }, entity: { memberOf: null, afterId: ids[1000] ?? null, limit: 256 } };
+    for (const analysed of [false, true]) {
+      if (analysed) {
+        const client = new pg.Client({ connectionString: db.url });
+        await client.connect();
+        await client.query(`ANALYZE "${locator.namespace}"."note", "${locator.namespace}"."__aipcs_record_branch"`);
+        await client.end();
+      }
+      for (const [name, scan] of Object.entries(scans)) {
+        const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+        const client = await pool.connect();
+        try {
+          const session = new ExplainingSession(client);
+          await new PostgresDataTx(session, locator.namespace, PRINCIPAL).scanRecords(layout, scan);
+          const types = session.plans.flatMap(nodes).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
+          const context = `${name}${analysed ? ' (analysed)' : ''}: ${types.join(', ')}`;
+          expect(types, context).not.toContain('Seq Scan on note');
+          // Neither the scope nor the primary flag reads every membership (a hashed EXISTS did, for each batch).
+          expect(types, context).not.toContain('Seq Scan on __aipcs_record_branch');
+          expect(types.filter((type) => type.startsWith('Hash')), context).toEqual([]);
+        } finally {
+          client.release();
+          await pool.end();
+        }
+      }
+      // The rows themselves: both roles, in id order.
+      const rows = await storage.data.read(locator, PRINCIPAL, (tx) => tx.scanRecords(layout, { memberOf: branchId, afterId: null, limit: 1000 }));
+      expect(rows.map((row) => [row.id, row.hasPrimary])).toEqual(members.map((id) => [id, ids.indexOf(id) % 50 === 0]));
+    }
+  });
 });

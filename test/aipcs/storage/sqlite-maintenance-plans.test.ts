@@ -1,0 +1,104 @@
+// SQLite maintenance reads: a batch in a branch scope is driven by the
+// branch's membership rows (never a scan of the entity), and whether a
+// record has a primary branch is one index probe per record. Checked with
+// EXPLAIN QUERY PLAN on the statements the adapter runs; no timings.
+
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, expect, it } from 'vitest';
+import type { EntityLayout } from '../../../src/aipcs/core/ports.js';
+import type { SqliteDatabase } from '../../../src/aipcs/storage/sqlite/connection.js';
+import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
+import { SqliteDataTx } from '../../../src/aipcs/storage/sqlite/service-data.js';
+import type { JsonObject } from '../../../src/common/json.js';
+import { appOver, manifest } from '../../conformance/harness.js';
+import { memoManifest } from '../../conformance/memo-manifest.js';
+
+const folders: string[] = [];
+afterEach(() => {
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+/** A database whose statements record their query plan (with their parameters) before they run. */
+function explaining(db: SqliteDatabase, plans: string[][]): SqliteDatabase {
+  return new Proxy(db, {
+    get(target, property) {
+      if (property !== 'prepare') {
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      }
+      return (sql: string) => {
+        const statement = target.prepare(sql);
+        return new Proxy(statement, {
+          get(inner, name) {
+            const value: unknown = Reflect.get(inner, name);
+            if (name !== 'all' || typeof value !== 'function') return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(inner) : value;
+            return (...params: unknown[]) => {
+              plans.push((target.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail));
+              return (value as (...args: unknown[]) => unknown).apply(inner, params);
+            };
+          },
+        });
+      };
+    },
+  });
+}
+
+it('walks a branch scope from its memberships and probes the primary flag per record', async () => {
+  const base = mkdtempSync(join(tmpdir(), 'aipcs-maintenance-plans-'));
+  folders.push(base);
+  const dataRoot = join(base, 'data');
+  const storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
+  let layout: EntityLayout;
+  let branchId: string;
+  const members: string[] = [];
+  const primaries = new Set<string>();
+  try {
+    const app = appOver(storage);
+    const serviceId = (await app.lifecycle.seed({ domainName: 'memos', domainClass: 'test', intentDescription: 'Memos.', idempotencyKey: 's' }))['service_id'] as string;
+    await app.lifecycle.design({ serviceId, manifest: manifest(memoManifest()), idempotencyKey: 'd' });
+    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const created = await app.records.create({ serviceId, entityName: 'memo', record: { title: `memo ${i}`, provenance_source: `doc-${i % 20}` }, idempotencyKey: `r${i}` });
+      ids.push((created['record'] as JsonObject)['id'] as string);
+    }
+    const branch = await app.branches.create({ serviceId, slug: 'b', title: 'B', intent: 'I', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: 'b' });
+    branchId = (branch['branch'] as JsonObject)['id'] as string;
+    const assign = (role: 'primary' | 'related', chosen: string[], idempotencyKey: string) =>
+      app.branches.assign({ serviceId, branchId, role, operation: 'assign', records: chosen.map((recordId) => ({ entityName: 'memo', recordId, expectedRecordVersion: 1n })), idempotencyKey });
+    await assign('primary', ids.slice(0, 3), 'a1');
+    await assign('related', ids.slice(3, 5), 'a2');
+    members.push(...ids.slice(0, 5).sort());
+    for (const id of ids.slice(0, 3)) primaries.add(id);
+    layout = (await app.lifecycle.admitData(serviceId)).layout.entities.find((entity) => entity.name === 'memo') as EntityLayout;
+  } finally {
+    await storage.close();
+  }
+  const stores = join(dataRoot, 'service-stores');
+  const db = new Database(join(stores, readdirSync(stores).find((name) => name.endsWith('.sqlite')) as string), { readonly: true, fileMustExist: true });
+  db.defaultSafeIntegers(true);
+  try {
+    const plans: string[][] = [];
+    const tx = new SqliteDataTx(explaining(db, plans), 'agent-a');
+    // Both roles, merged in id order, continued after a position and cut at the limit.
+    expect((await tx.scanRecords(layout, { memberOf: branchId, afterId: null, limit: 10 })).map((record) => record.id)).toEqual(members);
+    const second = await tx.scanRecords(layout, { memberOf: branchId, afterId: members[1] as string, limit: 2 });
+    expect(second.map((record) => [record.id, record.hasPrimary])).toEqual(members.slice(2, 4).map((id) => [id, primaries.has(id)]));
+    expect(await tx.duplicateValues(layout, 'provenance_source', branchId, 10)).toEqual([]);
+    expect((await tx.duplicateValues(layout, 'provenance_source', null, 100)).length).toBe(40);
+    const scoped = plans.slice(0, 2);
+    for (const plan of scoped) {
+      // The entity is only ever searched by id; the memberships come from the scope index.
+      expect(plan.filter((line) => /^SCAN r\b/.test(line))).toEqual([]);
+      expect(plan.join('\n')).toMatch(/SEARCH __aipcs_record_branch USING COVERING INDEX __aipcs_record_branch_scope/);
+      expect(plan.join('\n')).toMatch(/SEARCH p USING COVERING INDEX __aipcs_record_branch_one_primary/);
+      // Merged in order: no sort of the branch's members.
+      expect(plan.join('\n')).not.toMatch(/TEMP B-TREE/);
+    }
+  } finally {
+    db.close();
+  }
+});
