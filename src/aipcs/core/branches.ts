@@ -12,7 +12,7 @@ import { StorageFailure, type BranchRole, type BranchStatus, type HistoryKind, t
 import { findEntity } from './record-rules.js';
 import { layoutOf } from './records.js';
 import { dataFailure, mutationFingerprint, runMutation, storageLocator } from './data-unit.js';
-import { formatTimestamp } from './time.js';
+import { formatTimestamp, timeAfter } from './time.js';
 
 export interface BranchDependencies {
   readonly lifecycle: LifecycleService;
@@ -213,7 +213,7 @@ export class BranchService {
         next.retrievalSummary !== current.retrievalSummary;
       // A no-op still completes (and consumes the key) without advancing the revision.
       if (!changed) return { branch: branchDocument(current), replayed: false };
-      const updated: StoredBranch = { ...next, updatedAt: now, branchRevision: current.branchRevision + 1n };
+      const updated: StoredBranch = { ...next, updatedAt: timeAfter(now, current.updatedAt), branchRevision: current.branchRevision + 1n };
       await tx.updateBranch(updated);
       return { branch: branchDocument(updated), replayed: false };
     });
@@ -255,8 +255,9 @@ export class BranchService {
         let version = record.recordVersion;
         if (kind !== null) {
           version += 1n;
-          await tx.updateRecord(layout, { ...record, recordVersion: version, updatedAt: now });
-          await tx.appendHistory({ entityName: target.entityName, recordId: record.id, recordVersion: version, kind, before: record.fields, after: record.fields, occurredAt: now });
+          const at = timeAfter(now, record.updatedAt);
+          await tx.updateRecord(layout, { ...record, recordVersion: version, updatedAt: at });
+          await tx.appendHistory({ entityName: target.entityName, recordId: record.id, recordVersion: version, kind, before: record.fields, after: record.fields, occurredAt: at });
         }
         results.push({ entity_name: target.entityName, id: record.id, record_version: version });
       }

@@ -78,6 +78,21 @@ describe('timestamps written by processes whose clocks disagree', () => {
     expect(times[1]).toBe(micros(updated['updated_at']));
   });
 
+  it('a branch updated, and a record assigned to it, by the process behind: updated_at and history occurred_at never go back', async () => {
+    const serviceId = await materialisedService();
+    const branch = (await ahead.branches.create({ serviceId, slug: 'topic', title: 'Topic', intent: 'Why.', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: 'b1' }))['branch'] as JsonObject;
+    const updated = (await behind.branches.update({ serviceId, branchId: branch['id'] as string, expectedBranchRevision: 1n, updates: { title: 'Topic 2' }, idempotencyKey: 'b2' }))['branch'] as JsonObject;
+    expect(micros(updated['updated_at'])).toBeGreaterThan(micros(branch['updated_at']));
+    const note = (await ahead.records.create({ serviceId, entityName: 'note', record: { title: 'a' }, idempotencyKey: 'c1' }))['record'] as JsonObject;
+    const records = [{ entityName: 'note', recordId: note['id'] as string, expectedRecordVersion: 1n }];
+    await behind.branches.assign({ serviceId, branchId: branch['id'] as string, role: 'primary', operation: 'assign', records, idempotencyKey: 'a1' });
+    const assigned = await ahead.records.get(serviceId, 'note', note['id'] as string);
+    expect(micros(assigned['updated_at'])).toBeGreaterThan(micros(note['updated_at']));
+    const events = (await ahead.records.history({ serviceId, entityName: 'note', recordId: note['id'] as string, limit: 50, cursor: null }))['events'] as JsonObject[];
+    expect(events.map((event) => event['kind'])).toEqual(['create', 'primary_assign']);
+    expect(micros((events[1] as JsonObject)['occurred_at'])).toBe(micros(assigned['updated_at']));
+  });
+
   it('a service designed and materialised by the process behind: updated_at, last_activity_at and materialised_at never go back', async () => {
     const seeded = await ahead.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' });
     const serviceId = seeded['service_id'] as string;
