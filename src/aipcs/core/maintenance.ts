@@ -156,6 +156,9 @@ export class MaintenanceService {
       const last = batch[batch.length - 1];
       if (batch.length < BATCH || !last) break;
       afterId = last.id;
+      // An in-process store reads synchronously: without a turn here one scan
+      // would hold every other request of the process until its last batch.
+      await new Promise((resolve) => setImmediate(resolve));
     }
     return lists;
   }

@@ -1,0 +1,34 @@
+// A maintenance scan reads a whole entity in keyset batches. On SQLite every
+// batch is a synchronous read, so without a turn of the event loop between
+// batches one scan held the process (every other client's request) until it
+// had read the last record.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
+import { notesManifest } from '../../support/manifests.js';
+import { appOver, manifest } from '../../conformance/harness.js';
+
+it('gives the event loop a turn between batches of a scan', async () => {
+  const base = mkdtempSync(join(tmpdir(), 'aipcs-maintenance-turns-'));
+  const storage = await openSqliteStorage({ dataRoot: join(base, 'data'), busyTimeoutMs: 5000, defaultRoot: false });
+  try {
+    const app = appOver(storage);
+    const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
+    await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
+    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+    // Confident notes only: the scan finds nothing and reads every batch.
+    for (let i = 0; i < 600; i++) await app.records.create({ serviceId, entityName: 'note', record: { title: `n${i}`, confidence: 0.9 }, idempotencyKey: `c${i}` });
+    const marks: string[] = [];
+    setImmediate(() => marks.push('turn'));
+    const result = await app.maintenance.scan({ serviceId, entityName: 'note', branchId: null, scanTypes: ['low_confidence'], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 50 });
+    marks.push('scanned');
+    expect(result['candidates']).toEqual([]);
+    expect(marks).toEqual(['turn', 'scanned']);
+  } finally {
+    await storage.close();
+    rmSync(base, { recursive: true, force: true });
+  }
+});
