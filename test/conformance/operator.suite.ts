@@ -6,6 +6,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApplication, createOperator, type Operator, type OperatorStoragePorts } from '../../src/aipcs/core/application.js';
 import { TRANSFER_CODEC } from '../../src/aipcs/compose.js';
+import { storeLayoutOf } from '../../src/aipcs/core/layout.js';
+import type { EntityLayout, StoredRecord } from '../../src/aipcs/core/ports.js';
 import type { TransferCodec } from '../../src/aipcs/core/transfer-codec.js';
 import { writeWithLimits } from '../../src/aipcs/portable/bundle-writer.js';
 import { DEFAULT_LIMITS } from '../../src/aipcs/portable/format.js';
@@ -272,8 +274,17 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
       it('exports and imports a record updated by a process whose wall clock was behind the creating one', async () => {
         const serviceId = await materialised();
         const note = (await app.records.create({ serviceId, entityName: 'note', record: { title: 'Early' }, idempotencyKey: 'clock-c' }))['record'] as JsonObject;
-        const behind = mcpOver(storage, 'agent-a', 1_600_000_000_000_000n);
-        await behind.records.update({ serviceId, entityName: 'note', recordId: note['id'] as string, updates: { title: 'Later' }, expectedRecordVersion: 1n, idempotencyKey: 'clock-u' });
+        // The update is written to the store directly: the record service now
+        // stamps a change after its record's previous time, but a store written
+        // before that rule holds updates stamped before their create.
+        const layout = storeLayoutOf(manifest(notesManifest())).entities.find((entity) => entity.name === 'note') as EntityLayout;
+        await storage.data.write(locatorOf(serviceId), 'agent-a', async (tx) => {
+          const record = (await tx.getRecord(layout, note['id'] as string)) as StoredRecord;
+          const earlier = record.createdAt - 1_000_000n;
+          const fields = { ...record.fields, title: 'Later' };
+          await tx.updateRecord(layout, { ...record, fields, recordVersion: 2n, updatedAt: earlier });
+          await tx.appendHistory({ entityName: 'note', recordId: record.id, recordVersion: 2n, kind: 'update', before: record.fields, after: fields, occurredAt: earlier });
+        });
         await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
         // updated_at is before created_at now; the export used to fail and freeze the service.
         const { bytes } = await exportBytes(operator, serviceId, 4n, OP(2));
