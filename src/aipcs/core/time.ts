@@ -24,12 +24,21 @@ export function formatTimestamp27(micros: bigint): string {
 }
 
 /**
+ * The last instant a server timestamp can name, 9999-12-31T23:59:59.999999Z
+ * (the artefact's Timestamp27 bound; an import may carry it).
+ */
+const LAST_INSTANT = 253_402_300_799_999_999n;
+
+/**
  * The time to stamp on a change that follows one stamped `previous`: `now`,
  * or one microsecond after `previous` when `now` is not later. Processes
  * sharing a store each read their own wall clock, and a clock may be stepped
  * back, so without this a record or service could read as updated before it
- * was created, or a later change as older than the one before it.
+ * was created, or a later change as older than the one before it. At the
+ * last instant the change shares `previous`'s time: a microsecond more would
+ * be year 10000, which no timestamp renders or parses.
  */
 export function timeAfter(now: bigint, previous: bigint): bigint {
-  return now > previous ? now : previous + 1n;
+  if (now > previous) return now;
+  return previous < LAST_INSTANT ? previous + 1n : previous;
 }

@@ -78,6 +78,21 @@ describe('timestamps written by processes whose clocks disagree', () => {
     expect(times[1]).toBe(micros(updated['updated_at']));
   });
 
+  it('a record stamped at the last instant a timestamp can name (as an import may carry): a later change stays readable', async () => {
+    const serviceId = await materialisedService();
+    // 9999-12-31T23:59:59.999999Z: one microsecond more has no Timestamp27.
+    ahead.clock.set(253_402_300_799_999_999n - 1n);
+    const created = (await ahead.records.create({ serviceId, entityName: 'note', record: { title: 'a' }, idempotencyKey: 'c1' }))['record'] as JsonObject;
+    expect(created['updated_at']).toBe('9999-12-31T23:59:59.999999Z');
+    const id = created['id'] as string;
+    const updated = (await behind.records.update({ serviceId, entityName: 'note', recordId: id, updates: { title: 'b' }, expectedRecordVersion: 1n, idempotencyKey: 'u1' }))['record'] as JsonObject;
+    // Never before the previous time, and still a time the store and an artefact can hold.
+    expect(updated['updated_at']).toBe('9999-12-31T23:59:59.999999Z');
+    expect(await behind.records.get(serviceId, 'note', id)).toEqual(updated);
+    const events = (await behind.records.history({ serviceId, entityName: 'note', recordId: id, limit: 50, cursor: null }))['events'] as JsonObject[];
+    expect(events.map((event) => event['occurred_at'])).toEqual(['9999-12-31T23:59:59.999999Z', '9999-12-31T23:59:59.999999Z']);
+  });
+
   it('a branch updated, and a record assigned to it, by the process behind: updated_at and history occurred_at never go back', async () => {
     const serviceId = await materialisedService();
     const branch = (await ahead.branches.create({ serviceId, slug: 'topic', title: 'Topic', intent: 'Why.', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: 'b1' }))['branch'] as JsonObject;
