@@ -247,7 +247,7 @@ export class PostgresConnection {
                 pg_catalog.current_setting('client_encoding') AS client_encoding`,
         [`${this.options.lockTimeoutMs}ms`, `${this.options.statementTimeoutMs}ms`],
       );
-      // Session-level set_config takes effect when this transaction commits.
+      // A session-level set_config outlives its transaction only once that commits (a rollback reverts it).
       await client.query('COMMIT');
       const row = facts.rows[0];
       const version = Number(row?.server_version_num);
