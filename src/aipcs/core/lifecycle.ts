@@ -275,13 +275,14 @@ export class LifecycleService {
         if (active?.phase === 'prepared') throw new AipcsError('storage_busy');
         if (active?.phase === 'recovery_required') throw new AipcsError('recovery_required');
         const now = this.deps.nowMicros();
+        const at = timeAfter(now, service.updatedAt);
         const designed: ServiceRow = {
           ...service,
           manifest: document,
           schemaVersion: 1,
           serviceRevision: service.serviceRevision + 1n,
-          updatedAt: timeAfter(now, service.updatedAt),
-          lastActivityAt: timeAfter(now, service.updatedAt),
+          updatedAt: at,
+          lastActivityAt: at,
         };
         if (!(await tx.updateService(designed, service.serviceRevision))) throw new AipcsError('storage_busy');
         const projection = await this.projectCurrent(tx, designed);
