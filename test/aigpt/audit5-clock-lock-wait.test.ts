@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { acquireCollectionLock, LOCK_FILE } from '../../src/aigpt/collection-lock.js';
 import { makeTempHome, type TempHome } from './support.js';
+import { steppableWallClock } from '../support/wall-clock.js';
 
 describe('the collection lock wait while the wall clock steps', () => {
   let home: TempHome;
@@ -24,17 +25,6 @@ describe('the collection lock wait while the wall clock steps', () => {
 
   // A live process on this host that is not us, so its lock is never stale.
   const holderLock = (): string => JSON.stringify({ pid: process.ppid, host: hostname(), started: new Date().toISOString() });
-  /** Date.now as if the wall clock were stepped by `offsetMs` once `step()` is called. */
-  const steppableWallClock = (offsetMs: number): { step(): void } => {
-    const real = Date.now.bind(Date);
-    let offset = 0;
-    vi.spyOn(Date, 'now').mockImplementation(() => real() + offset);
-    return {
-      step() {
-        offset = offsetMs;
-      },
-    };
-  };
   const outcome = (timeoutMs?: number): Promise<string> =>
     acquireCollectionLock(dir, timeoutMs === undefined ? {} : { timeoutMs }).then(
       async (handle) => {

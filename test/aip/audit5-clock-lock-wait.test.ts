@@ -8,18 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { withLock } from '../../src/aip/repository/lock.js';
 import { tempDir } from './support/temp.js';
-
-/** Date.now as if the wall clock were stepped by `offsetMs` once `step()` is called. */
-function steppableWallClock(offsetMs: number): { step(): void } {
-  const real = Date.now.bind(Date);
-  let offset = 0;
-  vi.spyOn(Date, 'now').mockImplementation(() => real() + offset);
-  return {
-    step() {
-      offset = offsetMs;
-    },
-  };
-}
+import { steppableWallClock } from '../support/wall-clock.js';
 
 /** A lock held by a live process of this host that is not us, so it is never stale. */
 async function heldLock(): Promise<string> {

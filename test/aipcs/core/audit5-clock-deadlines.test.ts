@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StorageFailure } from '../../../src/aipcs/core/ports.js';
 import { SqliteConnection } from '../../../src/aipcs/storage/sqlite/connection.js';
+import { steppableWallClock } from '../../support/wall-clock.js';
 
 function walDatabase(): string {
   const path = join(mkdtempSync(join(tmpdir(), 'aipcs-clock-')), 'store.sqlite');
@@ -27,18 +28,6 @@ async function outcomeOf(promise: Promise<unknown>): Promise<string> {
     throw error;
   }
   return 'done';
-}
-
-/** Date.now as if the wall clock had been stepped by `offsetMs` once `stepped()` is called. */
-function steppableWallClock(offsetMs: number): { step(): void } {
-  const real = Date.now.bind(Date);
-  let offset = 0;
-  vi.spyOn(Date, 'now').mockImplementation(() => real() + offset);
-  return {
-    step() {
-      offset = offsetMs;
-    },
-  };
 }
 
 afterEach(() => {
