@@ -475,7 +475,8 @@ export interface OperatorDataWriter extends ServiceDataWriter, OperatorDataReade
 /**
  * The writes of import staging, in bounded batches, inside the one unit that
  * creates the store. History is held aside as it arrives and appended, in
- * time order, once every event is in: the store sorts it, not the caller.
+ * time order (never a record's event before an earlier version of it), once
+ * every event is in: the store sorts it, not the caller.
  */
 export interface StagingWriter {
   /** Sets the fence row (the bundle's generation, closed). */
@@ -484,9 +485,13 @@ export interface StagingWriter {
   insertBranches(branches: readonly StoredBranch[]): Promise<void>;
   /** Makes each record a member of its branch with its role. */
   putMemberships(rows: readonly MembershipRow[], assignedAt: Micros): Promise<void>;
-  /** Keeps events aside in the unit, in arrival order; nothing is in the history yet. */
+  /** Keeps events aside in the unit, in arrival order (the artefact's: each record's chain together, versions ascending); nothing is in the history yet. */
   holdHistory(events: readonly HistoryEvent[]): Promise<void>;
-  /** Appends every held event to the history ordered by `occurredAt`, ties in arrival order, and drops the held copy. */
+  /**
+   * Appends every held event to the history ordered by the latest `occurredAt`
+   * of its record's chain so far (its own time when clocks agreed), ties in
+   * arrival order, and drops the held copy.
+   */
   appendHeldHistory(): Promise<void>;
 }
 
