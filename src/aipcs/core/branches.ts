@@ -213,7 +213,7 @@ export class BranchService {
         next.retrievalSummary !== current.retrievalSummary;
       // A no-op still completes (and consumes the key) without advancing the revision.
       if (!changed) return { branch: branchDocument(current), replayed: false };
-      const updated: StoredBranch = { ...next, updatedAt: timeAfter(now, current.updatedAt), branchRevision: current.branchRevision + 1n };
+      const updated: StoredBranch = { ...next, updatedAt: timeAfter(now, current.createdAt, current.updatedAt), branchRevision: current.branchRevision + 1n };
       await tx.updateBranch(updated);
       return { branch: branchDocument(updated), replayed: false };
     });
@@ -255,7 +255,7 @@ export class BranchService {
         let version = record.recordVersion;
         if (kind !== null) {
           version += 1n;
-          const at = timeAfter(now, record.updatedAt);
+          const at = timeAfter(now, record.createdAt, record.updatedAt);
           await tx.updateRecord(layout, { ...record, recordVersion: version, updatedAt: at });
           await tx.appendHistory({ entityName: target.entityName, recordId: record.id, recordVersion: version, kind, before: record.fields, after: record.fields, occurredAt: at });
         }

@@ -275,7 +275,7 @@ export class LifecycleService {
         if (active?.phase === 'prepared') throw new AipcsError('storage_busy');
         if (active?.phase === 'recovery_required') throw new AipcsError('recovery_required');
         const now = this.deps.nowMicros();
-        const at = timeAfter(now, service.updatedAt);
+        const at = timeAfter(now, service.createdAt, service.updatedAt, service.lastActivityAt);
         const designed: ServiceRow = {
           ...service,
           manifest: document,
@@ -443,7 +443,7 @@ export class LifecycleService {
     return this.finalise(
       claim,
       (fresh, clockNow) => {
-        const now = timeAfter(clockNow, fresh.updatedAt);
+        const now = timeAfter(clockNow, fresh.createdAt, fresh.updatedAt, fresh.lastActivityAt);
         if (claim.kind === 'materialise') {
           return { ...fresh, designState: 'materialised', serviceRevision: fresh.serviceRevision + 1n, materialisedAt: now, updatedAt: now, lastActivityAt: now, storage: locator };
         }

@@ -231,7 +231,7 @@ export class OperatorService {
     if (service.designState === 'materialised' && service.storage) await this.moveFence(service.storage, rule.fence, admittedNow);
     return this.claims.finalise(claim, async (tx, fresh, now) => {
       if (!fresh || fresh.serviceRevision !== expected) return null;
-      const at = timeAfter(now, fresh.updatedAt);
+      const at = timeAfter(now, fresh.createdAt, fresh.updatedAt, fresh.lastActivityAt);
       const updated: ServiceRow = { ...fresh, operationalStatus: rule.to, serviceRevision: fresh.serviceRevision + 1n, updatedAt: at, lastActivityAt: at };
       if (!(await tx.updateService(updated, fresh.serviceRevision))) return null;
       return { operation: kind, operation_id: claim.idempotencyKey, service: this.deps.lifecycle.project(updated, 'clear') };

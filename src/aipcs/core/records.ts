@@ -138,7 +138,7 @@ export class RecordService {
       const merged = completeFieldSet(entity, { ...current.fields, ...Object.fromEntries(updates) });
       checkRecordSize(fieldSetJson(merged));
       await this.checkReferences(tx, layout, merged);
-      const at = timeAfter(now, current.updatedAt);
+      const at = timeAfter(now, current.createdAt, current.updatedAt);
       const record: StoredRecord = { ...current, fields: merged, updatedAt: at, recordVersion: current.recordVersion + 1n };
       await tx.updateRecord(layout, record);
       await tx.appendHistory({ entityName: entity.name, recordId: record.id, recordVersion: record.recordVersion, kind: 'update', before: current.fields, after: merged, occurredAt: at });
@@ -165,7 +165,7 @@ export class RecordService {
       if (await tx.isReferenced({ entity: entity.name, id: current.id }, referencing)) throw new AipcsError('constraint_violation');
       const version = current.recordVersion + 1n;
       await tx.deleteRecord(layout, current.id);
-      await tx.appendHistory({ entityName: entity.name, recordId: current.id, recordVersion: version, kind: 'delete', before: current.fields, after: null, occurredAt: timeAfter(now, current.updatedAt) });
+      await tx.appendHistory({ entityName: entity.name, recordId: current.id, recordVersion: version, kind: 'delete', before: current.fields, after: null, occurredAt: timeAfter(now, current.createdAt, current.updatedAt) });
       return { id: current.id, record_version: version, replayed: false };
     });
   }

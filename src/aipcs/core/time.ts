@@ -30,15 +30,18 @@ export function formatTimestamp27(micros: bigint): string {
 const LAST_INSTANT = 253_402_300_799_999_999n;
 
 /**
- * The time to stamp on a change that follows one stamped `previous`: `now`,
- * or one microsecond after `previous` when `now` is not later. Processes
+ * The time to stamp on a change of an object whose times so far are
+ * `previous` (its creation, last update, last activity): `now`, or one
+ * microsecond after the latest of them when `now` is not later. Processes
  * sharing a store each read their own wall clock, and a clock may be stepped
  * back, so without this a record or service could read as updated before it
- * was created, or a later change as older than the one before it. At the
- * last instant the change shares `previous`'s time: a microsecond more would
+ * was created, or a later change as older than the one before it; an
+ * imported object may already hold an update time before its creation time.
+ * At the last instant the change shares that time: a microsecond more would
  * be year 10000, which no timestamp renders or parses.
  */
-export function timeAfter(now: bigint, previous: bigint): bigint {
-  if (now > previous) return now;
-  return previous < LAST_INSTANT ? previous + 1n : previous;
+export function timeAfter(now: bigint, ...previous: bigint[]): bigint {
+  const latest = previous.reduce((a, b) => (b > a ? b : a), now - 1n);
+  if (now > latest) return now;
+  return latest < LAST_INSTANT ? latest + 1n : latest;
 }
