@@ -335,7 +335,7 @@ export class ServiceTransfer {
             path: 'service.manifest',
             message: tooLong
               ? 'The service manifest is too large for one line of the export artefact.'
-              : 'The service manifest holds number values the export artefact cannot carry as they are.',
+              : 'The service manifest holds values (such as numbers) the export artefact cannot carry as they are.',
             remediation: 'The service cannot be exported; its data stays usable.',
           },
         ],
