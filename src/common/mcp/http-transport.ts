@@ -5,6 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
+import { isUtf8 } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -13,14 +14,15 @@ import {
   isJSONRPCErrorResponse,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
+  JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
-import { holdsNumberStandIn, isJsonObject, parseJson, restoreExactNumbers, toPlainJson, withBigIntStandIns, type JsonObject, type JsonValue } from '../json.js';
+import { holdsNumberStandIn, isJsonObject, JsonError, parseJson, restoreExactNumbers, stringifyExact, toPlainJson, withBigIntStandIns, type JsonObject, type JsonValue } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type RequestKey } from './lossless-arguments.js';
-import { MAX_REQUEST_DEPTH } from './stdio-transport.js';
+import { MAX_REQUEST_DEPTH, requestIdFromPrefix } from './stdio-transport.js';
 import type { ToolServer } from './tool-server.js';
 
 /** Same bound as a stdio line, so a request that fits one transport fits the other. */
@@ -175,7 +177,7 @@ interface Session {
   closed: boolean;
 }
 
-type BodyOutcome = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly status: 400 | 413 };
+type BodyOutcome = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly status: 400 | 413; readonly undecodable?: string };
 
 /**
  * Reads and discards what is left of a request body, up to a bound in bytes
@@ -238,13 +240,14 @@ function writingExactNumbers(res: ServerResponse): void {
   };
 }
 
-async function rejection(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): Promise<void> {
+async function rejection(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}, id: RequestKey | bigint | null = null): Promise<void> {
   if (res.headersSent) {
     res.end();
     return;
   }
   await discardBody(res.req);
-  const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+  // An answer to a request that shows its id is written as the stdio transport writes it.
+  const body = Buffer.from(stringifyExact(id === null ? { jsonrpc: '2.0', error: { code, message }, id } : { jsonrpc: '2.0', id, error: { code, message } }));
   // The connection closes after a refusal; the client opens a fresh one.
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(body.length), Connection: 'close', ...headers });
   res.end(body);
@@ -277,11 +280,9 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> 
       chunks.push(chunk);
     };
     const onEnd = (): void => {
-      try {
-        finish({ ok: true, text: new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks, received)) });
-      } catch {
-        finish({ ok: false, status: 400 });
-      }
+      const bytes = Buffer.concat(chunks, received);
+      if (isUtf8(bytes)) finish({ ok: true, text: bytes.toString('utf8') });
+      else finish({ ok: false, status: 400, undecodable: bytes.toString('utf8') });
     };
     const onAbort = (): void => finish({ ok: false, status: 400 });
     req.on('data', onData);
@@ -289,6 +290,13 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> 
     req.on('error', onAbort);
     req.on('close', onAbort);
   });
+}
+
+/** The id of a request that is no valid JSON-RPC message, as the stdio transport answers it: a string or an integer, exactly as sent. */
+function invalidRequestId(message: JsonValue): RequestKey | bigint | null {
+  if (!isJsonObject(message) || message['jsonrpc'] !== '2.0' || typeof message['method'] !== 'string') return null;
+  const id = message['id'];
+  return typeof id === 'string' || typeof id === 'bigint' ? id : null;
 }
 
 function carriesExactNumbers(message: JsonValue): boolean {
@@ -440,14 +448,30 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     }
     try {
       const body = await readBody(req, maxBodyBytes);
-      if (!body.ok) return body.status === 413 ? rejection(res, 413, -32000, 'Payload Too Large') : rejection(res, 400, -32700, 'Parse error');
+      if (!body.ok) {
+        if (body.status === 413) return rejection(res, 413, -32000, 'Payload Too Large');
+        // Text that is not UTF-8 gets the answer the stdio transport gives it.
+        if (body.undecodable !== undefined) return rejection(res, 400, -32600, 'Invalid Request', {}, requestIdFromPrefix(body.undecodable) ?? null);
+        return rejection(res, 400, -32700, 'Parse error');
+      }
       let parsed: JsonValue;
       try {
         parsed = parseJson(body.text, { maxBytes: maxBodyBytes, maxDepth, keepOverflowingFloats: true });
-      } catch {
+      } catch (error) {
+        // Well-formed JSON beyond a bound (nesting, integer length) is not a
+        // syntax error: -32600 with the id when it shows, as over stdio.
+        if (error instanceof JsonError && error.code !== 'json_syntax') return rejection(res, 400, -32600, 'Invalid Request', {}, requestIdFromPrefix(body.text) ?? null);
         return rejection(res, 400, -32700, 'Parse error');
       }
       const messages = Array.isArray(parsed) ? parsed : [parsed];
+      const splits = messages.map(splitToolArguments);
+      const plain = splits.map((split) => toPlainJson(split.sdkMessage));
+      // JSON that is no JSON-RPC message (params or _meta not an object, an id
+      // beyond 2^53, null or of another type): the SDK would call it a parse
+      // error; it is an invalid request, answered as over stdio.
+      if (!plain.every((message) => JSONRPCMessageSchema.safeParse(message).success)) {
+        return rejection(res, 400, -32600, 'Invalid Request', {}, Array.isArray(parsed) ? null : invalidRequestId(parsed));
+      }
       if (session === undefined) {
         if (!messages.some(isInitialize)) return rejection(res, 400, -32000, 'Bad Request: No valid session ID provided');
         session = await openSession();
@@ -456,14 +480,12 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       if (session.closed) return rejection(res, 404, -32001, 'Session not found');
       const target = session;
       const staged: RequestKey[] = [];
-      const plain = messages.map((message) => {
-        const split = splitToolArguments(message);
+      for (const split of splits) {
         if (split.id !== undefined && (split.invalidArguments === true || split.args !== undefined)) {
           target.staged.set(split.id, split.invalidArguments === true ? { invalid: true } : { invalid: false, ...(split.args ? { args: split.args } : {}) });
           staged.push(split.id);
         }
-        return toPlainJson(split.sdkMessage);
-      });
+      }
       const requestIds = plain.filter(isJSONRPCRequest).map((request) => request.id);
       const group = new Set(requestIds);
       for (const id of requestIds) target.unanswered.set(id, group);

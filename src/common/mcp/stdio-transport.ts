@@ -3,6 +3,7 @@
 // stderr) and the session continues, as the contracts require. At the end of
 // input the session ends once every request read has been answered.
 
+import { isUtf8 } from 'node:buffer';
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -116,6 +117,15 @@ export class LosslessStdioTransport implements Transport {
     let text = line.toString('utf8');
     if (text.endsWith('\r')) text = text.slice(0, -1);
     if (text.trim() === '') return;
+    // Decoding would put U+FFFD in place of the bad bytes, and a tool would
+    // store text the client never sent: such a line is not served (over HTTP
+    // such a body is refused); a request whose id shows is answered.
+    if (!isUtf8(line)) {
+      this.options.logger.warn('dropped an input line that is not valid UTF-8');
+      const id = requestIdFromPrefix(text);
+      if (id !== undefined) this.answerDirectly(invalidRequestResponse(id));
+      return;
+    }
     let parsed;
     try {
       parsed = parseJson(text, { maxBytes: this.maxLineBytes, maxDepth: this.options.maxDepth ?? MAX_REQUEST_DEPTH, keepOverflowingFloats: true });
