@@ -152,6 +152,24 @@ describe('stdio and Streamable HTTP answer the same invalid requests alike', () 
     });
   }
 
+  it('answers an initialize whose params do not read as one with -32602 and its id, opening no session', async () => {
+    const bodies = [
+      '{"jsonrpc":"2.0","id":7,"method":"initialize"}',
+      '{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":5,"capabilities":{},"clientInfo":{"name":"a","version":"1"}}}',
+      '{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-06-18"}}',
+    ];
+    for (const body of bodies) {
+      const overStdio = await stdio.exchange(body);
+      const overHttp = await rawRequest(listener.port, { headers: MCP_HEADERS, body });
+      const id = (JSON.parse(body) as { id: unknown }).id;
+      expect(overStdio).toEqual([{ jsonrpc: '2.0', id, error: { code: -32602, message: 'Invalid request parameters' } }]);
+      expect(overHttp.status).toBe(400);
+      expect(overHttp.headers['mcp-session-id']).toBeUndefined();
+      expect(JSON.parse(overHttp.body)).toEqual(overStdio[0]);
+    }
+    expect(listener.sessionCount()).toBe(1);
+  });
+
   it('still serves both sessions afterwards', async () => {
     const call = '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"n":1.0}}}';
     const overStdio = await stdio.exchange(call);

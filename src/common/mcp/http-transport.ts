@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CancelledNotificationSchema,
+  isInitializeRequest,
   isJSONRPCErrorResponse,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
@@ -474,6 +475,9 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       }
       if (session === undefined) {
         if (!messages.some(isInitialize)) return rejection(res, 400, -32000, 'Bad Request: No valid session ID provided');
+        // An initialize whose params do not read as one: the SDK would call it
+        // "Server not initialized"; stdio answers it -32602 with its id.
+        if (!plain.some(isInitializeRequest)) return rejection(res, 400, -32602, 'Invalid request parameters', {}, Array.isArray(parsed) ? null : invalidRequestId(parsed));
         session = await openSession();
         touch(session, 1);
       }
