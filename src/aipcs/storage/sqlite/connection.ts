@@ -102,6 +102,8 @@ export class SqliteConnection {
   private readonly identity: string | null;
   /** The `-wal` and `-shm` files this connection uses, once it has used them: it keeps them open until it closes. */
   private walIdentity: string | null = null;
+  /** Units begun and not yet ended, including writes pausing between attempts at the writer slot. */
+  private users = 0;
 
   constructor(
     private readonly path: string,
@@ -145,6 +147,16 @@ export class SqliteConnection {
     }
   }
 
+  /** The identity (device and inode) of the file this connection opened. */
+  get fileIdentity(): string | null {
+    return this.identity;
+  }
+
+  /** Whether no unit of work is running or waiting on this connection, so closing it interrupts nothing. */
+  get idle(): boolean {
+    return this.users === 0;
+  }
+
   journalMode(): string {
     return String(this.db.pragma('journal_mode', { simple: true }));
   }
@@ -168,8 +180,13 @@ export class SqliteConnection {
     }
   }
 
-  read<T>(work: (db: SqliteDatabase) => Promise<T> | T): Promise<T> {
-    return this.transaction('BEGIN', work);
+  async read<T>(work: (db: SqliteDatabase) => Promise<T> | T): Promise<T> {
+    this.users++;
+    try {
+      return await this.transaction('BEGIN', work);
+    } finally {
+      this.users--;
+    }
   }
 
   /**
@@ -182,10 +199,15 @@ export class SqliteConnection {
    */
   async write<T>(work: (db: SqliteDatabase) => Promise<T> | T): Promise<T> {
     const deadline = monotonicMs() + this.busyTimeoutMs;
-    for (let pause = 1; ; pause = Math.min(pause * 2, WRITER_SLOT_MAX_PAUSE_MS)) {
-      const outcome = await this.transaction('BEGIN IMMEDIATE', work, deadline);
-      if (outcome !== WRITER_SLOT_BUSY) return outcome;
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(pause, deadline - monotonicMs()))));
+    this.users++;
+    try {
+      for (let pause = 1; ; pause = Math.min(pause * 2, WRITER_SLOT_MAX_PAUSE_MS)) {
+        const outcome = await this.transaction('BEGIN IMMEDIATE', work, deadline);
+        if (outcome !== WRITER_SLOT_BUSY) return outcome;
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(pause, deadline - monotonicMs()))));
+      }
+    } finally {
+      this.users--;
     }
   }
 

@@ -12,6 +12,8 @@ export interface SqliteStorageOptions {
   readonly dataRoot: string;
   readonly busyTimeoutMs: number;
   readonly defaultRoot: boolean;
+  /** Idle service-store connections kept open (tests set it low; see SqliteServiceStores). */
+  readonly maxOpenStores?: number | undefined;
 }
 
 export async function openSqliteStorage(options: SqliteStorageOptions): Promise<OperatorStoragePorts> {
@@ -46,7 +48,7 @@ export async function openSqliteStorageForAdmin(options: SqliteStorageOptions, m
   const opened = await openSqliteRegistryForAdmin(options, mode);
   const registry = opened.registry;
   if (!registry) return { registry: opened.state, ports: null };
-  const stores = new SqliteServiceStores({ dataRoot: options.dataRoot, busyTimeoutMs: options.busyTimeoutMs, readonly: !mode.writable });
+  const stores = new SqliteServiceStores({ dataRoot: options.dataRoot, busyTimeoutMs: options.busyTimeoutMs, readonly: !mode.writable, maxOpenStores: options.maxOpenStores });
   return {
     registry: opened.state,
     ports: {

@@ -261,11 +261,27 @@ export interface SqliteServiceStoresOptions {
   readonly busyTimeoutMs: number;
   /** Admin inspection: connections are read-only and nothing is ever created. */
   readonly readonly?: boolean;
+  /** How many store connections stay open when idle (default DEFAULT_OPEN_STORES). */
+  readonly maxOpenStores?: number | undefined;
 }
 
-/** The per-service databases under one data root; connections are opened lazily and kept. */
+/**
+ * Each open store holds three descriptors (database, -wal, -shm) and a page
+ * cache: a long-running server that touched every service of a large
+ * principal would otherwise keep them all and run out of descriptors.
+ */
+const DEFAULT_OPEN_STORES = 64;
+
+/**
+ * The per-service databases under one data root. Connections are opened
+ * lazily and kept, least recently used first in `connections`; beyond the
+ * bound, idle ones are closed. A closed store's file identity is kept, so a
+ * file replaced while its connection was closed is refused on reopening, as
+ * an open connection refuses it.
+ */
 export class SqliteServiceStores implements OperatorStorePort {
   private readonly connections = new Map<string, SqliteConnection>();
+  private readonly closedIdentities = new Map<string, string>();
   private readonly directory: string;
 
   constructor(private readonly options: SqliteServiceStoresOptions) {
@@ -280,7 +296,11 @@ export class SqliteServiceStores implements OperatorStorePort {
   /** An open connection to an existing store, or undefined when the store does not exist. */
   connection(locator: StorageLocator, create = false): SqliteConnection | undefined {
     const cached = this.connections.get(locator.namespace);
-    if (cached) return cached;
+    if (cached) {
+      this.connections.delete(locator.namespace);
+      this.connections.set(locator.namespace, cached);
+      return cached;
+    }
     const path = this.pathOf(locator);
     const readonly = this.options.readonly === true;
     if (readonly && create) throw new StorageFailure('unavailable');
@@ -306,12 +326,28 @@ export class SqliteServiceStores implements OperatorStorePort {
       throw new StorageFailure('unavailable', { cause: error });
     }
     const connection = new SqliteConnection(path, { busyTimeoutMs: this.options.busyTimeoutMs, readonly });
-    if (!readonly && !connection.enableWal()) {
+    const known = this.closedIdentities.get(locator.namespace);
+    if ((known !== undefined && connection.fileIdentity !== known) || (!readonly && !connection.enableWal())) {
       connection.close();
       throw new StorageFailure('unavailable');
     }
     this.connections.set(locator.namespace, connection);
+    this.closeIdleBeyondBound(locator.namespace);
     return connection;
+  }
+
+  /** Closes idle connections other than `keep`'s, least recently used first, while more than the bound are open. */
+  private closeIdleBeyondBound(keep: string): void {
+    let excess = this.connections.size - (this.options.maxOpenStores ?? DEFAULT_OPEN_STORES);
+    for (const [namespace, connection] of this.connections) {
+      if (excess <= 0) return;
+      if (namespace === keep || !connection.idle) continue;
+      const identity = connection.fileIdentity;
+      if (identity !== null) this.closedIdentities.set(namespace, identity);
+      connection.close();
+      this.connections.delete(namespace);
+      excess--;
+    }
   }
 
   async observe(locator: StorageLocator, layout: StoreLayout): Promise<StoreObservation> {
@@ -353,6 +389,7 @@ export class SqliteServiceStores implements OperatorStorePort {
   async close(): Promise<void> {
     for (const connection of this.connections.values()) connection.close();
     this.connections.clear();
+    this.closedIdentities.clear();
   }
 
   // -------------------------------------------------------------------------
@@ -420,8 +457,9 @@ export class SqliteServiceStores implements OperatorStorePort {
         // Readers elsewhere may hold the WAL; removal does not depend on it.
       }
       connection.close();
-      this.connections.delete(locator.namespace);
+      if (this.connections.get(locator.namespace) === connection) this.connections.delete(locator.namespace);
     }
+    this.closedIdentities.delete(locator.namespace);
     // Sidecars first: a database file left behind by a crash is removed by a
     // retry, whereas a sidecar without its database would make the root unsafe.
     for (const suffix of SIDECARS) unlinkIfPresent(path + suffix);

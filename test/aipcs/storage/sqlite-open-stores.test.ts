@@ -1,0 +1,93 @@
+// SQLite service stores: a process keeps at most a bounded number of idle
+// store connections open (each holds the database, -wal and -shm files), so
+// a server that touches every service of a large principal does not run out
+// of descriptors. A connection in use is never closed under its unit, and a
+// store file replaced while its connection was closed is still refused.
+
+import { copyFileSync, mkdtempSync, readdirSync, readlinkSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { OperatorStoragePorts } from '../../../src/aipcs/core/application.js';
+import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
+import type { JsonObject } from '../../../src/common/json.js';
+import { notesManifest } from '../../support/manifests.js';
+import { appOver, manifest, type TestApp } from '../../conformance/harness.js';
+
+describe('open SQLite service stores', () => {
+  let base: string;
+  let stores: string;
+  let storage: OperatorStoragePorts;
+  let app: TestApp;
+
+  beforeEach(async () => {
+    base = mkdtempSync(join(tmpdir(), 'aipcs-open-stores-'));
+    const dataRoot = join(base, 'data');
+    stores = join(dataRoot, 'service-stores');
+    storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false, maxOpenStores: 1 });
+    app = appOver(storage);
+  });
+
+  afterEach(async () => {
+    await storage.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  async function service(name: string): Promise<{ serviceId: string; file: string }> {
+    const serviceId = (await app.lifecycle.seed({ domainName: name, domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: `s-${name}` }))['service_id'] as string;
+    await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: `d-${name}` });
+    const materialised = await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: `m-${name}` });
+    const namespace = (materialised['storage'] as JsonObject)['namespace'] as string;
+    return { serviceId, file: join(stores, `${namespace}.sqlite`) };
+  }
+
+  const titles = async (serviceId: string) =>
+    ((await app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null }))['records'] as JsonObject[]).map((record) => (record['fields'] as JsonObject)['title']);
+
+  it.skipIf(process.platform !== 'linux')('keeps idle store files open only up to the bound, and reopens a closed store on use', async () => {
+    const services: string[] = [];
+    for (const name of ['one', 'two', 'three', 'four']) {
+      const { serviceId } = await service(name);
+      await app.records.create({ serviceId, entityName: 'note', record: { title: name }, idempotencyKey: `c-${name}` });
+      services.push(serviceId);
+    }
+    const openStoreFiles = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(stores);
+        } catch {
+          return false;
+        }
+      }).length;
+    // One store: its database, -wal and -shm.
+    expect(openStoreFiles()).toBeLessThanOrEqual(3);
+    for (const [i, serviceId] of services.entries()) expect(await titles(serviceId)).toEqual([['one', 'two', 'three', 'four'][i]]);
+    expect(openStoreFiles()).toBeLessThanOrEqual(3);
+  });
+
+  it('never closes a connection whose write waits for the writer slot', async () => {
+    const a = await service('waiting');
+    const b = await service('other');
+    const holder = new Database(a.file);
+    holder.exec('BEGIN IMMEDIATE');
+    const pending = app.records.create({ serviceId: a.serviceId, entityName: 'note', record: { title: 'waited' }, idempotencyKey: 'c-waited' });
+    // Using another store goes past the bound while the write waits.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await titles(b.serviceId)).toEqual([]);
+    holder.exec('COMMIT');
+    holder.close();
+    await expect(pending).resolves.toMatchObject({ record: { fields: { title: 'waited' } } });
+    expect(await titles(a.serviceId)).toEqual(['waited']);
+  });
+
+  it('refuses a store file replaced while its connection was closed', async () => {
+    const a = await service('replaced');
+    const b = await service('bystander');
+    await app.records.create({ serviceId: a.serviceId, entityName: 'note', record: { title: 'kept' }, idempotencyKey: 'c-kept' });
+    expect(await titles(b.serviceId)).toEqual([]); // a's connection is closed now
+    copyFileSync(a.file, `${a.file}.copy`);
+    renameSync(`${a.file}.copy`, a.file);
+    await expect(titles(a.serviceId)).rejects.toMatchObject({ code: 'storage_unavailable' });
+  });
+});
