@@ -8,6 +8,7 @@ import { manualClock, sequentialIds, type ManualClock } from '../../src/common/c
 import { validateManifest } from '../../src/aipcs/contract/manifest/validate-manifest.js';
 import type { ManifestV2 } from '../../src/aipcs/contract/manifest/types.js';
 import type { JsonObject } from '../../src/common/json.js';
+import { notesManifest } from '../support/manifests.js';
 
 export interface StorageHarness {
   readonly name: string;
@@ -51,4 +52,13 @@ export function manifest(document: JsonObject): ManifestV2 {
   const result = validateManifest(document);
   if (!result.ok) throw new Error(`fixture manifest is invalid: ${JSON.stringify(result.issues)}`);
   return result.manifest;
+}
+
+/** Seeds, designs and materialises the notes service `domainName` over `storage`: its id, its store's namespace and the app used. */
+export async function materialisedNotes(storage: StoragePorts, domainName = 'notes'): Promise<{ serviceId: string; namespace: string; app: TestApp }> {
+  const app = appOver(storage);
+  const serviceId = (await app.lifecycle.seed({ domainName, domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: `s-${domainName}` }))['service_id'] as string;
+  await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: `d-${domainName}` });
+  const service = await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: `m-${domainName}` });
+  return { serviceId, namespace: (service['storage'] as JsonObject)['namespace'] as string, app };
 }

@@ -17,6 +17,17 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** Runs one statement on a fresh client of `url` and returns its rows. */
+export async function queryRows<R extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
 export async function createTestDatabase(cluster: ClusterInfo): Promise<TestDatabase> {
   const suffix = randomBytes(6).toString('hex');
   const name = `aipcs_test_${suffix}`;

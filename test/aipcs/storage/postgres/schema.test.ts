@@ -12,30 +12,12 @@ import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
 import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
 import { openPostgresStorage, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
 import type { JsonObject } from '../../../../src/common/json.js';
-import { appOver, manifest } from '../../../conformance/harness.js';
+import { manifest, materialisedNotes } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../../support/postgres.js';
 
 const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
-
-async function query<R extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(sql, params)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
-async function materialisedService(storage: StoragePorts): Promise<{ serviceId: string; namespace: string; app: ReturnType<typeof appOver> }> {
-  const app = appOver(storage);
-  const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
-  await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
-  const service = await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
-  return { serviceId, namespace: (service['storage'] as JsonObject)['namespace'] as string, app };
-}
 
 async function failureOf(promise: Promise<unknown>): Promise<StorageFailure> {
   const error = await promise.then(
@@ -71,8 +53,8 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   describe('ownership and privileges', () => {
     it('creates the registry and service schemas owned by the role, with nothing granted to PUBLIC', async () => {
       const storage = await open();
-      const { namespace } = await materialisedService(storage);
-      const schemas = await query<{ nspname: string; owned: boolean; public_grants: boolean }>(
+      const { namespace } = await materialisedNotes(storage);
+      const schemas = await queryRows<{ nspname: string; owned: boolean; public_grants: boolean }>(
         db.url,
         `SELECT n.nspname, n.nspowner = (SELECT oid FROM pg_roles WHERE rolname = current_user) AS owned,
                 EXISTS (SELECT 1 FROM aclexplode(n.nspacl) a WHERE a.grantee = 0) AS public_grants
@@ -83,7 +65,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         { nspname: 'aipcs_registry', owned: true, public_grants: false },
         { nspname: namespace, owned: true, public_grants: false },
       ]);
-      const publicRelations = await query(
+      const publicRelations = await queryRows(
         db.url,
         `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace, aclexplode(c.relacl) a
           WHERE n.nspname IN ('aipcs_registry', $1) AND a.grantee = 0`,
@@ -92,75 +74,75 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       expect(publicRelations).toEqual([]);
       // Another ordinary role of the cluster can neither see nor use them.
       const other = `aipcs_other_${randomBytes(4).toString('hex')}`;
-      await query(cluster.adminUrl, `CREATE ROLE ${other} LOGIN`);
+      await queryRows(cluster.adminUrl, `CREATE ROLE ${other} LOGIN`);
       try {
-        await query(cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`), `GRANT CONNECT ON DATABASE ${db.name} TO ${other}`);
+        await queryRows(cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`), `GRANT CONNECT ON DATABASE ${db.name} TO ${other}`);
         const otherUrl = db.url.replace(/\/\/[^@]+@/, `//${other}@`);
-        await expect(query(otherUrl, `SELECT count(*) FROM aipcs_registry.aipcs_registry_service`)).rejects.toMatchObject({ code: '42501' });
-        await expect(query(otherUrl, `SELECT count(*) FROM "${namespace}"."note"`)).rejects.toMatchObject({ code: '42501' });
+        await expect(queryRows(otherUrl, `SELECT count(*) FROM aipcs_registry.aipcs_registry_service`)).rejects.toMatchObject({ code: '42501' });
+        await expect(queryRows(otherUrl, `SELECT count(*) FROM "${namespace}"."note"`)).rejects.toMatchObject({ code: '42501' });
       } finally {
-        await query(cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`), `REVOKE CONNECT ON DATABASE ${db.name} FROM ${other}`);
-        await query(cluster.adminUrl, `DROP ROLE ${other}`);
+        await queryRows(cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`), `REVOKE CONNECT ON DATABASE ${db.name} FROM ${other}`);
+        await queryRows(cluster.adminUrl, `DROP ROLE ${other}`);
       }
     });
 
     it('refuses to start on a registry schema that grants PUBLIC access, and leaves it untouched', async () => {
       await (await open()).close();
-      await query(db.url, `GRANT USAGE ON SCHEMA aipcs_registry TO PUBLIC`);
+      await queryRows(db.url, `GRANT USAGE ON SCHEMA aipcs_registry TO PUBLIC`);
       expect((await failureOf(open())).kind).toBe('unavailable');
-      await query(db.url, `REVOKE USAGE ON SCHEMA aipcs_registry FROM PUBLIC`);
+      await queryRows(db.url, `REVOKE USAGE ON SCHEMA aipcs_registry FROM PUBLIC`);
       await open();
     });
 
     it('refuses a registry schema owned by another role', async () => {
       const admin = cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`);
-      await query(admin, `CREATE SCHEMA aipcs_registry`);
-      await query(admin, `REVOKE ALL ON SCHEMA aipcs_registry FROM PUBLIC`);
+      await queryRows(admin, `CREATE SCHEMA aipcs_registry`);
+      await queryRows(admin, `REVOKE ALL ON SCHEMA aipcs_registry FROM PUBLIC`);
       expect((await failureOf(open())).kind).toBe('unavailable');
     });
 
     it('adopts an empty registry schema the operator created for the role', async () => {
-      await query(db.url, `CREATE SCHEMA aipcs_registry`);
+      await queryRows(db.url, `CREATE SCHEMA aipcs_registry`);
       const storage = await open();
-      await materialisedService(storage);
+      await materialisedNotes(storage);
     });
   });
 
   describe('fail-closed start', () => {
     it('leaves a foreign or altered registry untouched and refuses it', async () => {
-      await query(db.url, `CREATE SCHEMA aipcs_registry`);
-      await query(db.url, `CREATE TABLE aipcs_registry.something_else (x int)`);
+      await queryRows(db.url, `CREATE SCHEMA aipcs_registry`);
+      await queryRows(db.url, `CREATE TABLE aipcs_registry.something_else (x int)`);
       expect((await failureOf(open())).kind).toBe('unavailable');
-      expect(await query(db.url, `SELECT relname FROM pg_class WHERE relnamespace = 'aipcs_registry'::regnamespace ORDER BY 1`)).toEqual([{ relname: 'something_else' }]);
+      expect(await queryRows(db.url, `SELECT relname FROM pg_class WHERE relnamespace = 'aipcs_registry'::regnamespace ORDER BY 1`)).toEqual([{ relname: 'something_else' }]);
     });
 
     it('refuses a registry whose tables were changed after creation', async () => {
       await (await open()).close();
-      await query(db.url, `ALTER TABLE aipcs_registry.aipcs_registry_claim ADD COLUMN extra text`);
+      await queryRows(db.url, `ALTER TABLE aipcs_registry.aipcs_registry_claim ADD COLUMN extra text`);
       expect((await failureOf(open())).kind).toBe('unavailable');
     });
 
     it('refuses a registry marked dirty', async () => {
       await (await open()).close();
-      await query(db.url, `UPDATE aipcs_registry.aipcs_registry_meta SET dirty = true`);
+      await queryRows(db.url, `UPDATE aipcs_registry.aipcs_registry_meta SET dirty = true`);
       expect((await failureOf(open())).kind).toBe('unavailable');
     });
 
     it('lets concurrent starters converge on one migrated registry', async () => {
       const starts = await Promise.all(Array.from({ length: 4 }, () => open()));
       expect(starts).toHaveLength(4);
-      expect(await query(db.url, `SELECT revision, migration_id FROM aipcs_registry.aipcs_registry_migration`)).toHaveLength(1);
+      expect(await queryRows(db.url, `SELECT revision, migration_id FROM aipcs_registry.aipcs_registry_migration`)).toHaveLength(1);
     });
 
     it('reports a service store whose tables were altered as incompatible, never ready', async () => {
       const storage = await open();
-      const { serviceId, app } = await materialisedService(storage);
+      const { serviceId, app } = await materialisedNotes(storage);
       const service = await app.lifecycle.inspect(serviceId);
       const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
       const { storeLayoutOf } = await import('../../../../src/aipcs/core/layout.js');
       const layout = storeLayoutOf(manifest(notesManifest()));
       expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'ready' });
-      await query(db.url, `CREATE INDEX extra_index ON "${locator.namespace}"."note" ("title")`);
+      await queryRows(db.url, `CREATE INDEX extra_index ON "${locator.namespace}"."note" ("title")`);
       expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
       await expect(storage.stores.materialise(locator, layout)).rejects.toMatchObject({ kind: 'incompatible' });
       expect(await storage.stores.observe({ ...locator, namespace: `svc_${'0'.repeat(32)}` }, layout)).toEqual({ state: 'uninitialised' });
@@ -170,8 +152,8 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   describe('collation "C"', () => {
     it('gives every text column of the registry and of a service store collation "C"', async () => {
       const storage = await open();
-      const { namespace } = await materialisedService(storage);
-      const columns = await query<{ schema: string; relname: string; attname: string; collname: string | null }>(
+      const { namespace } = await materialisedNotes(storage);
+      const columns = await queryRows<{ schema: string; relname: string; attname: string; collname: string | null }>(
         db.url,
         `SELECT n.nspname AS schema, c.relname, a.attname, coll.collname
            FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -186,13 +168,13 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     it('orders, compares and pages bytewise in a database whose default collation is linguistic', async () => {
       const name = `aipcs_icu_${randomBytes(6).toString('hex')}`;
       const role = new URL(db.url).username;
-      await query(cluster.adminUrl, `CREATE DATABASE ${name} OWNER ${role} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
+      await queryRows(cluster.adminUrl, `CREATE DATABASE ${name} OWNER ${role} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
       try {
         const url = db.url.replace(/\/[^/]+$/, `/${name}`);
         // The database really is linguistic: 'a' sorts before 'B' there by default.
-        expect(await query(url, `SELECT 'a' < 'B' AS linguistic`)).toEqual([{ linguistic: true }]);
+        expect(await queryRows(url, `SELECT 'a' < 'B' AS linguistic`)).toEqual([{ linguistic: true }]);
         const storage = await open({ dsn: url });
-        const { serviceId, app } = await materialisedService(storage);
+        const { serviceId, app } = await materialisedNotes(storage);
         for (const [i, status] of ['B', 'a', 'B', 'é', 'Z'].entries()) {
           await app.records.create({ serviceId, entityName: 'note', record: { title: `t${i}`, status: 'draft', tags: [status] }, idempotencyKey: `k${i}` });
         }
@@ -217,7 +199,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         await storage.close();
         opened.splice(opened.indexOf(storage), 1);
       } finally {
-        await query(cluster.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await queryRows(cluster.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       }
     });
   });
@@ -225,7 +207,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   describe('units of work', () => {
     it('reports a lock wait beyond lock_timeout as busy', async () => {
       const storage = await open({ lockTimeoutMs: 200 });
-      const { serviceId, namespace, app } = await materialisedService(storage);
+      const { serviceId, namespace, app } = await materialisedNotes(storage);
       const holder = new pg.Client({ connectionString: db.url });
       await holder.connect();
       try {
@@ -259,10 +241,10 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
     it('answers bootstrap from the registry alone when a service schema is gone', async () => {
       const storage = await open();
-      const { serviceId, namespace, app } = await materialisedService(storage);
+      const { serviceId, namespace, app } = await materialisedNotes(storage);
       await app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'r' });
       const before = await app.discovery.bootstrap({ limit: 100 });
-      await query(db.url, `ALTER SCHEMA "${namespace}" RENAME TO "moved_${namespace}"`);
+      await queryRows(db.url, `ALTER SCHEMA "${namespace}" RENAME TO "moved_${namespace}"`);
       expect(await app.discovery.bootstrap({ limit: 100 })).toEqual(before);
       await expect(app.discovery.summary({ serviceId, sample: 0 })).rejects.toMatchObject({ code: 'storage_unavailable' });
       await expect(app.records.create({ serviceId, entityName: 'note', record: { title: 'y' }, idempotencyKey: 'r2' })).rejects.toMatchObject({ code: 'storage_unavailable' });
@@ -270,7 +252,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
     it('survives a connection killed in the middle of a unit: unavailable, then a fresh connection', async () => {
       const storage = await open();
-      const { serviceId, namespace, app } = await materialisedService(storage);
+      const { serviceId, namespace, app } = await materialisedNotes(storage);
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
       let entered!: () => void;
@@ -282,7 +264,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       });
       await inside;
       const admin = cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`);
-      await query(admin, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'aipcs' AND state = 'idle in transaction'`, [db.name]);
+      await queryRows(admin, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'aipcs' AND state = 'idle in transaction'`, [db.name]);
       await new Promise((resolve) => setTimeout(resolve, 100));
       release();
       await expect(unit).rejects.toMatchObject({ kind: 'unavailable' });
@@ -294,7 +276,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       const url = new URL(db.url);
       url.searchParams.set('options', '-c lock_timeout=1 -c search_path=public');
       const storage = await open({ dsn: url.toString(), lockTimeoutMs: 5000 });
-      const { serviceId, namespace, app } = await materialisedService(storage);
+      const { serviceId, namespace, app } = await materialisedNotes(storage);
       const holder = new pg.Client({ connectionString: db.url });
       await holder.connect();
       try {
@@ -312,7 +294,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
     it('rolls back and rethrows the very application error thrown inside a unit', async () => {
       const storage = await open();
-      const { namespace } = await materialisedService(storage);
+      const { namespace } = await materialisedNotes(storage);
       const appError = new Error('application outcome');
       await expect(
         storage.registry.write(async (tx) => {
@@ -321,14 +303,14 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
           throw appError;
         }),
       ).rejects.toBe(appError);
-      expect(await query(db.url, `SELECT domain_class FROM aipcs_registry.aipcs_registry_service`)).toEqual([{ domain_class: 'knowledge' }]);
+      expect(await queryRows(db.url, `SELECT domain_class FROM aipcs_registry.aipcs_registry_service`)).toEqual([{ domain_class: 'knowledge' }]);
       await expect(
         storage.data.write({ backend: 'postgresql', namespace }, 'agent-a', async (tx) => {
           await tx.putReplay({ idempotencyKey: 'x', kind: 'create', fingerprint: 'f', result: {}, completedAt: 1n });
           throw appError;
         }),
       ).rejects.toBe(appError);
-      expect(await query(db.url, `SELECT count(*)::int AS n FROM "${namespace}"."__aipcs_record_mutation"`)).toEqual([{ n: 0 }]);
+      expect(await queryRows(db.url, `SELECT count(*)::int AS n FROM "${namespace}"."__aipcs_record_mutation"`)).toEqual([{ n: 0 }]);
     });
 
     it('answers unavailable for a locator of another backend or a malformed namespace', async () => {
@@ -341,12 +323,12 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   describe('exact values', () => {
     it('reads floats exactly even when the DSN or the database asks for rounded float output', async () => {
       // extra_float_digits = 0 makes float8 output round to 15 digits (and the largest double to "1.79769313486232e+308", beyond it).
-      await query(db.url, `ALTER DATABASE ${db.name} SET extra_float_digits = 0`);
+      await queryRows(db.url, `ALTER DATABASE ${db.name} SET extra_float_digits = 0`);
       const url = new URL(db.url);
       url.searchParams.set('options', '-c extra_float_digits=0');
       for (const dsn of [db.url, url.toString()]) {
         const storage = await open({ dsn });
-        const { serviceId, app } = await materialisedService(storage);
+        const { serviceId, app } = await materialisedNotes(storage);
         for (const [i, confidence] of [0.30000000000000004, 1.7976931348623157e308, 5e-324, 2 / 3].entries()) {
           const created = (await app.records.create({ serviceId, entityName: 'note', record: { title: 't', confidence }, idempotencyKey: `f${i}` }))['record'] as JsonObject;
           const read = await app.records.get(serviceId, 'note', created['id'] as string);
@@ -354,14 +336,14 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         }
         await storage.close();
         opened.splice(opened.indexOf(storage), 1);
-        await query(db.url, `DROP SCHEMA aipcs_registry CASCADE`);
-        for (const { nspname } of await query<{ nspname: string }>(db.url, `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'svc\\_%'`)) await query(db.url, `DROP SCHEMA "${nspname}" CASCADE`);
+        await queryRows(db.url, `DROP SCHEMA aipcs_registry CASCADE`);
+        for (const { nspname } of await queryRows<{ nspname: string }>(db.url, `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'svc\\_%'`)) await queryRows(db.url, `DROP SCHEMA "${nspname}" CASCADE`);
       }
     });
 
     it('round-trips 64-bit integers, float extremes, 1 versus 1.0 and non-ASCII text', async () => {
       const storage = await open();
-      const { serviceId, app } = await materialisedService(storage);
+      const { serviceId, app } = await materialisedNotes(storage);
       const cases: JsonObject[] = [
         { title: 'max', priority: 9223372036854775807n, confidence: 1.7976931348623157e308 },
         { title: 'min', priority: -9223372036854775808n, confidence: 5e-324 },

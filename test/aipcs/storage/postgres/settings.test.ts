@@ -8,31 +8,11 @@ import pg from 'pg';
 import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
 import { PostgresConnection } from '../../../../src/aipcs/storage/postgres/connection.js';
 import { openPostgresStorage, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
-import type { JsonObject } from '../../../../src/common/json.js';
-import { appOver, manifest } from '../../../conformance/harness.js';
-import { notesManifest } from '../../../support/manifests.js';
+import { appOver, materialisedNotes } from '../../../conformance/harness.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../../support/postgres.js';
 
 const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
-
-async function query<R extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(sql, params)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
-async function materialisedService(storage: StoragePorts, domainName = 'notes'): Promise<{ serviceId: string; namespace: string; app: ReturnType<typeof appOver> }> {
-  const app = appOver(storage);
-  const serviceId = (await app.lifecycle.seed({ domainName, domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: `s-${domainName}` }))['service_id'] as string;
-  await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: `d-${domainName}` });
-  const service = await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: `m-${domainName}` });
-  return { serviceId, namespace: (service['storage'] as JsonObject)['namespace'] as string, app };
-}
 
 expectClustersUnderCi();
 
@@ -48,7 +28,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   /** Superuser connection to the test database. */
   const admin = () => cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`);
   const role = () => new URL(db.url).username;
-  const serverVersionNum = async () => Number((await query<{ v: string }>(cluster.adminUrl, `SELECT current_setting('server_version_num') AS v`))[0]?.v);
+  const serverVersionNum = async () => Number((await queryRows<{ v: string }>(cluster.adminUrl, `SELECT current_setting('server_version_num') AS v`))[0]?.v);
 
   beforeEach(async () => {
     db = await createTestDatabase(cluster);
@@ -64,8 +44,8 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const hostile: Record<string, string> = { quote_all_identifiers: 'on', idle_session_timeout: '1500ms' };
     if ((await serverVersionNum()) >= 170000) hostile['transaction_timeout'] = '1500ms';
     for (const [name, value] of Object.entries(hostile)) {
-      await query(admin(), `ALTER DATABASE ${db.name} SET ${name} = '${value}'`);
-      await query(admin(), `ALTER ROLE ${role()} SET ${name} = '${value}'`);
+      await queryRows(admin(), `ALTER DATABASE ${db.name} SET ${name} = '${value}'`);
+      await queryRows(admin(), `ALTER ROLE ${role()} SET ${name} = '${value}'`);
     }
     const url = new URL(db.url);
     url.searchParams.set('options', Object.entries(hostile).map(([name, value]) => `-c ${name}=${value}`).join(' '));
@@ -73,7 +53,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
                          current_setting('transaction_timeout', true) AS transaction_timeout`;
     for (const dsn of [db.url, url.toString()]) {
       // A plain client on the same DSN gets the operator's values, so the check below means something.
-      expect((await query(dsn, read))[0]).toMatchObject({ quote_all_identifiers: 'on', idle_session_timeout: '1500ms' });
+      expect((await queryRows(dsn, read))[0]).toMatchObject({ quote_all_identifiers: 'on', idle_session_timeout: '1500ms' });
       const connection = new PostgresConnection({ dsn, ...timeouts });
       try {
         for (const mode of ['read', 'write'] as const) {
@@ -91,7 +71,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   it('does not wait for a safe snapshot when the role defaults to serializable, read-only, deferrable transactions', async () => {
     for (const setting of [`default_transaction_isolation = 'serializable'`, 'default_transaction_read_only = on', 'default_transaction_deferrable = on']) {
-      await query(admin(), `ALTER ROLE ${role()} SET ${setting}`);
+      await queryRows(admin(), `ALTER ROLE ${role()} SET ${setting}`);
     }
     // Another application on the server, in the middle of a serializable
     // transaction that has written: a deferrable read-only transaction that
@@ -104,7 +84,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       await other.query('INSERT INTO other_app VALUES (1)');
       await other.query('SELECT count(*) FROM other_app');
       const storage = await open({ lockTimeoutMs: 1000, statementTimeoutMs: 1000 });
-      const { serviceId, app } = await materialisedService(storage);
+      const { serviceId, app } = await materialisedNotes(storage);
       expect((await app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'r' }))['replayed']).toBe(false);
       await other.query('ROLLBACK');
     } finally {
@@ -117,21 +97,21 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     // by every connection: a database setting that a DBA changes while AIPCS
     // runs reaches only the connections opened afterwards.
     const first = await open();
-    const { serviceId, app } = await materialisedService(first);
+    const { serviceId, app } = await materialisedNotes(first);
     await app.records.create({ serviceId, entityName: 'note', record: { title: 'before' }, idempotencyKey: 'r1' });
-    await query(admin(), `ALTER DATABASE ${db.name} SET quote_all_identifiers = on`);
+    await queryRows(admin(), `ALTER DATABASE ${db.name} SET quote_all_identifiers = on`);
     const second = await open();
     const later = appOver(second);
     const created = await later.records.create({ serviceId, entityName: 'note', record: { title: 'after' }, idempotencyKey: 'r2' });
     expect(created['replayed']).toBe(false);
-    expect(await second.stores.inspect({ backend: 'postgresql', namespace: (await materialisedService(second, 'other')).namespace })).toMatchObject({ status: 'ready' });
+    expect(await second.stores.inspect({ backend: 'postgresql', namespace: (await materialisedNotes(second, 'other')).namespace })).toMatchObject({ status: 'ready' });
   });
 
   it('reports a lock wait as busy even when transaction_timeout is shorter than lock_timeout', async () => {
     if ((await serverVersionNum()) < 170000) return; // transaction_timeout exists from PostgreSQL 17
-    await query(admin(), `ALTER DATABASE ${db.name} SET transaction_timeout = '200ms'`);
+    await queryRows(admin(), `ALTER DATABASE ${db.name} SET transaction_timeout = '200ms'`);
     const storage = await open({ lockTimeoutMs: 1000 });
-    const { serviceId, namespace, app } = await materialisedService(storage);
+    const { serviceId, namespace, app } = await materialisedNotes(storage);
     const holder = new pg.Client({ connectionString: db.url, options: '-c transaction_timeout=0' });
     await holder.connect();
     try {
@@ -145,12 +125,12 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   });
 
   it('is not steered by functions that a DSN search_path puts before pg_catalog', async () => {
-    await query(db.url, `CREATE SCHEMA shadow`);
-    await query(db.url, `CREATE FUNCTION shadow.current_setting(text) RETURNS text LANGUAGE sql AS $$ SELECT '150000'::text $$`);
+    await queryRows(db.url, `CREATE SCHEMA shadow`);
+    await queryRows(db.url, `CREATE FUNCTION shadow.current_setting(text) RETURNS text LANGUAGE sql AS $$ SELECT '150000'::text $$`);
     const url = new URL(db.url);
     url.searchParams.set('options', '-c search_path=shadow,pg_catalog');
     const storage = await open({ dsn: url.toString() });
-    const { serviceId, app } = await materialisedService(storage);
+    const { serviceId, app } = await materialisedNotes(storage);
     expect((await app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'r' }))['replayed']).toBe(false);
   });
 });
