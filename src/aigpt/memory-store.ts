@@ -441,12 +441,17 @@ export class MemoryStore {
       skipped.push({ path: join(this.tree.memoryDir, name), reason: `beyond the ${options.maxBytes}-byte read bound (oldest first)` });
     }
     const records: MemoryRecord[] = [];
+    let gone = 0;
     outcomes.forEach((outcome, index) => {
+      if (!outcome.ok && outcome.gone === true) {
+        gone++;
+        return;
+      }
       const item = this.scanItem(toRead[index]!, outcome);
       if ('record' in item) records.push(item.record);
       else skipped.push(item.skipped);
     });
-    return { records, skipped, selected: names.length, notRead: overflow + overBudget, compressPending: all.includes(JOURNAL_FILE) };
+    return { records, skipped, selected: names.length - gone, notRead: overflow + overBudget, compressPending: all.includes(JOURNAL_FILE) };
   }
 
   /**
@@ -471,7 +476,11 @@ export class MemoryStore {
     for (let start = 0; start < toRead.length; start += 32) {
       const batch = toRead.slice(start, start + 32);
       const outcomes = await mapLimited(batch, 32, (entry) => readRecordFile(this.entryPath(entry), join(this.tree.memoryDir, entry.name)));
-      for (const [index, outcome] of outcomes.entries()) await visit(this.scanItem(batch[index]!, outcome));
+      for (const [index, outcome] of outcomes.entries()) {
+        // Removed since the listing (a concurrent compress): nothing to show.
+        if (!outcome.ok && outcome.gone === true) continue;
+        await visit(this.scanItem(batch[index]!, outcome));
+      }
     }
     return listing;
   }
@@ -623,7 +632,7 @@ function greatestTidMicros(names: readonly string[]): number {
 
 type RecordFileOutcome =
   | { readonly ok: true; readonly bytes: number; readonly value: JsonValue; readonly text: string | undefined; readonly shapeProblem: string | undefined }
-  | { readonly ok: false; readonly stage: 'read' | 'parse'; readonly message: string };
+  | { readonly ok: false; readonly stage: 'read' | 'parse'; readonly message: string; readonly gone?: true };
 
 /**
  * Reads one record file with the product's bounds. The message keeps the
@@ -641,7 +650,10 @@ async function readRecordFile(file: string | Buffer, path: string = file.toStrin
     if (stat.size > MAX_RECORD_FILE_BYTES) return { ok: false, stage: 'read', message: tooLarge };
     bytes = await handle.readFile();
   } catch (error) {
-    return { ok: false, stage: 'read', message: `Failed to read ${path}: ${describeCause(error)}` };
+    // Listed but removed before it was opened (a concurrent compress deleting
+    // the old set): gone, not unreadable. A dangling link is still reported.
+    const gone = errnoCode(error) === 'ENOENT' && !(await entryStillThere(file)) ? ({ gone: true } as const) : {};
+    return { ok: false, stage: 'read', message: `Failed to read ${path}: ${describeCause(error)}`, ...gone };
   } finally {
     await handle?.close();
   }
@@ -657,6 +669,15 @@ async function readRecordFile(file: string | Buffer, path: string = file.toStrin
   const parsed = parseRecordText(text);
   if (!parsed.ok) return { ok: false, stage: 'parse', message: `Failed to parse ${path}: ${parsed.reason}` };
   return { ok: true, bytes: bytes.length, value: parsed.value, text: parsed.text, shapeProblem: parsed.shapeProblem };
+}
+
+async function entryStillThere(file: string | Buffer): Promise<boolean> {
+  try {
+    await fs.lstat(file);
+    return true;
+  } catch (error) {
+    return errnoCode(error) !== 'ENOENT';
+  }
 }
 
 /**
