@@ -79,7 +79,10 @@ export interface MemoryReadResult {
 export type ScanItem = { readonly record: MemoryRecord } | { readonly skipped: SkippedFile };
 
 export interface MemoryListing {
-  /** Entries selected by the reference's rule (3.2), readable or not. */
+  /**
+   * Entries selected by the reference's rule (3.2), readable or not; in the
+   * listing scanMemories returns, without those removed before they were read.
+   */
   readonly selected: number;
   /** The oldest entries beyond the file-count bound: visited as skipped, not read. */
   readonly notRead: number;
@@ -473,16 +476,20 @@ export class MemoryStore {
       await visit({ skipped: { path: join(this.tree.memoryDir, name), reason: `beyond the ${MAX_RECORDS_READ}-record read bound (oldest first)` } });
     }
     const toRead = names.slice(overflow);
+    let gone = 0;
     for (let start = 0; start < toRead.length; start += 32) {
       const batch = toRead.slice(start, start + 32);
       const outcomes = await mapLimited(batch, 32, (entry) => readRecordFile(this.entryPath(entry), join(this.tree.memoryDir, entry.name)));
       for (const [index, outcome] of outcomes.entries()) {
         // Removed since the listing (a concurrent compress): nothing to show.
-        if (!outcome.ok && outcome.gone === true) continue;
+        if (!outcome.ok && outcome.gone === true) {
+          gone++;
+          continue;
+        }
         await visit(this.scanItem(batch[index]!, outcome));
       }
     }
-    return listing;
+    return { ...listing, selected: listing.selected - gone };
   }
 
   private scanItem({ name }: RecordEntry, outcome: RecordFileOutcome): ScanItem {

@@ -8,6 +8,9 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MemoryStore, type ScanItem } from '../../src/aigpt/memory-store.js';
+import { recordTree } from '../../src/aigpt/record-paths.js';
+import { TidGenerator } from '../../src/aigpt/tid.js';
 import {
   INITIALIZE_REQUEST,
   INITIALIZED_NOTIFICATION,
@@ -72,5 +75,28 @@ describe('readers racing a compress', () => {
     const status = await runAigpt([], home.childEnv);
     expect(status.stdout).toContain('records: 2/1000');
     expect(status.stdout).toContain('warning: 1 unreadable memory file(s)');
+  });
+
+  it('the CLI scan leaves out a file removed after the listing and does not count it', async () => {
+    const store = new MemoryStore({
+      did: 'did:plc:xxx',
+      handle: 'ai.syui.ai',
+      tree: recordTree(join(home.root, 'content'), 'did:plc:xxx'),
+      memoryLimit: 1000n,
+      tids: new TidGenerator({ clockId: 3 }),
+    });
+    await store.ensureLayout();
+    for (let i = 0; i < 40; i++) await store.saveMemory(`m${i}`);
+    const names = await store.listMemoryNames();
+    const items: ScanItem[] = [];
+    // Files are read 32 at a time: removing the last one while the first
+    // batch is visited is a removal between the listing and its read.
+    const listing = await store.scanMemories(async (item) => {
+      if (items.length === 0) await fs.unlink(join(store.tree.memoryDir, names[39]!));
+      items.push(item);
+    });
+    expect(items.filter((item) => 'skipped' in item)).toEqual([]);
+    expect(items).toHaveLength(39);
+    expect(listing.selected).toBe(39);
   });
 });
