@@ -284,7 +284,8 @@ describe('aigpt CLI', () => {
     });
     expect(code).toBe(0);
     expect(printed).toBe(39);
-    expect(stderr).toBe(`aigpt: skipped ${join(memoryDir, names[39]!)}: Failed to read ${join(memoryDir, names[39]!)}: ENOENT: no such file or directory\n`);
+    // Removed after the listing (as by a concurrent compress): left out, not reported as unreadable.
+    expect(stderr).toBe('');
   });
 
   it('usage errors exit 2 with a hint', async () => {
