@@ -100,7 +100,7 @@ export async function replaceFileAtomic(dir: string, name: string, content: stri
   fault(`replace:${name}:dir-synced`);
 }
 
-export async function exists(path: string): Promise<boolean> {
+export async function exists(path: string | Buffer): Promise<boolean> {
   try {
     await fs.lstat(path);
     return true;

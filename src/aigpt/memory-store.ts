@@ -10,7 +10,7 @@ import { isJsonObject, type JsonValue, parseJson } from '../common/json.js';
 import { Mutex } from '../common/mutex.js';
 import { acquireCollectionLock, type LockOptions } from './collection-lock.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
-import { type FaultHook, fsyncDir, noFault, replaceFileAtomic, writeExclusiveSynced, writeNewFileAtomic } from './fs-atomic.js';
+import { exists, type FaultHook, fsyncDir, noFault, replaceFileAtomic, writeExclusiveSynced, writeNewFileAtomic } from './fs-atomic.js';
 import { MAX_COMPRESS_ITEMS, MAX_MEMORY_TEXT_BYTES, MAX_RECORD_FILE_BYTES, MAX_RECORDS_READ } from './limits.js';
 import { coreRecordJson, formatCreatedAt, isWellFormedText, memoryRecordJson, parseRecordText, renderCompact } from './record-format.js';
 import { compareFileNames, isRecordFileName, type RecordTree, recordStem } from './record-paths.js';
@@ -659,7 +659,7 @@ async function readRecordFile(file: string | Buffer, path: string = file.toStrin
   } catch (error) {
     // Listed but removed before it was opened (a concurrent compress deleting
     // the old set): gone, not unreadable. A dangling link is still reported.
-    const gone = errnoCode(error) === 'ENOENT' && !(await entryStillThere(file)) ? ({ gone: true } as const) : {};
+    const gone = errnoCode(error) === 'ENOENT' && !(await exists(file).catch(() => true)) ? ({ gone: true } as const) : {};
     return { ok: false, stage: 'read', message: `Failed to read ${path}: ${describeCause(error)}`, ...gone };
   } finally {
     await handle?.close();
@@ -676,15 +676,6 @@ async function readRecordFile(file: string | Buffer, path: string = file.toStrin
   const parsed = parseRecordText(text);
   if (!parsed.ok) return { ok: false, stage: 'parse', message: `Failed to parse ${path}: ${parsed.reason}` };
   return { ok: true, bytes: bytes.length, value: parsed.value, text: parsed.text, shapeProblem: parsed.shapeProblem };
-}
-
-async function entryStillThere(file: string | Buffer): Promise<boolean> {
-  try {
-    await fs.lstat(file);
-    return true;
-  } catch (error) {
-    return errnoCode(error) !== 'ENOENT';
-  }
 }
 
 /**
