@@ -2,33 +2,11 @@
 // clock stepped forwards must not end the wait at once, and one stepped
 // backwards must not stretch it (a 1 s wait into an hour).
 
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { StorageFailure } from '../../../src/aipcs/core/ports.js';
 import { SqliteConnection } from '../../../src/aipcs/storage/sqlite/connection.js';
+import { storageOutcome, walDatabase } from '../../support/sqlite.js';
 import { steppableWallClock } from '../../support/wall-clock.js';
-
-function walDatabase(): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'aipcs-clock-')), 'store.sqlite');
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.exec('CREATE TABLE t (v INTEGER)');
-  db.close();
-  return path;
-}
-
-async function outcomeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof StorageFailure) return error.kind;
-    throw error;
-  }
-  return 'done';
-}
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -36,14 +14,14 @@ afterEach(() => {
 
 describe('a SQLite write waiting for the writer slot while the wall clock steps', () => {
   it('keeps waiting after a forward step and commits once the slot is free', async () => {
-    const path = walDatabase();
+    const path = walDatabase('aipcs-clock-');
     const connection = new SqliteConnection(path, { busyTimeoutMs: 3000, readonly: false });
     const holder = new Database(path);
     try {
       await connection.write((db) => db.exec('INSERT INTO t VALUES (1)'));
       const wall = steppableWallClock(3_600_000);
       holder.exec('BEGIN IMMEDIATE');
-      const write = outcomeOf(connection.write((db) => db.exec('INSERT INTO t VALUES (2)')));
+      const write = storageOutcome(connection.write((db) => db.exec('INSERT INTO t VALUES (2)')), 'done');
       wall.step();
       setTimeout(() => holder.open && holder.exec('COMMIT'), 100);
       expect(await write).toBe('done');
@@ -54,14 +32,14 @@ describe('a SQLite write waiting for the writer slot while the wall clock steps'
   });
 
   it('still gives up within its timeout after a backward step', async () => {
-    const path = walDatabase();
+    const path = walDatabase('aipcs-clock-');
     const connection = new SqliteConnection(path, { busyTimeoutMs: 200, readonly: false });
     const holder = new Database(path);
     try {
       await connection.write((db) => db.exec('INSERT INTO t VALUES (1)'));
       const wall = steppableWallClock(-3_600_000);
       holder.exec('BEGIN IMMEDIATE');
-      const write = outcomeOf(connection.write((db) => db.exec('INSERT INTO t VALUES (2)')));
+      const write = storageOutcome(connection.write((db) => db.exec('INSERT INTO t VALUES (2)')), 'done');
       wall.step();
       expect(await write).toBe('busy');
       holder.exec('ROLLBACK');

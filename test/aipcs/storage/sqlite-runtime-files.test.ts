@@ -11,67 +11,49 @@ import { describe, expect, it } from 'vitest';
 import { StorageFailure } from '../../../src/aipcs/core/ports.js';
 import { SqliteConnection } from '../../../src/aipcs/storage/sqlite/connection.js';
 import { SqliteServiceStores } from '../../../src/aipcs/storage/sqlite/service-store.js';
-
-function walDatabase(): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'aipcs-runtime-')), 'store.sqlite');
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.exec('CREATE TABLE t (v INTEGER)');
-  db.close();
-  return path;
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof StorageFailure) return error.kind;
-    throw error;
-  }
-  return 'none';
-}
+import { storageOutcome, walDatabase } from '../../support/sqlite.js';
 
 describe('an open SQLite connection', () => {
   it('refuses once its -wal file is removed, instead of committing into the unlinked file', async () => {
-    const path = walDatabase();
+    const path = walDatabase('aipcs-runtime-');
     const connection = new SqliteConnection(path, { busyTimeoutMs: 1000, readonly: false });
     try {
       await connection.write((db) => db.exec('INSERT INTO t VALUES (1)'));
       rmSync(`${path}-wal`);
-      expect(await failureOf(connection.write((db) => db.exec('INSERT INTO t VALUES (2)')))).toBe('unavailable');
-      expect(await failureOf(connection.read((db) => db.prepare('SELECT count(*) FROM t').get()))).toBe('unavailable');
+      expect(await storageOutcome(connection.write((db) => db.exec('INSERT INTO t VALUES (2)')))).toBe('unavailable');
+      expect(await storageOutcome(connection.read((db) => db.prepare('SELECT count(*) FROM t').get()))).toBe('unavailable');
     } finally {
       connection.close();
     }
   });
 
   it('refuses once its -wal file is replaced by another one', async () => {
-    const path = walDatabase();
+    const path = walDatabase('aipcs-runtime-');
     const connection = new SqliteConnection(path, { busyTimeoutMs: 1000, readonly: false });
     try {
       await connection.write((db) => db.exec('INSERT INTO t VALUES (1)'));
       copyFileSync(`${path}-wal`, `${path}-copy`);
       renameSync(`${path}-copy`, `${path}-wal`);
-      expect(await failureOf(connection.write((db) => db.exec('INSERT INTO t VALUES (2)')))).toBe('unavailable');
+      expect(await storageOutcome(connection.write((db) => db.exec('INSERT INTO t VALUES (2)')))).toBe('unavailable');
     } finally {
       connection.close();
     }
   });
 
   it('refuses once its -shm file is removed: another process would index the WAL apart from it', async () => {
-    const path = walDatabase();
+    const path = walDatabase('aipcs-runtime-');
     const connection = new SqliteConnection(path, { busyTimeoutMs: 1000, readonly: false });
     try {
       await connection.write((db) => db.exec('INSERT INTO t VALUES (1)'));
       rmSync(`${path}-shm`);
-      expect(await failureOf(connection.write((db) => db.exec('INSERT INTO t VALUES (2)')))).toBe('unavailable');
+      expect(await storageOutcome(connection.write((db) => db.exec('INSERT INTO t VALUES (2)')))).toBe('unavailable');
     } finally {
       connection.close();
     }
   });
 
   it('keeps working while other connections come and go', async () => {
-    const path = walDatabase();
+    const path = walDatabase('aipcs-runtime-');
     const connection = new SqliteConnection(path, { busyTimeoutMs: 1000, readonly: false });
     try {
       await connection.read((db) => db.prepare('SELECT count(*) FROM t').get());
@@ -91,7 +73,7 @@ describe('an open SQLite connection', () => {
 
 describe('a SQLite connection whose writer slot another connection holds', () => {
   it('answers busy within the timeout, concurrent writers too, and reads meanwhile', async () => {
-    const path = walDatabase();
+    const path = walDatabase('aipcs-runtime-');
     const connection = new SqliteConnection(path, { busyTimeoutMs: 600, readonly: false });
     const holder = new Database(path);
     try {
@@ -100,7 +82,7 @@ describe('a SQLite connection whose writer slot another connection holds', () =>
       const started = Date.now();
       const settled: string[] = [];
       const writes = [1, 2, 3, 4].map((n) =>
-        failureOf(connection.write((db) => db.exec(`INSERT INTO t VALUES (${n})`))).then((kind) => {
+        storageOutcome(connection.write((db) => db.exec(`INSERT INTO t VALUES (${n})`))).then((kind) => {
           settled.push('write');
           return kind;
         }),

@@ -1,0 +1,28 @@
+// SQLite test fixtures shared by the connection tests.
+
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { StorageFailure } from '../../src/aipcs/core/ports.js';
+
+/** A fresh WAL database with one table `t (v INTEGER)`, in its own temp folder. */
+export function walDatabase(prefix = 'aipcs-sqlite-'): string {
+  const path = join(mkdtempSync(join(tmpdir(), prefix)), 'store.sqlite');
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE t (v INTEGER)');
+  db.close();
+  return path;
+}
+
+/** The StorageFailure kind `promise` rejects with, or `succeeded` when it resolves; other errors propagate. */
+export async function storageOutcome(promise: Promise<unknown>, succeeded = 'none'): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof StorageFailure) return error.kind;
+    throw error;
+  }
+  return succeeded;
+}
