@@ -2,7 +2,7 @@
 // and home are injected so tests point it at temp folders. Knows the record
 // tree only through record-paths; never touches record files.
 
-import { promises as fs } from 'node:fs';
+import { promises as fs, realpathSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isJsonObject, type JsonValue, JsonError, parseJson } from '../common/json.js';
@@ -79,10 +79,48 @@ export function configBaseDir(environment: Environment): string {
   } catch {
     home = '';
   }
-  if (platform === 'darwin') return home === '' ? '.' : join(home, 'Library', 'Application Support');
+  // `..` steps are taken as the kernel takes them (see resolveParentSteps), not lexically by join.
+  const physical = (path: string): string => resolveParentSteps(path, environment.cwd, platform);
+  if (platform === 'darwin') return home === '' ? '.' : join(physical(home), 'Library', 'Application Support');
   const xdg = env['XDG_CONFIG_HOME'];
-  if (xdg !== undefined && isAbsolute(xdg)) return xdg;
-  return home === '' ? '.' : join(home, '.config');
+  if (xdg !== undefined && isAbsolute(xdg)) return physical(xdg);
+  return home === '' ? '.' : join(physical(home), '.config');
+}
+
+/**
+ * `path` with each `..` step taken as the kernel takes it: from where the
+ * path so far really leads (symlinks followed), not by dropping the
+ * previous name as Node's join/resolve do. The reference hands its paths to
+ * the kernel unnormalised, so `/data/link/../content`, with `link` a
+ * symlink, is a folder beside the link's target for it, and must be for us
+ * too, or records land elsewhere. A path without `..` is returned as is; a
+ * relative one with `..` is taken from `cwd()`. Parts that do not exist yet
+ * are taken by name (what mkdir -p then creates). POSIX only: Windows
+ * resolves `..` by name itself.
+ */
+export function resolveParentSteps(path: string, cwd: () => string, platform: NodeJS.Platform): string {
+  const parts = path.split('/');
+  if (platform === 'win32' || !parts.includes('..')) return path;
+  let current = path.startsWith('/') ? '/' : cwd();
+  for (const part of parts) {
+    if (part === '' || part === '.') continue;
+    current = part === '..' ? dirname(realPrefix(current)) : current.endsWith('/') ? current + part : `${current}/${part}`;
+  }
+  return current;
+}
+
+/** `path` with its longest existing leading part replaced by that part's real path. */
+function realPrefix(path: string): string {
+  const missing: string[] = [];
+  for (let head = path; ; head = dirname(head)) {
+    try {
+      const real = realpathSync(head);
+      return missing.length === 0 ? real : join(real, ...missing.reverse());
+    } catch {
+      if (dirname(head) === head) return path;
+      missing.push(basename(head));
+    }
+  }
 }
 
 export function configFilePath(environment: Environment): string {
@@ -219,7 +257,7 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
   const appDir = join(configBaseDir(environment), CONFIG_APP_DIR);
   const base = expandPath(stringField('path'), appDir, environment);
   const identity = environment.platform === 'win32' ? handle : did;
-  const absoluteBase = resolve(environment.cwd(), base);
+  const absoluteBase = resolve(environment.cwd(), resolveParentSteps(base, environment.cwd, environment.platform));
   return {
     configFile: file,
     appDir,
@@ -283,13 +321,15 @@ function repeatedConfigField(text: string): string | undefined {
  */
 export function expandPath(value: string | undefined, defaultBase: string, environment: Environment): string {
   if (value === undefined || value === '') return defaultBase;
-  if (value === '~') return homeDir(environment);
+  // No home folder at all (HOME unset, no user database entry): the reference's `.`, not the root folder.
+  const home = (): string => homeDir(environment) || '.';
+  if (value === '~') return home();
   if (value.startsWith('~/')) {
     const rest = value.slice(2);
     // PathBuf::join with an absolute path replaces the base: `~//x` is `/x` in the reference.
     if (environment.platform !== 'win32' && rest.startsWith('/')) return rest;
-    const home = homeDir(environment);
-    return home.endsWith('/') ? home + rest : `${home}/${rest}`;
+    const dir = home();
+    return dir.endsWith('/') ? dir + rest : `${dir}/${rest}`;
   }
   return value;
 }

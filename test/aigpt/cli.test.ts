@@ -342,7 +342,7 @@ describe('aigpt CLI', () => {
 
   it('prints the version and help for every command', async () => {
     for (const args of [['v'], ['-v'], ['--version'], ['-v', 'server']]) {
-      expect(await run(args)).toMatchObject({ code: 0, stdout: `aigpt ${AIGPT_VERSION}\n` });
+      expect(await run(args)).toMatchObject({ code: 0, stdout: `${AIGPT_VERSION}\n` });
     }
     const top = await run(['--help']);
     expect(top.code).toBe(0);

@@ -44,7 +44,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
 
   const program = new Command('aigpt')
     .description('AI memory MCP server: flat memory as ATProto record files')
-    .version(`aigpt ${AIGPT_VERSION}`, '-v, --version', 'print the version')
+    .version(AIGPT_VERSION, '-v, --version', 'print the version')
     // Spec 4.1: -v/--version counts only before a subcommand; subcommands take no options.
     .enablePositionalOptions()
     .helpOption('-h, --help', 'print help')
@@ -123,7 +123,8 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .allowExcessArguments(false)
     .description('print the version')
     .action(() => {
-      io.stdout(`aigpt ${AIGPT_VERSION}\n`);
+      // The bare version, as the reference prints it (not `aigpt {version}`).
+      io.stdout(`${AIGPT_VERSION}\n`);
     });
 
   try {

@@ -1,0 +1,77 @@
+// Sixth audit against the Rust reference's source (syui/aigpt): what a user
+// or script of the reference observes and what we did differently. The
+// version output, `..` in configured paths (the reference hands paths to the
+// kernel unnormalised), and `~` without any home folder.
+
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Environment, expandPath, loadConfig } from '../../src/aigpt/config.js';
+import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
+import { makeTempHome, runAigpt, type TempHome, writeConfig } from './support.js';
+
+describe('aigpt against the reference source (audit 6)', () => {
+  let home: TempHome;
+  beforeEach(() => {
+    home = makeTempHome();
+  });
+  afterEach(() => home.cleanup());
+
+  it('prints the bare version, as the reference prints CARGO_PKG_VERSION', async () => {
+    for (const args of [['v'], ['-v'], ['--version'], ['-v', 'server']]) {
+      const result = await runAigpt(args, home.childEnv);
+      expect(result, args.join(' ')).toEqual({ code: 0, stdout: `${AIGPT_VERSION}\n`, stderr: '' });
+    }
+  });
+
+  /** `{root}/link` -> `{root}/real/inner`: `link/..` is `real` for the kernel, `root` by name. */
+  async function linkIntoReal(): Promise<void> {
+    await fs.mkdir(join(home.root, 'real', 'inner'), { recursive: true });
+    await fs.symlink(join(home.root, 'real', 'inner'), join(home.root, 'link'));
+  }
+
+  it('an absolute bot.path with `..` after a symlink names the folder the kernel (and the reference) reaches', async () => {
+    await linkIntoReal();
+    const configured = `${home.root}/link/../content`;
+    await writeConfig(home, { did: 'did:plc:xxx', path: configured });
+    const saved = await runAigpt(['save-memory', 'hello'], home.childEnv);
+    expect(saved).toMatchObject({ code: 0, stdout: 'Saved. (1 records)\n' });
+    const memoryDir = join(home.root, 'real', 'content', 'did:plc:xxx', 'ai.syui.gpt.memory');
+    expect(await fs.readdir(memoryDir)).toHaveLength(1);
+    await expect(fs.stat(join(home.root, 'content'))).rejects.toThrow();
+    // The status prints the path as configured, like the reference.
+    const status = await runAigpt([], home.childEnv);
+    expect(status.stdout.split('\n')[7]).toBe(`path: ${configured}/`);
+    expect(status.stdout).toContain('records: 1/100');
+  });
+
+  it('a relative bot.path with `..` after a symlink is taken from the working directory the same way', async () => {
+    await linkIntoReal();
+    await writeConfig(home, { path: 'link/../rel' });
+    expect(await runAigpt(['save-memory', 'hello'], home.childEnv, { cwd: home.root })).toMatchObject({ code: 0 });
+    expect(await fs.readdir(join(home.root, 'real', 'rel', 'self', 'ai.syui.gpt.memory'))).toHaveLength(1);
+    await expect(fs.stat(join(home.root, 'rel'))).rejects.toThrow();
+  });
+
+  it('XDG_CONFIG_HOME with `..` after a symlink puts the config where the reference puts it', async () => {
+    await linkIntoReal();
+    const env = { ...home.childEnv, XDG_CONFIG_HOME: `${home.root}/link/../xdg` };
+    const result = await runAigpt([], env);
+    expect(result.code).toBe(0);
+    const configFile = join(home.root, 'real', 'xdg', 'ai.syui.gpt', 'config.json');
+    expect(result.stdout.split('\n')[2]).toBe(`config: ${configFile}`);
+    expect(await fs.readFile(configFile, 'utf8')).toContain('"bot"');
+    await expect(fs.stat(join(home.root, 'xdg'))).rejects.toThrow();
+  });
+
+  it('`~` with no home folder at all is the reference fallback `.`, never the root folder', async () => {
+    const environment: Environment = { env: {}, platform: 'linux', homedir: () => '', cwd: () => home.root };
+    expect(expandPath('~/data', '/default', environment)).toBe('./data');
+    expect(expandPath('~', '/default', environment)).toBe('.');
+    // End to end: the config (under XDG) names `~/data`; the tree lands in the working directory.
+    await writeConfig(home, { path: '~/data' });
+    const config = await loadConfig({ ...environment, env: { XDG_CONFIG_HOME: home.configHome } });
+    expect(config.base).toBe('./data');
+    expect(config.tree.memoryDir).toBe(join(home.root, 'data', 'self', 'ai.syui.gpt.memory'));
+  });
+});
