@@ -110,6 +110,7 @@ function declaredIndexKey(entity: EntityLayout, field: string): string {
   return type !== undefined && HASHED_TYPES.has(type) ? `(md5(${quoteColumn(field)}))` : quoteColumn(field);
 }
 export const ownerIndexName = (entity: string) => derivedName('__aipcs_ow_', entity);
+export const foreignKeyIndexName = (entity: string, field: string) => derivedName('__aipcs_fk_', entity, field);
 
 /**
  * Foreign keys among the bookkeeping tables, added after the tables (like
@@ -261,6 +262,14 @@ function indexDdl(schema: string, entity: EntityLayout, existing?: EntityLayout)
   for (const index of entity.indexes) {
     if (indexes.has(index.name)) continue;
     ddl.push(`CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdentifier(index.name)} ON ${table} (${index.columns.map((field) => declaredIndexKey(entity, field)).join(', ')})`);
+  }
+  // Deleting a referenced record looks for rows that still point at it, both
+  // our own check and PostgreSQL's restrict trigger, by the column alone: the
+  // equality index leads with "owner_id" and cannot serve that lookup, which
+  // then scanned the whole referencing table on every delete.
+  const keyed = new Set(existing?.foreignKeys.map((fk) => fk.name));
+  for (const fk of entity.foreignKeys) {
+    if (!keyed.has(fk.name)) ddl.push(`CREATE INDEX ${quoteIdentifier(foreignKeyIndexName(entity.name, fk.column))} ON ${table} (${quoteColumn(fk.column)})`);
   }
   for (const field of entity.equalityFields) {
     if (equality.has(field)) continue;

@@ -13,7 +13,8 @@ import { PgSession } from '../../../../src/aipcs/storage/postgres/connection.js'
 import { openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
 import { PostgresDataTx } from '../../../../src/aipcs/storage/postgres/service-data.js';
 import { appOver, manifest } from '../../../conformance/harness.js';
-import { notesManifest } from '../../../support/manifests.js';
+import { notesManifest, notesManifestV2 } from '../../../support/manifests.js';
+import type { JsonObject } from '../../../../src/common/json.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
 
@@ -186,5 +187,67 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       const rows = await storage.data.read(locator, PRINCIPAL, (tx) => tx.scanRecords(layout, { memberOf: branchId, afterId: null, limit: 1000 }));
       expect(rows.map((row) => [row.id, row.hasPrimary])).toEqual(members.map((id) => [id, ids.indexOf(id) % 50 === 0]));
     }
+  });
+
+  /** For every foreign key of the store's domain tables: the table, the key's column, and whether an index leads with that column. */
+  async function foreignKeyIndexes(namespace: string): Promise<{ table: string; column: string; indexed: boolean }[]> {
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const result = await client.query<{ table: string; column: string; indexed: boolean }>(
+        `SELECT c.conrelid::regclass::text AS table, a.attname AS column,
+                EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.conrelid AND i.indkey[0] = c.conkey[1]) AS indexed
+           FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+          WHERE c.contype = 'f' AND c.connamespace = $1::regnamespace AND c.conrelid::regclass::text NOT LIKE '%__aipcs_%'
+          ORDER BY 1, 2`,
+        [namespace],
+      );
+      return result.rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('indexes every referencing column by itself, so that a delete finds the rows pointing at a record without a scan', async () => {
+    const { locator } = await loadedNotes();
+    expect(await foreignKeyIndexes(locator.namespace)).toEqual([{ table: `${locator.namespace}.note`, column: 'project_id', indexed: true }]);
+
+    // The lookup PostgreSQL's restrict trigger runs, and our own check before it.
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query(`ANALYZE "${locator.namespace}"."note"`);
+      for (const sql of [
+        `SELECT 1 FROM ONLY "${locator.namespace}"."note" x WHERE "project_id" = $1 FOR KEY SHARE OF x`,
+        `SELECT 1 FROM "${locator.namespace}"."note" WHERE "project_id" = $1 LIMIT 1`,
+      ]) {
+        const [row] = (await client.query<{ 'QUERY PLAN': readonly { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql}`, [randomUUID()])).rows;
+        const plan = row?.['QUERY PLAN'][0]?.Plan;
+        if (!plan) throw new Error('no plan');
+        const types = nodes(plan).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
+        expect(types, sql).not.toContain('Seq Scan on note');
+      }
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('indexes the referencing column of a relationship that comes with an evolution', async () => {
+    const app = appOver(storage, { principalId: PRINCIPAL });
+    const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
+    await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
+    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+    // A relationship may only come with a new source entity (contract §4.11).
+    const next = notesManifestV2();
+    const entities = next['entities'] as JsonObject[];
+    const person = entities[2] as JsonObject;
+    entities[2] = { ...person, attributes: [...(person['attributes'] as JsonObject[]), { name: 'project_id', type: 'uuid' }] };
+    next['relationships'] = [...(next['relationships'] as JsonObject[]), { name: 'person_project_fk', from: { entity: 'person', field: 'project_id' }, to: { entity: 'project', field: 'id' }, on_delete: 'restrict' }];
+    await app.lifecycle.evolve({ serviceId, manifest: manifest(next), expectedServiceRevision: 3n, expectedSchemaVersion: 1n, idempotencyKey: 'e' });
+    const namespace = (await app.lifecycle.admitData(serviceId)).service.storage?.namespace ?? '';
+    expect(await foreignKeyIndexes(namespace)).toEqual([
+      { table: `${namespace}.note`, column: 'project_id', indexed: true },
+      { table: `${namespace}.person`, column: 'project_id', indexed: true },
+    ]);
   });
 });
