@@ -40,6 +40,7 @@ export function startAipcsHttp(settings: HttpSettings, server: ToolServerOptions
     allowNonLoopback: settings.allowNonLoopback,
     createSession: () => createToolServer({ ...server, logger }),
     ...(server.protocolVersions ? { protocolVersions: server.protocolVersions } : {}),
+    ...(server.invalidParamsData === undefined ? {} : { invalidParamsData: server.invalidParamsData }),
     logger,
     ...(overrides.onSessionClosed ? { onSessionClosed: overrides.onSessionClosed } : {}),
   });

@@ -22,6 +22,8 @@ export function aipcsServerOptions(tools: readonly AipcsToolDefinition[], dispat
     // Python SDK line the reference is built on (no 2024-10-07).
     capabilities: { experimental: {}, tools: { listChanged: false } },
     protocolVersions: ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
+    // The Python SDK's -32602 answers carry `"data": ""`.
+    invalidParamsData: '',
     tools: tools.map((tool) => ({
       name: tool.name,
       description: tool.description,

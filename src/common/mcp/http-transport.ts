@@ -53,6 +53,8 @@ export interface HttpTransportOptions {
   createSession(): ToolServer;
   /** The MCP revisions the session servers negotiate (default: the SDK's); `MCP-Protocol-Version` must name one. */
   readonly protocolVersions?: readonly string[];
+  /** The data member of -32602 answers given before a session exists (none when undefined). */
+  readonly invalidParamsData?: string;
   readonly logger: Logger;
   readonly maxBodyBytes?: number;
   readonly maxDepth?: number;
@@ -241,14 +243,23 @@ function writingExactNumbers(res: ServerResponse): void {
   };
 }
 
-async function rejection(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}, id: RequestKey | bigint | null = null): Promise<void> {
+async function rejection(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+  id: RequestKey | bigint | null = null,
+  data?: string,
+): Promise<void> {
   if (res.headersSent) {
     res.end();
     return;
   }
   await discardBody(res.req);
   // An answer to a request that shows its id is written as the stdio transport writes it.
-  const body = Buffer.from(stringifyExact(id === null ? { jsonrpc: '2.0', error: { code, message }, id } : { jsonrpc: '2.0', id, error: { code, message } }));
+  const error = data === undefined ? { code, message } : { code, message, data };
+  const body = Buffer.from(stringifyExact(id === null ? { jsonrpc: '2.0', error, id } : { jsonrpc: '2.0', id, error }));
   // The connection closes after a refusal; the client opens a fresh one.
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(body.length), Connection: 'close', ...headers });
   res.end(body);
@@ -420,7 +431,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         const staged = session.staged.get(message.id);
         session.staged.delete(message.id);
         if (staged?.invalid) {
-          transport.send(invalidParamsResponse(message.id)).catch(() => logger.debug('an MCP response could not be delivered'));
+          transport.send(invalidParamsResponse(message.id, tools.invalidParamsData)).catch(() => logger.debug('an MCP response could not be delivered'));
           return;
         }
         if (staged?.args !== undefined) tools.lossless.put(message.id, staged.args);
@@ -477,7 +488,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         if (!messages.some(isInitialize)) return rejection(res, 400, -32000, 'Bad Request: No valid session ID provided');
         // An initialize whose params do not read as one: the SDK would call it
         // "Server not initialized"; stdio answers it -32602 with its id.
-        if (!plain.some(isInitializeRequest)) return rejection(res, 400, -32602, 'Invalid request parameters', {}, Array.isArray(parsed) ? null : invalidRequestId(parsed));
+        if (!plain.some(isInitializeRequest)) return rejection(res, 400, -32602, 'Invalid request parameters', {}, Array.isArray(parsed) ? null : invalidRequestId(parsed), options.invalidParamsData);
         session = await openSession();
         touch(session, 1);
       }

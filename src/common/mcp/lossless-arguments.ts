@@ -102,7 +102,11 @@ function jsonRpcMembers(message: JsonObject): JsonObject {
   return copy;
 }
 
-/** JSON-RPC -32602 for tools/call arguments that are not an object; echoes nothing. */
-export function invalidParamsResponse(id: RequestKey): { jsonrpc: '2.0'; id: RequestKey; error: { code: number; message: string } } {
-  return { jsonrpc: '2.0', id, error: { code: -32602, message: 'Invalid request parameters' } };
+/**
+ * JSON-RPC -32602 for tools/call arguments that are not an object; echoes
+ * nothing. `data`, when given, is sent as the error's data member (AIPCS
+ * sends `""`, as the Python SDK its reference is built on does).
+ */
+export function invalidParamsResponse(id: RequestKey, data?: string): { jsonrpc: '2.0'; id: RequestKey; error: { code: number; message: string; data?: string } } {
+  return { jsonrpc: '2.0', id, error: { code: -32602, message: 'Invalid request parameters', ...(data === undefined ? {} : { data }) } };
 }

@@ -19,6 +19,8 @@ export interface StdioTransportOptions {
   /** Longest accepted line in bytes; longer lines are discarded whole. */
   readonly maxLineBytes?: number;
   readonly maxDepth?: number;
+  /** The data member of -32602 answers (none when undefined). */
+  readonly invalidParamsData?: string;
 }
 
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
@@ -142,7 +144,7 @@ export class LosslessStdioTransport implements Transport {
     const { sdkMessage, id, args, invalidArguments } = splitToolArguments(parsed);
     if (invalidArguments) {
       // Answered here so that no SDK text (which would quote the input) leaks.
-      if (id !== undefined) this.answerDirectly(invalidParamsResponse(id));
+      if (id !== undefined) this.answerDirectly(invalidParamsResponse(id, this.options.invalidParamsData));
       return;
     }
     const plain = toPlainJson(sdkMessage);

@@ -71,12 +71,19 @@ export interface ToolServerOptions {
   readonly capabilities?: Record<string, object>;
   /** Longest accepted input line on stdio (default 8 MiB); longer requests get -32600. */
   readonly maxLineBytes?: number;
+  /**
+   * The data member of every -32602 answer (none when undefined). The Python
+   * SDK answers `"data": ""`; AIPCS, whose reference is built on it, says so.
+   */
+  readonly invalidParamsData?: string;
   readonly logger?: Logger;
 }
 
 export interface ToolServer {
   readonly server: Server;
   readonly lossless: LosslessArguments;
+  /** The data member of -32602 answers the transports give themselves. */
+  readonly invalidParamsData?: string;
 }
 
 /** A JSON-RPC error with a fixed message (the SDK's McpError prefixes its message with the code). */
@@ -84,6 +91,8 @@ class JsonRpcError extends Error {
   constructor(
     readonly code: number,
     message: string,
+    /** Sent as the error's data member when defined (the SDK copies a `data` property). */
+    readonly data?: string,
   ) {
     super(message);
   }
@@ -99,8 +108,8 @@ interface SafeParser {
   safeParse(value: unknown): { success: boolean };
 }
 
-function checkParams(schema: SafeParser, request: JSONRPCRequest): void {
-  if (!schema.safeParse(request).success) throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE);
+function checkParams(schema: SafeParser, request: JSONRPCRequest, data: string | undefined): void {
+  if (!schema.safeParse(request).success) throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE, data);
 }
 
 /** Builds an SDK Server whose tools/list and tools/call come from one catalogue. */
@@ -109,6 +118,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   const capabilities = options.capabilities ?? { tools: { listChanged: false } };
   const protocolVersions = options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
   const serverInfo = { name: options.name, version: options.version };
+  const invalidParamsData = options.invalidParamsData;
   const server = new Server(serverInfo, { capabilities });
   const lossless = new LosslessArguments();
   const byName = new Map(options.tools.map((tool) => [tool.name, tool]));
@@ -125,7 +135,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   // reads the initialize answer first, as from the Python SDK.
   const initialize = (request: JSONRPCRequest): InitializeResult | Promise<InitializeResult> => {
     const parsed = InitializeRequestSchema.safeParse(request);
-    if (!parsed.success) throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE);
+    if (!parsed.success) throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE, invalidParamsData);
     // The SDK's negotiation: the client's revision when supported, else the latest.
     const requested = parsed.data.params.protocolVersion;
     const result = (instructions: string | undefined): InitializeResult => ({
@@ -153,10 +163,10 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     let result: ToolCallResult;
     try {
       if (typeof rawName !== 'string') {
-        if (options.unnamedToolCall !== 'unknown-tool') throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE);
+        if (options.unnamedToolCall !== 'unknown-tool') throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE, invalidParamsData);
         result = await options.onUnknownTool('');
       } else {
-        checkParams(CallToolRequestSchema, request);
+        checkParams(CallToolRequestSchema, request, invalidParamsData);
         const args = lifted ?? liftPlainArguments(request.params?.['arguments'] ?? {});
         result = await dispatch(rawName, args);
       }
@@ -189,10 +199,10 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       case 'initialize':
         return initialize(request);
       case 'ping':
-        checkParams(PingRequestSchema, request);
+        checkParams(PingRequestSchema, request, invalidParamsData);
         return {};
       case 'tools/list':
-        checkParams(ListToolsRequestSchema, request);
+        checkParams(ListToolsRequestSchema, request, invalidParamsData);
         return { tools: listing } as never;
       case 'tools/call':
         return callTool(request);
@@ -201,7 +211,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     }
   };
 
-  return { server, lossless };
+  return { server, lossless, ...(invalidParamsData === undefined ? {} : { invalidParamsData }) };
 }
 
 /**
@@ -246,6 +256,7 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
     lossless,
     logger,
     ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+    ...(options.invalidParamsData === undefined ? {} : { invalidParamsData: options.invalidParamsData }),
   });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();

@@ -120,7 +120,7 @@ describe('aipcs serve --transport streamable-http --profile sqlite', () => {
       headers: sessionHeaders(session),
       body: '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"aipcs_service_list","arguments":"leaked-value"}}',
     });
-    expect(sseMessages(bad.body)).toEqual([{ jsonrpc: '2.0', id: 5, error: { code: -32602, message: 'Invalid request parameters' } }]);
+    expect(sseMessages(bad.body)).toEqual([{ jsonrpc: '2.0', id: 5, error: { code: -32602, message: 'Invalid request parameters', data: '' } }]);
     expect(bad.body).not.toContain('leaked-value');
     const unknown = await rawRequest(aipcs.port, { headers: sessionHeaders(session), body: '{"jsonrpc":"2.0","id":6,"method":"resources/list"}' });
     expect((sseMessages(unknown.body)[0] as ToolMessage).error?.code).toBe(-32601);
