@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { Command, CommanderError, Option } from 'commander';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
-import { artifactEncodedLength } from '../core/codec.js';
+import { maxArtifactContent } from '../core/codec.js';
 import { AipError } from '../core/errors.js';
 import { objectFromJson, objectToJson, stringifyJson, type JsonTree } from '../core/json-presentation.js';
 import type { AipObject, DecisionV1, EvidenceResult, EvidenceV1, Id, IntentV1, StateV1 } from '../core/objects.js';
@@ -195,9 +195,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       const max = repo.config.maxObjectBytes;
       let put;
       if (opts.from === 'raw') {
-        let limit = max;
-        while (limit > 0 && artifactEncodedLength(limit) > max) limit--;
-        put = await repo.putArtifact(await readInput(ctx.io, file, limit));
+        put = await repo.putArtifact(await readInput(ctx.io, file, maxArtifactContent(max)));
       } else if (opts.from === 'json') {
         const limit = max * 2 + 4096;
         const bytes = await readInput(ctx.io, file, limit);

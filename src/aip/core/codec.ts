@@ -81,6 +81,15 @@ export function artifactEncodedLength(contentLength: number): number {
   return ARTIFACT_PREFIX.length + byteStringHeader(contentLength).length + contentLength + ARTIFACT_SUFFIX.length;
 }
 
+/** The largest content whose artifact encoding is at most `maxObjectBytes` (0 when none fits). */
+export function maxArtifactContent(maxObjectBytes: number): number {
+  // Start from the bound a one-byte length header would allow and step down
+  // past the wider headers (at most 8 steps).
+  let n = Math.max(0, maxObjectBytes - ARTIFACT_PREFIX.length - 1 - ARTIFACT_SUFFIX.length);
+  while (n > 0 && artifactEncodedLength(n) > maxObjectBytes) n--;
+  return n;
+}
+
 /** ID of the artifact holding `content`, streamed into one hash. */
 export function artifactId(content: Uint8Array): Id {
   return createHash('sha256').update(ARTIFACT_PREFIX).update(byteStringHeader(content.length)).update(content).update(ARTIFACT_SUFFIX).digest('hex');

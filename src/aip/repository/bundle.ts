@@ -163,7 +163,8 @@ export async function importBundle(repo: Repository, input: Readable): Promise<O
   await reader.read(header.value.length);
   let stored = 0;
   for (let item = 1; item <= header.value.objects; item++) {
-    const where = `item ${item} of ${header.value.objects}`;
+    // Numbered as spec 7.8 numbers the items: the header is item 1, so object k is item k + 1.
+    const where = `item ${item + 1} (object ${item} of ${header.value.objects})`;
     const itemHeader = decodeItemHeader(await reader.peek(9));
     if (!itemHeader.ok) return failure(itemHeader.error.code, `${where}: ${itemHeader.error.message}`);
     if (itemHeader.value.length > repo.config.maxObjectBytes) {

@@ -5,7 +5,7 @@ import { lstat, mkdir, open, readdir, rename, rm, rmdir, writeFile, chmod } from
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { artifactEncodedLength, artifactId } from '../core/codec.js';
+import { artifactId, maxArtifactContent } from '../core/codec.js';
 import { failure, success, type Outcome } from '../core/errors.js';
 import { NO_IGNORE_RULES, isIgnored, parseIgnoreRules, type IgnoreRules } from '../core/ignore-rules.js';
 import type { FileEntry, FileMap, Id } from '../core/objects.js';
@@ -37,13 +37,6 @@ async function readWhole(path: string, rel: string, maxContent: number): Promise
   }
 }
 
-function maxContentFor(maxObjectBytes: number): number {
-  // Largest content whose artifact encoding still fits.
-  let n = Math.max(0, maxObjectBytes - 57);
-  while (n > 0 && artifactEncodedLength(n) > maxObjectBytes) n--;
-  return n;
-}
-
 /**
  * Walks `root` and returns its file map. `snapshot.invalid` means the tree
  * cannot be a state (a link, a device, a bad name or path, a file too large);
@@ -51,7 +44,7 @@ function maxContentFor(maxObjectBytes: number): number {
  */
 export async function snapshotTree(root: string, options: SnapshotOptions): Promise<Outcome<Map<string, FileEntry>>> {
   const files = new Map<string, FileEntry>();
-  const maxContent = maxContentFor(options.maxObjectBytes);
+  const maxContent = maxArtifactContent(options.maxObjectBytes);
   const pending: string[] = [''];
   while (pending.length > 0) {
     const relDir = pending.pop() as string;

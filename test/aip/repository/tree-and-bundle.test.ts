@@ -256,7 +256,7 @@ describe('bundles (10.4)', () => {
     const target = await Repository.init(await tempDir());
     const result = await importBundle(target, Readable.from([tampered]));
     expect(result.ok).toBe(false);
-    expect(!result.ok && result.error.message).toMatch(/^item 3 of 3/);
+    expect(!result.ok && result.error.message).toMatch(/^item 4 \(object 3 of 3\)/);
     expect(await target.store.has(ID.V2)).toBe(true);
 
     const trailing = await importBundle(await Repository.init(await tempDir()), Readable.from([Buffer.concat([bundle, Buffer.from([0])])]));
