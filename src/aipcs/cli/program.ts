@@ -209,6 +209,14 @@ function addAdminCommands(program: Command): void {
     .addOption(new Option('--receipt <RECEIPT>', 'a verified export receipt id as authority').conflicts('override'))
     .addOption(new Option('--override', 'explicit operator authority instead of a receipt').conflicts('receipt'))
     .option('--confirm-service-id <SERVICE_ID>', 'the service id again, as confirmation')
+    // Exactly one authority is a parser rule in every mode (spec §1.2, §1.3):
+    // neither is usage text and exit 2, like both, never an envelope.
+    .hook('preAction', (command) => {
+      const options = command.opts<Record<string, unknown>>();
+      if (options['receipt'] === undefined && options['override'] !== true) {
+        command.error('error: one of the arguments --receipt --override is required', { code: 'aipcs.missingAuthority', exitCode: 2 });
+      }
+    })
     .action(adminAction(purgeCommand, true));
 
   withOperatorOptions(adminCommand(program, 'export', 'Write a logical portable service artifact.'))
