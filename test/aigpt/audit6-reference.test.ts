@@ -24,6 +24,19 @@ describe('aigpt against the reference source (audit 6)', () => {
     }
   });
 
+  it('-v before a subcommand wins only when the whole command line parses, as with the reference (clap)', async () => {
+    for (const args of [['-v', 'foo'], ['--version', 'extra'], ['-v', 'save-memory'], ['-v', 'server', 'extra']]) {
+      const result = await runAigpt(args, home.childEnv);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stdout, args.join(' ')).toBe('');
+    }
+    for (const args of [['-v', 'save-memory', 'x'], ['-v', 'read-core'], ['-v', 'setup']]) {
+      expect(await runAigpt(args, home.childEnv), args.join(' ')).toEqual({ code: 0, stdout: `${AIGPT_VERSION}\n`, stderr: '' });
+    }
+    // The version wins: nothing was saved, set up or even initialised.
+    await expect(fs.stat(home.configHome)).rejects.toThrow();
+  });
+
   /** `{root}/link` -> `{root}/real/inner`: `link/..` is `real` for the kernel, `root` by name. */
   async function linkIntoReal(): Promise<void> {
     await fs.mkdir(join(home.root, 'real', 'inner'), { recursive: true });

@@ -42,10 +42,24 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     return opened;
   };
 
+  // Spec 4.1: -v/--version counts only before a subcommand and wins over it,
+  // but, as with the reference's parser, only once the whole command line has
+  // parsed: `aigpt -v foo` or `aigpt -v save-memory` is a usage error (exit 2).
+  // So it is a plain flag every action checks first, not commander's version
+  // option, which prints and exits before the rest is looked at.
+  const versionRequested = (): boolean => program.opts<{ version?: boolean }>().version === true;
+  const printVersion = (): void => io.stdout(`${AIGPT_VERSION}\n`);
+  const unlessVersion =
+    <A extends unknown[]>(action: (...args: A) => void | Promise<void>) =>
+    async (...args: A): Promise<void> => {
+      if (versionRequested()) printVersion();
+      else await action(...args);
+    };
+
   const program = new Command('aigpt')
     .description('AI memory MCP server: flat memory as ATProto record files')
-    .version(AIGPT_VERSION, '-v, --version', 'print the version')
-    // Spec 4.1: -v/--version counts only before a subcommand; subcommands take no options.
+    .option('-v, --version', 'print the version')
+    // Subcommands take no options.
     .enablePositionalOptions()
     .helpOption('-h, --help', 'print help')
     .helpCommand('help [command]', 'print help for a command')
@@ -58,57 +72,58 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .action(async (_options: unknown, command: Command) => {
       const stray = command.args[0];
       if (stray !== undefined) program.error(`error: unknown command '${stray}'`, { exitCode: EXIT_USAGE, code: 'aigpt.unknownCommand' });
-      exitCode = await status(await open('read'), io);
+      if (versionRequested()) printVersion();
+      else exitCode = await status(await open('read'), io);
     });
 
   program
     .command('server')
     .allowExcessArguments(false)
     .description('run the MCP server on stdin/stdout')
-    .action(async () => {
+    .action(unlessVersion(async () => {
       await open('write');
       await runServer(app, createLogger('aigpt'), {
         ...(io.stdin === undefined ? {} : { input: io.stdin }),
         ...(io.stdoutStream === undefined ? {} : { output: io.stdoutStream }),
       });
-    });
+    }));
 
   program
     .command('read-core')
     .allowExcessArguments(false)
     .description('print the core record')
-    .action(async () => {
+    .action(unlessVersion(async () => {
       const core = await (await open('read')).store.readCore();
       io.stdout(`${renderPretty(core.value)}\n`);
-    });
+    }));
 
   program
     .command('read-memory')
     .allowExcessArguments(false)
     .description('print every memory record, oldest first')
-    .action(async () => {
+    .action(unlessVersion(async () => {
       exitCode = await readMemory(await open('read'), io);
-    });
+    }));
 
   program
     .command('save-memory')
     .allowExcessArguments(false)
     .description('add one memory record')
     .argument('<content>', 'the memory element (may be an empty string)')
-    .action(async (content: string) => {
+    .action(unlessVersion(async (content: string) => {
       const { config, store } = await open('write');
       const saved = await store.saveMemory(content);
       io.stdout(`Saved. (${saved.count} records)\n`);
       if (BigInt(saved.count) > config.memory) {
         io.stderr(`warning: ${saved.count} records exceed the memory limit of ${config.memory}; compress is needed\n`);
       }
-    });
+    }));
 
   program
     .command('setup')
     .allowExcessArguments(false)
     .description('link the config to the site config and register with Claude Code')
-    .action(async () => {
+    .action(unlessVersion(async () => {
       await runSetup({
         environment: options.environment,
         ...(options.clock === undefined ? {} : { clock: options.clock }),
@@ -116,16 +131,16 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
         stdout: io.stdout,
         stderr: io.stderr,
       });
-    });
+    }));
 
   program
     .command('v')
     .allowExcessArguments(false)
     .description('print the version')
-    .action(() => {
+    .action(unlessVersion(() => {
       // The bare version, as the reference prints it (not `aigpt {version}`).
       io.stdout(`${AIGPT_VERSION}\n`);
-    });
+    }));
 
   try {
     await program.parseAsync([...argumentsUpToUnknownCommand(program, argv, { helpCommand: true })], { from: 'user' });
