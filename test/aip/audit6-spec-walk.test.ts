@@ -2,13 +2,15 @@
 // `aip` bin; each case here is a difference the walk found between the spec
 // and what the command did.
 
-import { readFile, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeCanonical, type CborValue } from '../../src/aip/core/cbor-profile.js';
 import { artifactEncodedLength, makeArtifact, maxArtifactContent, mustEncode } from '../../src/aip/core/codec.js';
 import { ROOT_STATE_ID, type AipObject, type IntentV1, type OperationV1 } from '../../src/aip/core/objects.js';
-import { aip, requireBuiltBin } from './support/cli.js';
+import { firstNonUtf8Argument } from '../../src/aip/cli/support.js';
+import { AIP_BIN, aip, requireBuiltBin } from './support/cli.js';
 import { tempDir } from './support/temp.js';
 
 beforeAll(() => {
@@ -101,5 +103,49 @@ describe('7.8: an import failure names the item as the bundle numbers it', () =>
     expect(imported.stderr).toBe(`aip: graph.missing: item 4 (object 3 of 3) (${operation.id}): ${operation.id}: data.effects[0].after.artifact: ${missing.id} is not stored\n`);
     // The objects before it stay.
     expect((await aip(['cat', intent.id], { cwd: dir })).code).toBe(0);
+  });
+});
+
+describe('3.4 / 2.2: an argument that is not UTF-8 is refused, not stored or run as U+FFFD', () => {
+  /** Runs the bin through sh so that an argument can carry raw bytes (`printf '\\377'`). */
+  const viaShell = (cwd: string, script: string): { code: number | null; stdout: string; stderr: string } => {
+    const done = spawnSync('/bin/sh', ['-c', script, 'sh', process.execPath, AIP_BIN], { cwd, encoding: 'utf8' });
+    return { code: done.status, stdout: done.stdout, stderr: done.stderr };
+  };
+  const objectCount = async (dir: string): Promise<number> => {
+    let count = 0;
+    for (const sub of await readdir(join(dir, '.aip/objects'))) count += (await readdir(join(dir, '.aip/objects', sub))).length;
+    return count;
+  };
+
+  it('aip run does not execute printf with U+FFFD in place of the byte', async () => {
+    const dir = await tempDir();
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    const before = await objectCount(dir);
+    const run = viaShell(dir, `"$1" "$2" run -- printf "a$(printf '\\377')b"`);
+    expect(run.stderr).toBe('aip: usage: argument 4 is not valid UTF-8; aip arguments are text, and the invalid bytes would be replaced by U+FFFD\n');
+    expect(run.code).toBe(2);
+    expect(await objectCount(dir)).toBe(before);
+
+    const json = viaShell(dir, `"$1" "$2" --format json intent --title "$(printf '\\303')" --goal g`);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({ error: { code: 'usage', message: expect.stringMatching(/^argument 5 is not valid UTF-8/) as unknown } });
+    // A real U+FFFD typed by the user is text like any other.
+    const replacement = viaShell(dir, `"$1" "$2" intent --title "$(printf '\\357\\277\\275')" --goal g`);
+    expect(replacement.stderr).toBe('');
+    expect(replacement.code).toBe(0);
+  });
+
+  it('firstNonUtf8Argument reads the raw bytes and trusts them only when they end with the arguments', async () => {
+    const file = join(await tempDir(), 'cmdline');
+    const raw = (...parts: (string | Buffer)[]): Buffer => Buffer.concat(parts.flatMap((p) => [Buffer.from(p), Buffer.from([0])]));
+    await writeFile(file, raw('node', '/bin/aip', 'run', '--', Buffer.from([0x61, 0xff]), ''));
+    expect(firstNonUtf8Argument(['run', '--', 'a\ufffd', ''], file)).toBe(3);
+    // No U+FFFD in the arguments: nothing to check, the file is not read.
+    expect(firstNonUtf8Argument(['run', '--', 'ab', ''], join(file, 'absent'))).toBeUndefined();
+    // Bytes that do not decode to these arguments (a rewritten process title) prove nothing.
+    expect(firstNonUtf8Argument(['run', '--', 'b\ufffd', ''], file)).toBeUndefined();
+    // Without /proc nothing can be said.
+    expect(firstNonUtf8Argument(['a\ufffd'], join(file, 'absent'))).toBeUndefined();
   });
 });

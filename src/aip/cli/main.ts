@@ -3,10 +3,15 @@
 // signals into runCli and sets the exit code. Everything else is in program.ts.
 import { tolerateClosedPipe } from './closed-pipe.js';
 import { runCli } from './program.js';
+import { firstNonUtf8Argument } from './support.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
-process.exitCode = await runCli(process.argv.slice(2), {
+const args = process.argv.slice(2);
+const nonUtf8Argument = firstNonUtf8Argument(args);
+
+process.exitCode = await runCli(args, {
+  ...(nonUtf8Argument === undefined ? {} : { nonUtf8Argument }),
   stdout: tolerateClosedPipe(process.stdout),
   stderr: tolerateClosedPipe(process.stderr),
   stdin: process.stdin,

@@ -655,6 +655,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const exit = { code: EXIT.ok as number };
   const program = buildProgram(io, exit);
   try {
+    if (io.nonUtf8Argument !== undefined) {
+      // Node would hand the command U+FFFD in place of the bytes: a different text
+      // stored, or a different command run (`aip run -- printf $'\xff'`), than the one given.
+      throw usage(`argument ${io.nonUtf8Argument} is not valid UTF-8; aip arguments are text, and the invalid bytes would be replaced by U+FFFD`);
+    }
     await program.parseAsync([...argumentsUpToUnknownCommand(program, argv, { helpCommand: true })], { from: 'user' });
     return exit.code;
   } catch (thrown) {
