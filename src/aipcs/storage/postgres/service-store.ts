@@ -191,7 +191,8 @@ export function bookkeepingDdl(schema: string): string[] {
   "updated_at" bigint NOT NULL,
   UNIQUE ("principal_id", "slug")
 )`,
-    `CREATE INDEX "__aipcs_memory_branch_parent" ON ${s}."__aipcs_memory_branch" ("principal_id", "parent_branch_id", "id")`,
+    // Led by the referencing column, as on SQLite (whose import stages with deferred keys and looks a parent's children up by it).
+    `CREATE INDEX "__aipcs_memory_branch_parent" ON ${s}."__aipcs_memory_branch" ("parent_branch_id", "principal_id", "id")`,
     // Branch list pages walk ids in order and stop at the limit.
     `CREATE INDEX "__aipcs_memory_branch_list" ON ${s}."__aipcs_memory_branch" ("principal_id", "id")`,
     // Summary branch cards: most recently updated first, ties by id.
@@ -207,6 +208,9 @@ export function bookkeepingDdl(schema: string): string[] {
 )`,
     `CREATE UNIQUE INDEX "__aipcs_record_branch_one_primary" ON ${s}."__aipcs_record_branch" ("principal_id", "entity_name", "record_id") WHERE "role" = 'primary'`,
     `CREATE INDEX "__aipcs_record_branch_scope" ON ${s}."__aipcs_record_branch" ("principal_id", "branch_id", "role", "entity_name", "record_id")`,
+    // Export pages memberships in (branch, entity, record, role) order: the
+    // scope index has role second and would sort a whole branch for each page.
+    `CREATE INDEX "__aipcs_record_branch_export" ON ${s}."__aipcs_record_branch" ("principal_id", "branch_id", "entity_name", "record_id", "role")`,
     // One row per member of every string_list value, keyed so that a
     // membership search walks the matching record ids in order and stops at
     // the page limit (a GIN index on the jsonb column cannot deliver id order).

@@ -88,7 +88,11 @@ export const BOOKKEEPING_DDL = [
   updated_at INTEGER NOT NULL,
   UNIQUE (principal_id, slug)
 ) STRICT`,
-  `CREATE INDEX __aipcs_memory_branch_parent ON __aipcs_memory_branch (principal_id, parent_branch_id, id)`,
+  // Led by the referencing column: an import stages branches with their
+  // keys deferred, and while a child waits for its parent every branch
+  // inserted looks for the rows that point at it (a whole-table scan per
+  // branch without this order).
+  `CREATE INDEX __aipcs_memory_branch_parent ON __aipcs_memory_branch (parent_branch_id, principal_id, id)`,
   // Branch list pages walk ids in order and stop at the limit.
   `CREATE INDEX __aipcs_memory_branch_list ON __aipcs_memory_branch (principal_id, id)`,
   // Summary branch cards: most recently updated first, ties by id.
@@ -104,6 +108,9 @@ export const BOOKKEEPING_DDL = [
 ) STRICT, WITHOUT ROWID`,
   `CREATE UNIQUE INDEX __aipcs_record_branch_one_primary ON __aipcs_record_branch (principal_id, entity_name, record_id) WHERE role = 'primary'`,
   `CREATE INDEX __aipcs_record_branch_scope ON __aipcs_record_branch (principal_id, branch_id, role, entity_name, record_id)`,
+  // Export pages memberships in (branch, entity, record, role) order: the
+  // scope index has role second and would sort a whole branch for each page.
+  `CREATE INDEX __aipcs_record_branch_export ON __aipcs_record_branch (principal_id, branch_id, entity_name, record_id, role)`,
   `CREATE TABLE __aipcs_list_member (
   entity_name TEXT NOT NULL,
   field_name TEXT NOT NULL,
