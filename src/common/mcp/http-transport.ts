@@ -33,6 +33,8 @@ const DEFAULT_SHUTDOWN_GRACE_MS = 5_000;
 /** How much of a refused request's body is read away before the refusal is sent. */
 const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
 const DISCARD_LIMIT_MS = 10_000;
+/** How often an open SSE response carries a comment line, so idle streams stay alive (as from the reference's SSE responses). */
+const DEFAULT_KEEPALIVE_MS = 15_000;
 
 export interface HttpTransportOptions {
   /** Literal IP to bind. */
@@ -59,6 +61,8 @@ export interface HttpTransportOptions {
   readonly maxBodyBytes?: number;
   readonly maxDepth?: number;
   readonly shutdownGraceMs?: number;
+  /** Interval of the `: ping` comments on open SSE responses (default 15 s). */
+  readonly keepAliveMs?: number;
   /** Called after a session has been closed, with the reason (tests and diagnostics). */
   readonly onSessionClosed?: (reason: SessionCloseReason) => void;
 }
@@ -148,6 +152,45 @@ export function isSupportedProtocolVersion(header: string | undefined, supported
 
 function acceptsEventStream(header: string | undefined): boolean {
   return header !== undefined && header.toLowerCase().includes('text/event-stream');
+}
+
+/**
+ * True when `requestPath` is the endpoint path with its trailing slashes
+ * removed or one slash added (`/mcp/` for `/mcp`, `/mcp` for `/mcp/`): such a
+ * request is redirected to the endpoint, as the reference's router does, so a
+ * client configured with either spelling of the URL reaches it.
+ */
+export function isSlashVariant(requestPath: string, path: string): boolean {
+  if (requestPath === '/' || requestPath === path) return false;
+  const variant = requestPath.endsWith('/') ? requestPath.replace(/\/+$/, '') : `${requestPath}/`;
+  return variant === path;
+}
+
+/**
+ * Writes an SSE comment line every `intervalMs` while an event-stream response
+ * is open, from its headers until it ends. Clients skip comments; a client or
+ * proxy with a read timeout (the Python SDK client waits five minutes by
+ * default) no longer drops a quiet GET stream or a slow tool call's stream.
+ * The SDK writes each event as one chunk, so a comment never lands inside one.
+ */
+function keepingAlive(res: ServerResponse, intervalMs: number): void {
+  const writeHead = res.writeHead.bind(res) as (status: number, ...rest: unknown[]) => ServerResponse;
+  (res as unknown as { writeHead: typeof writeHead }).writeHead = (status, ...rest) => {
+    const result = writeHead(status, ...rest);
+    const headers = rest.find((entry): entry is Record<string, unknown> => typeof entry === 'object' && entry !== null && !Array.isArray(entry));
+    const named = (name: string): unknown => (headers ? Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1] : undefined);
+    const type = named('content-type');
+    // A response whose length is known is complete already: nothing to keep open.
+    if (status === 200 && typeof type === 'string' && type.startsWith('text/event-stream') && named('content-length') === undefined) {
+      const timer = setInterval(() => {
+        if (res.writableEnded || res.destroyed) clearInterval(timer);
+        else res.write(': ping\n\n');
+      }, intervalMs);
+      timer.unref();
+      res.once('close', () => clearInterval(timer));
+    }
+    return result;
+  };
 }
 
 function singleHeader(value: string | string[] | undefined): string | undefined {
@@ -265,6 +308,13 @@ async function rejection(
   res.end(body);
 }
 
+/** 307 to `location` (a path on this listener), with no body; a request body is read away first, as for a refusal. */
+async function redirection(res: ServerResponse, location: string): Promise<void> {
+  await discardBody(res.req);
+  res.writeHead(307, { Location: location, 'Content-Length': '0', Connection: 'close' });
+  res.end();
+}
+
 /** Reads at most `maxBytes`; a declared or actual larger body stops the read at once. */
 function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> {
   const declared = req.headers['content-length'];
@@ -326,6 +376,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxDepth = options.maxDepth ?? MAX_REQUEST_DEPTH;
   const idleMs = options.sessionIdleTimeoutMs;
+  const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS;
   // Checked here rather than by the SDK's transport, which accepts every
   // revision it knows (2024-10-07 too) whatever the server negotiates.
   const protocolVersions = options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
@@ -532,7 +583,14 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     res.sendDate = false;
     const url = req.url ?? '';
     const query = url.indexOf('?');
-    if ((query === -1 ? url : url.slice(0, query)) !== options.path) return rejection(res, 404, -32000, 'Not Found');
+    const requestPath = query === -1 ? url : url.slice(0, query);
+    if (requestPath !== options.path) {
+      // The other spelling of the endpoint (trailing slash added or dropped):
+      // 307 to the endpoint, query kept, as the reference's router answers;
+      // the client repeats the request there, method and body unchanged.
+      if (isSlashVariant(requestPath, options.path)) return redirection(res, `${options.path}${query === -1 ? '' : url.slice(query)}`);
+      return rejection(res, 404, -32000, 'Not Found');
+    }
     const method = req.method ?? '';
     // The checks in the order of the spec's table. X-Forwarded-* is never read.
     if (method === 'POST' && !isJsonContentType(singleHeader(req.headers['content-type']))) {
@@ -554,6 +612,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     const rawSession = req.headers['mcp-session-id'];
     if (Array.isArray(rawSession)) return rejection(res, 400, -32000, 'Bad Request: Mcp-Session-Id header must appear once');
     const sessionId = rawSession === undefined || rawSession === '' ? undefined : rawSession;
+    if (method !== 'DELETE') keepingAlive(res, keepAliveMs);
     if (method === 'POST') {
       busyRequests++;
       try {
