@@ -15,6 +15,7 @@ import {
   type BranchQuery,
   type BranchRole,
   type ColumnLayout,
+  type ColumnType,
   type EntityLayout,
   type DuplicateValue,
   type FacetCount,
@@ -45,6 +46,27 @@ import { PostgresStagingTx } from './staging.js';
 import { compareLayout, equalityKey, insertStoreMeta, lockStore, quoteColumn, schemaOf, selectColumn, storeKeysDdl, storeTablesDdl, writeFenceRow, type PostgresServiceStores } from './service-store.js';
 
 
+
+/** Ids a probe counts at most when choosing which range drives a page. */
+const RANGE_PROBE_CAP = 1000;
+
+/** An index range of record ids in id order (alias "d"), as queryRecords drives or checks it. */
+interface IdRange {
+  readonly from: string;
+  /** The range's record id column. */
+  readonly id: string;
+  /** Its condition on "d", allocating its parameters with `next`. */
+  readonly where: (next: (value: unknown) => string) => string;
+  /** Set for an equality filter, which is checked on the record itself. */
+  readonly equality?: { readonly field: string; readonly type: ColumnType | undefined; readonly encoded: unknown };
+}
+
+/** `alias.field = value`; a hashed key walks its index, the value itself decides. */
+function equalityCondition(alias: string, field: string, type: ColumnType | undefined, value: string): string {
+  const column = `${alias}.${quoteColumn(field)}`;
+  const key = equalityKey(column, type);
+  return key === column ? `${column} = ${value}` : `${key} = ${equalityKey(value, type)} AND ${column} = ${value}`;
+}
 
 function decodeValue(type: string, value: unknown): FieldValue {
   if (value === null || value === undefined) return null;
@@ -106,61 +128,91 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   /**
-   * A page of records in id order. Without a membership or branch scope the
-   * entity's (owner_id, …, id) indexes deliver the order. With one, the first
-   * scope's own index (member or branch rows keyed by record id) drives the
-   * page: each of its rows looks its record up by primary key in a LATERAL
-   * subquery that the planner cannot flatten (LIMIT 1; ids are unique), so the
-   * walk stays in id order and stops at the limit instead of hashing or
-   * scanning the entity. Further scopes are checked per record with EXISTS.
+   * A page of records in id order. Each filter and the branch scope is a
+   * range of record ids an index yields in id order (alias "d"): a member's
+   * rows, the branch's membership rows, or the entity's own rows through an
+   * equality's (owner_id, key, id) index. With one equality alone the planner
+   * walks its index; otherwise one range drives the page (with several, the
+   * smallest: see rangeSizes) and each of its rows looks its record up by
+   * primary key in a LATERAL subquery that the planner cannot flatten (LIMIT
+   * 1; ids are unique), so the walk stays in id order and stops at the limit
+   * instead of hashing or scanning the entity. The other ranges are checked
+   * per record.
    */
   async queryRecords(entity: EntityLayout, query: RecordQuery): Promise<StoredRecord[]> {
+    const types = new Map(entity.columns.map((column) => [column.name, column.type]));
+    const table = this.table(entity.name);
+    const ranges: IdRange[] = [];
+    for (const filter of query.filters) {
+      if (filter.kind !== 'member') continue;
+      ranges.push({
+        from: `${this.s}."__aipcs_list_member"`,
+        id: 'd."record_id"',
+        where: (next) => `d."principal_id" = $1 AND d."entity_name" = ${next(entity.name)} AND d."field_name" = ${next(filter.field)} AND d."member" = ${next(filter.value)}`,
+      });
+    }
+    const branch = query.branch;
+    if (branch) {
+      ranges.push({
+        from: `${this.s}."__aipcs_record_branch"`,
+        id: 'd."record_id"',
+        where: (next) => `d."principal_id" = $1 AND d."branch_id" = ${next(branch.branchId)} AND d."role" = ${next(branch.role)} AND d."entity_name" = ${next(entity.name)}`,
+      });
+    }
+    for (const filter of query.filters) {
+      if (filter.kind !== 'equals') continue;
+      const type = types.get(filter.field);
+      const encoded = encodeValue(type ?? 'text', filter.value);
+      ranges.push({ from: table, id: 'd."id"', where: (next) => `d."owner_id" = $1 AND ${equalityCondition('d', filter.field, type, next(encoded))}`, equality: { field: filter.field, type, encoded } });
+    }
+    const sizes = ranges.length < 2 ? [] : await this.rangeSizes(ranges, query.afterId);
+    const driverIndex = sizes.indexOf(Math.min(...sizes));
+    const driver = ranges.length === 1 && ranges[0]?.equality !== undefined ? undefined : ranges[Math.max(0, driverIndex)];
+
     const params: unknown[] = [this.principalId];
     const next = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
     };
-    const types = new Map(entity.columns.map((column) => [column.name, column.type]));
-    const after = query.afterId === null ? null : next(query.afterId);
-    const conditions: string[] = [];
-    // Each scope: a table of rows keyed by record id, and what selects its rows for this query (alias "d").
-    const scopes: { from: string; where: string }[] = [];
-    const entityName = query.branch !== null || query.filters.some((filter) => filter.kind === 'member') ? next(entity.name) : '';
-    for (const filter of query.filters) {
-      if (filter.kind === 'equals') {
-        const column = `r.${quoteColumn(filter.field)}`;
-        const type = types.get(filter.field);
-        const value = next(encodeValue(type ?? 'text', filter.value));
-        const key = equalityKey(column, type);
-        // A hashed key walks its index; the value itself decides.
-        conditions.push(key === column ? `${column} = ${value}` : `${key} = ${equalityKey(value, type)} AND ${column} = ${value}`);
-      } else {
-        scopes.push({
-          from: `${this.s}."__aipcs_list_member"`,
-          where: `d."principal_id" = $1 AND d."entity_name" = ${entityName} AND d."field_name" = ${next(filter.field)} AND d."member" = ${next(filter.value)}`,
-        });
-      }
+    const conditions = ['r."owner_id" = $1'];
+    for (const range of ranges) {
+      if (range === driver) continue;
+      if (range.equality) conditions.push(equalityCondition('r', range.equality.field, range.equality.type, next(range.equality.encoded)));
+      else conditions.push(`EXISTS (SELECT 1 FROM ${range.from} AS d WHERE ${range.where(next)} AND ${range.id} = r."id")`);
     }
-    if (query.branch) {
-      scopes.push({
-        from: `${this.s}."__aipcs_record_branch"`,
-        where: `d."principal_id" = $1 AND d."branch_id" = ${next(query.branch.branchId)} AND d."role" = ${next(query.branch.role)} AND d."entity_name" = ${entityName}`,
-      });
-    }
-    const [driver, ...checks] = scopes;
-    for (const check of checks) conditions.push(`EXISTS (SELECT 1 FROM ${check.from} AS d WHERE ${check.where} AND d."record_id" = r."id")`);
     const select = this.selectList(entity);
     let sql: string;
     if (driver === undefined) {
-      const where = ['r."owner_id" = $1', ...conditions, ...(after === null ? [] : [`r."id" > ${after}`])];
-      sql = `SELECT ${select} FROM ${this.table(entity.name)} AS r WHERE ${where.join(' AND ')} ORDER BY r."id" LIMIT ${next(query.limit)}`;
+      if (query.afterId !== null) conditions.push(`r."id" > ${next(query.afterId)}`);
+      sql = `SELECT ${select} FROM ${table} AS r WHERE ${conditions.join(' AND ')} ORDER BY r."id" LIMIT ${next(query.limit)}`;
     } else {
-      const inner = ['r."id" = d."record_id"', 'r."owner_id" = $1', ...conditions];
+      const inner = [`r."id" = ${driver.id}`, ...conditions];
+      const outer = [driver.where(next), ...(query.afterId === null ? [] : [`${driver.id} > ${next(query.afterId)}`])];
       sql =
-        `SELECT r.* FROM ${driver.from} AS d CROSS JOIN LATERAL (SELECT ${select} FROM ${this.table(entity.name)} AS r WHERE ${inner.join(' AND ')} LIMIT 1) AS r ` +
-        `WHERE ${driver.where}${after === null ? '' : ` AND d."record_id" > ${after}`} ORDER BY d."record_id" LIMIT ${next(query.limit)}`;
+        `SELECT r.* FROM ${driver.from} AS d CROSS JOIN LATERAL (SELECT ${select} FROM ${table} AS r WHERE ${inner.join(' AND ')} LIMIT 1) AS r ` +
+        `WHERE ${outer.join(' AND ')} ORDER BY ${driver.id} LIMIT ${next(query.limit)}`;
     }
     return (await this.session.rows<Row>(sql, params)).map((row) => this.toRecord(entity, row));
+  }
+
+  /**
+   * How many ids past the cursor each range holds, counted up to
+   * RANGE_PROBE_CAP, in one statement. A common first filter would otherwise
+   * drive the page and walk most of the entity to find the few rows a rare
+   * second filter allows.
+   */
+  private async rangeSizes(ranges: readonly IdRange[], afterId: string | null): Promise<number[]> {
+    const params: unknown[] = [this.principalId];
+    const next = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const after = afterId === null ? null : next(afterId);
+    const counts = ranges.map(
+      (range, i) => `(SELECT count(*) FROM (SELECT 1 FROM ${range.from} AS d WHERE ${range.where(next)}${after === null ? '' : ` AND ${range.id} > ${after}`} LIMIT ${RANGE_PROBE_CAP}) AS s) AS "c${i}"`,
+    );
+    const row = await this.session.first<Record<string, bigint>>(`SELECT ${counts.join(', ')}`, params);
+    return ranges.map((_, i) => Number(row?.[`c${i}`] ?? 0n));
   }
 
   async history(entityName: string, recordId: string | null, afterSequence: bigint | null, limit: number): Promise<StoredHistoryEvent[]> {

@@ -38,6 +38,9 @@ import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordColumnValue, rec
 import { SqliteStagingTx } from './staging.js';
 import { BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
 
+/** Ids a probe counts at most when choosing which range drives a page. */
+const RANGE_PROBE_CAP = 1000;
+
 function encodeValue(type: string, value: FieldValue): unknown {
   if (value === null) return null;
   if (type === 'boolean') return value ? 1n : 0n;
@@ -105,34 +108,60 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   /**
-   * One keyset page in id order. The most selective ordered source drives the
-   * scan, so that it walks an index in record-id order and stops at LIMIT: a
-   * membership filter's member rows, else a branch scope's membership rows,
-   * else the entity itself (equality filters use its `(field, id)` indexes).
-   * CROSS JOIN fixes that order for SQLite's planner.
+   * One keyset page in id order. One ordered source drives the scan, so that
+   * it walks an index in record-id order and stops at LIMIT: a membership
+   * filter's member rows, a branch scope's membership rows, or the entity
+   * itself through one equality's `(field, id)` index; with several, the
+   * smallest (see smallestRange). CROSS JOIN fixes that order for SQLite's
+   * planner.
    */
   async queryRecords(entity: EntityLayout, query: RecordQuery): Promise<StoredRecord[]> {
     const types = new Map(entity.columns.map((column) => [column.name, column.type]));
-    const members = query.filters.filter((filter) => filter.kind === 'member');
     const table = quoteIdentifier(entity.name);
-    let from: string;
-    let order: string;
+    // Each filter and the branch scope is a range of record ids an index
+    // yields in id order (alias "d"); one of them drives the page, the others
+    // are checked per row. Default order: members, branch scope, equalities.
+    const ranges: { from: string; where: string; params: unknown[]; id: string; check: string }[] = [];
+    for (const filter of query.filters) {
+      if (filter.kind !== 'member') continue;
+      ranges.push({
+        from: '__aipcs_list_member',
+        where: 'd.entity_name = ? AND d.field_name = ? AND d.member = ?',
+        params: [entity.name, filter.field, filter.value],
+        id: 'd.record_id',
+        check: `EXISTS (SELECT 1 FROM __aipcs_list_member AS d WHERE d.entity_name = ? AND d.field_name = ? AND d.member = ? AND d.record_id = r."id")`,
+      });
+    }
+    if (query.branch) {
+      const where = 'd.principal_id = ? AND d.branch_id = ? AND d.role = ? AND d.entity_name = ?';
+      ranges.push({
+        from: '__aipcs_record_branch',
+        where,
+        params: [this.principalId, query.branch.branchId, query.branch.role, entity.name],
+        id: 'd.record_id',
+        check: `EXISTS (SELECT 1 FROM __aipcs_record_branch AS d WHERE ${where} AND d.record_id = r."id")`,
+      });
+    }
+    for (const filter of query.filters) {
+      if (filter.kind !== 'equals') continue;
+      const column = quoteIdentifier(filter.field);
+      ranges.push({ from: table, where: `d.${column} = ?`, params: [encodeValue(types.get(filter.field) ?? 'text', filter.value)], id: 'd."id"', check: `r.${column} = ?` });
+    }
+    const driverIndex = this.smallestRange(ranges, query.afterId);
+    const driver = ranges[driverIndex];
     const where: string[] = [];
     const params: unknown[] = [];
-    const [driver, ...otherMembers] = members;
-    if (driver) {
-      from = `__aipcs_list_member AS d CROSS JOIN ${table} AS r ON r."id" = d.record_id`;
-      order = 'd.record_id';
-      where.push('d.entity_name = ? AND d.field_name = ? AND d.member = ?');
-      params.push(entity.name, driver.field, driver.value);
-    } else if (query.branch) {
-      from = `__aipcs_record_branch AS d CROSS JOIN ${table} AS r ON r."id" = d.record_id`;
-      order = 'd.record_id';
-      where.push('d.principal_id = ? AND d.branch_id = ? AND d.role = ? AND d.entity_name = ?');
-      params.push(this.principalId, query.branch.branchId, query.branch.role, entity.name);
-    } else {
-      from = `${table} AS r`;
-      order = 'r."id"';
+    let from = `${table} AS r`;
+    let order = 'r."id"';
+    // CROSS JOIN keeps the driving range the outer loop. An equality drives
+    // from the entity table itself, which joins itself by id only when other
+    // equalities are checked too (the planner could walk their index instead).
+    const joined = driver !== undefined && (driver.from !== table || ranges.some((range, i) => i !== driverIndex && range.from === table));
+    if (driver && joined) {
+      from = `${driver.from} AS d CROSS JOIN ${table} AS r ON r."id" = ${driver.id}`;
+      order = driver.id;
+      where.push(driver.where);
+      params.push(...driver.params);
     }
     if (query.afterId !== null) {
       where.push(`${order} > ?`);
@@ -140,22 +169,39 @@ export class SqliteDataTx implements OperatorDataWriter {
     }
     where.push('r."owner_id" = ?');
     params.push(this.principalId);
-    for (const filter of query.filters) {
-      if (filter.kind !== 'equals') continue;
-      where.push(`r.${quoteIdentifier(filter.field)} = ?`);
-      params.push(encodeValue(types.get(filter.field) ?? 'text', filter.value));
-    }
-    for (const filter of otherMembers) {
-      where.push(`EXISTS (SELECT 1 FROM __aipcs_list_member AS m WHERE m.entity_name = ? AND m.field_name = ? AND m.member = ? AND m.record_id = r."id")`);
-      params.push(entity.name, filter.field, filter.value);
-    }
-    if (query.branch && driver) {
-      where.push(`EXISTS (SELECT 1 FROM __aipcs_record_branch AS b WHERE b.principal_id = ? AND b.entity_name = ? AND b.record_id = r."id" AND b.branch_id = ? AND b.role = ?)`);
-      params.push(this.principalId, entity.name, query.branch.branchId, query.branch.role);
+    for (const [i, range] of ranges.entries()) {
+      if (i === driverIndex && joined) continue;
+      where.push(range.check);
+      params.push(...range.params);
     }
     params.push(BigInt(query.limit));
     const sql = `SELECT ${this.selectList(entity)} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`;
     return (prepared(this.db, sql).all(...params) as Row[]).map((row) => this.toRecord(entity, row));
+  }
+
+  /**
+   * Which range drives a page: with several, the one with the fewest ids past
+   * the cursor, each counted up to RANGE_PROBE_CAP (ties keep the default
+   * order). A common first filter would otherwise walk most of the entity to
+   * find the few rows a rare second filter allows.
+   */
+  private smallestRange(ranges: readonly { from: string; where: string; params: unknown[]; id: string }[], afterId: string | null): number {
+    if (ranges.length < 2) return 0;
+    let best = 0;
+    let bestCount = RANGE_PROBE_CAP + 1;
+    for (const [i, range] of ranges.entries()) {
+      if (bestCount === 0) break;
+      const after = afterId === null ? '' : ` AND ${range.id} > ?`;
+      const sql = `SELECT count(*) AS n FROM (SELECT 1 FROM ${range.from} AS d WHERE ${range.where}${after} LIMIT ?)`;
+      // Counting past the smallest range so far cannot make this one the smallest.
+      const cap = Math.min(RANGE_PROBE_CAP, bestCount);
+      const count = Number((prepared(this.db, sql).get(...range.params, ...(afterId === null ? [] : [afterId]), BigInt(cap)) as { n: bigint }).n);
+      if (count < bestCount) {
+        best = i;
+        bestCount = count;
+      }
+    }
+    return best;
   }
 
   async history(entityName: string, recordId: string | null, afterSequence: bigint | null, limit: number): Promise<StoredHistoryEvent[]> {
