@@ -679,8 +679,10 @@ export class PostgresServiceData implements OperatorDataPort {
       for (const ddl of storeKeysDdl(schema, layout)) await session.run(ddl);
       if ((await compareLayout(session, schema, expected)) !== 'matches') throw new StorageFailure('incompatible');
       // A freshly imported store has no planner statistics until autovacuum
-      // reaches it; without them keyset pages fall back to scan-and-sort.
-      await session.run(`ANALYZE ${layout.entities.map((entity) => `${quoteIdentifier(schema)}.${quoteIdentifier(entity.name)}`).concat(`${quoteIdentifier(schema)}."__aipcs_list_member"`).join(', ')}`);
+      // reaches it; without them keyset pages fall back to scan-and-sort, and
+      // branch-scope pages and member deletes walk whole ranges.
+      const tables = [...layout.entities.map((entity) => quoteIdentifier(entity.name)), '"__aipcs_list_member"', '"__aipcs_memory_branch"', '"__aipcs_record_branch"', '"__aipcs_record_history"'];
+      await session.run(`ANALYZE ${tables.map((table) => `${quoteIdentifier(schema)}.${table}`).join(', ')}`);
       return result;
     });
   }

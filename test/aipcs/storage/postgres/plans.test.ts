@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
+import type { OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
 import type { EntityLayout, RecordQuery, StorageLocator, StoredRecord } from '../../../../src/aipcs/core/ports.js';
 import { PgSession } from '../../../../src/aipcs/storage/postgres/connection.js';
 import { openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
@@ -49,7 +49,7 @@ expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s record query plans', (_version, cluster: ClusterInfo) => {
   let db: TestDatabase;
-  let storage: StoragePorts;
+  let storage: OperatorStoragePorts;
 
   beforeEach(async () => {
     db = await createTestDatabase(cluster);
@@ -249,5 +249,34 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       { table: `${namespace}.note`, column: 'project_id', indexed: true },
       { table: `${namespace}.person`, column: 'project_id', indexed: true },
     ]);
+  });
+
+  it('leaves an imported store with planner statistics for its records, branches, memberships and history', async () => {
+    const app = appOver(storage, { principalId: PRINCIPAL });
+    const serviceId = randomUUID();
+    const locator: StorageLocator = { backend: 'postgresql', namespace: `svc_${serviceId.replaceAll('-', '')}` };
+    const layout = app.lifecycle.layoutOf(manifest(notesManifest()));
+    const note = layout.entities.find((entity) => entity.name === 'note');
+    if (!note) throw new Error('no note entity');
+    const branchId = randomUUID();
+    await storage.data.stage(locator, PRINCIPAL, layout, async (tx) => {
+      const records = Array.from({ length: 50 }, (_, i): StoredRecord => ({ id: randomUUID(), createdAt: 1_800_000_000_000_000n, updatedAt: 1_800_000_000_000_000n, createdVia: 'mcp', recordVersion: 1n, fields: { title: `note ${i}`, tags: ['a'] } }));
+      await tx.insertRecords(note, records);
+      await tx.insertBranches([{ id: branchId, slug: 'b', title: 'B', intent: 'I', branchType: null, parentId: null, status: 'active', retrievalSummary: null, createdAt: 1_800_000_000_000_000n, updatedAt: 1_800_000_000_000_000n, branchRevision: 1n }]);
+      await tx.putMemberships(records.map((record) => ({ branchId, entityName: 'note', recordId: record.id, role: 'related' })), 1_800_000_000_000_000n);
+      await tx.holdHistory(records.map((record) => ({ entityName: 'note', recordId: record.id, recordVersion: 1n, kind: 'create', before: null, after: record.fields, occurredAt: record.createdAt })));
+      await tx.appendHeldHistory();
+    });
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ relname: string; analysed: boolean }>(
+        `SELECT c.relname, c.reltuples >= 0 AS analysed FROM pg_class c WHERE c.relnamespace = $1::regnamespace AND c.relkind = 'r' AND c.relname IN ('note', '__aipcs_list_member', '__aipcs_memory_branch', '__aipcs_record_branch', '__aipcs_record_history') ORDER BY 1`,
+        [locator.namespace],
+      );
+      expect(rows).toEqual(['__aipcs_list_member', '__aipcs_memory_branch', '__aipcs_record_branch', '__aipcs_record_history', 'note'].map((relname) => ({ relname, analysed: true })));
+    } finally {
+      await client.end();
+    }
   });
 });
