@@ -10,6 +10,7 @@ import { hostname as osHostname, uptime } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { processExists } from '../common/process.js';
+import { readRegularText } from '../common/regular-file.js';
 import { AigptError, errnoCode } from './errors.js';
 import { LOCK_TIMEOUT_MS } from './limits.js';
 
@@ -139,7 +140,8 @@ type SeenLock = { readonly raw: string; readonly content: LockContent | undefine
 async function readLock(path: string): Promise<SeenLock> {
   let raw: string;
   try {
-    raw = await fs.readFile(path, 'utf8');
+    // Never blocks: a FIFO named like a lock file fails the write instead of hanging every writer.
+    raw = await readRegularText(path);
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return 'gone';
     throw error;

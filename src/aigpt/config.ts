@@ -255,7 +255,10 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
   }
 
   const appDir = join(configBaseDir(environment), CONFIG_APP_DIR);
-  const base = expandPath(stringField('path'), appDir, environment);
+  const pathValue = stringField('path');
+  // No file system takes a NUL in a path; Node's refusal would echo the raw value.
+  if (pathValue?.includes('\0') === true) throw invalid('bot.path holds a NUL character');
+  const base = expandPath(pathValue, appDir, environment);
   const identity = environment.platform === 'win32' ? handle : did;
   const absoluteBase = resolve(environment.cwd(), resolveParentSteps(base, environment.cwd, environment.platform));
   return {

@@ -8,6 +8,7 @@ import { promises as fs, constants as fsConstants } from 'node:fs';
 import { join } from 'node:path';
 import { isJsonObject, type JsonValue, parseJson } from '../common/json.js';
 import { Mutex } from '../common/mutex.js';
+import { readRegularText } from '../common/regular-file.js';
 import { acquireCollectionLock, type LockOptions } from './collection-lock.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { exists, type FaultHook, fsyncDir, noFault, replaceFileAtomic, writeExclusiveSynced, writeNewFileAtomic } from './fs-atomic.js';
@@ -243,10 +244,7 @@ export class MemoryStore {
     // records of an uncommitted compress, or half-written saves.
     const removedTemps: string[] = [];
     for (const name of await this.listAll()) {
-      if (isTempName(name)) {
-        await fs.rm(join(dir, name), { force: true });
-        removedTemps.push(name);
-      }
+      if (isTempName(name) && (await unlinkTempFile(join(dir, name)))) removedTemps.push(name);
     }
     if (removedTemps.length > 0 || journal === 'invalid') await fsyncDir(dir);
     return { rolledForward: journal !== undefined && journal !== 'invalid', removedTemps, problems };
@@ -257,7 +255,8 @@ export class MemoryStore {
     const path = join(this.tree.memoryDir, JOURNAL_FILE);
     let text: string;
     try {
-      text = await fs.readFile(path, 'utf8');
+      // Never blocks: a FIFO in the journal's place fails the write instead of hanging it.
+      text = await readRegularText(path);
     } catch (error) {
       if (errnoCode(error) === 'ENOENT') return undefined;
       throw failedTo('read_failed', path, error);
@@ -605,6 +604,23 @@ export class MemoryStore {
       }
     };
     return this.writes.run(run);
+  }
+}
+
+/**
+ * Spec 7.5 unlinks temp *files*. A folder that merely has a temp name was not
+ * made by a writer: it stays (false), instead of failing every write with
+ * the file system's text. True when the file was removed.
+ */
+async function unlinkTempFile(path: string): Promise<boolean> {
+  try {
+    await fs.unlink(path);
+    return true;
+  } catch (error) {
+    const code = errnoCode(error);
+    // unlink(2) of a folder: EISDIR on Linux, EPERM on macOS.
+    if (code === 'ENOENT' || code === 'EISDIR' || code === 'EPERM') return false;
+    throw error;
   }
 }
 

@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { constants } from 'node:fs';
 import { AipError } from '../core/errors.js';
 import { processExists } from '../../common/process.js';
+import { readRegularText } from '../../common/regular-file.js';
 import { errorCode } from './object-store.js';
 
 export interface LockOptions {
@@ -21,7 +22,7 @@ export interface LockOptions {
 
 async function readText(path: string): Promise<string | null> {
   try {
-    return await readFile(path, 'utf8');
+    return await readRegularText(path);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return null;
     throw error;

@@ -2,7 +2,7 @@
 // compare-and-swap under the lock, verified object writes (the store
 // invariant, 5.7), ID resolution, reverse queries answered from the index but
 // confirmed against the objects, the index kept present, and full verification.
-import { lstat, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
@@ -15,6 +15,7 @@ import { isId } from '../core/value-rules.js';
 import { GraphVerifier, type LoadResult, type ObjectSource } from '../core/verify-graph.js';
 import { DEFAULT_CONFIG, defaultConfigText, parseConfig, type RepositoryConfig } from './config.js';
 import { processExists } from '../../common/process.js';
+import { NotRegularFileError, readRegularText } from '../../common/regular-file.js';
 import { withLock } from './lock.js';
 import { ObjectStore, errorCode, fsyncDirectory } from './object-store.js';
 import { ReverseIndex, type IndexLine, type TargetedIndexLine } from './reverse-index.js';
@@ -162,9 +163,9 @@ export class Repository {
     if (!(await isDirectory(join(abs, '.aip')))) throw new AipError('repo.not_found', `no .aip repository in ${abs}`);
     let text: string;
     try {
-      text = await readFile(join(abs, '.aip', 'config.json'), 'utf8');
+      text = await readRegularText(join(abs, '.aip', 'config.json'));
     } catch (error) {
-      throw new AipError('repo.config', `cannot read .aip/config.json: ${errorCode(error) ?? 'error'}`);
+      throw new AipError('repo.config', `cannot read .aip/config.json: ${readFailure(error)}`);
     }
     const config = parseConfig(text);
     if (!config.ok) throw config.error;
@@ -187,9 +188,9 @@ export class Repository {
   async readHead(): Promise<Id> {
     let text: string;
     try {
-      text = await readFile(join(this.aipDir, 'HEAD'), 'utf8');
+      text = await readRegularText(join(this.aipDir, 'HEAD'));
     } catch (error) {
-      throw new AipError('io', `cannot read .aip/HEAD: ${errorCode(error) ?? 'error'}`);
+      throw new AipError('io', `cannot read .aip/HEAD: ${readFailure(error)}`);
     }
     const id = text.endsWith('\n') ? text.slice(0, -1) : text;
     if (!isId(id)) throw new AipError('io', '.aip/HEAD does not hold a state ID');
@@ -422,6 +423,11 @@ export class Repository {
 }
 
 /** Why an index line naming `object` as its source is not true of it, or undefined when it is. */
+/** Why config.json or HEAD could not be read: the errno code, or that a FIFO or the like stands in its place. */
+function readFailure(error: unknown): string {
+  return error instanceof NotRegularFileError ? error.message : (errorCode(error) ?? 'error');
+}
+
 function wrongLineReason(line: IndexLine, target: Id, object: AipObject): string | undefined {
   if (line.type !== object.type || line.version !== object.version) {
     return `its source is ${object.type}/${object.version}, not ${line.type}/${line.version}`;

@@ -4,11 +4,12 @@
 // answers raw lines; the repository confirms them against the objects.
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AipObject, Id, ObjectType } from '../core/objects.js';
 import { indexEntriesOf } from '../core/references.js';
 import { isId } from '../core/value-rules.js';
+import { readRegularText } from '../../common/regular-file.js';
 import { errorCode, fsyncDirectory, type ObjectStore } from './object-store.js';
 
 export interface IndexLine {
@@ -96,7 +97,7 @@ export class ReverseIndex {
   async generation(): Promise<string | undefined> {
     let text: string;
     try {
-      text = await readFile(this.markerPath, 'utf8');
+      text = await readRegularText(this.markerPath);
     } catch (error) {
       if (notThere(error)) return undefined;
       throw error;
@@ -146,7 +147,7 @@ export class ReverseIndex {
   async linesFor(target: Id): Promise<IndexLine[]> {
     let text: string;
     try {
-      text = await readFile(join(this.refsDir, target.slice(0, 2), target.slice(2)), 'utf8');
+      text = await readRegularText(join(this.refsDir, target.slice(0, 2), target.slice(2)));
     } catch (error) {
       if (notThere(error)) return [];
       throw error;
@@ -178,9 +179,10 @@ export class ReverseIndex {
         if (!isId(target)) continue;
         let text: string;
         try {
-          text = await readFile(join(this.refsDir, fanout, name), 'utf8');
+          text = await readRegularText(join(this.refsDir, fanout, name));
         } catch (error) {
-          if (notThere(error) || errorCode(error) === 'EISDIR') continue;
+          // A folder or a FIFO where a refs file belongs holds no lines.
+          if (notThere(error) || errorCode(error) === 'EISDIR' || errorCode(error) === 'ENOTREG') continue;
           throw error;
         }
         for (const line of parseLines(text)) {
