@@ -65,6 +65,21 @@ function commandPath(command: Command): string {
 }
 
 /**
+ * An unknown option is named without the value glued to it: a guessed
+ * `--postgres-dsn=postgresql://user:secret@host/db` (the flag is
+ * `--postgres-dsn-env`) must not print the DSN (spec §2.9), nor `-pSECRET`
+ * its tail. Commander's text is `error: unknown option '<arg>'` and an
+ * optional suggestion line.
+ */
+function withoutOptionValue(message: string): string {
+  const match = /^error: unknown option '([\s\S]*)'(\n\(Did you mean [^\n]*\))?$/.exec(message);
+  if (!match) return 'error: unknown option';
+  const arg = match[1] ?? '';
+  const name = arg.startsWith('--') ? arg.split('=', 1)[0] : arg.slice(0, 2);
+  return `error: unknown option '${name}'${match[2] ?? ''}`;
+}
+
+/**
  * Parser errors read like argparse's (spec §1.3): a `usage:` line, then
  * `aipcs status: error: …`, on stderr, exit 2 (set by runAipcsCli). A group
  * called without its subcommand (`aipcs`, `aipcs service`) is such an error
@@ -78,7 +93,8 @@ class AipcsCommand extends Command {
   override error(message: string, errorOptions?: { code?: string; exitCode?: number }): never {
     const path = commandPath(this);
     this.configureOutput().writeErr?.(`usage: ${path} ${this.usage()}\n`);
-    return super.error(`${path}: ${message}`, errorOptions);
+    const shown = errorOptions?.code === 'commander.unknownOption' ? withoutOptionValue(message) : message;
+    return super.error(`${path}: ${shown}`, errorOptions);
   }
 
   override help(context?: HelpContext | ((text: string) => string)): never {
