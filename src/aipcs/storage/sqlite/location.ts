@@ -257,12 +257,37 @@ export function checkDatabaseFile(path: string): boolean {
 const SIDECAR_SETTLE_ATTEMPTS = 25;
 const SIDECAR_SETTLE_PAUSE_MS = 20;
 
+/** SQLite's rollback-journal header magic (bytes 0-7 of a hot journal). */
+const JOURNAL_MAGIC = Buffer.from([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]);
+
+/**
+ * Whether a rollback journal is the hot journal SQLite leaves when a process
+ * dies while switching a new, empty database to WAL (D26): valid magic and
+ * an original size of zero pages (bytes 16-19), so rolling it back, as
+ * SQLite does on the next open, can only return the file to empty.
+ */
+function journalOfEmptyDatabase(journal: string): boolean {
+  const fd = openSync(journal, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const header = Buffer.alloc(28);
+    if (readSync(fd, header, 0, 28, 0) < 28) return false;
+    return header.subarray(0, 8).equals(JOURNAL_MAGIC) && header.readUInt32BE(16) === 0;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** What is wrong with the sidecars beside the header's journal mode, or null. */
 function sidecarMix(path: string, present: ReadonlySet<string>): string | null {
   const mode = headerJournalMode(path);
   const walArtefacts = present.has('-wal') || present.has('-shm');
   if (walArtefacts && mode === 'rollback') return 'WAL files lie beside a rollback-journal database';
-  if (present.has('-journal') && (walArtefacts || mode === 'wal')) return 'a rollback journal lies beside WAL files';
+  if (present.has('-journal') && (walArtefacts || mode === 'wal')) {
+    // A kill -9 between SQLite writing the WAL header of a fresh database and
+    // unlinking its journal leaves exactly this; SQLite rolls it back to empty.
+    if (!walArtefacts && journalOfEmptyDatabase(path + '-journal')) return null;
+    return 'a rollback journal lies beside WAL files';
+  }
   return null;
 }
 
