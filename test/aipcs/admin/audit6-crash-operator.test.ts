@@ -10,7 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { aipcsBin } from '../../support/bins.js';
@@ -31,6 +31,10 @@ function leaveInterruptedWalSwitch(path: string): void {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.close();
+  writeJournalOfEmptyDatabase(path);
+}
+
+function writeJournalOfEmptyDatabase(path: string): void {
   const header = Buffer.alloc(512);
   Buffer.from([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]).copy(header, 0);
   header.writeUInt32BE(0, 8);
@@ -93,6 +97,7 @@ describe('a SQLite database left mid-way through its switch to WAL (SIGKILL)', (
     leaveInterruptedWalSwitch(storePath(root, serviceId));
 
     const next = await startAipcs(sqliteArgs(root));
+    let keptId = '';
     try {
       const retried = await next.call('aipcs_service_materialise', materialise(serviceId));
       expect(retried.error).toBeNull();
@@ -100,9 +105,28 @@ describe('a SQLite database left mid-way through its switch to WAL (SIGKILL)', (
       const replayed = await next.call('aipcs_service_materialise', materialise(serviceId));
       expect(replayed.result).toEqual(retried.result);
       const created = await next.call('aipcs_record_create', { service_id: serviceId, entity_name: 'note', record: { title: 'kept' }, idempotency_key: 'c' });
-      expect(created.ok).toBe(true);
+      keptId = (created.result?.['record'] as { id: string }).id;
     } finally {
       await next.close();
+    }
+
+    // The same journal beside a store with content is not an interrupted
+    // switch: refused, never rolled back (which would empty the store).
+    writeJournalOfEmptyDatabase(storePath(root, serviceId));
+    const refused = await startAipcs(sqliteArgs(root));
+    try {
+      const listed = await refused.call('aipcs_record_list', { service_id: serviceId, entity_name: 'note' });
+      expect(listed.error?.code).toBe('storage_unavailable');
+    } finally {
+      await refused.close();
+    }
+    unlinkSync(`${storePath(root, serviceId)}-journal`);
+    const after = await startAipcs(sqliteArgs(root));
+    try {
+      const listed = await after.call('aipcs_record_list', { service_id: serviceId, entity_name: 'note' });
+      expect((listed.result?.['records'] as { id: string }[]).map((record) => record.id)).toEqual([keptId]);
+    } finally {
+      await after.close();
     }
   });
 

@@ -262,16 +262,19 @@ const JOURNAL_MAGIC = Buffer.from([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd
 
 /**
  * Whether a rollback journal is the hot journal SQLite leaves when a process
- * dies while switching a new, empty database to WAL (D26): valid magic and
- * an original size of zero pages (bytes 16-19), so rolling it back, as
- * SQLite does on the next open, can only return the file to empty.
+ * dies while switching a new, empty database to WAL (D26): valid magic, an
+ * original size of zero pages (bytes 16-19), and a database of at most the
+ * one page the switch wrote (page size: bytes 24-27). Rolling it back, as
+ * SQLite does on the next open, can then only return that page to empty; a
+ * journal like this beside a store with content is not ours and stays unsafe.
  */
-function journalOfEmptyDatabase(journal: string): boolean {
+function journalOfEmptyDatabase(journal: string, databaseBytes: number): boolean {
   const fd = openSync(journal, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     const header = Buffer.alloc(28);
     if (readSync(fd, header, 0, 28, 0) < 28) return false;
-    return header.subarray(0, 8).equals(JOURNAL_MAGIC) && header.readUInt32BE(16) === 0;
+    const pageSize = header.readUInt32BE(24);
+    return header.subarray(0, 8).equals(JOURNAL_MAGIC) && header.readUInt32BE(16) === 0 && pageSize >= 512 && pageSize <= 65536 && databaseBytes <= pageSize;
   } finally {
     closeSync(fd);
   }
@@ -285,7 +288,7 @@ function sidecarMix(path: string, present: ReadonlySet<string>): string | null {
   if (present.has('-journal') && (walArtefacts || mode === 'wal')) {
     // A kill -9 between SQLite writing the WAL header of a fresh database and
     // unlinking its journal leaves exactly this; SQLite rolls it back to empty.
-    if (!walArtefacts && journalOfEmptyDatabase(path + '-journal')) return null;
+    if (!walArtefacts && journalOfEmptyDatabase(path + '-journal', lstatSync(path).size)) return null;
     return 'a rollback journal lies beside WAL files';
   }
   return null;
