@@ -260,21 +260,37 @@ const SIDECAR_SETTLE_PAUSE_MS = 20;
 /** SQLite's rollback-journal header magic (bytes 0-7 of a hot journal). */
 const JOURNAL_MAGIC = Buffer.from([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]);
 
+/** The page size a database header records (bytes 16-17; 1 stands for 65536), or 0 without a header. */
+function headerPageSize(path: string): number {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const bytes = Buffer.alloc(2);
+    if (readSync(fd, bytes, 0, 2, 16) < 2) return 0;
+    const size = bytes.readUInt16BE(0);
+    return size === 1 ? 65536 : size;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * Whether a rollback journal is the hot journal SQLite leaves when a process
  * dies while switching a new, empty database to WAL (D26): valid magic, an
- * original size of zero pages (bytes 16-19), and a database of at most the
- * one page the switch wrote (page size: bytes 24-27). Rolling it back, as
- * SQLite does on the next open, can then only return that page to empty; a
- * journal like this beside a store with content is not ours and stays unsafe.
+ * original size of zero pages (bytes 16-19), the database's own page size
+ * (bytes 24-27), and a database of at most the one page the switch wrote.
+ * SQLite truncates the database to the journal's original size on the next
+ * open, whatever its length, so the size is the database header's, never
+ * the journal's claim: a foreign journal claiming 64 KiB pages beside a
+ * small store with content is not ours and stays unsafe.
  */
-function journalOfEmptyDatabase(journal: string, databaseBytes: number): boolean {
+function journalOfEmptyDatabase(journal: string, database: string): boolean {
   const fd = openSync(journal, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     const header = Buffer.alloc(28);
     if (readSync(fd, header, 0, 28, 0) < 28) return false;
-    const pageSize = header.readUInt32BE(24);
-    return header.subarray(0, 8).equals(JOURNAL_MAGIC) && header.readUInt32BE(16) === 0 && pageSize >= 512 && pageSize <= 65536 && databaseBytes <= pageSize;
+    if (!header.subarray(0, 8).equals(JOURNAL_MAGIC) || header.readUInt32BE(16) !== 0) return false;
+    const pageSize = headerPageSize(database);
+    return pageSize >= 512 && pageSize <= 65536 && header.readUInt32BE(24) === pageSize && lstatSync(database).size <= pageSize;
   } finally {
     closeSync(fd);
   }
@@ -288,7 +304,7 @@ function sidecarMix(path: string, present: ReadonlySet<string>): string | null {
   if (present.has('-journal') && (walArtefacts || mode === 'wal')) {
     // A kill -9 between SQLite writing the WAL header of a fresh database and
     // unlinking its journal leaves exactly this; SQLite rolls it back to empty.
-    if (!walArtefacts && journalOfEmptyDatabase(path + '-journal', lstatSync(path).size)) return null;
+    if (!walArtefacts && journalOfEmptyDatabase(path + '-journal', path)) return null;
     return 'a rollback journal lies beside WAL files';
   }
   return null;
