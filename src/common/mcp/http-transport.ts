@@ -33,7 +33,11 @@ const DEFAULT_SHUTDOWN_GRACE_MS = 5_000;
 /** How much of a refused request's body is read away before the refusal is sent. */
 const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
 const DISCARD_LIMIT_MS = 10_000;
-/** How often an open SSE response carries a comment line, so idle streams stay alive (as from the reference's SSE responses). */
+/**
+ * How often an open SSE response carries a comment line, so idle streams stay
+ * alive (as the reference's SSE responses do). The SDK transport writes them
+ * (`: keepalive`, its default is this same interval); the listener only sets it.
+ */
 const DEFAULT_KEEPALIVE_MS = 15_000;
 
 export interface HttpTransportOptions {
@@ -61,7 +65,7 @@ export interface HttpTransportOptions {
   readonly maxBodyBytes?: number;
   readonly maxDepth?: number;
   readonly shutdownGraceMs?: number;
-  /** Interval of the `: ping` comments on open SSE responses (default 15 s). */
+  /** Interval of the SDK transport's `: keepalive` comments on open SSE responses (default 15 s). */
   readonly keepAliveMs?: number;
   /** Called after a session has been closed, with the reason (tests and diagnostics). */
   readonly onSessionClosed?: (reason: SessionCloseReason) => void;
@@ -164,33 +168,6 @@ export function isSlashVariant(requestPath: string, path: string): boolean {
   if (requestPath === '/' || requestPath === path) return false;
   const variant = requestPath.endsWith('/') ? requestPath.replace(/\/+$/, '') : `${requestPath}/`;
   return variant === path;
-}
-
-/**
- * Writes an SSE comment line every `intervalMs` while an event-stream response
- * is open, from its headers until it ends. Clients skip comments; a client or
- * proxy with a read timeout (the Python SDK client waits five minutes by
- * default) no longer drops a quiet GET stream or a slow tool call's stream.
- * The SDK writes each event as one chunk, so a comment never lands inside one.
- */
-function keepingAlive(res: ServerResponse, intervalMs: number): void {
-  const writeHead = res.writeHead.bind(res) as (status: number, ...rest: unknown[]) => ServerResponse;
-  (res as unknown as { writeHead: typeof writeHead }).writeHead = (status, ...rest) => {
-    const result = writeHead(status, ...rest);
-    const headers = rest.find((entry): entry is Record<string, unknown> => typeof entry === 'object' && entry !== null && !Array.isArray(entry));
-    const named = (name: string): unknown => (headers ? Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1] : undefined);
-    const type = named('content-type');
-    // A response whose length is known is complete already: nothing to keep open.
-    if (status === 200 && typeof type === 'string' && type.startsWith('text/event-stream') && named('content-length') === undefined) {
-      const timer = setInterval(() => {
-        if (res.writableEnded || res.destroyed) clearInterval(timer);
-        else res.write(': ping\n\n');
-      }, intervalMs);
-      timer.unref();
-      res.once('close', () => clearInterval(timer));
-    }
-    return result;
-  };
 }
 
 function singleHeader(value: string | string[] | undefined): string | undefined {
@@ -449,6 +426,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     const tools = options.createSession();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      keepAliveMs,
       // The listener has checked Host and Origin already, with the spec's status codes.
       enableDnsRebindingProtection: false,
       onsessioninitialized: (id) => {
@@ -612,7 +590,6 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     const rawSession = req.headers['mcp-session-id'];
     if (Array.isArray(rawSession)) return rejection(res, 400, -32000, 'Bad Request: Mcp-Session-Id header must appear once');
     const sessionId = rawSession === undefined || rawSession === '' ? undefined : rawSession;
-    if (method !== 'DELETE') keepingAlive(res, keepAliveMs);
     if (method === 'POST') {
       busyRequests++;
       try {

@@ -74,7 +74,7 @@ describe('aipcs serve over HTTP, as a client of the reference sees it', () => {
 
   it('keeps a quiet GET stream alive with SSE comment lines that clients skip', async () => {
     const session = await rawSession(aipcs.port);
-    const stream = await readStreamUntil(aipcs.port, session, ': ping\n\n');
+    const stream = await readStreamUntil(aipcs.port, session, ': keepalive\n\n');
     expect(stream.status).toBe(200);
     expect(stream.type).toBe('text/event-stream');
     // Only comments: no event was invented for the client.
