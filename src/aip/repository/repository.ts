@@ -422,12 +422,12 @@ export class Repository {
   }
 }
 
-/** Why an index line naming `object` as its source is not true of it, or undefined when it is. */
 /** Why config.json or HEAD could not be read: the errno code, or that a FIFO or the like stands in its place. */
 function readFailure(error: unknown): string {
   return error instanceof NotRegularFileError ? error.message : (errorCode(error) ?? 'error');
 }
 
+/** Why an index line naming `object` as its source is not true of it, or undefined when it is. */
 function wrongLineReason(line: IndexLine, target: Id, object: AipObject): string | undefined {
   if (line.type !== object.type || line.version !== object.version) {
     return `its source is ${object.type}/${object.version}, not ${line.type}/${line.version}`;
