@@ -4,15 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { serverProfiles, startAipcs } from '../../support/aipcs-client.js';
-
-const systemFields = [
-  { name: 'id', type: 'uuid', required: true, primary_key: true },
-  { name: 'owner_id', type: 'string', required: true },
-  { name: 'created_at', type: 'datetime', required: true },
-  { name: 'updated_at', type: 'datetime', required: true },
-  { name: 'created_via', type: 'string', required: true },
-  { name: 'record_version', type: 'integer', required: true },
-];
+import { serverManaged } from '../../support/manifests.js';
 
 const manifest = {
   manifest_version: 2,
@@ -20,7 +12,7 @@ const manifest = {
   entities: [
     {
       name: 'note',
-      attributes: [...systemFields, { name: 'title', type: 'string', required: true }, { name: 'parent_note', type: 'uuid' }],
+      attributes: [...serverManaged(), { name: 'title', type: 'string', required: true }, { name: 'parent_note', type: 'uuid' }],
     },
   ],
   relationships: [{ name: 'note_parent_fk', from: { entity: 'note', field: 'parent_note' }, to: { entity: 'note', field: 'id' }, on_delete: 'restrict' }],
