@@ -15,16 +15,15 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../../src/aipcs/core/application.js';
 import type { MembershipRow, StorageLocator, StoredBranch } from '../../../src/aipcs/core/ports.js';
-import { PgSession } from '../../../src/aipcs/storage/postgres/connection.js';
 import { openPostgresStorage } from '../../../src/aipcs/storage/postgres/index.js';
 import { PostgresDataTx } from '../../../src/aipcs/storage/postgres/service-data.js';
-import type { SqliteDatabase } from '../../../src/aipcs/storage/sqlite/connection.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { SqliteDataTx } from '../../../src/aipcs/storage/sqlite/service-data.js';
 import { appOver, manifest } from '../../conformance/harness.js';
 import { notesManifest } from '../../support/manifests.js';
 import type { ClusterInfo } from '../../support/postgres-cluster.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters } from '../../support/postgres.js';
+import { ExplainingSession, explainingSqlite, planNodes } from '../../support/query-plans.js';
 
 const PRINCIPAL = 'agent-a';
 const AT = 1_800_000_000_000_000n;
@@ -68,30 +67,6 @@ async function loadMemberships(storage: StoragePorts): Promise<{ locator: Storag
   return { locator, large, rows };
 }
 
-/** A database whose statements record their query plan (with their parameters) before they run. */
-function explaining(db: SqliteDatabase, plans: string[][]): SqliteDatabase {
-  return new Proxy(db, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property);
-      if (property !== 'prepare') return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      return (sql: string) => {
-        const statement = target.prepare(sql);
-        return new Proxy(statement, {
-          get(inner, name) {
-            const method: unknown = Reflect.get(inner, name);
-            if (typeof method !== 'function') return method;
-            if (name !== 'all' && name !== 'get' && name !== 'run') return (method as (...args: unknown[]) => unknown).bind(inner);
-            return (...params: unknown[]) => {
-              plans.push((target.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail));
-              return (method as (...args: unknown[]) => unknown).apply(inner, params);
-            };
-          },
-        });
-      };
-    },
-  });
-}
-
 describe('SQLite', () => {
   async function sqliteStore(): Promise<{ db: Database.Database; large: string; rows: MembershipRow[] }> {
     const base = mkdtempSync(join(tmpdir(), 'aipcs-audit6-plans-'));
@@ -116,7 +91,7 @@ describe('SQLite', () => {
     const { db, large, rows } = await sqliteStore();
     try {
       const plans: string[][] = [];
-      const tx = new SqliteDataTx(explaining(db, plans), PRINCIPAL);
+      const tx = new SqliteDataTx(explainingSqlite(db, plans), PRINCIPAL);
       const middle = rows.findIndex((row) => row.branchId === large) + 400;
       const page = await tx.membershipPage(rows[middle] ?? null, 200);
       expect(page).toEqual(rows.slice(middle + 1, middle + 201));
@@ -134,7 +109,7 @@ describe('SQLite', () => {
     const { db, large } = await sqliteStore();
     try {
       const plans: string[][] = [];
-      const tx = new SqliteDataTx(explaining(db, plans), PRINCIPAL);
+      const tx = new SqliteDataTx(explainingSqlite(db, plans), PRINCIPAL);
       db.exec('BEGIN');
       // As an import stages: keys checked at COMMIT, so each branch inserted looks for rows already pointing at it.
       db.pragma('defer_foreign_keys = ON');
@@ -151,30 +126,6 @@ describe('SQLite', () => {
     }
   });
 });
-
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Relation Name'?: string;
-  readonly 'Index Name'?: string;
-  readonly Plans?: readonly PlanNode[];
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
-/** A session that explains each query it is given instead of running it. */
-class ExplainingSession extends PgSession {
-  readonly plans: PlanNode[] = [];
-
-  override async rows<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-    const [row] = await super.rows<{ 'QUERY PLAN': readonly { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
-    const plan = row?.['QUERY PLAN'][0]?.Plan;
-    if (plan === undefined) throw new Error('no plan');
-    this.plans.push(plan);
-    return [];
-  }
-}
 
 expectClustersUnderCi();
 
@@ -199,7 +150,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
           await tx.membershipPage(rows[middle] ?? null, 1000);
           await tx.membershipPage(null, 1000);
           for (const plan of session.plans) {
-            const types = nodes(plan).map((node) => `${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}`);
+            const types = planNodes(plan).map((node) => `${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}`);
             const context = `${analysed ? 'analysed' : 'no statistics'}: ${types.join(', ')}`;
             expect(plan['Node Type'], context).toBe('Limit');
             expect(types.filter((type) => /Sort|Seq Scan/.test(type)), context).toEqual([]);

@@ -13,17 +13,16 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../../src/aipcs/core/application.js';
 import type { EntityLayout, RecordQuery, StorageLocator, StoredRecord } from '../../../src/aipcs/core/ports.js';
-import { PgSession } from '../../../src/aipcs/storage/postgres/connection.js';
 import { openPostgresStorage } from '../../../src/aipcs/storage/postgres/index.js';
 import { PostgresDataTx } from '../../../src/aipcs/storage/postgres/service-data.js';
 import { equalityIndexName } from '../../../src/aipcs/storage/postgres/service-store.js';
-import type { SqliteDatabase } from '../../../src/aipcs/storage/sqlite/connection.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { SqliteDataTx } from '../../../src/aipcs/storage/sqlite/service-data.js';
 import { appOver, manifest } from '../../conformance/harness.js';
 import { notesManifest } from '../../support/manifests.js';
 import type { ClusterInfo } from '../../support/postgres-cluster.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters } from '../../support/postgres.js';
+import { ExplainingSession, explainingSqlite, planNodes } from '../../support/query-plans.js';
 
 const PRINCIPAL = 'agent-a';
 const AT = 1_800_000_000_000_000n;
@@ -131,30 +130,6 @@ function expected(loaded: Loaded, testCase: Case): string[] {
   return loaded.records.filter(testCase.matches).map((record) => record.id);
 }
 
-/** A database whose statements record their query plan before they run. */
-function explaining(db: SqliteDatabase, plans: string[][]): SqliteDatabase {
-  return new Proxy(db, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property);
-      if (property !== 'prepare') return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      return (sql: string) => {
-        const statement = target.prepare(sql);
-        return new Proxy(statement, {
-          get(inner, name) {
-            const method: unknown = Reflect.get(inner, name);
-            if (typeof method !== 'function') return method;
-            if (name !== 'all' && name !== 'get') return (method as (...args: unknown[]) => unknown).bind(inner);
-            return (...params: unknown[]) => {
-              plans.push((target.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail));
-              return (method as (...args: unknown[]) => unknown).apply(inner, params);
-            };
-          },
-        });
-      };
-    },
-  });
-}
-
 describe('SQLite', () => {
   it('drives a search with several filters from its smallest range', async () => {
     const base = mkdtempSync(join(tmpdir(), 'aipcs-driving-range-'));
@@ -174,7 +149,7 @@ describe('SQLite', () => {
     try {
       for (const testCase of cases) {
         const plans: string[][] = [];
-        const tx = new SqliteDataTx(explaining(db, plans), PRINCIPAL);
+        const tx = new SqliteDataTx(explainingSqlite(db, plans, ['all', 'get']), PRINCIPAL);
         const found = await tx.queryRecords(loaded.layout, testCase.query(loaded));
         expect(found.map((record) => record.id), testCase.name).toEqual(expected(loaded, testCase));
         // The page's own statement runs last, after the probes; its first plan line is the outer loop.
@@ -187,30 +162,6 @@ describe('SQLite', () => {
     }
   });
 });
-
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Relation Name'?: string;
-  readonly 'Index Name'?: string;
-  readonly Plans?: readonly PlanNode[];
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
-/** A session that explains each page query instead of running it (the probes, single rows, still run). */
-class ExplainingSession extends PgSession {
-  readonly plans: PlanNode[] = [];
-
-  override async rows<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-    const [row] = await super.rows<{ 'QUERY PLAN': readonly { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
-    const plan = row?.['QUERY PLAN'][0]?.Plan;
-    if (plan === undefined) throw new Error('no plan');
-    this.plans.push(plan);
-    return [];
-  }
-}
 
 expectClustersUnderCi();
 
@@ -236,11 +187,11 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
             const plan = session.plans.at(-1);
             if (!plan) throw new Error('no plan');
             // Limit → Nested Loop → [the driving range, the record lookup].
-            const driver = nodes(plan).find((node) => node['Node Type'] === 'Nested Loop')?.Plans?.[0];
-            const context = `${testCase.name}${analysed ? ' (analysed)' : ''}: ${nodes(plan)
+            const driver = planNodes(plan).find((node) => node['Node Type'] === 'Nested Loop')?.Plans?.[0];
+            const context = `${testCase.name}${analysed ? ' (analysed)' : ''}: ${planNodes(plan)
               .map((node) => `${node['Node Type']} ${node['Relation Name'] ?? ''} ${node['Index Name'] ?? ''}`)
               .join(' | ')}`;
-            const driving = driver ? nodes(driver) : [];
+            const driving = driver ? planNodes(driver) : [];
             if (testCase.driver === 'member') expect(driving.some((node) => node['Relation Name'] === '__aipcs_list_member'), context).toBe(true);
             else expect(driving.some((node) => node['Index Name'] === equalityIndexName('note', (testCase.driver as { equality: string }).equality)), context).toBe(true);
           }

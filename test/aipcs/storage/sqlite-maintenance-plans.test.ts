@@ -9,42 +9,17 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
 import type { EntityLayout } from '../../../src/aipcs/core/ports.js';
-import type { SqliteDatabase } from '../../../src/aipcs/storage/sqlite/connection.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { SqliteDataTx } from '../../../src/aipcs/storage/sqlite/service-data.js';
 import type { JsonObject } from '../../../src/common/json.js';
 import { appOver, manifest } from '../../conformance/harness.js';
 import { memoManifest } from '../../conformance/memo-manifest.js';
+import { explainingSqlite } from '../../support/query-plans.js';
 
 const folders: string[] = [];
 afterEach(() => {
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
-
-/** A database whose statements record their query plan (with their parameters) before they run. */
-function explaining(db: SqliteDatabase, plans: string[][]): SqliteDatabase {
-  return new Proxy(db, {
-    get(target, property) {
-      if (property !== 'prepare') {
-        const value: unknown = Reflect.get(target, property);
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      }
-      return (sql: string) => {
-        const statement = target.prepare(sql);
-        return new Proxy(statement, {
-          get(inner, name) {
-            const value: unknown = Reflect.get(inner, name);
-            if (name !== 'all' || typeof value !== 'function') return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(inner) : value;
-            return (...params: unknown[]) => {
-              plans.push((target.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail));
-              return (value as (...args: unknown[]) => unknown).apply(inner, params);
-            };
-          },
-        });
-      };
-    },
-  });
-}
 
 it('walks a branch scope from its memberships and probes the primary flag per record', async () => {
   const base = mkdtempSync(join(tmpdir(), 'aipcs-maintenance-plans-'));
@@ -82,7 +57,7 @@ it('walks a branch scope from its memberships and probes the primary flag per re
   db.defaultSafeIntegers(true);
   try {
     const plans: string[][] = [];
-    const tx = new SqliteDataTx(explaining(db, plans), 'agent-a');
+    const tx = new SqliteDataTx(explainingSqlite(db, plans, ['all']), 'agent-a');
     // Both roles, merged in id order, continued after a position and cut at the limit.
     expect((await tx.scanRecords(layout, { memberOf: branchId, afterId: null, limit: 10 })).map((record) => record.id)).toEqual(members);
     const second = await tx.scanRecords(layout, { memberOf: branchId, afterId: members[1] as string, limit: 2 });

@@ -9,7 +9,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
 import type { EntityLayout, RecordQuery, StorageLocator, StoredRecord } from '../../../../src/aipcs/core/ports.js';
-import { PgSession } from '../../../../src/aipcs/storage/postgres/connection.js';
 import { openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
 import { PostgresDataTx } from '../../../../src/aipcs/storage/postgres/service-data.js';
 import { appOver, manifest } from '../../../conformance/harness.js';
@@ -17,33 +16,11 @@ import { notesManifest, notesManifestV2 } from '../../../support/manifests.js';
 import type { JsonObject } from '../../../../src/common/json.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
+import { ExplainingSession, type PlanNode, planNodes } from '../../../support/query-plans.js';
 
 const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
 const PRINCIPAL = 'agent-a';
 const RECORDS = 3000;
-
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Relation Name'?: string;
-  readonly Plans?: readonly PlanNode[];
-}
-
-/** A session that explains each query it is given instead of running it. */
-class ExplainingSession extends PgSession {
-  readonly plans: PlanNode[] = [];
-
-  override async rows<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-    const [row] = await super.rows<{ 'QUERY PLAN': readonly { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
-    const plan = row?.['QUERY PLAN'][0]?.Plan;
-    if (plan === undefined) throw new Error('no plan');
-    this.plans.push(plan);
-    return [];
-  }
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
 
 expectClustersUnderCi();
 
@@ -124,7 +101,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       }
       for (const [name, query] of Object.entries(queries)) {
         const plan = await explain(locator, layout, query);
-        const types = nodes(plan).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
+        const types = planNodes(plan).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
         const context = `${name}${analysed ? ' (analysed)' : ''}: ${types.join(', ')}`;
         expect(plan['Node Type'], context).toBe('Limit');
         expect(types, context).not.toContain('Seq Scan on note');
@@ -139,7 +116,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   it('searches an equality field through an index, not a scan of the entity', async () => {
     const { locator, layout } = await loadedNotes();
     const plan = await explain(locator, layout, { filters: [{ kind: 'equals', field: 'status', value: 'draft' }], branch: null, afterId: null, limit: 51 });
-    const types = nodes(plan).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
+    const types = planNodes(plan).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
     expect(types, types.join(', ')).not.toContain('Seq Scan on note');
   });
 
@@ -172,7 +149,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         try {
           const session = new ExplainingSession(client);
           await new PostgresDataTx(session, locator.namespace, PRINCIPAL).scanRecords(layout, scan);
-          const types = session.plans.flatMap(nodes).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
+          const types = session.plans.flatMap(planNodes).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
           const context = `${name}${analysed ? ' (analysed)' : ''}: ${types.join(', ')}`;
           expect(types, context).not.toContain('Seq Scan on note');
           // Neither the scope nor the primary flag reads every membership (a hashed EXISTS did, for each batch).
@@ -224,7 +201,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         const [row] = (await client.query<{ 'QUERY PLAN': readonly { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql}`, [randomUUID()])).rows;
         const plan = row?.['QUERY PLAN'][0]?.Plan;
         if (!plan) throw new Error('no plan');
-        const types = nodes(plan).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
+        const types = planNodes(plan).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
         expect(types, sql).not.toContain('Seq Scan on note');
       }
     } finally {

@@ -1,0 +1,65 @@
+// Query-plan probes for the storage tests: a SQLite database whose statements
+// record EXPLAIN QUERY PLAN (with their parameters) before they run, and a
+// PostgreSQL session that explains each row query instead of running it.
+// Tests assert the shapes of plans, never timings.
+
+import { PgSession } from '../../src/aipcs/storage/postgres/connection.js';
+import type { SqliteDatabase } from '../../src/aipcs/storage/sqlite/connection.js';
+
+type StatementMethod = 'all' | 'get' | 'run';
+
+/**
+ * `db` with every prepared statement recording its plan into `plans` each
+ * time one of `methods` runs it; the statement then runs as usual.
+ */
+export function explainingSqlite(db: SqliteDatabase, plans: string[][], methods: readonly StatementMethod[] = ['all', 'get', 'run']): SqliteDatabase {
+  return new Proxy(db, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property);
+      if (property !== 'prepare') return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      return (sql: string) => {
+        const statement = target.prepare(sql);
+        return new Proxy(statement, {
+          get(inner, name) {
+            const method: unknown = Reflect.get(inner, name);
+            if (typeof method !== 'function') return method;
+            if (!(methods as readonly (string | symbol)[]).includes(name)) return (method as (...args: unknown[]) => unknown).bind(inner);
+            return (...params: unknown[]) => {
+              plans.push((target.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail));
+              return (method as (...args: unknown[]) => unknown).apply(inner, params);
+            };
+          },
+        });
+      };
+    },
+  });
+}
+
+/** A node of PostgreSQL's `EXPLAIN (FORMAT JSON)` plan, as far as the tests read it. */
+export interface PlanNode {
+  readonly 'Node Type': string;
+  readonly 'Relation Name'?: string;
+  readonly 'Index Name'?: string;
+  readonly Plans?: readonly PlanNode[];
+}
+
+/** The plan's nodes, depth first, the plan itself first. */
+export function planNodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(planNodes)];
+}
+
+/**
+ * A session that explains each row query instead of running it (and answers
+ * no rows); single-row queries (`first`), such as the range probes, still run.
+ */
+export class ExplainingSession extends PgSession {
+  readonly plans: PlanNode[] = [];
+
+  override async rows<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    const [row] = await super.rows<{ 'QUERY PLAN': readonly { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+    const plan = row?.['QUERY PLAN'][0]?.Plan;
+    if (plan === undefined) throw new Error('no plan');
+    this.plans.push(plan);
+    return [];
+  }
+}
