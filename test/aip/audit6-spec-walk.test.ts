@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeCanonical, type CborValue } from '../../src/aip/core/cbor-profile.js';
 import { artifactEncodedLength, makeArtifact, maxArtifactContent, mustEncode } from '../../src/aip/core/codec.js';
 import { ROOT_STATE_ID, type AipObject, type IntentV1, type OperationV1 } from '../../src/aip/core/objects.js';
-import { firstNonUtf8Argument } from '../../src/aip/cli/support.js';
+import { firstNonUtf8Argument } from '../../src/common/raw-arguments.js';
 import { AIP_BIN, aip, requireBuiltBin } from './support/cli.js';
 import { tempDir } from './support/temp.js';
 

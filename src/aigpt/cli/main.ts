@@ -3,8 +3,7 @@
 // env, stdio). Sets process.exitCode and never calls process.exit, so pending
 // output is flushed. All behaviour lives in program.ts.
 
-import { isUtf8 } from 'node:buffer';
-import { readFileSync } from 'node:fs';
+import { firstNonUtf8Argument } from '../../common/raw-arguments.js';
 import { faultHookFromEnv } from '../app.js';
 import { processEnvironment } from '../config.js';
 import { errnoCode } from '../errors.js';
@@ -61,34 +60,12 @@ const stderr = writerTo(process.stderr, 'stderr');
 const stdout = writerTo(process.stdout, 'stdout');
 const writeStderr = stderr.write;
 
-/**
- * Node decodes argv with U+FFFD in place of bytes that are not UTF-8, so
- * `aigpt save-memory $'\xff'` would store a text nobody typed. The raw bytes
- * are in /proc/self/cmdline (Linux; elsewhere this check is skipped): such an
- * argument is a usage error, as in the reference (clap, String arguments).
- */
-function hasNonUtf8Argument(count: number): boolean {
-  let raw: Buffer;
-  try {
-    raw = readFileSync('/proc/self/cmdline');
-  } catch {
-    return false;
-  }
-  // NUL-terminated entries; our arguments are the last `count` of them.
-  const entries: Buffer[] = [];
-  for (let start = 0; start < raw.length; ) {
-    const end = raw.indexOf(0, start);
-    const stop = end === -1 ? raw.length : end;
-    entries.push(raw.subarray(start, stop));
-    start = stop + 1;
-  }
-  return entries.slice(Math.max(0, entries.length - count)).some((entry) => !isUtf8(entry));
-}
-
 const fault = faultHookFromEnv(process.env);
 const argv = process.argv.slice(2);
 let exitCode: number;
-if (hasNonUtf8Argument(argv.length)) {
+// `aigpt save-memory $'\xff'` would store a text nobody typed: an argument
+// that is not UTF-8 is a usage error, as in the reference (clap, String arguments).
+if (firstNonUtf8Argument(argv) !== undefined) {
   writeStderr('error: an argument is not valid UTF-8\n(run aigpt --help for usage)\n');
   exitCode = 2;
 } else {

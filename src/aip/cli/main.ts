@@ -3,7 +3,7 @@
 // signals into runCli and sets the exit code. Everything else is in program.ts.
 import { tolerateClosedPipe } from './closed-pipe.js';
 import { runCli } from './program.js';
-import { firstNonUtf8Argument } from './support.js';
+import { firstNonUtf8Argument } from '../../common/raw-arguments.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 

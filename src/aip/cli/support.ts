@@ -2,7 +2,7 @@
 // code, the error line and JSON error document, and parsing of durations,
 // sizes, times and bounded inputs. No command logic lives here.
 import { open } from 'node:fs/promises';
-import { constants, readFileSync } from 'node:fs';
+import { constants } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { AipError, PROTOCOL_CODES, isAipError, type AipErrorCode } from '../core/errors.js';
 import { isTime } from '../core/value-rules.js';
@@ -18,41 +18,6 @@ export interface CliIo {
   readonly onSignal: (handler: (signal: string) => void) => () => void;
   /** The 1-based position of an argument whose raw bytes are not UTF-8 (see firstNonUtf8Argument). */
   readonly nonUtf8Argument?: number;
-}
-
-/**
- * The 1-based position of the first of `args` (the user's arguments, as Node
- * decoded them) whose raw bytes are not valid UTF-8, or undefined. Node turns
- * invalid bytes into U+FFFD, so the strings cannot tell; the raw bytes come
- * from `/proc/self/cmdline` (Linux). Without it, or when it does not end with
- * exactly these arguments, nothing can be said and undefined is returned.
- */
-export function firstNonUtf8Argument(args: readonly string[], cmdline = '/proc/self/cmdline'): number | undefined {
-  if (!args.some((arg) => arg.includes('\ufffd'))) return undefined;
-  let raw: Buffer;
-  try {
-    raw = readFileSync(cmdline);
-  } catch {
-    return undefined;
-  }
-  const parts: Buffer[] = [];
-  for (let start = 0; start < raw.length; ) {
-    const end = raw.indexOf(0, start);
-    parts.push(raw.subarray(start, end === -1 ? raw.length : end));
-    start = end === -1 ? raw.length : end + 1;
-  }
-  if (parts.length < args.length) return undefined;
-  const own = parts.slice(parts.length - args.length);
-  if (own.some((part, i) => part.toString('utf8') !== args[i])) return undefined;
-  const strict = new TextDecoder('utf-8', { fatal: true });
-  for (const [i, part] of own.entries()) {
-    try {
-      strict.decode(part);
-    } catch {
-      return i + 1;
-    }
-  }
-  return undefined;
 }
 
 export const EXIT = {
