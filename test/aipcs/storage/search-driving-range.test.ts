@@ -18,8 +18,7 @@ import { PostgresDataTx } from '../../../src/aipcs/storage/postgres/service-data
 import { equalityIndexName } from '../../../src/aipcs/storage/postgres/service-store.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { SqliteDataTx } from '../../../src/aipcs/storage/sqlite/service-data.js';
-import { appOver, manifest } from '../../conformance/harness.js';
-import { notesManifest } from '../../support/manifests.js';
+import { materialisedNotes } from '../../conformance/harness.js';
 import type { ClusterInfo } from '../../support/postgres-cluster.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters } from '../../support/postgres.js';
 import { ExplainingSession, explainingSqlite, planNodes } from '../../support/query-plans.js';
@@ -42,10 +41,8 @@ interface Loaded {
 
 /** Notes where every record is tagged "common", has status "draft", priority 1 and is in one branch; ten each are "rare", "complete" or priority 7. */
 async function loadNotes(storage: StoragePorts): Promise<Loaded> {
-  const app = appOver(storage, { principalId: PRINCIPAL });
-  const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
-  await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
-  await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+  // materialisedNotes acts as agent-a, the PRINCIPAL here.
+  const { app, serviceId } = await materialisedNotes(storage);
   const admission = await app.lifecycle.admitData(serviceId);
   const layout = admission.layout.entities.find((entity) => entity.name === 'note');
   const locator = admission.service.storage;

@@ -11,7 +11,7 @@ import type { OperatorStoragePorts } from '../../../../src/aipcs/core/applicatio
 import type { EntityLayout, RecordQuery, StorageLocator, StoredRecord } from '../../../../src/aipcs/core/ports.js';
 import { openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
 import { PostgresDataTx } from '../../../../src/aipcs/storage/postgres/service-data.js';
-import { appOver, manifest } from '../../../conformance/harness.js';
+import { appOver, manifest, materialisedNotes } from '../../../conformance/harness.js';
 import { notesManifest, notesManifestV2 } from '../../../support/manifests.js';
 import type { JsonObject } from '../../../../src/common/json.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
@@ -39,10 +39,8 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   });
 
   async function loadedNotes(): Promise<{ locator: StorageLocator; layout: EntityLayout; ids: string[] }> {
-    const app = appOver(storage, { principalId: PRINCIPAL });
-    const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
-    await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
-    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+    // materialisedNotes acts as agent-a, the PRINCIPAL here.
+    const { app, serviceId } = await materialisedNotes(storage);
     const admission = await app.lifecycle.admitData(serviceId);
     const layout = admission.layout.entities.find((entity) => entity.name === 'note');
     const locator = admission.service.storage;
@@ -210,10 +208,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   });
 
   it('indexes the referencing column of a relationship that comes with an evolution', async () => {
-    const app = appOver(storage, { principalId: PRINCIPAL });
-    const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
-    await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
-    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+    const { app, serviceId } = await materialisedNotes(storage);
     // A relationship may only come with a new source entity (contract §4.11).
     const next = notesManifestV2();
     const entities = next['entities'] as JsonObject[];
