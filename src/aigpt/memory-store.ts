@@ -618,9 +618,19 @@ async function unlinkTempFile(path: string): Promise<boolean> {
     return true;
   } catch (error) {
     const code = errnoCode(error);
-    // unlink(2) of a folder: EISDIR on Linux, EPERM on macOS.
-    if (code === 'ENOENT' || code === 'EISDIR' || code === 'EPERM') return false;
+    // unlink(2) of a folder: EISDIR on Linux, EPERM on macOS. On Linux EPERM
+    // also means a file that cannot be removed (immutable): that stays an error.
+    if (code === 'ENOENT' || code === 'EISDIR') return false;
+    if (code === 'EPERM' && (await isFolder(path))) return false;
     throw error;
+  }
+}
+
+async function isFolder(path: string): Promise<boolean> {
+  try {
+    return (await fs.lstat(path)).isDirectory();
+  } catch {
+    return false;
   }
 }
 

@@ -85,6 +85,36 @@ describe('aigpt keeps writing beside a folder that has a temp file name', () => 
   });
 });
 
+/** Whether this file system lets `chattr +i` make a file unremovable, even by root (ext4 does; tmpfs and overlays may not). */
+function immutableFilesWork(): boolean {
+  const probe = join(tmpdir(), `aigpt-immutable-probe-${process.pid}`);
+  try {
+    spawnSync('touch', [probe]);
+    if (spawnSync('chattr', ['+i', probe]).status !== 0) return false;
+    return spawnSync('rm', ['-f', probe]).status !== 0;
+  } finally {
+    spawnSync('chattr', ['-i', probe]);
+    spawnSync('rm', ['-f', probe]);
+  }
+}
+
+describe('aigpt beside a temp file it cannot remove', () => {
+  it.skipIf(!immutableFilesWork())('fails the save with a bounded message instead of taking EPERM for a folder (Linux)', async () => {
+    const stray = join(memoryDir, '.3aaaaaaaaaaa2.json.tmp-1-2');
+    await fs.writeFile(stray, 'half');
+    expect(spawnSync('chattr', ['+i', stray]).status).toBe(0);
+    try {
+      const save = await runGuarded(['save-memory', 'kept']);
+      expect(save.code).toBe(1);
+      expect(save.stderr).not.toMatch(internals);
+      expect(save.stderr).toContain('EPERM');
+      expect(existsSync(stray)).toBe(true);
+    } finally {
+      spawnSync('chattr', ['-i', stray]);
+    }
+  });
+});
+
 describe('aigpt config with a NUL in bot.path', () => {
   it('is an invalid config naming the field, with no NUL byte or Node refusal echoed', async () => {
     await fs.writeFile(home.configFile, '{"bot":{"path":"/tmp/a\\u0000b"}}');
