@@ -4,11 +4,12 @@
 // file's name failed every write with the file system's own text), or echo
 // Node's internal refusal of a NUL in bot.path. Real files, the built CLI.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkfifo, runGuarded, type GuardedRun } from '../support/bins.js';
 import { aigptBin, makeTempHome, runAigpt, type TempHome } from './support.js';
 
 let home: TempHome;
@@ -22,25 +23,9 @@ beforeEach(async () => {
 
 afterEach(() => home.cleanup());
 
-function mkfifo(path: string): void {
-  expect(spawnSync('mkfifo', [path]).status).toBe(0);
-}
-
-/**
- * Runs the CLI to completion. Without the fixes the child blocks forever in
- * open(2) of the FIFO; the kill is only a safety net so a regression fails
- * (signal set, no exit code) instead of leaving a process behind.
- */
-function runGuarded(args: readonly string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [aigptBin(), ...args], { env: home.childEnv, cwd: tmpdir(), stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+/** The built CLI in a temp home; see runGuarded for why it is guarded. */
+function runAigptGuarded(args: readonly string[]): Promise<GuardedRun> {
+  return runGuarded(aigptBin(), args, { cwd: tmpdir(), env: home.childEnv });
 }
 
 const internals = /\n\s+at |node:internal|ERR_[A-Z_]+|TypeError|Path is a directory/;
@@ -49,27 +34,27 @@ describe('aigpt never hangs on a FIFO where its own metadata files belong', () =
   it('a FIFO named .compress-journal fails save-memory and the server start with a bounded message', async () => {
     const journal = join(memoryDir, '.compress-journal');
     mkfifo(journal);
-    const save = await runGuarded(['save-memory', 'kept']);
+    const save = await runAigptGuarded(['save-memory', 'kept']);
     expect(save.signal).toBeNull();
     expect(save.code).toBe(1);
     expect(save.stderr).toBe(`aigpt: Failed to read ${journal}: not a regular file\n`);
-    const server = await runGuarded(['server']);
+    const server = await runAigptGuarded(['server']);
     expect(server.signal).toBeNull();
     expect(server.code).toBe(1);
     expect(server.stdout).toBe('');
     expect(server.stderr).not.toMatch(internals);
     // Reads do not need the journal and still work.
-    expect((await runGuarded(['read-memory'])).code).toBe(0);
+    expect((await runAigptGuarded(['read-memory'])).code).toBe(0);
   });
 
   it('a FIFO named .lock fails save-memory at once instead of blocking every writer', async () => {
     mkfifo(join(memoryDir, '.lock'));
-    const save = await runGuarded(['save-memory', 'kept']);
+    const save = await runAigptGuarded(['save-memory', 'kept']);
     expect(save.signal).toBeNull();
     expect(save.code).toBe(1);
     expect(save.stderr).toBe(`aigpt: Failed to write ${memoryDir}: not a regular file\n`);
     await fs.rm(join(memoryDir, '.lock'));
-    expect((await runGuarded(['save-memory', 'kept'])).code).toBe(0);
+    expect((await runAigptGuarded(['save-memory', 'kept'])).code).toBe(0);
   });
 });
 
@@ -77,7 +62,7 @@ describe('aigpt keeps writing beside a folder that has a temp file name', () => 
   it('recovery leaves the folder alone (spec 7.5 unlinks temp files) and the save succeeds', async () => {
     const stray = join(memoryDir, '.3aaaaaaaaaaa2.json.tmp-1-2');
     await fs.mkdir(stray);
-    const save = await runGuarded(['save-memory', 'kept']);
+    const save = await runAigptGuarded(['save-memory', 'kept']);
     expect(save.stderr).not.toMatch(internals);
     expect(save.code).toBe(0);
     expect(save.stdout).toBe('Saved. (1 records)\n');
@@ -104,7 +89,7 @@ describe('aigpt beside a temp file it cannot remove', () => {
     await fs.writeFile(stray, 'half');
     expect(spawnSync('chattr', ['+i', stray]).status).toBe(0);
     try {
-      const save = await runGuarded(['save-memory', 'kept']);
+      const save = await runAigptGuarded(['save-memory', 'kept']);
       expect(save.code).toBe(1);
       expect(save.stderr).not.toMatch(internals);
       expect(save.stderr).toContain('EPERM');
@@ -118,7 +103,7 @@ describe('aigpt beside a temp file it cannot remove', () => {
 describe('aigpt config with a NUL in bot.path', () => {
   it('is an invalid config naming the field, with no NUL byte or Node refusal echoed', async () => {
     await fs.writeFile(home.configFile, '{"bot":{"path":"/tmp/a\\u0000b"}}');
-    const status = await runGuarded([]);
+    const status = await runAigptGuarded([]);
     expect(status.code).toBe(1);
     expect(status.stderr).toBe(`aigpt: invalid config ${home.configFile}: bot.path holds a NUL character\n`);
   });

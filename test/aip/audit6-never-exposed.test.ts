@@ -4,39 +4,16 @@
 // index, a finding of `verify --all`) with a bounded message. Real
 // repositories in temp folders, the built CLI.
 
-import { spawn, spawnSync } from 'node:child_process';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { mkfifo, runGuarded, type GuardedRun } from '../support/bins.js';
 import { AIP_BIN, requireBuiltBin } from './support/cli.js';
 import { tempDir, writeTree } from './support/temp.js';
 
-interface Run {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/**
- * Runs the built CLI to completion. Without the fix the child blocks forever
- * in open(2) of the FIFO; the kill is only a safety net so a regression
- * fails (signal set, no exit code) instead of leaving a process behind.
- */
-function aipGuarded(root: string, args: readonly string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [AIP_BIN, '--repo', root, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-}
-
-function mkfifo(path: string): void {
-  expect(spawnSync('mkfifo', [path]).status).toBe(0);
+/** The built CLI on the repository at `root`; see runGuarded for why it is guarded. */
+function aipGuarded(root: string, args: readonly string[]): Promise<GuardedRun> {
+  return runGuarded(AIP_BIN, ['--repo', root, ...args], { cwd: root });
 }
 
 const internals = /\n\s+at |node:internal|ERR_[A-Z_]+|TypeError/;

@@ -41,6 +41,18 @@ import { BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STO
 /** Ids a probe counts at most when choosing which range drives a page. */
 const RANGE_PROBE_CAP = 1000;
 
+/** An index range of record ids in id order (alias "d"), as queryRecords drives or checks it. */
+interface IdRange {
+  readonly from: string;
+  /** Its condition on "d", with `params`. */
+  readonly where: string;
+  readonly params: readonly unknown[];
+  /** The range's record id column. */
+  readonly id: string;
+  /** The same condition checked for the record "r" (same `params`). */
+  readonly check: string;
+}
+
 function encodeValue(type: string, value: FieldValue): unknown {
   if (value === null) return null;
   if (type === 'boolean') return value ? 1n : 0n;
@@ -121,7 +133,7 @@ export class SqliteDataTx implements OperatorDataWriter {
     // Each filter and the branch scope is a range of record ids an index
     // yields in id order (alias "d"); one of them drives the page, the others
     // are checked per row. Default order: members, branch scope, equalities.
-    const ranges: { from: string; where: string; params: unknown[]; id: string; check: string }[] = [];
+    const ranges: IdRange[] = [];
     for (const filter of query.filters) {
       if (filter.kind !== 'member') continue;
       ranges.push({
@@ -185,7 +197,7 @@ export class SqliteDataTx implements OperatorDataWriter {
    * order). A common first filter would otherwise walk most of the entity to
    * find the few rows a rare second filter allows.
    */
-  private smallestRange(ranges: readonly { from: string; where: string; params: unknown[]; id: string }[], afterId: string | null): number {
+  private smallestRange(ranges: readonly IdRange[], afterId: string | null): number {
     if (ranges.length < 2) return 0;
     let best = 0;
     let bestCount = RANGE_PROBE_CAP + 1;

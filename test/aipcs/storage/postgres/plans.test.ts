@@ -15,7 +15,7 @@ import { appOver, manifest, materialisedNotes } from '../../../conformance/harne
 import { notesManifest, notesManifestV2 } from '../../../support/manifests.js';
 import type { JsonObject } from '../../../../src/common/json.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../../support/postgres.js';
 import { ExplainingSession, type PlanNode, planNodes } from '../../../support/query-plans.js';
 
 const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
@@ -92,10 +92,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     };
     for (const analysed of [false, true]) {
       if (analysed) {
-        const client = new pg.Client({ connectionString: db.url });
-        await client.connect();
-        await client.query(`ANALYZE "${locator.namespace}"."note", "${locator.namespace}"."__aipcs_list_member"`);
-        await client.end();
+        await queryRows(db.url, `ANALYZE "${locator.namespace}"."note", "${locator.namespace}"."__aipcs_list_member"`);
       }
       for (const [name, query] of Object.entries(queries)) {
         const plan = await explain(locator, layout, query);
@@ -136,10 +133,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const scans = { scope: { memberOf: branchId, afterId: null, limit: 256 }, 'scope after a position': { memberOf: branchId, afterId: members[30] ?? null, limit: 256 }, entity: { memberOf: null, afterId: ids[1000] ?? null, limit: 256 } };
     for (const analysed of [false, true]) {
       if (analysed) {
-        const client = new pg.Client({ connectionString: db.url });
-        await client.connect();
-        await client.query(`ANALYZE "${locator.namespace}"."note", "${locator.namespace}"."__aipcs_record_branch"`);
-        await client.end();
+        await queryRows(db.url, `ANALYZE "${locator.namespace}"."note", "${locator.namespace}"."__aipcs_record_branch"`);
       }
       for (const [name, scan] of Object.entries(scans)) {
         const pool = new pg.Pool({ connectionString: db.url, max: 1 });
@@ -166,21 +160,15 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   /** For every foreign key of the store's domain tables: the table, the key's column, and whether an index leads with that column. */
   async function foreignKeyIndexes(namespace: string): Promise<{ table: string; column: string; indexed: boolean }[]> {
-    const client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-    try {
-      const result = await client.query<{ table: string; column: string; indexed: boolean }>(
-        `SELECT c.conrelid::regclass::text AS table, a.attname AS column,
-                EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.conrelid AND i.indkey[0] = c.conkey[1]) AS indexed
-           FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
-          WHERE c.contype = 'f' AND c.connamespace = $1::regnamespace AND c.conrelid::regclass::text NOT LIKE '%__aipcs_%'
-          ORDER BY 1, 2`,
-        [namespace],
-      );
-      return result.rows;
-    } finally {
-      await client.end();
-    }
+    return queryRows<{ table: string; column: string; indexed: boolean }>(
+      db.url,
+      `SELECT c.conrelid::regclass::text AS table, a.attname AS column,
+              EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.conrelid AND i.indkey[0] = c.conkey[1]) AS indexed
+         FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+        WHERE c.contype = 'f' AND c.connamespace = $1::regnamespace AND c.conrelid::regclass::text NOT LIKE '%__aipcs_%'
+        ORDER BY 1, 2`,
+      [namespace],
+    );
   }
 
   it('indexes every referencing column by itself, so that a delete finds the rows pointing at a record without a scan', async () => {
@@ -188,22 +176,16 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     expect(await foreignKeyIndexes(locator.namespace)).toEqual([{ table: `${locator.namespace}.note`, column: 'project_id', indexed: true }]);
 
     // The lookup PostgreSQL's restrict trigger runs, and our own check before it.
-    const client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-    try {
-      await client.query(`ANALYZE "${locator.namespace}"."note"`);
-      for (const sql of [
-        `SELECT 1 FROM ONLY "${locator.namespace}"."note" x WHERE "project_id" = $1 FOR KEY SHARE OF x`,
-        `SELECT 1 FROM "${locator.namespace}"."note" WHERE "project_id" = $1 LIMIT 1`,
-      ]) {
-        const [row] = (await client.query<{ 'QUERY PLAN': readonly { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql}`, [randomUUID()])).rows;
-        const plan = row?.['QUERY PLAN'][0]?.Plan;
-        if (!plan) throw new Error('no plan');
-        const types = planNodes(plan).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
-        expect(types, sql).not.toContain('Seq Scan on note');
-      }
-    } finally {
-      await client.end();
+    await queryRows(db.url, `ANALYZE "${locator.namespace}"."note"`);
+    for (const sql of [
+      `SELECT 1 FROM ONLY "${locator.namespace}"."note" x WHERE "project_id" = $1 FOR KEY SHARE OF x`,
+      `SELECT 1 FROM "${locator.namespace}"."note" WHERE "project_id" = $1 LIMIT 1`,
+    ]) {
+      const [row] = await queryRows<{ 'QUERY PLAN': readonly { Plan: PlanNode }[] }>(db.url, `EXPLAIN (FORMAT JSON) ${sql}`, [randomUUID()]);
+      const plan = row?.['QUERY PLAN'][0]?.Plan;
+      if (!plan) throw new Error('no plan');
+      const types = planNodes(plan).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
+      expect(types, sql).not.toContain('Seq Scan on note');
     }
   });
 
@@ -239,16 +221,11 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       await tx.holdHistory(records.map((record) => ({ entityName: 'note', recordId: record.id, recordVersion: 1n, kind: 'create', before: null, after: record.fields, occurredAt: record.createdAt })));
       await tx.appendHeldHistory();
     });
-    const client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ relname: string; analysed: boolean }>(
-        `SELECT c.relname, c.reltuples >= 0 AS analysed FROM pg_class c WHERE c.relnamespace = $1::regnamespace AND c.relkind = 'r' AND c.relname IN ('note', '__aipcs_list_member', '__aipcs_memory_branch', '__aipcs_record_branch', '__aipcs_record_history') ORDER BY 1`,
-        [locator.namespace],
-      );
-      expect(rows).toEqual(['__aipcs_list_member', '__aipcs_memory_branch', '__aipcs_record_branch', '__aipcs_record_history', 'note'].map((relname) => ({ relname, analysed: true })));
-    } finally {
-      await client.end();
-    }
+    const rows = await queryRows<{ relname: string; analysed: boolean }>(
+      db.url,
+      `SELECT c.relname, c.reltuples >= 0 AS analysed FROM pg_class c WHERE c.relnamespace = $1::regnamespace AND c.relkind = 'r' AND c.relname IN ('note', '__aipcs_list_member', '__aipcs_memory_branch', '__aipcs_record_branch', '__aipcs_record_history') ORDER BY 1`,
+      [locator.namespace],
+    );
+    expect(rows).toEqual(['__aipcs_list_member', '__aipcs_memory_branch', '__aipcs_record_branch', '__aipcs_record_history', 'note'].map((relname) => ({ relname, analysed: true })));
   });
 });
