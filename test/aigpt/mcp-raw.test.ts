@@ -56,8 +56,6 @@ describe('aigpt server, raw JSON-RPC lines', () => {
     const requests = [
       { method: 'tools/call', params: { name: 'read_core', task: 5 } },
       { method: 'tools/list', params: { cursor: 5 } },
-      { method: 'initialize', params: { capabilities: {} } },
-      { method: 'initialize', params: { protocolVersion: 2025, capabilities: {}, clientInfo: { name: 'x', version: '1' } } },
     ];
     for (const [index, request] of requests.entries()) {
       server.send({ jsonrpc: '2.0', id: 20 + index, ...request });
