@@ -2,7 +2,7 @@
 // point for untrusted bytes: size bound, strict scan, envelope, schema. Pure
 // apart from hashing (node:crypto); it never touches files or processes.
 import { createHash } from 'node:crypto';
-import { DEFAULT_MAX_OBJECT_BYTES, decodeCanonical, encodeCanonical } from './cbor-profile.js';
+import { DEFAULT_MAX_OBJECT_BYTES, decodeCanonical, encodeCanonical, type CborValue } from './cbor-profile.js';
 import { AipError, failure, success, type Outcome } from './errors.js';
 import type { AipObject, ArtifactV1, Id, TypeVersion } from './objects.js';
 import { objectToValue, validateObjectValue } from './schemas.js';
@@ -45,12 +45,39 @@ export function decodeWithId(bytes: Uint8Array, options: DecodeOptions = {}): Ou
  * U+FFFD or a fraction into a float instead of refusing them.
  */
 export function encodeObject<T extends AipObject>(object: T): Outcome<Encoded<T>> {
-  const value = objectToValue(object);
-  const checked = validateObjectValue(value);
+  // The object as it is, own properties and all, goes through the reader's
+  // checks: a field the schema does not list is refused (schema.unknown_field,
+  // or object.envelope beside type/version/data) instead of being dropped from
+  // the bytes, and an absent one is schema.missing_field (spec 2.2, 2.5).
+  const checked = validateObjectValue(typedToValue(object));
   if (!checked.ok) return checked;
+  const value = objectToValue(checked.value);
   const bytes = encodeCanonical(value);
   if (!bytes.ok) return bytes;
   return success({ id: sha256Hex(bytes.value), bytes: bytes.value, object });
+}
+
+/**
+ * A typed object as a profile value, keeping every own enumerable property of
+ * its plain objects (a property holding `undefined` counts as absent). Values
+ * outside the data model are passed on unchanged for the schema to refuse.
+ */
+function typedToValue(value: unknown): CborValue {
+  if (Array.isArray(value)) return value.map(typedToValue);
+  if (value instanceof Map) {
+    const out = new Map<string, CborValue>();
+    for (const [key, item] of value as Map<string, unknown>) out.set(key, typedToValue(item));
+    return out;
+  }
+  if (value !== null && typeof value === 'object' && !(value instanceof Uint8Array)) {
+    const prototype = Object.getPrototypeOf(value) as unknown;
+    if (prototype === Object.prototype || prototype === null) {
+      const out = new Map<string, CborValue>();
+      for (const [key, item] of Object.entries(value)) if (item !== undefined) out.set(key, typedToValue(item));
+      return out;
+    }
+  }
+  return value as CborValue;
 }
 
 /** encodeObject for objects the caller built and knows to be valid; a failure is a bug. */
