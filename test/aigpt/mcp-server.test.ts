@@ -62,7 +62,7 @@ describe('aigpt server over stdio (SDK client)', () => {
 
   it('initialize names the server and delivers the core and every memory as instructions', async () => {
     expect(client.getServerVersion()).toMatchObject({ name: 'aigpt', version: '0.1.0' });
-    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: false } });
+    expect(client.getServerCapabilities()).toEqual({ tools: {} });
     expect(client.getInstructions()).toBe(
       'I am the core.\n\nsyuiはRustを好む\n\nATProto設計に詳しい\n\n原神プレイヤー\n\n' +
         '[aigpt] memory records: 4/3. Over the limit: call compress with at most 3 consolidated items. 1 unreadable memory file(s) were skipped.',

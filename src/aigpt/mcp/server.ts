@@ -60,6 +60,8 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
     {
       name: 'aigpt',
       version: AIGPT_VERSION,
+      // Spec 5.2: the reference's capabilities exactly (tools, nothing else).
+      capabilities: { tools: {} },
       // Spec 5.2: built fresh for each initialize, from what is on disk then.
       instructions: async () => {
         try {
