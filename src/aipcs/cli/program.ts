@@ -5,7 +5,7 @@
 
 import { Command, CommanderError, Option, type HelpContext } from 'commander';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
-import { CONFIG_FIELD_SPECS, configOptionsFromParsed, configShowResult, configValidateResult, resolveConfiguration, resolveRunnableConfiguration, transportPreflight, type ResolveInput } from '../config/index.js';
+import { CONFIG_FIELD_SPECS, configOptionsFromParsed, type ConfigField, configShowResult, configValidateResult, resolveConfiguration, resolveRunnableConfiguration, transportPreflight, type ResolveInput } from '../config/index.js';
 import { sqliteRuntimeVersion } from '../storage/sqlite/connection.js';
 import { serve, StartupError } from '../compose.js';
 import { PACKAGE_VERSION } from '../version.js';
@@ -38,10 +38,36 @@ const STARTUP_FAILURE = {
   retryable: false,
 } as const;
 
+/**
+ * What `--help` says of each configuration option: its values and the
+ * default the configuration applies when no option, variable or file key
+ * gives it (docs/configuration.md). Text only: none of these is a commander
+ * default, so `sources` still tells a given value from a default one.
+ */
+const CONFIG_OPTION_HELP: Readonly<Record<ConfigField, string>> = {
+  profile: 'stateless, sqlite or postgresql (default stateless)',
+  transport: 'stdio or streamable-http (default stdio)',
+  http_host: 'literal IP address the HTTP listener binds (default 127.0.0.1)',
+  http_port: 'HTTP listener port, 1-65535 (default 8000)',
+  http_path: 'HTTP endpoint path (default /mcp)',
+  http_allowed_hosts: 'comma-separated Host allow-list (default HOST:PORT, plus localhost:PORT on loopback)',
+  http_allowed_origins: 'comma-separated Origin allow-list (default none: a request with an Origin is refused)',
+  http_session_idle_timeout_seconds: 'idle HTTP session expiry in seconds, 60-86400 (default 1800)',
+  http_allow_non_loopback: 'true or false: allow a non-loopback --http-host (default false)',
+  principal_id: 'owner label of every service, 1-128 printable characters (required by sqlite and postgresql)',
+  sqlite_data_root: 'absolute SQLite data folder (default: aipcs in the platform data folder, e.g. ~/.local/share/aipcs)',
+  sqlite_busy_timeout_ms: 'SQLite busy timeout in ms, 1-30000 (default 5000)',
+  postgres_dsn_env: 'NAME of the environment variable holding the PostgreSQL DSN',
+  postgres_connect_timeout_seconds: 'PostgreSQL connect timeout in seconds, 1-60 (default 10)',
+  postgres_lock_timeout_ms: 'PostgreSQL lock timeout in ms, 1-30000 (default 5000)',
+  postgres_statement_timeout_ms: 'PostgreSQL statement timeout in ms, 1000-300000, at least the lock timeout (default 30000)',
+  log_level: 'debug, info, warning or error, on stderr (default warning)',
+};
+
 /** Adds the configuration options every command accepts (§1.2). */
 function withConfigOptions(command: Command): Command {
   command.option('--config <path>', 'TOML configuration file');
-  for (const spec of CONFIG_FIELD_SPECS) command.option(`${spec.flag} <value>`, `configuration field ${spec.field} (env ${spec.envVar})`);
+  for (const spec of CONFIG_FIELD_SPECS) command.option(`${spec.flag} <value>`, `${CONFIG_OPTION_HELP[spec.field]}; env ${spec.envVar}`);
   return command;
 }
 
@@ -194,8 +220,8 @@ const YES_HELP = 'Do not prompt for confirmation.';
 function withOperatorOptions(command: Command): Command {
   return command
     .argument('<SERVICE_ID>', 'service id')
-    .option('--expected-revision <REVISION>', 'the service revision the operation expects')
-    .option('--operation-id <OPERATION_ID>', 'idempotency key of the operation (a UUID)')
+    .option('--expected-revision <REVISION>', 'the service revision the operation expects (required in machine mode)')
+    .option('--operation-id <OPERATION_ID>', 'idempotency key of the operation, a lowercase UUID (required in machine mode)')
     .option(YES, YES_HELP);
 }
 
@@ -241,7 +267,7 @@ function addAdminCommands(program: Command): void {
   adminCommand(program, 'import', 'Validate or import a logical portable service artifact.')
     .requiredOption('--input <FILE>', 'the artifact to read')
     .option('--dry-run', 'validate only; write nothing')
-    .option('--operation-id <OPERATION_ID>', 'idempotency key of the operation (a UUID)')
+    .option('--operation-id <OPERATION_ID>', 'idempotency key of the operation, a lowercase UUID (required in machine mode)')
     .option(YES, YES_HELP)
     .action(adminAction(importCommand, false));
 
