@@ -61,3 +61,23 @@ describe('typed objects carry exactly their schema fields', () => {
     expect(codeOf(loose({ ...evidence, data: { ...evidence.data, stderr: noTruncated } }))).toBe('schema.missing_field');
   });
 });
+
+describe('objectId of an artifact', () => {
+  const artifact = OBJECTS.V2 as Extract<AipObject, { type: 'artifact' }>;
+
+  it('streams a plain artifact to the vector ID', () => {
+    expect(objectId(artifact)).toEqual({ ok: true, value: ID.V2 });
+  });
+
+  it('gives a defective artifact the reader codes instead of an ID', () => {
+    const idCode = (object: unknown): string => {
+      const id = objectId(object as AipObject);
+      return id.ok ? 'ok' : id.error.code;
+    };
+    expect(idCode({ ...artifact, data: { ...artifact.data, name: 'hello.txt' } })).toBe('schema.unknown_field');
+    expect(idCode({ ...artifact, data: { ...artifact.data, kind: 'blob' } })).toBe('schema.enum');
+    expect(idCode({ ...artifact, data: { ...artifact.data, content: 'hello\n' } })).toBe('schema.type');
+    expect(idCode({ ...artifact, id: ID.V2 })).toBe('object.envelope');
+    expect(idCode({ ...artifact, version: 2 })).toBe('object.unsupported');
+  });
+});

@@ -3,7 +3,7 @@
 // apart from hashing (node:crypto); it never touches files or processes.
 import { createHash } from 'node:crypto';
 import { DEFAULT_MAX_OBJECT_BYTES, decodeCanonical, encodeCanonical, type CborValue } from './cbor-profile.js';
-import { AipError, failure, success, type Outcome } from './errors.js';
+import { AipError, success, type Outcome } from './errors.js';
 import type { AipObject, ArtifactV1, Id, TypeVersion } from './objects.js';
 import { objectToValue, validateObjectValue } from './schemas.js';
 
@@ -126,12 +126,22 @@ export function makeArtifact(content: Uint8Array): ArtifactV1 {
   return { type: 'artifact', version: 1, data: { kind: 'file', content } };
 }
 
+/** An artifact with exactly its envelope and data fields, each valid: safe to hash as a stream. */
+function isPlainFileArtifact(object: AipObject): object is ArtifactV1 {
+  if (object.type !== 'artifact' || object.version !== 1) return false;
+  const envelopeKeys = Object.keys(object);
+  const dataKeys = Object.keys(object.data as object);
+  return (
+    envelopeKeys.length === 3 && ['data', 'type', 'version'].every((key) => envelopeKeys.includes(key)) &&
+    dataKeys.length === 2 && dataKeys.includes('kind') && dataKeys.includes('content') &&
+    object.data.kind === 'file' && object.data.content instanceof Uint8Array
+  );
+}
+
 /** The ID of any valid object; artifacts take the streaming path. */
 export function objectId(object: AipObject): Outcome<Id> {
-  if (object.type === 'artifact') {
-    if (object.data.kind !== 'file' || !(object.data.content instanceof Uint8Array)) return failure('schema.type', 'not a file artifact');
-    return success(artifactId(object.data.content));
-  }
+  if (isPlainFileArtifact(object)) return success(artifactId(object.data.content));
+  // Anything else, artifacts with a defect included, gets encodeObject's checks and codes.
   const encoded = encodeObject(object);
   return encoded.ok ? success(encoded.value.id) : encoded;
 }
