@@ -117,7 +117,7 @@ function intentOptions(command: Command): Command {
     .option('--constraint <text>', 'a constraint (repeatable, order kept)', collect, [])
     .option('--context <id>', 'an object the intent cites (repeatable)', collect, [])
     .option('--parent <id>', 'a parent intent (repeatable)', collect, [])
-    .option('--created-at <time>', 'creation time (default now)');
+    .option('--created-at <time>', 'creation time, UTC with nine fractional digits (default now)');
 }
 
 /** Stores an object the user described; an invalid one is input rejected (exit 5). */
@@ -390,7 +390,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
     .option('--notes <text>', 'free text: environment, versions, timing, output', '')
     .option('--operation <id>', 'a producing operation of the state (repeatable)', collect, [])
     .option('--no-operations', 'record no operations')
-    .option('--recorded-at <time>', 'recording time (default now)')
+    .option('--recorded-at <time>', 'recording time, UTC with nine fractional digits (default now)')
     .action(action(async (ctx, opts: {
       kind: string; command: string; result: EvidenceResult; state?: string; reporter?: string; platform?: string; cwd: string;
       notes: string; operation: string[]; operations: boolean; recordedAt?: string;
@@ -437,8 +437,8 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
     .description('run ARGV (no shell) against a materialised state and store an executed (v2) evidence')
     .option('--state <id>', 'state to evaluate (default HEAD)')
     .option('--kind <kind>', 'kind of check', 'command')
-    .option('--timeout <duration>', 'deadline: integer with ns, us, ms, s, m or h (default from config)')
-    .option('--output-limit <bytes>', 'bytes kept per stream: integer with optional K, M, G (default from config)')
+    .option('--timeout <duration>', 'deadline: an integer with ns, us, ms, s, m or h, seconds without a unit (default from config)')
+    .option('--output-limit <bytes>', 'bytes kept per stream: an integer with an optional K, M or G (powers of 1024; default from config)')
     .option('--no-operations', 'record no operations')
     .option('--tee', "also copy the command's output live")
     .option('--keep', 'keep the evaluation folder and print its path')
@@ -489,7 +489,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
     .requiredOption('--rationale <text>', 'why')
     .option('--alternative <text>', 'an alternative considered (repeatable, order kept)', collect, [])
     .option('--related <id>', 'a related object (repeatable)', collect, [])
-    .option('--created-at <time>', 'creation time (default now)')
+    .option('--created-at <time>', 'creation time, UTC with nine fractional digits (default now)')
     .action(action(async (ctx, opts: { question: string; decision: string; rationale: string; alternative: string[]; related: string[]; createdAt?: string }) => {
       const decision: DecisionV1 = {
         type: 'decision',

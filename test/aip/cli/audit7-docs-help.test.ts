@@ -1,0 +1,65 @@
+// `aip … --help` says what docs/aip.md says of the values the options take:
+// a duration without a unit is seconds, sizes are powers of 1024, and times
+// must already be UTC with nine fractional digits. Each claim is held to
+// what the command does with such a value.
+
+import { describe, expect, it } from 'vitest';
+import { aip, requireBuiltBin } from '../support/cli.js';
+import { tempDir } from '../support/temp.js';
+
+/** The help text of one option, its wrapped lines joined. */
+function optionHelp(help: string, option: string): string {
+  const lines = help.split('\n');
+  const start = lines.findIndex((line) => line.startsWith(`  ${option} `));
+  expect(start).toBeGreaterThanOrEqual(0);
+  const parts = [lines[start]!.slice(2 + option.length).trim()];
+  for (const line of lines.slice(start + 1)) {
+    if (!/^ {4,}\S/.test(line)) break;
+    parts.push(line.trim());
+  }
+  return parts.join(' ');
+}
+
+describe('aip option help', () => {
+  it('run: --timeout without a unit is seconds, --output-limit in powers of 1024', async () => {
+    requireBuiltBin();
+    const dir = await tempDir();
+    const help = (await aip(['run', '--help'], { cwd: dir })).text;
+    expect(optionHelp(help, '--timeout <duration>')).toBe('deadline: an integer with ns, us, ms, s, m or h, seconds without a unit (default from config)');
+    expect(optionHelp(help, '--output-limit <bytes>')).toBe('bytes kept per stream: an integer with an optional K, M or G (powers of 1024; default from config)');
+
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    // `--timeout 1` kills a command that sleeps for 3 s: one second, not one nanosecond or minute.
+    const started = Date.now();
+    const slow = await aip(['--format', 'json', 'run', '--timeout', '1', '--', 'sleep', '3'], { cwd: dir });
+    expect(slow.code).toBe(4);
+    expect(JSON.parse(slow.text).data.termination).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(2900);
+    const quick = await aip(['--format', 'json', 'run', '--timeout', '1', '--output-limit', '1K', '--', 'sh', '-c', 'head -c 1010 /dev/zero; head -c 1030 /dev/zero >&2'], { cwd: dir });
+    expect(quick.code).toBe(0);
+    const evidence = JSON.parse(quick.text).data;
+    expect(evidence.termination).toBe('exited');
+    // 1K is 1024 bytes: 1010 bytes fit, 1030 do not.
+    expect(evidence.stdout.truncated).toBe(false);
+    expect(evidence.stderr.truncated).toBe(true);
+  });
+
+  it('intent, snapshot, decide and report: times are UTC with nine fractional digits', async () => {
+    requireBuiltBin();
+    const dir = await tempDir();
+    for (const [command, option] of [
+      ['intent', '--created-at <time>'],
+      ['snapshot', '--created-at <time>'],
+      ['decide', '--created-at <time>'],
+      ['report', '--recorded-at <time>'],
+    ] as const) {
+      const help = (await aip([command, '--help'], { cwd: dir })).text;
+      expect(optionHelp(help, option)).toMatch(/^(creation|recording) time, UTC with nine fractional digits \(default now\)$/);
+    }
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    const six = await aip(['intent', '--title', 't', '--goal', 'g', '--created-at', '2026-01-01T00:00:00.000000Z'], { cwd: dir });
+    expect(six.code).toBe(2);
+    const nine = await aip(['intent', '--title', 't', '--goal', 'g', '--created-at', '2026-01-01T00:00:00.000000000Z'], { cwd: dir });
+    expect(nine.code).toBe(0);
+  });
+});
