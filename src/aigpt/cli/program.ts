@@ -57,7 +57,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     };
 
   const program = new Command('aigpt')
-    .description('AI memory MCP server: flat memory as ATProto record files')
+    .description('AI memory MCP server: flat memory as ATProto record files.\nWithout a command: show the config and status.')
     .option('-v, --version', 'print the version')
     // Subcommands take no options.
     .enablePositionalOptions()
