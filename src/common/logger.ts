@@ -12,12 +12,8 @@ export interface Logger {
   error(message: string): void;
 }
 
-export function parseLogLevel(text: string | undefined, fallback: LogLevel = 'warn'): LogLevel {
-  const value = text?.trim().toLowerCase();
-  return value !== undefined && value in RANK ? (value as LogLevel) : fallback;
-}
-
-export function createLogger(name: string, level: LogLevel = parseLogLevel(process.env['AIPCS_LOG_LEVEL'])): Logger {
+/** A logger at `level` (warn unless told); each product resolves its own configured level. */
+export function createLogger(name: string, level: LogLevel = 'warn'): Logger {
   const write = (at: LogLevel) => (message: string) => {
     if (RANK[at] < RANK[level]) return;
     process.stderr.write(`${name} ${at}: ${message}\n`);

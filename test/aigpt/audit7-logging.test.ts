@@ -1,0 +1,22 @@
+// aigpt's server notes on stderr do not depend on AIPCS's environment: the
+// shared logger used to read AIPCS_LOG_LEVEL for every product, so
+// `AIPCS_LOG_LEVEL=silent` (set for an AIPCS server in the same shell)
+// silenced aigpt's notes too, and nothing in aigpt's docs names it.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeTempHome, runAigpt, type TempHome } from './support.js';
+
+describe('aigpt server logging', () => {
+  let home: TempHome | undefined;
+  afterEach(() => home?.cleanup());
+
+  it('notes a dropped input line on stderr whatever AIPCS_LOG_LEVEL says', async () => {
+    home = makeTempHome();
+    for (const level of ['silent', 'error', 'debug']) {
+      const run = await runAigpt(['server'], { ...home.childEnv, AIPCS_LOG_LEVEL: level }, { input: 'not json\n' });
+      expect(run.code, level).toBe(0);
+      expect(run.stdout, level).toBe('');
+      expect(run.stderr, level).toBe('aigpt warn: dropped a malformed input line\n');
+    }
+  });
+});
