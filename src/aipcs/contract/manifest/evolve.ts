@@ -42,8 +42,9 @@ export interface EvolutionPlan {
   /** New indexes on any entity, ascending by name. */
   readonly addedIndices: readonly IndexDefinition[];
   /**
-   * The added unique indexes over entities that already hold rows: storage
-   * must prove the existing data has no duplicates before admitting.
+   * The added unique indexes on entities of the current manifest, which may
+   * already hold rows: storage must prove the existing data has no
+   * duplicates before admitting.
    */
   readonly addedUniqueIndicesOnExistingEntities: readonly IndexDefinition[];
   /** Non-structural changes, sorted by (kind, entity, field). */
