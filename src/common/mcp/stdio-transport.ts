@@ -62,6 +62,8 @@ export class LosslessStdioTransport implements Transport {
   private answerWait: NodeJS.Timeout | undefined;
   /** Error answers the transport writes itself, waiting for their turn (see answerDirectly). */
   private directPending = 0;
+  /** The last answer written or waiting to be (answers go out one at a time, in order). */
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: StdioTransportOptions) {
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -71,6 +73,8 @@ export class LosslessStdioTransport implements Transport {
     this.options.input.on('data', this.onData);
     this.options.input.on('end', this.onEnd);
     this.options.input.on('error', this.onInputError);
+    this.options.output.on('error', this.onOutputGone);
+    this.options.output.on('close', this.onOutputGone);
   }
 
   private readonly onData = (chunk: Buffer | string): void => {
@@ -241,17 +245,50 @@ export class LosslessStdioTransport implements Transport {
     this.onerror?.(error);
   };
 
+  /**
+   * The client closed its end of our output (EPIPE): nothing more can be
+   * answered, so the session ends now rather than waiting for a drain that
+   * never comes (ANSWER_WAIT_MS at the end of input, one listener per answer).
+   */
+  private readonly onOutputGone = (): void => {
+    if (this.closed) return;
+    this.options.logger.debug('the output closed; ending the session');
+    void this.close();
+  };
+
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return;
     // Exact numbers: the tools/list schemas carry 2^63-1 bounds, and tool
     // results carry their numbers as stand-ins (tool-server.ts).
     const text = restoreExactNumbers(stringifyExact(message)) + '\n';
-    await new Promise<void>((resolve) => {
-      if (this.options.output.write(text)) resolve();
-      else this.options.output.once('drain', resolve);
-    });
+    // One answer at a time waits for a full pipe, the others queue behind it
+    // in order (not one drain listener each).
+    const turn = this.writing.then(() => this.writeLine(text));
+    this.writing = turn;
+    await turn;
     const id = (message as { id?: unknown }).id;
     if (('result' in message || 'error' in message) && (typeof id === 'string' || typeof id === 'number')) this.settle(id);
+  }
+
+  /** Writes one line; resolves once the output takes more, or once the reader has gone (error, close). */
+  private writeLine(text: string): Promise<void> {
+    const output = this.options.output;
+    if (this.closed || output.destroyed) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      if (output.write(text)) {
+        resolve();
+        return;
+      }
+      const done = (): void => {
+        output.off('drain', done);
+        output.off('error', done);
+        output.off('close', done);
+        resolve();
+      };
+      output.on('drain', done);
+      output.on('error', done);
+      output.on('close', done);
+    });
   }
 
   async close(): Promise<void> {
@@ -262,6 +299,7 @@ export class LosslessStdioTransport implements Transport {
     this.options.input.off('data', this.onData);
     this.options.input.off('end', this.onEnd);
     this.options.input.off('error', this.onInputError);
+    this.options.output.off('close', this.onOutputGone);
     this.chunks = [];
     this.options.lossless.clear();
     this.onclose?.();
