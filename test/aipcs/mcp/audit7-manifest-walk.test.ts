@@ -5,7 +5,7 @@
 // of §5.2 with every failure that must not consume a key.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDataRoot, sqliteArgs, startAipcs, type AipcsClient, type Envelope } from '../../support/aipcs-client.js';
+import { serverProfiles, sqliteProfile, startAipcs, type AipcsClient, type Envelope, type ServerProfile } from '../../support/aipcs-client.js';
 
 type Json = Record<string, unknown>;
 
@@ -53,15 +53,24 @@ const materialise = async (serviceId: string, revision: number, key = nextKey())
 const evolve = async (serviceId: string, schema: Json, revision = 3, version = 1, key = nextKey()): Promise<Envelope> =>
   aipcs.call('aipcs_service_evolve', { service_id: serviceId, expected_service_revision: revision, expected_schema_version: version, schema, idempotency_key: key });
 
-beforeAll(async () => {
-  aipcs = await startAipcs(sqliteArgs(freshDataRoot()));
-});
+/** Each describe runs on a server of its own over fresh storage of `profile`. */
+function onServer(profile: ServerProfile): void {
+  let drop: () => Promise<void> = async () => undefined;
+  beforeAll(async () => {
+    const storage = await profile.fresh();
+    drop = storage.drop;
+    aipcs = await startAipcs(storage.args, storage.env);
+  });
+  afterAll(async () => {
+    await aipcs.close();
+    await drop();
+  });
+}
 
-afterAll(async () => {
-  await aipcs.close();
-});
+const profiles = await serverProfiles();
 
 describe('design: manifest bounds at the bound and one past it (contract §4.1, §4.3, §4.5, §4.6)', () => {
+  onServer(sqliteProfile);
   const withDomain = (domain: Json[]): Json => manifest([entity('a', domain)]);
   const cases: [string, Json, string][] = [
     ['32 entities', manifest(many(32, (i) => entity(`e${i}`))), 'ok'],
@@ -100,6 +109,7 @@ describe('design: manifest bounds at the bound and one past it (contract §4.1, 
 });
 
 describe('design: every cross-field rule once broken (contract §4.1–§4.7)', () => {
+  onServer(sqliteProfile);
   const two = (relationships: Json[]): Json =>
     manifest([entity('a', [attr('b_id', 'uuid'), attr('a_id', 'uuid'), attr('rb', 'uuid', { required: true }), attr('s', 'string')]), entity('b', [attr('ra', 'uuid', { required: true })])], { relationships });
   const indexed = (indices: Json[], facets: Json[] = []): Json =>
@@ -152,7 +162,8 @@ describe('design: every cross-field rule once broken (contract §4.1–§4.7)', 
   });
 });
 
-describe('registry idempotency across seed, design, materialise and evolve (contract §5.2)', () => {
+describe.each(profiles)('registry idempotency across seed, design, materialise and evolve (contract §5.2) on $name', (profile) => {
+  onServer(profile);
   const base = (): Json => manifest([entity('a', [attr('s', 'string')])]);
   const next = (patterns: string[]): Json => ({ ...base(), schema_version: 2, migration_history: [{ from_schema_version: 1, to_schema_version: 2, operations: ['o'] }], query_patterns: patterns });
 
@@ -205,7 +216,8 @@ describe('registry idempotency across seed, design, materialise and evolve (cont
   });
 });
 
-describe('adjacent additive evolution (contract §4.11)', () => {
+describe.each(profiles)('adjacent additive evolution (contract §4.11) on $name', (profile) => {
+  onServer(profile);
   const current = (): Json =>
     manifest(
       [
