@@ -1,7 +1,8 @@
 // Audit 7: manifests at the edge of what §4.1 allows for names (63-character
 // entity and field names that differ only in their last character, 48-character
-// index and relationship names, SQL keywords, PostgreSQL system column names)
-// must design, materialise, evolve and serve records on every backend.
+// index and relationship names, SQL keywords, PostgreSQL system column and
+// catalogue names) must design, materialise, evolve and serve records on
+// every backend.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverProfiles, startAipcs, type AipcsClient, type Envelope } from '../../support/aipcs-client.js';
@@ -47,6 +48,7 @@ function edgeManifest(evolved: boolean): Json {
     entities: [
       { name: E1, attributes: first },
       { name: E2, attributes: second },
+      { name: 'pg_class', attributes: [...serverManaged(), { name: 'pg_attribute', type: 'string' }, { name: 'relname', type: 'string' }] },
       ...(evolved ? [{ name: long('entity', '3'), attributes: [...serverManaged(), { name: F1, type: 'uuid', required: true }] }] : []),
     ],
     relationships: [
@@ -120,6 +122,9 @@ for (const profile of await serverProfiles()) {
       const referenced = await aipcs.call('aipcs_record_delete', { service_id: serviceId, entity_name: E1, record_id: firstId, expected_record_version: 1, idempotency_key: 'd1' });
       expect(referenced.error?.code).toBe('constraint_violation');
 
+      ok(await aipcs.call('aipcs_record_create', { service_id: serviceId, entity_name: 'pg_class', record: { pg_attribute: 'a', relname: 'r' }, idempotency_key: 'r5' }));
+      const catalogue = ok(await aipcs.call('aipcs_record_search', { service_id: serviceId, entity_name: 'pg_class', filters: { relname: 'r' } }));
+      expect((catalogue['records'] as unknown[]).length).toBe(1);
       const summary = ok(await aipcs.call('aipcs_service_summary', { service_id: serviceId, sample: 1 }));
       expect((summary['facets'] as unknown[]).length).toBe(3);
       ok(await aipcs.call('aipcs_maintenance_scan', { service_id: serviceId }));
