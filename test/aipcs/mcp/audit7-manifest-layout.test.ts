@@ -18,6 +18,7 @@ const serverManaged = (): Json[] => [
   { name: 'record_version', type: 'integer', required: true },
 ];
 
+const many = <T>(count: number, make: (index: number) => T): T[] => Array.from({ length: count }, (_, index) => make(index));
 const long = (stem: string, last: string, length = 63): string => `${stem}_`.padEnd(length - 1, 'x') + last;
 const E1 = long('entity', '1');
 const E2 = long('entity', '2');
@@ -129,6 +130,35 @@ for (const profile of await serverProfiles()) {
       expect((summary['facets'] as unknown[]).length).toBe(3);
       ok(await aipcs.call('aipcs_maintenance_scan', { service_id: serviceId }));
       ok(await aipcs.call('aipcs_record_history', { service_id: serviceId, entity_name: E1 }));
+    });
+
+    it('admits a unique index over rows whose only repeats are nulls, and refuses one over real repeats leaving its key free', async () => {
+      const attributes = [...serverManaged(), { name: 'code', type: 'string' }, { name: 'rank', type: 'integer' }];
+      const base = { manifest_version: 2, schema_version: 1, entities: [{ name: 'item', attributes }] };
+      const withIndex = (version: number, indices: Json[]): Json => ({
+        ...base,
+        schema_version: version,
+        indices,
+        migration_history: many(version - 1, (index) => ({ from_schema_version: index + 1, to_schema_version: index + 2, operations: ['index'] })),
+      });
+      const serviceId = (ok(await aipcs.call('aipcs_service_seed', { domain_name: 'nulls', domain_class: 'audit', intent_description: 'Unique over nulls.', idempotency_key: 'n-seed' }))['service_id']) as string;
+      ok(await aipcs.call('aipcs_service_design', { service_id: serviceId, schema: base, idempotency_key: 'n-design' }));
+      ok(await aipcs.call('aipcs_service_materialise', { service_id: serviceId, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: 'n-mat' }));
+      const rows: Json[] = [{}, {}, { code: 'a' }, { code: 'a', rank: 1 }, { code: 'a', rank: 2 }, { rank: 1 }];
+      for (const [index, record] of rows.entries()) ok(await aipcs.call('aipcs_record_create', { service_id: serviceId, entity_name: 'item', record, idempotency_key: `n-r${index}` }));
+
+      const overNulls = withIndex(2, [{ name: 'item_code_rank', entity: 'item', fields: ['code', 'rank'], unique: true }]);
+      expect(ok(await aipcs.call('aipcs_service_evolve', { service_id: serviceId, expected_service_revision: 3, expected_schema_version: 1, schema: overNulls, idempotency_key: 'n-e1' }))).toMatchObject({ schema_version: 2 });
+      const repeat = await aipcs.call('aipcs_record_create', { service_id: serviceId, entity_name: 'item', record: { code: 'a', rank: 1 }, idempotency_key: 'n-r9' });
+      expect(repeat.error?.code).toBe('constraint_violation');
+
+      const overRepeats = withIndex(3, [...(overNulls['indices'] as Json[]), { name: 'item_code', entity: 'item', fields: ['code'], unique: true }]);
+      const refused = await aipcs.call('aipcs_service_evolve', { service_id: serviceId, expected_service_revision: 4, expected_schema_version: 2, schema: overRepeats, idempotency_key: 'n-e2' });
+      expect(refused.error?.code).toBe('unsupported_transition');
+      const inspected = ok(await aipcs.call('aipcs_service_inspect', { service_id: serviceId }));
+      expect(inspected).toMatchObject({ service_revision: 4, schema_version: 2, recovery_state: 'clear' });
+      const plain = withIndex(3, [...(overNulls['indices'] as Json[]), { name: 'item_code', entity: 'item', fields: ['code'], unique: false }]);
+      expect(ok(await aipcs.call('aipcs_service_evolve', { service_id: serviceId, expected_service_revision: 4, expected_schema_version: 2, schema: plain, idempotency_key: 'n-e2' }))).toMatchObject({ schema_version: 3 });
     });
   });
 }
