@@ -1,11 +1,12 @@
 // Reads what a schema physically holds from pg_catalog, as one comparable
-// signature, and checks who owns it and who else may use it. Expected
-// signatures come from running our own DDL in a throwaway schema that is
-// rolled back, so both sides are rendered by the same server. Never changes
-// anything that outlives its transaction.
+// signature, and checks who owns it and who else may use it. The expected
+// signature of our own DDL is rendered here from a description of the
+// catalog rows it makes (catalog-shapes.ts, and the entity tables a layout
+// asks for), so comparing never builds anything: inspection runs read-only
+// transactions over pg_catalog and never DDL (operations spec §3.3.3).
+// A test builds our DDL on every supported major and checks that the
+// server describes it exactly as these shapes do.
 
-import { randomBytes } from 'node:crypto';
-import { StorageFailure } from '../../core/ports.js';
 import type { PgSession, PostgresConnection } from './connection.js';
 
 /** Prefix of performance-only indexes that evolution may leave behind; not part of a layout's identity. */
@@ -126,51 +127,124 @@ export async function schemaIsEmpty(session: PgSession, schema: string): Promise
   return row?.empty ?? true;
 }
 
-class ProbeDone extends Error {
-  constructor(readonly signature: string) {
-    super('probe rolled back');
-  }
+/** A column as the signature reads it: name, format_type, NOT NULL, collation, identity kind (`a`: GENERATED ALWAYS). */
+export type ColumnShape = readonly [name: string, type: string, notNull: boolean, collation: string | null, identity?: 'a'];
+
+/** A constraint: primary key, unique, check (with its definition as pg_get_constraintdef renders it) or foreign key (to "id" of `references`, restrict both ways, not deferrable). */
+export interface ConstraintShape {
+  readonly name: string;
+  readonly kind: 'p' | 'u' | 'c' | 'f';
+  readonly columns: readonly string[];
+  readonly check?: string;
+  readonly references?: string;
+}
+
+/** An index: its keys as pg_get_indexdef renders them one by one; btree unless `method` says otherwise. */
+export interface IndexShape {
+  readonly name: string;
+  readonly keys: readonly string[];
+  readonly unique?: true;
+  readonly primary?: true;
+  readonly method?: string;
+  readonly predicate?: string;
+  readonly expressions?: string;
+}
+
+export interface TableShape {
+  readonly name: string;
+  /** In column order. */
+  readonly columns: readonly ColumnShape[];
+  readonly constraints: readonly ConstraintShape[];
+  readonly indexes: readonly IndexShape[];
+}
+
+/** What a schema of ours holds: its tables and the sequences behind identity columns; no views, functions, triggers, rules, policies or types. */
+export interface CatalogShape {
+  readonly tables: readonly TableShape[];
+  readonly sequences: readonly string[];
+}
+
+/** Byte order, as `COLLATE "C"` sorts (identifiers here are ASCII). */
+const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The signature schemaSignature reads from a schema holding exactly `shape`
+ * (with `tablePrefix` null): the same rows, members and order.
+ */
+export function shapeSignature(shape: CatalogShape): string {
+  const tables = [...shape.tables].sort((a, b) => byName(a.name, b.name));
+  const relations = [...tables.map((table) => ({ relname: table.name, relkind: 'r' })), ...shape.sequences.map((name) => ({ relname: name, relkind: 'S' }))]
+    .sort((a, b) => byName(a.relname, b.relname))
+    .map((relation) => ({ ...relation, rls: false }));
+  const columns = tables.flatMap((table) =>
+    table.columns.map(([attname, type, notNull, collation, identity], index) => ({
+      relname: table.name,
+      attname,
+      type,
+      attnotnull: notNull,
+      identity: identity ?? '',
+      generated: '',
+      atthasdef: false,
+      collname: collation,
+      position: String(index + 1),
+    })),
+  );
+  const constraints = tables.flatMap((table) =>
+    [...table.constraints]
+      .sort((a, b) => byName(a.name, b.name))
+      .map((constraint) => {
+        const foreign = constraint.kind === 'f';
+        return {
+          relname: table.name,
+          conname: constraint.name,
+          contype: constraint.kind,
+          condeferrable: false,
+          condeferred: false,
+          convalidated: true,
+          on_update: foreign ? 'r' : ' ',
+          on_delete: foreign ? 'r' : ' ',
+          match_type: foreign ? 's' : ' ',
+          columns: constraint.columns,
+          target_table: foreign ? (constraint.references ?? null) : null,
+          target_columns: foreign ? ['id'] : null,
+          same_schema: foreign ? true : null,
+          check_definition: constraint.check ?? null,
+        };
+      }),
+  );
+  const indexes = tables
+    .flatMap((table) =>
+      table.indexes
+        .filter((index) => !index.name.startsWith(IGNORED_INDEX_PREFIX))
+        .map((index) => ({
+          index_name: index.name,
+          table_name: table.name,
+          amname: index.method ?? 'btree',
+          indisunique: index.unique === true,
+          indisprimary: index.primary === true,
+          indimmediate: true,
+          indnullsnotdistinct: false,
+          indnkeyatts: index.keys.length,
+          indnatts: index.keys.length,
+          keys: index.keys,
+          predicate: index.predicate ?? null,
+          expressions: index.expressions ?? null,
+        })),
+    )
+    .sort((a, b) => byName(a.index_name, b.index_name));
+  return JSON.stringify({ relations, columns, constraints, indexes, extras: [] });
 }
 
 /**
- * The signature our DDL produces on this server: built in a uniquely named
- * scratch schema inside a transaction that is always rolled back.
+ * How PostgreSQL quotes each name where it renders an identifier (index
+ * keys): quote_ident, asked of the server so that its own keyword list
+ * decides; a read-only query.
  */
-export async function probeSignature(connection: PostgresConnection, ddlFor: (schema: string) => readonly string[]): Promise<string> {
-  const scratch = `__aipcs_probe_${randomBytes(8).toString('hex')}`;
-  try {
-    await connection.transaction('probe', async (session) => {
-      for (const ddl of ddlFor(scratch)) await session.run(ddl);
-      throw new ProbeDone(await schemaSignature(session, scratch));
-    });
-  } catch (error) {
-    if (error instanceof ProbeDone) return error.signature;
-    throw error;
-  }
-  throw new StorageFailure('unavailable');
-}
-
-/**
- * Expected signatures, shared by every storage in the process: they depend
- * only on our DDL and on the server release that renders the catalog (the
- * settings that change its rendering, search_path and quote_all_identifiers,
- * are pinned on every connection, so nothing database-specific enters them).
- */
-const sharedSignatures = new Map<string, Promise<string>>();
-
-export class SignatureCache {
-  constructor(private readonly connection: PostgresConnection) {}
-
-  async get(key: string, ddlFor: (schema: string) => readonly string[]): Promise<string> {
-    const fullKey = `${await this.connection.serverVersionNum()}\u001f${key}`;
-    let entry = sharedSignatures.get(fullKey);
-    if (!entry) {
-      entry = probeSignature(this.connection, ddlFor);
-      // A failed probe (busy, unavailable) is not remembered.
-      entry.catch(() => sharedSignatures.delete(fullKey));
-      if (sharedSignatures.size > 512) sharedSignatures.clear();
-      sharedSignatures.set(fullKey, entry);
-    }
-    return entry;
-  }
+export async function quotedIdentifiers(connection: PostgresConnection, names: Iterable<string>): Promise<Map<string, string>> {
+  const distinct = [...new Set(names)];
+  if (distinct.length === 0) return new Map();
+  const rows = await connection.transaction('read', (session) =>
+    session.rows<{ name: string; quoted: string }>('SELECT n AS name, quote_ident(n) AS quoted FROM unnest($1::text[]) AS n', [distinct]),
+  );
+  return new Map(rows.map((row) => [row.name, row.quoted]));
 }

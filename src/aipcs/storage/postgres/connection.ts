@@ -23,11 +23,7 @@ export interface PostgresConnectionOptions {
   readonly statementTimeoutMs: number;
   /** Pool size; the default suits one serving process. */
   readonly maxConnections?: number;
-  /**
-   * Admin inspection: every unit is READ ONLY, so nothing can be written.
-   * Only the signature probe (whose scratch schema is always rolled back)
-   * still runs read-write.
-   */
+  /** Admin inspection: every unit is READ ONLY, so nothing can be written. */
   readonly readOnly?: boolean;
 }
 
@@ -133,8 +129,7 @@ export class PgSession {
   }
 }
 
-/** `probe`: a read-write unit that the caller always aborts (see catalog.ts). */
-export type TransactionMode = 'read' | 'write' | 'probe';
+export type TransactionMode = 'read' | 'write';
 
 const BEGIN: Record<TransactionMode | 'write_refused', string> = {
   // Reads see one snapshot for the whole unit.
@@ -142,7 +137,6 @@ const BEGIN: Record<TransactionMode | 'write_refused', string> = {
   // Writers serialise through advisory locks taken before they read, and
   // READ COMMITTED lets every statement after the lock see the latest commits.
   write: 'BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE',
-  probe: 'BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE',
   // A read-only opening: the server refuses any write the unit attempts.
   write_refused: 'BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY',
 };

@@ -5,7 +5,6 @@
 
 import type { OperatorStoragePorts } from '../../core/application.js';
 import { StorageFailure, type MigrationState } from '../../core/ports.js';
-import { SignatureCache } from './catalog.js';
 import { PostgresConnection } from './connection.js';
 import { inspectPostgresRegistry, migratePostgresRegistry, type PostgresRegistry } from './registry.js';
 import { PostgresServiceData } from './service-data.js';
@@ -32,8 +31,8 @@ function connect(options: PostgresStorageOptions, readOnly: boolean): PostgresCo
   }
 }
 
-function portsOver(connection: PostgresConnection, signatures: SignatureCache, registry: PostgresRegistry): OperatorStoragePorts {
-  const stores = new PostgresServiceStores(connection, signatures);
+function portsOver(connection: PostgresConnection, registry: PostgresRegistry): OperatorStoragePorts {
+  const stores = new PostgresServiceStores(connection);
   return {
     backend: 'postgresql',
     registry,
@@ -55,10 +54,9 @@ function portsOver(connection: PostgresConnection, signatures: SignatureCache, r
 export async function openPostgresStorage(options: PostgresStorageOptions): Promise<OperatorStoragePorts> {
   const connection = connect(options, false);
   try {
-    const signatures = new SignatureCache(connection);
     const now = options.nowMicros ?? (() => BigInt(Date.now()) * 1000n);
-    const registry = await migratePostgresRegistry(connection, signatures, now);
-    return portsOver(connection, signatures, registry);
+    const registry = await migratePostgresRegistry(connection, now);
+    return portsOver(connection, registry);
   } catch (error) {
     await connection.close().catch(() => undefined);
     throw error instanceof StorageFailure ? error : new StorageFailure('unavailable');
@@ -85,11 +83,10 @@ export async function openPostgresStorageForAdmin(options: PostgresStorageOption
   } catch {
     return { registry: { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: 'unavailable' }, ports: null };
   }
-  const signatures = new SignatureCache(connection);
-  const { state, registry } = await inspectPostgresRegistry(connection, signatures);
+  const { state, registry } = await inspectPostgresRegistry(connection);
   if (!registry) {
     await connection.close().catch(() => undefined);
     return { registry: state, ports: null };
   }
-  return { registry: state, ports: portsOver(connection, signatures, registry) };
+  return { registry: state, ports: portsOver(connection, registry) };
 }

@@ -17,7 +17,8 @@ import {
   type ClaimRow,
   type ServiceRow,
 } from '../../core/ports.js';
-import { schemaIsEmpty, schemaPresence, schemaSignature, type SignatureCache } from './catalog.js';
+import { schemaIsEmpty, schemaPresence, schemaSignature, shapeSignature } from './catalog.js';
+import { REGISTRY_SHAPE } from './catalog-shapes.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import {
   CLAIM_COLUMN_NAMES,
@@ -152,10 +153,8 @@ export async function classifyRegistry(session: PgSession, expected: string): Pr
   return meta.applied_revision === REGISTRY_REVISION && exactHistory ? { status: 'ready', appliedRevision: REGISTRY_REVISION } : unknown('incompatible');
 }
 
-export function expectedRegistrySignature(cache: SignatureCache): Promise<string> {
-  // Only the tables and indexes count: the schema statements run in the probe too.
-  return cache.get('registry', registryDdl);
-}
+/** The signature of the schema registryDdl builds. */
+export const EXPECTED_REGISTRY_SIGNATURE = shapeSignature(REGISTRY_SHAPE);
 
 /**
  * Brings the registry to the current revision and returns it: a fresh
@@ -163,8 +162,8 @@ export function expectedRegistrySignature(cache: SignatureCache): Promise<string
  * serialise on the migration lock and the later ones find it ready. Anything
  * else (foreign, dirty, half-built) stays untouched and is unavailable.
  */
-export async function migratePostgresRegistry(connection: PostgresConnection, cache: SignatureCache, nowMicros: () => bigint): Promise<PostgresRegistry> {
-  const expected = await expectedRegistrySignature(cache);
+export async function migratePostgresRegistry(connection: PostgresConnection, nowMicros: () => bigint): Promise<PostgresRegistry> {
+  const expected = EXPECTED_REGISTRY_SIGNATURE;
   await connection.transaction('write', async (session) => {
     await session.run(`SELECT pg_advisory_xact_lock(hashtext('aipcs.registry'), hashtext('migration'))`);
     const { status } = await classifyRegistry(session, expected);
@@ -184,10 +183,9 @@ export async function migratePostgresRegistry(connection: PostgresConnection, ca
  * The admin commands' view: classifies without creating or migrating
  * anything and returns the registry open only when it is ready.
  */
-export async function inspectPostgresRegistry(connection: PostgresConnection, cache: SignatureCache): Promise<{ state: MigrationState; registry: PostgresRegistry | null }> {
+export async function inspectPostgresRegistry(connection: PostgresConnection): Promise<{ state: MigrationState; registry: PostgresRegistry | null }> {
   try {
-    const expected = await expectedRegistrySignature(cache);
-    const { status, appliedRevision } = await connection.transaction('read', (session) => classifyRegistry(session, expected));
+    const { status, appliedRevision } = await connection.transaction('read', (session) => classifyRegistry(session, EXPECTED_REGISTRY_SIGNATURE));
     const state: MigrationState = { status, appliedRevision, targetRevision: REGISTRY_REVISION, reason: null };
     return { state, registry: status === 'ready' ? new PostgresRegistry(connection) : null };
   } catch (error) {

@@ -21,7 +21,8 @@ import {
   type StoreObservation,
   type WriteFence,
 } from '../../core/ports.js';
-import { schemaIsEmpty, schemaPresence, schemaSignature, type SignatureCache } from './catalog.js';
+import { quotedIdentifiers, schemaIsEmpty, schemaPresence, schemaSignature, shapeSignature, type CatalogShape, type ColumnShape, type TableShape } from './catalog.js';
+import { FOUNDATION_SHAPE } from './catalog-shapes.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 
 export const SERVICE_STORE_ADAPTER_ID = 'aipcs.postgresql.service_store';
@@ -61,6 +62,17 @@ const SQL_TYPES: Record<ColumnLayout['type'], string> = {
   string_list: 'jsonb',
 };
 
+/** Each column type as format_type renders it, and whether its column has collation "C" (see SQL_TYPES). */
+const CATALOG_TYPES: Record<ColumnLayout['type'], readonly [type: string, collation: 'C' | null]> = {
+  text: ['text', 'C'],
+  integer: ['bigint', null],
+  real: ['double precision', null],
+  boolean: ['boolean', null],
+  datetime: ['text', 'C'],
+  uuid: ['text', 'C'],
+  string_list: ['jsonb', null],
+};
+
 /** Names the adapter derives must fit PostgreSQL's 63-byte identifiers and never meet a manifest name (which cannot start with "_"). */
 function derivedName(prefix: string, ...parts: string[]): string {
   return `${prefix}${createHash('sha256').update(parts.join('\u001f'), 'utf8').digest('hex').slice(0, 16)}`;
@@ -73,9 +85,12 @@ function derivedName(prefix: string, ...parts: string[]): string {
  */
 const SYSTEM_COLUMN_NAMES: ReadonlySet<string> = new Set(['tableoid', 'xmin', 'cmin', 'xmax', 'cmax', 'ctid']);
 
+/** The column that holds a field (or a server-managed column) of a domain table. */
+const columnName = (field: string): string => (SYSTEM_COLUMN_NAMES.has(field) ? `_${field}` : field);
+
 /** The quoted column that holds a field (or a server-managed column) of a domain table. */
 export function quoteColumn(field: string): string {
-  return quoteIdentifier(SYSTEM_COLUMN_NAMES.has(field) ? `_${field}` : field);
+  return quoteIdentifier(columnName(field));
 }
 
 /** A select-list item reading a field's column of the table aliased `r` under the field's own name. */
@@ -306,10 +321,52 @@ export function storeDdl(schema: string, layout: StoreLayout, createSchema = tru
   return [...storeTablesDdl(schema, layout, createSchema), ...storeKeysDdl(schema, layout)];
 }
 
-/** The foundation every store has whatever its manifest: schema, bookkeeping tables and their keys. */
-function foundationDdl(schema: string): string[] {
-  return [`CREATE SCHEMA ${quoteIdentifier(schema)} AUTHORIZATION CURRENT_USER`, ...bookkeepingDdl(schema), ...bookkeepingKeysDdl(schema)];
+/** The columns whose names a layout's index keys render (see entityShape). */
+function indexedColumns(layout: StoreLayout): string[] {
+  return layout.entities.flatMap((entity) => [...entity.indexes.flatMap((index) => index.columns), ...entity.foreignKeys.map((fk) => fk.column)].map(columnName));
 }
+
+/**
+ * An entity table as the catalog describes what tableDdl, indexDdl and
+ * foreignKeyDdl build (equality indexes are left out of signatures);
+ * `quoted` renders a column name as the server's quote_ident does.
+ */
+function entityShape(entity: EntityLayout, quoted: (column: string) => string): TableShape {
+  const primaryKey = primaryKeyName(entity.name);
+  const hashed = (field: string): boolean => {
+    const type = columnType(entity, field);
+    return type !== undefined && HASHED_TYPES.has(type);
+  };
+  const key = (field: string): string => (hashed(field) ? `md5(${quoted(columnName(field))})` : quoted(columnName(field)));
+  return {
+    name: entity.name,
+    columns: entity.columns.map((column): ColumnShape => {
+      const [type, collation] = CATALOG_TYPES[column.type];
+      return [columnName(column.name), type, column.notNull || column.name === 'id', collation];
+    }),
+    constraints: [
+      { name: primaryKey, kind: 'p', columns: ['id'] },
+      ...entity.foreignKeys.map((fk) => ({ name: fk.name, kind: 'f' as const, columns: [columnName(fk.column)], references: fk.targetEntity })),
+    ],
+    indexes: [
+      { name: primaryKey, keys: ['id'], unique: true, primary: true },
+      { name: ownerIndexName(entity.name), keys: ['owner_id', 'id'] },
+      ...entity.indexes.map((index) => {
+        const expressions = index.columns.filter(hashed).map(key);
+        return { name: index.name, keys: index.columns.map(key), ...(index.unique ? { unique: true as const } : {}), ...(expressions.length > 0 ? { expressions: expressions.join(', ') } : {}) };
+      }),
+      ...entity.foreignKeys.map((fk) => ({ name: foreignKeyIndexName(entity.name, fk.column), keys: [quoted(columnName(fk.column))] })),
+    ],
+  };
+}
+
+/** What storeDdl(layout) builds, as the catalog describes it. */
+export function storeShape(layout: StoreLayout, quoted: (column: string) => string): CatalogShape {
+  return { tables: [...FOUNDATION_SHAPE.tables, ...layout.entities.map((entity) => entityShape(entity, quoted))], sequences: FOUNDATION_SHAPE.sequences };
+}
+
+/** The signature of the bookkeeping tables alone (schemaSignature with BOOKKEEPING_PREFIX). */
+const FOUNDATION_SIGNATURE = shapeSignature(FOUNDATION_SHAPE);
 
 /** Prefix of every bookkeeping table; manifest names cannot start with "_". */
 const BOOKKEEPING_PREFIX = '__aipcs_';
@@ -389,18 +446,21 @@ export async function compareLayout(session: PgSession, schema: string, expected
 
 /** The service stores of one database; they share the storage's pool. */
 export class PostgresServiceStores implements OperatorStorePort {
-  constructor(
-    private readonly connection: PostgresConnection,
-    private readonly signatures: SignatureCache,
-  ) {}
+  /** Expected signatures by layout, for the services this process has met. */
+  private readonly signatures = new Map<string, string>();
 
-  /** What the store of `layout` looks like on this server (built once in a rolled-back scratch schema). */
-  expectedSignature(layout: StoreLayout): Promise<string> {
-    return this.signatures.get(`store:${JSON.stringify(layout)}`, (scratch) => [...storeDdl(scratch, layout)]);
-  }
+  constructor(private readonly connection: PostgresConnection) {}
 
-  private foundationSignature(): Promise<string> {
-    return this.signatures.get('store-foundation', foundationDdl);
+  /** The signature of the store of `layout` (rendered, never built: see catalog.ts). */
+  async expectedSignature(layout: StoreLayout): Promise<string> {
+    const cacheKey = JSON.stringify(layout);
+    const cached = this.signatures.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const quoted = await quotedIdentifiers(this.connection, indexedColumns(layout));
+    const signature = shapeSignature(storeShape(layout, (column) => quoted.get(column) ?? quoteIdentifier(column)));
+    if (this.signatures.size >= 512) this.signatures.clear();
+    this.signatures.set(cacheKey, signature);
+    return signature;
   }
 
   async observe(locator: StorageLocator, layout: StoreLayout): Promise<StoreObservation> {
@@ -453,7 +513,7 @@ export class PostgresServiceStores implements OperatorStorePort {
     const target = SERVICE_STORE_REVISION;
     try {
       const schema = schemaOf(locator);
-      const expected = await this.foundationSignature();
+      const expected = FOUNDATION_SIGNATURE;
       return await this.connection.transaction('read', async (session): Promise<MigrationState> => {
         const presence = await schemaPresence(session, schema);
         if (presence === 'missing' || (presence === 'trusted' && (await schemaIsEmpty(session, schema)))) {
