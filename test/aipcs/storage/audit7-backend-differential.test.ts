@@ -20,7 +20,8 @@
 // flips retrieval modes and appends fields read back on old records and old
 // cursors, field names PostgreSQL reserves for system columns, a restart of
 // both servers, and service_list / bootstrap ordering. A seeded random walk
-// over all data tools follows (AIPCS_DIFF_SEED, AIPCS_DIFF_STEPS).
+// over all data tools follows (AIPCS_DIFF_SEED, AIPCS_DIFF_STEPS), then
+// materialise and evolve killed at each fault checkpoint and resumed.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -140,11 +141,11 @@ class Pair {
 
   private constructor(
     private servers: [Server, Server],
-    private readonly launch: (idSeed: string) => Promise<[Server, Server]>,
+    private readonly launch: (idSeed: string, env?: Record<string, string>) => Promise<[Server, Server]>,
     private readonly clockFile: string,
   ) {}
 
-  static async start(launch: (idSeed: string) => Promise<[Server, Server]>, clockFile: string): Promise<Pair> {
+  static async start(launch: (idSeed: string, env?: Record<string, string>) => Promise<[Server, Server]>, clockFile: string): Promise<Pair> {
     return new Pair(await launch('start'), launch, clockFile);
   }
 
@@ -161,7 +162,9 @@ class Pair {
 
   async each(name: string, argsA: Record<string, unknown>, argsB: Record<string, unknown>, label = ''): Promise<Step> {
     this.step++;
-    const [textA, textB] = await Promise.all([this.servers[0].call(name, argsA), this.servers[1].call(name, argsB)]);
+    // A server killed by a fault checkpoint answers nothing; both must have died.
+    const settle = (answer: Promise<string>) => answer.catch(() => '{"ok":false,"result":null,"error":{"code":"no answer"}}');
+    const [textA, textB] = await Promise.all([settle(this.servers[0].call(name, argsA)), settle(this.servers[1].call(name, argsB))]);
     const normalA = this.normalise(textA, 0);
     const normalB = this.normalise(textB, 1);
     const envelope = JSON.parse(textA) as Envelope;
@@ -192,14 +195,15 @@ class Pair {
     writeFileSync(this.clockFile, String(Number(readFileSync(this.clockFile, 'utf8')) + days * 86_400_000));
   }
 
-  async restart(): Promise<void> {
+  /** Restarts both servers on the same storage (with fresh ids), optionally with extra environment such as a fault checkpoint. */
+  async restart(env: Record<string, string> = {}): Promise<void> {
     await this.close();
     this.restarts++;
-    this.servers = await this.launch(`restart-${this.restarts}`);
+    this.servers = await this.launch(`restart-${this.restarts}`, env);
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.servers.map((server) => server.close()));
+    await Promise.allSettled(this.servers.map((server) => server.close()));
   }
 }
 
@@ -606,6 +610,34 @@ async function randomWalk(pair: Pair, world: { sid: string; items: string[]; bra
   await pair.call('aipcs_maintenance_scan', { service_id: sid, limit: 100 });
 }
 
+/** A lifecycle operation killed at each checkpoint (decisions D13), then resumed by a restarted server under the same key. */
+async function crashes(pair: Pair): Promise<void> {
+  for (const [i, checkpoint] of ['materialise:admitted', 'materialise:applied', 'evolve:admitted', 'evolve:applied'].entries()) {
+    const seeded = await pair.call('aipcs_service_seed', { domain_name: `crash_${i}`, domain_class: 'c', intent_description: 'i', idempotency_key: `crash-seed-${i}` });
+    const sid = String(seeded.a.result?.['service_id']);
+    await pair.call('aipcs_service_design', { service_id: sid, schema: manifest(), idempotency_key: `crash-design-${i}` });
+    const materialise = { service_id: sid, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: `crash-mat-${i}` };
+    const evolve = { service_id: sid, expected_service_revision: 3, expected_schema_version: 1, schema: manifestV2(), idempotency_key: `crash-evolve-${i}` };
+    const [tool, args] = checkpoint.startsWith('materialise') ? ['aipcs_service_materialise', materialise] : ['aipcs_service_evolve', evolve];
+    if (tool === 'aipcs_service_evolve') {
+      await pair.call('aipcs_service_materialise', materialise);
+      await pair.call('aipcs_record_create', { service_id: sid, entity_name: 'item', record: { title: 'before' }, idempotency_key: `crash-c-${i}` });
+    }
+    await pair.restart({ AIPCS_FAULT_INJECTION: checkpoint });
+    await pair.call(tool, args, checkpoint);
+    await pair.restart();
+    await pair.call('aipcs_service_inspect', { service_id: sid }, 'pending');
+    await pair.call('aipcs_record_list', { service_id: sid, entity_name: 'item' }, 'pending');
+    await pair.call('aipcs_record_create', { service_id: sid, entity_name: 'item', record: { title: 'x' }, idempotency_key: `crash-x-${i}` }, 'pending');
+    await pair.call('aipcs_bootstrap', {}, 'pending');
+    await pair.call(tool, { ...args, idempotency_key: `crash-other-${i}` }, 'other key');
+    await pair.call(tool, args, 'resume');
+    await pair.call(tool, args, 'replay');
+    await pair.call('aipcs_record_create', { service_id: sid, entity_name: 'item', record: { title: 'after' }, idempotency_key: `crash-y-${i}` }, 'after');
+    await pair.call('aipcs_record_list', { service_id: sid, entity_name: 'item' }, 'after');
+  }
+}
+
 // ---------------------------------------------------------------- the test
 
 describe('SQLite and PostgreSQL answer every MCP call alike', () => {
@@ -620,8 +652,8 @@ describe('SQLite and PostgreSQL answer every MCP call alike', () => {
       writeFileSync(clockFile, '0');
       const database = await createTestDatabase(cluster);
       const common = { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}`, AIPCS_DIFF_CLOCK_FILE: clockFile };
-      const launch = async (idSeed: string): Promise<[Server, Server]> => {
-        const env = { ...common, AIPCS_DIFF_ID_SEED: `${SEED}-${idSeed}` };
+      const launch = async (idSeed: string, extra: Record<string, string> = {}): Promise<[Server, Server]> => {
+        const env = { ...common, ...extra, AIPCS_DIFF_ID_SEED: `${SEED}-${idSeed}` };
         return Promise.all([
           startServer(['--profile', 'sqlite', '--principal-id', PRINCIPAL, '--sqlite-data-root', join(folder, 'data')], env),
           startServer(['--profile', 'postgresql', '--principal-id', PRINCIPAL, '--postgres-dsn-env', 'AIPCS_DIFF_DSN'], { ...env, AIPCS_DIFF_DSN: database.url }),
@@ -632,6 +664,7 @@ describe('SQLite and PostgreSQL answer every MCP call alike', () => {
         const world = await scripted(pair);
         expect(world.items.length).toBeGreaterThan(40);
         await randomWalk(pair, world);
+        await crashes(pair);
         if (process.env['AIPCS_DIFF_STATS'] === '1') console.log([...pair.outcomes.entries()].sort().map(([key, count]) => `${key}=${count}`).join('\n'));
         expect(pair.diffs).toEqual([]);
         // The sequence reached every data tool and the refusals that tell backends apart most easily.
@@ -647,6 +680,9 @@ describe('SQLite and PostgreSQL answer every MCP call alike', () => {
           'aipcs_record_search:ok',
           'aipcs_record_list:validation_failed',
           'aipcs_maintenance_scan:ok',
+          'aipcs_service_evolve:no answer',
+          'aipcs_service_materialise:operation_in_progress',
+          'aipcs_record_create:storage_busy',
         ]) {
           expect(pair.outcomes.get(outcome) ?? 0, outcome).toBeGreaterThan(0);
         }
