@@ -25,11 +25,13 @@ export interface JsonParseLimits {
   /** Reject duplicate member names instead of keeping the last one. */
   readonly rejectDuplicateKeys?: boolean;
   /**
-   * A float token beyond binary64 (`1e400`) becomes ±Infinity instead of
-   * failing the document, as Python's json module reads it; the caller must
-   * then refuse the value itself (MCP requests answer validation_failed).
+   * A float token beyond binary64 (`1e400`) becomes ±Infinity, and the tokens
+   * `NaN`, `Infinity` and `-Infinity` (what Python's json.dumps writes for
+   * non-finite floats) become those numbers, instead of failing the document,
+   * as Python's json module and the reference's SDK read them; the caller
+   * must then refuse the value itself (MCP requests answer validation_failed).
    */
-  readonly keepOverflowingFloats?: boolean;
+  readonly keepNonFiniteFloats?: boolean;
 }
 
 export const DEFAULT_JSON_LIMITS: JsonParseLimits = { maxBytes: 4 * 1024 * 1024, maxDepth: 64 };
@@ -68,6 +70,13 @@ export function parseJsonNotingForm(text: string, limits: JsonParseLimits = DEFA
 }
 
 const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/** Python's spellings of non-finite floats (see keepNonFiniteFloats). */
+const NON_FINITE_TOKENS: readonly (readonly [string, number])[] = [
+  ['NaN', NaN],
+  ['Infinity', Infinity],
+  ['-Infinity', -Infinity],
+];
 
 class LosslessParser {
   private pos = 0;
@@ -241,6 +250,15 @@ class LosslessParser {
   }
 
   private parseNumber(): number | bigint {
+    if (this.limits.keepNonFiniteFloats) {
+      for (const [token, value] of NON_FINITE_TOKENS) {
+        if (this.text.startsWith(token, this.pos)) {
+          this.pos += token.length;
+          this.canonical = false;
+          return value;
+        }
+      }
+    }
     NUMBER_TOKEN.lastIndex = this.pos;
     const match = NUMBER_TOKEN.exec(this.text);
     if (!match) this.fail();
@@ -253,7 +271,7 @@ class LosslessParser {
       return integer;
     }
     const value = Number(token);
-    if (!Number.isFinite(value) && !this.limits.keepOverflowingFloats) throw new JsonError('json_unrepresentable', 'The JSON document holds a number out of range.');
+    if (!Number.isFinite(value) && !this.limits.keepNonFiniteFloats) throw new JsonError('json_unrepresentable', 'The JSON document holds a number out of range.');
     if (this.canonical && (!Number.isFinite(value) || ecmaNumber(value) !== token)) this.canonical = false;
     return value;
   }

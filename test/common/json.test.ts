@@ -59,7 +59,14 @@ describe('parseJson', () => {
 
   it('refuses floats beyond binary64 unless asked to keep them as Infinity', () => {
     expect(() => parseJson('[1e400]', limits)).toThrow(expect.objectContaining({ code: 'json_unrepresentable' }));
-    expect(parseJson('[1e400, -1.8e308, 1e-400]', { ...limits, keepOverflowingFloats: true })).toEqual([Infinity, -Infinity, 0]);
+    expect(parseJson('[1e400, -1.8e308, 1e-400]', { ...limits, keepNonFiniteFloats: true })).toEqual([Infinity, -Infinity, 0]);
+  });
+
+  it("reads Python's NaN, Infinity and -Infinity tokens only when asked to keep non-finite floats", () => {
+    for (const text of ['[NaN]', '[Infinity]', '[-Infinity]']) expect(() => parseJson(text, limits), text).toThrow(expect.objectContaining({ code: 'json_syntax' }));
+    expect(parseJson('{"a":NaN,"b":[Infinity, -Infinity],"c":-1}', { ...limits, keepNonFiniteFloats: true })).toEqual({ a: NaN, b: [Infinity, -Infinity], c: -1n });
+    expect(parseJsonNotingForm('[NaN]', { ...limits, keepNonFiniteFloats: true }).canonical).toBe(false);
+    for (const text of ['[nan]', '[NaNa]', '[Inf]', '[-Infinityy]', '[+Infinity]']) expect(() => parseJson(text, { ...limits, keepNonFiniteFloats: true }), text).toThrow(expect.objectContaining({ code: 'json_syntax' }));
   });
 
   it('can reject duplicate member names', () => {

@@ -497,7 +497,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       }
       let parsed: JsonValue;
       try {
-        parsed = parseJson(body.text, { maxBytes: maxBodyBytes, maxDepth, keepOverflowingFloats: true });
+        parsed = parseJson(body.text, { maxBytes: maxBodyBytes, maxDepth, keepNonFiniteFloats: true });
       } catch (error) {
         // Well-formed JSON beyond a bound (nesting, integer length) is not a
         // syntax error: -32600 with the id when it shows, as over stdio.

@@ -134,7 +134,7 @@ export class LosslessStdioTransport implements Transport {
     }
     let parsed;
     try {
-      parsed = parseJson(text, { maxBytes: this.maxLineBytes, maxDepth: this.options.maxDepth ?? MAX_REQUEST_DEPTH, keepOverflowingFloats: true });
+      parsed = parseJson(text, { maxBytes: this.maxLineBytes, maxDepth: this.options.maxDepth ?? MAX_REQUEST_DEPTH, keepNonFiniteFloats: true });
     } catch (error) {
       this.options.logger.warn('dropped a malformed input line');
       // Well-formed JSON beyond a bound (nesting, integer length) is not a
