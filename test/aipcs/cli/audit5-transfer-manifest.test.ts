@@ -5,49 +5,23 @@
 // that no import accepts. It now refuses before any claim, leaving the
 // service usable, as for a manifest too large for one line (D21).
 
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { aipcs, freshDataRoot, rootArgs } from '../../support/aipcs-admin.js';
-import { aipcsBin } from '../../support/bins.js';
+import { rawLineSession } from '../../support/raw-stdio.js';
 import { wireNotesManifest } from '../../support/wire-manifests.js';
 
 const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
 
 /** A raw stdio session (a JavaScript client cannot send the float 1.0): each call resolves with the parsed envelope. */
 function rawSession(args: string[]) {
-  const child = spawn(process.execPath, [aipcsBin(), ...args], { stdio: ['pipe', 'pipe', 'ignore'], env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root' } });
-  const waiting = new Map<number, (line: string) => void>();
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString('utf8');
-    let newline: number;
-    while ((newline = out.indexOf('\n')) >= 0) {
-      const line = out.slice(0, newline);
-      out = out.slice(newline + 1);
-      const id = (JSON.parse(line) as { id?: number }).id;
-      if (id !== undefined) waiting.get(id)?.(line);
-    }
-  });
-  let next = 0;
-  const send = (method: string, params: string): Promise<string> => {
-    const id = ++next;
-    const answered = new Promise<string>((resolve) => waiting.set(id, resolve));
-    child.stdin.write(`{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}\n`);
-    return answered;
-  };
+  const session = rawLineSession(args, { HOME: process.env['HOME'] ?? '/root' });
   return {
-    async start() {
-      await send('initialize', '{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}');
-      child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
-    },
-    async call(name: string, args: string): Promise<{ ok: boolean; result: Record<string, unknown> | null }> {
-      const line = await send('tools/call', `{"name":"${name}","arguments":${args}}`);
-      return JSON.parse((JSON.parse(line) as { result: { content: { text: string }[] } }).result.content[0]?.text ?? '') as { ok: boolean; result: Record<string, unknown> | null };
-    },
-    close: () => child.kill(),
+    start: () => session.initialize(),
+    call: async (name: string, args: string) => JSON.parse(await session.toolText(name, args)) as { ok: boolean; result: Record<string, unknown> | null },
+    close: () => session.close(),
   };
 }
 

@@ -3,11 +3,10 @@
 // raw JSON-RPC lines on stdio (so float literals such as 1.0 and -0.0 reach
 // the server as written) on every storage profile.
 
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { aipcsBin } from '../../support/bins.js';
 import { serverProfiles } from '../../support/aipcs-client.js';
 import { serverManaged } from '../../support/manifests.js';
+import { rawLineSession } from '../../support/raw-stdio.js';
 
 interface Envelope {
   ok: boolean;
@@ -17,37 +16,12 @@ interface Envelope {
 
 /** A raw stdio session: `call` sends the arguments as written and returns the envelope and its text. */
 async function rawSession(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [aipcsBin(), 'serve', ...args], { stdio: ['pipe', 'pipe', 'ignore'], env: { PATH: process.env['PATH'] ?? '', ...env } });
-  const waiting = new Map<number, (line: string) => void>();
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString('utf8');
-    let newline: number;
-    while ((newline = out.indexOf('\n')) >= 0) {
-      const line = out.slice(0, newline);
-      out = out.slice(newline + 1);
-      const id = (JSON.parse(line) as { id?: number }).id;
-      if (id !== undefined) waiting.get(id)?.(line);
-    }
-  });
-  let next = 0;
-  const send = (method: string, params: string): Promise<string> => {
-    const id = ++next;
-    const answered = new Promise<string>((resolve) => waiting.set(id, resolve));
-    child.stdin.write(`{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}\n`);
-    return answered;
-  };
-  await send('initialize', JSON.stringify({ protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } }));
-  child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+  const session = rawLineSession(['serve', ...args], env);
+  await session.initialize();
   return {
-    async text(name: string, argumentsText: string): Promise<string> {
-      const line = await send('tools/call', `{"name":"${name}","arguments":${argumentsText}}`);
-      return (JSON.parse(line) as { result: { content: { text: string }[] } }).result.content[0]?.text ?? '';
-    },
-    async call(name: string, args: unknown): Promise<Envelope> {
-      return JSON.parse(await this.text(name, JSON.stringify(args))) as Envelope;
-    },
-    close: () => child.kill(),
+    text: (name: string, argumentsText: string) => session.toolText(name, argumentsText),
+    call: async (name: string, args: unknown) => JSON.parse(await session.toolText(name, JSON.stringify(args))) as Envelope,
+    close: () => session.close(),
   };
 }
 

@@ -6,17 +6,9 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverProfiles, startAipcs, type AipcsClient, type Envelope } from '../../support/aipcs-client.js';
+import { serverManaged } from '../../support/manifests.js';
 
 type Json = Record<string, unknown>;
-
-const serverManaged = (): Json[] => [
-  { name: 'id', type: 'uuid', required: true, primary_key: true },
-  { name: 'owner_id', type: 'string', required: true },
-  { name: 'created_at', type: 'datetime', required: true },
-  { name: 'updated_at', type: 'datetime', required: true },
-  { name: 'created_via', type: 'string', required: true },
-  { name: 'record_version', type: 'integer', required: true },
-];
 
 const many = <T>(count: number, make: (index: number) => T): T[] => Array.from({ length: count }, (_, index) => make(index));
 const long = (stem: string, last: string, length = 63): string => `${stem}_`.padEnd(length - 1, 'x') + last;

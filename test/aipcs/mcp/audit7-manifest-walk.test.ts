@@ -6,17 +6,10 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverProfiles, sqliteProfile, startAipcs, type AipcsClient, type Envelope, type ServerProfile } from '../../support/aipcs-client.js';
+import { serverManaged } from '../../support/manifests.js';
 
 type Json = Record<string, unknown>;
 
-const serverManaged = (): Json[] => [
-  { name: 'id', type: 'uuid', required: true, primary_key: true },
-  { name: 'owner_id', type: 'string', required: true },
-  { name: 'created_at', type: 'datetime', required: true },
-  { name: 'updated_at', type: 'datetime', required: true },
-  { name: 'created_via', type: 'string', required: true },
-  { name: 'record_version', type: 'integer', required: true },
-];
 const attr = (name: string, type: string, more: Json = {}): Json => ({ name, type, ...more });
 const entity = (name: string, domain: Json[] = []): Json => ({ name, attributes: [...serverManaged(), ...domain] });
 const manifest = (entities: Json[], rest: Json = {}): Json => ({ manifest_version: 2, schema_version: 1, entities, ...rest });

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { aipcsBin } from '../../support/bins.js';
 import { parseJson, type JsonObject } from '../../../src/common/json.js';
 import { freshDataRoot, sqliteArgs } from '../../support/aipcs-client.js';
+import { rawLineSession } from '../../support/raw-stdio.js';
 import { wireNotesManifest } from '../../support/wire-manifests.js';
 
 /** Sends raw JSON-RPC lines and returns the raw text of the response with `id`. */
@@ -52,34 +53,9 @@ describe('exact integer bounds in tools/list', () => {
   });
 });
 
-/** A raw stdio session: each call writes one line and resolves with the raw response line of its id. */
-function rawSession(args: string[]) {
-  const child = spawn(process.execPath, [aipcsBin(), ...args], { stdio: ['pipe', 'pipe', 'ignore'], env: { PATH: process.env['PATH'] ?? '' } });
-  const waiting = new Map<number, (line: string) => void>();
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString('utf8');
-    let newline: number;
-    while ((newline = out.indexOf('\n')) >= 0) {
-      const line = out.slice(0, newline);
-      out = out.slice(newline + 1);
-      const id = (JSON.parse(line) as { id?: number }).id;
-      if (id !== undefined) waiting.get(id)?.(line);
-    }
-  });
-  return {
-    send(line: string, id?: number): Promise<string> {
-      const answered = id === undefined ? Promise.resolve('') : new Promise<string>((resolve) => waiting.set(id, resolve));
-      child.stdin.write(`${line}\n`);
-      return answered;
-    },
-    close: () => child.kill(),
-  };
-}
-
 describe('exact numbers in tool results', () => {
   it('writes structuredContent with the numbers of the text item: 2^63-1 exact, the float 1.0 as 1.0', async () => {
-    const session = rawSession(['serve', ...sqliteArgs(freshDataRoot())]);
+    const session = rawLineSession(['serve', ...sqliteArgs(freshDataRoot())]);
     try {
       const call = async (id: number, name: string, args: string): Promise<{ line: string; result: { content: { text: string }[]; structuredContent: JsonObject } }> => {
         const line = await session.send(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`, id);
