@@ -3,10 +3,8 @@
 // through the shared tool server, re-reading the config for every operation.
 // Owns no file logic; everything goes through MemoryStore.
 
-import type { Readable as NodeReadable, Writable as NodeWritable } from 'node:stream';
-import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
-import { LosslessStdioTransport } from '../../common/mcp/stdio-transport.js';
-import { createToolServer, type StdioServeOptions, type ToolServerOptions } from '../../common/mcp/tool-server.js';
+import type { Readable, Writable } from 'node:stream';
+import { serveStdio, type StdioServeOptions } from '../../common/mcp/tool-server.js';
 import type { Logger } from '../../common/logger.js';
 import type { AigptApp } from '../app.js';
 import { AigptError } from '../errors.js';
@@ -51,17 +49,20 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
   const stores = async (): Promise<MemoryStore> => (await app.current()).store;
   const handler = new AigptToolHandler(stores);
   const gate = answerBeforeExit(
-    (io.input ?? process.stdin) as NodeReadable,
-    (io.output ?? process.stdout) as NodeWritable,
+    (io.input ?? process.stdin) as Readable,
+    (io.output ?? process.stdout) as Writable,
     MAX_INPUT_LINE_BYTES,
     (message) => logger.warn(message),
   );
-  await serveLenientStdio(
+  await serveStdio(
     {
       name: 'aigpt',
       version: AIGPT_VERSION,
-      // Spec 5.2: the reference's capabilities exactly (tools, nothing else).
+      // Spec 5.2: the reference's capabilities exactly (tools, nothing else),
+      // and it ignores the params of initialize: `"params":{}` or none gets
+      // the instructions; only a string protocolVersion is negotiated.
       capabilities: { tools: {} },
+      checkInitializeParams: false,
       // Spec 5.2: built fresh for each initialize, from what is on disk then.
       instructions: async () => {
         try {
@@ -84,46 +85,4 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
     },
     { input: gate.input, output: gate.output },
   );
-}
-
-/**
- * Spec 5.2: the reference ignores the params of `initialize`, so a client
- * that sends `"params":{}` or no params at all gets its instructions. The
- * shared tool server checks them against the SDK's schema (-32602 for a
- * missing clientInfo); here they are reduced to the one member the product
- * uses, the requested protocol version, before that check: a string is
- * negotiated as usual, anything else is offered the latest revision.
- */
-export function lenientInitialize(request: JSONRPCRequest): JSONRPCRequest {
-  const params: unknown = request.params;
-  const requested = typeof params === 'object' && params !== null ? (params as Record<string, unknown>)['protocolVersion'] : undefined;
-  return {
-    ...request,
-    params: {
-      protocolVersion: typeof requested === 'string' ? requested : '',
-      capabilities: {},
-      clientInfo: { name: '', version: '' },
-    },
-  };
-}
-
-/** The shared tool server over the stdio transport, with the lenient initialize above. */
-async function serveLenientStdio(options: ToolServerOptions & { readonly logger: Logger }, io: { input: NodeReadable; output: NodeWritable }): Promise<void> {
-  const { server, lossless } = createToolServer(options);
-  const strict = server.fallbackRequestHandler;
-  if (strict === undefined) throw new Error('the shared tool server has no request handler');
-  server.fallbackRequestHandler = (request, extra) => strict(request.method === 'initialize' ? lenientInitialize(request) : request, extra);
-  const transport = new LosslessStdioTransport({
-    input: io.input,
-    output: io.output,
-    lossless,
-    logger: options.logger,
-    ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
-  });
-  const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
-  });
-  server.onerror = () => options.logger.warn('an MCP protocol error was ignored');
-  await server.connect(transport);
-  await closed;
 }

@@ -76,6 +76,12 @@ export interface ToolServerOptions {
    * SDK answers `"data": ""`; AIPCS, whose reference is built on it, says so.
    */
   readonly invalidParamsData?: string;
+  /**
+   * Whether `initialize` reads its params at all (default true): a server
+   * whose reference ignores them (aigpt) answers `"params":{}` or none, and
+   * negotiates only a string protocolVersion, offering the latest otherwise.
+   */
+  readonly checkInitializeParams?: boolean;
   readonly logger?: Logger;
 }
 
@@ -134,12 +140,17 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   // that writes initialize and its first requests at once (printf … | serve)
   // reads the initialize answer first, as from the Python SDK.
   const initialize = (request: JSONRPCRequest): InitializeResult | Promise<InitializeResult> => {
-    const parsed = InitializeRequestSchema.safeParse(request);
-    if (!parsed.success) throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE, invalidParamsData);
+    let requested: unknown;
+    if (options.checkInitializeParams === false) {
+      requested = typeof request.params === 'object' && request.params !== null ? (request.params as Record<string, unknown>)['protocolVersion'] : undefined;
+    } else {
+      const parsed = InitializeRequestSchema.safeParse(request);
+      if (!parsed.success) throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE, invalidParamsData);
+      requested = parsed.data.params.protocolVersion;
+    }
     // The SDK's negotiation: the client's revision when supported, else the latest.
-    const requested = parsed.data.params.protocolVersion;
     const result = (instructions: string | undefined): InitializeResult => ({
-      protocolVersion: protocolVersions.includes(requested) ? requested : (protocolVersions[0] ?? LATEST_PROTOCOL_VERSION),
+      protocolVersion: typeof requested === 'string' && protocolVersions.includes(requested) ? requested : (protocolVersions[0] ?? LATEST_PROTOCOL_VERSION),
       capabilities,
       serverInfo,
       ...(instructions === undefined ? {} : { instructions }),
