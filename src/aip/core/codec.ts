@@ -128,13 +128,17 @@ export function makeArtifact(content: Uint8Array): ArtifactV1 {
 
 /** An artifact with exactly its envelope and data fields, each valid: safe to hash as a stream. */
 function isPlainFileArtifact(object: AipObject): object is ArtifactV1 {
-  if (object.type !== 'artifact' || object.version !== 1) return false;
-  const envelopeKeys = Object.keys(object);
-  const dataKeys = Object.keys(object.data as object);
+  // Loosely typed callers may pass anything: a non-object envelope or data is left to encodeObject's codes.
+  const loose = object as unknown as { readonly type?: unknown; readonly version?: unknown; readonly data?: unknown } | null;
+  if (typeof loose !== 'object' || loose === null || loose.type !== 'artifact' || loose.version !== 1) return false;
+  if (typeof loose.data !== 'object' || loose.data === null) return false;
+  const data = loose.data as { readonly kind?: unknown; readonly content?: unknown };
+  const envelopeKeys = Object.keys(loose);
+  const dataKeys = Object.keys(data);
   return (
     envelopeKeys.length === 3 && ['data', 'type', 'version'].every((key) => envelopeKeys.includes(key)) &&
     dataKeys.length === 2 && dataKeys.includes('kind') && dataKeys.includes('content') &&
-    object.data.kind === 'file' && object.data.content instanceof Uint8Array
+    data.kind === 'file' && data.content instanceof Uint8Array
   );
 }
 
