@@ -167,6 +167,15 @@ function storeMembers(tx: OperatorDataReader, layout: StoreLayout, size: number)
   };
 }
 
+/** The object's own keys in UTF-16 order; sorted only when they are not already (decoded members mostly are). */
+function sortedKeys(record: Record<string, unknown>): string[] {
+  const keys = Object.keys(record);
+  for (let i = 1; i < keys.length; i++) {
+    if ((keys[i - 1] as string) > (keys[i] as string)) return keys.sort();
+  }
+  return keys;
+}
+
 /**
  * An injective text of a member for the content digest: type-tagged
  * scalars, strings as JSON string literals (no raw newline), object keys
@@ -195,7 +204,7 @@ export function digestText(value: unknown): string {
   const record = value as Record<string, unknown>;
   let out = '{';
   let first = true;
-  for (const key of Object.keys(record).sort()) {
+  for (const key of sortedKeys(record)) {
     out += (first ? '' : ',') + JSON.stringify(key) + ':' + digestText(record[key]);
     first = false;
   }
@@ -205,31 +214,66 @@ export function digestText(value: unknown): string {
 /**
  * A running digest of member content, the same for an artefact and for the
  * store it was staged into: record field sets are completed with nulls (an
- * artefact may omit them, a store row has every column), everything else as
- * decoded. Used to re-observe a staged store without trusting the writer.
- * Member texts are hashed in chained chunks of about 256 KiB (a member's
- * digest text has no raw newline, so the framing is unambiguous); both
- * sides see the same texts in the same order, hence the same chunks.
+ * artefact may omit them, a store row has every column) and taken in the
+ * manifest's attribute order, everything else as decoded. Used to re-observe
+ * a staged store without trusting the writer. Each member is one line of
+ * self-delimiting parts (JSON string literals, tagged integers, digestText
+ * values; no raw newline) in a fixed order per kind, so no object is built
+ * or sorted per member. Lines are hashed in chained chunks of about 256 KiB;
+ * both sides see the same lines in the same order, hence the same chunks.
  */
+/** The domain attribute names of each entity of a manifest, in manifest order. */
+function fieldNamesOf(manifest: ManifestV2): ReadonlyMap<string, readonly string[]> {
+  return new Map(manifest.entities.map((entity) => [entity.name, domainAttributes(entity).map((attribute) => attribute.name)]));
+}
+
+const fieldNamesByManifest = new WeakMap<ManifestV2, ReadonlyMap<string, readonly string[]>>();
+
 class ContentDigest {
   private static readonly CHUNK_CHARS = 256 * 1024;
   private value = '';
-  private pending: string[] = [];
-  private pendingChars = 0;
-  constructor(private readonly sha256: (text: string) => string) {}
+  private pending = '';
+  /** The domain attribute names of each entity, in manifest order. */
+  private readonly fieldNames: ReadonlyMap<string, readonly string[]>;
 
-  add(kind: string, member: unknown): void {
-    const text = digestText(member);
-    this.pending.push(kind, '\n', text, '\n');
-    this.pendingChars += text.length;
-    if (this.pendingChars >= ContentDigest.CHUNK_CHARS) this.flush();
+  constructor(
+    private readonly sha256: (text: string) => string,
+    manifest: ManifestV2,
+  ) {
+    this.fieldNames = fieldNamesOf(manifest);
+  }
+
+  private push(line: string): void {
+    this.pending += line;
+    if (this.pending.length >= ContentDigest.CHUNK_CHARS) this.flush();
+  }
+
+  record(record: { entityName: string; recordId: string; recordVersion: bigint; createdAt: Micros; updatedAt: Micros; createdVia: string; fields: FieldSet }): void {
+    let line = `r${JSON.stringify(record.entityName)}${JSON.stringify(record.recordId)}i${record.recordVersion}i${record.createdAt}i${record.updatedAt}${JSON.stringify(record.createdVia)}[`;
+    const fields = record.fields;
+    const names = this.fieldNames.get(record.entityName) ?? [];
+    for (let i = 0; i < names.length; i++) line += (i > 0 ? ',' : '') + digestText(fields[names[i] as string] ?? null);
+    this.push(`${line}]\n`);
+  }
+
+  history(event: TransferHistoryEvent): void {
+    this.push(
+      `h${JSON.stringify(event.entityName)}${JSON.stringify(event.recordId)}i${event.recordVersion}${JSON.stringify(event.kind)}i${event.occurredAt}${digestText(event.before)}${digestText(event.after)}\n`,
+    );
+  }
+
+  branch(branch: TransferBranch): void {
+    this.push(`b${digestText(branch)}\n`);
+  }
+
+  membership(membership: TransferMembership): void {
+    this.push(`m${digestText(membership)}\n`);
   }
 
   private flush(): void {
     if (this.pending.length === 0) return;
-    this.value = this.sha256(`${this.value}\n${this.pending.join('')}`);
-    this.pending = [];
-    this.pendingChars = 0;
+    this.value = this.sha256(`${this.value}\n${this.pending}`);
+    this.pending = '';
   }
 
   get digest(): string {
@@ -618,9 +662,13 @@ export class ServiceTransfer {
   }
 
   private completeFields(manifest: ManifestV2, entityName: string, fields: FieldSet): FieldSet {
-    const entity = manifest.entities.find((candidate) => candidate.name === entityName);
+    let names = fieldNamesByManifest.get(manifest);
+    if (names === undefined) {
+      names = fieldNamesOf(manifest);
+      fieldNamesByManifest.set(manifest, names);
+    }
     const out: Record<string, FieldValue> = {};
-    for (const attribute of entity ? domainAttributes(entity) : []) out[attribute.name] = fields[attribute.name] ?? null;
+    for (const name of names.get(entityName) ?? []) out[name] = fields[name] ?? null;
     return out;
   }
 
@@ -631,7 +679,7 @@ export class ServiceTransfer {
    * unit and appended in time order by the store at the end.
    */
   private async stage(artefact: ValidatedTransfer, manifest: ManifestV2, layout: StoreLayout, fence: WriteFence, locator: StorageLocator): Promise<string> {
-    const digest = new ContentDigest(this.deps.sha256);
+    const digest = new ContentDigest(this.deps.sha256, manifest);
     const entities = new Map(layout.entities.map((entity) => [entity.name, entity]));
     const assignedAt = this.deps.nowMicros();
     const stageBatch = this.deps.storage.data.transferBatching.stageBatch;
@@ -677,7 +725,7 @@ export class ServiceTransfer {
           const entity = entities.get(record.entityName);
           if (!entity) throw new AipcsError('validation_failed');
           const fields = this.completeFields(manifest, record.entityName, record.fields);
-          digest.add('record', this.recordMember(record.entityName, record, fields));
+          digest.record(record);
           if (entity !== recordEntity) {
             await flushRecords();
             recordEntity = entity;
@@ -687,13 +735,13 @@ export class ServiceTransfer {
         },
         history: async (event) => {
           await flushRecords();
-          digest.add('history', this.historyMember(event));
+          digest.history(event);
           history.push(event);
           if (history.length >= stageBatch) await flushHistory();
         },
         branch: async (branch) => {
           await flushHistory();
-          digest.add('branch', branch);
+          digest.branch(branch);
           branches.push({
             id: branch.branchId,
             slug: branch.slug,
@@ -711,7 +759,7 @@ export class ServiceTransfer {
         },
         membership: async (membership) => {
           await flushBranches();
-          digest.add('membership', membership);
+          digest.membership(membership);
           memberships.push(membership);
           if (memberships.length >= stageBatch) await flushMemberships();
         },
@@ -729,38 +777,14 @@ export class ServiceTransfer {
     return digest.digest;
   }
 
-  private recordMember(entityName: string, record: { recordId: string; recordVersion: bigint; createdAt: Micros; updatedAt: Micros; createdVia: string }, fields: FieldSet): object {
-    return {
-      entity_name: entityName,
-      record_id: record.recordId,
-      record_version: record.recordVersion,
-      created_at: record.createdAt,
-      updated_at: record.updatedAt,
-      created_via: record.createdVia,
-      fields,
-    };
-  }
-
-  private historyMember(event: TransferHistoryEvent): object {
-    return {
-      entity_name: event.entityName,
-      record_id: event.recordId,
-      record_version: event.recordVersion,
-      kind: event.kind,
-      occurred_at: event.occurredAt,
-      before: event.before,
-      after: event.after,
-    };
-  }
-
   /** The content digest of an artefact (a validating pass over the same bytes). */
   private async artefactDigest(artefact: ValidatedTransfer, manifest: ManifestV2): Promise<string> {
-    const digest = new ContentDigest(this.deps.sha256);
+    const digest = new ContentDigest(this.deps.sha256, manifest);
     await artefact.replay({
-      record: (record) => digest.add('record', this.recordMember(record.entityName, record, this.completeFields(manifest, record.entityName, record.fields))),
-      history: (event) => digest.add('history', this.historyMember(event)),
-      branch: (branch) => digest.add('branch', branch),
-      membership: (membership) => digest.add('membership', membership),
+      record: (record) => digest.record(record),
+      history: (event) => digest.history(event),
+      branch: (branch) => digest.branch(branch),
+      membership: (membership) => digest.membership(membership),
     });
     return digest.digest;
   }
@@ -770,12 +794,12 @@ export class ServiceTransfer {
     const observation = await this.deps.storage.stores.observe(locator, layout);
     if (observation.state !== 'ready') return null;
     return this.deps.storage.data.scan(locator, this.principalId, async (tx) => {
-      const digest = new ContentDigest(this.deps.sha256);
+      const digest = new ContentDigest(this.deps.sha256, manifest);
       const members = storeMembers(tx, layout, this.deps.storage.data.transferBatching.readPage);
-      for await (const record of members.records()) digest.add('record', this.recordMember(record.entityName, record, this.completeFields(manifest, record.entityName, record.fields)));
-      for await (const event of members.history()) digest.add('history', this.historyMember(event));
-      for await (const branch of members.branches()) digest.add('branch', branch);
-      for await (const membership of members.memberships()) digest.add('membership', membership);
+      for await (const record of members.records()) digest.record(record);
+      for await (const event of members.history()) digest.history(event);
+      for await (const branch of members.branches()) digest.branch(branch);
+      for await (const membership of members.memberships()) digest.membership(membership);
       return { digest: digest.digest, fence: await tx.writeFence() };
     });
   }
