@@ -267,8 +267,9 @@ function addAdminCommands(program: Command): void {
   adminCommand(program, 'import', 'Validate or import a logical portable service artifact.')
     .requiredOption('--input <FILE>', 'the artifact to read')
     .option('--dry-run', 'validate only; write nothing')
-    .option('--operation-id <OPERATION_ID>', 'idempotency key of the operation, a lowercase UUID (required in machine mode)')
-    .option(YES, YES_HELP)
+    // Ops spec §1.9.1: a dry run must carry neither --operation-id nor --yes, in any mode.
+    .option('--operation-id <OPERATION_ID>', 'idempotency key of the operation, a lowercase UUID (required in machine mode; never with --dry-run)')
+    .option(YES, 'Do not prompt for confirmation (never with --dry-run).')
     .action(adminAction(importCommand, false));
 
   const maintenance = program.command('maintenance').description('Inspect maintenance candidates.');
