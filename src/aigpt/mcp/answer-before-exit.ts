@@ -17,6 +17,8 @@
 
 import { isUtf8 } from 'node:buffer';
 import { PassThrough, Writable, type Readable } from 'node:stream';
+import { parseJson } from '../../common/json.js';
+import { MAX_REQUEST_DEPTH } from '../../common/mcp/stdio-transport.js';
 
 /** How long one request may hold back the lines after it. */
 export const ANSWER_WAIT_MS = 30_000;
@@ -30,20 +32,31 @@ export interface AnswerGate {
 function idKey(id: unknown): string | undefined {
   if (typeof id === 'string') return `s${id}`;
   if (typeof id === 'number' && Number.isInteger(id)) return `n${String(id)}`;
+  // From the lossless fallback of parseLine: the same key JSON.parse's number would give.
+  if (typeof id === 'bigint') return `n${String(Number(id))}`;
   return undefined;
 }
 
 function parseLine(line: string): unknown {
+  const text = line.endsWith('\r') ? line.slice(0, -1) : line;
   try {
-    return JSON.parse(line.endsWith('\r') ? line.slice(0, -1) : line);
+    return JSON.parse(text);
   } catch {
-    return undefined;
+    // The transport also serves a line holding NaN, Infinity or -Infinity
+    // (keepNonFiniteFloats), which JSON.parse refuses: read it as the
+    // transport does, so that its request is waited for like any other.
+    try {
+      return parseJson(text, { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: MAX_REQUEST_DEPTH, keepNonFiniteFloats: true });
+    } catch {
+      return undefined;
+    }
   }
 }
 
 /** JSON-RPC -32600 for the id of a line that cannot be served. */
 function invalidRequestLine(id: unknown): string {
-  return `${JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid Request' } })}\n`;
+  // A bigint id comes from parseLine's lossless fallback; written as JSON.parse would have read it.
+  return `${JSON.stringify({ jsonrpc: '2.0', id: typeof id === 'bigint' ? Number(id) : id, error: { code: -32600, message: 'Invalid Request' } })}\n`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
