@@ -40,7 +40,7 @@ export const REGISTRY_ADAPTER_ID = 'aipcs.postgresql.registry';
 export const REGISTRY_REVISION = 1n;
 export const REGISTRY_MIGRATION_ID = 'postgresql-registry-0001-foundation';
 
-/** The registry DDL for a schema name (the real one, or a scratch schema when probing). */
+/** The registry DDL for a schema name (the real one, or the scratch schema of a signature test). */
 export function registryDdl(schema: string): string[] {
   const s = quoteIdentifier(schema);
   return [
