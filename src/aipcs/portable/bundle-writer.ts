@@ -6,12 +6,14 @@
 // whatever the size. It reads no storage and opens no file.
 
 import { hash } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
 import type { JsonObject } from '../../common/json.js';
+import type { CheckReply, CheckRequest, CheckSetup } from './bundle-check-worker.js';
 import { encodeCanonical } from './canonical-json.js';
 import type { BundleContent, BundleSummary } from './content.js';
 import { BundleInvalidError } from './errors.js';
 import { resolveLimits, type BundleLimits, type BundleOptions, type SectionKind } from './format.js';
-import { FrameValidator, type EncodedFrame } from './frame-validator.js';
+import { FrameValidator, type EncodedFrame, type TrailerFacts } from './frame-validator.js';
 import { encodeBranch, encodeHeader, encodeHistory, encodeMembership, encodeRecord, encodeService } from './payload-codec.js';
 
 export type BundleSink = (chunk: Uint8Array) => void | Promise<void>;
@@ -22,7 +24,11 @@ class ChunkedSink {
   private parts: Buffer[] = [];
   private size = 0;
 
-  constructor(private readonly sink: BundleSink) {}
+  constructor(
+    private readonly sink: BundleSink,
+    /** Also sees every chunk, after the sink (the check thread). */
+    private readonly tap?: (chunk: Buffer) => Promise<void>,
+  ) {}
 
   async push(bytes: Buffer): Promise<void> {
     this.parts.push(bytes);
@@ -36,6 +42,112 @@ class ChunkedSink {
     this.parts = [];
     this.size = 0;
     await this.sink(chunk);
+    if (this.tap !== undefined) await this.tap(chunk);
+  }
+}
+
+/** Chunks of lines the check thread may hold unchecked: memory stays bounded if it falls behind. */
+const MAX_UNCHECKED_CHUNKS = 16;
+/**
+ * Chunks travel through slots of one shared buffer, reused once the check
+ * thread took its copy: a fresh buffer per chunk would leave it the whole
+ * artefact in buffers its collector frees only lazily. A chunk larger than
+ * a slot (a line near the 1 MiB bound) travels as its own copy.
+ */
+const SLOT_BYTES = 128 * 1024;
+
+/**
+ * The check worker, when this module runs compiled: its sibling file. Under
+ * a source transformer (unit tests) there is no compiled sibling, and the
+ * writer checks in its own thread.
+ */
+const CHECK_WORKER = import.meta.url.endsWith('.js') ? new URL('./bundle-check-worker.js', import.meta.url) : null;
+
+/** The writer's side of the check thread: sends lines in order, bounded, and surfaces its verdicts. */
+class CheckThread {
+  private readonly worker: Worker;
+  private unchecked = 0;
+  private failure: Error | null = null;
+  private closing = false;
+  private readonly replies: CheckReply[] = [];
+  private waiter: (() => void) | null = null;
+  private readonly slots = new Uint8Array(new SharedArrayBuffer(SLOT_BYTES * MAX_UNCHECKED_CHUNKS));
+  private readonly freeSlots: number[] = Array.from({ length: MAX_UNCHECKED_CHUNKS }, (_, slot) => slot);
+
+  constructor(url: URL, limits: BundleLimits) {
+    this.worker = new Worker(url, { workerData: { limits, slots: this.slots, slotBytes: SLOT_BYTES } satisfies CheckSetup });
+    this.worker.on('message', (reply: CheckReply) => {
+      if (reply.type === 'ack') {
+        this.unchecked--;
+        if (reply.slot !== null) this.freeSlots.push(reply.slot);
+      }
+      else if (reply.type === 'error') this.failure ??= reply.reason === null ? new Error(reply.message) : new BundleInvalidError(reply.reason, reply.line);
+      else this.replies.push(reply);
+      this.wake();
+    });
+    this.worker.on('error', (error: Error) => {
+      this.failure ??= error;
+      this.wake();
+    });
+    this.worker.on('exit', () => {
+      if (!this.closing) this.failure ??= new Error('the artefact check thread stopped');
+      this.wake();
+    });
+  }
+
+  private wake(): void {
+    const waiter = this.waiter;
+    this.waiter = null;
+    waiter?.();
+  }
+
+  private async until(done: () => boolean): Promise<void> {
+    for (;;) {
+      if (this.failure !== null) throw this.failure;
+      if (done()) return;
+      await new Promise<void>((resolve) => (this.waiter = resolve));
+    }
+  }
+
+  private post(request: CheckRequest): void {
+    if (request.type === 'facts' || request.type === 'slot') this.worker.postMessage(request);
+    else this.worker.postMessage(request, [request.bytes.buffer as ArrayBuffer]);
+  }
+
+  /** Hands over whole lines (copied: the caller's buffer may be pooled); waits while too many are unchecked. */
+  async lines(chunk: Uint8Array): Promise<void> {
+    if (this.failure !== null) throw this.failure;
+    this.unchecked++;
+    const slot = chunk.length <= SLOT_BYTES ? this.freeSlots.pop() : undefined;
+    if (slot === undefined) {
+      this.post({ type: 'lines', bytes: new Uint8Array(chunk) });
+    } else {
+      this.slots.set(chunk, slot * SLOT_BYTES);
+      this.post({ type: 'slot', slot, length: chunk.length });
+    }
+    await this.until(() => this.unchecked < MAX_UNCHECKED_CHUNKS);
+  }
+
+  private async reply<T extends CheckReply['type']>(type: T): Promise<Extract<CheckReply, { type: T }>> {
+    await this.until(() => this.replies.length > 0);
+    const reply = this.replies.shift() as CheckReply;
+    if (reply.type !== type) throw new Error(`the artefact check thread answered ${reply.type} instead of ${type}`);
+    return reply as Extract<CheckReply, { type: T }>;
+  }
+
+  async facts(): Promise<TrailerFacts> {
+    this.post({ type: 'facts' });
+    return (await this.reply('facts')).facts;
+  }
+
+  async trailer(line: Uint8Array): Promise<BundleSummary> {
+    this.post({ type: 'trailer', bytes: new Uint8Array(line) });
+    return (await this.reply('end')).summary;
+  }
+
+  close(): void {
+    this.closing = true;
+    void this.worker.terminate();
   }
 }
 
@@ -57,8 +169,40 @@ export async function writeBundle(content: BundleContent, sink: BundleSink, opti
   return writeWithLimits(content, sink, resolveLimits(options));
 }
 
-/** writeBundle with explicit limits; exported for tests that shrink the line limits. */
+/** The trailer frame the facts of the lines before it call for. */
+function trailerFrame(ordinal: number, facts: TrailerFacts): JsonObject {
+  return {
+    kind: 'trailer',
+    ordinal: BigInt(ordinal),
+    payload: {
+      pre_trailer_byte_count: BigInt(facts.preTrailerByteCount),
+      root_sha256: facts.rootSha256,
+      sections: facts.sections.map((section) => ({ count: BigInt(section.count), kind: section.kind, sha256: section.sha256 })),
+    },
+  };
+}
+
+/** One member section of the content, in file order, with its line kind and encoder. */
+type Section = readonly [Exclude<SectionKind, 'audit'>, BundleContent[keyof BundleContent], (member: never) => JsonObject];
+
+function memberSections(content: BundleContent): readonly Section[] {
+  return [
+    ['record', content.records, encodeRecord],
+    ['history', content.history, encodeHistory],
+    ['branch', content.branches, encodeBranch],
+    ['branch_membership', content.memberships, encodeMembership],
+  ] as const;
+}
+
+/**
+ * writeBundle with explicit limits; exported for tests that shrink the line
+ * limits. Content streamed from a store (member sources that are not
+ * arrays) is checked on a second thread when the module runs compiled: the
+ * same rules, run by the reader's own validator on the rendered bytes,
+ * while this thread reads and renders the next members.
+ */
 export async function writeWithLimits(content: BundleContent, sink: BundleSink, limits: BundleLimits): Promise<BundleSummary> {
+  if (CHECK_WORKER !== null && !Array.isArray(content.records)) return writeCheckedAside(content, sink, limits, CHECK_WORKER);
   const validator = new FrameValidator(limits);
   const out = new ChunkedSink(sink);
   let ordinal = 0;
@@ -89,21 +233,45 @@ export async function writeWithLimits(content: BundleContent, sink: BundleSink, 
   for await (const branch of content.branches) await emit('branch', () => encodeBranch(branch));
   for await (const membership of content.memberships) await emit('branch_membership', () => encodeMembership(membership));
 
-  const facts = validator.trailerFacts();
-  const trailerFrame: JsonObject = {
-    kind: 'trailer',
-    ordinal: BigInt(ordinal),
-    payload: {
-      pre_trailer_byte_count: BigInt(facts.preTrailerByteCount),
-      root_sha256: facts.rootSha256,
-      sections: facts.sections.map((section) => ({ count: BigInt(section.count), kind: section.kind, sha256: section.sha256 })),
-    },
-  };
-  const trailer = encodeCanonical(trailerFrame);
+  const frame = trailerFrame(ordinal, validator.trailerFacts());
+  const trailer = encodeCanonical(frame);
   const line = Buffer.from(`${trailer}\n`, 'utf8');
-  const end = validator.acceptLine(line, { text: trailer, frame: trailerFrame });
+  const end = validator.acceptLine(line, { text: trailer, frame });
   await out.push(line);
   await out.flush();
   if (end.kind !== 'end') throw new Error('the trailer did not close the artefact');
   return end.value;
+}
+
+/** writeWithLimits with the check on the worker at `url` (see there). */
+async function writeCheckedAside(content: BundleContent, sink: BundleSink, limits: BundleLimits, url: URL): Promise<BundleSummary> {
+  const check = new CheckThread(url, limits);
+  try {
+    const out = new ChunkedSink(sink, (chunk) => check.lines(chunk));
+    let ordinal = 0;
+    const emit = async (kind: Exclude<SectionKind, 'audit'>, payload: () => JsonObject): Promise<void> => {
+      let encoded: EncodedFrame;
+      try {
+        encoded = encodeFrame(kind, ordinal, payload());
+      } catch (error) {
+        if (error instanceof BundleInvalidError && error.line === null) throw new BundleInvalidError(error.reason, ordinal);
+        throw error;
+      }
+      ordinal++;
+      await out.push(Buffer.from(`${encoded.text}\n`, 'utf8'));
+    };
+    await emit('header', () => encodeHeader(content.header));
+    await emit('service', () => encodeService(content.service));
+    for (const [kind, source, encode] of memberSections(content)) {
+      for await (const member of source as AsyncIterable<never>) await emit(kind, () => encode(member));
+    }
+    await out.flush();
+    const trailer = Buffer.from(`${encodeCanonical(trailerFrame(ordinal, await check.facts()))}\n`, 'utf8');
+    const summary = await check.trailer(trailer);
+    // Straight to the sink: the check thread has its own copy of the trailer.
+    await sink(trailer);
+    return summary;
+  } finally {
+    check.close();
+  }
 }
