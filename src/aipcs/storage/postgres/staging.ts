@@ -6,12 +6,22 @@
 // needs no TEMPORARY privilege) and appended in time order by one
 // INSERT … SELECT: the server sorts it, and the process keeps no history.
 
-import type { EntityLayout, HistoryEvent, MembershipRow, Micros, StagingWriter, StoredBranch, StoredRecord, WriteFence } from '../../core/ports.js';
+import { StorageFailure, type EntityLayout, type HistoryEvent, type MembershipRow, type Micros, type StagingWriter, type StoredBranch, type StoredRecord, type WriteFence } from '../../core/ports.js';
 import { encodeFieldSet, recordColumnValue } from '../shared/record-codec.js';
 import { HistoryOrder } from '../shared/history-order.js';
 import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession } from './connection.js';
 import { quoteColumn, writeFenceRow } from './service-store.js';
+
+/** A value as the text the driver sends for it as a scalar parameter (null stays null). */
+function textOf(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  // Staging values are strings, bigints, numbers and booleans (lists arrive as JSON text).
+  if (typeof value === 'object') throw new StorageFailure('incompatible');
+  return String(value);
+}
+
+const HELD_COLUMNS = ['arrival', 'entity_name', 'record_id', 'record_version', 'event_kind', 'before_json', 'after_json', 'occurred_at', 'order_at'].map(quoteIdentifier);
 
 /** Bind parameters of one statement stay below the protocol's 65535. */
 const MAX_PARAMETERS = 60_000;
@@ -53,6 +63,45 @@ export class PostgresStagingTx implements StagingWriter {
     }
   }
 
+  /** Each table's column types by quoted column name, as the catalog names them (read once per table and unit). */
+  private readonly columnTypes = new Map<string, Map<string, string>>();
+
+  private async typesOf(table: string): Promise<Map<string, string>> {
+    let types = this.columnTypes.get(table);
+    if (types === undefined) {
+      const rows = await this.session.rows<{ name: string; type: string }>(
+        `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type FROM pg_attribute AS a WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped`,
+        [table],
+      );
+      types = new Map(rows.map((row) => [quoteIdentifier(row.name), row.type]));
+      this.columnTypes.set(table, types);
+    }
+    return types;
+  }
+
+  /**
+   * INSERT of `rows` (values in `columns` order) as one statement over one
+   * text array per column, each element cast to its column's type: the
+   * server parses a handful of parameters instead of one per value (a
+   * multi-row VALUES list of a batch binds thousands). Every value travels
+   * as the text the driver sends for a scalar parameter (String of it), so
+   * the column's input function sees the same text either way.
+   */
+  private async insertUnnest(table: string, columns: readonly string[], rows: readonly (readonly unknown[])[]): Promise<void> {
+    // `columns` are quoted column names.
+    if (rows.length === 0) return;
+    const types = await this.typesOf(table);
+    const arrays = columns.map((_, index) => rows.map((row) => textOf(row[index])));
+    const casts = columns.map((name, index) => {
+      const type = types.get(name);
+      if (type === undefined) throw new StorageFailure('incompatible');
+      return `u.c${index}::${type}`;
+    });
+    const unnest = columns.map((_, index) => `$${index + 1}::text[]`).join(', ');
+    const aliases = columns.map((_, index) => `c${index}`).join(', ');
+    await this.session.run(`INSERT INTO ${table} (${columns.join(', ')}) SELECT ${casts.join(', ')} FROM unnest(${unnest}) AS u(${aliases})`, arrays);
+  }
+
   async setFence(fence: WriteFence): Promise<void> {
     await writeFenceRow(this.session, this.schema, fence);
   }
@@ -63,8 +112,11 @@ export class PostgresStagingTx implements StagingWriter {
     const rows = records.map((record) =>
       columns.map((column) => recordColumnValue(column, record, this.principalId, encodeValue)),
     );
-    const list = columns.map((column) => quoteColumn(column.name)).join(', ');
-    await this.insertRows(`INSERT INTO ${this.s}.${quoteIdentifier(entity.name)} (${list})`, columns.length, rows);
+    await this.insertUnnest(
+      `${this.s}.${quoteIdentifier(entity.name)}`,
+      columns.map((column) => quoteColumn(column.name)),
+      rows,
+    );
     if (entity.listFields.length > 0 && (await this.keepsListMembers())) await this.insertListMembers(entity, records);
   }
 
@@ -158,7 +210,7 @@ export class PostgresStagingTx implements StagingWriter {
       this.held = true;
     }
     const rows = events.map((event) => [this.arrival++, event.entityName, event.recordId, event.recordVersion, event.kind, encodeFieldSet(event.before), encodeFieldSet(event.after), event.occurredAt, this.order.of(event)]);
-    await this.insertRows(`INSERT INTO ${this.heldTable} ("arrival", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at", "order_at")`, 9, rows);
+    await this.insertUnnest(this.heldTable, HELD_COLUMNS, rows);
   }
 
   async appendHeldHistory(): Promise<void> {
