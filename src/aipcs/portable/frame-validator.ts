@@ -163,13 +163,18 @@ export class FrameValidator {
     if (frame['ordinal'] !== BigInt(index)) throw new BundleInvalidError('ordinal_mismatch');
     if (!hasExactKeys(frame, FRAME_KEYS)) throw new BundleInvalidError('frame_shape');
     const claimed = frame['sha256'];
-    // The writer's frame carries the digest it just computed (64 hex digits by construction).
-    if (typeof claimed !== 'string' || (encoded === undefined && !SHA256_HEX.test(claimed))) throw new BundleInvalidError('frame_shape');
+    if (typeof claimed !== 'string') throw new BundleInvalidError('frame_shape');
     // The writer's frame carries the digest it just computed over this very
-    // text; a second read is bound to the first read's root, which covers
-    // every line (a changed line fails there, before anything it fed commits).
+    // text (64 hex digits by construction); a second read is bound to the
+    // first read's root, which covers every line (a changed line fails
+    // there, before anything it fed commits). A claim equal to the line's
+    // own digest is 64 lowercase hex digits, so the shape is tested only
+    // when they differ, to name the defect as before: a malformed claim is
+    // frame_shape, a well-formed wrong one frame_digest_mismatch.
     if (encoded === undefined && this.expectedRoot === null) {
-      if (this.lineDigest(line) !== claimed) throw new BundleInvalidError('frame_digest_mismatch');
+      if (this.lineDigest(line) !== claimed) throw new BundleInvalidError(SHA256_HEX.test(claimed) ? 'frame_digest_mismatch' : 'frame_shape');
+    } else if (encoded === undefined && !SHA256_HEX.test(claimed)) {
+      throw new BundleInvalidError('frame_shape');
     }
     // A member must leave room for the trailer within the line limit.
     if (index + 1 >= this.limits.maxLines) throw new BundleInvalidError('too_many_lines');
