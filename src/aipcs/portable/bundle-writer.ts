@@ -14,6 +14,7 @@ import type { BundleContent, BundleSummary } from './content.js';
 import { BundleInvalidError } from './errors.js';
 import { resolveLimits, type BundleLimits, type BundleOptions, type SectionKind } from './format.js';
 import { FrameValidator, type EncodedFrame, type TrailerFacts } from './frame-validator.js';
+import { renderHistoryCovered, renderRecordCovered } from './line-render.js';
 import { encodeBranch, encodeHeader, encodeHistory, encodeMembership, encodeRecord, encodeService } from './payload-codec.js';
 
 export type BundleSink = (chunk: Uint8Array) => void | Promise<void>;
@@ -151,6 +152,11 @@ class CheckThread {
   }
 }
 
+/** A non-trailer line's text (without LF): the covered text with its digest spliced in as the last member (canonical order puts `sha256` last). */
+function withDigest(covered: string): string {
+  return `${covered.slice(0, -1)},"sha256":"${hash('sha256', covered, 'hex')}"}`;
+}
+
 /** One non-trailer line: its text (without LF), the object its digest covers spliced in as the last member, and that frame object. */
 export function encodeFrame(kind: Exclude<SectionKind, 'audit'>, ordinal: number, payload: JsonObject): EncodedFrame {
   const covered = encodeCanonical({ kind, ordinal: BigInt(ordinal), payload });
@@ -249,21 +255,26 @@ async function writeCheckedAside(content: BundleContent, sink: BundleSink, limit
   try {
     const out = new ChunkedSink(sink, (chunk) => check.lines(chunk));
     let ordinal = 0;
-    const emit = async (kind: Exclude<SectionKind, 'audit'>, payload: () => JsonObject): Promise<void> => {
-      let encoded: EncodedFrame;
+    /** Emits the line whose digest covers the text `covered` renders for this ordinal. */
+    const emit = async (covered: (ordinal: number) => string): Promise<void> => {
+      let text: string;
       try {
-        encoded = encodeFrame(kind, ordinal, payload());
+        text = withDigest(covered(ordinal));
       } catch (error) {
         if (error instanceof BundleInvalidError && error.line === null) throw new BundleInvalidError(error.reason, ordinal);
         throw error;
       }
       ordinal++;
-      await out.push(Buffer.from(`${encoded.text}\n`, 'utf8'));
+      await out.push(Buffer.from(`${text}\n`, 'utf8'));
     };
-    await emit('header', () => encodeHeader(content.header));
-    await emit('service', () => encodeService(content.service));
-    for (const [kind, source, encode] of memberSections(content)) {
-      for await (const member of source as AsyncIterable<never>) await emit(kind, () => encode(member));
+    const framed = (kind: Exclude<SectionKind, 'audit'>, payload: () => JsonObject) => (at: number) => encodeCanonical({ kind, ordinal: BigInt(at), payload: payload() });
+    await emit(framed('header', () => encodeHeader(content.header)));
+    await emit(framed('service', () => encodeService(content.service)));
+    // Records and history, nearly all the lines, are rendered straight from the member.
+    for await (const record of content.records) await emit((at) => renderRecordCovered(at, record));
+    for await (const event of content.history) await emit((at) => renderHistoryCovered(at, event));
+    for (const [kind, source, encode] of memberSections(content).slice(2)) {
+      for await (const member of source as AsyncIterable<never>) await emit(framed(kind, () => encode(member)));
     }
     await out.flush();
     const trailer = Buffer.from(`${encodeCanonical(trailerFrame(ordinal, await check.facts()))}\n`, 'utf8');

@@ -104,11 +104,14 @@ export function hasExactKeys(value: JsonObject, keys: readonly string[]): boolea
 // ---------------------------------------------------------------------------
 // Encoding (writer)
 
-function time(micros: Micros): string {
+/** The Timestamp27 text of a time the writer encodes; unrepresentable_value outside it. */
+export function encodeTime(micros: Micros): string {
   const text = typeof micros === 'bigint' ? formatTimestamp27(micros) : undefined;
   if (text === undefined) throw new BundleInvalidError('unrepresentable_value');
   return text;
 }
+
+const time = encodeTime;
 
 function fieldsJson(fields: FieldSet): JsonObject {
   const out: JsonObject = {};
