@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { refusal } from './admin-errors.js';
 
 const errno = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | null)?.code;
@@ -32,11 +33,14 @@ export class ExportFile {
   private fd: number | null;
   private readonly tempPath: string;
   private readonly finalPath: string;
+  /** The temp name is removed on Ctrl-C too (spec §1.9.4: always removed). */
+  private readonly releaseOnInterrupt: () => void;
 
   private constructor(finalPath: string, tempPath: string, fd: number) {
     this.finalPath = finalPath;
     this.tempPath = tempPath;
     this.fd = fd;
+    this.releaseOnInterrupt = removeOnInterrupt(tempPath);
   }
 
   /** Creates `.aipcs-export-<32 hex>.tmp` beside the destination: exclusive, no-follow, mode 0600. */
@@ -112,6 +116,7 @@ export class ExportFile {
     } catch {
       // Gone already (published), or never there.
     }
+    this.releaseOnInterrupt();
   }
 }
 
@@ -166,6 +171,9 @@ export async function* fileChunks(fd: number, tee?: (chunk: Uint8Array) => void)
     const chunk = buffer.subarray(0, read);
     tee?.(chunk);
     yield chunk;
+    // A turn of the event loop per chunk, so that a signal (Ctrl-C) is
+    // handled while a long artefact is read and checked synchronously.
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }
 
@@ -185,6 +193,8 @@ export class ArtefactSpool {
   private readonly file: string;
   private writer: number | null;
   private passes = 0;
+  /** The spool is removed on Ctrl-C too (spec §5.9: removed afterwards). */
+  private readonly releaseOnInterrupt: () => void;
 
   constructor(
     private readonly input: number,
@@ -192,9 +202,16 @@ export class ArtefactSpool {
   ) {
     try {
       this.directory = mkdtempSync(join(tmpdir(), 'aipcs-bundle-'));
-      this.file = join(this.directory, 'bundle.jsonl');
+    } catch (error) {
+      throw refusal('storage_unavailable', [], error);
+    }
+    this.releaseOnInterrupt = removeOnInterrupt(this.directory);
+    this.file = join(this.directory, 'bundle.jsonl');
+    try {
       this.writer = openSync(this.file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
     } catch (error) {
+      rmSync(this.directory, { recursive: true, force: true });
+      this.releaseOnInterrupt();
       throw refusal('storage_unavailable', [], error);
     }
   }
@@ -240,5 +257,6 @@ export class ArtefactSpool {
       this.writer = null;
     }
     rmSync(this.directory, { recursive: true, force: true });
+    this.releaseOnInterrupt();
   }
 }
