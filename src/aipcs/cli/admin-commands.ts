@@ -269,7 +269,7 @@ export function transitionCommand(kind: TransitionKind): AdminCommand<Preconditi
           expectedRevision = filled.expectedRevision;
           operationId = filled.operationId;
           if (kind === 'archive' || filled.generated) {
-            confirmOnTerminal({
+            await confirmOnTerminal({
               title: `aipcs service ${kind}`,
               fields: [
                 ['service_id', plan.serviceId],
@@ -330,7 +330,7 @@ export const exportCommand: AdminCommand<ExportPlan> = {
         expectedRevision = filled.expectedRevision;
         operationId = filled.operationId;
         if (filled.generated) {
-          confirmOnTerminal({
+          await confirmOnTerminal({
             title: 'aipcs export',
             fields: [
               ['service_id', plan.serviceId],
@@ -420,7 +420,7 @@ export const importCommand: AdminCommand<ImportPlan> = {
         if (!transfer) throw refusal('storage_unavailable');
         const operationId = plan.operationId ?? randomUUID();
         if (interactive) {
-          confirmOnTerminal({
+          await confirmOnTerminal({
             title: 'aipcs import',
             fields: [
               ['service_id', artefact.service.serviceId],
@@ -494,7 +494,7 @@ export const purgeCommand: AdminCommand<PurgePlan> = {
         const filled = await completeInteractively(operator, plan);
         expectedRevision = filled.expectedRevision;
         operationId = filled.operationId;
-        confirmOnTerminal({
+        await confirmOnTerminal({
           title: 'aipcs service purge (irreversible)',
           fields: [
             ['service_id', plan.serviceId],

@@ -3,7 +3,7 @@
 // stdout, which stay the command's channels. No terminal is invalid_request;
 // anything but an accepted answer is invalid_state with nothing admitted.
 
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, read, writeSync } from 'node:fs';
 import { AdminRefusal, refusal } from './admin-errors.js';
 
 export interface ConfirmationRequest {
@@ -19,20 +19,29 @@ export interface ConfirmationRequest {
 
 const MAX_ANSWER = 256;
 
-function readLine(fd: number): string | null {
+/** One byte, or null at end of input. */
+function readByte(fd: number, one: Buffer): Promise<number | null> {
+  return new Promise((resolve, reject) => read(fd, one, 0, 1, null, (error, count) => (error ? reject(error) : resolve(count === 0 ? null : (one[0] as number)))));
+}
+
+/**
+ * Reads the answer off the event loop's thread (a blocking read there would
+ * hold off signal handling: Ctrl-C at the prompt must still end the command
+ * and remove what it was about to use, such as an import's spool).
+ */
+async function readLine(fd: number): Promise<string | null> {
   const bytes: number[] = [];
   const one = Buffer.alloc(1);
   for (;;) {
-    const read = readSync(fd, one, 0, 1, null);
-    if (read === 0) return bytes.length === 0 ? null : Buffer.from(bytes).toString('utf8');
-    const byte = one[0] as number;
+    const byte = await readByte(fd, one);
+    if (byte === null) return bytes.length === 0 ? null : Buffer.from(bytes).toString('utf8');
     if (byte === 0x0a) return Buffer.from(bytes).toString('utf8');
     if (bytes.length < MAX_ANSWER) bytes.push(byte);
   }
 }
 
 /** Asks on the controlling terminal; returns when confirmed, throws a refusal otherwise. */
-export function confirmOnTerminal(request: ConfirmationRequest): void {
+export async function confirmOnTerminal(request: ConfirmationRequest): Promise<void> {
   let fd: number;
   try {
     fd = openSync('/dev/tty', 'r+');
@@ -44,7 +53,7 @@ export function confirmOnTerminal(request: ConfirmationRequest): void {
     if (request.generatedOperationId) lines.push('Record the operation_id above until the outcome is known; retry with it if the outcome is unclear.');
     lines.push(request.typed === undefined ? 'Proceed? [y/N] ' : 'Type the service id to confirm: ');
     writeSync(fd, lines.join('\n'));
-    const answer = readLine(fd)?.trim() ?? '';
+    const answer = (await readLine(fd))?.trim() ?? '';
     const accepted = request.typed === undefined ? /^(y|yes)$/i.test(answer) : answer === request.typed;
     if (!accepted) throw refusal('invalid_state');
   } catch (error) {

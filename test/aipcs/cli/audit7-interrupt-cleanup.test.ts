@@ -4,8 +4,10 @@
 // afterwards") were removed on every error path but not on a signal, whose
 // default action ends the process without unwinding. The signal still ends
 // the command (SIGINT), and the interrupted export converges on its retry.
+// Ctrl-C at an interactive confirmation works the same way: the prompt
+// reads the terminal off the event loop's thread, so the signal is handled.
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +43,40 @@ function holds(directory: string, prefix: string, bytes: number): boolean {
     return stats !== undefined && (stats.isDirectory() || stats.size >= bytes);
   });
 }
+
+/**
+ * Python's pty module drives the interactive import: it waits for the
+ * confirmation prompt, types Ctrl-C and prints how the command ended
+ * (`signal 2`), or `hung` when it has not ended 10 s later.
+ */
+const CTRL_C_AT_PROMPT = `
+import os, pty, sys, time, select
+bin, artefact, root, spools = sys.argv[1:5]
+env = dict(os.environ, TMPDIR=spools)
+pid, fd = pty.fork()
+if pid == 0:
+    os.execve(sys.argv[5], [sys.argv[5], bin, 'import', '--input', artefact, '--profile', 'sqlite', '--principal-id', 'local-agent', '--sqlite-data-root', root, '--format', 'human'], env)
+seen = b''
+deadline = time.time() + 60
+while b'Proceed?' not in seen and time.time() < deadline:
+    if select.select([fd], [], [], 0.2)[0]:
+        seen += os.read(fd, 4096)
+os.write(fd, b'\x03')
+deadline = time.time() + 10
+while time.time() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print('signal %d' % os.WTERMSIG(status) if os.WIFSIGNALED(status) else 'exit %d' % os.WEXITSTATUS(status))
+        sys.exit(0)
+    if select.select([fd], [], [], 0.1)[0]:
+        try:
+            os.read(fd, 4096)
+        except OSError:
+            pass
+os.kill(pid, 9)
+print('hung')
+`;
+const hasPythonPty = spawnSync('python3', ['-c', 'import pty'], { stdio: 'ignore' }).status === 0;
 
 describe('Ctrl-C during export and import (built CLI)', () => {
   it('removes the export temp file and the import spool, and the export converges on retry', { timeout: 180_000 }, async () => {
@@ -81,6 +117,14 @@ describe('Ctrl-C during export and import (built CLI)', () => {
     const importArgs = ['import', '--input', output, '--operation-id', OP(3), '--yes', ...rootArgs(freshDataRoot())];
     const halted = await interrupted(importArgs, { TMPDIR: spools }, () => holds(spools, 'aipcs-bundle-', 0));
     expect(halted).toEqual({ code: null, signal: 'SIGINT' });
+    expect(readdirSync(spools)).toEqual([]);
+
+    // Ctrl-C at the interactive confirmation (after validation, the spool in place).
+    if (!hasPythonPty) return;
+    const root = freshDataRoot();
+    await (await serveOn(root)).close();
+    const atPrompt = spawnSync('python3', ['-c', CTRL_C_AT_PROMPT, aipcsBin(), output, root, spools, process.execPath], { encoding: 'utf8', timeout: 120_000 });
+    expect(atPrompt.stdout.trim(), atPrompt.stderr).toBe('signal 2');
     expect(readdirSync(spools)).toEqual([]);
   });
 });
