@@ -241,13 +241,18 @@ export function checkDatabaseFile(path: string): boolean {
     for (const suffix of ['-wal', '-shm', '-journal']) {
       const sidecar = lstatOrUndefined(path + suffix);
       if (!sidecar) continue;
-      if (!stats) throw new UnsafeLocationError('a database sidecar exists without its database');
-      assertPrivateFile(sidecar);
+      if (stats) assertPrivateFile(sidecar);
       present.add(suffix);
     }
-    if (!stats) return false;
-    assertPrivateFile(stats);
-    const mixed = present.size > 0 ? sidecarMix(path, present) : null;
+    let mixed: string | null;
+    if (!stats) {
+      if (present.size === 0) return false;
+      // The database may have been created (with its journal) since it was looked for.
+      mixed = 'a database sidecar exists without its database';
+    } else {
+      assertPrivateFile(stats);
+      mixed = present.size > 0 ? sidecarMix(path, present) : null;
+    }
     if (mixed === null) return true;
     if (attempt >= SIDECAR_SETTLE_ATTEMPTS) throw new UnsafeLocationError(mixed);
     sleepSync(SIDECAR_SETTLE_PAUSE_MS);
@@ -284,7 +289,14 @@ function headerPageSize(path: string): number {
  * small store with content is not ours and stays unsafe.
  */
 function journalOfEmptyDatabase(journal: string, database: string): boolean {
-  const fd = openSync(journal, constants.O_RDONLY | constants.O_NOFOLLOW);
+  let fd: number;
+  try {
+    fd = openSync(journal, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    // Gone since it was listed: a live switch to WAL ended; checkDatabaseFile looks again.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
   try {
     const header = Buffer.alloc(28);
     if (readSync(fd, header, 0, 28, 0) < 28) return false;
