@@ -402,9 +402,17 @@ function render(value: unknown, options: RenderOptions): string {
   return out + '}';
 }
 
+/** `keys` in UTF-16 order, sorted in place only when they are not in it already (decoded and stored objects mostly are). */
+export function inUtf16Order(keys: string[]): string[] {
+  for (let i = 1; i < keys.length; i++) {
+    if ((keys[i - 1] as string) > (keys[i] as string)) return keys.sort();
+  }
+  return keys;
+}
+
 function orderKeys(keys: string[], order: KeyOrder): string[] {
   if (order === 'insertion') return keys;
-  if (order === 'utf16') return keys.sort();
+  if (order === 'utf16') return inUtf16Order(keys);
   return keys.sort(compareCodePoints);
 }
 

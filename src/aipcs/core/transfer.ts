@@ -3,7 +3,7 @@
 // fence, one-unit staging, re-observation and publication. Bytes go through
 // the injected codec; files, spools, prompts and output belong to the CLI.
 
-import type { JsonObject } from '../../common/json.js';
+import { inUtf16Order, type JsonObject } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
 import type { IssueCode } from '../contract/issues.js';
 import type { ManifestV2 } from '../contract/manifest/types.js';
@@ -167,15 +167,6 @@ function storeMembers(tx: OperatorDataReader, layout: StoreLayout, size: number)
   };
 }
 
-/** The object's own keys in UTF-16 order; sorted only when they are not already (decoded members mostly are). */
-function sortedKeys(record: Record<string, unknown>): string[] {
-  const keys = Object.keys(record);
-  for (let i = 1; i < keys.length; i++) {
-    if ((keys[i - 1] as string) > (keys[i] as string)) return keys.sort();
-  }
-  return keys;
-}
-
 /**
  * An injective text of a member for the content digest: type-tagged
  * scalars, strings as JSON string literals (no raw newline), object keys
@@ -204,7 +195,7 @@ export function digestText(value: unknown): string {
   const record = value as Record<string, unknown>;
   let out = '{';
   let first = true;
-  for (const key of sortedKeys(record)) {
+  for (const key of inUtf16Order(Object.keys(record))) {
     out += (first ? '' : ',') + JSON.stringify(key) + ':' + digestText(record[key]);
     first = false;
   }
@@ -222,12 +213,17 @@ export function digestText(value: unknown): string {
  * or sorted per member. Lines are hashed in chained chunks of about 256 KiB;
  * both sides see the same lines in the same order, hence the same chunks.
  */
-/** The domain attribute names of each entity of a manifest, in manifest order. */
-function fieldNamesOf(manifest: ManifestV2): ReadonlyMap<string, readonly string[]> {
-  return new Map(manifest.entities.map((entity) => [entity.name, domainAttributes(entity).map((attribute) => attribute.name)]));
-}
-
 const fieldNamesByManifest = new WeakMap<ManifestV2, ReadonlyMap<string, readonly string[]>>();
+
+/** The domain attribute names of each entity of a manifest, in manifest order (computed once per manifest). */
+function fieldNamesOf(manifest: ManifestV2): ReadonlyMap<string, readonly string[]> {
+  let names = fieldNamesByManifest.get(manifest);
+  if (names === undefined) {
+    names = new Map(manifest.entities.map((entity) => [entity.name, domainAttributes(entity).map((attribute) => attribute.name)]));
+    fieldNamesByManifest.set(manifest, names);
+  }
+  return names;
+}
 
 class ContentDigest {
   private static readonly CHUNK_CHARS = 256 * 1024;
@@ -662,13 +658,8 @@ export class ServiceTransfer {
   }
 
   private completeFields(manifest: ManifestV2, entityName: string, fields: FieldSet): FieldSet {
-    let names = fieldNamesByManifest.get(manifest);
-    if (names === undefined) {
-      names = fieldNamesOf(manifest);
-      fieldNamesByManifest.set(manifest, names);
-    }
     const out: Record<string, FieldValue> = {};
-    for (const name of names.get(entityName) ?? []) out[name] = fields[name] ?? null;
+    for (const name of fieldNamesOf(manifest).get(entityName) ?? []) out[name] = fields[name] ?? null;
     return out;
   }
 

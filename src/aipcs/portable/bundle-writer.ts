@@ -152,17 +152,26 @@ class CheckThread {
   }
 }
 
-/** A non-trailer line's text (without LF): the covered text with its digest spliced in as the last member (canonical order puts `sha256` last). */
-function withDigest(covered: string): string {
-  return `${covered.slice(0, -1)},"sha256":"${hash('sha256', covered, 'hex')}"}`;
+/** A non-trailer line's text (without LF): the covered text with its digest spliced in as the last member (canonical order puts `sha256` after `kind`, `ordinal` and `payload`). */
+function withDigest(covered: string, digest = hash('sha256', covered, 'hex')): string {
+  return `${covered.slice(0, -1)},"sha256":"${digest}"}`;
+}
+
+/** Renders the line at `ordinal`; a content defect found there names that line. */
+function atLine<T>(ordinal: number, render: () => T): T {
+  try {
+    return render();
+  } catch (error) {
+    if (error instanceof BundleInvalidError && error.line === null) throw new BundleInvalidError(error.reason, ordinal);
+    throw error;
+  }
 }
 
 /** One non-trailer line: its text (without LF), the object its digest covers spliced in as the last member, and that frame object. */
 export function encodeFrame(kind: Exclude<SectionKind, 'audit'>, ordinal: number, payload: JsonObject): EncodedFrame {
   const covered = encodeCanonical({ kind, ordinal: BigInt(ordinal), payload });
   const digest = hash('sha256', covered, 'hex');
-  // Canonical order puts `sha256` after `kind`, `ordinal` and `payload`.
-  return { text: `${covered.slice(0, -1)},"sha256":"${digest}"}`, frame: { kind, ordinal: BigInt(ordinal), payload, sha256: digest } };
+  return { text: withDigest(covered, digest), frame: { kind, ordinal: BigInt(ordinal), payload, sha256: digest } };
 }
 
 /**
@@ -188,18 +197,6 @@ function trailerFrame(ordinal: number, facts: TrailerFacts): JsonObject {
   };
 }
 
-/** One member section of the content, in file order, with its line kind and encoder. */
-type Section = readonly [Exclude<SectionKind, 'audit'>, BundleContent[keyof BundleContent], (member: never) => JsonObject];
-
-function memberSections(content: BundleContent): readonly Section[] {
-  return [
-    ['record', content.records, encodeRecord],
-    ['history', content.history, encodeHistory],
-    ['branch', content.branches, encodeBranch],
-    ['branch_membership', content.memberships, encodeMembership],
-  ] as const;
-}
-
 /**
  * writeBundle with explicit limits; exported for tests that shrink the line
  * limits. Content streamed from a store (member sources that are not
@@ -213,13 +210,7 @@ export async function writeWithLimits(content: BundleContent, sink: BundleSink, 
   const out = new ChunkedSink(sink);
   let ordinal = 0;
   const emit = async (kind: Exclude<SectionKind, 'audit'>, payload: () => JsonObject): Promise<void> => {
-    let encoded: EncodedFrame;
-    try {
-      encoded = encodeFrame(kind, ordinal, payload());
-    } catch (error) {
-      if (error instanceof BundleInvalidError && error.line === null) throw new BundleInvalidError(error.reason, ordinal);
-      throw error;
-    }
+    const encoded = atLine(ordinal, () => encodeFrame(kind, ordinal, payload()));
     const line = Buffer.from(`${encoded.text}\n`, 'utf8');
     // The service line is checked as a reader parses it: canonical JSON
     // writes an integral float as an integer token, so a manifest's
@@ -257,13 +248,7 @@ async function writeCheckedAside(content: BundleContent, sink: BundleSink, limit
     let ordinal = 0;
     /** Emits the line whose digest covers the text `covered` renders for this ordinal. */
     const emit = async (covered: (ordinal: number) => string): Promise<void> => {
-      let text: string;
-      try {
-        text = withDigest(covered(ordinal));
-      } catch (error) {
-        if (error instanceof BundleInvalidError && error.line === null) throw new BundleInvalidError(error.reason, ordinal);
-        throw error;
-      }
+      const text = atLine(ordinal, () => withDigest(covered(ordinal)));
       ordinal++;
       await out.push(Buffer.from(`${text}\n`, 'utf8'));
     };
@@ -273,9 +258,8 @@ async function writeCheckedAside(content: BundleContent, sink: BundleSink, limit
     // Records and history, nearly all the lines, are rendered straight from the member.
     for await (const record of content.records) await emit((at) => renderRecordCovered(at, record));
     for await (const event of content.history) await emit((at) => renderHistoryCovered(at, event));
-    for (const [kind, source, encode] of memberSections(content).slice(2)) {
-      for await (const member of source as AsyncIterable<never>) await emit(framed(kind, () => encode(member)));
-    }
+    for await (const branch of content.branches) await emit(framed('branch', () => encodeBranch(branch)));
+    for await (const membership of content.memberships) await emit(framed('branch_membership', () => encodeMembership(membership)));
     await out.flush();
     const trailer = Buffer.from(`${encodeCanonical(trailerFrame(ordinal, await check.facts()))}\n`, 'utf8');
     const summary = await check.trailer(trailer);

@@ -7,6 +7,7 @@
 // surrogate, and any value of an unexpected type, take the general
 // rendering, which also refuses what has no canonical form.
 
+import { inUtf16Order } from '../../common/json.js';
 import type { BundleHistoryEvent, BundleRecord, FieldSet } from './content.js';
 import { encodeCanonical } from './canonical-json.js';
 import { BundleInvalidError } from './errors.js';
@@ -45,13 +46,7 @@ function fieldValue(value: unknown): string {
 
 /** A field set as canonical JSON (keys in UTF-16 order, absent values as null, as payload-codec copies them). */
 function fieldSet(fields: FieldSet): string {
-  const keys = Object.keys(fields);
-  for (let i = 1; i < keys.length; i++) {
-    if ((keys[i - 1] as string) > (keys[i] as string)) {
-      keys.sort();
-      break;
-    }
-  }
+  const keys = inUtf16Order(Object.keys(fields));
   let out = '{';
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
