@@ -81,10 +81,33 @@ export function configBaseDir(environment: Environment): string {
   }
   // `..` steps are taken as the kernel takes them (see resolveParentSteps), not lexically by join.
   const physical = (path: string): string => resolveParentSteps(path, environment.cwd, platform);
-  if (platform === 'darwin') return home === '' ? '.' : join(physical(home), 'Library', 'Application Support');
+  if (platform === 'darwin') return home === '' ? '.' : joinLikeRust(physical(home), 'Library', 'Application Support');
   const xdg = env['XDG_CONFIG_HOME'];
   if (xdg !== undefined && isAbsolute(xdg)) return physical(xdg);
-  return home === '' ? '.' : join(physical(home), '.config');
+  return home === '' ? '.' : joinLikeRust(physical(home), '.config');
+}
+
+/**
+ * Rust's `PathBuf::join` on POSIX: the parts are appended as written, with a
+ * `/` only where none ends the path so far, and an absolute part replaces
+ * what precedes it. No normalisation: `HOME=/a//b` or
+ * `XDG_CONFIG_HOME=/a/./c` stay as they are in the printed `config:` and
+ * `path:` lines, as in the reference (Node's join would print `/a/b`,
+ * `/a/c`). The kernel reads both spellings as the same folder.
+ */
+export function joinLikeRust(base: string, ...parts: readonly string[]): string {
+  let path = base;
+  for (const part of parts) {
+    if (part.startsWith('/') || path === '') path = part;
+    else path = path.endsWith('/') ? path + part : `${path}/${part}`;
+  }
+  return path;
+}
+
+/** `{config_dir}/ai.syui.gpt`, or a file in it, spelt as the reference spells it (Windows: Node's join). */
+function underConfigDir(environment: Environment, ...parts: readonly string[]): string {
+  const base = configBaseDir(environment);
+  return environment.platform === 'win32' ? join(base, ...parts) : joinLikeRust(base, ...parts);
 }
 
 /**
@@ -124,7 +147,7 @@ function realPrefix(path: string): string {
 }
 
 export function configFilePath(environment: Environment): string {
-  return join(configBaseDir(environment), CONFIG_APP_DIR, CONFIG_FILE_NAME);
+  return underConfigDir(environment, CONFIG_APP_DIR, CONFIG_FILE_NAME);
 }
 
 /** What `aigpt` writes on first run: the reference's bytes (no memory key, no trailing newline). */
@@ -254,7 +277,7 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
     memory = memoryValue;
   }
 
-  const appDir = join(configBaseDir(environment), CONFIG_APP_DIR);
+  const appDir = underConfigDir(environment, CONFIG_APP_DIR);
   const pathValue = stringField('path');
   // No file system takes a NUL in a path; Node's refusal would echo the raw value.
   if (pathValue?.includes('\0') === true) throw invalid('bot.path holds a NUL character');

@@ -5,8 +5,8 @@
 
 import { spawn } from 'node:child_process';
 import { constants as fsConstants, promises as fs } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { configBaseDir, configFilePath, type Environment, writeInitialConfig } from './config.js';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { configBaseDir, configFilePath, type Environment, joinLikeRust, writeInitialConfig } from './config.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { exists, fsyncDir, tempSuffix } from './fs-atomic.js';
 import { CONFIG_FILE_NAME, SITE_CONFIG_APP_DIR } from './limits.js';
@@ -25,9 +25,15 @@ export interface SetupOptions {
   readonly runCommand?: CommandRunner;
 }
 
-/** `{config_dir}/ai.syui.log/config.json`, absolute. */
+/**
+ * `{config_dir}/ai.syui.log/config.json`, absolute: spelt as the reference
+ * spells it when the config folder is absolute (see joinLikeRust), made
+ * absolute against the working directory otherwise.
+ */
 export function siteConfigPath(environment: Environment): string {
-  return resolve(environment.cwd(), configBaseDir(environment), SITE_CONFIG_APP_DIR, CONFIG_FILE_NAME);
+  const base = configBaseDir(environment);
+  if (environment.platform !== 'win32' && isAbsolute(base)) return joinLikeRust(base, SITE_CONFIG_APP_DIR, CONFIG_FILE_NAME);
+  return resolve(environment.cwd(), base, SITE_CONFIG_APP_DIR, CONFIG_FILE_NAME);
 }
 
 /** `YYYYMMDDTHHMMSSZ` in UTC. */
@@ -167,7 +173,7 @@ async function entryKind(file: string, site: string): Promise<EntryKind> {
     throw failedTo('read_failed', file, error);
   }
   // A relative link is relative to the folder holding it; compare normalised paths, not the link text.
-  return resolve(dirname(file), target) === site ? 'linked' : 'symlink';
+  return resolve(dirname(file), target) === resolve(site) ? 'linked' : 'symlink';
 }
 
 async function existsOrFail(path: string): Promise<boolean> {

@@ -1,0 +1,62 @@
+// Eighth audit against the Rust reference (syui/aigpt): what its parser
+// (clap) and its path handling (Rust's PathBuf::join, the dirs crate) make
+// of command lines and environments that earlier audits did not try.
+
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { configFilePath, joinLikeRust } from '../../src/aigpt/config.js';
+import { makeTempHome, runAigpt, type TempHome } from './support.js';
+
+describe('aigpt against the reference (audit 8)', () => {
+  let home: TempHome;
+  beforeEach(() => {
+    home = makeTempHome();
+  });
+  afterEach(() => home.cleanup());
+
+  describe('paths spelt as the reference spells them (PathBuf::join, no normalisation)', () => {
+    it('joinLikeRust appends as written and lets an absolute part replace the rest', () => {
+      expect(joinLikeRust('/a//b', '.config')).toBe('/a//b/.config');
+      expect(joinLikeRust('/a/./c/', 'ai.syui.gpt', 'config.json')).toBe('/a/./c/ai.syui.gpt/config.json');
+      expect(joinLikeRust('/a', '/x')).toBe('/x');
+      expect(joinLikeRust('', 'x')).toBe('x');
+    });
+
+    it('XDG_CONFIG_HOME with `//` or `/./` is printed as given in the config: and path: lines', async () => {
+      for (const spelling of [`${home.root}//config`, `${home.root}/./config`]) {
+        const env = { ...home.childEnv, XDG_CONFIG_HOME: spelling };
+        const result = await runAigpt([], env);
+        expect(result.code, spelling).toBe(0);
+        const lines = result.stdout.split('\n');
+        expect(lines[2], spelling).toBe(`config: ${spelling}/ai.syui.gpt/config.json`);
+        expect(lines[7], spelling).toBe(`path: ${spelling}/ai.syui.gpt/`);
+      }
+      // Both spellings are the one folder the kernel (and the reference) reaches.
+      expect(await fs.readFile(home.configFile, 'utf8')).toContain('"bot"');
+    });
+
+    it('HOME with `//` is printed as given in the default config folder', async () => {
+      const env: NodeJS.ProcessEnv = { ...home.childEnv, HOME: `${home.root}//home` };
+      delete env['XDG_CONFIG_HOME'];
+      const result = await runAigpt([], env);
+      expect(result.code).toBe(0);
+      expect(result.stdout.split('\n')[2]).toBe(`config: ${home.root}//home/.config/ai.syui.gpt/config.json`);
+      expect(configFilePath({ ...home.environment, env: { HOME: '/h//u' } })).toBe('/h//u/.config/ai.syui.gpt/config.json');
+    });
+
+    it('setup prints both paths as the reference does and still recognises its own link on a second run', async () => {
+      const spelling = `${home.root}//config`;
+      const env = { ...home.childEnv, XDG_CONFIG_HOME: spelling, PATH: join(home.root, 'no-bin') };
+      const first = await runAigpt(['setup'], env);
+      expect(first.code).toBe(0);
+      expect(first.stdout.split('\n')[0]).toBe(`ok ${spelling}/ai.syui.gpt/config.json -> ${spelling}/ai.syui.log/config.json`);
+      const second = await runAigpt(['setup'], env);
+      expect(second.code).toBe(0);
+      // Left alone: no backup line, no backup file.
+      expect(second.stdout).not.toContain('backed up');
+      expect((await fs.readdir(home.appDir)).filter((name) => name.includes('.bak-'))).toEqual([]);
+      expect(await fs.readFile(home.configFile, 'utf8')).toContain('"bot"');
+    });
+  });
+});
