@@ -6,6 +6,8 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configFilePath, joinLikeRust } from '../../src/aigpt/config.js';
+import { rootOptionsAsClapReadsThem } from '../../src/aigpt/cli/program.js';
+import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
 import { makeTempHome, runAigpt, type TempHome } from './support.js';
 
 describe('aigpt against the reference (audit 8)', () => {
@@ -14,6 +16,51 @@ describe('aigpt against the reference (audit 8)', () => {
     home = makeTempHome();
   });
   afterEach(() => home.cleanup());
+
+  describe('options before the subcommand, as clap reads them', () => {
+    it('a repeated -v/--version is a usage error, as clap refuses a flag given twice', async () => {
+      for (const args of [['-v', '-v'], ['-vv'], ['-v', '--version'], ['--version', '-v'], ['-v', '-v', 'server'], ['-v', '-v', '-h']]) {
+        const result = await runAigpt(args, home.childEnv);
+        expect(result.code, args.join(' ')).toBe(2);
+        expect(result.stdout, args.join(' ')).toBe('');
+        expect(result.stderr, args.join(' ')).toContain("'--version' cannot be used multiple times");
+      }
+      // Nothing was initialised.
+      await expect(fs.stat(home.configHome)).rejects.toThrow();
+    });
+
+    it('after `--` no subcommand is recognised: `aigpt -- server` is a usage error, a bare trailing `--` is nothing', async () => {
+      for (const args of [['--', 'server'], ['--', 'save-memory', 'x'], ['-v', '--', 'read-core'], ['--', '--']]) {
+        const result = await runAigpt(args, home.childEnv);
+        expect(result.code, args.join(' ')).toBe(2);
+        expect(result.stdout, args.join(' ')).toBe('');
+      }
+      await expect(fs.stat(home.configHome)).rejects.toThrow();
+      expect(await runAigpt(['-v', '--'], home.childEnv)).toEqual({ code: 0, stdout: `${AIGPT_VERSION}\n`, stderr: '' });
+      const status = await runAigpt(['--'], home.childEnv);
+      expect(status.code).toBe(0);
+      expect(status.stdout.split('\n')[0]).toBe('aigpt - AI memory MCP server');
+    });
+
+    it('a help flag prints the help wherever it stands in a cluster, but an unknown option before it is a usage error', async () => {
+      for (const args of [['-hv'], ['-vh'], ['-v', '-h', '-v'], ['-h', '-x']]) {
+        const result = await runAigpt(args, home.childEnv);
+        expect(result.code, args.join(' ')).toBe(0);
+        expect(result.stdout, args.join(' ')).toMatch(/^Usage: aigpt/);
+      }
+      for (const args of [['-x', '-h'], ['-vx'], ['--versio'], ['--version=1']]) {
+        const result = await runAigpt(args, home.childEnv);
+        expect(result.code, args.join(' ')).toBe(2);
+        expect(result.stdout, args.join(' ')).toBe('');
+      }
+    });
+
+    it('leaves every other command line to the parser unchanged', () => {
+      for (const argv of [[], ['server'], ['-v'], ['-v', 'server'], ['save-memory', '--', '-x'], ['foo'], ['-'], ['help', 'server']]) {
+        expect(rootOptionsAsClapReadsThem(argv)).toEqual({ argv });
+      }
+    });
+  });
 
   describe('paths spelt as the reference spells them (PathBuf::join, no normalisation)', () => {
     it('joinLikeRust appends as written and lets an absolute part replace the rest', () => {

@@ -142,8 +142,13 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
       io.stdout(`${AIGPT_VERSION}\n`);
     }));
 
+  const root = rootOptionsAsClapReadsThem(argv);
+  if ('error' in root) {
+    io.stderr(`error: ${root.error}\n(run aigpt --help for usage)\n`);
+    return EXIT_USAGE;
+  }
   try {
-    await program.parseAsync([...argumentsUpToUnknownCommand(program, argv, { helpCommand: true })], { from: 'user' });
+    await program.parseAsync([...argumentsUpToUnknownCommand(program, root.argv, { helpCommand: true })], { from: 'user' });
     return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
@@ -157,6 +162,42 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     io.stderr(`aigpt: unexpected error: ${error instanceof Error ? error.message : String(error)}\n`);
     return EXIT_FAILURE;
   }
+}
+
+/**
+ * The options before the subcommand as clap, the reference's parser, reads
+ * them, one at a time from the left, where commander reads them otherwise:
+ *
+ * - a second `-v`/`--version` (`-v -v`, `-vv`, `-v --version`) is a usage
+ *   error, as clap refuses a flag given twice (commander printed the version);
+ * - a help flag prints the help at once, also inside a cluster (`-hv`, which
+ *   commander refused) but not after an unknown option (`-x -h` is a usage
+ *   error; commander printed the help);
+ * - after `--` no subcommand is recognised: `aigpt -- server` is a usage error
+ *   (commander ran the server); a bare trailing `--` changes nothing.
+ *
+ * Returns the arguments to hand to commander, or the usage error.
+ */
+export function rootOptionsAsClapReadsThem(argv: readonly string[]): { readonly argv: readonly string[] } | { readonly error: string } {
+  let version = false;
+  for (let index = 0; index < argv.length; index++) {
+    const word = argv[index] as string;
+    if (word === '--') {
+      const next = argv[index + 1];
+      return next === undefined ? { argv } : { error: `unexpected argument '${next}' found` };
+    }
+    let flags: string[];
+    if (word.startsWith('--')) flags = [word];
+    else if (word.startsWith('-') && word.length > 1) flags = [...word.slice(1)].map((letter) => `-${letter}`);
+    else return { argv }; // the subcommand, or a word commander names as an unknown command
+    for (const flag of flags) {
+      if (flag === '-h' || flag === '--help') return { argv: ['--help'] };
+      if (flag !== '-v' && flag !== '--version') return { error: `unexpected argument '${flag}' found` };
+      if (version) return { error: "the argument '--version' cannot be used multiple times" };
+      version = true;
+    }
+  }
+  return { argv };
 }
 
 /** Spec 7.5: a reader that sees the journal says so, but reads the folder as it is. */
