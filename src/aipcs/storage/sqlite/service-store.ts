@@ -167,7 +167,19 @@ export function layoutDdl(layout: StoreLayout): string[] {
   return layout.entities.flatMap(entityTableDdl);
 }
 
-/** Structural signature of a database (or of its bookkeeping tables only): columns, keys and indexes. */
+/**
+ * Objects our DDL never makes and that change how a store behaves or what
+ * it is: views and triggers anywhere (a trigger runs inside our writes), and
+ * for a whole layout also SQLite's statistics tables (ANALYZE; they steer
+ * the planner). The store foundation is judged on views and triggers only.
+ * Listed by type and name; none is expected, so any row is drift.
+ */
+function foreignObjects(db: SqliteDatabase, bookkeepingOnly: boolean): unknown[] {
+  const statistics = bookkeepingOnly ? '' : ` OR (type = 'table' AND substr(name, 1, 11) = 'sqlite_stat')`;
+  return db.prepare(`SELECT type, name FROM sqlite_schema WHERE type IN ('view', 'trigger')${statistics} ORDER BY type, name`).all();
+}
+
+/** Structural signature of a database (or of its bookkeeping tables only): columns, keys and indexes, and any foreign object. */
 function structureSignature(db: SqliteDatabase, bookkeepingOnly = false): string {
   const filter = bookkeepingOnly ? ` AND substr(name, 1, 8) = '__aipcs_'` : '';
   const tables = (db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'${filter} ORDER BY name`).all() as { name: string }[]).map((row) => row.name);
@@ -182,7 +194,7 @@ function structureSignature(db: SqliteDatabase, bookkeepingOnly = false): string
     }));
     return { table, columns, fks, indexes };
   });
-  return JSON.stringify(signature, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
+  return JSON.stringify({ tables: signature, foreign: foreignObjects(db, bookkeepingOnly) }, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
 }
 
 function quoteSqlString(text: string): string {
@@ -220,6 +232,19 @@ export function compareLayout(db: SqliteDatabase, layout: StoreLayout, namespace
   if (count === 0n) return 'empty';
   if (structureSignature(db) !== expectedSignature(layout, namespace)) return 'differs';
   return metaMatches(db, namespace) ? 'matches' : 'differs';
+}
+
+/**
+ * A layout that matches and whose rows keep its references: a row pointing
+ * at a missing record can only come from outside (our writes check
+ * references, deferred to the commit while staging), and a store holding one
+ * is as incompatible as one whose structure changed. The first violation
+ * ends the check.
+ */
+function intactLayout(db: SqliteDatabase, layout: StoreLayout, namespace: string): LayoutState {
+  const state = compareLayout(db, layout, namespace);
+  if (state !== 'matches') return state;
+  return db.prepare('PRAGMA foreign_key_check').get() === undefined ? 'matches' : 'differs';
 }
 
 const NAMESPACE = /^svc_[0-9a-f]{32}$/;
@@ -365,7 +390,7 @@ export class SqliteServiceStores implements OperatorStorePort {
       return { state: 'unavailable' };
     }
     if (!connection) return { state: 'uninitialised' };
-    const state = await connection.read((db) => compareLayout(db, layout, locator.namespace));
+    const state = await connection.read((db) => intactLayout(db, layout, locator.namespace));
     return { state: state === 'matches' ? 'ready' : state === 'empty' ? 'uninitialised' : 'incompatible' };
   }
 
@@ -373,7 +398,7 @@ export class SqliteServiceStores implements OperatorStorePort {
     const connection = this.connection(locator, true);
     if (!connection) throw new StorageFailure('unavailable');
     await connection.write((db) => {
-      const state = compareLayout(db, layout, locator.namespace);
+      const state = intactLayout(db, layout, locator.namespace);
       if (state === 'matches') return;
       if (state === 'differs') throw new StorageFailure('incompatible');
       for (const ddl of [...BOOKKEEPING_DDL, ...layoutDdl(layout)]) db.exec(ddl);
@@ -386,8 +411,8 @@ export class SqliteServiceStores implements OperatorStorePort {
     const connection = this.connection(locator);
     if (!connection) throw new StorageFailure('incompatible');
     await connection.write((db) => {
-      if (compareLayout(db, target, locator.namespace) === 'matches') return;
-      if (compareLayout(db, current, locator.namespace) !== 'matches') throw new StorageFailure('incompatible');
+      if (intactLayout(db, target, locator.namespace) === 'matches') return;
+      if (intactLayout(db, current, locator.namespace) !== 'matches') throw new StorageFailure('incompatible');
       for (const ddl of evolutionDdl(current, target)) db.exec(ddl);
       if (compareLayout(db, target, locator.namespace) !== 'matches') throw new StorageFailure('incompatible');
     });

@@ -1,0 +1,628 @@
+// Audit 8: the reference implementation's storage conformance cases
+// (tests/storage_contracts/data_conformance.py, portable_conformance.py and
+// the SQLite/PostgreSQL tests that bind them, of randallcmark/aipcs-mcp),
+// replayed against our application and operator use cases on SQLite and on
+// every PostgreSQL cluster of the test setup. Only what a client or operator
+// can observe is compared: results and error codes, artefact bytes, import
+// refusals, what a transfer leaves behind. Facts only; the code is ours.
+
+import Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createApplication, createOperator, type Operator, type OperatorStoragePorts } from '../../../src/aipcs/core/application.js';
+import { TRANSFER_CODEC } from '../../../src/aipcs/compose.js';
+import { doctorReport } from '../../../src/aipcs/core/admin-reports.js';
+import { openPostgresStorage } from '../../../src/aipcs/storage/postgres/index.js';
+import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
+import { writeBundle, parseTimestamp27, type BundleContent, type BundleService } from '../../../src/aipcs/portable/index.js';
+import { encodeFrame } from '../../../src/aipcs/portable/bundle-writer.js';
+import { parseCanonicalLine } from '../../../src/aipcs/portable/canonical-json.js';
+import { manualClock, sequentialIds } from '../../../src/common/clock.js';
+import { canonicalJson, type JsonObject } from '../../../src/common/json.js';
+import { manifestToJson } from '../../../src/aipcs/contract/manifest/validate-manifest.js';
+import { manifest, materialisedNotes } from '../../conformance/harness.js';
+import { serverManaged } from '../../support/manifests.js';
+import type { ClusterInfo } from '../../support/postgres-cluster.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../support/postgres.js';
+
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+
+let idPrefix = 8800;
+
+interface Location {
+  readonly backend: 'sqlite' | 'postgresql';
+  open(): Promise<OperatorStoragePorts>;
+}
+
+function operatorOver(storage: OperatorStoragePorts, principalId: string): Operator {
+  const clock = manualClock(1_800_000_000_000_000n);
+  const ids = sequentialIds(idPrefix++);
+  return createOperator(storage, {
+    principalId,
+    createdVia: 'cli',
+    nowMicros: () => {
+      clock.advance(7n);
+      return clock.nowMicros();
+    },
+    uuid: () => ids.uuid(),
+    sha256,
+    codec: TRANSFER_CODEC,
+    producer: { packageVersion: '0.0.0-test', mcpContract: '1.2.0' },
+  });
+}
+
+function mcpOver(storage: OperatorStoragePorts, principalId: string) {
+  const clock = manualClock(1_790_000_000_000_000n);
+  const ids = sequentialIds(idPrefix++);
+  return createApplication(storage, {
+    principalId,
+    createdVia: 'mcp',
+    nowMicros: () => {
+      clock.advance(5n);
+      return clock.nowMicros();
+    },
+    uuid: () => ids.uuid(),
+    sha256,
+  });
+}
+
+async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
+  await expect(promise).rejects.toMatchObject({ code });
+}
+
+async function exportBytes(operator: Operator, serviceId: string, revision: bigint, operationId: string): Promise<{ bytes: Buffer; result: JsonObject }> {
+  const chunks: Uint8Array[] = [];
+  const result = await (operator.transfer as NonNullable<Operator['transfer']>).export({ serviceId, expectedServiceRevision: revision, operationId }, (chunk) => {
+    chunks.push(Buffer.from(chunk));
+  });
+  return { bytes: Buffer.concat(chunks), result };
+}
+
+async function importBytes(operator: Operator, bytes: Buffer, operationId: string): Promise<JsonObject> {
+  const artefact = await TRANSFER_CODEC.read(async function* () {
+    yield bytes;
+  });
+  return (operator.transfer as NonNullable<Operator['transfer']>).import(operationId, artefact);
+}
+
+async function dryRun(bytes: Buffer): Promise<unknown> {
+  return TRANSFER_CODEC.read(async function* () {
+    yield bytes;
+  });
+}
+
+const t = (text: string): bigint => {
+  const micros = parseTimestamp27(text);
+  if (micros === undefined) throw new Error(text);
+  return micros;
+};
+
+// ---------------------------------------------------------------- the reference's logical fixture
+
+/** uuid5-like, but ours: a stable v4-shaped id per (service, name). */
+function derivedId(serviceId: string, name: string): string {
+  const h = sha256(`${serviceId}/${name}`);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${((parseInt(h[16] as string, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+const AT = t('2026-07-24T12:00:00.000000Z');
+const LATER = t('2026-07-24T12:01:00.000000Z');
+
+function fixtureManifest(): JsonObject {
+  return {
+    manifest_version: 2n,
+    schema_version: 1n,
+    entities: [
+      {
+        name: 'memory',
+        attributes: [
+          ...serverManaged(),
+          { name: 'title', type: 'string', required: true },
+          { name: 'rank', type: 'integer', required: true },
+          { name: 'weight', type: 'number', required: true },
+          { name: 'confirmed', type: 'boolean', required: true },
+          { name: 'observed_at', type: 'datetime', required: true },
+          { name: 'authority_id', type: 'uuid', required: true },
+          { name: 'tags', type: 'string_list', required: true },
+        ],
+      },
+    ],
+    relationships: [],
+    indices: [],
+    query_patterns: ['Find memory by title and tags.'],
+    discovery_facets: [{ entity: 'memory', field: 'title' }],
+    migration_history: [],
+    retrieval_guidance: 'Prefer confirmed memories with explicit authority.',
+  };
+}
+
+/** The reference's portable fixture: an updated record, a deleted one (history only), a parent and a child branch, a primary and a related membership. */
+function fixtureContent(serviceId: string, domainName: string, sourceBackend: 'sqlite' | 'postgresql'): BundleContent {
+  const current = derivedId(serviceId, 'current');
+  const deleted = derivedId(serviceId, 'deleted');
+  const authority = derivedId(serviceId, 'authority');
+  const parent = derivedId(serviceId, 'parent-branch');
+  const child = derivedId(serviceId, 'child-branch');
+  const created = { title: 'Initial memory', rank: 1n, weight: 1.25, confirmed: false, observed_at: '2026-07-24T12:00:00Z', authority_id: authority, tags: ['portable', 'initial'] };
+  const now = { title: 'Portable memory', rank: 2n, weight: 2.5, confirmed: true, observed_at: '2026-07-24T12:01:00Z', authority_id: authority, tags: ['portable', 'verified'] };
+  const retired = { title: 'Retired memory', rank: 3n, weight: 3.75, confirmed: true, observed_at: '2026-07-24T11:00:00Z', authority_id: authority, tags: ['retired'] };
+  const history = [
+    { entityName: 'memory', recordId: current, recordVersion: 1n, kind: 'create' as const, occurredAt: AT, before: null, after: created },
+    { entityName: 'memory', recordId: current, recordVersion: 2n, kind: 'update' as const, occurredAt: LATER, before: created, after: now },
+    { entityName: 'memory', recordId: deleted, recordVersion: 1n, kind: 'create' as const, occurredAt: AT, before: null, after: retired },
+    { entityName: 'memory', recordId: deleted, recordVersion: 2n, kind: 'delete' as const, occurredAt: LATER, before: retired, after: null },
+  ].sort((a, b) => (a.recordId < b.recordId ? -1 : a.recordId > b.recordId ? 1 : Number(a.recordVersion - b.recordVersion)));
+  const branches = [
+    { branchId: parent, slug: 'research', title: 'Research', intent: 'Durable research memory', branchType: 'topic', parentBranchId: null, status: 'active' as const, retrievalSummary: 'Portable research', createdAt: AT, updatedAt: LATER, branchRevision: 2n },
+    { branchId: child, slug: 'portable', title: 'Portable', intent: 'Cross-backend memory', branchType: 'topic', parentBranchId: parent, status: 'active' as const, retrievalSummary: 'Backend-neutral state', createdAt: AT, updatedAt: LATER, branchRevision: 1n },
+  ].sort((a, b) => (a.branchId < b.branchId ? -1 : 1));
+  const memberships = [
+    { branchId: child, entityName: 'memory', recordId: current, role: 'primary' as const },
+    { branchId: parent, entityName: 'memory', recordId: current, role: 'related' as const },
+  ].sort((a, b) => (a.branchId < b.branchId ? -1 : 1));
+  const service: BundleService = {
+    serviceId,
+    domainName,
+    domainClass: 'project',
+    intentDescription: 'Cross-backend portable fixture',
+    designState: 'materialised',
+    operationalStatus: 'suspended',
+    // As a store exports it: the normalised echo of the manifest.
+    manifest: manifestToJson(manifest(fixtureManifest())),
+    schemaVersion: 1,
+    serviceRevision: 5n,
+    createdAt: AT,
+    updatedAt: LATER,
+    lastActivityAt: LATER,
+    materialisedAt: AT,
+    exportFence: { generation: 7n, state: 'closed' },
+  };
+  return {
+    header: { producerPackageVersion: '0.0.0-test', producerMcpContract: '1.2.0', createdAt: LATER, sourceBackend },
+    service,
+    records: [{ entityName: 'memory', recordId: current, recordVersion: 2n, createdAt: AT, updatedAt: LATER, createdVia: 'portable-fixture', fields: now }],
+    history,
+    branches,
+    memberships,
+  };
+}
+
+async function fixtureBytes(serviceId: string, domainName: string, sourceBackend: 'sqlite' | 'postgresql' = 'sqlite'): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  await writeBundle(fixtureContent(serviceId, domainName, sourceBackend), (chunk) => {
+    chunks.push(Buffer.from(chunk));
+  });
+  return Buffer.concat(chunks);
+}
+
+const linesOf = (bytes: Buffer): string[] => bytes.toString('utf8').split('\n').slice(0, -1);
+
+/** The member lines and the service line's payload: everything but the header (export time, backend) and the trailer. */
+function logical(bytes: Buffer): string[] {
+  return linesOf(bytes)
+    .slice(1, -1)
+    .map((line) => canonicalJson((parseCanonicalLine(line) as JsonObject)['payload']));
+}
+
+/** Rebuilds an artefact with one payload of `kind` changed and every digest recomputed (a canonical, digest-valid hostile artefact). */
+function rewritePayload(bytes: Buffer, kind: string, update: JsonObject): Buffer {
+  const lines = linesOf(bytes).slice(0, -1);
+  let changed = false;
+  const out: string[] = [];
+  const sections = new Map<string, { count: number; text: string }>();
+  for (const kindName of ['header', 'service', 'record', 'history', 'branch', 'branch_membership', 'audit']) sections.set(kindName, { count: 0, text: '' });
+  for (const line of lines) {
+    const frame = parseCanonicalLine(line) as JsonObject;
+    let payload = frame['payload'] as JsonObject;
+    if (!changed && frame['kind'] === kind) {
+      payload = { ...payload, ...update };
+      changed = true;
+    }
+    const text = `${encodeFrame(frame['kind'] as 'record', Number(frame['ordinal']), payload).text}\n`;
+    out.push(text);
+    const section = sections.get(frame['kind'] as string) as { count: number; text: string };
+    section.count++;
+    section.text += text;
+  }
+  expect(changed).toBe(true);
+  const pre = out.join('');
+  const trailer = {
+    kind: 'trailer',
+    ordinal: BigInt(out.length),
+    payload: {
+      pre_trailer_byte_count: BigInt(Buffer.byteLength(pre, 'utf8')),
+      root_sha256: sha256(pre),
+      sections: [...sections.entries()].map(([name, section]) => ({ count: BigInt(section.count), kind: name, sha256: sha256(section.text) })),
+    },
+  };
+  return Buffer.from(`${pre}${canonicalJson(trailer)}\n`, 'utf8');
+}
+
+// ---------------------------------------------------------------- data parity (data_conformance.py)
+
+function parityManifest(): JsonObject {
+  return {
+    manifest_version: 2n,
+    schema_version: 1n,
+    entities: [
+      {
+        name: 'note',
+        attributes: [
+          ...serverManaged(),
+          { name: 'title', type: 'string', required: true },
+          { name: 'rank', type: 'integer' },
+          { name: 'tags', type: 'string_list', retrieval_mode: 'membership' },
+          { name: 'parent_id', type: 'uuid' },
+        ],
+      },
+    ],
+    relationships: [{ name: 'note_parent_fk', from: { entity: 'note', field: 'parent_id' }, to: { entity: 'note', field: 'id' }, on_delete: 'restrict' }],
+    indices: [{ name: 'note_title_idx', entity: 'note', fields: ['title'] }],
+    query_patterns: ['Find notes by title or tag.'],
+    discovery_facets: [
+      { entity: 'note', field: 'title' },
+      { entity: 'note', field: 'tags' },
+    ],
+    retrieval_guidance: 'Use exact title and membership tag filters.',
+    migration_history: [],
+  };
+}
+
+async function parityService(app: ReturnType<typeof mcpOver>): Promise<string> {
+  const serviceId = (await app.lifecycle.seed({ domainName: 'parity', domainClass: 'test', intentDescription: 'Parity.', idempotencyKey: 'seed' }))['service_id'] as string;
+  await app.lifecycle.design({ serviceId, manifest: manifest(parityManifest()), idempotencyKey: 'design' });
+  await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'materialise' });
+  return serviceId;
+}
+
+function dataParity(fresh: () => Promise<Location>): void {
+  describe('data parity (reference data_conformance)', () => {
+    it('CRUD, history, replay and changed requests, compare-and-set, principal isolation', async () => {
+      const location = await fresh();
+      const storage = await location.open();
+      try {
+        const app = mcpOver(storage, 'parity-principal');
+        const other = mcpOver(storage, 'other-parity-principal');
+        const serviceId = await parityService(app);
+        const create = { serviceId, entityName: 'note', record: { title: 'first', rank: 1n, tags: ['alpha', 'shared'] }, idempotencyKey: 'create-first' };
+        const created = (await app.records.create(create))['record'] as JsonObject;
+        expect(created).toMatchObject({ record_version: 1n, fields: { title: 'first' } });
+        expect((await app.records.create(create))['record']).toEqual(created);
+        await rejects(app.records.create({ ...create, record: { title: 'changed' } }), 'changed_fingerprint');
+        await rejects(other.records.get(serviceId, 'note', created['id'] as string), 'not_found');
+        const id = created['id'] as string;
+        const update = { serviceId, entityName: 'note', recordId: id, updates: { title: 'updated', rank: 2n }, expectedRecordVersion: 1n, idempotencyKey: 'update-first' };
+        const updated = (await app.records.update(update))['record'] as JsonObject;
+        expect(updated).toMatchObject({ record_version: 2n, fields: { title: 'updated' } });
+        await rejects(app.records.update({ ...update, updates: { rank: 3n }, idempotencyKey: 'stale' }), 'stale_record_version');
+        expect((await app.records.update(update))['record']).toEqual(updated);
+        const del = { serviceId, entityName: 'note', recordId: id, expectedRecordVersion: 2n, idempotencyKey: 'delete-first' };
+        expect(await app.records.delete(del)).toEqual({ id, record_version: 3n, replayed: false });
+        expect(await app.records.delete(del)).toMatchObject({ record_version: 3n, replayed: true });
+        const history = (await app.records.history({ serviceId, entityName: 'note', recordId: id, limit: 50, cursor: null }))['events'] as JsonObject[];
+        expect(history.map((event) => [event['record_version'], event['event_kind'] ?? event['kind']])).toEqual([
+          [1n, 'create'],
+          [2n, 'update'],
+          [3n, 'delete'],
+        ]);
+      } finally {
+        await storage.close();
+      }
+    });
+
+    it('ordering, scalar and membership filters, query-bound cursors, RESTRICT', async () => {
+      const location = await fresh();
+      const storage = await location.open();
+      try {
+        const app = mcpOver(storage, 'parity-principal');
+        const serviceId = await parityService(app);
+        const make = async (title: string, extra: JsonObject) => ((await app.records.create({ serviceId, entityName: 'note', record: { title, ...extra }, idempotencyKey: title }))['record'] as JsonObject)['id'] as string;
+        // Ids are sequential here, so id order is creation order as in the reference's fixture.
+        const parent = await make('a', { rank: 1n, tags: ['shared'] });
+        const child = await make('b', { rank: 2n, tags: ['shared', 'b'], parent_id: parent });
+        await make('c', { rank: 3n, tags: ['c'] });
+        const first = await app.records.list({ serviceId, entityName: 'note', limit: 2, cursor: null, branch: null });
+        const titles = (page: JsonObject) => (page['records'] as JsonObject[]).map((record) => (record['fields'] as JsonObject)['title']);
+        expect(titles(first)).toEqual(['a', 'b']);
+        expect((first['records'] as JsonObject[])[0]?.['fields']).toEqual({ parent_id: null, rank: 1n, tags: ['shared'], title: 'a' });
+        const cursor = first['next_cursor'] as string;
+        expect(typeof cursor).toBe('string');
+        expect(titles(await app.records.list({ serviceId, entityName: 'note', limit: 2, cursor, branch: null }))).toEqual(['c']);
+        expect(titles(await app.records.list({ serviceId, entityName: 'note', limit: 50, cursor: null, branch: null, filters: { tags: 'shared' } }))).toEqual(['a', 'b']);
+        expect(titles(await app.records.list({ serviceId, entityName: 'note', limit: 50, cursor: null, branch: null, filters: { rank: 2n } }))).toEqual(['b']);
+        // A list cursor does not continue a search.
+        await rejects(app.records.list({ serviceId, entityName: 'note', limit: 2, cursor, branch: null, filters: { tags: 'shared' } }), 'validation_failed');
+        await rejects(app.records.delete({ serviceId, entityName: 'note', recordId: parent, expectedRecordVersion: 1n, idempotencyKey: 'blocked-delete' }), 'constraint_violation');
+        expect(await app.records.delete({ serviceId, entityName: 'note', recordId: child, expectedRecordVersion: 1n, idempotencyKey: 'delete-child' })).toEqual({ id: child, record_version: 2n, replayed: false });
+      } finally {
+        await storage.close();
+      }
+    });
+
+    it('branch compare-and-set and assignment, summary facets and samples, maintenance', async () => {
+      const location = await fresh();
+      const storage = await location.open();
+      try {
+        const app = mcpOver(storage, 'parity-principal');
+        const serviceId = await parityService(app);
+        const first = ((await app.records.create({ serviceId, entityName: 'note', record: { title: 'first', tags: ['shared'] }, idempotencyKey: 'first' }))['record'] as JsonObject)['id'] as string;
+        const second = ((await app.records.create({ serviceId, entityName: 'note', record: { title: 'second', tags: ['shared'] }, idempotencyKey: 'second' }))['record'] as JsonObject)['id'] as string;
+        const branchCommand = { serviceId, slug: 'main', title: 'Main', intent: 'Primary retrieval branch.', branchType: 'topic', parentBranchId: null, retrievalSummary: null, idempotencyKey: 'branch-main' };
+        const branch = (await app.branches.create(branchCommand))['branch'] as JsonObject;
+        expect((await app.branches.create(branchCommand))['branch']).toEqual(branch);
+        const page = await app.branches.list({ serviceId, status: null, branchType: null, parentBranchId: null, limit: 1, cursor: null });
+        expect((page['branches'] as JsonObject[]).map((value) => value['slug'])).toEqual(['main']);
+        await rejects(app.branches.update({ serviceId, branchId: branch['id'] as string, expectedBranchRevision: 2n, updates: { title: 'stale' }, idempotencyKey: 'stale-branch' } as never), 'stale_branch_revision');
+        const assign = { serviceId, branchId: branch['id'] as string, role: 'primary' as const, operation: 'assign' as const, records: [{ entityName: 'note', recordId: first, expectedRecordVersion: 1n }], idempotencyKey: 'assign-first' };
+        const assigned = await app.branches.assign(assign);
+        expect((assigned['records'] as JsonObject[])[0]).toMatchObject({ record_version: 2n });
+        expect(await app.branches.assign(assign)).toMatchObject({ replayed: true });
+        const summary = await app.discovery.summary({ serviceId, sample: 1 });
+        expect(summary['record_counts']).toEqual([{ entity_name: 'note', count: 2n }]);
+        expect(summary['unbranched_record_count']).toBe(1n);
+        const facets = (summary['facets'] as JsonObject[]).map((facet) => [facet['field_name'], (facet['values'] as JsonObject[]).map((value) => value['value'])]);
+        expect(facets).toEqual([
+          ['tags', ['shared']],
+          ['title', ['first', 'second']],
+        ]);
+        const scan = await app.maintenance.scan({ serviceId, entityName: null, branchId: null, scanTypes: ['unbranched'], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 10 });
+        expect((scan['candidates'] as JsonObject[]).map((candidate) => [candidate['scan_type'], (candidate['record'] as JsonObject)['id']])).toEqual([['unbranched', second]]);
+      } finally {
+        await storage.close();
+      }
+    });
+  });
+}
+
+// ---------------------------------------------------------------- transfer (portable_conformance.py)
+
+function transferCases(fresh: () => Promise<Location>, other: () => Promise<Location>): void {
+  describe('transfer (reference portable_conformance)', () => {
+    it('imports the reference fixture, re-exports it member for member, and moves it on to the other backend and back', async () => {
+      const serviceId = '71000000-0000-4000-8000-000000000001';
+      const original = await fixtureBytes(serviceId, 'round_trip');
+      const source = await fresh();
+      const destination = await other();
+      const sourceStorage = await source.open();
+      const destinationStorage = await destination.open();
+      try {
+        const sourceOperator = operatorOver(sourceStorage, 'source-owner');
+        const imported = await importBytes(sourceOperator, original, OP(1));
+        expect(imported).toMatchObject({ operation: 'import', service: { service_id: serviceId, operational_status: 'suspended', service_revision: 5n, design_state: 'materialised', schema_version: 1n } });
+        const exported = await exportBytes(sourceOperator, serviceId, 5n, OP(2));
+        expect(logical(exported.bytes)).toEqual(logical(original));
+        const text = exported.bytes.toString('utf8');
+        expect(text).not.toContain('source-owner');
+        expect(text).not.toContain('"principal');
+        expect(text).not.toContain('svc_');
+        expect(text).toContain(`"source_backend":"${source.backend}"`);
+
+        const destinationOperator = operatorOver(destinationStorage, 'destination-owner');
+        const moved = await importBytes(destinationOperator, exported.bytes, OP(3));
+        expect(moved['service']).toMatchObject({ service_id: serviceId, storage: { backend: destination.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` } });
+        const back = await exportBytes(destinationOperator, serviceId, 5n, OP(4));
+        expect(logical(back.bytes)).toEqual(logical(original));
+        // The source is untouched by the move.
+        expect(logical((await exportBytes(sourceOperator, serviceId, 5n, OP(2))).bytes)).toEqual(logical(original));
+        // What MCP then reads on the destination: the record, the deleted record's history, both branches.
+        await destinationOperator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 5n, operationId: OP(5) });
+        const app = mcpOver(destinationStorage, 'destination-owner');
+        const current = derivedId(serviceId, 'current');
+        expect(await app.records.get(serviceId, 'memory', current)).toMatchObject({
+          id: current,
+          record_version: 2n,
+          created_via: 'portable-fixture',
+          // Contract §5.1: a whole second renders without the fraction.
+          created_at: '2026-07-24T12:00:00Z',
+          updated_at: '2026-07-24T12:01:00Z',
+          fields: { title: 'Portable memory', rank: 2n, weight: 2.5, confirmed: true, observed_at: '2026-07-24T12:01:00Z', tags: ['portable', 'verified'] },
+        });
+        await rejects(app.records.get(serviceId, 'memory', derivedId(serviceId, 'deleted')), 'not_found');
+        const history = (await app.records.history({ serviceId, entityName: 'memory', recordId: derivedId(serviceId, 'deleted'), limit: 10, cursor: null }))['events'] as JsonObject[];
+        expect(history.map((event) => event['record_version'])).toEqual([1n, 2n]);
+      } finally {
+        await sourceStorage.close();
+        await destinationStorage.close();
+      }
+    });
+
+    it('a dry run and hostile closed payloads write nothing', async () => {
+      const serviceId = '72000000-0000-4000-8000-000000000001';
+      const original = await fixtureBytes(serviceId, 'validation');
+      const location = await fresh();
+      const storage = await location.open();
+      try {
+        const operator = operatorOver(storage, 'destination-owner');
+        await expect(dryRun(original)).resolves.toBeDefined();
+        await rejects(dryRun(rewritePayload(original, 'service', { principal_id: 'hostile' })), 'validation_failed');
+        await rejects(dryRun(rewritePayload(original, 'header', { export_format_version: 2n })), 'validation_failed');
+        await rejects(dryRun(rewritePayload(original, 'header', { producer_package: 'aipcs-mcp' })), 'validation_failed');
+        await rejects(dryRun(rewritePayload(original, 'service', { unexpected: true })), 'validation_failed');
+        await rejects(operator.application.lifecycle.inspect(serviceId), 'not_found');
+        expect(await storage.stores.isAbsent({ backend: location.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` })).toBe(true);
+      } finally {
+        await storage.close();
+      }
+    });
+
+    it('refuses domain and service-id collisions with already_exists before staging', async () => {
+      const serviceId = '73000000-0000-4000-8000-000000000001';
+      const original = await fixtureBytes(serviceId, 'collision');
+      const location = await fresh();
+      const storage = await location.open();
+      try {
+        const operator = operatorOver(storage, 'destination-owner');
+        // Same domain, another service id.
+        await importBytes(operator, await fixtureBytes('73000000-0000-4000-8000-000000000002', 'collision'), OP(1));
+        await rejects(importBytes(operator, original, OP(2)), 'already_exists');
+        // Same service id, another domain.
+        await rejects(importBytes(operator, await fixtureBytes('73000000-0000-4000-8000-000000000002', 'other_domain'), OP(3)), 'already_exists');
+        expect(await storage.stores.isAbsent({ backend: location.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` })).toBe(true);
+      } finally {
+        await storage.close();
+      }
+    });
+
+    it('walks the operational matrix, purges with the receipt, and refuses the purged id on import', async () => {
+      const serviceId = '74000000-0000-4000-8000-000000000001';
+      const location = await fresh();
+      const storage = await location.open();
+      try {
+        const operator = operatorOver(storage, 'owner');
+        await importBytes(operator, await fixtureBytes(serviceId, 'lifecycle'), OP(1));
+        const steps = [
+          ['resume', 5n],
+          ['suspend', 6n],
+          ['archive', 7n],
+          ['restore', 8n],
+          ['archive', 9n],
+        ] as const;
+        for (const [index, [kind, revision]] of steps.entries()) {
+          await operator.operations.transition({ kind, serviceId, expectedServiceRevision: revision, operationId: OP(10 + index) });
+        }
+        expect(await operator.application.lifecycle.inspect(serviceId)).toMatchObject({ operational_status: 'archived', service_revision: 10n });
+        const { bytes, result } = await exportBytes(operator, serviceId, 10n, OP(20));
+        const receiptId = (result['receipt'] as JsonObject)['receipt_id'] as string;
+        const purged = await operator.operations.purge({ serviceId, expectedServiceRevision: 10n, operationId: OP(21), authority: { kind: 'verified_receipt', receiptId } });
+        expect(purged).toMatchObject({ operation: 'purge', tombstone: { service_id: serviceId, authority: 'verified_receipt', receipt_id: receiptId } });
+        await rejects(operator.application.lifecycle.inspect(serviceId), 'not_found');
+        expect(await storage.stores.isAbsent({ backend: location.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` })).toBe(true);
+        await rejects(importBytes(operator, bytes, OP(22)), 'already_exists');
+      } finally {
+        await storage.close();
+      }
+    });
+
+    it('an explicit override purges without an export receipt', async () => {
+      const serviceId = '75000000-0000-4000-8000-000000000001';
+      const location = await fresh();
+      const storage = await location.open();
+      try {
+        const operator = operatorOver(storage, 'owner');
+        const bytes = rewritePayload(await fixtureBytes(serviceId, 'override_purge'), 'service', { operational_status: 'archived' });
+        await importBytes(operator, bytes, OP(1));
+        const purged = await operator.operations.purge({ serviceId, expectedServiceRevision: 5n, operationId: OP(2), authority: { kind: 'explicit_override' } });
+        expect(purged).toMatchObject({ tombstone: { service_id: serviceId, authority: 'explicit_override', receipt_id: null } });
+        expect(await storage.stores.isAbsent({ backend: location.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` })).toBe(true);
+      } finally {
+        await storage.close();
+      }
+    });
+  });
+}
+
+const bases: string[] = [];
+afterAll(() => {
+  for (const base of bases) rmSync(base, { recursive: true, force: true });
+});
+
+// ---------------------------------------------------------------- SQLite store drift (test_domain_schema_drift.py)
+
+/**
+ * What `aipcs doctor --service` reports for a store changed behind the
+ * product's back, and that reporting leaves the file as it was. The
+ * reference refuses views and triggers as a store foundation that is not
+ * ready, and an extra or missing table or index, a changed column, SQLite's
+ * statistics tables (ANALYZE) and rows whose references dangle (written
+ * with foreign keys off) as an incompatible domain layout.
+ */
+const SQLITE_DRIFT: readonly [string, readonly string[], 'foundation' | 'layout'][] = [
+  ['an extra table', ['CREATE TABLE "unrelated" ("id" TEXT PRIMARY KEY NOT NULL) STRICT'], 'layout'],
+  ['an extra index', ['CREATE INDEX "project_owner_extra_idx" ON "project" ("owner_id")'], 'layout'],
+  ['a missing table', ['DROP TABLE "note"'], 'layout'],
+  ['an added column', ['ALTER TABLE "project" ADD COLUMN "unexpected" TEXT'], 'layout'],
+  ['statistics from ANALYZE', ['ANALYZE'], 'layout'],
+  [
+    'a row whose reference dangles',
+    [
+      'PRAGMA foreign_keys = OFF',
+      `INSERT INTO "note" ("id", "owner_id", "created_at", "updated_at", "created_via", "record_version", "title", "project_id") VALUES ('11111111-1111-4111-8111-111111111111', 'agent-a', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z', 'mcp', 1, 'Orphan', '22222222-2222-4222-8222-222222222222')`,
+    ],
+    'layout',
+  ],
+  ['a view', ['CREATE VIEW "project_view" AS SELECT "id" FROM "project"'], 'foundation'],
+  ['a trigger', ['CREATE TRIGGER "project_trigger" AFTER INSERT ON "project" BEGIN SELECT 1; END'], 'foundation'],
+];
+
+describe('SQLite store drift (reference test_domain_schema_drift)', () => {
+  it.each(SQLITE_DRIFT)('%s is reported by doctor and left as it is', async (_name, statements, level) => {
+    const dataRoot = join(mkdtempSync(join(tmpdir(), 'aipcs-audit8-drift-')), 'data');
+    bases.push(dirname(dataRoot));
+    const open = () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
+    let storage = await open();
+    const { serviceId, namespace, app } = await materialisedNotes(storage);
+    await app.records.create({ serviceId, entityName: 'project', record: { name: 'P' }, idempotencyKey: 'p1' });
+    const doctor = async () => {
+      const report = await doctorReport(
+        { profile: 'sqlite', backend: 'sqlite', registry: { status: 'ready', appliedRevision: 4n, targetRevision: 4n, reason: null }, storage, lifecycle: app.lifecycle, principalId: 'agent-a' },
+        serviceId,
+      );
+      return Object.fromEntries((report['checks'] as JsonObject[]).map((check) => [check['check_id'], [check['status'], check['issue_code']]]));
+    };
+    expect(await doctor()).toMatchObject({ service_store_migration: ['pass', null], domain_schema: ['pass', null] });
+    await storage.close();
+
+    const file = join(dataRoot, 'service-stores', `${namespace}.sqlite`);
+    const db = new Database(file);
+    for (const statement of statements) db.exec(statement);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.close();
+    const before = sha256(readFileSync(file).toString('base64'));
+
+    storage = await open();
+    try {
+      const checks = await doctor();
+      if (level === 'foundation') expect(checks).toMatchObject({ service_store_migration: ['fail', 'storage_incompatible'], domain_schema: ['warning', 'domain_schema_not_inspectable'] });
+      else expect(checks).toMatchObject({ service_store_migration: ['pass', null], domain_schema: ['fail', 'domain_schema_incompatible'] });
+    } finally {
+      await storage.close();
+    }
+    expect(sha256(readFileSync(file).toString('base64'))).toBe(before);
+  });
+});
+
+// ---------------------------------------------------------------- backends
+
+function sqliteLocation(): Promise<Location> {
+  const base = mkdtempSync(join(tmpdir(), 'aipcs-audit8-'));
+  bases.push(base);
+  const dataRoot = join(base, 'data');
+  return Promise.resolve({ backend: 'sqlite', open: () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false }) });
+}
+
+expectClustersUnderCi();
+const clusters = postgresClusters();
+
+function postgresLocations(cluster: ClusterInfo): { fresh: () => Promise<Location>; dispose: () => Promise<void> } {
+  const databases: TestDatabase[] = [];
+  return {
+    async fresh() {
+      const database = await createTestDatabase(cluster);
+      databases.push(database);
+      return { backend: 'postgresql', open: () => openPostgresStorage({ dsn: database.url, connectTimeoutSeconds: 10, lockTimeoutMs: 5000, statementTimeoutMs: 30000 }) };
+    },
+    async dispose() {
+      for (const database of databases) await database.drop();
+    },
+  };
+}
+
+describe('SQLite', () => {
+  dataParity(sqliteLocation);
+  transferCases(sqliteLocation, sqliteLocation);
+});
+
+describe.each(clusters.map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s', (_version, cluster: ClusterInfo) => {
+  const pg = postgresLocations(cluster);
+  afterAll(() => pg.dispose());
+  dataParity(pg.fresh);
+  transferCases(pg.fresh, pg.fresh);
+  describe('across backends', () => {
+    transferCases(pg.fresh, sqliteLocation);
+    transferCases(sqliteLocation, pg.fresh);
+  });
+});
