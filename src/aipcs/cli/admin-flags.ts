@@ -38,13 +38,21 @@ export function checkLimit(value: unknown): Checked<number> {
   return bad(invalidArgument('--limit', 'The limit must be a decimal integer from 1 to 100.'));
 }
 
-/** --output, --input: a non-empty path of at most 4096 characters, no NUL, naming a file (not `.`/`..`). */
+/**
+ * --output, --input: non-empty, at most 4096 characters (code points), no
+ * NUL, naming a file. Components are read as the reference's pathlib reads
+ * them: empty and `.` components are dropped, so `out.jsonl/` and
+ * `./out.jsonl/.` name `out.jsonl`; what is left must end in a name other
+ * than `..` (`/`, `.` and `dir/..` are refused). The value returned is that
+ * normalised path, which is what is opened.
+ */
 export function checkFilePath(value: unknown, path: '--output' | '--input'): Checked<string> {
-  if (typeof value === 'string' && value.length > 0 && value.length <= 4096 && !value.includes('\u0000')) {
-    const last = value.split('/').at(-1) ?? '';
-    if (last !== '' && last !== '.' && last !== '..') return ok(value);
+  if (typeof value === 'string' && value.length > 0 && [...value].length <= 4096 && !value.includes('\u0000')) {
+    const parts = value.split('/').filter((part) => part !== '' && part !== '.');
+    const last = parts.at(-1);
+    if (last !== undefined && last !== '..') return ok((value.startsWith('/') ? '/' : '') + parts.join('/'));
   }
-  return bad(invalidArgument(path, 'The path must name a file: non-empty, at most 4096 characters, no NUL, not ending in /, . or ..'));
+  return bad(invalidArgument(path, 'The path must name a file: non-empty, at most 4096 characters, no NUL, not / or . and not ending in ..'));
 }
 
 export interface ModeFacts {
