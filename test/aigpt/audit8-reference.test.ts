@@ -55,8 +55,22 @@ describe('aigpt against the reference (audit 8)', () => {
       }
     });
 
+    it('a negative number after the subcommand is an unknown option, as for clap, not the content to save', async () => {
+      for (const args of [['save-memory', '-5'], ['save-memory', '-.5'], ['save-memory', '-1e3'], ['-v', 'save-memory', '-5']]) {
+        const result = await runAigpt(args, home.childEnv);
+        expect(result.code, args.join(' ')).toBe(2);
+        expect(result.stdout, args.join(' ')).toBe('');
+        expect(result.stderr, args.join(' ')).toContain(`unexpected argument '${args[args.length - 1]}' found`);
+      }
+      await expect(fs.stat(home.configHome)).rejects.toThrow();
+      // After `--` it is the content, as with clap.
+      expect(await runAigpt(['save-memory', '--', '-5'], home.childEnv)).toMatchObject({ code: 0, stdout: 'Saved. (1 records)\n' });
+      const read = await runAigpt(['read-memory'], home.childEnv);
+      expect(read.stdout).toContain('"text": "-5"');
+    });
+
     it('leaves every other command line to the parser unchanged', () => {
-      for (const argv of [[], ['server'], ['-v'], ['-v', 'server'], ['save-memory', '--', '-x'], ['foo'], ['-'], ['help', 'server']]) {
+      for (const argv of [[], ['server'], ['-v'], ['-v', 'server'], ['save-memory', '--', '-x'], ['save-memory', '-'], ['save-memory', '5'], ['foo'], ['-'], ['help', 'server']]) {
         expect(rootOptionsAsClapReadsThem(argv)).toEqual({ argv });
       }
     });

@@ -174,7 +174,8 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
  *   commander refused) but not after an unknown option (`-x -h` is a usage
  *   error; commander printed the help);
  * - after `--` no subcommand is recognised: `aigpt -- server` is a usage error
- *   (commander ran the server); a bare trailing `--` changes nothing.
+ *   (commander ran the server); a bare trailing `--` changes nothing;
+ * - after the subcommand, a word like `-5` is an unknown option, not an operand.
  *
  * Returns the arguments to hand to commander, or the usage error.
  */
@@ -189,7 +190,7 @@ export function rootOptionsAsClapReadsThem(argv: readonly string[]): { readonly 
     let flags: string[];
     if (word.startsWith('--')) flags = [word];
     else if (word.startsWith('-') && word.length > 1) flags = [...word.slice(1)].map((letter) => `-${letter}`);
-    else return { argv }; // the subcommand, or a word commander names as an unknown command
+    else return negativeNumberAfter(argv, index) ?? { argv }; // the subcommand, or a word commander names as an unknown command
     for (const flag of flags) {
       if (flag === '-h' || flag === '--help') return { argv: ['--help'] };
       if (flag !== '-v' && flag !== '--version') return { error: `unexpected argument '${flag}' found` };
@@ -198,6 +199,23 @@ export function rootOptionsAsClapReadsThem(argv: readonly string[]): { readonly 
     }
   }
   return { argv };
+}
+
+/** What commander takes for a negative number and so for an operand (commander's own pattern). */
+const NEGATIVE_NUMBER = /^-(\d+|\d*\.\d+)(e[+-]?\d+)?$/;
+
+/**
+ * A word after the subcommand that looks like a negative number (before any
+ * `--`): clap reads it as a short option none of the commands has, a usage
+ * error (`aigpt save-memory -5`; `aigpt save-memory -- -5` saves it), where
+ * commander took it as the content and saved it.
+ */
+function negativeNumberAfter(argv: readonly string[], subcommand: number): { readonly error: string } | undefined {
+  for (const word of argv.slice(subcommand + 1)) {
+    if (word === '--') return undefined;
+    if (NEGATIVE_NUMBER.test(word)) return { error: `unexpected argument '${word}' found` };
+  }
+  return undefined;
 }
 
 /** Spec 7.5: a reader that sees the journal says so, but reads the folder as it is. */
