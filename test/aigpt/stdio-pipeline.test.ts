@@ -105,7 +105,11 @@ describe('aigpt server with its whole input piped at once', () => {
     expect(run.code).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
     const answers = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    // A fractional id and a missing jsonrpc member make no valid request, but
+    // their ids show: JSON-RPC answers them Invalid Request (audit 8).
     expect(answers).toEqual([
+      { jsonrpc: '2.0', id: 1.5, error: { code: -32600, message: 'Invalid Request' } },
+      { jsonrpc: '2.0', id: 8, error: { code: -32600, message: 'Invalid Request' } },
       { jsonrpc: '2.0', id: 'z', error: { code: -32600, message: 'Invalid Request' } },
       { jsonrpc: '2.0', id: 11, error: { code: -32602, message: 'Invalid request parameters' } },
       { jsonrpc: '2.0', id: 10, result: {} },

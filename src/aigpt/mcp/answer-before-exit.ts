@@ -18,7 +18,7 @@
 import { isUtf8 } from 'node:buffer';
 import { PassThrough, Writable, type Readable } from 'node:stream';
 import { parseJson } from '../../common/json.js';
-import { MAX_REQUEST_DEPTH } from '../../common/mcp/stdio-transport.js';
+import { MAX_REQUEST_DEPTH, withoutByteOrderMark } from '../../common/mcp/stdio-transport.js';
 
 /** How long one request may hold back the lines after it. */
 export const ANSWER_WAIT_MS = 30_000;
@@ -38,7 +38,8 @@ function idKey(id: unknown): string | undefined {
 }
 
 function parseLine(line: string): unknown {
-  const text = line.endsWith('\r') ? line.slice(0, -1) : line;
+  // The transport ignores a leading byte order mark; so does the gate, so that such a request is waited for too.
+  const text = withoutByteOrderMark(line.endsWith('\r') ? line.slice(0, -1) : line);
   try {
     return JSON.parse(text);
   } catch {

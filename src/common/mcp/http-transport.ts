@@ -23,7 +23,7 @@ import {
 import { holdsNumberStandIn, isJsonObject, JsonError, parseJson, restoreExactNumbers, stringifyExact, toPlainJson, withBigIntStandIns, type JsonObject, type JsonValue } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type RequestKey } from './lossless-arguments.js';
-import { MAX_REQUEST_DEPTH, requestIdFromPrefix } from './stdio-transport.js';
+import { answerableId, MAX_REQUEST_DEPTH, requestIdFromPrefix, withoutByteOrderMark } from './stdio-transport.js';
 import type { ToolServer } from './tool-server.js';
 
 /** Same bound as a stdio line, so a request that fits one transport fits the other. */
@@ -320,7 +320,7 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> 
     };
     const onEnd = (): void => {
       const bytes = Buffer.concat(chunks, received);
-      if (isUtf8(bytes)) finish({ ok: true, text: bytes.toString('utf8') });
+      if (isUtf8(bytes)) finish({ ok: true, text: withoutByteOrderMark(bytes.toString('utf8')) });
       else finish({ ok: false, status: 400, undecodable: bytes.toString('utf8') });
     };
     const onAbort = (): void => finish({ ok: false, status: 400 });
@@ -331,11 +331,9 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> 
   });
 }
 
-/** The id of a request that is no valid JSON-RPC message, as the stdio transport answers it: a string or an integer, exactly as sent. */
+/** The id of a request that is no valid JSON-RPC message, as the stdio transport answers it: a string or a finite number, exactly as sent. */
 function invalidRequestId(message: JsonValue): RequestKey | bigint | null {
-  if (!isJsonObject(message) || message['jsonrpc'] !== '2.0' || typeof message['method'] !== 'string') return null;
-  const id = message['id'];
-  return typeof id === 'string' || typeof id === 'bigint' ? id : null;
+  return answerableId(message) ?? null;
 }
 
 function carriesExactNumbers(message: JsonValue): boolean {

@@ -7,7 +7,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { isJsonObject, JsonError, parseJson, restoreExactNumbers, stringifyExact, toPlainJson } from '../json.js';
+import { isJsonObject, JsonError, parseJson, restoreExactNumbers, stringifyExact, toPlainJson, type JsonValue } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type LosslessArguments } from './lossless-arguments.js';
 
@@ -120,7 +120,7 @@ export class LosslessStdioTransport implements Transport {
   }
 
   private handleLine(line: Buffer): void {
-    let text = line.toString('utf8');
+    let text = withoutByteOrderMark(line.toString('utf8'));
     if (text.endsWith('\r')) text = text.slice(0, -1);
     if (text.trim() === '') return;
     // Decoding would put U+FFFD in place of the bad bytes, and a tool would
@@ -146,26 +146,29 @@ export class LosslessStdioTransport implements Transport {
       return;
     }
     const { sdkMessage, id, args, invalidArguments } = splitToolArguments(parsed);
+    const plain = toPlainJson(sdkMessage);
+    const isRequest = isJSONRPCRequest(plain);
+    // A message with an id that is no request the SDK recognises (params or
+    // _meta not an object, a method that is no string, no or another jsonrpc
+    // member, an id that is fractional or an integer beyond 2^53) would be
+    // dropped or only reach its onerror: JSON-RPC answers it Invalid Request,
+    // here with the id exactly as sent, instead of leaving the client waiting.
+    const requestId = answerableId(parsed);
+    if (requestId !== undefined && !isRequest) {
+      this.options.logger.warn('answered an input line that is not a valid JSON-RPC request');
+      this.answerDirectly(invalidRequestResponse(requestId));
+      return;
+    }
     if (invalidArguments) {
       // Answered here so that no SDK text (which would quote the input) leaks.
       if (id !== undefined) this.answerDirectly(invalidParamsResponse(id, this.options.invalidParamsData));
       return;
     }
-    const plain = toPlainJson(sdkMessage);
     // The SDK's protocol layer classifies every message itself (requests,
     // notifications, responses) and reports anything else through onerror,
     // so only the outer shape is checked here.
     if (!isJsonRpcObject(plain)) {
       this.options.logger.warn('dropped an input line that is not a JSON-RPC message');
-      return;
-    }
-    // A request the SDK would not recognise as one (params or _meta not an
-    // object, an integer id beyond 2^53) would only reach its onerror: answer
-    // it instead of leaving the client waiting, with the id exactly as sent.
-    const requestId = isJsonObject(parsed) ? parsed['id'] : undefined;
-    const isRequest = isJSONRPCRequest(plain);
-    if (typeof (plain as { method?: unknown }).method === 'string' && (typeof requestId === 'string' || typeof requestId === 'bigint') && !isRequest) {
-      this.answerDirectly(invalidRequestResponse(requestId));
       return;
     }
     if (id !== undefined && args !== undefined) this.options.lossless.put(id, args);
@@ -306,11 +309,34 @@ export class LosslessStdioTransport implements Transport {
   }
 }
 
+/**
+ * The id of a message that asks for an answer (an object with an `id` and
+ * neither `result` nor `error`, so not a client's response), when it can be
+ * written back exactly: a string, an integer, or a finite number. A null,
+ * boolean or structured id, or one beyond binary64 (`1e400`), cannot.
+ */
+export function answerableId(message: JsonValue): string | number | bigint | undefined {
+  if (!isJsonObject(message) || 'result' in message || 'error' in message) return undefined;
+  const id = message['id'];
+  if (typeof id === 'string' || typeof id === 'bigint') return id;
+  return typeof id === 'number' && Number.isFinite(id) ? id : undefined;
+}
+
+/**
+ * A line's text without one leading byte order mark (a Windows pipe or
+ * editor may write one): RFC 8259 lets a parser ignore it, and the request
+ * behind it is served instead of dropped as malformed.
+ */
+export function withoutByteOrderMark(text: string): string {
+  return text.startsWith('\ufeff') ? text.slice(1) : text;
+}
+
 function isJsonRpcObject(value: unknown): value is JSONRPCMessage {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as Record<string, unknown>)['jsonrpc'] === '2.0';
 }
 
-const ID_VALUE = /^\s*:\s*(-?(?:0|[1-9][0-9]{0,15})|"(?:[^"\\]|\\.){0,256}")\s*[,}]/;
+/** An id token: a number whose integer part has up to 4300 digits (what the parser reads, Python's bound), or a short string. */
+const ID_VALUE = /^\s*:\s*(-?(?:0|[1-9][0-9]{0,4299})(?:\.[0-9]{1,400})?(?:[eE][+-]?[0-9]{1,4})?|"(?:[^"\\]|\\.){0,256}")\s*[,}]/;
 
 /**
  * The JSON-RPC id of a line that cannot be parsed whole (too long or too
@@ -318,7 +344,7 @@ const ID_VALUE = /^\s*:\s*(-?(?:0|[1-9][0-9]{0,15})|"(?:[^"\\]|\\.){0,256}")\s*[
  * Only the top level counts: an `"id"` inside params (a record's field, a
  * notification's payload) never does. Strings are skipped with their escapes.
  */
-export function requestIdFromPrefix(text: string): string | number | undefined {
+export function requestIdFromPrefix(text: string): string | number | bigint | undefined {
   let depth = 0;
   let expectKey = false;
   for (let i = 0; i < text.length; i++) {
@@ -328,7 +354,7 @@ export function requestIdFromPrefix(text: string): string | number | undefined {
       while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
       if (end >= text.length) return undefined;
       if (depth === 1 && expectKey && text.slice(i, end + 1) === '"id"') {
-        return idFromToken(ID_VALUE.exec(text.slice(end + 1, end + 300))?.[1]);
+        return idFromToken(ID_VALUE.exec(text.slice(end + 1, end + 4600))?.[1]);
       }
       expectKey = false;
       i = end;
@@ -347,13 +373,13 @@ export function requestIdFromPrefix(text: string): string | number | undefined {
 }
 
 /** How much of a discarded line's end is kept to find an id written last. */
-const TAIL_BYTES = 512;
+const TAIL_BYTES = 4608;
 
 function lastBytes(buffer: Buffer, count: number): Buffer {
   return buffer.length <= count ? buffer : Buffer.from(buffer.subarray(buffer.length - count));
 }
 
-const TRAILING_ID = /[{,]\s*"id"\s*:\s*(-?(?:0|[1-9][0-9]{0,15})|"(?:[^"\\]|\\.){0,256}")\s*\}\s*$/;
+const TRAILING_ID = /[{,]\s*"id"\s*:\s*(-?(?:0|[1-9][0-9]{0,4299})(?:\.[0-9]{1,400})?(?:[eE][+-]?[0-9]{1,4})?|"(?:[^"\\]|\\.){0,256}")\s*\}\s*$/;
 
 /**
  * The JSON-RPC id of a line that cannot be parsed whole, when `"id"` is the
@@ -362,14 +388,21 @@ const TRAILING_ID = /[{,]\s*"id"\s*:\s*(-?(?:0|[1-9][0-9]{0,15})|"(?:[^"\\]|\\.)
  * directly before the line's final `}` counts, so an `"id"` nested in params
  * (followed by more closing brackets) never does.
  */
-export function requestIdFromSuffix(text: string): string | number | undefined {
+export function requestIdFromSuffix(text: string): string | number | bigint | undefined {
   return idFromToken(TRAILING_ID.exec(text)?.[1]);
 }
 
-/** The id an id token (an integer, or a JSON string literal) stands for. */
-function idFromToken(token: string | undefined): string | number | undefined {
+/** The id an id token (a number, or a JSON string literal) stands for; an integer beyond 2^53 stays exact, a number beyond binary64 is none. */
+function idFromToken(token: string | undefined): string | number | bigint | undefined {
   if (!token) return undefined;
-  if (!token.startsWith('"')) return Number(token);
+  if (/^-?[0-9]+$/.test(token)) {
+    const integer = BigInt(token);
+    return Number.isSafeInteger(Number(integer)) ? Number(integer) : integer;
+  }
+  if (!token.startsWith('"')) {
+    const number = Number(token);
+    return Number.isFinite(number) ? number : undefined;
+  }
   try {
     return JSON.parse(token) as string;
   } catch {
