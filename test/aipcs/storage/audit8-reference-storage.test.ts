@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createApplication, createOperator, type Operator, type OperatorStoragePorts } from '../../../src/aipcs/core/application.js';
 import { TRANSFER_CODEC } from '../../../src/aipcs/compose.js';
 import { doctorReport } from '../../../src/aipcs/core/admin-reports.js';
-import { openPostgresStorage } from '../../../src/aipcs/storage/postgres/index.js';
+import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../src/aipcs/storage/postgres/index.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { writeBundle, parseTimestamp27, type BundleContent, type BundleService } from '../../../src/aipcs/portable/index.js';
 import { encodeFrame } from '../../../src/aipcs/portable/bundle-writer.js';
@@ -26,7 +26,7 @@ import { manifestToJson } from '../../../src/aipcs/contract/manifest/validate-ma
 import { manifest, materialisedNotes } from '../../conformance/harness.js';
 import { serverManaged } from '../../support/manifests.js';
 import type { ClusterInfo } from '../../support/postgres-cluster.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../support/postgres.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../support/postgres.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
@@ -36,6 +36,8 @@ let idPrefix = 8800;
 interface Location {
   readonly backend: 'sqlite' | 'postgresql';
   open(): Promise<OperatorStoragePorts>;
+  /** Removes the registry (and nothing else) while no storage is open. */
+  dropRegistry(): Promise<void>;
 }
 
 function operatorOver(storage: OperatorStoragePorts, principalId: string): Operator {
@@ -497,6 +499,39 @@ function transferCases(fresh: () => Promise<Location>, other: () => Promise<Loca
       }
     });
 
+    it('an import meeting a store it did not stage adopts it when it holds the artefact exactly, and is recovery_required when it differs', async () => {
+      // The registry is lost (its schema dropped, its file removed) while the
+      // service store stays: the state a crash of the reference's import
+      // between staging and publication leaves, as its fake store models it.
+      const serviceId = '76000000-0000-4000-8000-000000000001';
+      const bytes = await fixtureBytes(serviceId, 'leftover');
+      const changed = rewritePayload(bytes, 'record', { created_via: 'someone-else' });
+      for (const [artefact, outcome] of [
+        [bytes, 'completed'],
+        [changed, 'recovery_required'],
+      ] as const) {
+        const location = await fresh();
+        let storage = await location.open();
+        await importBytes(operatorOver(storage, 'owner'), bytes, OP(1));
+        await storage.close();
+        await location.dropRegistry();
+        storage = await location.open();
+        try {
+          const operator = operatorOver(storage, 'owner');
+          if (outcome === 'completed') {
+            expect(await importBytes(operator, artefact, OP(2))).toMatchObject({ operation: 'import', service: { service_id: serviceId } });
+            expect(logical((await exportBytes(operator, serviceId, 5n, OP(3))).bytes)).toEqual(logical(bytes));
+          } else {
+            await rejects(importBytes(operator, artefact, OP(2)), 'recovery_required');
+            await rejects(importBytes(operator, artefact, OP(2)), 'recovery_required');
+            await rejects(operator.application.lifecycle.inspect(serviceId), 'not_found');
+          }
+        } finally {
+          await storage.close();
+        }
+      }
+    });
+
     it('an explicit override purges without an export receipt', async () => {
       const serviceId = '75000000-0000-4000-8000-000000000001';
       const location = await fresh();
@@ -591,7 +626,13 @@ function sqliteLocation(): Promise<Location> {
   const base = mkdtempSync(join(tmpdir(), 'aipcs-audit8-'));
   bases.push(base);
   const dataRoot = join(base, 'data');
-  return Promise.resolve({ backend: 'sqlite', open: () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false }) });
+  return Promise.resolve({
+    backend: 'sqlite',
+    open: () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false }),
+    dropRegistry: async () => {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(join(dataRoot, `registry.sqlite${suffix}`), { force: true });
+    },
+  });
 }
 
 expectClustersUnderCi();
@@ -603,7 +644,13 @@ function postgresLocations(cluster: ClusterInfo): { fresh: () => Promise<Locatio
     async fresh() {
       const database = await createTestDatabase(cluster);
       databases.push(database);
-      return { backend: 'postgresql', open: () => openPostgresStorage({ dsn: database.url, connectTimeoutSeconds: 10, lockTimeoutMs: 5000, statementTimeoutMs: 30000 }) };
+      return {
+        backend: 'postgresql',
+        open: () => openPostgresStorage({ dsn: database.url, connectTimeoutSeconds: 10, lockTimeoutMs: 5000, statementTimeoutMs: 30000 }),
+        dropRegistry: async () => {
+          await queryRows(database.url, 'DROP SCHEMA "aipcs_registry" CASCADE');
+        },
+      };
     },
     async dispose() {
       for (const database of databases) await database.drop();
@@ -621,6 +668,21 @@ describe.each(clusters.map((cluster) => [cluster.version, cluster] as const))('P
   afterAll(() => pg.dispose());
   dataParity(pg.fresh);
   transferCases(pg.fresh, pg.fresh);
+  it('never adopts an existing empty registry schema: inspection says incompatible at revision 0 and a start refuses it (reference test_registry_integration)', async () => {
+    const database = await createTestDatabase(cluster);
+    try {
+      await queryRows(database.url, 'CREATE SCHEMA "aipcs_registry" AUTHORIZATION CURRENT_USER');
+      await queryRows(database.url, 'REVOKE ALL PRIVILEGES ON SCHEMA "aipcs_registry" FROM PUBLIC');
+      const options = { dsn: database.url, connectTimeoutSeconds: 10, lockTimeoutMs: 5000, statementTimeoutMs: 30000 };
+      const inspected = await openPostgresStorageForAdmin(options, { writable: false });
+      expect(inspected.registry).toMatchObject({ status: 'incompatible', appliedRevision: 0n });
+      expect(inspected.ports).toBeNull();
+      await expect(openPostgresStorage(options)).rejects.toMatchObject({ kind: 'unavailable' });
+      expect((await openPostgresStorageForAdmin(options, { writable: false })).registry).toMatchObject({ status: 'incompatible' });
+    } finally {
+      await database.drop();
+    }
+  });
   describe('across backends', () => {
     transferCases(pg.fresh, sqliteLocation);
     transferCases(sqliteLocation, pg.fresh);

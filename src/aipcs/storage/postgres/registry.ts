@@ -141,7 +141,9 @@ export async function classifyRegistry(session: PgSession, expected: string): Pr
   const presence = await schemaPresence(session, REGISTRY_SCHEMA);
   if (presence === 'missing') return { status: 'uninitialised', appliedRevision: 0n };
   if (presence === 'untrusted') return unknown('incompatible');
-  if (await schemaIsEmpty(session, REGISTRY_SCHEMA)) return { status: 'uninitialised', appliedRevision: 0n };
+  // An empty schema of that name was made by someone else (ours is created
+  // with its tables in one transaction): never adopted, as in the reference.
+  if (await schemaIsEmpty(session, REGISTRY_SCHEMA)) return { status: 'incompatible', appliedRevision: 0n };
   if ((await schemaSignature(session, REGISTRY_SCHEMA)) !== expected) return unknown('incompatible');
   const meta = await session.first<{ adapter_id: string; applied_revision: bigint; dirty: boolean }>(
     `SELECT "adapter_id", "applied_revision", "dirty" FROM ${R}."aipcs_registry_meta" WHERE "singleton" = 1`,
@@ -169,9 +171,7 @@ export async function migratePostgresRegistry(connection: PostgresConnection, no
     const { status } = await classifyRegistry(session, expected);
     if (status === 'ready') return;
     if (status !== 'uninitialised') throw new StorageFailure('unavailable');
-    const schemaExists = (await schemaPresence(session, REGISTRY_SCHEMA)) !== 'missing';
-    // An empty schema that is already ours (pre-created by an operator) is adopted as is.
-    for (const ddl of registryDdl(REGISTRY_SCHEMA).slice(schemaExists ? 1 : 0)) await session.run(ddl);
+    for (const ddl of registryDdl(REGISTRY_SCHEMA)) await session.run(ddl);
     await session.run(`INSERT INTO ${R}."aipcs_registry_meta" ("singleton", "adapter_id", "applied_revision", "dirty") VALUES (1, $1, $2, false)`, [REGISTRY_ADAPTER_ID, REGISTRY_REVISION]);
     await session.run(`INSERT INTO ${R}."aipcs_registry_migration" ("revision", "migration_id", "applied_at") VALUES ($1, $2, $3)`, [REGISTRY_REVISION, REGISTRY_MIGRATION_ID, nowMicros()]);
     if ((await classifyRegistry(session, expected)).status !== 'ready') throw new StorageFailure('unavailable');

@@ -101,10 +101,11 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       expect((await failureOf(open())).kind).toBe('unavailable');
     });
 
-    it('adopts an empty registry schema the operator created for the role', async () => {
+    it('never adopts an empty registry schema it did not create (as the reference), and leaves it', async () => {
       await queryRows(db.url, `CREATE SCHEMA aipcs_registry`);
-      const storage = await open();
-      await materialisedNotes(storage);
+      await queryRows(db.url, `REVOKE ALL ON SCHEMA aipcs_registry FROM PUBLIC`);
+      expect((await failureOf(open())).kind).toBe('unavailable');
+      expect(await queryRows(db.url, `SELECT count(*)::int AS n FROM pg_class WHERE relnamespace = 'aipcs_registry'::regnamespace`)).toEqual([{ n: 0 }]);
     });
   });
 
