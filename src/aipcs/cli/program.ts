@@ -97,11 +97,17 @@ function commandPath(command: Command): string {
  * its tail. Commander's text is `error: unknown option '<arg>'` and an
  * optional suggestion line.
  */
-function withoutOptionValue(message: string): string {
+function withoutOptionValue(message: string, command: Command): string {
   const match = /^error: unknown option '([\s\S]*)'(\n\(Did you mean [^\n]*\))?$/.exec(message);
   if (!match) return 'error: unknown option';
   const arg = match[1] ?? '';
-  const name = arg.startsWith('--') ? arg.split('=', 1)[0] : arg.slice(0, 2);
+  const name = arg.startsWith('--') ? (arg.split('=', 1)[0] ?? arg) : arg.slice(0, 2);
+  // `--dry-run=1`: a flag of this command given a value. Commander calls it
+  // unknown (suggesting the flag itself); argparse says the value is
+  // ignored, and echoes it, which this never does.
+  if (arg.startsWith('--') && arg.includes('=') && command.options.some((option) => option.long === name && option.isBoolean())) {
+    return `error: argument ${name}: ignored explicit argument`;
+  }
   return `error: unknown option '${name}'${match[2] ?? ''}`;
 }
 
@@ -119,7 +125,7 @@ class AipcsCommand extends Command {
   override error(message: string, errorOptions?: { code?: string; exitCode?: number }): never {
     const path = commandPath(this);
     this.configureOutput().writeErr?.(`usage: ${path} ${this.usage()}\n`);
-    const shown = errorOptions?.code === 'commander.unknownOption' ? withoutOptionValue(message) : message;
+    const shown = errorOptions?.code === 'commander.unknownOption' ? withoutOptionValue(message, this) : message;
     return super.error(`${path}: ${shown}`, errorOptions);
   }
 

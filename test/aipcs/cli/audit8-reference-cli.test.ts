@@ -108,3 +108,20 @@ describe('artefact paths are read like the reference reads them', () => {
     expect(run.envelope.result).toMatchObject({ operation: 'import', service: { service_id: serviceId } });
   });
 });
+
+describe('a flag given a value', () => {
+  it('is a parser error saying the value is ignored, never a suggestion of the flag itself, never the value', () => {
+    const dryRun = aipcs(['import', '--input', 'x.jsonl', '--dry-run=1']);
+    expect(dryRun.status).toBe(2);
+    expect(dryRun.stdout).toBe('');
+    expect(dryRun.stderr).toBe('usage: aipcs import [options]\naipcs import: error: argument --dry-run: ignored explicit argument\n');
+    const yes = aipcs(['service', 'archive', OP(9), '--expected-revision', '1', '--operation-id', OP(9), '--yes=hidden-value']);
+    expect(yes.status).toBe(2);
+    expect(yes.stderr).toContain('aipcs service archive: error: argument --yes: ignored explicit argument');
+    expect(yes.stderr).not.toContain('hidden-value');
+    // An option this command does not have is still unknown.
+    const other = aipcs(['status', '--yes=1']);
+    expect(other.status).toBe(2);
+    expect(other.stderr).toContain("aipcs status: error: unknown option '--yes'");
+  });
+});
