@@ -340,6 +340,9 @@ function dataParity(fresh: () => Promise<Location>): void {
         await rejects(app.records.list({ serviceId, entityName: 'note', limit: 2, cursor, branch: null, filters: { tags: 'shared' } }), 'validation_failed');
         await rejects(app.records.delete({ serviceId, entityName: 'note', recordId: parent, expectedRecordVersion: 1n, idempotencyKey: 'blocked-delete' }), 'constraint_violation');
         expect(await app.records.delete({ serviceId, entityName: 'note', recordId: child, expectedRecordVersion: 1n, idempotencyKey: 'delete-child' })).toEqual({ id: child, record_version: 2n, replayed: false });
+        // A refused mutation keeps no claim on its key: the same request succeeds once the reference is gone.
+        expect(await app.records.delete({ serviceId, entityName: 'note', recordId: parent, expectedRecordVersion: 1n, idempotencyKey: 'blocked-delete' })).toEqual({ id: parent, record_version: 2n, replayed: false });
+        await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'orphan', parent_id: '00000000-0000-4000-8000-0000000003e7' }, idempotencyKey: 'orphan' }), 'constraint_violation');
       } finally {
         await storage.close();
       }
@@ -363,6 +366,21 @@ function dataParity(fresh: () => Promise<Location>): void {
         const assigned = await app.branches.assign(assign);
         expect((assigned['records'] as JsonObject[])[0]).toMatchObject({ record_version: 2n });
         expect(await app.branches.assign(assign)).toMatchObject({ replayed: true });
+        // test_data_store_records: a primary assignment is one history event whose before equals its after; assigning again changes nothing.
+        const events = async () => (await app.records.history({ serviceId, entityName: 'note', recordId: first, limit: 50, cursor: null }))['events'] as JsonObject[];
+        const afterAssign = await events();
+        expect(afterAssign.map((event) => [event['record_version'], event['event_kind'] ?? event['kind']])).toEqual([
+          [1n, 'create'],
+          [2n, 'primary_assign'],
+        ]);
+        expect(afterAssign[1]?.['before']).toEqual(afterAssign[1]?.['after']);
+        const again = await app.branches.assign({ ...assign, records: [{ entityName: 'note', recordId: first, expectedRecordVersion: 2n }], idempotencyKey: 'assign-first-no-op' });
+        expect((again['records'] as JsonObject[])[0]).toMatchObject({ record_version: 2n });
+        expect(await events()).toEqual(afterAssign);
+        // An update that changes nothing keeps the branch revision.
+        const noOp = { serviceId, branchId: branch['id'] as string, expectedBranchRevision: 1n, updates: { branchType: 'topic' }, suppliedUpdates: { branch_type: 'topic' }, idempotencyKey: 'branch-no-op' };
+        expect((await app.branches.update(noOp as never))['branch']).toMatchObject({ branch_revision: 1n });
+        expect(await app.branches.update(noOp as never)).toMatchObject({ replayed: true, branch: { branch_revision: 1n } });
         const summary = await app.discovery.summary({ serviceId, sample: 1 });
         expect(summary['record_counts']).toEqual([{ entity_name: 'note', count: 2n }]);
         expect(summary['unbranched_record_count']).toBe(1n);
@@ -373,6 +391,153 @@ function dataParity(fresh: () => Promise<Location>): void {
         ]);
         const scan = await app.maintenance.scan({ serviceId, entityName: null, branchId: null, scanTypes: ['unbranched'], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 10 });
         expect((scan['candidates'] as JsonObject[]).map((candidate) => [candidate['scan_type'], (candidate['record'] as JsonObject)['id']])).toEqual([['unbranched', second]]);
+      } finally {
+        await storage.close();
+      }
+    });
+  });
+}
+
+// ---------------------------------------------------------------- discovery (test_discovery_read_model.py)
+
+const DAY = 86_400_000_000n;
+const DISCOVERY_NOW = t('2026-07-23T12:00:00.000000Z');
+
+function discoveryManifest(): JsonObject {
+  return {
+    manifest_version: 2n,
+    schema_version: 1n,
+    entities: [
+      {
+        name: 'memory',
+        attributes: [
+          ...serverManaged(),
+          { name: 'title', type: 'string', required: true },
+          { name: 'tags', type: 'string_list', retrieval_mode: 'membership' },
+          { name: 'valid_until', type: 'datetime' },
+          { name: 'confidence', type: 'number' },
+          { name: 'status', type: 'string' },
+          { name: 'source_ref', type: 'string' },
+          { name: 'provenance_source', type: 'string' },
+          { name: 'superseded_by', type: 'uuid' },
+          { name: 'annotation', type: 'string', retrieval_mode: 'annotation' },
+        ],
+      },
+      { name: 'plain', attributes: [...serverManaged(), { name: 'title', type: 'string', required: true }] },
+    ],
+    relationships: [],
+    indices: [
+      { name: 'memory_owner_idx', entity: 'memory', fields: ['owner_id'] },
+      { name: 'plain_owner_idx', entity: 'plain', fields: ['owner_id'] },
+    ],
+    query_patterns: ['Find memory by status or tag.'],
+    discovery_facets: [
+      { entity: 'memory', field: 'owner_id' },
+      { entity: 'memory', field: 'status' },
+      { entity: 'memory', field: 'tags' },
+    ],
+    retrieval_guidance: 'Use declared facets before bounded samples.',
+    migration_history: [],
+  };
+}
+
+function discoveryCases(fresh: () => Promise<Location>): void {
+  describe('discovery and maintenance (reference test_discovery_read_model)', () => {
+    it('summarises and scans the reference fixture the same way', async () => {
+      const location = await fresh();
+      const storage = await location.open();
+      try {
+        let now = DISCOVERY_NOW - 200n * DAY;
+        let counter = 0;
+        const app = createApplication(storage, {
+          principalId: 'discovery-principal',
+          createdVia: 'mcp',
+          nowMicros: () => now,
+          // Increasing ids, so creation order is id order as in the fixture.
+          uuid: () => `00000000-0000-4000-8000-${(++counter).toString(16).padStart(12, '0')}`,
+          sha256,
+        });
+        const serviceId = (await app.lifecycle.seed({ domainName: 'discovery', domainClass: 'test', intentDescription: 'Discovery.', idempotencyKey: 'seed' }))['service_id'] as string;
+        await app.lifecycle.design({ serviceId, manifest: manifest(discoveryManifest()), idempotencyKey: 'design' });
+        await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'materialise' });
+        const iso = (micros: bigint) => new Date(Number(micros / 1000n)).toISOString();
+        const create = async (entityName: string, record: JsonObject, key: string) => ((await app.records.create({ serviceId, entityName, record, idempotencyKey: key }))['record'] as JsonObject)['id'] as string;
+        now = DISCOVERY_NOW - 120n * DAY;
+        const first = await create('memory', {
+          title: 'first',
+          tags: ['alpha', 'shared'],
+          valid_until: iso(DISCOVERY_NOW - DAY),
+          confidence: 0.1,
+          status: 'superseded',
+          source_ref: 'duplicate-source',
+          superseded_by: '00000000-0000-4000-8000-0000000000ff',
+          annotation: 'private-body-' + 'x'.repeat(1100),
+        }, 'first');
+        const plain = await create('plain', { title: 'plain' }, 'plain');
+        // Assigning bumps a record's version and change time: the related
+        // membership of `first` is made while it is still 120 days old.
+        const branch = ((await app.branches.create({ serviceId, slug: 'current', title: 'Current', intent: 'Current decisions', branchType: 'topic', parentBranchId: null, retrievalSummary: 'Current branch', idempotencyKey: 'branch' }))['branch'] as JsonObject)['id'] as string;
+        await app.branches.assign({ serviceId, branchId: branch, role: 'related', operation: 'assign', records: [{ entityName: 'memory', recordId: first, expectedRecordVersion: 1n }], idempotencyKey: 'related' });
+        now = DISCOVERY_NOW - DAY;
+        const second = await create('memory', { title: 'second', tags: ['beta', 'shared'], valid_until: iso(DISCOVERY_NOW + 30n * DAY), confidence: 0.9, status: 'active', source_ref: 'duplicate-source', annotation: 'short' }, 'second');
+        const third = await create('memory', { title: 'third', tags: [] }, 'third');
+        await app.branches.assign({ serviceId, branchId: branch, role: 'primary', operation: 'assign', records: [{ entityName: 'memory', recordId: second, expectedRecordVersion: 1n }], idempotencyKey: 'primary' });
+        now = DISCOVERY_NOW;
+
+        const summary = await app.discovery.summary({ serviceId, sample: 2 });
+        expect(await app.discovery.summary({ serviceId, sample: 2 })).toEqual(summary);
+        expect(summary['data_status']).toBe('ready');
+        expect(summary['record_counts']).toEqual([
+          { entity_name: 'memory', count: 3n },
+          { entity_name: 'plain', count: 1n },
+        ]);
+        expect(summary['unbranched_record_count']).toBe(3n);
+        expect((summary['facets'] as JsonObject[]).map((facet) => [facet['field_name'], (facet['values'] as JsonObject[]).map((value) => [value['value'], value['count']])])).toEqual([
+          ['status', [['active', 1n], ['superseded', 1n]]],
+          ['tags', [['shared', 2n], ['alpha', 1n], ['beta', 1n]]],
+        ]);
+        const cards = summary['branches'] as JsonObject[];
+        expect(cards).toHaveLength(1);
+        expect(cards[0]).toMatchObject({ branch: { id: branch }, primary_record_count: 1n, related_record_count: 1n });
+        const samples = Object.fromEntries((summary['samples'] as JsonObject[]).map((entry) => [entry['entity_name'], (entry['records'] as JsonObject[]).map((record) => record['id'])]));
+        expect(samples).toEqual({ memory: [first, second], plain: [plain] });
+        expect(JSON.stringify(summary, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))).not.toContain('owner_id');
+
+        const ALL = ['expired', 'stale', 'low_confidence', 'superseded', 'missing_authority', 'unbranched', 'duplicate_authority', 'blob_candidate'] as const;
+        const scan = async (entityName: string, options: { limit?: number; branchId?: string | null } = {}) =>
+          app.maintenance.scan({ serviceId, entityName, branchId: options.branchId ?? null, scanTypes: [...ALL], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: options.limit ?? 50 });
+        const pairs = (result: JsonObject) => (result['candidates'] as JsonObject[]).map((candidate) => [candidate['scan_type'], (candidate['record'] as JsonObject)['id']]);
+        const memory = await scan('memory');
+        expect(pairs(memory)).toEqual([
+          ['blob_candidate', first],
+          ['duplicate_authority', first],
+          ['duplicate_authority', second],
+          ['expired', first],
+          ['low_confidence', first],
+          ['missing_authority', third],
+          ['stale', first],
+          ['superseded', first],
+          ['unbranched', first],
+          ['unbranched', third],
+        ]);
+        expect(memory['unavailable_scan_types']).toEqual([]);
+        const rendered = JSON.stringify(memory, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+        expect(rendered).not.toContain('private-body');
+        expect(rendered).not.toContain('duplicate-source');
+        expect(pairs(await scan('memory', { limit: 4 }))).toEqual([
+          ['blob_candidate', first],
+          ['duplicate_authority', first],
+          ['duplicate_authority', second],
+          ['expired', first],
+        ]);
+        const scoped = pairs(await scan('memory', { branchId: branch }));
+        expect(scoped.every(([, id]) => id === first || id === second)).toBe(true);
+        const unavailable = await scan('plain');
+        expect(unavailable['unavailable_scan_types']).toEqual(['blob_candidate', 'duplicate_authority', 'expired', 'low_confidence', 'missing_authority', 'superseded']);
+        expect(pairs(unavailable)).toEqual([
+          ['stale', plain],
+          ['unbranched', plain],
+        ]);
       } finally {
         await storage.close();
       }
@@ -660,6 +825,7 @@ function postgresLocations(cluster: ClusterInfo): { fresh: () => Promise<Locatio
 
 describe('SQLite', () => {
   dataParity(sqliteLocation);
+  discoveryCases(sqliteLocation);
   transferCases(sqliteLocation, sqliteLocation);
 });
 
@@ -667,6 +833,7 @@ describe.each(clusters.map((cluster) => [cluster.version, cluster] as const))('P
   const pg = postgresLocations(cluster);
   afterAll(() => pg.dispose());
   dataParity(pg.fresh);
+  discoveryCases(pg.fresh);
   transferCases(pg.fresh, pg.fresh);
   it('never adopts an existing empty registry schema: inspection says incompatible at revision 0 and a start refuses it (reference test_registry_integration)', async () => {
     const database = await createTestDatabase(cluster);
@@ -679,6 +846,40 @@ describe.each(clusters.map((cluster) => [cluster.version, cluster] as const))('P
       expect(inspected.ports).toBeNull();
       await expect(openPostgresStorage(options)).rejects.toMatchObject({ kind: 'unavailable' });
       expect((await openPostgresStorageForAdmin(options, { writable: false })).registry).toMatchObject({ status: 'incompatible' });
+    } finally {
+      await database.drop();
+    }
+  });
+  it.each([
+    ['a CHECK constraint replaced by CHECK (true)', 'check'],
+    ['an index rebuilt on other columns', 'index'],
+    ['USAGE granted to PUBLIC', 'grant'],
+  ])('reports a registry with %s incompatible (reference test_registry_integration)', async (_name, change) => {
+    const database = await createTestDatabase(cluster);
+    try {
+      const options = { dsn: database.url, connectTimeoutSeconds: 10, lockTimeoutMs: 5000, statementTimeoutMs: 30000 };
+      await (await openPostgresStorage(options)).close();
+      if (change === 'check') {
+        const [found] = await queryRows<{ conname: string; relname: string }>(
+          database.url,
+          `SELECT con.conname, c.relname FROM pg_constraint con JOIN pg_class c ON c.oid = con.conrelid WHERE c.relnamespace = 'aipcs_registry'::regnamespace AND con.contype = 'c' ORDER BY 2, 1 LIMIT 1`,
+        );
+        if (!found) throw new Error('no CHECK constraint in the registry');
+        await queryRows(database.url, `ALTER TABLE "aipcs_registry"."${found.relname}" DROP CONSTRAINT "${found.conname}"`);
+        await queryRows(database.url, `ALTER TABLE "aipcs_registry"."${found.relname}" ADD CONSTRAINT "${found.conname}" CHECK (true)`);
+      } else if (change === 'index') {
+        const [found] = await queryRows<{ index: string; relname: string }>(
+          database.url,
+          `SELECT i.relname AS index, t.relname FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid WHERE t.relnamespace = 'aipcs_registry'::regnamespace AND NOT x.indisprimary AND NOT x.indisunique ORDER BY 1 LIMIT 1`,
+        );
+        if (!found) throw new Error('no plain index in the registry');
+        await queryRows(database.url, `DROP INDEX "aipcs_registry"."${found.index}"`);
+        await queryRows(database.url, `CREATE INDEX "${found.index}" ON "aipcs_registry"."${found.relname}" ((1))`);
+      } else {
+        await queryRows(database.url, 'GRANT USAGE ON SCHEMA "aipcs_registry" TO PUBLIC');
+      }
+      expect((await openPostgresStorageForAdmin(options, { writable: false })).registry).toMatchObject({ status: 'incompatible' });
+      await expect(openPostgresStorage(options)).rejects.toMatchObject({ kind: 'unavailable' });
     } finally {
       await database.drop();
     }
