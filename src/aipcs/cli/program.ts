@@ -111,6 +111,11 @@ function withoutOptionValue(message: string, command: Command): string {
   return `error: unknown option '${name}'${match[2] ?? ''}`;
 }
 
+/** argparse's test for a token that cannot be an option's value. */
+function looksLikeAnOption(token: string): boolean {
+  return token.startsWith('-') && token !== '-' && !/^-\d+$|^-\d*\.\d+$/.test(token) && !token.includes(' ');
+}
+
 /**
  * Parser errors read like argparse's (spec §1.3): a `usage:` line, then
  * `aipcs status: error: …`, on stderr, exit 2 (set by runAipcsCli). A group
@@ -127,6 +132,25 @@ class AipcsCommand extends Command {
     this.configureOutput().writeErr?.(`usage: ${path} ${this.usage()}\n`);
     const shown = errorOptions?.code === 'commander.unknownOption' ? withoutOptionValue(message, this) : message;
     return super.error(`${path}: ${shown}`, errorOptions);
+  }
+
+  /**
+   * argparse reads a token after an option that takes a value as another
+   * option when it starts with `-` (unless it is `-` alone, a negative
+   * number or holds a space), so `--principal-id -x` is `argument
+   * --principal-id: expected one argument`; commander would take `-x` as the
+   * value. `--principal-id=-x` gives the value, as in argparse.
+   */
+  override parseOptions(args: string[]): ReturnType<Command['parseOptions']> {
+    for (let index = 0; index + 1 < args.length; index += 1) {
+      const token = args[index];
+      if (token === '--') break;
+      const option = this.options.find((candidate) => (candidate.long === token || candidate.short === token) && (candidate.required || candidate.optional));
+      if (option && looksLikeAnOption(args[index + 1] ?? '')) {
+        this.error(`error: argument ${option.long ?? token ?? ''}: expected one argument`, { code: 'commander.optionMissingArgument', exitCode: 2 });
+      }
+    }
+    return super.parseOptions(args);
   }
 
   override help(context?: HelpContext | ((text: string) => string)): never {

@@ -125,3 +125,26 @@ describe('a flag given a value', () => {
     expect(other.stderr).toContain("aipcs status: error: unknown option '--yes'");
   });
 });
+
+describe('an option value that starts with a dash', () => {
+  it('is read as argparse reads it: a missing value unless it is a negative number, "-", holds a space or is given with =', () => {
+    for (const argv of [
+      ['config', 'show', '--profile', 'sqlite', '--principal-id', '-agent'],
+      ['config', 'show', '--principal-id', '--profile', 'sqlite'],
+      ['status', '--format', '-x'],
+      ['export', OP(1), '--output', '-out.jsonl', '--expected-revision', '1', '--operation-id', OP(2)],
+    ]) {
+      const run = aipcs(argv);
+      expect(run.status, argv.join(' ')).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr, argv.join(' ')).toMatch(/^usage: aipcs [a-z ]+ \[options\]( <SERVICE_ID>)?\naipcs [a-z ]+: error: argument --[a-z-]+: expected one argument\n$/);
+    }
+    expect(aipcs(['config', 'show', '--profile', 'sqlite', '--principal-id=-agent']).envelope.result).toMatchObject({ identity: { principal_configured: true } });
+    expect(aipcs(['config', 'show', '--profile', 'sqlite', '--principal-id', '-agent x']).status).toBe(0);
+    expect(aipcs(['config', 'show', '--principal-id', '-']).status).toBe(0);
+    // A negative number is a value, refused by the lexical rule (an envelope).
+    const negative = aipcs(['service', 'suspend', OP(1), '--expected-revision', '-1', '--operation-id', OP(2)]);
+    expect(negative.status).toBe(2);
+    expect(negative.envelope.error?.issues[0]?.path).toBe('--expected-revision');
+  });
+});
