@@ -8,7 +8,7 @@
 
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -782,6 +782,61 @@ describe('SQLite store drift (reference test_domain_schema_drift)', () => {
       await storage.close();
     }
     expect(sha256(readFileSync(file).toString('base64'))).toBe(before);
+  });
+});
+
+// ---------------------------------------------------------------- WAL sidecars (test_wal_sidecar_security.py)
+
+describe('SQLite WAL files beside a database that is not in WAL mode (reference test_wal_sidecar_security)', () => {
+  const privateFile = (path: string, text: string) => {
+    writeFileSync(path, text);
+    chmodSync(path, 0o600);
+  };
+  const rollbackDatabase = (path: string) => {
+    const db = new Database(path);
+    db.pragma('journal_mode = DELETE');
+    db.exec('CREATE TABLE x (a)');
+    db.close();
+    chmodSync(path, 0o600);
+  };
+  const cases = (['empty', 'rollback'] as const).flatMap((database) => (['-wal', '-shm'] as const).map((suffix) => [database, suffix] as const));
+
+  it.each(cases)('a registry (%s database) with an untrusted %s is refused and the file left alone', async (database, suffix) => {
+    const base = mkdtempSync(join(tmpdir(), 'aipcs-audit8-sidecar-'));
+    bases.push(base);
+    const dataRoot = join(base, 'data');
+    mkdirSync(dataRoot, { mode: 0o700 });
+    const file = join(dataRoot, 'registry.sqlite');
+    if (database === 'empty') privateFile(file, '');
+    else rollbackDatabase(file);
+    privateFile(file + suffix, 'untrusted sidecar');
+    await expect(openSqliteStorage({ dataRoot, busyTimeoutMs: 1000, defaultRoot: false })).rejects.toThrow();
+    expect(readFileSync(file + suffix, 'utf8')).toBe('untrusted sidecar');
+  });
+
+  it.each(cases)('a service store (%s database) with an untrusted %s is unavailable to inspection and data tools, and left alone', async (database, suffix) => {
+    const base = mkdtempSync(join(tmpdir(), 'aipcs-audit8-sidecar-'));
+    bases.push(base);
+    const dataRoot = join(base, 'data');
+    const open = () => openSqliteStorage({ dataRoot, busyTimeoutMs: 1000, defaultRoot: false });
+    let storage = await open();
+    const { serviceId, namespace } = await materialisedNotes(storage);
+    await storage.close();
+    const file = join(dataRoot, 'service-stores', `${namespace}.sqlite`);
+    for (const end of ['', '-wal', '-shm']) rmSync(file + end, { force: true });
+    if (database === 'empty') privateFile(file, '');
+    else rollbackDatabase(file);
+    privateFile(file + suffix, 'untrusted sidecar');
+    storage = await open();
+    try {
+      expect(await storage.stores.inspect({ backend: 'sqlite', namespace })).toMatchObject({ status: 'unavailable' });
+      const app = createApplication(storage, { principalId: 'agent-a', createdVia: 'mcp', nowMicros: () => 1_800_000_000_000_000n, uuid: () => OP(77), sha256 });
+      await rejects(app.records.list({ serviceId, entityName: 'note', limit: 5, cursor: null, branch: null }), 'storage_unavailable');
+      await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'x' }), 'storage_unavailable');
+    } finally {
+      await storage.close();
+    }
+    expect(readFileSync(file + suffix, 'utf8')).toBe('untrusted sidecar');
   });
 });
 

@@ -313,6 +313,10 @@ function sidecarMix(path: string, present: ReadonlySet<string>): string | null {
   const mode = headerJournalMode(path);
   const walArtefacts = present.has('-wal') || present.has('-shm');
   if (walArtefacts && mode === 'rollback') return 'WAL files lie beside a rollback-journal database';
+  // A database without a header (or with a foreign one) has no WAL of its
+  // own yet: SQLite writes the header before it makes the -wal and -shm, so
+  // these came from elsewhere, and opening would adopt or overwrite them.
+  if (walArtefacts && mode !== 'wal') return 'WAL files lie beside a database that is not in WAL mode';
   if (present.has('-journal') && (walArtefacts || mode === 'wal')) {
     // A kill -9 between SQLite writing the WAL header of a fresh database and
     // unlinking its journal leaves exactly this; SQLite rolls it back to empty.
