@@ -150,14 +150,13 @@ describe('the listener', () => {
     expect((sseMessages(ok.body)[0] as { result: { content: { text: string }[] } }).result.content[0]?.text).toBe('{"k":"v"}');
   });
 
-  it('routes each message of a batch with its own lossless arguments', async () => {
+  it('refuses a batch with 400 -32600 and routes none of its messages, as the reference does (one message a POST)', async () => {
     const session = await rawSession(port());
+    const calls = probe.calls.length;
     const response = await rawRequest(port(), { headers: sessionHeaders(session), body: `[${callBody(1, '{"n":1.0}')},${callBody(2, '{"n":2}')}]` });
-    const messages = sseMessages(response.body) as { id: number; result: { content: { text: string }[] } }[];
-    expect(messages.map((message) => [message.id, message.result.content[0]?.text]).sort()).toEqual([
-      [1, '{"n":1.0}'],
-      [2, '{"n":2}'],
-    ]);
+    expect(response.status).toBe(400);
+    expect(JSON.parse(response.body)).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request' }, id: null });
+    expect(probe.calls.length).toBe(calls);
   });
 
   it('keeps sessions apart: the same request id in two sessions carries each its own arguments', async () => {
@@ -208,7 +207,7 @@ describe('the listener', () => {
       expect(refused.status).toBe(400);
       expect(JSON.parse(refused.body)).toEqual({
         jsonrpc: '2.0',
-        error: { code: -32000, message: 'Bad Request: Unsupported protocol version (supported versions: 2025-06-18, 2024-11-05)' },
+        error: { code: -32600, message: 'Bad Request: Unsupported protocol version (supported versions: 2025-06-18, 2024-11-05)' },
         id: null,
       });
     }
@@ -234,7 +233,9 @@ describe('the listener', () => {
     const cases: { name: string; status: number; request: () => Parameters<typeof rawRequest>[1] }[] = [
       { name: 'POST without Content-Type', status: 400, request: () => ({ headers: { accept: MCP_HEADERS.accept, 'mcp-session-id': session }, body: seedCall }) },
       { name: 'POST with text/plain', status: 400, request: () => ({ headers: { ...sessionHeaders(session), 'content-type': 'text/plain' }, body: seedCall }) },
-      { name: 'POST with application/json-seq', status: 400, request: () => ({ headers: { ...sessionHeaders(session), 'content-type': 'application/json-seq' }, body: seedCall }) },
+      { name: 'POST with application/json-seq (415, as the reference: it starts as JSON but is not)', status: 415, request: () => ({ headers: { ...sessionHeaders(session), 'content-type': 'application/json-seq' }, body: seedCall }) },
+      { name: 'a batch', status: 400, request: () => ({ headers: sessionHeaders(session), body: `[${seedCall}]` }) },
+      { name: 'an empty batch', status: 400, request: () => ({ headers: sessionHeaders(session), body: '[]' }) },
       { name: 'foreign Host', status: 421, request: () => ({ headers: { ...sessionHeaders(session), host: 'evil.example:80' }, body: seedCall }) },
       { name: 'allowed name on a port outside :*', status: 421, request: () => ({ headers: { ...sessionHeaders(session), host: '127.0.0.1' }, body: seedCall }) },
       {
@@ -376,21 +377,23 @@ describe('idle expiry and shutdown', () => {
     await listener.close();
   });
 
-  it('ends a batch stream once its other requests are answered; a cancellation the Server ignores ends nothing', async () => {
+  it('ends the stream of a cancelled call at once; a cancellation the Server ignores ends nothing', async () => {
     const probe: Probe = { sessions: 0, calls: [] };
     const listener = await listen(probe);
     const session = await rawSession(listener.port);
     let open: () => void = () => undefined;
     probe.gate = new Promise<void>((resolve) => (open = resolve));
-    const batch = rawRequest(listener.port, { headers: sessionHeaders(session), body: `[${callBody(2, '{"n":2}')},${callBody(3, '{"n":3}')}]` });
+    const two = rawRequest(listener.port, { headers: sessionHeaders(session), body: callBody(2, '{"n":2}') });
+    const three = rawRequest(listener.port, { headers: sessionHeaders(session), body: callBody(3, '{"n":3}') });
     await expect.poll(() => probe.calls.length).toBe(2);
     const cancel = (body: string) => rawRequest(listener.port, { headers: sessionHeaders(session), body });
     // Invalid for the SDK's schema (reason is not a string), so the Server still answers request 3.
     expect((await cancel('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":5}}')).status).toBe(202);
     expect((await cancel('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}')).status).toBe(202);
+    // Request 2's stream ends while the gate is still shut, without a message.
+    expect(sseMessages((await two).body)).toEqual([]);
     open();
-    const answered = await batch;
-    expect(sseMessages(answered.body).map((message) => (message as { id: number }).id)).toEqual([3]);
+    expect(sseMessages((await three).body).map((message) => (message as { id: number }).id)).toEqual([3]);
     await listener.close();
   });
 

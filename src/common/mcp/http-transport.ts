@@ -116,6 +116,16 @@ export function exposureAllowed(host: string, allowNonLoopback: boolean, allowed
 // ---------------------------------------------------------------------------
 // Request checks (operations spec §6.2). Pure, so tests can table them.
 
+/**
+ * The first Content-Type gate of a POST (before Host and Origin, refused
+ * with 400): the value starts with `application/json`, in any case. What
+ * passes here but is no JSON media type (`application/jsonl`) is refused
+ * later with 415 by `isJsonContentType`, as the reference's SDK does.
+ */
+export function startsAsJsonContentType(header: string | undefined): boolean {
+  return header !== undefined && header.trim().toLowerCase().startsWith('application/json');
+}
+
 /** `application/json` with optional parameters; the media type compared case-insensitively. */
 export function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false;
@@ -154,8 +164,14 @@ export function isSupportedProtocolVersion(header: string | undefined, supported
   return header === undefined || supported.includes(header);
 }
 
-function acceptsEventStream(header: string | undefined): boolean {
-  return header !== undefined && header.toLowerCase().includes('text/event-stream');
+/**
+ * The media ranges of an Accept header as the reference's SDK reads them:
+ * split at commas, each trimmed, and one that starts with the media type
+ * (parameters such as `q` allowed) counts. Case-sensitive, as there.
+ */
+export function acceptedMediaTypes(header: string | undefined): { readonly json: boolean; readonly eventStream: boolean } {
+  const ranges = (header ?? '').split(',').map((range) => range.trim());
+  return { json: ranges.some((range) => range.startsWith('application/json')), eventStream: ranges.some((range) => range.startsWith('text/event-stream')) };
 }
 
 /**
@@ -344,6 +360,26 @@ function isInitialize(message: JsonValue): boolean {
   return isJsonObject(message) && message['method'] === 'initialize';
 }
 
+/** The SDK transport's own flag (SDK 1.32, pinned): true once its session was initialized. */
+type InitializedFlag = { _webStandardTransport?: { _initialized?: unknown } };
+
+/**
+ * Lets an `initialize` through in a session that already has one. The SDK
+ * transport refuses it (400, "Server already initialized"); the reference's
+ * SDK hands it to the session's server, which answers it again, as a second
+ * initialize is answered over stdio. The session keeps its id (the id
+ * generator returns it). Returns a function that restores the flag should
+ * the SDK not get as far as setting it again.
+ */
+function allowReinitialize(transport: StreamableHTTPServerTransport): () => void {
+  const inner = (transport as unknown as InitializedFlag)._webStandardTransport;
+  if (inner === undefined || typeof inner._initialized !== 'boolean') return () => undefined;
+  inner._initialized = false;
+  return () => {
+    inner._initialized = true;
+  };
+}
+
 /** Starts the listener; rejects when the exposure rules refuse the address or the bind fails. */
 export async function startHttpTransport(options: HttpTransportOptions): Promise<HttpListener> {
   if (!exposureAllowed(options.host, options.allowNonLoopback, options.allowedHosts)) throw new HttpExposureError();
@@ -423,11 +459,13 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   async function openSession(): Promise<Session> {
     const tools = options.createSession();
     const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      // A second initialize in the session (allowReinitialize) keeps its id.
+      sessionIdGenerator: () => session.id ?? randomUUID(),
       keepAliveMs,
       // The listener has checked Host and Origin already, with the spec's status codes.
       enableDnsRebindingProtection: false,
       onsessioninitialized: (id) => {
+        if (session.id !== undefined) return;
         session.id = id;
         sessions.set(id, session);
         logger.debug('an MCP session was opened');
@@ -477,14 +515,9 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     return session;
   }
 
-  async function handlePost(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
-    let session: Session | undefined;
-    if (sessionId !== undefined) {
-      session = sessions.get(sessionId);
-      if (!session) return rejection(res, 404, -32001, 'Session not found');
-      if (refusesVersion(req)) return rejection(res, 400, -32000, versionRefusal);
-      touch(session, 1);
-    }
+  async function handlePost(req: IncomingMessage, res: ServerResponse, known: Session | undefined): Promise<void> {
+    let session = known;
+    if (session) touch(session, 1);
     try {
       const body = await readBody(req, maxBodyBytes);
       if (!body.ok) {
@@ -502,24 +535,32 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         if (error instanceof JsonError && error.code !== 'json_syntax') return rejection(res, 400, -32600, 'Invalid Request', {}, requestIdFromPrefix(body.text) ?? null);
         return rejection(res, 400, -32700, 'Parse error');
       }
-      const messages = Array.isArray(parsed) ? parsed : [parsed];
+      // A JSON array (a batch, empty or not) is no message: the reference's SDK
+      // reads one message per POST and refuses anything else with 400, and a
+      // batch line over stdio gets no answer. It is an invalid request here.
+      if (Array.isArray(parsed)) return rejection(res, 400, -32600, 'Invalid Request');
+      const messages = [parsed];
       const splits = messages.map(splitToolArguments);
       const plain = splits.map((split) => toPlainJson(split.sdkMessage));
       // JSON that is no JSON-RPC message (params or _meta not an object, an id
       // beyond 2^53, null or of another type): the SDK would call it a parse
       // error; it is an invalid request, answered as over stdio.
       if (!plain.every((message) => JSONRPCMessageSchema.safeParse(message).success)) {
-        return rejection(res, 400, -32600, 'Invalid Request', {}, Array.isArray(parsed) ? null : invalidRequestId(parsed));
+        return rejection(res, 400, -32600, 'Invalid Request', {}, invalidRequestId(parsed));
       }
       if (session === undefined) {
-        if (!messages.some(isInitialize)) return rejection(res, 400, -32000, 'Bad Request: No valid session ID provided');
+        if (!messages.some(isInitialize)) return rejection(res, 400, -32600, 'Bad Request: Missing session ID');
         // An initialize whose params do not read as one: the SDK would call it
         // "Server not initialized"; stdio answers it -32602 with its id.
-        if (!plain.some(isInitializeRequest)) return rejection(res, 400, -32602, 'Invalid request parameters', {}, Array.isArray(parsed) ? null : invalidRequestId(parsed), options.invalidParamsData);
+        if (!plain.some(isInitializeRequest)) return rejection(res, 400, -32602, 'Invalid request parameters', {}, invalidRequestId(parsed), options.invalidParamsData);
         session = await openSession();
         touch(session, 1);
+      } else if (!plain.some(isInitializeRequest) && refusesVersion(req)) {
+        // Checked after the body, as the reference does: an initialize in a
+        // session (which negotiates the revision anew) carries none to check.
+        return rejection(res, 400, -32600, versionRefusal);
       }
-      if (session.closed) return rejection(res, 404, -32001, 'Session not found');
+      if (session.closed) return rejection(res, 404, -32600, 'Session not found');
       const target = session;
       const staged: RequestKey[] = [];
       for (const split of splits) {
@@ -535,7 +576,12 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         // Only tools/list (the schemas' 2^63-1 bounds) and tools/call results
         // (structuredContent) carry number stand-ins.
         if (messages.some(carriesExactNumbers)) writingExactNumbers(res);
-        await target.transport.handleRequest(req, res, Array.isArray(parsed) ? plain : plain[0]);
+        const restore = target.id !== undefined && plain.some(isInitializeRequest) ? allowReinitialize(target.transport) : undefined;
+        try {
+          await target.transport.handleRequest(req, res, plain[0]);
+        } finally {
+          restore?.();
+        }
       } finally {
         // What the SDK refused (session header, protocol version) never reached
         // the handler above; drop it so nothing outlives the request.
@@ -568,39 +614,47 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       return rejection(res, 404, -32000, 'Not Found');
     }
     const method = req.method ?? '';
-    // The checks in the order of the spec's table. X-Forwarded-* is never read.
-    if (method === 'POST' && !isJsonContentType(singleHeader(req.headers['content-type']))) {
+    // The order is the reference's (router, session manager, SDK transport);
+    // every status is the spec's. X-Forwarded-* is never read.
+    // 1. The router knows GET, HEAD, POST and DELETE on the endpoint only.
+    if (method !== 'GET' && method !== 'POST' && method !== 'DELETE' && method !== 'HEAD') {
+      return rejection(res, 405, -32000, 'Method not allowed.', { Allow: 'GET, POST, DELETE' });
+    }
+    // 2. A session id the listener does not know (never issued, deleted or
+    //    expired) is 404 before anything else is read, so the client starts
+    //    a new session whatever else was wrong with the request.
+    const rawSession = req.headers['mcp-session-id'];
+    if (Array.isArray(rawSession)) return rejection(res, 400, -32000, 'Bad Request: Mcp-Session-Id header must appear once');
+    const sessionId = rawSession === undefined || rawSession === '' ? undefined : rawSession;
+    const session = sessionId === undefined ? undefined : sessions.get(sessionId);
+    if (sessionId !== undefined && !session) return rejection(res, 404, -32600, 'Session not found');
+    // 3. The request checks of operations spec §6.2.
+    const contentType = singleHeader(req.headers['content-type']);
+    if (method === 'POST' && !startsAsJsonContentType(contentType)) {
       return rejection(res, 400, -32000, 'Bad Request: Content-Type must be application/json');
     }
     if (!isAllowedHost(singleHeader(req.headers.host), options.allowedHosts)) return rejection(res, 421, -32000, 'Misdirected Request: Host not allowed');
     const origin = req.headers.origin;
     if (Array.isArray(origin) || !isAllowedOrigin(origin, options.allowedOrigins)) return rejection(res, 403, -32000, 'Forbidden: Origin not allowed');
-    // Only after Host and Origin: a foreign Host or Origin is refused whatever
-    // the method (a browser's OPTIONS preflight included), as the SDK does.
-    if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') {
-      return rejection(res, 405, -32000, 'Method not allowed.', { Allow: 'GET, POST, DELETE' });
-    }
-    if (method === 'GET' && !acceptsEventStream(req.headers.accept)) {
-      return rejection(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
-    }
+    if (method === 'HEAD') return rejection(res, 405, -32600, 'Method Not Allowed', { Allow: 'GET, POST, DELETE' });
     if (closing) return rejection(res, 503, -32000, 'Service Unavailable');
-
-    const rawSession = req.headers['mcp-session-id'];
-    if (Array.isArray(rawSession)) return rejection(res, 400, -32000, 'Bad Request: Mcp-Session-Id header must appear once');
-    const sessionId = rawSession === undefined || rawSession === '' ? undefined : rawSession;
+    const accepts = acceptedMediaTypes(singleHeader(req.headers.accept));
     if (method === 'POST') {
+      // 4. A POST: Accept and the media type, then the body.
+      if (!accepts.json || !accepts.eventStream) return rejection(res, 406, -32600, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+      if (!isJsonContentType(contentType)) return rejection(res, 415, -32600, 'Unsupported Media Type: Content-Type must be application/json');
       busyRequests++;
       try {
-        return await handlePost(req, res, sessionId);
+        return await handlePost(req, res, session);
       } finally {
         busyRequests--;
         if (busyRequests === 0) for (const wake of quietWaiters.splice(0)) wake();
       }
     }
-    if (sessionId === undefined) return rejection(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
-    const session = sessions.get(sessionId);
-    if (!session) return rejection(res, 404, -32001, 'Session not found');
-    if (refusesVersion(req)) return rejection(res, 400, -32000, versionRefusal);
+    // 5. A GET (the liveness probe's 406 comes first) or a DELETE.
+    if (method === 'GET' && !accepts.eventStream) return rejection(res, 406, -32600, 'Not Acceptable: Client must accept text/event-stream');
+    if (!session) return rejection(res, 400, -32600, 'Bad Request: Missing session ID');
+    if (refusesVersion(req)) return rejection(res, 400, -32600, versionRefusal);
     if (method === 'GET') {
       // A standalone SSE stream is passive: opening it is activity, holding it open is not.
       touch(session, 0);

@@ -74,8 +74,10 @@ describe('request checks of the Streamable HTTP listener', () => {
     { name: 'no session header on a tool call', status: 400, request: (id) => ({ headers: MCP_HEADERS, body: seedCall(id) }) },
     { name: 'another path', status: 404, request: (id) => ({ path: '/mcp/tools', headers: headers(), body: seedCall(id) }) },
     { name: 'PUT', status: 405, request: (id) => ({ method: 'PUT', headers: headers(), body: seedCall(id) }) },
-    { name: 'PUT from a foreign Host (Host before method)', status: 421, request: (id) => ({ method: 'PUT', headers: headers({ host: 'attacker.example' }), body: seedCall(id) }) },
-    { name: 'OPTIONS preflight from a foreign Origin', status: 403, request: () => ({ method: 'OPTIONS', headers: { origin: 'http://attacker.example', 'access-control-request-method': 'POST' } }) },
+    // The method comes first, as from the reference's router: refused either way.
+    { name: 'PUT from a foreign Host (method before Host)', status: 405, request: (id) => ({ method: 'PUT', headers: headers({ host: 'attacker.example' }), body: seedCall(id) }) },
+    { name: 'OPTIONS preflight from a foreign Origin', status: 405, request: () => ({ method: 'OPTIONS', headers: { origin: 'http://attacker.example', 'access-control-request-method': 'POST' } }) },
+    { name: 'HEAD from a foreign Host', status: 421, request: () => ({ method: 'HEAD', headers: { host: 'attacker.example' } }) },
     { name: 'malformed JSON', status: 400, request: () => ({ headers: headers(), body: '{"jsonrpc":"2.0","id":1,"method":"tools/call",' }) },
     { name: 'JSON nested past the bound', status: 400, request: () => ({ headers: headers(), body: '['.repeat(300) + ']'.repeat(300) }) },
   ];
