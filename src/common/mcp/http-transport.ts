@@ -459,8 +459,10 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   async function openSession(): Promise<Session> {
     const tools = options.createSession();
     const transport = new StreamableHTTPServerTransport({
-      // A second initialize in the session (allowReinitialize) keeps its id.
-      sessionIdGenerator: () => session.id ?? randomUUID(),
+      // 32 lowercase hex digits (a UUID4 without dashes), the form of the
+      // reference's ids. A second initialize in the session
+      // (allowReinitialize) keeps its id.
+      sessionIdGenerator: () => session.id ?? randomUUID().replaceAll('-', ''),
       keepAliveMs,
       // The listener has checked Host and Origin already, with the spec's status codes.
       enableDnsRebindingProtection: false,
@@ -625,9 +627,9 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     //    a new session whatever else was wrong with the request.
     const rawSession = req.headers['mcp-session-id'];
     if (Array.isArray(rawSession)) return rejection(res, 400, -32000, 'Bad Request: Mcp-Session-Id header must appear once');
-    const sessionId = rawSession === undefined || rawSession === '' ? undefined : rawSession;
-    const session = sessionId === undefined ? undefined : sessions.get(sessionId);
-    if (sessionId !== undefined && !session) return rejection(res, 404, -32600, 'Session not found');
+    // Present but empty is an id no session has, as in the reference.
+    const session = rawSession === undefined ? undefined : sessions.get(rawSession);
+    if (rawSession !== undefined && !session) return rejection(res, 404, -32600, 'Session not found');
     // 3. The request checks of operations spec §6.2.
     const contentType = singleHeader(req.headers['content-type']);
     if (method === 'POST' && !startsAsJsonContentType(contentType)) {

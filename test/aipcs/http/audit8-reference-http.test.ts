@@ -13,7 +13,9 @@
 //  - an unknown session id got 400/421/403/406 when another check failed
 //    too; the reference answers 404 before any other check;
 //  - a method the endpoint does not serve got 421/403 for a foreign Host or
-//    Origin; the reference's router answers 405 first.
+//    Origin; the reference's router answers 405 first;
+//  - session ids were dashed UUIDs; the reference's are 32 hex digits, and an
+//    empty session header is an unknown id there (404), not an absent one.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initializeBody, MCP_HEADERS, rawRequest, rawSession, sseMessages, startHttpAipcs, type HttpAipcs, type RawRequest } from './support.js';
@@ -35,6 +37,13 @@ describe('aipcs serve over HTTP, row by row against the reference', () => {
 
   afterAll(async () => {
     expect(await aipcs.stop()).toBe(0);
+  });
+
+  it('issues session ids in the form the reference uses: 32 lowercase hex digits', async () => {
+    const opened = await send({ headers: MCP_HEADERS, body: initializeBody() });
+    expect(opened.headers['mcp-session-id']).toMatch(/^[0-9a-f]{32}$/);
+    expect(session).toMatch(/^[0-9a-f]{32}$/);
+    expect((await send({ method: 'DELETE', headers: { 'mcp-session-id': String(opened.headers['mcp-session-id']) } })).status).toBe(200);
   });
 
   it('answers a second initialize in a session, keeping the session and its id; a bogus MCP-Protocol-Version is not checked on it', async () => {
@@ -103,6 +112,7 @@ describe('aipcs serve over HTTP, row by row against the reference', () => {
       ['POST without Accept', { headers: { 'content-type': 'application/json', 'mcp-session-id': UNKNOWN }, body: PING }],
       ['GET without Accept', { method: 'GET', headers: { 'mcp-session-id': UNKNOWN } }],
       ['DELETE with a bogus revision', { method: 'DELETE', headers: { 'mcp-session-id': UNKNOWN, 'mcp-protocol-version': 'bogus' } }],
+      ['an initialize with an empty session id', { headers: { ...MCP_HEADERS, 'mcp-session-id': '' }, body: initializeBody() }],
     ];
     for (const [name, request] of rows) {
       const refused = await send(request);

@@ -43,7 +43,7 @@ describe('aipcs serve --transport streamable-http --profile sqlite', () => {
   });
 
   it('initializes a stateful session: name, version, tools capability only, no instructions', () => {
-    expect(client.transport.sessionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(client.transport.sessionId).toMatch(/^[0-9a-f]{32}$/);
     expect(client.client.getServerVersion()).toEqual({ name: 'aipcs', version: PACKAGE_VERSION });
     expect(client.client.getServerCapabilities()).toEqual({ experimental: {}, tools: { listChanged: false } });
     expect(client.client.getInstructions()).toBeUndefined();
