@@ -315,7 +315,19 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
   const finishedNs = process.hrtime.bigint();
   const finishedAt = formatTime(Date.now());
   stopDeadline();
-  options.signal?.removeEventListener('abort', onAbort);
+  // The runner still observes the command until both pipes end (steps 6 and
+  // the EOF wait), so a signal now cancels the run too (step 5; cancelled
+  // precedes capture_error in step 8) and ends the wait for an EOF that a
+  // process outside the group may hold back; it used to be ignored for up to
+  // twice the grace period. A cancel before the exit keeps the wait: the
+  // group was killed and its pipes are about to end.
+  const cancelledAtExit = cancelledBy !== undefined;
+  const cancelledAfterExit = new Promise<false>((settle) => {
+    const signal = options.signal;
+    if (signal === undefined || cancelledAtExit) return;
+    if (signal.aborted) settle(false);
+    else signal.addEventListener('abort', () => settle(false), { once: true });
+  });
 
   // Step 6: nothing of the command may outlive it.
   let groupLingered = false;
@@ -331,8 +343,10 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
   const drained = await Promise.race([
     Promise.all([stdoutDone, stderrDone]).then(() => true),
     sleep(grace, false, { signal: graceTimer.signal }).catch(() => false),
+    cancelledAfterExit,
   ]);
   graceTimer.abort();
+  options.signal?.removeEventListener('abort', onAbort);
   for (const name of ['stdout', 'stderr'] as const) {
     if (skipped[name] > 0) {
       options.tee?.stderr.write(`aip: warning: --tee skipped ${skipped[name]} bytes of ${name} its reader did not take in time (the evidence keeps its own capture)\n`);

@@ -1,0 +1,75 @@
+// Audit 8: a black-box walk through spec sections 5-9 of aip-objects.md with
+// the built `aip` bin, as an independent test writer would read them. Each
+// case here is a difference the walk found between the spec and what the
+// command did; everything else the walk checked already agreed.
+
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AIP_BIN, aip, requireBuiltBin } from './support/cli.js';
+import { tempDir } from './support/temp.js';
+
+beforeAll(() => {
+  requireBuiltBin();
+});
+
+/** Kills a process this test made escape the runner's process group (setsid), if it is still there. */
+async function killEscaped(pidFile: string): Promise<void> {
+  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+  if (Number.isInteger(pid) && pid > 0) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+describe('8 step 5: a signal to the runner cancels the run while it still waits for the pipes', () => {
+  it('SIGINT after the command exited, while a process outside its group holds stdout open, is cancelled (exit 130) without waiting out the grace period', async () => {
+    const dir = await tempDir();
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    const pidFile = join(await tempDir(), 'escaped.pid');
+    // The shell starts a process in a session of its own (outside the group the
+    // runner kills), which inherits stdout, then exits: the runner now waits up
+    // to 2 s for an EOF that will not come (spec 8 step 6).
+    const script = 'setsid sleep 30 & echo $! > "$1"; echo started';
+    const child = spawn(process.execPath, [AIP_BIN, 'run', '--tee', '--', 'sh', '-c', script, 'sh', pidFile], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let stdout = '';
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      const closed = new Promise<number | null>((settle) => child.on('close', (code) => settle(code)));
+      await new Promise<void>((settle) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString('utf8');
+          if (stdout.includes('started\n')) settle();
+        });
+      });
+      // Let the shell exit, so the runner is past the command's end and in its EOF wait.
+      await new Promise((settle) => setTimeout(settle, 400));
+      const signalledAt = Date.now();
+      child.kill('SIGINT');
+      const code = await closed;
+      const took = Date.now() - signalledAt;
+
+      expect(stderr).toBe('');
+      expect(code).toBe(130);
+      expect(stdout).toMatch(/^started\nevidence [0-9a-f]{64}\nresult unknown \(termination cancelled, exit -, workspace clean\)\n$/);
+      // Before, the signal was ignored: the run went on to the end of the grace
+      // period (1.6 s more here) and was recorded as capture_error, exit 4.
+      expect(took).toBeLessThan(1000);
+      const id = /evidence ([0-9a-f]{64})/.exec(stdout)?.[1] as string;
+      const shown = await aip(['--format', 'json', 'show', id], { cwd: dir });
+      const data = (JSON.parse(shown.text) as { data: Record<string, unknown> }).data;
+      expect(data).toMatchObject({ termination: 'cancelled', error: 'cancelled by SIGINT', exit_code: null, result: 'unknown' });
+    } finally {
+      child.kill('SIGKILL');
+      await killEscaped(pidFile);
+    }
+  });
+});
