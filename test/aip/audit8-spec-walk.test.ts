@@ -7,6 +7,8 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { encodeCanonical, type CborValue } from '../../src/aip/core/cbor-profile.js';
+import { makeArtifact, mustEncode } from '../../src/aip/core/codec.js';
 import { AIP_BIN, aip, requireBuiltBin } from './support/cli.js';
 import { tempDir } from './support/temp.js';
 
@@ -71,5 +73,22 @@ describe('8 step 5: a signal to the runner cancels the run while it still waits 
       child.kill('SIGKILL');
       await killEscaped(pidFile);
     }
+  });
+});
+
+describe('7.8: every import failure names its item', () => {
+  it('bytes after the announced objects are reported as item N + 2', async () => {
+    const artifact = mustEncode(makeArtifact(Buffer.from('kept\n')));
+    const header = encodeCanonical(new Map<string, CborValue>([['format', 'aip-bundle'], ['objects', 1], ['version', 1]]));
+    const item = encodeCanonical(artifact.bytes);
+    if (!header.ok || !item.ok) throw new Error('cannot encode the bundle');
+    const dir = await tempDir();
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+
+    const imported = await aip(['import'], { cwd: dir, input: Buffer.concat([header.value, item.value, Buffer.from([0x00])]) });
+    expect(imported.code).toBe(5);
+    expect(imported.stderr).toBe('aip: bundle.format: item 3: bytes after the 1 objects the header announced\n');
+    // The object before the failure stays (each stored object is valid).
+    expect((await aip(['cat', '--content', artifact.id], { cwd: dir })).text).toBe('kept\n');
   });
 });

@@ -182,6 +182,9 @@ export async function importBundle(repo: Repository, input: Readable): Promise<O
     if (!put.ok) return { ok: false, error: new AipError(put.error.code, `${where} (${id}): ${put.error.message}`) };
     if (put.value.stored) stored++;
   }
-  if (!(await reader.atEnd())) return failure('bundle.format', `bytes after the ${header.value.objects} objects the header announced`);
+  if (!(await reader.atEnd())) {
+    // Spec 7.8: a failure names its item; extra bytes would be item N + 2.
+    return failure('bundle.format', `item ${header.value.objects + 2}: bytes after the ${header.value.objects} objects the header announced`);
+  }
   return success({ objects: header.value.objects, stored });
 }
