@@ -4,11 +4,12 @@
 // command did; everything else the walk checked already agreed.
 
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeCanonical, type CborValue } from '../../src/aip/core/cbor-profile.js';
 import { makeArtifact, mustEncode } from '../../src/aip/core/codec.js';
+import { ROOT_STATE_ID as ROOT_ID } from '../../src/aip/core/objects.js';
 import { AIP_BIN, aip, requireBuiltBin } from './support/cli.js';
 import { tempDir } from './support/temp.js';
 
@@ -90,5 +91,57 @@ describe('7.8: every import failure names its item', () => {
     expect(imported.stderr).toBe('aip: bundle.format: item 3: bytes after the 1 objects the header announced\n');
     // The object before the failure stays (each stored object is valid).
     expect((await aip(['cat', '--content', artifact.id], { cwd: dir })).text).toBe('kept\n');
+  });
+});
+
+describe('7.1 / 9.2: the current folder is the one the command runs in, or an io error', () => {
+  /** Runs `aip ARGS` through sh after `cd` into `folder` (printf text, so it can hold raw bytes), from `parent`. */
+  function aipFromShell(parent: string, prelude: string, args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((settle, reject) => {
+      const child = spawn('sh', ['-c', `${prelude} && exec "$0" "$@"`, process.execPath, AIP_BIN, ...args], { cwd: parent, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      child.on('error', reject);
+      child.on('close', (code) => settle({ code, stdout, stderr }));
+    });
+  }
+
+  it('a folder whose path is not UTF-8 is refused (io, exit 6); before, init made its repository in another folder (U+FFFD in place of the byte)', async () => {
+    const parent = await tempDir();
+    const enter = `mkdir "$(printf 'proj\\377')" && cd "$(printf 'proj\\377')"`;
+    const init = await aipFromShell(parent, enter, ['init']);
+    expect(init.stdout).toBe('');
+    expect(init.stderr).toMatch(/^aip: io: the current folder's path is not valid UTF-8, and aip names folders as text: as text it reads "[^\n]*proj\uFFFD", which is another folder; [^\n]*\n$/);
+    expect(init.code).toBe(6);
+    // Nothing was made: not in the folder, and no look-alike folder beside it.
+    const names = await readdir(parent, { encoding: 'buffer' });
+    expect(names.map((name) => name.toString('hex'))).toEqual([Buffer.from('proj\xff', 'latin1').toString('hex')]);
+    expect(await readdir(Buffer.concat([Buffer.from(`${parent}/proj`), Buffer.from([0xff])]))).toEqual([]);
+
+    // An absolute --repo does not need the current folder, nor does --help.
+    const repo = await tempDir();
+    expect((await aip(['init'], { cwd: repo })).code).toBe(0);
+    const head = await aipFromShell(parent, `cd "$(printf 'proj\\377')"`, ['--repo', repo, 'head']);
+    expect(head).toEqual({ code: 0, stdout: `${ROOT_ID}\n`, stderr: '' });
+  });
+
+  it('a deleted current folder is an io error (exit 6) instead of a crash with exit 1; --help and an absolute --repo still work', async () => {
+    const parent = await tempDir();
+    const enter = 'mkdir gone && cd gone && rmdir ../gone';
+    const status = await aipFromShell(parent, enter, ['--format', 'json', 'status']);
+    const message = 'cannot tell the current folder (ENOENT; was it deleted?): change to an existing folder, or give --repo and paths as absolute paths';
+    expect(status.stderr).toBe(`aip: io: ${message}\n`);
+    expect(JSON.parse(status.stdout)).toEqual({ error: { code: 'io', message } });
+    expect(status.code).toBe(6);
+
+    const help = await aipFromShell(parent, enter, ['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: aip /);
+
+    const repo = await tempDir();
+    expect((await aip(['init'], { cwd: repo })).code).toBe(0);
+    expect(await aipFromShell(parent, enter, ['--repo', repo, 'head'])).toEqual({ code: 0, stdout: `${ROOT_ID}\n`, stderr: '' });
   });
 });

@@ -2,6 +2,7 @@
 // Entry point of the `aip` command: wires the real process streams, clock and
 // signals into runCli and sets the exit code. Everything else is in program.ts.
 import { tolerateClosedPipe } from './closed-pipe.js';
+import { currentFolder } from './current-folder.js';
 import { runCli } from './program.js';
 import { firstNonUtf8Argument } from '../../common/raw-arguments.js';
 
@@ -15,7 +16,7 @@ process.exitCode = await runCli(args, {
   stdout: tolerateClosedPipe(process.stdout),
   stderr: tolerateClosedPipe(process.stderr),
   stdin: process.stdin,
-  cwd: process.cwd(),
+  cwd: currentFolder,
   now: () => Date.now(),
   onSignal: (handler) => {
     const listeners = SIGNALS.map((signal) => {

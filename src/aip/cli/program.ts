@@ -4,7 +4,7 @@
 import { createReadStream } from 'node:fs';
 import { open, readdir, rm } from 'node:fs/promises';
 import { userInfo } from 'node:os';
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { Command, CommanderError, Option } from 'commander';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
@@ -46,9 +46,14 @@ class Context {
     const warn = (message: string): void => void this.io.stderr.write(`aip: warning: ${message}\n`);
     this.repository ??=
       this.options.repo === undefined
-        ? await Repository.find(this.io.cwd, { warn })
-        : await Repository.open(resolve(this.io.cwd, this.options.repo), { warn });
+        ? await Repository.find(this.io.cwd(), { warn })
+        : await Repository.open(this.path(this.options.repo), { warn });
     return this.repository;
+  }
+
+  /** `path` made absolute; the current folder is asked for only when `path` is relative. */
+  path(path: string): string {
+    return isAbsolute(path) ? resolve(path) : resolve(this.io.cwd(), path);
   }
 
   async out(text: string): Promise<void> {
@@ -176,10 +181,10 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
     .action(action(async (ctx, dir: string | undefined) => {
       // --repo names the project root for every command, init included; it was ignored here.
       const given = ctx.options.repo;
-      if (dir !== undefined && given !== undefined && resolve(ctx.io.cwd, dir) !== resolve(ctx.io.cwd, given)) {
+      if (dir !== undefined && given !== undefined && ctx.path(dir) !== ctx.path(given)) {
         throw usage(`init DIR and --repo name different folders (${dir}, ${given})`);
       }
-      const repo = await Repository.init(resolve(ctx.io.cwd, dir ?? given ?? '.'));
+      const repo = await Repository.init(ctx.path(dir ?? given ?? '.'));
       const head = await repo.readHead();
       if (ctx.json) await ctx.outJson(map([['repository', repo.aipDir], ['head', head]]));
       else await ctx.out(`initialized ${repo.aipDir}\nHEAD ${head}`);
@@ -369,7 +374,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
     .action(action(async (ctx, ref: string, opts: { into: string }) => {
       const repo = await ctx.repo();
       const state = await repo.getTyped(await repo.resolve(ref), 'state');
-      const dir = resolve(ctx.io.cwd, opts.into);
+      const dir = ctx.path(opts.into);
       if ((await readdirIfPresent(dir)).length > 0) throw usage(`${dir} is not empty`);
       const written = await checkout(dir, state.data.files, (id) => repo.artifactContent(id));
       if (!written.ok) throw written.error;
@@ -573,7 +578,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       let count: number;
       if (opts.output === undefined) count = await exportBundle(repo, roots, ctx.io.stdout);
       else {
-        const path = resolve(ctx.io.cwd, opts.output);
+        const path = ctx.path(opts.output);
         // Opened first so a bad path is an `io` error, not an unhandled stream 'error'.
         // A failed export removes only a file it created: an existing path may be
         // a device (`-o /dev/null`), a FIFO or a link, which is not ours to delete.
@@ -604,7 +609,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
     .argument('[file]', 'bundle file, or - for stdin')
     .action(action(async (ctx, file: string | undefined) => {
       const repo = await ctx.repo();
-      const input = file === undefined || file === '-' ? ctx.io.stdin : createReadStream(resolve(ctx.io.cwd, file));
+      const input = file === undefined || file === '-' ? ctx.io.stdin : createReadStream(ctx.path(file));
       const imported = await importBundle(repo, input).catch((error: unknown) => {
         throw file === undefined || file === '-' ? error : namingSource(error, file);
       });

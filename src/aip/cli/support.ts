@@ -11,7 +11,8 @@ export interface CliIo {
   readonly stdout: Writable;
   readonly stderr: Writable;
   readonly stdin: Readable;
-  readonly cwd: string;
+  /** The current folder; throws an `io` AipError when it cannot be named (see current-folder.ts). */
+  readonly cwd: () => string;
   /** Wall clock in milliseconds (injected so tests can fix it). */
   readonly now: () => number;
   /** Subscribes to SIGINT, SIGTERM and SIGHUP for `aip run`; returns the unsubscribe function. */
