@@ -4,12 +4,14 @@
 // command did; everything else the walk checked already agreed.
 
 import { spawn } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeCanonical, type CborValue } from '../../src/aip/core/cbor-profile.js';
 import { makeArtifact, mustEncode } from '../../src/aip/core/codec.js';
 import { ROOT_STATE_ID as ROOT_ID } from '../../src/aip/core/objects.js';
+import { execute } from '../../src/aip/runner/execute.js';
 import { AIP_BIN, aip, requireBuiltBin } from './support/cli.js';
 import { tempDir } from './support/temp.js';
 
@@ -143,5 +145,17 @@ describe('7.1 / 9.2: the current folder is the one the command runs in, or an io
     const repo = await tempDir();
     expect((await aip(['init'], { cwd: repo })).code).toBe(0);
     expect(await aipFromShell(parent, enter, ['--repo', repo, 'head'])).toEqual({ code: 0, stdout: `${ROOT_ID}\n`, stderr: '' });
+  });
+});
+
+describe('8 step 5 (library): a run leaves no listener on the caller\'s AbortSignal', () => {
+  it('three runs with one signal leave it as they found it', async () => {
+    const controller = new AbortController();
+    const cwd = await tempDir();
+    for (let i = 0; i < 3; i++) {
+      const result = await execute({ argv: ['true'], cwd, timeoutNs: 10_000_000_000n, outputLimit: 16, signal: controller.signal });
+      expect(result.termination).toBe('exited');
+    }
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });

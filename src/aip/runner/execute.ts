@@ -322,11 +322,12 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
   // twice the grace period. A cancel before the exit keeps the wait: the
   // group was killed and its pipes are about to end.
   const cancelledAtExit = cancelledBy !== undefined;
+  const waitOver = new AbortController(); // removes the listener below once the wait ends
   const cancelledAfterExit = new Promise<false>((settle) => {
     const signal = options.signal;
     if (signal === undefined || cancelledAtExit) return;
     if (signal.aborted) settle(false);
-    else signal.addEventListener('abort', () => settle(false), { once: true });
+    else signal.addEventListener('abort', () => settle(false), { once: true, signal: waitOver.signal });
   });
 
   // Step 6: nothing of the command may outlive it.
@@ -346,6 +347,7 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
     cancelledAfterExit,
   ]);
   graceTimer.abort();
+  waitOver.abort();
   options.signal?.removeEventListener('abort', onAbort);
   for (const name of ['stdout', 'stderr'] as const) {
     if (skipped[name] > 0) {
