@@ -10,7 +10,7 @@ import { hostname as osHostname, uptime } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { processExists } from '../common/process.js';
-import { readRegularText } from '../common/regular-file.js';
+import { readRegularText, SMALL_METADATA_MAX_BYTES } from '../common/regular-file.js';
 import { AigptError, errnoCode } from './errors.js';
 import { LOCK_TIMEOUT_MS } from './limits.js';
 
@@ -141,7 +141,7 @@ async function readLock(path: string): Promise<SeenLock> {
   let raw: string;
   try {
     // Never blocks: a FIFO named like a lock file fails the write instead of hanging every writer.
-    raw = await readRegularText(path);
+    raw = await readRegularText(path, SMALL_METADATA_MAX_BYTES);
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return 'gone';
     throw error;

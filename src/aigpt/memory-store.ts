@@ -12,7 +12,7 @@ import { readRegularText } from '../common/regular-file.js';
 import { acquireCollectionLock, type LockOptions } from './collection-lock.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { exists, type FaultHook, fsyncDir, noFault, replaceFileAtomic, writeExclusiveSynced, writeNewFileAtomic } from './fs-atomic.js';
-import { MAX_COMPRESS_ITEMS, MAX_MEMORY_TEXT_BYTES, MAX_RECORD_FILE_BYTES, MAX_RECORDS_READ } from './limits.js';
+import { MAX_COMPRESS_ITEMS, MAX_JOURNAL_BYTES, MAX_MEMORY_TEXT_BYTES, MAX_RECORD_FILE_BYTES, MAX_RECORDS_READ } from './limits.js';
 import { coreRecordJson, formatCreatedAt, isWellFormedText, memoryRecordJson, parseRecordText, renderCompact } from './record-format.js';
 import { compareFileNames, isRecordFileName, type RecordTree, recordStem } from './record-paths.js';
 import { isGeneratedTid, isValidTid, MAX_TID_MICROS, TidGenerator, tidMicros } from './tid.js';
@@ -256,14 +256,14 @@ export class MemoryStore {
     let text: string;
     try {
       // Never blocks: a FIFO in the journal's place fails the write instead of hanging it.
-      text = await readRegularText(path);
+      text = await readRegularText(path, MAX_JOURNAL_BYTES);
     } catch (error) {
       if (errnoCode(error) === 'ENOENT') return undefined;
       throw failedTo('read_failed', path, error);
     }
     let value: JsonValue;
     try {
-      value = parseJson(text, { maxBytes: 64 * 1024 * 1024, maxDepth: 4 });
+      value = parseJson(text, { maxBytes: MAX_JOURNAL_BYTES, maxDepth: 4 });
     } catch {
       return 'invalid';
     }

@@ -17,22 +17,57 @@ export class NotRegularFileError extends Error {
   }
 }
 
+/** Bound for metadata files of a few lines (locks, HEAD, markers): nothing of ours comes near it. */
+export const SMALL_METADATA_MAX_BYTES = 64 * 1024;
+
+/** The file holds more than the caller's bound; nothing of it was kept. */
+export class FileTooLargeError extends Error {
+  /** Shaped like a file-system error (the errno name for "file too large"), whose code and path callers print. */
+  readonly code = 'EFBIG';
+
+  constructor(
+    readonly path: string,
+    readonly maxBytes: number,
+  ) {
+    super(`${path} is larger than ${maxBytes} bytes`);
+    this.name = 'FileTooLargeError';
+  }
+}
+
 /**
- * The whole content of a regular file. Errors are the file system's (ENOENT,
- * EACCES; EISDIR for a folder, as readFile reports it) or NotRegularFileError.
+ * The whole content of a regular file of at most `maxBytes` bytes. Errors are
+ * the file system's (ENOENT, EACCES; EISDIR for a folder, as readFile reports
+ * it), NotRegularFileError, or FileTooLargeError, raised before a larger file
+ * is read (or when it grows past the bound while being read), so a file
+ * filled by someone else never costs more memory than the bound.
  */
-export async function readRegularFile(path: string): Promise<Buffer> {
+export async function readRegularFile(path: string, maxBytes: number): Promise<Buffer> {
   const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const stat = await handle.stat();
-    if (!stat.isFile() && !stat.isDirectory()) throw new NotRegularFileError(path);
-    return await handle.readFile();
+    if (stat.isDirectory()) return await handle.readFile(); // EISDIR, as readFile reports it
+    if (!stat.isFile()) throw new NotRegularFileError(path);
+    if (stat.size > maxBytes) throw new FileTooLargeError(path, maxBytes);
+    // Room for one byte more than the file had, to see it end (or grow).
+    let buffer = Buffer.alloc(Math.min(maxBytes + 1, stat.size + 1));
+    let length = 0;
+    for (;;) {
+      if (length === buffer.length) {
+        if (length > maxBytes) throw new FileTooLargeError(path, maxBytes);
+        const grown = Buffer.alloc(Math.min(maxBytes + 1, Math.max(4096, buffer.length * 2)));
+        buffer.copy(grown, 0, 0, length);
+        buffer = grown;
+      }
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+      if (bytesRead === 0) return buffer.subarray(0, length);
+      length += bytesRead;
+    }
   } finally {
     await handle.close();
   }
 }
 
 /** readRegularFile decoded as UTF-8 (invalid bytes become U+FFFD, as readFile(path, 'utf8') does). */
-export async function readRegularText(path: string): Promise<string> {
-  return (await readRegularFile(path)).toString('utf8');
+export async function readRegularText(path: string, maxBytes: number): Promise<string> {
+  return (await readRegularFile(path, maxBytes)).toString('utf8');
 }

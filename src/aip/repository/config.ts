@@ -14,6 +14,8 @@ export interface RepositoryConfig {
   readonly run: RunDefaults;
 }
 
+/** `.aip/config.json` holds a few settings; a larger file is not one. */
+export const MAX_CONFIG_FILE_BYTES = 1_048_576;
 export const MIN_MAX_OBJECT_BYTES = 1_048_576;
 export const MAX_MAX_OBJECT_BYTES = 1_073_741_824;
 /** Room an artifact's envelope needs around its content (spec 7.2). */

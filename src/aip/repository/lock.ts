@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { constants } from 'node:fs';
 import { AipError } from '../core/errors.js';
 import { processExists } from '../../common/process.js';
-import { readRegularText } from '../../common/regular-file.js';
+import { readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { errorCode } from './object-store.js';
 
 export interface LockOptions {
@@ -22,7 +22,7 @@ export interface LockOptions {
 
 async function readText(path: string): Promise<string | null> {
   try {
-    return await readRegularText(path);
+    return await readRegularText(path, SMALL_METADATA_MAX_BYTES);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return null;
     throw error;

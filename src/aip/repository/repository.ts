@@ -13,9 +13,9 @@ import { ROOT_STATE, ROOT_STATE_ID, type AipObject, type Id, type ObjectType, ty
 import { indexEntriesOf } from '../core/references.js';
 import { isId } from '../core/value-rules.js';
 import { GraphVerifier, type LoadResult, type ObjectSource } from '../core/verify-graph.js';
-import { DEFAULT_CONFIG, defaultConfigText, parseConfig, type RepositoryConfig } from './config.js';
+import { DEFAULT_CONFIG, defaultConfigText, MAX_CONFIG_FILE_BYTES, parseConfig, type RepositoryConfig } from './config.js';
 import { processExists } from '../../common/process.js';
-import { NotRegularFileError, readRegularText } from '../../common/regular-file.js';
+import { FileTooLargeError, NotRegularFileError, readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { withLock } from './lock.js';
 import { ObjectStore, errorCode, fsyncDirectory } from './object-store.js';
 import { ReverseIndex, type IndexLine, type TargetedIndexLine } from './reverse-index.js';
@@ -163,7 +163,7 @@ export class Repository {
     if (!(await isDirectory(join(abs, '.aip')))) throw new AipError('repo.not_found', `no .aip repository in ${abs}`);
     let text: string;
     try {
-      text = await readRegularText(join(abs, '.aip', 'config.json'));
+      text = await readRegularText(join(abs, '.aip', 'config.json'), MAX_CONFIG_FILE_BYTES);
     } catch (error) {
       throw new AipError('repo.config', `cannot read .aip/config.json: ${readFailure(error)}`);
     }
@@ -188,7 +188,7 @@ export class Repository {
   async readHead(): Promise<Id> {
     let text: string;
     try {
-      text = await readRegularText(join(this.aipDir, 'HEAD'));
+      text = await readRegularText(join(this.aipDir, 'HEAD'), SMALL_METADATA_MAX_BYTES);
     } catch (error) {
       throw new AipError('io', `cannot read .aip/HEAD: ${readFailure(error)}`);
     }
@@ -424,6 +424,7 @@ export class Repository {
 
 /** Why config.json or HEAD could not be read: the errno code, or that a FIFO or the like stands in its place. */
 function readFailure(error: unknown): string {
+  if (error instanceof FileTooLargeError) return `larger than ${error.maxBytes} bytes`;
   return error instanceof NotRegularFileError ? error.message : (errorCode(error) ?? 'error');
 }
 

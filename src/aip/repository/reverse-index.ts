@@ -9,7 +9,10 @@ import { join } from 'node:path';
 import type { AipObject, Id, ObjectType } from '../core/objects.js';
 import { indexEntriesOf } from '../core/references.js';
 import { isId } from '../core/value-rules.js';
-import { readRegularText } from '../../common/regular-file.js';
+import { readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
+
+/** One target's refs file: a line per referencing field, so about 800 000 references to one object. */
+const MAX_REFS_FILE_BYTES = 64 * 1024 * 1024;
 import { errorCode, fsyncDirectory, type ObjectStore } from './object-store.js';
 
 export interface IndexLine {
@@ -97,7 +100,7 @@ export class ReverseIndex {
   async generation(): Promise<string | undefined> {
     let text: string;
     try {
-      text = await readRegularText(this.markerPath);
+      text = await readRegularText(this.markerPath, SMALL_METADATA_MAX_BYTES);
     } catch (error) {
       if (notThere(error)) return undefined;
       throw error;
@@ -147,7 +150,7 @@ export class ReverseIndex {
   async linesFor(target: Id): Promise<IndexLine[]> {
     let text: string;
     try {
-      text = await readRegularText(join(this.refsDir, target.slice(0, 2), target.slice(2)));
+      text = await readRegularText(join(this.refsDir, target.slice(0, 2), target.slice(2)), MAX_REFS_FILE_BYTES);
     } catch (error) {
       if (notThere(error)) return [];
       throw error;
@@ -179,7 +182,7 @@ export class ReverseIndex {
         if (!isId(target)) continue;
         let text: string;
         try {
-          text = await readRegularText(join(this.refsDir, fanout, name));
+          text = await readRegularText(join(this.refsDir, fanout, name), MAX_REFS_FILE_BYTES);
         } catch (error) {
           // A folder or a FIFO where a refs file belongs holds no lines.
           if (notThere(error) || errorCode(error) === 'EISDIR' || errorCode(error) === 'ENOTREG') continue;
