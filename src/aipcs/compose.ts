@@ -6,8 +6,6 @@
 import { createHash } from 'node:crypto';
 import { systemClock, systemIds } from '../common/clock.js';
 import { createLogger, type Logger, type LogLevel as LoggerLevel } from '../common/logger.js';
-import { serveStdio } from '../common/mcp/tool-server.js';
-import { AIPCS_TOOLS, STATELESS_TOOLS } from './contract/tool-catalogue.js';
 import { createApplication, createOperator, type Application, type Operator, type OperatorStoragePorts, type StoragePorts } from './core/application.js';
 import type { AdminContext } from './core/admin-reports.js';
 import type { TransferCodec } from './core/transfer-codec.js';
@@ -15,9 +13,6 @@ import { AIPCS_MCP_CONTRACT_VERSION } from './contract/server-info.js';
 import { isBundleInvalidError, readBundle, summaryToJson, writeBundle } from './portable/index.js';
 import { PACKAGE_VERSION } from './version.js';
 import type { LogLevel, RuntimeConfig } from './config/index.js';
-import { createDispatcher } from './mcp/dispatch.js';
-import { httpExposureAllowed, serveAipcsHttp } from './mcp/http-server.js';
-import { aipcsServerOptions } from './mcp/server.js';
 import { isAcceptableDsn } from './storage/postgres/dsn.js';
 import { openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
@@ -107,17 +102,15 @@ export function applicationOver(storage: StoragePorts, principalId: string, crea
   });
 }
 
-/** The tools a profile exposes; the persistent catalogue is the contract's 21. */
-function toolsFor(app: Application | null) {
-  return app ? AIPCS_TOOLS : STATELESS_TOOLS;
-}
-
 /**
  * Composes and serves until the client goes away. Resolves with the exit
  * status; throws StartupError when composition fails (nothing was served).
  */
 export async function serve(runtime: RuntimeConfig): Promise<number> {
   const logger = loggerFor(runtime.logLevel);
+  // The MCP edge is loaded here, not with this module: the administration
+  // commands (export, import, status...) never serve and start faster without it.
+  const { AIPCS_TOOLS, STATELESS_TOOLS, aipcsServerOptions, createDispatcher, httpExposureAllowed, serveAipcsHttp, serveStdio } = await import('./serve-edge.js');
   // Refused before storage is opened (and again where the socket is bound).
   if (runtime.transport === 'streamable-http' && !httpExposureAllowed(runtime.http)) throw new StartupError();
   let storage: StoragePorts | null;
@@ -131,7 +124,8 @@ export async function serve(runtime: RuntimeConfig): Promise<number> {
   }
   try {
     const app = storage && runtime.profile !== 'stateless' ? applicationOver(storage, runtime.principalId, 'mcp') : null;
-    const tools = toolsFor(app);
+    // The tools a profile exposes; the persistent catalogue is the contract's 21.
+    const tools = app ? AIPCS_TOOLS : STATELESS_TOOLS;
     if (runtime.transport === 'streamable-http') {
       // Until SIGINT/SIGTERM; a listener that cannot start is a start-up failure.
       await serveAipcsHttp(runtime.http, aipcsServerOptions(tools, createDispatcher(app, tools), logger), logger, (cause) => new StartupError({ cause }));
