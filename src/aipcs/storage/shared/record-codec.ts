@@ -44,9 +44,17 @@ export function parseStoredJson(text: string, limits: { maxBytes: number; maxDep
 
 export type Row = Record<string, unknown>;
 
+// Layouts are cached per manifest, so their domain columns are listed once, not per row.
+const domainColumnsByLayout = new WeakMap<EntityLayout, readonly ColumnLayout[]>();
+
 /** The entity's domain columns, in manifest order. */
-export function domainColumns(entity: EntityLayout): ColumnLayout[] {
-  return entity.columns.filter((column) => !SERVER_COLUMNS.has(column.name));
+export function domainColumns(entity: EntityLayout): readonly ColumnLayout[] {
+  let columns = domainColumnsByLayout.get(entity);
+  if (columns === undefined) {
+    columns = entity.columns.filter((column) => !SERVER_COLUMNS.has(column.name));
+    domainColumnsByLayout.set(entity, columns);
+  }
+  return columns;
 }
 
 /** The select list of a stored record (alias `r`, each item from `select`): server fields, then domain fields, each under its own name. */
@@ -64,6 +72,28 @@ export function toStoredRecord(entity: EntityLayout, row: Row, decode: (type: Co
     updatedAt: parseTimestamp27(row['updated_at'] as string),
     createdVia: row['created_via'] as string,
     recordVersion: row['record_version'] as bigint,
+    fields,
+  };
+}
+
+/**
+ * toStoredRecord for a row read as an array (a driver's raw mode): `values`
+ * in recordSelectList's order. Spares the driver an object with named
+ * properties per row on whole-table reads.
+ */
+export function toStoredRecordFromValues(entity: EntityLayout, values: readonly unknown[], decode: (type: ColumnLayout['type'], value: unknown) => FieldValue): StoredRecord {
+  const fields: Record<string, FieldValue> = {};
+  const columns = domainColumns(entity);
+  for (let i = 0; i < columns.length; i++) {
+    const column = columns[i] as ColumnLayout;
+    fields[column.name] = decode(column.type, values[i + 5]);
+  }
+  return {
+    id: values[0] as string,
+    createdAt: parseTimestamp27(values[1] as string),
+    updatedAt: parseTimestamp27(values[2] as string),
+    createdVia: values[3] as string,
+    recordVersion: values[4] as bigint,
     fields,
   };
 }

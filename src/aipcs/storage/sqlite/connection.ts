@@ -34,6 +34,26 @@ export function prepared(db: SqliteDatabase, sql: string): Database.Statement {
   return statement;
 }
 
+/**
+ * prepared() in raw mode: rows come back as arrays of column values in
+ * select-list order (cached apart, since raw mode belongs to the statement).
+ */
+export function preparedRaw(db: SqliteDatabase, sql: string): Database.Statement {
+  let cache = statementCache.get(db);
+  if (!cache) {
+    cache = new Map();
+    statementCache.set(db, cache);
+  }
+  const key = `raw\u0000${sql}`;
+  let statement = cache.get(key);
+  if (!statement) {
+    statement = db.prepare(sql);
+    statement.raw(true);
+    if (cache.size > 512) cache.clear();
+    cache.set(key, statement);
+  }
+  return statement;
+}
 
 let detectedVersion: string | null | undefined;
 

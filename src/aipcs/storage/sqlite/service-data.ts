@@ -33,8 +33,8 @@ import {
   type StoredHistoryEvent,
   type StoredRecord,
 } from '../../core/ports.js';
-import { prepared, type SqliteDatabase } from './connection.js';
-import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, type Row } from '../shared/record-codec.js';
+import { prepared, preparedRaw, type SqliteDatabase } from './connection.js';
+import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { SqliteStagingTx } from './staging.js';
 import { BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
 
@@ -188,7 +188,8 @@ export class SqliteDataTx implements OperatorDataWriter {
     }
     params.push(BigInt(query.limit));
     const sql = `SELECT ${this.selectList(entity)} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`;
-    return (prepared(this.db, sql).all(...params) as Row[]).map((row) => this.toRecord(entity, row));
+    // Raw rows (arrays in select-list order): export and re-observation read whole tables through here.
+    return (preparedRaw(this.db, sql).all(...params) as unknown[][]).map((values) => toStoredRecordFromValues(entity, values, decodeValue));
   }
 
   /**
@@ -479,14 +480,15 @@ export class SqliteDataTx implements OperatorDataWriter {
     params.push(BigInt(limit));
     const sql = `SELECT entity_name, record_id, record_version, event_kind, before_json, after_json, occurred_at FROM __aipcs_record_history
       WHERE principal_id = ?${position} ORDER BY entity_name, record_id, record_version LIMIT ?`;
-    return (prepared(this.db, sql).all(...params) as Row[]).map((row) => ({
-      entityName: row['entity_name'] as string,
-      recordId: row['record_id'] as string,
-      recordVersion: row['record_version'] as bigint,
-      kind: row['event_kind'] as HistoryEvent['kind'],
-      before: decodeFieldSet(row['before_json'] as string | null),
-      after: decodeFieldSet(row['after_json'] as string | null),
-      occurredAt: row['occurred_at'] as bigint,
+    // Raw rows: the whole history passes through here.
+    return (preparedRaw(this.db, sql).all(...params) as unknown[][]).map((row) => ({
+      entityName: row[0] as string,
+      recordId: row[1] as string,
+      recordVersion: row[2] as bigint,
+      kind: row[3] as HistoryEvent['kind'],
+      before: decodeFieldSet(row[4] as string | null),
+      after: decodeFieldSet(row[5] as string | null),
+      occurredAt: row[6] as bigint,
     }));
   }
 
