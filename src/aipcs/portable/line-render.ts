@@ -44,15 +44,55 @@ function fieldValue(value: unknown): string {
   return encodeCanonical(value);
 }
 
+/** How a field set with these keys, in this order, renders: the keys in UTF-16 order, each with its `,"key":` text. */
+interface KeyPlan {
+  readonly keys: readonly string[];
+  readonly sorted: readonly string[];
+  readonly prefixes: readonly string[];
+}
+
+/**
+ * The plans of the key lists seen last, most recent first: the field sets
+ * of one entity come with the same keys in the same order, so their keys
+ * are sorted and quoted once, not per line.
+ */
+const keyPlans: KeyPlan[] = [];
+const KEY_PLANS_KEPT = 16;
+
+function keyPlan(keys: readonly string[]): KeyPlan {
+  search: for (const plan of keyPlans) {
+    if (plan.keys.length !== keys.length) continue;
+    for (let i = 0; i < keys.length; i++) if (plan.keys[i] !== keys[i]) continue search;
+    return plan;
+  }
+  const sorted = inUtf16Order([...keys]);
+  const plan: KeyPlan = { keys, sorted, prefixes: sorted.map((key, i) => (i > 0 ? ',' : '') + quote(key) + ':') };
+  if (keyPlans.length >= KEY_PLANS_KEPT) keyPlans.pop();
+  keyPlans.unshift(plan);
+  return plan;
+}
+
 /** A field set as canonical JSON (keys in UTF-16 order, absent values as null, as payload-codec copies them). */
 function fieldSet(fields: FieldSet): string {
-  const keys = inUtf16Order(Object.keys(fields));
+  const plan = keyPlan(Object.keys(fields));
+  const keys = plan.sorted;
+  const prefixes = plan.prefixes;
   let out = '{';
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    out += (i > 0 ? ',' : '') + quote(key) + ':' + fieldValue(fields[key]);
-  }
+  for (let i = 0; i < keys.length; i++) out += (prefixes[i] as string) + fieldValue(fields[keys[i] as string]);
   return out + '}';
+}
+
+/** quote() of the few texts every line repeats (entity names, created_via, event kinds), kept once computed. */
+const quotedNames = new Map<string, string>();
+
+function quoteName(value: string): string {
+  let quoted = quotedNames.get(value);
+  if (quoted === undefined) {
+    quoted = quote(value);
+    if (quotedNames.size >= 256) quotedNames.clear();
+    quotedNames.set(value, quoted);
+  }
+  return quoted;
 }
 
 /** canonicalJson({ kind: 'record', ordinal, payload: encodeRecord(record) }). */
@@ -60,7 +100,7 @@ export function renderRecordCovered(ordinal: number, record: BundleRecord): stri
   const createdAt = encodeTime(record.createdAt);
   const updatedAt = encodeTime(record.updatedAt);
   return (
-    `{"kind":"record","ordinal":${ordinal},"payload":{"created_at":"${createdAt}","created_via":${quote(record.createdVia)},"entity_name":${quote(record.entityName)}` +
+    `{"kind":"record","ordinal":${ordinal},"payload":{"created_at":"${createdAt}","created_via":${quoteName(record.createdVia)},"entity_name":${quoteName(record.entityName)}` +
     `,"fields":${fieldSet(record.fields)},"record_id":${quote(record.recordId)},"record_version":${fieldValue(record.recordVersion)},"updated_at":"${updatedAt}"}}`
   );
 }
@@ -71,7 +111,7 @@ export function renderHistoryCovered(ordinal: number, event: BundleHistoryEvent)
   const after = event.after === null ? 'null' : fieldSet(event.after);
   const before = event.before === null ? 'null' : fieldSet(event.before);
   return (
-    `{"kind":"history","ordinal":${ordinal},"payload":{"after":${after},"before":${before},"entity_name":${quote(event.entityName)},"kind":${quote(event.kind)}` +
+    `{"kind":"history","ordinal":${ordinal},"payload":{"after":${after},"before":${before},"entity_name":${quoteName(event.entityName)},"kind":${quoteName(event.kind)}` +
     `,"occurred_at":"${occurredAt}","record_id":${quote(event.recordId)},"record_version":${fieldValue(event.recordVersion)}}}`
   );
 }

@@ -79,6 +79,38 @@ describe('direct rendering of record and history lines', () => {
     );
   });
 
+  it('stays equal to the general rendering over runs of members whose key lists repeat, reorder and outnumber the plans it keeps', () => {
+    // The renderer keeps the sorted, quoted keys of the key lists it saw
+    // last: same keys in another order, one key more or less, a different key
+    // at one position, and more distinct lists than it keeps, interleaved.
+    const pool = ['title', 'detail', 'status', 'a', 'B', 'é', '__proto__', 'z_1', 'tags', '\u2028', 'x"y'];
+    const keyed = fc
+      .tuple(fc.shuffledSubarray(pool, { minLength: 0, maxLength: 6 }), fc.array(value, { minLength: 6, maxLength: 6 }))
+      .map(([keys, values]) => {
+        const set: Record<string, unknown> = {};
+        keys.forEach((name, i) => Object.defineProperty(set, name, { value: values[i], enumerable: true, writable: true, configurable: true }));
+        return set as unknown as FieldSet;
+      });
+    const member = fc.oneof(
+      fc.record({ entityName: fc.constantFrom('note', 'project'), recordId: fc.uuid(), recordVersion: fc.constant(1n), createdAt: fc.constant(0n), updatedAt: fc.constant(1n), createdVia: fc.constantFrom('mcp', 'cli'), fields: keyed }),
+      fc.record({ entityName: fc.constantFrom('note', 'project'), recordId: fc.uuid(), recordVersion: fc.constant(2n), kind: fc.constantFrom('create', 'update'), occurredAt: fc.constant(5n), before: fc.oneof(fc.constant(null), keyed), after: keyed }),
+    );
+    fc.assert(
+      fc.property(fc.array(member, { minLength: 20, maxLength: 80 }), (members) => {
+        members.forEach((item, ordinal) => {
+          if ('fields' in item) {
+            const general = outcome(() => encodeCanonical({ kind: 'record', ordinal: BigInt(ordinal), payload: encodeRecord(item as BundleRecord) }));
+            expect(outcome(() => renderRecordCovered(ordinal, item as BundleRecord))).toBe(general);
+          } else {
+            const general = outcome(() => encodeCanonical({ kind: 'history', ordinal: BigInt(ordinal), payload: encodeHistory(item as BundleHistoryEvent) }));
+            expect(outcome(() => renderHistoryCovered(ordinal, item as BundleHistoryEvent))).toBe(general);
+          }
+        });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('refuses what canonical JSON cannot write, as the general rendering does', () => {
     const base: BundleRecord = { entityName: 'note', recordId: '11111111-2222-4333-8444-555555555555', recordVersion: 1n, createdAt: 0n, updatedAt: 0n, createdVia: 'mcp', fields: { title: 'x' } };
     for (const member of [
