@@ -47,6 +47,57 @@ class ChunkedSink {
   }
 }
 
+/** The longest text withDigest adds to a covered text: `,"sha256":"` + 64 hex + `"}` and the LF, less the covered closing brace. */
+const DIGEST_TAIL_BYTES = 80;
+
+/**
+ * The lines of the checked-aside writer, each written once, straight into
+ * the chunk it travels in: the covered text is encoded there, its digest
+ * taken over those bytes, and its closing brace overwritten with the digest
+ * member (the text withDigest builds). Spares a per-line string copy, a
+ * second UTF-8 encoding for the digest and a per-line buffer. Chunks are
+ * fresh buffers: a sink may keep the chunks it was given.
+ */
+class LineChunks {
+  private buffer = Buffer.allocUnsafe(2 * CHUNK_BYTES);
+  private used = 0;
+
+  constructor(
+    private readonly sink: BundleSink,
+    /** Also sees every chunk, after the sink (the check thread). */
+    private readonly tap: (chunk: Buffer) => Promise<void>,
+  ) {}
+
+  /** Appends the line of the covered text `covered` (a canonical object rendering): digest spliced in, LF. */
+  async line(covered: string): Promise<void> {
+    // A UTF-16 code unit takes at most three UTF-8 bytes.
+    const room = covered.length * 3 + DIGEST_TAIL_BYTES;
+    if (this.used + room > this.buffer.length) {
+      await this.flush();
+      if (room > this.buffer.length) this.buffer = Buffer.allocUnsafe(room);
+    }
+    const buffer = this.buffer;
+    const start = this.used;
+    const end = start + buffer.write(covered, start, 'utf8');
+    const digest = hash('sha256', buffer.subarray(start, end), 'hex');
+    let at = end - 1;
+    at += buffer.write(',"sha256":"', at, 'latin1');
+    at += buffer.write(digest, at, 'latin1');
+    at += buffer.write('"}\n', at, 'latin1');
+    this.used = at;
+    if (at >= CHUNK_BYTES) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.used === 0) return;
+    const chunk = this.buffer.subarray(0, this.used);
+    this.buffer = Buffer.allocUnsafe(2 * CHUNK_BYTES);
+    this.used = 0;
+    await this.sink(chunk);
+    await this.tap(chunk);
+  }
+}
+
 /** Chunks of lines the check thread may hold unchecked: memory stays bounded if it falls behind. */
 const MAX_UNCHECKED_CHUNKS = 16;
 /**
@@ -244,13 +295,13 @@ export async function writeWithLimits(content: BundleContent, sink: BundleSink, 
 async function writeCheckedAside(content: BundleContent, sink: BundleSink, limits: BundleLimits, url: URL): Promise<BundleSummary> {
   const check = new CheckThread(url, limits);
   try {
-    const out = new ChunkedSink(sink, (chunk) => check.lines(chunk));
+    const out = new LineChunks(sink, (chunk) => check.lines(chunk));
     let ordinal = 0;
     /** Emits the line whose digest covers the text `covered` renders for this ordinal. */
     const emit = async (covered: (ordinal: number) => string): Promise<void> => {
-      const text = atLine(ordinal, () => withDigest(covered(ordinal)));
+      const text = atLine(ordinal, () => covered(ordinal));
       ordinal++;
-      await out.push(Buffer.from(`${text}\n`, 'utf8'));
+      await out.line(text);
     };
     const framed = (kind: Exclude<SectionKind, 'audit'>, payload: () => JsonObject) => (at: number) => encodeCanonical({ kind, ordinal: BigInt(at), payload: payload() });
     await emit(framed('header', () => encodeHeader(content.header)));
