@@ -14,9 +14,14 @@ import { BundleInvalidError } from './errors.js';
 import { encodeTime } from './payload-codec.js';
 
 const SURROGATE = /[\ud800-\udfff]/;
+/** What a string literal cannot hold as it is: the quote, the backslash, controls; and surrogates, which go the careful way. */
+const NOT_PLAIN = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 function quote(value: unknown): string {
-  return typeof value === 'string' && !SURROGATE.test(value) ? JSON.stringify(value) : encodeCanonical(value);
+  if (typeof value !== 'string') return encodeCanonical(value);
+  // Most texts need no escape at all: their literal is the text in quotes.
+  if (!NOT_PLAIN.test(value)) return `"${value}"`;
+  return SURROGATE.test(value) ? encodeCanonical(value) : JSON.stringify(value);
 }
 
 function fieldValue(value: unknown): string {
