@@ -58,12 +58,13 @@ export interface ExportCommand {
 class FenceOpenError extends Error {}
 
 /**
- * Every item of a keyset-paged read. The next page is requested before the
+ * The pages of a keyset-paged read. The next page is requested before the
  * current one is handed out, so a networked store answers while the caller
  * encodes; a request left behind by a consumer that stopped early is
- * observed, never an unhandled rejection.
+ * observed, never an unhandled rejection. Whole pages, not items: each
+ * level of async generation costs every item a few promise turns.
  */
-async function* paged<T, P>(size: number, fetch: (after: P | null) => Promise<T[]>, position: (item: T) => P): AsyncGenerator<T> {
+async function* paged<T, P>(size: number, fetch: (after: P | null) => Promise<T[]>, position: (item: T) => P): AsyncGenerator<readonly T[]> {
   let pending = fetch(null);
   for (;;) {
     const page = await pending;
@@ -73,7 +74,7 @@ async function* paged<T, P>(size: number, fetch: (after: P | null) => Promise<T[
       pending = fetch(position(last));
       pending.catch(() => undefined);
     }
-    yield* page;
+    yield page;
     if (!more) return;
   }
 }
@@ -112,16 +113,18 @@ function storeMembers(tx: OperatorDataReader, layout: StoreLayout, size: number)
           (afterId: string | null) => tx.queryRecords(entity, { filters: [], branch: null, afterId, limit: size }),
           (record) => record.id,
         );
-        for await (const record of pages) {
-          yield {
-            entityName: entity.name,
-            recordId: record.id,
-            recordVersion: record.recordVersion,
-            createdAt: record.createdAt,
-            updatedAt: record.updatedAt,
-            createdVia: record.createdVia,
-            fields: record.fields,
-          };
+        for await (const page of pages) {
+          for (const record of page) {
+            yield {
+              entityName: entity.name,
+              recordId: record.id,
+              recordVersion: record.recordVersion,
+              createdAt: record.createdAt,
+              updatedAt: record.updatedAt,
+              createdVia: record.createdVia,
+              fields: record.fields,
+            };
+          }
         }
       }
     },
@@ -131,8 +134,10 @@ function storeMembers(tx: OperatorDataReader, layout: StoreLayout, size: number)
         (after: HistoryPosition | null) => tx.historyPage(after, size),
         (event: HistoryEvent): HistoryPosition => ({ entityName: event.entityName, recordId: event.recordId, recordVersion: event.recordVersion }),
       );
-      for await (const event of pages) {
-        yield { entityName: event.entityName, recordId: event.recordId, recordVersion: event.recordVersion, kind: event.kind, occurredAt: event.occurredAt, before: event.before, after: event.after };
+      for await (const page of pages) {
+        for (const event of page) {
+          yield { entityName: event.entityName, recordId: event.recordId, recordVersion: event.recordVersion, kind: event.kind, occurredAt: event.occurredAt, before: event.before, after: event.after };
+        }
       }
     },
     async *branches(): AsyncGenerator<TransferBranch> {
@@ -141,28 +146,32 @@ function storeMembers(tx: OperatorDataReader, layout: StoreLayout, size: number)
         (afterId: string | null) => tx.listBranches({ status: null, branchType: null, parentId: null, afterId, limit: size }),
         (branch) => branch.id,
       );
-      for await (const branch of pages) {
-        yield {
-          branchId: branch.id,
-          slug: branch.slug,
-          title: branch.title,
-          intent: branch.intent,
-          branchType: branch.branchType,
-          parentBranchId: branch.parentId,
-          status: branch.status,
-          retrievalSummary: branch.retrievalSummary,
-          createdAt: branch.createdAt,
-          updatedAt: branch.updatedAt,
-          branchRevision: branch.branchRevision,
-        };
+      for await (const page of pages) {
+        for (const branch of page) {
+          yield {
+            branchId: branch.id,
+            slug: branch.slug,
+            title: branch.title,
+            intent: branch.intent,
+            branchType: branch.branchType,
+            parentBranchId: branch.parentId,
+            status: branch.status,
+            retrievalSummary: branch.retrievalSummary,
+            createdAt: branch.createdAt,
+            updatedAt: branch.updatedAt,
+            branchRevision: branch.branchRevision,
+          };
+        }
       }
     },
     async *memberships(): AsyncGenerator<TransferMembership> {
-      yield* paged(
+      for await (const page of paged(
         size,
         (after: MembershipRow | null) => tx.membershipPage(after, size),
         (row) => row,
-      );
+      )) {
+        yield* page;
+      }
     },
   };
 }

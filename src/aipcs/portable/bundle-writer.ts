@@ -68,14 +68,24 @@ class LineChunks {
     private readonly tap: (chunk: Buffer) => Promise<void>,
   ) {}
 
-  /** Appends the line of the covered text `covered` (a canonical object rendering): digest spliced in, LF. */
-  async line(covered: string): Promise<void> {
+  /**
+   * Appends the line of the covered text `covered` (a canonical object
+   * rendering): digest spliced in, LF. Returns a promise only when it hands
+   * a chunk on, so most lines cost the caller no await.
+   */
+  line(covered: string): Promise<void> | undefined {
     // A UTF-16 code unit takes at most three UTF-8 bytes.
     const room = covered.length * 3 + DIGEST_TAIL_BYTES;
-    if (this.used + room > this.buffer.length) {
-      await this.flush();
-      if (room > this.buffer.length) this.buffer = Buffer.allocUnsafe(room);
-    }
+    if (this.used + room > this.buffer.length) return this.flush().then(() => this.lineAfterFlush(covered, room));
+    return this.write(covered);
+  }
+
+  private lineAfterFlush(covered: string, room: number): Promise<void> | undefined {
+    if (room > this.buffer.length) this.buffer = Buffer.allocUnsafe(room);
+    return this.write(covered);
+  }
+
+  private write(covered: string): Promise<void> | undefined {
     const buffer = this.buffer;
     const start = this.used;
     const end = start + buffer.write(covered, start, 'utf8');
@@ -85,7 +95,7 @@ class LineChunks {
     at += buffer.write(digest, at, 'latin1');
     at += buffer.write('"}\n', at, 'latin1');
     this.used = at;
-    if (at >= CHUNK_BYTES) await this.flush();
+    return at >= CHUNK_BYTES ? this.flush() : undefined;
   }
 
   async flush(): Promise<void> {
@@ -297,18 +307,27 @@ async function writeCheckedAside(content: BundleContent, sink: BundleSink, limit
   try {
     const out = new LineChunks(sink, (chunk) => check.lines(chunk));
     let ordinal = 0;
-    /** Emits the line whose digest covers the text `covered` renders for this ordinal. */
-    const emit = async (covered: (ordinal: number) => string): Promise<void> => {
+    /**
+     * Emits the line whose digest covers the text `covered` renders for this
+     * ordinal; a promise only when a chunk was handed on (awaited by the caller).
+     */
+    const emit = (covered: (ordinal: number) => string): Promise<void> | undefined => {
       const text = atLine(ordinal, () => covered(ordinal));
       ordinal++;
-      await out.line(text);
+      return out.line(text);
     };
     const framed = (kind: Exclude<SectionKind, 'audit'>, payload: () => JsonObject) => (at: number) => encodeCanonical({ kind, ordinal: BigInt(at), payload: payload() });
     await emit(framed('header', () => encodeHeader(content.header)));
     await emit(framed('service', () => encodeService(content.service)));
     // Records and history, nearly all the lines, are rendered straight from the member.
-    for await (const record of content.records) await emit((at) => renderRecordCovered(at, record));
-    for await (const event of content.history) await emit((at) => renderHistoryCovered(at, event));
+    for await (const record of content.records) {
+      const handedOn = emit((at) => renderRecordCovered(at, record));
+      if (handedOn !== undefined) await handedOn;
+    }
+    for await (const event of content.history) {
+      const handedOn = emit((at) => renderHistoryCovered(at, event));
+      if (handedOn !== undefined) await handedOn;
+    }
     for await (const branch of content.branches) await emit(framed('branch', () => encodeBranch(branch)));
     for await (const membership of content.memberships) await emit(framed('branch_membership', () => encodeMembership(membership)));
     await out.flush();
