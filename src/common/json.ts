@@ -69,7 +69,18 @@ export function parseJsonNotingForm(text: string, limits: JsonParseLimits = DEFA
   return { value, canonical: parser.canonical };
 }
 
-const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+/** Space, tab, LF, CR; false past the end of the text (NaN). */
+function isJsonWhitespace(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+}
+
+/**
+ * The rest of a string token without escapes or controls, through its
+ * closing quote: matched natively in one step, where the loop below goes
+ * code unit by code unit. Without the `u` flag it runs over UTF-16 code
+ * units, as the loop does, lone surrogates included.
+ */
+const PLAIN_STRING_REST = /[^"\\\u0000-\u001f]*"/y;
 
 /** Python's spellings of non-finite floats (see keepNonFiniteFloats). */
 const NON_FINITE_TOKENS: readonly (readonly [string, number])[] = [
@@ -101,9 +112,12 @@ class LosslessParser {
   }
 
   private skipWhitespace(): void {
-    const start = this.pos;
-    while (this.pos < this.text.length && WHITESPACE.has(this.text.charCodeAt(this.pos))) this.pos++;
-    if (this.pos !== start) this.canonical = false;
+    // Most calls find none (canonical text has none): one test, no loop.
+    if (!isJsonWhitespace(this.text.charCodeAt(this.pos))) return;
+    let pos = this.pos + 1;
+    while (isJsonWhitespace(this.text.charCodeAt(pos))) pos++;
+    this.pos = pos;
+    this.canonical = false;
   }
 
   private parseValue(depth: number): JsonValue {
@@ -135,6 +149,7 @@ class LosslessParser {
     this.pos++;
     const result: JsonObject = {};
     let previous: string | undefined;
+    let ascending = true;
     this.skipWhitespace();
     if (this.text[this.pos] === '}') {
       this.pos++;
@@ -144,8 +159,10 @@ class LosslessParser {
       this.skipWhitespace();
       if (this.text[this.pos] !== '"') this.fail();
       const key = this.parseString();
-      if (this.limits.rejectDuplicateKeys && Object.hasOwn(result, key)) throw new JsonError('json_duplicate_key', 'The JSON document repeats a member name.');
-      if (previous !== undefined && !(key > previous)) this.canonical = false;
+      if (previous !== undefined && !(key > previous)) ascending = false;
+      // While every key so far ascended, one above the last repeats none of them.
+      if (!ascending && this.limits.rejectDuplicateKeys && Object.hasOwn(result, key)) throw new JsonError('json_duplicate_key', 'The JSON document repeats a member name.');
+      if (!ascending) this.canonical = false;
       previous = key;
       this.skipWhitespace();
       if (this.text[this.pos] !== ':') this.fail();
@@ -187,6 +204,13 @@ class LosslessParser {
 
   private parseString(): string {
     const text = this.text;
+    PLAIN_STRING_REST.lastIndex = this.pos + 1;
+    if (PLAIN_STRING_REST.test(text)) {
+      const end = PLAIN_STRING_REST.lastIndex;
+      const value = text.slice(this.pos + 1, end - 1);
+      this.pos = end;
+      return value;
+    }
     let i = this.pos + 1;
     let out = '';
     let chunkStart = i;
@@ -266,9 +290,9 @@ class LosslessParser {
     this.pos += token.length;
     if (match[2] === undefined && match[3] === undefined) {
       if ((match[1] as string).length > MAX_INTEGER_DIGITS) throw new JsonError('json_unrepresentable', 'The JSON document holds a number out of range.');
-      const integer = BigInt(token);
-      if (this.canonical && integer.toString() !== token) this.canonical = false;
-      return integer;
+      // The token has no leading zero, so it is the integer's shortest form unless it is -0.
+      if (token === '-0') this.canonical = false;
+      return BigInt(token);
     }
     const value = Number(token);
     if (!Number.isFinite(value) && !this.limits.keepNonFiniteFloats) throw new JsonError('json_unrepresentable', 'The JSON document holds a number out of range.');

@@ -72,6 +72,13 @@ describe('parseJson', () => {
   it('can reject duplicate member names', () => {
     expect(parseJson('{"a":1,"a":2}', limits)).toEqual({ a: 2n });
     expect(() => parseJson('{"a":1,"a":2}', { ...limits, rejectDuplicateKeys: true })).toThrow(expect.objectContaining({ code: 'json_duplicate_key' }));
+    // Keys that ascend cannot repeat, so only keys after a descent are looked up: a repeat
+    // above the last key, once the order broke, and repeats in nested objects are still found.
+    for (const text of ['{"b":1,"a":2,"b":3}', '{"a":1,"c":2,"b":3,"c":4}', '{"x":{"b":1,"a":2,"b":3}}', '[{"a":1},{"b":1,"a":2,"a":3}]', '{"a":1,"b":2,"a":3}']) {
+      expect(() => parseJson(text, { ...limits, rejectDuplicateKeys: true }), text).toThrow(expect.objectContaining({ code: 'json_duplicate_key' }));
+    }
+    expect(parseJsonNotingForm('{"a":{"c":1,"b":2},"b":{"a":1,"b":2}}', { ...limits, rejectDuplicateKeys: true })).toMatchObject({ canonical: false });
+    expect(parseJsonNotingForm('{"a":{"b":1,"c":2},"b":{"a":1,"b":2}}', { ...limits, rejectDuplicateKeys: true })).toMatchObject({ canonical: true });
   });
 
   it('keeps a __proto__ member as data', () => {
