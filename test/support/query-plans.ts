@@ -62,4 +62,9 @@ export class ExplainingSession extends PgSession {
     this.plans.push(plan);
     return [];
   }
+
+  override async arrayRows(sql: string, params: readonly unknown[] = []): Promise<unknown[][]> {
+    await this.rows(sql, params);
+    return [];
+  }
 }

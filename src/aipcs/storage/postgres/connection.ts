@@ -110,6 +110,11 @@ export class PgSession {
     return (await this.exec(sql, params)).rows as R[];
   }
 
+  /** rows() as arrays of column values in select-list order (the driver's array row mode): no object with named properties per row. */
+  async arrayRows(sql: string, params: readonly unknown[] = []): Promise<unknown[][]> {
+    return (await this.exec(sql, params, 'array')).rows as unknown[][];
+  }
+
   async first<R>(sql: string, params: readonly unknown[] = []): Promise<R | undefined> {
     return (await this.exec(sql, params)).rows[0] as R | undefined;
   }
@@ -119,8 +124,9 @@ export class PgSession {
     return (await this.exec(sql, params)).rowCount ?? 0;
   }
 
-  private async exec(sql: string, params: readonly unknown[]): Promise<pg.QueryResult> {
+  private async exec(sql: string, params: readonly unknown[], rowMode?: 'array'): Promise<pg.QueryResult> {
     try {
+      if (rowMode !== undefined) return await this.client.query({ text: sql, values: params as unknown[], rowMode });
       return await this.client.query(sql, params as unknown[]);
     } catch (error) {
       if (!(error instanceof pg.DatabaseError)) this.broken = true;

@@ -39,7 +39,7 @@ import {
   type StoredHistoryEvent,
   type StoredRecord,
 } from '../../core/ports.js';
-import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, type Row } from '../shared/record-codec.js';
+import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { PostgresStagingTx } from './staging.js';
@@ -192,7 +192,8 @@ export class PostgresDataTx implements OperatorDataWriter {
         `SELECT r.* FROM ${driver.from} AS d CROSS JOIN LATERAL (SELECT ${select} FROM ${table} AS r WHERE ${inner.join(' AND ')} LIMIT 1) AS r ` +
         `WHERE ${outer.join(' AND ')} ORDER BY ${driver.id} LIMIT ${next(query.limit)}`;
     }
-    return (await this.session.rows<Row>(sql, params)).map((row) => this.toRecord(entity, row));
+    // Array rows (values in select-list order): export and re-observation read whole tables through here.
+    return (await this.session.arrayRows(sql, params)).map((values) => toStoredRecordFromValues(entity, values, decodeValue));
   }
 
   /**
@@ -492,19 +493,20 @@ export class PostgresDataTx implements OperatorDataWriter {
       position = ' AND ("entity_name", "record_id", "record_version") > ($2, $3, $4)';
     }
     params.push(limit);
-    const rows = await this.session.rows<Row>(
+    // Array rows: the whole history passes through here.
+    const rows = await this.session.arrayRows(
       `SELECT "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at" FROM ${this.s}."__aipcs_record_history"
         WHERE "principal_id" = $1${position} ORDER BY "entity_name", "record_id", "record_version" LIMIT $${params.length}`,
       params,
     );
     return rows.map((row) => ({
-      entityName: row['entity_name'] as string,
-      recordId: row['record_id'] as string,
-      recordVersion: row['record_version'] as bigint,
-      kind: row['event_kind'] as HistoryEvent['kind'],
-      before: decodeFieldSet(row['before_json'] as string | null),
-      after: decodeFieldSet(row['after_json'] as string | null),
-      occurredAt: row['occurred_at'] as bigint,
+      entityName: row[0] as string,
+      recordId: row[1] as string,
+      recordVersion: row[2] as bigint,
+      kind: row[3] as HistoryEvent['kind'],
+      before: decodeFieldSet(row[4] as string | null),
+      after: decodeFieldSet(row[5] as string | null),
+      occurredAt: row[6] as bigint,
     }));
   }
 
