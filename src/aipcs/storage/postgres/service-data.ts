@@ -39,7 +39,7 @@ import {
   type StoredHistoryEvent,
   type StoredRecord,
 } from '../../core/ports.js';
-import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
+import { decodeFieldSet, encodeFieldSet, historyEventFromArrayRow, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { PostgresStagingTx } from './staging.js';
@@ -499,15 +499,7 @@ export class PostgresDataTx implements OperatorDataWriter {
         WHERE "principal_id" = $1${position} ORDER BY "entity_name", "record_id", "record_version" LIMIT $${params.length}`,
       params,
     );
-    return rows.map((row) => ({
-      entityName: row[0] as string,
-      recordId: row[1] as string,
-      recordVersion: row[2] as bigint,
-      kind: row[3] as HistoryEvent['kind'],
-      before: decodeFieldSet(row[4] as string | null),
-      after: decodeFieldSet(row[5] as string | null),
-      occurredAt: row[6] as bigint,
-    }));
+    return rows.map(historyEventFromArrayRow);
   }
 
   async membershipPage(after: MembershipRow | null, limit: number): Promise<MembershipRow[]> {

@@ -5,7 +5,7 @@
 
 import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';
 import { formatTimestamp27 } from '../../core/time.js';
-import { StorageFailure, type ColumnLayout, type EntityLayout, type FieldSet, type FieldValue, type StoredRecord } from '../../core/ports.js';
+import { StorageFailure, type ColumnLayout, type EntityLayout, type FieldSet, type FieldValue, type HistoryEvent, type StoredRecord } from '../../core/ports.js';
 
 /** Server-managed columns of every domain table; the rest are domain fields. */
 export const SERVER_COLUMNS: ReadonlySet<string> = new Set(['id', 'owner_id', 'created_at', 'updated_at', 'created_via', 'record_version']);
@@ -23,6 +23,23 @@ export function parseTimestamp27(text: string): bigint {
   const seconds = match ? Date.parse(`${match[1] ?? ''}Z`) : Number.NaN;
   if (!match || Number.isNaN(seconds)) throw new StorageFailure('unavailable');
   return BigInt(seconds) * 1000n + BigInt(match[2] ?? '0');
+}
+
+/**
+ * A history event from an array row of the history page query, whose select
+ * list is `entity_name, record_id, record_version, event_kind, before_json,
+ * after_json, occurred_at` in that order on every backend.
+ */
+export function historyEventFromArrayRow(row: readonly unknown[]): HistoryEvent {
+  return {
+    entityName: row[0] as string,
+    recordId: row[1] as string,
+    recordVersion: row[2] as bigint,
+    kind: row[3] as HistoryEvent['kind'],
+    before: decodeFieldSet(row[4] as string | null),
+    after: decodeFieldSet(row[5] as string | null),
+    occurredAt: row[6] as bigint,
+  };
 }
 
 export function encodeFieldSet(fields: FieldSet | null): string | null {

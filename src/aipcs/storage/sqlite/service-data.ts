@@ -34,7 +34,7 @@ import {
   type StoredRecord,
 } from '../../core/ports.js';
 import { prepared, preparedRaw, type SqliteDatabase } from './connection.js';
-import { decodeFieldSet, encodeFieldSet, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
+import { decodeFieldSet, encodeFieldSet, historyEventFromArrayRow, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { SqliteStagingTx } from './staging.js';
 import { BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
 
@@ -481,15 +481,7 @@ export class SqliteDataTx implements OperatorDataWriter {
     const sql = `SELECT entity_name, record_id, record_version, event_kind, before_json, after_json, occurred_at FROM __aipcs_record_history
       WHERE principal_id = ?${position} ORDER BY entity_name, record_id, record_version LIMIT ?`;
     // Raw rows: the whole history passes through here.
-    return (preparedRaw(this.db, sql).all(...params) as unknown[][]).map((row) => ({
-      entityName: row[0] as string,
-      recordId: row[1] as string,
-      recordVersion: row[2] as bigint,
-      kind: row[3] as HistoryEvent['kind'],
-      before: decodeFieldSet(row[4] as string | null),
-      after: decodeFieldSet(row[5] as string | null),
-      occurredAt: row[6] as bigint,
-    }));
+    return (preparedRaw(this.db, sql).all(...params) as unknown[][]).map(historyEventFromArrayRow);
   }
 
   async membershipPage(after: MembershipRow | null, limit: number): Promise<MembershipRow[]> {
