@@ -20,18 +20,7 @@ export type SqliteDatabase = Database.Database;
 const statementCache = new WeakMap<SqliteDatabase, Map<string, Database.Statement>>();
 
 export function prepared(db: SqliteDatabase, sql: string): Database.Statement {
-  let cache = statementCache.get(db);
-  if (!cache) {
-    cache = new Map();
-    statementCache.set(db, cache);
-  }
-  let statement = cache.get(sql);
-  if (!statement) {
-    statement = db.prepare(sql);
-    if (cache.size > 512) cache.clear();
-    cache.set(sql, statement);
-  }
-  return statement;
+  return cachedStatement(db, sql, false);
 }
 
 /**
@@ -39,16 +28,20 @@ export function prepared(db: SqliteDatabase, sql: string): Database.Statement {
  * select-list order (cached apart, since raw mode belongs to the statement).
  */
 export function preparedRaw(db: SqliteDatabase, sql: string): Database.Statement {
+  return cachedStatement(db, sql, true);
+}
+
+function cachedStatement(db: SqliteDatabase, sql: string, raw: boolean): Database.Statement {
   let cache = statementCache.get(db);
   if (!cache) {
     cache = new Map();
     statementCache.set(db, cache);
   }
-  const key = `raw\u0000${sql}`;
+  const key = raw ? `raw\u0000${sql}` : sql;
   let statement = cache.get(key);
   if (!statement) {
     statement = db.prepare(sql);
-    statement.raw(true);
+    if (raw) statement.raw(true);
     if (cache.size > 512) cache.clear();
     cache.set(key, statement);
   }
