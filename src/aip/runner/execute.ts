@@ -310,6 +310,11 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
     killGroup(pgid);
   };
   options.signal?.addEventListener('abort', onAbort, { once: true });
+  // A cancel that came while the command was starting (after the check
+  // above, before this listener) fired no event this listener could see.
+  // (Read through a fresh reference: the compiler still narrows the one checked above to false.)
+  const signalNow: AbortSignal | undefined = options.signal;
+  if (signalNow?.aborted === true) onAbort();
 
   const exit = await exited;
   const finishedNs = process.hrtime.bigint();
