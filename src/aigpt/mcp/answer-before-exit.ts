@@ -54,10 +54,22 @@ function parseLine(line: string): unknown {
   }
 }
 
-/** JSON-RPC -32600 for the id of a line that cannot be served. */
-function invalidRequestLine(id: unknown): string {
-  // A bigint id comes from parseLine's lossless fallback; written as JSON.parse would have read it.
-  return `${JSON.stringify({ jsonrpc: '2.0', id: typeof id === 'bigint' ? Number(id) : id, error: { code: -32600, message: 'Invalid Request' } })}\n`;
+/**
+ * A line as parseLine reads it, but with integers as bigints (the lossless
+ * parser first), so that an id beyond 2^53 is known exactly.
+ */
+function parseLineExactly(line: string): unknown {
+  const text = withoutByteOrderMark(line.endsWith('\r') ? line.slice(0, -1) : line);
+  try {
+    return parseJson(text, { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: MAX_REQUEST_DEPTH, keepNonFiniteFloats: true });
+  } catch {
+    return parseLine(line);
+  }
+}
+
+/** JSON-RPC -32600 for the id of a line that cannot be served, the id exactly as sent (an integer id is a bigint here). */
+function invalidRequestLine(id: string | number | bigint): string {
+  return `{"jsonrpc":"2.0","id":${typeof id === 'string' ? JSON.stringify(id) : String(id)},"error":{"code":-32600,"message":"Invalid Request"}}\n`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -116,9 +128,10 @@ export function answerBeforeExit(
       unread = unread.subarray(newline + 1);
       if (line.length - 1 <= maxLineBytes && !isUtf8(line)) {
         warn('dropped an input line that is not valid UTF-8');
-        const message = parseLine(line.subarray(0, -1).toString('utf8'));
-        if (!gateOpen && isObject(message) && typeof message['method'] === 'string' && idKey(message['id']) !== undefined) {
-          sink.write(invalidRequestLine(message['id']));
+        const message = parseLineExactly(line.subarray(0, -1).toString('utf8'));
+        const id = isObject(message) ? message['id'] : undefined;
+        if (!gateOpen && isObject(message) && typeof message['method'] === 'string' && idKey(id) !== undefined) {
+          sink.write(invalidRequestLine(id as string | number | bigint));
         }
         continue;
       }
