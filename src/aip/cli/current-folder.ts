@@ -11,10 +11,7 @@
 // are now `io` errors (exit 6); see decisions-aip D36.
 import { statSync } from 'node:fs';
 import { AipError } from '../core/errors.js';
-
-function errorCode(error: unknown): string {
-  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : String(error);
-}
+import { errorCode } from '../repository/object-store.js';
 
 /** Whether `path` names the folder the process is in (same device and inode as `.`). */
 function namesCurrentFolder(path: string): boolean {
@@ -32,7 +29,7 @@ export function currentFolder(): string {
   try {
     cwd = process.cwd();
   } catch (error) {
-    throw new AipError('io', `cannot tell the current folder (${errorCode(error)}; was it deleted?): change to an existing folder, or give --repo and paths as absolute paths`);
+    throw new AipError('io', `cannot tell the current folder (${errorCode(error) ?? String(error)}; was it deleted?): change to an existing folder, or give --repo and paths as absolute paths`);
   }
   if (cwd.includes('\uFFFD') && !namesCurrentFolder(cwd)) {
     throw new AipError(

@@ -10,10 +10,14 @@ import type { AipObject, Id, ObjectType } from '../core/objects.js';
 import { indexEntriesOf } from '../core/references.js';
 import { isId } from '../core/value-rules.js';
 import { readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
-
-/** One target's refs file: a line per referencing field, so about 800 000 references to one object. */
-const MAX_REFS_FILE_BYTES = 64 * 1024 * 1024;
 import { errorCode, fsyncDirectory, type ObjectStore } from './object-store.js';
+
+/**
+ * One target's refs file: a line per referencing field, so about 800 000
+ * references to one object; past it, reading the file (a query, verify,
+ * a rebuild's check) fails with `io` EFBIG instead of loading it (D38).
+ */
+const MAX_REFS_FILE_BYTES = 64 * 1024 * 1024;
 
 export interface IndexLine {
   readonly source: Id;
