@@ -6,67 +6,19 @@
 // integer length), and text that is not UTF-8, which neither transport may
 // serve with U+FFFD in place of the bad bytes.
 
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { losslessJson, type JsonObject } from '../../src/common/json.js';
+import type { JsonObject } from '../../src/common/json.js';
 import { createLogger } from '../../src/common/logger.js';
 import { startHttpTransport, type HttpListener } from '../../src/common/mcp/http-transport.js';
-import { createToolServer, serveStdio, type ToolServerOptions } from '../../src/common/mcp/tool-server.js';
+import { createToolServer } from '../../src/common/mcp/tool-server.js';
 import { initializeBody, MCP_HEADERS, rawRequest, sseMessages } from '../aipcs/http/support.js';
+import { EchoStdioSession, echoServerOptions } from './echo-session.js';
 
 const logger = createLogger('parity-test', 'silent');
 
-function serverOptions(calls: JsonObject[]): ToolServerOptions {
-  return {
-    name: 'echo-server',
-    version: '1.0.0',
-    logger,
-    tools: [{ name: 'echo', description: 'Echo the arguments.', inputSchema: { type: 'object', additionalProperties: true, properties: {}, required: [] } }],
-    callTool: async (_name, args) => {
-      calls.push(args);
-      return { content: [{ type: 'text', text: losslessJson(args) }] };
-    },
-    onInvalidArguments: () => ({ content: [{ type: 'text', text: 'invalid' }], isError: true }),
-    onUnknownTool: () => ({ content: [{ type: 'text', text: 'unknown' }], isError: true }),
-    onUnexpectedError: () => ({ content: [{ type: 'text', text: 'internal' }], isError: true }),
-  };
-}
-
-/** A stdio session in process: send one raw line, read the answers written before a following ping's. */
-class StdioSession {
-  private readonly input = new PassThrough();
-  private readonly lines: string[] = [];
-  private buffered = '';
-  private sentinel = 0;
-
-  constructor(calls: JsonObject[]) {
-    const output = new PassThrough();
-    output.on('data', (chunk: Buffer) => {
-      this.buffered += chunk.toString('utf8');
-      const parts = this.buffered.split('\n');
-      this.buffered = parts.pop() ?? '';
-      this.lines.push(...parts);
-    });
-    void serveStdio(serverOptions(calls), { input: this.input, output });
-  }
-
-  async exchange(line: string | Buffer): Promise<unknown[]> {
-    const start = this.lines.length;
-    const sentinel = `sentinel-${this.sentinel++}`;
-    this.input.write(Buffer.concat([Buffer.from(line), Buffer.from('\n')]));
-    this.input.write(`{"jsonrpc":"2.0","id":"${sentinel}","method":"ping"}\n`);
-    for (let turn = 0; turn < 500 && !this.lines.slice(start).some((l) => l.includes(sentinel)); turn++) {
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-    return this.lines
-      .slice(start)
-      .filter((l) => !l.includes(sentinel))
-      .map((l) => JSON.parse(l) as unknown);
-  }
-
-  end(): void {
-    this.input.end();
-  }
+/** The stdio answers to one line, parsed. */
+async function exchangeParsed(session: EchoStdioSession, line: string | Buffer): Promise<unknown[]> {
+  return (await session.exchange(line)).map((l) => JSON.parse(l) as unknown);
 }
 
 const cases: { name: string; line: string | Buffer; answer: unknown }[] = [
@@ -110,13 +62,13 @@ const cases: { name: string; line: string | Buffer; answer: unknown }[] = [
 describe('stdio and Streamable HTTP answer the same invalid requests alike', () => {
   const stdioCalls: JsonObject[] = [];
   const httpCalls: JsonObject[] = [];
-  let stdio: StdioSession;
+  let stdio: EchoStdioSession;
   let listener: HttpListener;
   let session: string;
 
   beforeAll(async () => {
-    stdio = new StdioSession(stdioCalls);
-    await stdio.exchange(initializeBody());
+    stdio = new EchoStdioSession(stdioCalls, logger);
+    await exchangeParsed(stdio, initializeBody());
     listener = await startHttpTransport({
       host: '127.0.0.1',
       port: 0,
@@ -125,7 +77,7 @@ describe('stdio and Streamable HTTP answer the same invalid requests alike', () 
       allowedOrigins: [],
       sessionIdleTimeoutMs: 60_000,
       allowNonLoopback: false,
-      createSession: () => createToolServer(serverOptions(httpCalls)),
+      createSession: () => createToolServer(echoServerOptions(httpCalls, logger)),
       logger,
     });
     const opened = await rawRequest(listener.port, { headers: MCP_HEADERS, body: initializeBody() });
@@ -140,7 +92,7 @@ describe('stdio and Streamable HTTP answer the same invalid requests alike', () 
   for (const { name, line, answer } of cases) {
     it(name, async () => {
       const expected = typeof answer === 'string' ? answer : JSON.stringify(answer);
-      const overStdio = await stdio.exchange(line);
+      const overStdio = await exchangeParsed(stdio, line);
       const overHttp = await rawRequest(listener.port, { headers: { ...MCP_HEADERS, 'mcp-session-id': session }, body: line });
       expect(overStdio).toHaveLength(1);
       // Compared as text: an id beyond 2^53 must come back digit for digit.
@@ -159,7 +111,7 @@ describe('stdio and Streamable HTTP answer the same invalid requests alike', () 
       '{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-06-18"}}',
     ];
     for (const body of bodies) {
-      const overStdio = await stdio.exchange(body);
+      const overStdio = await exchangeParsed(stdio, body);
       const overHttp = await rawRequest(listener.port, { headers: MCP_HEADERS, body });
       const id = (JSON.parse(body) as { id: unknown }).id;
       expect(overStdio).toEqual([{ jsonrpc: '2.0', id, error: { code: -32602, message: 'Invalid request parameters' } }]);
@@ -172,7 +124,7 @@ describe('stdio and Streamable HTTP answer the same invalid requests alike', () 
 
   it('still serves both sessions afterwards', async () => {
     const call = '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"n":1.0}}}';
-    const overStdio = await stdio.exchange(call);
+    const overStdio = await exchangeParsed(stdio, call);
     const overHttp = await rawRequest(listener.port, { headers: { ...MCP_HEADERS, 'mcp-session-id': session }, body: call });
     expect(sseMessages(overHttp.body)).toEqual(overStdio);
     expect(stdioCalls).toEqual(httpCalls);

@@ -12,66 +12,16 @@
 // Every such request now gets exactly one answer, -32600 with its id exactly
 // as sent, the same over stdio and HTTP.
 
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { losslessJson, type JsonObject } from '../../src/common/json.js';
+import type { JsonObject } from '../../src/common/json.js';
 import { createLogger } from '../../src/common/logger.js';
 import { startHttpTransport, type HttpListener } from '../../src/common/mcp/http-transport.js';
 import { requestIdFromPrefix, requestIdFromSuffix } from '../../src/common/mcp/stdio-transport.js';
-import { createToolServer, serveStdio, type ToolServerOptions } from '../../src/common/mcp/tool-server.js';
+import { createToolServer } from '../../src/common/mcp/tool-server.js';
 import { initializeBody, MCP_HEADERS, rawRequest, sseMessages } from '../aipcs/http/support.js';
+import { EchoStdioSession, echoServerOptions } from './echo-session.js';
 
 const logger = createLogger('audit8-fuzz', 'silent');
-
-function serverOptions(calls: JsonObject[]): ToolServerOptions {
-  return {
-    name: 'echo-server',
-    version: '1.0.0',
-    logger,
-    tools: [{ name: 'echo', description: 'Echo the arguments.', inputSchema: { type: 'object', additionalProperties: true, properties: {}, required: [] } }],
-    callTool: async (_name, args) => {
-      calls.push(args);
-      return { content: [{ type: 'text', text: losslessJson(args) }] };
-    },
-    onInvalidArguments: () => ({ content: [{ type: 'text', text: 'invalid' }], isError: true }),
-    onUnknownTool: () => ({ content: [{ type: 'text', text: 'unknown' }], isError: true }),
-    onUnexpectedError: () => ({ content: [{ type: 'text', text: 'internal' }], isError: true }),
-  };
-}
-
-/** An in-process stdio session: one raw line in, the answer lines written before a following ping's out (as text). */
-class StdioSession {
-  private readonly input = new PassThrough();
-  private readonly lines: string[] = [];
-  private buffered = '';
-  private sentinel = 0;
-
-  constructor(calls: JsonObject[]) {
-    const output = new PassThrough();
-    output.on('data', (chunk: Buffer) => {
-      this.buffered += chunk.toString('utf8');
-      const parts = this.buffered.split('\n');
-      this.buffered = parts.pop() ?? '';
-      this.lines.push(...parts);
-    });
-    void serveStdio(serverOptions(calls), { input: this.input, output });
-  }
-
-  async exchange(line: string): Promise<string[]> {
-    const start = this.lines.length;
-    const sentinel = `sentinel-${this.sentinel++}`;
-    this.input.write(`${line}\n`);
-    this.input.write(`{"jsonrpc":"2.0","id":"${sentinel}","method":"ping"}\n`);
-    for (let turn = 0; turn < 500 && !this.lines.slice(start).some((l) => l.includes(sentinel)); turn++) {
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-    return this.lines.slice(start).filter((l) => !l.includes(sentinel));
-  }
-
-  end(): void {
-    this.input.end();
-  }
-}
 
 const invalid = (idText: string): string => `{"jsonrpc":"2.0","id":${idText},"error":{"code":-32600,"message":"Invalid Request"}}`;
 const deep = `{"a":${'['.repeat(1100)}${']'.repeat(1100)}}`;
@@ -108,12 +58,12 @@ const cases: { name: string; line: string; answer: string }[] = [
 describe('audit 8 fuzz: every request whose id shows is answered once, with that id, over stdio and HTTP alike', () => {
   const stdioCalls: JsonObject[] = [];
   const httpCalls: JsonObject[] = [];
-  let stdio: StdioSession;
+  let stdio: EchoStdioSession;
   let listener: HttpListener;
   let session: string;
 
   beforeAll(async () => {
-    stdio = new StdioSession(stdioCalls);
+    stdio = new EchoStdioSession(stdioCalls, logger);
     await stdio.exchange(initializeBody());
     listener = await startHttpTransport({
       host: '127.0.0.1',
@@ -123,7 +73,7 @@ describe('audit 8 fuzz: every request whose id shows is answered once, with that
       allowedOrigins: [],
       sessionIdleTimeoutMs: 60_000,
       allowNonLoopback: false,
-      createSession: () => createToolServer(serverOptions(httpCalls)),
+      createSession: () => createToolServer(echoServerOptions(httpCalls, logger)),
       logger,
     });
     const opened = await rawRequest(listener.port, { headers: MCP_HEADERS, body: initializeBody() });

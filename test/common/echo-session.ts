@@ -1,0 +1,59 @@
+// An echo tool server for transport tests, and an in-process stdio session
+// over it: the same server behind stdio and Streamable HTTP lets a test
+// compare what each transport answers to the same bytes.
+
+import { PassThrough } from 'node:stream';
+import { losslessJson, type JsonObject } from '../../src/common/json.js';
+import type { Logger } from '../../src/common/logger.js';
+import { serveStdio, type ToolServerOptions } from '../../src/common/mcp/tool-server.js';
+
+/** One tool, `echo`, answering its arguments as lossless JSON; `calls` collects what it was given. */
+export function echoServerOptions(calls: JsonObject[], logger: Logger): ToolServerOptions {
+  return {
+    name: 'echo-server',
+    version: '1.0.0',
+    logger,
+    tools: [{ name: 'echo', description: 'Echo the arguments.', inputSchema: { type: 'object', additionalProperties: true, properties: {}, required: [] } }],
+    callTool: async (_name, args) => {
+      calls.push(args);
+      return { content: [{ type: 'text', text: losslessJson(args) }] };
+    },
+    onInvalidArguments: () => ({ content: [{ type: 'text', text: 'invalid' }], isError: true }),
+    onUnknownTool: () => ({ content: [{ type: 'text', text: 'unknown' }], isError: true }),
+    onUnexpectedError: () => ({ content: [{ type: 'text', text: 'internal' }], isError: true }),
+  };
+}
+
+/** An in-process stdio session: one raw line in, the answer lines written before a following ping's out (as text). */
+export class EchoStdioSession {
+  private readonly input = new PassThrough();
+  private readonly lines: string[] = [];
+  private buffered = '';
+  private sentinel = 0;
+
+  constructor(calls: JsonObject[], logger: Logger) {
+    const output = new PassThrough();
+    output.on('data', (chunk: Buffer) => {
+      this.buffered += chunk.toString('utf8');
+      const parts = this.buffered.split('\n');
+      this.buffered = parts.pop() ?? '';
+      this.lines.push(...parts);
+    });
+    void serveStdio(echoServerOptions(calls, logger), { input: this.input, output });
+  }
+
+  async exchange(line: string | Buffer): Promise<string[]> {
+    const start = this.lines.length;
+    const sentinel = `sentinel-${this.sentinel++}`;
+    this.input.write(Buffer.concat([Buffer.from(line), Buffer.from('\n')]));
+    this.input.write(`{"jsonrpc":"2.0","id":"${sentinel}","method":"ping"}\n`);
+    for (let turn = 0; turn < 500 && !this.lines.slice(start).some((l) => l.includes(sentinel)); turn++) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    return this.lines.slice(start).filter((l) => !l.includes(sentinel));
+  }
+
+  end(): void {
+    this.input.end();
+  }
+}
