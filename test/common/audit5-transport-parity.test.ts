@@ -9,10 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/common/json.js';
 import { createLogger } from '../../src/common/logger.js';
-import { startHttpTransport, type HttpListener } from '../../src/common/mcp/http-transport.js';
-import { createToolServer } from '../../src/common/mcp/tool-server.js';
-import { initializeBody, MCP_HEADERS, rawRequest, sseMessages } from '../aipcs/http/support.js';
-import { EchoStdioSession, echoServerOptions } from './echo-session.js';
+import type { HttpListener } from '../../src/common/mcp/http-transport.js';
+import { MCP_HEADERS, rawRequest, sseMessages } from '../aipcs/http/support.js';
+import { openEchoTransports, type EchoStdioSession } from './echo-session.js';
 
 const logger = createLogger('parity-test', 'silent');
 
@@ -67,21 +66,7 @@ describe('stdio and Streamable HTTP answer the same invalid requests alike', () 
   let session: string;
 
   beforeAll(async () => {
-    stdio = new EchoStdioSession(stdioCalls, logger);
-    await exchangeParsed(stdio, initializeBody());
-    listener = await startHttpTransport({
-      host: '127.0.0.1',
-      port: 0,
-      path: '/mcp',
-      allowedHosts: ['127.0.0.1:*'],
-      allowedOrigins: [],
-      sessionIdleTimeoutMs: 60_000,
-      allowNonLoopback: false,
-      createSession: () => createToolServer(echoServerOptions(httpCalls, logger)),
-      logger,
-    });
-    const opened = await rawRequest(listener.port, { headers: MCP_HEADERS, body: initializeBody() });
-    session = String(opened.headers['mcp-session-id']);
+    ({ stdio, listener, session } = await openEchoTransports(stdioCalls, httpCalls, logger));
   });
 
   afterAll(async () => {

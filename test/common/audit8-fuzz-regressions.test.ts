@@ -15,11 +15,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/common/json.js';
 import { createLogger } from '../../src/common/logger.js';
-import { startHttpTransport, type HttpListener } from '../../src/common/mcp/http-transport.js';
+import type { HttpListener } from '../../src/common/mcp/http-transport.js';
 import { requestIdFromPrefix, requestIdFromSuffix } from '../../src/common/mcp/stdio-transport.js';
-import { createToolServer } from '../../src/common/mcp/tool-server.js';
-import { initializeBody, MCP_HEADERS, rawRequest, sseMessages } from '../aipcs/http/support.js';
-import { EchoStdioSession, echoServerOptions } from './echo-session.js';
+import { MCP_HEADERS, rawRequest, sseMessages } from '../aipcs/http/support.js';
+import { openEchoTransports, type EchoStdioSession } from './echo-session.js';
 
 const logger = createLogger('audit8-fuzz', 'silent');
 
@@ -63,21 +62,7 @@ describe('audit 8 fuzz: every request whose id shows is answered once, with that
   let session: string;
 
   beforeAll(async () => {
-    stdio = new EchoStdioSession(stdioCalls, logger);
-    await stdio.exchange(initializeBody());
-    listener = await startHttpTransport({
-      host: '127.0.0.1',
-      port: 0,
-      path: '/mcp',
-      allowedHosts: ['127.0.0.1:*'],
-      allowedOrigins: [],
-      sessionIdleTimeoutMs: 60_000,
-      allowNonLoopback: false,
-      createSession: () => createToolServer(echoServerOptions(httpCalls, logger)),
-      logger,
-    });
-    const opened = await rawRequest(listener.port, { headers: MCP_HEADERS, body: initializeBody() });
-    session = String(opened.headers['mcp-session-id']);
+    ({ stdio, listener, session } = await openEchoTransports(stdioCalls, httpCalls, logger));
   });
 
   afterAll(async () => {

@@ -5,7 +5,9 @@
 import { PassThrough } from 'node:stream';
 import { losslessJson, type JsonObject } from '../../src/common/json.js';
 import type { Logger } from '../../src/common/logger.js';
-import { serveStdio, type ToolServerOptions } from '../../src/common/mcp/tool-server.js';
+import { startHttpTransport, type HttpListener } from '../../src/common/mcp/http-transport.js';
+import { createToolServer, serveStdio, type ToolServerOptions } from '../../src/common/mcp/tool-server.js';
+import { initializeBody, MCP_HEADERS, rawRequest } from '../aipcs/http/support.js';
 
 /** One tool, `echo`, answering its arguments as lossless JSON; `calls` collects what it was given. */
 export function echoServerOptions(calls: JsonObject[], logger: Logger): ToolServerOptions {
@@ -56,4 +58,27 @@ export class EchoStdioSession {
   end(): void {
     this.input.end();
   }
+}
+
+/** The echo server behind both transports, each with an initialized session (HTTP's id in `session`). */
+export async function openEchoTransports(
+  stdioCalls: JsonObject[],
+  httpCalls: JsonObject[],
+  logger: Logger,
+): Promise<{ stdio: EchoStdioSession; listener: HttpListener; session: string }> {
+  const stdio = new EchoStdioSession(stdioCalls, logger);
+  await stdio.exchange(initializeBody());
+  const listener = await startHttpTransport({
+    host: '127.0.0.1',
+    port: 0,
+    path: '/mcp',
+    allowedHosts: ['127.0.0.1:*'],
+    allowedOrigins: [],
+    sessionIdleTimeoutMs: 60_000,
+    allowNonLoopback: false,
+    createSession: () => createToolServer(echoServerOptions(httpCalls, logger)),
+    logger,
+  });
+  const opened = await rawRequest(listener.port, { headers: MCP_HEADERS, body: initializeBody() });
+  return { stdio, listener, session: String(opened.headers['mcp-session-id']) };
 }
