@@ -106,7 +106,7 @@ describe('aigpt server with its whole input piped at once', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     const answers = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     // A fractional id and a missing jsonrpc member make no valid request, but
-    // their ids show: JSON-RPC answers them Invalid Request (audit 8).
+    // their ids show: JSON-RPC answers them Invalid Request (a fuzz finding).
     expect(answers).toEqual([
       { jsonrpc: '2.0', id: 1.5, error: { code: -32600, message: 'Invalid Request' } },
       { jsonrpc: '2.0', id: 8, error: { code: -32600, message: 'Invalid Request' } },

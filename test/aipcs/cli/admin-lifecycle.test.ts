@@ -178,7 +178,7 @@ describe('aipcs service lifecycle commands', () => {
   it('a replayed import re-inspects the imported service after a later resume', async () => {
     const sourceId = await materialisedService(client, 'replayed_import');
     expect(aipcs(['service', 'suspend', sourceId, '--expected-revision', '3', '--operation-id', REPLAY_OP(10), ...args]).status).toBe(0);
-    const artefact = join(mkdtempSync(join(tmpdir(), 'aipcs-audit5-')), 'moved.jsonl');
+    const artefact = join(mkdtempSync(join(tmpdir(), 'aipcs-')), 'moved.jsonl');
     const exported = aipcs(['export', sourceId, '--output', artefact, '--expected-revision', '4', '--operation-id', REPLAY_OP(11), ...args]);
     expect(exported.status, exported.stderr).toBe(0);
 

@@ -120,7 +120,7 @@ describe('aipcs service purge', () => {
       [[...base, '--override', '--confirm-service-id', id], '--yes'],
       [[...base, '--receipt', 'x', '--confirm-service-id', id, '--yes'], '--receipt'],
       // Missing flags are named in the order of spec §1.9.1: revision, operation id, --yes, confirmation
-      // (no authority at all is a parser error, audit6-operations-walk.test.ts).
+      // (no authority at all is a parser error, operations-walk.test.ts).
       [['service', 'purge', id, '--override', '--yes', '--confirm-service-id', id], '--expected-revision'],
       [['service', 'purge', id, '--expected-revision', '2', '--override', '--yes', '--confirm-service-id', id], '--operation-id'],
       [[...base, '--override', '--confirm-service-id', OP(32)], '--yes'],

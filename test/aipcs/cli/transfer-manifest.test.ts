@@ -55,7 +55,7 @@ describe('export of a manifest whose number allowed_values canonical JSON cannot
       session.close();
     }
     expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(10 * n + 1), ...args]).status).toBe(0);
-    const work = mkdtempSync(join(tmpdir(), 'aipcs-audit5-manifest-'));
+    const work = mkdtempSync(join(tmpdir(), 'aipcs-manifest-'));
     const output = join(work, 'numbers.jsonl');
     const refused = aipcs(['export', serviceId, '--output', output, '--expected-revision', '4', '--operation-id', OP(10 * n + 2), ...args]);
     // Before: exit 0 with a verified receipt, and `import --dry-run` of that file exited 2.

@@ -1,4 +1,4 @@
-// Audit 8: the reference implementation's storage conformance cases
+// The reference implementation's storage conformance cases
 // (tests/storage_contracts/data_conformance.py, portable_conformance.py and
 // the SQLite/PostgreSQL tests that bind them, of randallcmark/aipcs-mcp),
 // replayed against our application and operator use cases on SQLite and on
@@ -750,7 +750,7 @@ const SQLITE_DRIFT: readonly [string, readonly string[], 'foundation' | 'layout'
 
 describe('SQLite store drift (reference test_domain_schema_drift)', () => {
   it.each(SQLITE_DRIFT)('%s is reported by doctor and left as it is', async (_name, statements, level) => {
-    const dataRoot = join(mkdtempSync(join(tmpdir(), 'aipcs-audit8-drift-')), 'data');
+    const dataRoot = join(mkdtempSync(join(tmpdir(), 'aipcs-drift-')), 'data');
     bases.push(dirname(dataRoot));
     const open = () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
     let storage = await open();
@@ -802,7 +802,7 @@ describe('SQLite WAL files beside a database that is not in WAL mode (reference 
   const cases = (['empty', 'rollback'] as const).flatMap((database) => (['-wal', '-shm'] as const).map((suffix) => [database, suffix] as const));
 
   it.each(cases)('a registry (%s database) with an untrusted %s is refused and the file left alone', async (database, suffix) => {
-    const base = mkdtempSync(join(tmpdir(), 'aipcs-audit8-sidecar-'));
+    const base = mkdtempSync(join(tmpdir(), 'aipcs-sidecar-'));
     bases.push(base);
     const dataRoot = join(base, 'data');
     mkdirSync(dataRoot, { mode: 0o700 });
@@ -815,7 +815,7 @@ describe('SQLite WAL files beside a database that is not in WAL mode (reference 
   });
 
   it.each(cases)('a service store (%s database) with an untrusted %s is unavailable to inspection and data tools, and left alone', async (database, suffix) => {
-    const base = mkdtempSync(join(tmpdir(), 'aipcs-audit8-sidecar-'));
+    const base = mkdtempSync(join(tmpdir(), 'aipcs-sidecar-'));
     bases.push(base);
     const dataRoot = join(base, 'data');
     const open = () => openSqliteStorage({ dataRoot, busyTimeoutMs: 1000, defaultRoot: false });
@@ -843,7 +843,7 @@ describe('SQLite WAL files beside a database that is not in WAL mode (reference 
 // ---------------------------------------------------------------- backends
 
 function sqliteLocation(): Promise<Location> {
-  const base = mkdtempSync(join(tmpdir(), 'aipcs-audit8-'));
+  const base = mkdtempSync(join(tmpdir(), 'aipcs-'));
   bases.push(base);
   const dataRoot = join(base, 'data');
   return Promise.resolve({

@@ -1,4 +1,4 @@
-// Audit 8: the HTTP edge replayed row by row against what a client of the
+// The HTTP edge replayed row by row against what a client of the
 // reference sees (its Starlette route, the MCP Python SDK 1.28 session manager
 // and transport, operations spec §6), with raw requests to a real
 // `aipcs serve --transport streamable-http` process. Each row here differed:

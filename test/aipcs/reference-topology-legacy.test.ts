@@ -1,4 +1,4 @@
-// Audit 8: reference test files not replayed earlier (randallcmark/aipcs-mcp:
+// Reference test files not replayed earlier (randallcmark/aipcs-mcp:
 // tests/storage_sqlite/test_topology.py and the client-visible parts of
 // tests/test_legacy_v1.py), replayed against the built `aipcs serve` over
 // stdio on every storage profile. Facts only; the code is ours.

@@ -1,4 +1,4 @@
-// Audit 7: several processes racing registry operations under *different*
+// Several processes racing registry operations under *different*
 // keys (contract §5.2–§5.9): one seed per domain name whichever key wins, one
 // design, one materialise and one evolve per revision; the losers get the
 // documented refusals (retryable ones only while the winner is pending), never

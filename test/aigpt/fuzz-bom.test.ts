@@ -1,4 +1,4 @@
-// Audit 8 fuzz: a request line that starts with a byte order mark (a Windows
+// Fuzz finding: a request line that starts with a byte order mark (a Windows
 // pipe may write one) is served like any other, and the stdio gate waits for
 // its answer before the next line, so a read_memory piped after a
 // BOM-prefixed save_memory sees that memory (the gate took such a line for

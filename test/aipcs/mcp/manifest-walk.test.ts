@@ -1,4 +1,4 @@
-// Audit 7: a black-box walk of contract §4 (manifest v2) and §5 (service
+// A black-box walk of contract §4 (manifest v2) and §5 (service
 // lifecycle) through `aipcs serve` over stdio with the SDK client. Each bound
 // is tried at the bound and one past it, each cross-field rule once broken,
 // each §4.11 transition once accepted or refused, and the registry key rules

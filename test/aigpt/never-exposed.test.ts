@@ -1,4 +1,4 @@
-// Audit 6, what aigpt must never do with a damaged memory folder or config:
+// What aigpt must never do with a damaged memory folder or config:
 // hang (a FIFO where the compress journal or the lock file belongs blocked
 // every writer and the server's start forever), wedge (a folder with a temp
 // file's name failed every write with the file system's own text), or echo

@@ -1,4 +1,4 @@
-// Defects found by the audit-8 protocol fuzzer (seeded malformed JSON-RPC over
+// Defects found by the seeded protocol fuzzer (seeded malformed JSON-RPC over
 // real stdio pipes and HTTP). Each case is the smallest line that showed one:
 // - a message with a visible id that the SDK does not take for a request (a
 //   fractional id, no jsonrpc member, a method that is no string, no method)
@@ -20,7 +20,7 @@ import { requestIdFromPrefix, requestIdFromSuffix } from '../../src/common/mcp/s
 import { MCP_HEADERS, rawRequest, sseMessages } from '../aipcs/http/support.js';
 import { openEchoTransports, type EchoStdioSession } from './echo-session.js';
 
-const logger = createLogger('audit8-fuzz', 'silent');
+const logger = createLogger('fuzz', 'silent');
 
 const invalid = (idText: string): string => `{"jsonrpc":"2.0","id":${idText},"error":{"code":-32600,"message":"Invalid Request"}}`;
 const deep = `{"a":${'['.repeat(1100)}${']'.repeat(1100)}}`;
@@ -54,7 +54,7 @@ const cases: { name: string; line: string; answer: string }[] = [
   },
 ];
 
-describe('audit 8 fuzz: every request whose id shows is answered once, with that id, over stdio and HTTP alike', () => {
+describe('fuzz findings: every request whose id shows is answered once, with that id, over stdio and HTTP alike', () => {
   const stdioCalls: JsonObject[] = [];
   const httpCalls: JsonObject[] = [];
   let stdio: EchoStdioSession;

@@ -1,4 +1,4 @@
-// Audit 6: what an MCP client of the Python reference observes at the
+// What an MCP client of the Python reference observes at the
 // protocol layer, checked with the real SDK client over stdio (and the HTTP
 // listener for the same answer). The reference's SDK answers every request it
 // cannot read as its method's params with -32602 "Invalid request

@@ -1,4 +1,4 @@
-// Audit 8: the usage the Python reference's README, docs and examples give,
+// The usage the Python reference's README, docs and examples give,
 // run against the built `aipcs` as a migrating user would. Every example
 // there worked the same (tool arguments, flags, variables, admin commands),
 // except what docs/configuration.md "Coming from the Python reference" lists;

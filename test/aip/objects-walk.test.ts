@@ -51,12 +51,12 @@ describe('section 10 vectors through the aip bin', () => {
 
   beforeAll(async () => {
     requireBuiltBin();
-    dir = await tempDir('aip-audit7-');
+    dir = await tempDir('aip-');
     expect((await aip(['init'], { cwd: dir })).code).toBe(0);
   });
 
   it('stores V1..V13 under their IDs, cats the exact bytes, and round-trips the JSON presentation', async () => {
-    const other = await tempDir('aip-audit7-json-');
+    const other = await tempDir('aip-json-');
     expect((await aip(['init'], { cwd: other })).code).toBe(0);
     for (const vector of VECTORS.positive) {
       const bytes = hexToBytes(vector.hex);

@@ -1,4 +1,4 @@
-// Audit 8: a black-box walk through spec sections 5-9 of aip-objects.md with
+// A black-box walk through spec sections 5-9 of aip-objects.md with
 // the built `aip` bin, as an independent test writer would read them. Each
 // case here is a difference the walk found between the spec and what the
 // command did; everything else the walk checked already agreed.

@@ -1,4 +1,4 @@
-// Audit 6, what aip must never do with a damaged .aip folder: hang. A FIFO
+// What aip must never do with a damaged .aip folder: hang. A FIFO
 // where config.json, HEAD, the lock or a reverse-index file belongs blocked
 // every command that read it, forever; now each is an I/O error (or, for the
 // index, a finding of `verify --all`) with a bounded message. Real
@@ -23,7 +23,7 @@ beforeAll(() => requireBuiltBin());
 let root: string;
 
 beforeEach(async () => {
-  root = await tempDir('aip-audit6-');
+  root = await tempDir('aip-');
   expect((await aipGuarded(root, ['init', root])).code).toBe(0);
   await writeTree(root, { 'a.txt': 'hello\n' });
   expect((await aipGuarded(root, ['snapshot', '--title', 't', '--goal', 'g'])).code).toBe(0);

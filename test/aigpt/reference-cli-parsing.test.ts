@@ -1,4 +1,4 @@
-// Eighth audit against the Rust reference (syui/aigpt): what its parser
+// Checked against the Rust reference (syui/aigpt): what its parser
 // (clap) and its path handling (Rust's PathBuf::join, the dirs crate) make
 // of command lines and environments that earlier audits did not try.
 
@@ -10,7 +10,7 @@ import { rootOptionsAsClapReadsThem } from '../../src/aigpt/cli/program.js';
 import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
 import { makeTempHome, runAigpt, type TempHome } from './support.js';
 
-describe('aigpt against the reference (audit 8)', () => {
+describe('aigpt against the reference parser and paths', () => {
   let home: TempHome;
   beforeEach(() => {
     home = makeTempHome();

@@ -69,7 +69,7 @@ async function loadMemberships(storage: StoragePorts): Promise<{ locator: Storag
 
 describe('SQLite', () => {
   async function sqliteStore(): Promise<{ db: Database.Database; large: string; rows: MembershipRow[] }> {
-    const base = mkdtempSync(join(tmpdir(), 'aipcs-audit6-plans-'));
+    const base = mkdtempSync(join(tmpdir(), 'aipcs-plans-'));
     folders.push(base);
     const dataRoot = join(base, 'data');
     const storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });

@@ -1,4 +1,4 @@
-// Audit 8: the reference implementation's pure codec assertions
+// The reference implementation's pure codec assertions
 // (tests/application/test_portable_codec.py of randallcmark/aipcs-mcp),
 // replayed against our canonical JSON and frame encoder: facts only (the
 // vectors' values and digests), our own code.

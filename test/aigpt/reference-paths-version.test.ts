@@ -1,4 +1,4 @@
-// Sixth audit against the Rust reference's source (syui/aigpt): what a user
+// Checked against the Rust reference's source (syui/aigpt): what a user
 // or script of the reference observes and what we did differently. The
 // version output, `..` in configured paths (the reference hands paths to the
 // kernel unnormalised), and `~` without any home folder.
@@ -10,7 +10,7 @@ import { type Environment, expandPath, loadConfig } from '../../src/aigpt/config
 import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
 import { makeTempHome, runAigpt, type TempHome, writeConfig } from './support.js';
 
-describe('aigpt against the reference source (audit 6)', () => {
+describe('aigpt against the reference source', () => {
   let home: TempHome;
   beforeEach(() => {
     home = makeTempHome();

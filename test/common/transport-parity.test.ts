@@ -1,4 +1,4 @@
-// Transport parity (audit 5): the same raw JSON-RPC message sent over stdio
+// Transport parity: the same raw JSON-RPC message sent over stdio
 // and over Streamable HTTP gets the same JSON-RPC answer, so a client cannot
 // tell which transport served it. Only the HTTP status and framing differ.
 // Covered here: JSON that is no valid JSON-RPC request (params or _meta not

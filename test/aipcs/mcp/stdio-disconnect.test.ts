@@ -1,4 +1,4 @@
-// Audit 7, contract §2.4 (stdio: stdout carries only MCP traffic, diagnostics
+// Contract §2.4 (stdio: stdout carries only MCP traffic, diagnostics
 // go to stderr): a client that goes away while answers are owed (its end of
 // our stdout closed, EPIPE) ends the session at once, and a client that reads
 // slowly gets every pipelined answer in order. Before, each answer waiting on
@@ -23,7 +23,7 @@ function startServe(): { child: ChildProcessWithoutNullStreams; stderr: () => st
 
 /** Many tools/list requests at once: their answers (tens of KiB each) fill the pipe. */
 function pipelinedLists(): string {
-  const lines = [{ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'audit7', version: '1' } } }];
+  const lines = [{ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'walk', version: '1' } } }];
   for (let id = 1; id <= PIPELINED; id++) lines.push({ jsonrpc: '2.0', id, method: 'tools/list' } as never);
   return lines.map((line) => JSON.stringify(line)).join('\n') + '\n';
 }

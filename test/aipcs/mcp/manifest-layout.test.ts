@@ -1,4 +1,4 @@
-// Audit 7: manifests at the edge of what §4.1 allows for names (63-character
+// Manifests at the edge of what §4.1 allows for names (63-character
 // entity and field names that differ only in their last character, 48-character
 // index and relationship names, SQL keywords, PostgreSQL system column and
 // catalogue names) must design, materialise, evolve and serve records on

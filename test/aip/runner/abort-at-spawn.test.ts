@@ -1,4 +1,4 @@
-// Audit 8 review: a cancel that arrives while the runner waits for the
+// A cancel that arrives while the runner waits for the
 // child's 'spawn' event (after its own aborted check, before it listens for
 // 'abort') must still cancel the run. The abort is fired from inside spawn(),
 // right after the real spawn, so the window is hit every time.

@@ -1,4 +1,4 @@
-// Audit 7: the conformance vector of operations spec §5.8 through the built
+// The conformance vector of operations spec §5.8 through the built
 // CLI, as a black-box client holding only the spec's bytes would use it:
 // dry run on a missing root (exact output, nothing created), import, export
 // of the imported service (the service line and its section digest come back
@@ -33,7 +33,7 @@ describe('the §5.8 conformance vector through aipcs import and export', () => {
   let client: AipcsClient;
 
   beforeAll(async () => {
-    work = mkdtempSync(join(tmpdir(), 'aipcs-audit7-vector-'));
+    work = mkdtempSync(join(tmpdir(), 'aipcs-vector-'));
     vector = join(work, 'vector.jsonl');
     writeFileSync(vector, VECTOR_BYTES, { mode: 0o600 });
     dataRoot = freshDataRoot();

@@ -1,4 +1,4 @@
-// Audit 6: what an HTTP client of the reference (Python SDK session manager
+// What an HTTP client of the reference (Python SDK session manager
 // behind a Starlette router, SSE through sse-starlette) observes, checked
 // against `aipcs serve --transport streamable-http` as a real process.
 //  - The other spelling of the endpoint URL (`/mcp/` for `/mcp`) is answered

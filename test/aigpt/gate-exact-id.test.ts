@@ -1,4 +1,4 @@
-// Audit 8 review: the aigpt stdio gate answers a line that is not valid
+// The aigpt stdio gate answers a line that is not valid
 // UTF-8 itself (-32600 to its id; the line is never served). It read the id
 // with JSON.parse, so an integer id beyond 2^53 came back rounded (a client
 // waiting for 9007199254740993 got 9007199254740992), where the shared

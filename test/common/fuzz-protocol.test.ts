@@ -1,4 +1,4 @@
-// A small seeded protocol fuzz kept in the suite (audit 8): a few hundred
+// A small seeded protocol fuzz kept in the suite: a few hundred
 // malformed and well-formed JSON-RPC lines, piped at once into the shared
 // stdio transport and tool server, must each get exactly the answers JSON-RPC
 // owes them: one answer carrying the request's id exactly as written for
@@ -121,7 +121,7 @@ async function pipeAll(cases: readonly Case[]): Promise<string[]> {
   return text.split('\n').filter((line) => line !== '');
 }
 
-describe('audit 8 seeded protocol fuzz over the stdio transport', () => {
+describe('seeded protocol fuzz over the stdio transport', () => {
   for (const seed of [1, 2, 3]) {
     it(`seed ${seed}: one answer per answerable id, exactly as written, and none otherwise`, async () => {
       const cases = generate(seed, 300);

@@ -1,4 +1,4 @@
-// Round 7, a black-box walk of the aigpt spec: statements a test writer
+// A black-box walk of the aigpt spec: statements a test writer
 // reading only the spec text would check literally, run against the built bin.
 
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Audit 8: the reference's CLI and configuration test scenarios replayed
+// The reference's CLI and configuration test scenarios replayed
 // against the built `aipcs`, as a user runs it. Only what differed is here;
 // everything else already had a test.
 //
@@ -28,7 +28,7 @@ describe('artefact paths are read like the reference reads them', () => {
     work = dirname(dataRoot);
     client = await serveOn(dataRoot);
     args = rootArgs(dataRoot);
-    serviceId = await seedService(client, 'audit8_paths');
+    serviceId = await seedService(client, 'paths');
     // A seeded service may be exported in any status (revision 1, active).
     artefact = join(work, 'first.jsonl');
     const first = aipcs(['export', serviceId, '--output', artefact, '--expected-revision', '1', '--operation-id', OP(1), ...args]);

@@ -1,4 +1,4 @@
-// Audit 6, what AIPCS must never expose (contract §3.5, operations §2.9):
+// What AIPCS must never expose (contract §3.5, operations §2.9):
 // storage made unusable under a running server (SQLite files replaced or
 // removed; PostgreSQL schema dropped, backends terminated) still answers
 // with contract codes and fixed messages, no path, SQL, schema, principal or
@@ -13,8 +13,8 @@ import { freshDataRoot, sqliteArgs, startAipcs, type AipcsClient, type Envelope 
 import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows } from '../../support/postgres.js';
 import { wireNotesManifest } from '../../support/wire-manifests.js';
 
-const PRINCIPAL = 'principal-Zq9x-audit6';
-const PASSWORD = 'pw-S3cret-audit6';
+const PRINCIPAL = 'principal-Zq9x-walk';
+const PASSWORD = 'pw-S3cret-walk';
 
 /** Everything §3.5 / §2.9 forbid, as it would show up in a leak. */
 function expectNothingInternal(text: string, secrets: readonly string[]): void {
@@ -102,8 +102,8 @@ describe.each(postgresClusters())('aipcs serve on PostgreSQL $version whose sche
     const database = await createTestDatabase(cluster);
     // Trust authentication ignores the password; it is here to be looked for.
     const dsn = database.url.replace(/^postgresql:\/\/([^@]+)@/, `postgresql://$1:${PASSWORD}@`);
-    const args = ['--profile', 'postgresql', '--principal-id', PRINCIPAL, '--postgres-dsn-env', 'AIPCS_AUDIT6_DSN'];
-    const client = await startAipcs(args, { AIPCS_AUDIT6_DSN: dsn });
+    const args = ['--profile', 'postgresql', '--principal-id', PRINCIPAL, '--postgres-dsn-env', 'AIPCS_WALK_DSN'];
+    const client = await startAipcs(args, { AIPCS_WALK_DSN: dsn });
     try {
       const serviceId = await materialisedService(client);
       const schema = `svc_${serviceId.replaceAll('-', '')}`;
@@ -118,7 +118,7 @@ describe.each(postgresClusters())('aipcs serve on PostgreSQL $version whose sche
       expect(client.stderr()).toBe('');
       expect((await client.call('aipcs_server_info')).ok).toBe(true);
       for (const command of [['doctor', '--service', serviceId], ['status'], ['config', 'show']]) {
-        const run = aipcs([...command, ...args], { env: { AIPCS_AUDIT6_DSN: dsn, AIPCS_LOG_LEVEL: 'debug' } });
+        const run = aipcs([...command, ...args], { env: { AIPCS_WALK_DSN: dsn, AIPCS_LOG_LEVEL: 'debug' } });
         expect(run.status).toBe(0);
         expectNothingInternal(run.stdout + run.stderr, [PRINCIPAL, PASSWORD, dsn, database.name, schema]);
       }
