@@ -214,6 +214,20 @@ export function isValidHandle(value: string): boolean {
   return value.length <= 253 && HANDLE_PATTERN.test(value);
 }
 
+/** The most characters of a refused value that a config error quotes. */
+export const MAX_QUOTED_CONFIG_CHARS = 64;
+
+/**
+ * A refused value as the config error quotes it: whole when short, else its
+ * first characters and its length. The message reaches every tool result and
+ * the instructions, which spec 8 bounds at 256 KiB; the config file may be 1 MiB.
+ */
+function quotedPrefix(value: string): string {
+  const characters = [...value];
+  if (characters.length <= MAX_QUOTED_CONFIG_CHARS) return JSON.stringify(value);
+  return `${JSON.stringify(characters.slice(0, MAX_QUOTED_CONFIG_CHARS).join(''))}... (${characters.length} characters)`;
+}
+
 /** Reads and validates the config. A missing file is an error here: call ensureConfigFile first. */
 export async function loadConfig(environment: Environment): Promise<AigptConfig> {
   const file = configFilePath(environment);
@@ -261,10 +275,10 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
   };
 
   const did = stringField('did') ?? DEFAULT_IDENTITY;
-  if (did !== DEFAULT_IDENTITY && !isValidDid(did)) throw invalid(`bot.did is not a valid DID: ${JSON.stringify(did)}`);
+  if (did !== DEFAULT_IDENTITY && !isValidDid(did)) throw invalid(`bot.did is not a valid DID: ${quotedPrefix(did)}`);
   const handle = stringField('handle') ?? DEFAULT_IDENTITY;
   if (handle !== DEFAULT_IDENTITY && !isValidHandle(handle)) {
-    throw invalid(`bot.handle is not a valid handle: ${JSON.stringify(handle)}`);
+    throw invalid(`bot.handle is not a valid handle: ${quotedPrefix(handle)}`);
   }
 
   const memoryValue = field('memory');
