@@ -6,6 +6,7 @@ import { constants } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { AipError, PROTOCOL_CODES, isAipError, type AipErrorCode } from '../core/errors.js';
 import { isTime } from '../core/value-rules.js';
+import { quoted } from '../core/quote.js';
 
 export interface CliIo {
   readonly stdout: Writable;
@@ -89,7 +90,7 @@ const DURATION_UNITS: Readonly<Record<string, bigint>> = {
 /** `--timeout`: an integer with ns, us, ms, s, m or h (bare = seconds); zero is refused. */
 export function parseDuration(text: string): bigint {
   const match = /^(\d+)(ns|us|ms|s|m|h)?$/.exec(text);
-  if (!match) throw usage(`invalid duration ${JSON.stringify(text)} (use an integer with ns, us, ms, s, m or h)`);
+  if (!match) throw usage(`invalid duration ${quoted(text)} (use an integer with ns, us, ms, s, m or h)`);
   const ns = BigInt(match[1] as string) * (DURATION_UNITS[match[2] ?? 's'] as bigint);
   if (ns === 0n) throw usage('a duration of zero is not allowed');
   if (ns > 0xffff_ffff_ffff_ffffn) throw usage(`duration ${text} is too long`);
@@ -99,7 +100,7 @@ export function parseDuration(text: string): bigint {
 /** `--output-limit`: an integer with an optional K, M or G (powers of 1024); zero is refused. */
 export function parseSize(text: string, max: number): number {
   const match = /^(\d+)([KMG])?$/.exec(text);
-  if (!match) throw usage(`invalid size ${JSON.stringify(text)} (use an integer with an optional K, M or G)`);
+  if (!match) throw usage(`invalid size ${quoted(text)} (use an integer with an optional K, M or G)`);
   const factor = match[2] === 'K' ? 1024n : match[2] === 'M' ? 1024n ** 2n : match[2] === 'G' ? 1024n ** 3n : 1n;
   const size = BigInt(match[1] as string) * factor;
   if (size === 0n) throw usage('a size of zero is not allowed');

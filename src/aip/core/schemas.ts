@@ -3,6 +3,7 @@
 // typed objects and profile values. Pure; graph rules live in verify-graph.ts.
 import { compareUtf8, isCborArray, isCborMap, isUnsigned, type CborMap, type CborValue } from './cbor-profile.js';
 import { failure, success, type AipErrorCode, type Outcome } from './errors.js';
+import { quoted } from './quote.js';
 import {
   ALL_TYPE_VERSIONS,
   type AipObject,
@@ -60,7 +61,7 @@ function fail(code: AipErrorCode, at: string, problem: string): never {
 }
 
 function show(value: CborValue): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  if (typeof value === 'string') return quoted(value);
   if (typeof value === 'bigint') return value.toString();
   if (value instanceof Uint8Array) return `bytes(${value.length})`;
   if (Array.isArray(value)) return 'array';
@@ -72,7 +73,7 @@ function show(value: CborValue): string {
 function fields(value: CborValue, at: string, names: readonly string[]): CborMap {
   if (!isCborMap(value)) fail('schema.type', at, `expected a map, got ${show(value)}`);
   for (const key of value.keys()) {
-    if (!names.includes(key)) fail('schema.unknown_field', at, `unknown field ${JSON.stringify(key)}`);
+    if (!names.includes(key)) fail('schema.unknown_field', at, `unknown field ${show(key)}`);
   }
   for (const name of names) {
     if (!value.has(name)) fail('schema.missing_field', at, `missing field ${JSON.stringify(name)}`);

@@ -3,6 +3,7 @@
 import { DEFAULT_MAX_OBJECT_BYTES } from '../core/cbor-profile.js';
 import { failure, success, type Outcome } from '../core/errors.js';
 import { parseJson, type JsonTree } from '../core/json-presentation.js';
+import { quoted } from '../core/quote.js';
 
 export interface RunDefaults {
   readonly timeoutNs: bigint;
@@ -43,7 +44,7 @@ function members(tree: JsonTree | undefined, where: string, allowed: readonly st
   if (!(tree instanceof Map)) return failure('repo.config', `${where} must be a JSON object`);
   const map = tree as ReadonlyMap<string, JsonTree>;
   for (const key of map.keys()) {
-    if (!allowed.includes(key)) return failure('repo.config', `${where}: unknown member ${JSON.stringify(key)}`);
+    if (!allowed.includes(key)) return failure('repo.config', `${where}: unknown member ${quoted(key)}`);
   }
   return success(map);
 }

@@ -12,6 +12,7 @@ import { NO_IGNORE_RULES, parseIgnoreRules, type IgnoreRules } from '../core/ign
 import { ROOT_STATE, ROOT_STATE_ID, type AipObject, type Id, type ObjectType, type StateV1 } from '../core/objects.js';
 import { indexEntriesOf } from '../core/references.js';
 import { isId } from '../core/value-rules.js';
+import { quoted } from '../core/quote.js';
 import { GraphVerifier, type LoadResult, type ObjectSource } from '../core/verify-graph.js';
 import { DEFAULT_CONFIG, defaultConfigText, MAX_CONFIG_FILE_BYTES, parseConfig, type RepositoryConfig } from './config.js';
 import { processExists } from '../../common/process.js';
@@ -302,7 +303,7 @@ export class Repository {
   /** Resolves `HEAD`, a full ID, or a unique prefix of at least 6 hex digits. */
   async resolve(ref: string): Promise<Id> {
     if (ref === 'HEAD') return this.readHead();
-    if (!/^[0-9a-f]+$/.test(ref) || ref.length > 64) throw new AipError('usage', `${JSON.stringify(ref)} is not an ID, an ID prefix or HEAD`);
+    if (!/^[0-9a-f]+$/.test(ref) || ref.length > 64) throw new AipError('usage', `${quoted(ref)} is not an ID, an ID prefix or HEAD`);
     if (ref.length < 6) throw new AipError('usage', `ID prefix ${ref} is shorter than 6 hex digits`);
     const matches = await this.store.withPrefix(ref);
     if (matches.length === 0) throw new AipError('store.not_found', `no object matches ${ref}`);

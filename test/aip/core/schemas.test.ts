@@ -58,6 +58,13 @@ describe('order of checks', () => {
     expect(valueCode(withData('V4', (d) => d.delete('goal')))).toBe('schema.missing_field');
   });
 
+  it('quotes an unknown field name like any other refused text: at most 80 characters', () => {
+    const result = validateObjectValue(withData('V4', (d) => d.set('x'.repeat(5_000_000), 1)));
+    expect(!result.ok && result.error.message).toBe(`data: unknown field "${'x'.repeat(77)}..."`);
+    const short = validateObjectValue(withData('V4', (d) => d.set('zzz', 1)));
+    expect(!short.ok && short.error.message).toBe('data: unknown field "zzz"');
+  });
+
   it('checks fields in canonical key order', () => {
     // goal (first) has a type error, constraints (last) too: goal is reported.
     const value = withData('V4', (d) => { d.set('goal', 1); d.set('constraints', 1); });

@@ -1,0 +1,49 @@
+// An error quotes back what it refuses (an ID argument, a field name, a
+// config member, a duration) by at most 80 characters: aip's messages never
+// grow with the input, whatever the user or a file hands it.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { aip, requireBuiltBin } from '../support/cli.js';
+import { tempDir } from '../support/temp.js';
+
+beforeAll(() => requireBuiltBin());
+
+const LONG = 'g'.repeat(100_000);
+const SHOWN = `"${'g'.repeat(77)}..."`;
+
+describe('quoted input in error messages', () => {
+  it('an ID argument, a duration and a size are quoted by their first 77 characters', async () => {
+    const dir = await tempDir();
+    expect((await aip(['--repo', '.', 'init'], { cwd: dir })).code).toBe(0);
+    const show = await aip(['--repo', '.', 'show', LONG], { cwd: dir });
+    expect(show.code).toBe(2);
+    expect(show.stderr).toBe(`aip: usage: ${SHOWN} is not an ID, an ID prefix or HEAD\n`);
+    const json = await aip(['--repo', '.', '--format', 'json', 'show', LONG], { cwd: dir });
+    expect(JSON.parse(json.text)).toEqual({ error: { code: 'usage', message: `${SHOWN} is not an ID, an ID prefix or HEAD` } });
+    const run = await aip(['--repo', '.', 'run', '--timeout', LONG, '--', 'true'], { cwd: dir });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`invalid duration ${SHOWN} (`);
+    expect(run.stderr.length).toBeLessThan(300);
+  });
+
+  it('an unknown field of a put object and an unknown config member are quoted the same way', async () => {
+    const dir = await tempDir();
+    expect((await aip(['--repo', '.', 'init'], { cwd: dir })).code).toBe(0);
+    const intent = {
+      type: 'intent',
+      version: 1,
+      data: { title: 't', goal: 'g', constraints: [], context: [], parents: [], created_at: '2026-01-01T00:00:00.000000000Z', [LONG]: 1 },
+    };
+    await writeFile(join(dir, 'intent.json'), JSON.stringify(intent));
+    const put = await aip(['--repo', '.', 'put', '--from', 'json', 'intent.json'], { cwd: dir });
+    expect(put.code).toBe(5);
+    expect(put.stderr).toBe(`aip: schema.unknown_field: data: unknown field ${SHOWN}\n`);
+
+    const config = JSON.parse(await readFile(join(dir, '.aip', 'config.json'), 'utf8')) as Record<string, unknown>;
+    await writeFile(join(dir, '.aip', 'config.json'), JSON.stringify({ ...config, [LONG]: 1 }));
+    const head = await aip(['--repo', '.', 'head'], { cwd: dir });
+    expect(head.stderr).toContain(`unknown member ${SHOWN}`);
+    expect(head.stderr.length).toBeLessThan(400);
+  });
+});
