@@ -99,13 +99,15 @@ function requirePersistent(runtime: RuntimeConfig): void {
 
 /**
  * The registry must be exactly ready (spec §1.9.2; a not-ready one is never an
- * internal error, §9.11): storage_unavailable only when inspection itself was
- * unavailable, storage_migration_required for every other status. Returns
- * the lifecycle service.
+ * internal error, §9.11): storage_busy when inspection waited out its lock or
+ * busy timeout (contention, ops spec §3.2.3/§3.3.1: retry), storage_unavailable
+ * when inspection itself was unavailable, storage_migration_required for every
+ * other status. Returns the lifecycle service.
  */
 function requireReady(context: AdminContext): NonNullable<AdminContext['lifecycle']> {
   const status = context.registry?.status;
   if (status === 'ready' && context.storage && context.lifecycle) return context.lifecycle;
+  if (status === 'unavailable' && context.registry?.reason === 'busy') throw refusal('storage_busy');
   if (status === undefined || status === 'unavailable' || status === 'ready') throw refusal('storage_unavailable');
   // `serve` migrates an uninitialised or outdated registry, but refuses an
   // incompatible or dirty one: do not send the operator there for those.

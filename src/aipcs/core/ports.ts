@@ -131,7 +131,7 @@ export type StoreObservation =
   | { readonly state: 'unavailable' };
 
 export interface ServiceStorePort {
-  /** How the store's physical layout relates to `layout` (never creates or migrates). */
+  /** How the store's physical layout relates to `layout` (never creates or migrates); contention throws StorageFailure busy. */
   observe(locator: StorageLocator, layout: StoreLayout): Promise<StoreObservation>;
   /** Creates the store and the layout; a no-op when it already matches exactly. */
   materialise(locator: StorageLocator, layout: StoreLayout): Promise<void>;

@@ -469,7 +469,10 @@ export class PostgresServiceStores implements OperatorStorePort {
       const expected = await this.expectedSignature(layout);
       const state = await this.connection.transaction('read', (session) => compareLayout(session, schema, expected));
       return { state: state === 'matches' ? 'ready' : state === 'differs' ? 'incompatible' : 'uninitialised' };
-    } catch {
+    } catch (error) {
+      // Contention (a table held by a lock past lock_timeout) stays busy, as a
+      // SQLite store's busy timeout does: the caller reports it as retryable.
+      if (error instanceof StorageFailure && error.kind === 'busy') throw error;
       return { state: 'unavailable' };
     }
   }
