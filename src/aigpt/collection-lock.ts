@@ -9,7 +9,7 @@ import { promises as fs } from 'node:fs';
 import { hostname as osHostname, uptime } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { processExists } from '../common/process.js';
+import { lockHolderAlive, processExists, processStartMark } from '../common/process.js';
 import { readRegularText, SMALL_METADATA_MAX_BYTES } from '../common/regular-file.js';
 import { AigptError, errnoCode } from './errors.js';
 import { LOCK_TIMEOUT_MS } from './limits.js';
@@ -45,6 +45,8 @@ interface LockContent {
   readonly host?: string;
   readonly started?: string;
   readonly nonce?: string;
+  /** The holder's start mark (see processStartMark); aigpt's own locks carry it where /proc tells. */
+  readonly proc?: string;
 }
 
 export interface LockHandle {
@@ -70,7 +72,9 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
   const sleep = options.sleep ?? defaultSleep;
   const timeoutMs = options.timeoutMs ?? LOCK_TIMEOUT_MS;
   const nonce = randomBytes(8).toString('hex');
-  const text = JSON.stringify({ pid, host, started: new Date().toISOString(), nonce });
+  // The start mark only for a lock naming this very process (tests may name another pid).
+  const proc = pid === process.pid ? processStartMark(pid) : undefined;
+  const text = JSON.stringify({ pid, host, started: new Date().toISOString(), nonce, ...(proc === undefined ? {} : { proc }) });
   const lockPath = join(dir, LOCK_FILE);
   // Not `.*.tmp-*`: recovery, which runs under the lock, must not delete a
   // waiter's pending file.
@@ -157,18 +161,21 @@ function parseLockContent(raw: string): LockContent | undefined {
     return undefined;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { pid, host, started, nonce } = value as Record<string, unknown>;
+  const { pid, host, started, nonce, proc } = value as Record<string, unknown>;
   return {
     ...(typeof pid === 'number' && Number.isSafeInteger(pid) && pid > 0 ? { pid } : {}),
     ...(typeof host === 'string' ? { host } : {}),
     ...(typeof started === 'string' ? { started } : {}),
     ...(typeof nonce === 'string' ? { nonce } : {}),
+    ...(typeof proc === 'string' ? { proc } : {}),
   };
 }
 
 /** Spec 7.3: same host and the process is gone. A lock naming no pid or no host is never stale. */
 function isStale(content: LockContent, host: string, options: LockOptions): boolean {
   if (content.pid === undefined || content.host !== host) return false;
+  // Another process now runs under the holder's pid (reused after a kill -9 and a restart): the holder is gone.
+  if (content.proc !== undefined && !lockHolderAlive(content.pid, content.proc, options.isProcessAlive ?? processExists)) return true;
   if (content.pid === (options.pid ?? process.pid)) return content.nonce === undefined || !ownNonces.has(content.nonce);
   const bootTime = options.bootTimeMs?.() ?? Date.now() - uptime() * 1000;
   const started = content.started === undefined ? NaN : Date.parse(content.started);

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { constants } from 'node:fs';
 import { AipError } from '../core/errors.js';
-import { processExists } from '../../common/process.js';
+import { lockHolderAlive, processStartMark } from '../../common/process.js';
 import { readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { errorCode } from './object-store.js';
 
@@ -40,8 +40,10 @@ async function staleText(lockPath: string): Promise<string | null> {
     return null; // being written right now, or damaged: wait rather than steal
   }
   if (typeof holder !== 'object' || holder === null) return null;
-  const { pid, host } = holder as { pid?: unknown; host?: unknown };
-  return typeof pid === 'number' && host === hostname() && !processExists(pid) ? text : null;
+  const { pid, host, proc } = holder as { pid?: unknown; host?: unknown; proc?: unknown };
+  if (typeof pid !== 'number' || host !== hostname()) return null;
+  // Gone, or its pid now belongs to a later process (reused after a kill -9 and a restart).
+  return lockHolderAlive(pid, typeof proc === 'string' ? proc : undefined) ? null : text;
 }
 
 /** Removes `path` only while it still holds `text` (never a lock someone has taken since). */
@@ -82,7 +84,10 @@ export async function withLock<T>(lockPath: string, work: () => Promise<T>, opti
   // content, so a crash can never leave an empty lock that looks "being written".
   const draft = `${lockPath}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   // Spec 7.6's record; pid and the millisecond make it unique among live holders.
-  const record = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() });
+  // `proc` (where /proc tells) names this process beyond its pid, so a later
+  // process that reuses the pid does not keep a dead holder's lock alive.
+  const proc = processStartMark(process.pid);
+  const record = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString(), ...(proc === undefined ? {} : { proc }) });
   const handle = await open(draft, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
   try {
     await handle.write(record);
