@@ -33,6 +33,9 @@ const POOL_WAIT_TIMEOUT = 'timeout exceeded when trying to connect';
 /** The SQLSTATEs that mean "contended, try again": serialization, deadlock, lock_timeout, statement_timeout. */
 const BUSY_SQLSTATES = new Set(['40001', '40P01', '55P03', '57014']);
 
+/** pg's error for a statement that got no answer within query_timeout (the server or network stopped answering). */
+const QUERY_READ_TIMEOUT = 'Query read timeout';
+
 /** admin_shutdown, crash_shutdown, idle_session_timeout, idle_in_transaction_session_timeout: always FATAL. */
 const SESSION_ENDING_SQLSTATES = new Set(['57P01', '57P02', '57P05', '25P03']);
 
@@ -75,6 +78,12 @@ function summarise(error: unknown): PostgresErrorSummary {
  */
 function endsSession(error: pg.DatabaseError): boolean {
   return error.severity === 'FATAL' || error.severity === 'PANIC' || SESSION_ENDING_SQLSTATES.has(error.code ?? '');
+}
+
+/** The connection went (closed, reset, or the server ended the session), not a statement that failed or timed out on it. */
+function lostWhileIdle(error: unknown): boolean {
+  if (error instanceof pg.DatabaseError) return endsSession(error);
+  return error instanceof Error && error.message !== QUERY_READ_TIMEOUT;
 }
 
 /** Maps any driver error to a StorageFailure whose cause carries no connection details. */
@@ -205,7 +214,8 @@ export class PostgresConnection {
     this.pool.on('error', () => undefined);
   }
 
-  private async acquire(): Promise<pg.PoolClient> {
+  /** A connection from the pool, and whether it had served units before (false: opened and prepared just now). */
+  private async acquire(): Promise<{ client: pg.PoolClient; reused: boolean }> {
     if (this.closed) throw new StorageFailure('unavailable');
     let client: pg.PoolClient;
     try {
@@ -218,7 +228,7 @@ export class PostgresConnection {
       const waited = !(error instanceof pg.DatabaseError) && error instanceof Error && error.message === POOL_WAIT_TIMEOUT;
       throw waited ? new StorageFailure('busy', { cause: summarise(error) }) : toStorageFailure(error);
     }
-    if (this.prepared.has(client)) return client;
+    if (this.prepared.has(client)) return { client, reused: true };
     // The pool only listens for errors of idle clients. A connection that
     // dies while checked out must not crash the process: its failure reaches
     // the unit through the query that fails, and the client is discarded.
@@ -261,7 +271,32 @@ export class PostgresConnection {
       throw toStorageFailure(error);
     }
     this.prepared.add(client);
-    return client;
+    return { client, reused: false };
+  }
+
+  /**
+   * Takes a connection and opens the unit's transaction on it. A pooled
+   * connection that died while idle without the pool noticing (its server
+   * restarted or failed over, or a peer dropped it, and no close reached us)
+   * fails this first statement; nothing of the unit has run on it, so it is
+   * discarded and the unit takes another connection instead of failing an
+   * avoidable request as unavailable. Only a reused connection that was lost
+   * is replaced, at most once per pooled connection: a fresh one that fails,
+   * a BEGIN that got no answer within the timeouts, or any other server
+   * error ends the unit as before.
+   */
+  private async begin(mode: TransactionMode): Promise<{ client: pg.PoolClient; session: PgSession }> {
+    const statement = BEGIN[mode === 'write' && this.options.readOnly === true ? 'write_refused' : mode];
+    for (let replaced = 0; ; replaced++) {
+      const { client, reused } = await this.acquire();
+      try {
+        await client.query(statement);
+        return { client, session: new PgSession(client) };
+      } catch (error) {
+        client.release(true);
+        if (!reused || replaced >= this.max || !lostWhileIdle(error)) throw toStorageFailure(error);
+      }
+    }
   }
 
   /**
@@ -270,10 +305,8 @@ export class PostgresConnection {
    * already StorageFailures); a COMMIT lost with its connection is `uncertain`.
    */
   async transaction<T>(mode: TransactionMode, work: (session: PgSession) => Promise<T>): Promise<T> {
-    const client = await this.acquire();
-    const session = new PgSession(client);
+    const { client, session } = await this.begin(mode);
     try {
-      await session.run(BEGIN[mode === 'write' && this.options.readOnly === true ? 'write_refused' : mode]);
       let result: T;
       try {
         result = await work(session);
@@ -312,7 +345,7 @@ export class PostgresConnection {
 
   /** The server's `server_version_num`, as checked on a connection. */
   async serverVersionNum(): Promise<number> {
-    if (this.versionNum === undefined) (await this.acquire()).release();
+    if (this.versionNum === undefined) (await this.acquire()).client.release();
     if (this.versionNum === undefined) throw new StorageFailure('unavailable');
     return this.versionNum;
   }

@@ -2,7 +2,9 @@
 // cannot fire there, so the adapter must still give up within its configured
 // timeouts instead of leaving the tool call waiting forever. And a session
 // that the server ends while answering a COMMIT, which may already be
-// durable. A TCP relay in front of the test cluster plays both servers.
+// durable. And a pooled connection that died while idle without the close
+// ever reaching the client (a server that restarted or failed over). A TCP
+// relay in front of the test cluster plays these servers.
 
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -19,6 +21,12 @@ interface Relay {
    * answer, the FATAL error of a terminated backend and then end of stream.
    */
   endSessionOnCommit(): void;
+  /**
+   * The connections open now are gone without a word: the next thing the
+   * client sends on one is answered by a TCP reset, as from a server host
+   * that restarted. Connections opened later pass through.
+   */
+  vanish(): void;
   close(): Promise<void>;
 }
 
@@ -27,11 +35,17 @@ async function relayTo(target: URL): Promise<Relay> {
   let frozen = false;
   let endOnCommit = false;
   const sockets: Socket[] = [];
+  const vanished = new Set<Socket>();
   const server: Server = createServer((inbound) => {
     const outbound = connect(port, host);
     sockets.push(inbound, outbound);
     for (const socket of [inbound, outbound]) socket.on('error', () => undefined);
     inbound.on('data', (chunk: Buffer) => {
+      if (vanished.has(inbound)) {
+        outbound.destroy();
+        inbound.resetAndDestroy();
+        return;
+      }
       if (frozen) return;
       outbound.write(chunk);
       if (endOnCommit && chunk.includes('COMMIT\0')) {
@@ -48,6 +62,7 @@ async function relayTo(target: URL): Promise<Relay> {
     port: typeof address === 'object' && address ? address.port : 0,
     freeze: () => (frozen = true),
     endSessionOnCommit: () => (endOnCommit = true),
+    vanish: () => sockets.forEach((socket) => vanished.add(socket)),
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
@@ -109,6 +124,14 @@ describe('an unresponsive PostgreSQL server', () => {
       const { kind, ms } = await outcome(connection.transaction('read', (session) => session.rows('SELECT 1 AS one')));
       expect(kind).toBe('unavailable');
       expect(ms).toBeLessThan(timeouts.statementTimeoutMs + timeouts.connectTimeoutSeconds * 1000 + 3000);
+    }, 20_000);
+
+    it('replaces a pooled connection that died while idle instead of failing the next unit', async () => {
+      const { relay, connection } = await openThroughRelay();
+      relay.vanish();
+      expect(await connection.transaction('read', (session) => session.rows('SELECT 2 AS two'))).toEqual([{ two: 2 }]);
+      relay.vanish();
+      expect(await connection.transaction('write', (session) => session.rows('SELECT 3 AS three'))).toEqual([{ three: 3 }]);
     }, 20_000);
 
     it('answers a COMMIT that gets no reply as uncertain', async () => {
