@@ -56,14 +56,14 @@ describe('a running server and later changes on disk', () => {
     server.send(INITIALIZE_REQUEST);
     await server.response(1);
     server.send(INITIALIZED_NOTIFICATION);
-    expect(await call('save_memory', { content: 'one' })).toEqual(['{"count":1,"limit":3,"success":true}', '[aigpt] memory records: 1/3']);
+    expect(await call('save_memory', { content: 'one' })).toEqual(['{"count":1,"limit":3,"success":true}']);
 
     await writeConfig(home, { path: join(home.root, 'first'), memory: 7 });
-    expect(await call('save_memory', { content: 'two' })).toEqual(['{"count":2,"limit":7,"success":true}', '[aigpt] memory records: 2/7']);
+    expect(await call('save_memory', { content: 'two' })).toEqual(['{"count":2,"limit":7,"success":true}']);
 
     const second = join(home.root, 'second');
     await writeConfig(home, { path: second, memory: 1 });
-    expect(await call('save_memory', { content: 'elsewhere' })).toEqual(['{"count":1,"limit":1,"success":true}', '[aigpt] memory records: 1/1']);
+    expect(await call('save_memory', { content: 'elsewhere' })).toEqual(['{"count":1,"limit":1,"success":true}']);
     const texts = async (base: string): Promise<string[]> =>
       (await snapshotMemories(join(base, 'self', 'ai.syui.gpt.memory'))).map(
         ([, text]) => (JSON.parse(text) as { value: { content: { text: string } } }).value.content.text,

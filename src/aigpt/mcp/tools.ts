@@ -5,7 +5,6 @@
 import type { JsonObject, JsonValue } from '../../common/json.js';
 import type { SchemaIssue, ToolCallResult, ToolDefinition } from '../../common/mcp/tool-server.js';
 import { AigptError } from '../errors.js';
-import { limitStatus, memoryStatus } from '../instructions.js';
 import { MAX_READ_MEMORY_BYTES, MAX_RECORDS_READ } from '../limits.js';
 import { checkCompressItems, checkMemoryText, type MemoryStore } from '../memory-store.js';
 import { renderCompact } from '../record-format.js';
@@ -51,15 +50,18 @@ export const AIGPT_TOOLS: readonly ToolDefinition[] = [
   },
 ];
 
-/** The reference's payload text plus a status line the agent can act on (see docs/decisions-aigpt.md). */
-function result(payload: JsonValue, status: string | undefined, isError = false): ToolCallResult {
+/**
+ * One text item holding the payload, exactly the spec's result shape (5.4);
+ * the count and limit travel in the payloads and the instructions (see
+ * docs/decisions-aigpt.md).
+ */
+function result(payload: JsonValue, isError = false): ToolCallResult {
   const content: ToolCallResult['content'] = [{ type: 'text', text: renderCompact(payload) }];
-  if (status !== undefined) content.push({ type: 'text', text: status });
   return isError ? { content, isError: true } : { content };
 }
 
-export function errorResult(message: string, status?: string): ToolCallResult {
-  return result({ error: message }, status, true);
+export function errorResult(message: string): ToolCallResult {
+  return result({ error: message }, true);
 }
 
 /**
@@ -76,14 +78,6 @@ export class AigptToolHandler {
     } catch (error) {
       if (error instanceof AigptError) return { failed: errorResult(error.message) };
       throw error;
-    }
-  }
-
-  private async status(store: MemoryStore): Promise<string | undefined> {
-    try {
-      return limitStatus(await store.countMemories(), store.memoryLimit);
-    } catch {
-      return undefined;
     }
   }
 
@@ -105,7 +99,7 @@ export class AigptToolHandler {
           return this.unknownTool(name);
       }
     } catch (error) {
-      if (error instanceof AigptError) return errorResult(error.message, await this.status(store));
+      if (error instanceof AigptError) return errorResult(error.message);
       throw error;
     }
   }
@@ -116,16 +110,15 @@ export class AigptToolHandler {
     return errorResult(`Unknown tool: ${name.toWellFormed()}`);
   }
 
-  async invalidArguments(tool: ToolDefinition, _issues: readonly SchemaIssue[]): Promise<ToolCallResult> {
+  invalidArguments(tool: ToolDefinition, _issues: readonly SchemaIssue[]): ToolCallResult {
     // Every schema issue of these two tools is about their one argument.
     const message = tool.name === 'compress' ? 'items must be an array of strings' : 'content must be a string';
-    const opened = await this.store();
-    return errorResult(message, 'store' in opened ? await this.status(opened.store) : undefined);
+    return errorResult(message);
   }
 
   private async readCore(store: MemoryStore): Promise<ToolCallResult> {
     const core = await store.readCore();
-    return result(core.value, await this.status(store));
+    return result(core.value);
   }
 
   private async readMemory(store: MemoryStore): Promise<ToolCallResult> {
@@ -148,28 +141,25 @@ export class AigptToolHandler {
     }
     skipped.push(...unreadable.map((skip): JsonValue => ({ path: skip.path, reason: skip.reason })));
     if (skipped.length > 0) payload['skipped'] = skipped;
-    let status = memoryStatus(read.selected, store.memoryLimit, unreadable.length);
-    if (read.notRead > 0) status += ` (${read.notRead} oldest memories not returned: beyond the read bound)`;
-    return result(payload, status);
+    return result(payload);
   }
 
   private async saveMemory(store: MemoryStore, content: JsonValue | undefined): Promise<ToolCallResult> {
     // The schema already guarantees a string; this guards direct callers.
-    if (typeof content !== 'string') return errorResult('content must be a string', await this.status(store));
+    if (typeof content !== 'string') return errorResult('content must be a string');
     const problem = checkMemoryText(content);
-    if (problem !== undefined) return errorResult(problem, await this.status(store));
+    if (problem !== undefined) return errorResult(problem);
     const saved = await store.saveMemory(content);
-    const limit = store.memoryLimit;
-    return result({ count: BigInt(saved.count), limit, success: true }, limitStatus(saved.count, limit));
+    return result({ count: BigInt(saved.count), limit: store.memoryLimit, success: true });
   }
 
   private async compress(store: MemoryStore, items: JsonValue | undefined): Promise<ToolCallResult> {
     if (!Array.isArray(items) || !items.every((item): item is string => typeof item === 'string')) {
-      return errorResult('items must be an array of strings', await this.status(store));
+      return errorResult('items must be an array of strings');
     }
     const problem = checkCompressItems(items, store.memoryLimit);
-    if (problem !== undefined) return errorResult(problem, await this.status(store));
+    if (problem !== undefined) return errorResult(problem);
     const done = await store.compress(items);
-    return result({ count: BigInt(done.count), limit: store.memoryLimit, success: true }, await this.status(store));
+    return result({ count: BigInt(done.count), limit: store.memoryLimit, success: true });
   }
 }
