@@ -10,6 +10,7 @@ import { AipError, failure, success, type Outcome } from '../core/errors.js';
 import type { Id } from '../core/objects.js';
 import type { LoadResult } from '../core/verify-graph.js';
 import { isId } from '../core/value-rules.js';
+import { processExists } from '../../common/process.js';
 
 export interface ObjectStoreOptions {
   readonly maxObjectBytes: number;
@@ -42,9 +43,13 @@ export async function fsyncDirectory(path: string): Promise<void> {
   }
 }
 
+/** `tmp/{pid}-{32 hex}`: an object being written by process `pid`. */
+const OBJECT_TEMP_NAME = /^([0-9]+)-[0-9a-f]{32}$/;
+
 export class ObjectStore {
   readonly objectsDir: string;
   readonly tmpDir: string;
+  private sweptDeadTemps = false;
 
   constructor(
     readonly aipDir: string,
@@ -122,7 +127,11 @@ export class ObjectStore {
       this.options.warn?.(`object ${id} was corrupt (${existing.error.code}); rewriting it`);
     }
     await mkdir(this.tmpDir, { recursive: true });
-    const tmpPath = join(this.tmpDir, randomBytes(16).toString('hex'));
+    if (!this.sweptDeadTemps) {
+      this.sweptDeadTemps = true;
+      await this.removeDeadWritersTemps();
+    }
+    const tmpPath = join(this.tmpDir, `${process.pid}-${randomBytes(16).toString('hex')}`);
     const handle = await open(tmpPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o444);
     try {
       let written = 0;
@@ -149,6 +158,28 @@ export class ObjectStore {
       throw error;
     }
     return true;
+  }
+
+  /**
+   * Removes the temp files of object writers that were killed (kill -9, a
+   * crash), which nothing else would ever remove: each can be as large as an
+   * object. Only a name whose pid is gone from this host, last written over
+   * a minute ago, goes, so a live writer's file stays (objects are written
+   * without the lock). Once per
+   * store, before its first write; best effort.
+   */
+  private async removeDeadWritersTemps(): Promise<void> {
+    try {
+      for (const name of await readdir(this.tmpDir)) {
+        const match = OBJECT_TEMP_NAME.exec(name);
+        if (match === null || processExists(Number(match[1]))) continue;
+        // Also a minute old: on a folder shared between hosts the pid may be another host's live writer.
+        const path = join(this.tmpDir, name);
+        if ((await stat(path)).mtimeMs < Date.now() - 60_000) await rm(path, { force: true });
+      }
+    } catch {
+      // Left for the next writer.
+    }
   }
 
   /** Every stored ID, in ascending order. Stray names that are not IDs are skipped. */
