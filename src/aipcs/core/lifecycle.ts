@@ -9,6 +9,8 @@ import { AipcsError } from '../contract/error-codes.js';
 import type { ManifestV2 } from '../contract/manifest/types.js';
 import { storeLayoutOf } from './layout.js';
 import { StorageFailure, type BackendName, type ClaimKind, type ClaimRow, type Micros, type RegistryPort, type RegistryReader, type RegistryWriter, type ServiceRow, type ServiceStorePort, type StoreLayout } from './ports.js';
+import { PAGE_TEXT_BUDGET } from './records.js';
+import { TextBudget } from './text-budget.js';
 import { formatTimestamp, timeAfter } from './time.js';
 
 /** Manifest services the lifecycle needs from the contract layer. */
@@ -171,8 +173,16 @@ export class LifecycleService {
     return this.wrapStorage(() =>
       this.deps.registry.read(async (tx) => {
         const services = await tx.listServices(this.deps.principalId, limit);
+        // The leading services whose projections fit the page budget (always
+        // the first): each carries its whole manifest, which the contract bounds
+        // only by its parts, so 100 of them could make a line of gigabytes.
+        const budget = new TextBudget(PAGE_TEXT_BUDGET);
         const projected: JsonObject[] = [];
-        for (const service of services) projected.push(await this.projectCurrent(tx, service));
+        for (const service of services) {
+          const kept = budget.prefix([await this.projectCurrent(tx, service)], projected.length === 0);
+          if (kept.length === 0) break;
+          projected.push(...kept);
+        }
         return { services: projected };
       }),
     );
