@@ -4,10 +4,11 @@
 // spooled privately so staging re-reads what was validated. No path is printed.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
+import { processExists } from '../../common/process.js';
 import { refusal } from './admin-errors.js';
 
 const errno = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | null)?.code;
@@ -188,6 +189,30 @@ export interface SpoolObserver {
   chunk(bytes: number): void;
 }
 
+/** `aipcs-bundle-{pid}-{6 random}`: the spool of the import run by process `pid`. */
+const SPOOL_NAME = /^aipcs-bundle-([0-9]+)-[A-Za-z0-9]{6}$/;
+
+/**
+ * Removes the spools of imports that were killed (kill -9, a crash), which
+ * nothing else would ever remove: each holds a whole artefact (up to
+ * 256 MiB). Only a directory of ours whose pid is gone from this host and
+ * that is over a minute old goes (not a symlink; another user's or a live
+ * import's stays). Best effort.
+ */
+function removeDeadImportSpools(parent: string): void {
+  try {
+    for (const name of readdirSync(parent)) {
+      const match = SPOOL_NAME.exec(name);
+      if (match === null || processExists(Number(match[1]))) continue;
+      const path = join(parent, name);
+      const seen = lstatSync(path);
+      if (seen.isDirectory() && seen.uid === process.getuid?.() && seen.mtimeMs < Date.now() - 60_000) rmSync(path, { recursive: true, force: true });
+    }
+  } catch {
+    // Left for the next import.
+  }
+}
+
 export class ArtefactSpool {
   private readonly directory: string;
   private readonly file: string;
@@ -200,8 +225,9 @@ export class ArtefactSpool {
     private readonly input: number,
     private readonly observer: SpoolObserver | null = null,
   ) {
+    removeDeadImportSpools(tmpdir());
     try {
-      this.directory = mkdtempSync(join(tmpdir(), 'aipcs-bundle-'));
+      this.directory = mkdtempSync(join(tmpdir(), `aipcs-bundle-${process.pid}-`));
     } catch (error) {
       throw refusal('storage_unavailable', [], error);
     }
