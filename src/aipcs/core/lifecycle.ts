@@ -169,14 +169,19 @@ export class LifecycleService {
   // -------------------------------------------------------------------------
   // Reads
 
-  async list(limit: number): Promise<JsonObject> {
+  /**
+   * The first `limit` services. For a tool result (`textBudget`), only the
+   * leading ones whose projections fit PAGE_TEXT_BUDGET (the first always);
+   * the admin command lists them all.
+   */
+  async list(limit: number, textBudget = false): Promise<JsonObject> {
     return this.wrapStorage(() =>
       this.deps.registry.read(async (tx) => {
         const services = await tx.listServices(this.deps.principalId, limit);
         // The leading services whose projections fit the page budget (always
         // the first): each carries its whole manifest, which the contract bounds
         // only by its parts, so 100 of them could make a line of gigabytes.
-        const budget = new TextBudget(PAGE_TEXT_BUDGET);
+        const budget = new TextBudget(textBudget ? PAGE_TEXT_BUDGET : Number.POSITIVE_INFINITY);
         const projected: JsonObject[] = [];
         for (const service of services) {
           const kept = budget.prefix([await this.projectCurrent(tx, service)], projected.length === 0);

@@ -21,7 +21,7 @@ async function run(app: Application | null, command: ToolCommand): Promise<JsonO
     case 'aipcs_service_seed':
       return lifecycle.seed(command);
     case 'aipcs_service_list':
-      return lifecycle.list(command.limit);
+      return lifecycle.list(command.limit, true);
     case 'aipcs_service_inspect':
       return lifecycle.inspect(command.serviceId);
     case 'aipcs_service_design':

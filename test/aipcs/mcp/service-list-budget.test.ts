@@ -2,12 +2,14 @@
 // contract bounds a manifest only by its parts (a few MB each within every
 // §10 bound), so 100 services made lines of gigabytes: 32 such services gave
 // a 571 MB line after two minutes and 3.4 GB of server memory. The list keeps
-// the leading services (first always) whose projections fit the page budget.
+// the leading services (first always) whose projections fit the page budget;
+// the operator's `aipcs service list` (no client line limit) lists them all.
 
 import { describe, expect, it } from 'vitest';
 import { PAGE_TEXT_BUDGET } from '../../../src/aipcs/core/records.js';
 import { renderContractJson } from '../../../src/aipcs/contract/envelope.js';
 import type { JsonValue } from '../../../src/common/json.js';
+import { aipcsAsync, rootArgs } from '../../support/aipcs-admin.js';
 import { freshDataRoot, sqliteArgs, startAipcs } from '../../support/aipcs-client.js';
 import { serverManaged } from '../../support/manifests.js';
 import { toPlainJson } from '../../../src/common/json.js';
@@ -27,7 +29,8 @@ function largeManifest(): Record<string, unknown> {
 
 describe('aipcs_service_list stays within the page budget', () => {
   it('lists the leading services that fit, the first always, in the contract order', { timeout: 120_000 }, async () => {
-    const client = await startAipcs(sqliteArgs(freshDataRoot()));
+    const dataRoot = freshDataRoot();
+    const client = await startAipcs(sqliteArgs(dataRoot));
     try {
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
@@ -52,6 +55,10 @@ describe('aipcs_service_list stays within the page budget', () => {
       const one = await client.call('aipcs_service_list', { limit: 1 });
       expect((one.result?.['services'] as Record<string, unknown>[]).map((service) => service['service_id'])).toEqual([ids[0]]);
       expect((await client.call('aipcs_server_info')).ok).toBe(true);
+
+      const admin = await aipcsAsync(['service', 'list', ...rootArgs(dataRoot)]);
+      expect(admin.status, admin.stderr).toBe(0);
+      expect((admin.envelope.result?.['services'] as Record<string, unknown>[]).map((service) => service['service_id'])).toEqual([...ids, small.result?.['service_id']]);
     } finally {
       await client.close();
     }
