@@ -18,6 +18,8 @@ export const MAX_RECORDS_READ = 10_000;
  * older memories beyond it are skipped unread and reported.
  */
 export const MAX_READ_MEMORY_BYTES = 3 * 1024 * 1024;
+/** Unreadable memory files a read_memory result names one by one; the rest are one entry with their count. */
+export const MAX_LISTED_UNREADABLE = 100;
 /** Maximum UTF-8 size of the MCP instructions string. */
 export const MAX_INSTRUCTIONS_BYTES = 256 * 1024;
 /** One JSON-RPC input line on stdio; a longer request is answered with -32600. */

@@ -5,7 +5,7 @@
 import type { JsonObject, JsonValue } from '../../common/json.js';
 import type { SchemaIssue, ToolCallResult, ToolDefinition } from '../../common/mcp/tool-server.js';
 import { AigptError } from '../errors.js';
-import { MAX_READ_MEMORY_BYTES, MAX_RECORDS_READ } from '../limits.js';
+import { MAX_LISTED_UNREADABLE, MAX_READ_MEMORY_BYTES, MAX_RECORDS_READ } from '../limits.js';
 import { checkCompressItems, checkMemoryText, type MemoryStore } from '../memory-store.js';
 import { renderCompact } from '../record-format.js';
 
@@ -139,7 +139,17 @@ export class AigptToolHandler {
         reason: `${read.notRead} oldest memory file(s) not read: beyond the read bound (${MAX_RECORDS_READ} files, ${MAX_READ_MEMORY_BYTES} bytes, newest first)`,
       });
     }
-    skipped.push(...unreadable.map((skip): JsonValue => ({ path: skip.path, reason: skip.reason })));
+    // Unreadable files are named one by one up to a bound (each entry carries
+    // its path twice, a path may be 4 KiB, and up to 10 000 are read), then
+    // one entry names the folder with the count of the others.
+    const listed = unreadable.slice(0, MAX_LISTED_UNREADABLE);
+    skipped.push(...listed.map((skip): JsonValue => ({ path: skip.path, reason: skip.reason })));
+    if (unreadable.length > listed.length) {
+      skipped.push({
+        path: store.tree.memoryDir,
+        reason: `${unreadable.length - listed.length} more unreadable memory file(s) not listed (${MAX_LISTED_UNREADABLE} are); aigpt read-memory lists them all`,
+      });
+    }
     if (skipped.length > 0) payload['skipped'] = skipped;
     return result(payload);
   }
