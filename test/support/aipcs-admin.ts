@@ -49,8 +49,11 @@ export function aipcsAsync(args: string[], options: { env?: Record<string, strin
     const child = spawn(process.execPath, [aipcsBin(), ...args], { env: { ...baseEnv(), ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // Decoded as streams: a character split across two chunks must not become two U+FFFD.
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.on('data', (chunk: string) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (status) => resolve({ status, stdout, stderr, envelope: parseEnvelope(stdout, stderr) }));
   });

@@ -20,8 +20,10 @@ export function rawLineSession(args: string[], env: Record<string, string> = {})
   const child = spawn(process.execPath, [aipcsBin(), ...args], { stdio: ['pipe', 'pipe', 'ignore'], env: { PATH: process.env['PATH'] ?? '', ...env } });
   const waiting = new Map<number, (line: string) => void>();
   let out = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString('utf8');
+  // Decoded as a stream: a character split across two chunks must not become two U+FFFD.
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    out += chunk;
     let newline: number;
     while ((newline = out.indexOf('\n')) >= 0) {
       const line = out.slice(0, newline);
