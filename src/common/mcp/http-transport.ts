@@ -69,9 +69,21 @@ export interface HttpTransportOptions {
   readonly keepAliveMs?: number;
   /** Called after a session has been closed, with the reason (tests and diagnostics). */
   readonly onSessionClosed?: (reason: SessionCloseReason) => void;
+  /** Open sessions at most (default MAX_SESSIONS); a new one then replaces the least recently used idle one. */
+  readonly maxSessions?: number;
 }
 
-export type SessionCloseReason = 'deleted' | 'expired' | 'shutdown';
+export type SessionCloseReason = 'deleted' | 'expired' | 'shutdown' | 'evicted';
+
+/**
+ * Open sessions one listener keeps. Each holds an MCP server (about 40 KB),
+ * and a client that initializes for every connection without DELETE leaves
+ * one behind each time until the idle timeout (30 minutes by default): at a
+ * few hundred a second the server would run out of memory. Past the cap a
+ * new session closes the least recently used idle one (its id then gets 404,
+ * as an expired one does); with every session busy, initialize gets 503.
+ */
+export const MAX_SESSIONS = 1000;
 
 export interface HttpListener {
   /** The bound address (the real port when 0 was asked for). */
@@ -394,6 +406,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   const versionRefusal = `Bad Request: Unsupported protocol version (supported versions: ${protocolVersions.join(', ')})`;
   const refusesVersion = (req: IncomingMessage): boolean => !isSupportedProtocolVersion(singleHeader(req.headers['mcp-protocol-version']), protocolVersions);
   const sessions = new Map<string, Session>();
+  const maxSessions = options.maxSessions ?? MAX_SESSIONS;
   let closing = false;
   let busyRequests = 0;
   const quietWaiters: (() => void)[] = [];
@@ -555,6 +568,12 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         // An initialize whose params do not read as one: the SDK would call it
         // "Server not initialized"; stdio answers it -32602 with its id.
         if (!plain.some(isInitializeRequest)) return rejection(res, 400, -32602, 'Invalid request parameters', {}, invalidRequestId(parsed), options.invalidParamsData);
+        if (sessions.size >= maxSessions) {
+          let oldest: Session | undefined;
+          for (const open of sessions.values()) if (open.busy === 0 && (oldest === undefined || open.lastActivity < oldest.lastActivity)) oldest = open;
+          if (oldest === undefined) return rejection(res, 503, -32000, 'Service Unavailable: too many sessions in use');
+          await closeSession(oldest, 'evicted');
+        }
         session = await openSession();
         touch(session, 1);
       } else if (!plain.some(isInitializeRequest) && refusesVersion(req)) {

@@ -1,0 +1,81 @@
+// The HTTP listener keeps at most maxSessions open sessions. A client that
+// initializes for every connection and never sends DELETE left one session
+// (an MCP server, about 40 KB) behind each time until the idle timeout, so
+// the server's memory grew without bound. Past the cap a new session closes
+// the least recently used idle one; with every session busy, initialize gets 503.
+
+import { describe, expect, it } from 'vitest';
+import { losslessJson } from '../../src/common/json.js';
+import { createLogger } from '../../src/common/logger.js';
+import { MAX_SESSIONS, startHttpTransport, type HttpListener, type SessionCloseReason } from '../../src/common/mcp/http-transport.js';
+import { createToolServer, type ToolServer } from '../../src/common/mcp/tool-server.js';
+import { initializeBody, MCP_HEADERS, rawRequest, rawSession } from '../aipcs/http/support.js';
+
+const logger = createLogger('http-session-cap-test', 'silent');
+
+function echoServer(): ToolServer {
+  return createToolServer({
+    name: 'echo-server',
+    version: '1.0.0',
+    logger,
+    tools: [{ name: 'echo', description: 'Echo the arguments.', inputSchema: { type: 'object', additionalProperties: true, properties: {}, required: [] } }],
+    callTool: (_name, args) => Promise.resolve({ content: [{ type: 'text', text: losslessJson(args) }] }),
+    onInvalidArguments: () => ({ content: [{ type: 'text', text: 'invalid' }], isError: true }),
+    onUnknownTool: () => ({ content: [{ type: 'text', text: 'unknown' }], isError: true }),
+    onUnexpectedError: () => ({ content: [{ type: 'text', text: 'internal' }], isError: true }),
+  });
+}
+
+async function listen(maxSessions: number | undefined, closed: SessionCloseReason[]): Promise<HttpListener> {
+  return startHttpTransport({
+    host: '127.0.0.1',
+    port: 0,
+    path: '/mcp',
+    allowedHosts: ['127.0.0.1:*'],
+    allowedOrigins: [],
+    sessionIdleTimeoutMs: 600_000,
+    allowNonLoopback: false,
+    createSession: () => echoServer(),
+    onSessionClosed: (reason) => closed.push(reason),
+    ...(maxSessions === undefined ? {} : { maxSessions }),
+    logger,
+  });
+}
+
+const ping = async (port: number, session: string): Promise<number> =>
+  (await rawRequest(port, { headers: { ...MCP_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }) })).status;
+
+describe('the HTTP listener caps its open sessions', () => {
+  it('a new session past the cap closes the least recently used idle one', async () => {
+    const closed: SessionCloseReason[] = [];
+    const listener = await listen(3, closed);
+    try {
+      const first = await rawSession(listener.port);
+      const second = await rawSession(listener.port);
+      const third = await rawSession(listener.port);
+      expect(await ping(listener.port, first)).toBe(200); // the first is now the most recently used
+      const fourth = await rawSession(listener.port);
+      expect(listener.sessionCount()).toBe(3);
+      expect(closed).toEqual(['evicted']);
+      expect(await ping(listener.port, second)).toBe(404);
+      for (const id of [first, third, fourth]) expect(await ping(listener.port, id)).toBe(200);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('opens many sessions in a row without keeping more than the default cap', { timeout: 60_000 }, async () => {
+    const closed: SessionCloseReason[] = [];
+    const listener = await listen(undefined, closed);
+    try {
+      for (let i = 0; i < MAX_SESSIONS + 20; i++) {
+        const init = await rawRequest(listener.port, { headers: MCP_HEADERS, body: initializeBody() });
+        expect(init.status).toBe(200);
+      }
+      expect(listener.sessionCount()).toBe(MAX_SESSIONS);
+      expect(closed.filter((reason) => reason === 'evicted')).toHaveLength(20);
+    } finally {
+      await listener.close();
+    }
+  });
+});
