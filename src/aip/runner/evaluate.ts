@@ -3,6 +3,7 @@
 // state, and store the captures and the evidence v2. Process handling is
 // execute.ts's; object rules are core's.
 import { lstat, mkdtemp, readFile, rm, chmod, readdir } from 'node:fs/promises';
+import { processExists } from '../../common/process.js';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +88,29 @@ async function inspect(dir: string, state: StateV1, rules: IgnoreRules, maxObjec
       : { workspace: 'unknown', error: snapshot.error.message };
   }
   return { workspace: sameFiles(snapshot.value, state.data.files) ? 'clean' : 'changed', error: '' };
+}
+
+/** `aip-run-{pid}-{6 random}`: the evaluation folder of a run that removes it at its end (a `--keep` folder has no pid). */
+const REMOVABLE_RUN_DIR = /^aip-run-([0-9]+)-[A-Za-z0-9]{6}$/;
+
+/**
+ * Removes the evaluation folders of runs that were killed (kill -9, a crash)
+ * before they could remove them: each is a copy of a whole state. Only a
+ * folder of ours named with a pid gone from this host (never a `--keep` one)
+ * and over a minute old goes. Best effort.
+ */
+async function removeDeadRunsFolders(parent: string): Promise<void> {
+  try {
+    for (const name of await readdir(parent)) {
+      const match = REMOVABLE_RUN_DIR.exec(name);
+      if (match === null || processExists(Number(match[1]))) continue;
+      const path = join(parent, name);
+      const seen = await lstat(path);
+      if (seen.isDirectory() && seen.uid === process.getuid?.() && seen.mtimeMs < Date.now() - 60_000) await removeTree(path);
+    }
+  } catch {
+    // Left for the next run.
+  }
 }
 
 /** Removes a folder even if the command took write permission away from parts of it. */
@@ -201,7 +225,10 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
   const runner = request.runner ?? (await runnerIdentity());
   await refuseEvidenceTooLarge(repo, request, state, runner);
 
-  const dir = await mkdtemp(join(tmpdir(), 'aip-run-'));
+  await removeDeadRunsFolders(tmpdir());
+  // A folder the run removes at its end carries the runner's pid, so that one
+  // left by a killed runner can be told from a live run's and removed later.
+  const dir = await mkdtemp(join(tmpdir(), request.keep ? 'aip-run-' : `aip-run-${process.pid}-`));
   let keepDir = request.keep;
   try {
     const written = await materialize(dir, state.data.files, (id) => repo.artifactContent(id));
