@@ -10,6 +10,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
 import { maxArtifactContent } from '../core/codec.js';
 import { AipError } from '../core/errors.js';
+import { oneLine } from '../core/quote.js';
 import { objectFromJson, objectToJson, stringifyJson, type JsonTree } from '../core/json-presentation.js';
 import type { AipObject, DecisionV1, EvidenceResult, EvidenceV1, Id, IntentV1, StateV1 } from '../core/objects.js';
 import { formatTime, isNonemptyText, isPath, sortedIds } from '../core/value-rules.js';
@@ -285,7 +286,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       const changes = await workingTreeChanges(repo, await repo.readHead());
       if (!changes.ok) throw changes.error;
       if (ctx.json) await ctx.outJson(map([['changes', changes.value.map((c) => map([['path', c.path], ['change', c.change]]))]]));
-      else if (changes.value.length > 0) await ctx.out(changes.value.map((c) => `${c.change} ${c.path}`).join('\n'));
+      else if (changes.value.length > 0) await ctx.out(changes.value.map((c) => `${c.change} ${oneLine(c.path)}`).join('\n'));
     }));
 
   intentOptions(program.command('intent').description('make an intent')).action(action(async (ctx, flags: IntentFlags) => {
@@ -536,12 +537,12 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
         else {
           const operation = await repo.getTyped(operationId, 'operation', `${id}: data.operations[0]`);
           const intent = await repo.getTyped(operation.data.intent, 'intent', `${operationId}: data.intent`);
-          lines.push(`state ${id}`, `  operation ${operationId}`, `  intent ${operation.data.intent} ${intent.data.title}`, `  effects ${operation.data.effects.length}`);
+          lines.push(`state ${id}`, `  operation ${operationId}`, `  intent ${operation.data.intent} ${oneLine(intent.data.title)}`, `  effects ${operation.data.effects.length}`);
           entry.set('operation', operationId);
           entry.set('intent', map([['id', operation.data.intent], ['title', intent.data.title]]));
           entry.set('effects', operation.data.effects.length);
         }
-        for (const e of evidence) lines.push(`  evidence ${e.id} ${e.kind} ${e.result} (${e.provenance})`);
+        for (const e of evidence) lines.push(`  evidence ${e.id} ${oneLine(e.kind)} ${e.result} (${e.provenance})`);
         entry.set('evidence', evidence.map((e) => map([['id', e.id], ['kind', e.kind], ['result', e.result], ['provenance', e.provenance]])));
         entries.push(entry);
         child = id;

@@ -47,3 +47,28 @@ describe('quoted input in error messages', () => {
     expect(head.stderr.length).toBeLessThan(400);
   });
 });
+
+describe('text output keeps each item on its line', () => {
+  it('a log title, an evidence kind and a status path show control characters as escapes', async () => {
+    const dir = await tempDir();
+    expect((await aip(['--repo', '.', 'init'], { cwd: dir })).code).toBe(0);
+    await writeFile(join(dir, 'a'), 'a');
+    const forged = 'real\nstate 0000000000000000000000000000000000000000000000000000000000000000 (root)\u001b[2J';
+    const snap = await aip(['--repo', '.', 'snapshot', '--title', forged, '--goal', 'g'], { cwd: dir });
+    expect(snap.code, snap.stderr).toBe(0);
+    expect((await aip(['--repo', '.', 'report', '--kind', 'k\nevidence x', '--command', 'c', '--result', 'pass'], { cwd: dir })).code).toBe(0);
+    const log = await aip(['--repo', '.', 'log'], { cwd: dir });
+    expect(log.code).toBe(0);
+    const lines = log.text.trimEnd().split('\n');
+    expect(lines.filter((line) => line.startsWith('state '))).toHaveLength(2);
+    expect(lines.find((line) => line.startsWith('  intent '))).toMatch(/ real\\nstate 0{64} \(root\)\\u001b\[2J$/);
+    expect(lines.find((line) => line.startsWith('  evidence '))).toMatch(/ k\\nevidence x pass \(reported\)$/);
+    // The JSON presentation keeps the exact text.
+    const json = JSON.parse((await aip(['--repo', '.', '--format', 'json', 'log'], { cwd: dir })).text) as { states: { intent?: { title: string } }[] };
+    expect(json.states[0]?.intent?.title).toBe(forged);
+
+    await writeFile(join(dir, 'b\nA fake'), 'b');
+    const status = await aip(['--repo', '.', 'status'], { cwd: dir });
+    expect(status.text).toBe('A b\\nA fake\n');
+  });
+});
