@@ -332,44 +332,46 @@ class Fuzzer {
   /** Sends one call to every backend; returns the answers (null where the call could not even be sent). */
   async send(call: Call): Promise<(Answer | null)[]> {
     const answers: (Answer | null)[] = [];
-    for (const backend of this.backends) {
-      const context = `${backend.name} #${this.counter} ${call.tool} [${call.mutation}]`;
-      let answer: Answer | null = null;
-      try {
-        const resolved = resolve(call.args, backend);
-        if (hasRaw(call.args) || typeof call.args !== 'object') {
-          const id = ++this.rawId;
-          const line = await backend.raw.send(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":${JSON.stringify(call.tool)},"arguments":${rawText(resolved)}}}`, id);
-          const result = (JSON.parse(line) as { result: { content: { type: string; text: string }[]; structuredContent: unknown; isError: boolean } }).result;
-          const text = result.content[0]?.text ?? '';
-          if (result.content.length !== 1 || result.content[0]?.type !== 'text') throw new Error('not exactly one text item');
-          const envelope = JSON.parse(text) as Envelope;
-          if (JSON.stringify(envelope) !== JSON.stringify(result.structuredContent)) {
-            if (process.env['AIPCS_FUZZ_PROBLEMS']) appendFileSync(`${process.env['AIPCS_FUZZ_PROBLEMS']}.lines`, `${line}\n`);
-            throw new Error('text and structuredContent differ');
-          }
-          if (result.isError !== !envelope.ok) throw new Error('isError does not mirror ok');
-          answer = { envelope, text };
-        } else {
-          const result = await backend.client.client.callTool({ name: call.tool, arguments: resolved as Record<string, unknown> }, undefined, { timeout: 60_000 });
-          const content = result.content as { type: string; text: string }[];
-          if (content.length !== 1 || content[0]?.type !== 'text') throw new Error('not exactly one text item');
-          const text = content[0].text;
-          const envelope = JSON.parse(text) as Envelope;
-          if (JSON.stringify(envelope) !== JSON.stringify(result.structuredContent)) throw new Error('text and structuredContent differ');
-          if (result.isError !== !envelope.ok) throw new Error('isError does not mirror ok');
-          answer = { envelope, text };
-        }
-        checkEnvelope(call.tool, answer, this.problems, context);
-        const code = answer.envelope.ok ? 'ok' : (answer.envelope.error?.code ?? '?');
-        this.codes.set(`${call.tool} ${code}`, (this.codes.get(`${call.tool} ${code}`) ?? 0) + 1);
-      } catch (error) {
-        this.problems.push(`${context}: ${(error as Error).message.slice(0, 300)}`);
-      }
-      answers.push(answer);
-    }
+    for (const backend of this.backends) answers.push(await this.sendOne(backend, call));
     this.differential(call, answers);
     return answers;
+  }
+
+  async sendOne(backend: Backend, call: Call): Promise<Answer | null> {
+    const context = `${backend.name} #${this.counter} ${call.tool} [${call.mutation}]`;
+    let answer: Answer | null = null;
+    try {
+      const resolved = resolve(call.args, backend);
+      if (hasRaw(call.args) || typeof call.args !== 'object') {
+        const id = ++this.rawId;
+        const line = await backend.raw.send(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":${JSON.stringify(call.tool)},"arguments":${rawText(resolved)}}}`, id);
+        const result = (JSON.parse(line) as { result: { content: { type: string; text: string }[]; structuredContent: unknown; isError: boolean } }).result;
+        const text = result.content[0]?.text ?? '';
+        if (result.content.length !== 1 || result.content[0]?.type !== 'text') throw new Error('not exactly one text item');
+        const envelope = JSON.parse(text) as Envelope;
+        if (JSON.stringify(envelope) !== JSON.stringify(result.structuredContent)) {
+          if (process.env['AIPCS_FUZZ_PROBLEMS']) appendFileSync(`${process.env['AIPCS_FUZZ_PROBLEMS']}.lines`, `${line}\n`);
+          throw new Error('text and structuredContent differ');
+        }
+        if (result.isError !== !envelope.ok) throw new Error('isError does not mirror ok');
+        answer = { envelope, text };
+      } else {
+        const result = await backend.client.client.callTool({ name: call.tool, arguments: resolved as Record<string, unknown> }, undefined, { timeout: 60_000 });
+        const content = result.content as { type: string; text: string }[];
+        if (content.length !== 1 || content[0]?.type !== 'text') throw new Error('not exactly one text item');
+        const text = content[0].text;
+        const envelope = JSON.parse(text) as Envelope;
+        if (JSON.stringify(envelope) !== JSON.stringify(result.structuredContent)) throw new Error('text and structuredContent differ');
+        if (result.isError !== !envelope.ok) throw new Error('isError does not mirror ok');
+        answer = { envelope, text };
+      }
+      checkEnvelope(call.tool, answer, this.problems, context);
+      const code = answer.envelope.ok ? 'ok' : (answer.envelope.error?.code ?? '?');
+      this.codes.set(`${call.tool} ${code}`, (this.codes.get(`${call.tool} ${code}`) ?? 0) + 1);
+    } catch (error) {
+      this.problems.push(`${context}: ${(error as Error).message.slice(0, 300)}`);
+    }
+    return answer;
   }
 
   private differential(call: Call, answers: (Answer | null)[]): void {
@@ -606,7 +608,7 @@ class Fuzzer {
         });
         const path = this.pick(objects);
         const node = (path.length === 0 ? args : at(path)[0][at(path)[1]]) as Record<string, unknown>;
-        const name = this.pick(['__proto__', 'constructor', 'toString', 'offset', 'principal_id', 'created_via', 'request', 'endpoint', 'aliases', 'X', ' title ', 'id', 'owner_id', 'record_version', 'a'.repeat(65)]);
+        const name = this.pick(['__proto__', 'constructor', 'toString', 'offset', 'principal_id', 'created_via', 'request', 'endpoint', 'aliases', 'X', ' title ', 'id', 'owner_id', 'record_version', 'a'.repeat(65), 'a\u0000b', '\ud800', 'é', '💥', '', ' ', 'title\u2028']);
         Object.defineProperty(node, name, { value: this.evilValue(), enumerable: true, configurable: true, writable: true });
         return describe(`extra ${[...path, name].join('.')}`);
       }
@@ -760,6 +762,25 @@ class Fuzzer {
         break;
     }
   }
+
+  /** Batches of calls sent at once to each backend (§2.3: requests may be processed concurrently); no differential, no ledger check. */
+  async runConcurrent(calls: number, width: number): Promise<void> {
+    const tools = Object.keys(ALLOWED);
+    this.concurrent = true;
+    for (let i = 0; i < calls; i += width) {
+      const batch = Array.from({ length: width }, () => {
+        const tool = this.pick(tools);
+        let call = this.validCall(tool);
+        if (this.chance(0.5)) call = this.mutate(call);
+        return this.tamper(call);
+      });
+      const perBackend = await Promise.all(this.backends.map((backend) => Promise.all(batch.map((call) => this.sendOne(backend, call)))));
+      for (const [j, call] of batch.entries()) await this.observe(call, perBackend.map((answers) => answers[j] ?? null));
+    }
+    this.concurrent = false;
+  }
+
+  concurrent = false;
 
   async run(calls: number): Promise<void> {
     const tools = Object.keys(ALLOWED);
@@ -970,11 +991,28 @@ class Fuzzer {
     next.migration_history = [{ from_schema_version: 1, to_schema_version: 2, operations: ['add'] }];
     for (const entity of next.entities) {
       const added = `zz_added_${this.int(1000)}`;
-      entity.attributes.push({ name: added, type: this.pick(['string', 'integer', 'string_list']) });
+      entity.attributes.push({ name: added, type: this.pick(['string', 'integer', 'boolean', 'datetime']) });
       next.indices.push({ name: `zz_${entity.name}`.slice(0, 48), entity: entity.name, fields: [added], unique: this.chance(0.5) });
     }
     await this.send({ tool: 'aipcs_service_evolve', args: { service_id: svc, expected_service_revision: 3, expected_schema_version: 1, schema: next, idempotency_key: `ce-${n}` }, mutation: 'composed' });
     for (const entity of fields.keys()) await this.send({ tool: 'aipcs_record_list', args: { service_id: svc, entity_name: entity, limit: 100 }, mutation: 'composed' });
+    // A unique index over existing, possibly duplicate, data: admitted or refused at admission, never left pending (D7).
+    const third = structuredClone(next) as typeof next;
+    third.schema_version = 3;
+    third.migration_history = [...(next.migration_history ?? []), { from_schema_version: 2, to_schema_version: 3, operations: ['unique'] }];
+    for (const [entity, defs] of fields) {
+      const field = defs.find((d) => d.type !== 'string_list');
+      if (field) third.indices.push({ name: `uq_${n}_${entity}`.slice(0, 48), entity, fields: [field.name], unique: true });
+    }
+    const evolved = await this.send({ tool: 'aipcs_service_evolve', args: { service_id: svc, expected_service_revision: 4, expected_schema_version: 2, schema: third, idempotency_key: `ce3-${n}` }, mutation: 'composed unique' });
+    for (const [i, answer] of evolved.entries()) {
+      const code = answer?.envelope.ok ? 'ok' : answer?.envelope.error?.code;
+      if (!['ok', 'unsupported_transition', 'stale_revision'].includes(code ?? '')) this.problems.push(`${this.backends[i]?.name} composed ${n}: unique-index evolve answered ${code} ${JSON.stringify(answer?.envelope.error?.issues ?? [])}`);
+    }
+    for (const entity of fields.keys()) {
+      const listed = await this.send({ tool: 'aipcs_record_list', args: { service_id: svc, entity_name: entity, limit: 100 }, mutation: 'composed after unique' });
+      for (const [i, answer] of listed.entries()) if (!answer?.envelope.ok) this.problems.push(`${this.backends[i]?.name} composed ${n}: list after the unique-index evolve answered ${answer?.envelope.error?.code}`);
+    }
   }
 
   composedCount = 0;
@@ -1387,6 +1425,7 @@ describe(`tool argument fuzzing, seed ${SEED}, ${CALLS} calls (${profiles.map((p
     await fuzzer.orderSweep();
     await fuzzer.boundSweep();
     await fuzzer.run(CALLS);
+    if (process.env['AIPCS_FUZZ_CONCURRENT']) await fuzzer.runConcurrent(Number(process.env['AIPCS_FUZZ_CONCURRENT']), Number(process.env['AIPCS_FUZZ_WIDTH'] ?? 8));
     // The servers are still alive and answer.
     for (const backend of backends) {
       expect((await backend.client.call('aipcs_server_info')).ok).toBe(true);
