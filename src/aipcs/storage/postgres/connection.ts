@@ -212,6 +212,14 @@ export class PostgresConnection {
     // An idle connection that dies (server restart, network) must not crash
     // the process; the next acquisition opens a fresh one.
     this.pool.on('error', () => undefined);
+    // pg-pool listens for a client's errors only while it is idle, and hands
+    // a new client out with no listener from inside the socket read that
+    // completed its start-up: a FATAL in the same packet (a backend
+    // terminated right after starting) was an unhandled 'error' event that
+    // ended the process. 'connect' is emitted before that hand-out. The
+    // client's failure still reaches the unit through its first query, and
+    // the client is discarded.
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   /** A connection from the pool, and whether it had served units before (false: opened and prepared just now). */
@@ -229,10 +237,6 @@ export class PostgresConnection {
       throw waited ? new StorageFailure('busy', { cause: summarise(error) }) : toStorageFailure(error);
     }
     if (this.prepared.has(client)) return { client, reused: true };
-    // The pool only listens for errors of idle clients. A connection that
-    // dies while checked out must not crash the process: its failure reaches
-    // the unit through the query that fails, and the client is discarded.
-    client.on('error', () => undefined);
     try {
       // An explicit transaction: a role whose defaults are serializable,
       // read-only and deferrable would otherwise make this first statement

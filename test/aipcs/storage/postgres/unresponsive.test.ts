@@ -27,6 +27,12 @@ interface Relay {
    * that restarted. Connections opened later pass through.
    */
   vanish(): void;
+  /**
+   * The next connection opened is ended by the server right after its
+   * start-up: the FATAL error of a terminated backend arrives in the same
+   * packet as its ReadyForQuery.
+   */
+  endNextAfterStartup(): void;
   close(): Promise<void>;
 }
 
@@ -34,6 +40,7 @@ async function relayTo(target: URL): Promise<Relay> {
   const [port, host] = [Number(target.port), target.hostname];
   let frozen = false;
   let endOnCommit = false;
+  let endAfterStartup = false;
   const sockets: Socket[] = [];
   const vanished = new Set<Socket>();
   const server: Server = createServer((inbound) => {
@@ -54,7 +61,17 @@ async function relayTo(target: URL): Promise<Relay> {
         setTimeout(() => inbound.end(fatalAdminShutdown()), 300);
       }
     });
-    outbound.on('data', (chunk: Buffer) => frozen || inbound.write(chunk));
+    let startupEnds = false;
+    if (endAfterStartup) [startupEnds, endAfterStartup] = [true, false];
+    outbound.on('data', (chunk: Buffer) => {
+      if (frozen || vanished.has(inbound)) return;
+      if (startupEnds && chunk.includes(READY_FOR_QUERY_IDLE)) {
+        inbound.end(Buffer.concat([chunk, fatalAdminShutdown()]));
+        outbound.destroy();
+        return;
+      }
+      inbound.write(chunk);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -63,12 +80,16 @@ async function relayTo(target: URL): Promise<Relay> {
     freeze: () => (frozen = true),
     endSessionOnCommit: () => (endOnCommit = true),
     vanish: () => sockets.forEach((socket) => vanished.add(socket)),
+    endNextAfterStartup: () => (endAfterStartup = true),
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
     },
   };
 }
+
+/** ReadyForQuery, transaction status idle: the last message of a connection's start-up. */
+const READY_FOR_QUERY_IDLE = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]);
 
 /** The ErrorResponse a backend sends when pg_terminate_backend ends it. */
 function fatalAdminShutdown(): Buffer {
@@ -132,6 +153,18 @@ describe('an unresponsive PostgreSQL server', () => {
       expect(await connection.transaction('read', (session) => session.rows('SELECT 2 AS two'))).toEqual([{ two: 2 }]);
       relay.vanish();
       expect(await connection.transaction('write', (session) => session.rows('SELECT 3 AS three'))).toEqual([{ three: 3 }]);
+    }, 20_000);
+
+    it('survives a backend terminated right after its start-up, before the pool hands the connection out', async () => {
+      const { relay, connection } = await openThroughRelay();
+      // The pooled connection is busy, so the unit below opens a new one.
+      let release = (): void => undefined;
+      const holding = connection.transaction('read', () => new Promise<void>((resolve) => (release = resolve)));
+      relay.endNextAfterStartup();
+      expect((await outcome(connection.transaction('read', (session) => session.rows('SELECT 1 AS one')))).kind).toBe('unavailable');
+      release();
+      await holding;
+      expect(await connection.transaction('read', (session) => session.rows('SELECT 4 AS four'))).toEqual([{ four: 4 }]);
     }, 20_000);
 
     it('answers a COMMIT that gets no reply as uncertain', async () => {
