@@ -90,6 +90,24 @@ export function toStorageFailure(error: unknown): StorageFailure {
   return new StorageFailure('unavailable', { cause: error });
 }
 
+/**
+ * A write's COMMIT that failed. In WAL mode SQLite writes the transaction's
+ * frames, the commit frame last, then syncs the WAL and updates its index: a
+ * failure after the commit frame was written (an fsync error, the shared
+ * index) is reported as failed, yet the next recovery (a crash, a restart)
+ * finds the transaction committed. Its outcome is uncertain (retry the same
+ * key). Certain are only the failures that stop before a commit frame exists:
+ * busy, a constraint checked at commit, and a frame that could not be written
+ * (SQLITE_FULL, SQLITE_IOERR_WRITE; with powersafe overwrite, SQLite's
+ * default, nothing is written after the commit frame).
+ */
+function commitFailure(error: unknown): StorageFailure {
+  const failure = toStorageFailure(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  if (failure.kind !== 'unavailable' || code === 'SQLITE_FULL' || code === 'SQLITE_IOERR_WRITE') return failure;
+  return new StorageFailure('uncertain', { cause: error });
+}
+
 /** Device and inode of a database file, or null when the path no longer names a regular file. */
 function fileIdentity(path: string): string | null {
   try {
@@ -256,7 +274,11 @@ export class SqliteConnection {
         // their commits and this one overwrite each other. Checked once, after
         // the work: a read or write made meanwhile is refused with the unit.
         this.checkWal();
-        this.db.exec('COMMIT');
+        try {
+          this.db.exec('COMMIT');
+        } catch (error) {
+          throw begin === 'BEGIN' ? toStorageFailure(error) : commitFailure(error);
+        }
         return result;
       } catch (error) {
         if (this.db.inTransaction) {
