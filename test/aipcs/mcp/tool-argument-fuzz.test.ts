@@ -1269,7 +1269,11 @@ class Fuzzer {
           cursor = page['next_cursor'] as string | null;
         } while (cursor !== null);
         const byRecord = new Map<string, number[]>();
-        for (const event of events) byRecord.set(event['id'] as string, [...(byRecord.get(event['id'] as string) ?? []), Number(event['record_version'])]);
+        const lastAfter = new Map<string, unknown>();
+        for (const event of events) {
+          byRecord.set(event['id'] as string, [...(byRecord.get(event['id'] as string) ?? []), Number(event['record_version'])]);
+          lastAfter.set(event['id'] as string, (event['after'] as { fields: unknown } | null)?.fields ?? null);
+        }
         for (const [id, versions] of byRecord) {
           if (versions.some((v, i) => v !== i + 1)) this.problems.push(`${backend.name}: history of ${entity} ${id} has versions ${versions.join(',')}`);
         }
@@ -1278,6 +1282,11 @@ class Fuzzer {
           const got = await call('aipcs_record_get', { service_id: svc, entity_name: entity, record_id: id });
           if (JSON.stringify(got) !== JSON.stringify(doc)) this.problems.push(`${backend.name}: list and get differ for ${entity} ${id}`);
           const versions = byRecord.get(id) ?? [];
+          // Fields an evolve appended after the last event are null in the record and absent from the snapshot.
+          const snapshot = (lastAfter.get(id) ?? {}) as Record<string, unknown>;
+          const current = doc['fields'] as Record<string, unknown>;
+          const differs = Object.keys(current).some((k) => (k in snapshot ? JSON.stringify(snapshot[k]) !== JSON.stringify(current[k]) : current[k] !== null)) || Object.keys(snapshot).some((k) => !(k in current));
+          if (differs) this.problems.push(`${backend.name}: the last history snapshot of ${entity} ${id} differs from its fields`);
           if (versions[versions.length - 1] !== Number(doc['record_version'])) this.problems.push(`${backend.name}: ${entity} ${id} is version ${String(doc['record_version'])}, history ends at ${versions.join(',')}`);
           const fields = doc['fields'] as Record<string, unknown>;
           const key = entity === 'note' ? 'title' : 'name';
