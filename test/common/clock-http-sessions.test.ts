@@ -4,25 +4,16 @@
 // not expire a session that is still in use.
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { losslessJson } from '../../src/common/json.js';
 import { createLogger } from '../../src/common/logger.js';
 import { createToolServer, type ToolServer } from '../../src/common/mcp/tool-server.js';
 import { startHttpTransport, type HttpListener, type SessionCloseReason } from '../../src/common/mcp/http-transport.js';
 import { MCP_HEADERS, rawRequest, rawSession } from '../aipcs/http/support.js';
+import { echoServerOptions } from './echo-session.js';
 
 const logger = createLogger('http-clock-test', 'silent');
 
 function echoServer(): ToolServer {
-  return createToolServer({
-    name: 'echo-server',
-    version: '1.0.0',
-    logger,
-    tools: [{ name: 'echo', description: 'Echo the arguments.', inputSchema: { type: 'object', additionalProperties: true, properties: {}, required: [] } }],
-    callTool: (_name, args) => Promise.resolve({ content: [{ type: 'text', text: losslessJson(args) }] }),
-    onInvalidArguments: () => ({ content: [{ type: 'text', text: 'invalid' }], isError: true }),
-    onUnknownTool: () => ({ content: [{ type: 'text', text: 'unknown' }], isError: true }),
-    onUnexpectedError: () => ({ content: [{ type: 'text', text: 'internal' }], isError: true }),
-  });
+  return createToolServer(echoServerOptions([], logger));
 }
 
 async function listen(idleMs: number, closed: SessionCloseReason[]): Promise<HttpListener> {
