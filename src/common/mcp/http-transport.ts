@@ -220,6 +220,8 @@ interface Session {
   /** The unanswered requests the client has cancelled: the SDK's Server never answers those. */
   readonly cancelled: Set<RequestKey>;
   id?: string;
+  /** True while the session's GET stream is open (at most one). */
+  listening: boolean;
   /** POST/DELETE requests being handled; a session with one running is never idle. */
   busy: number;
   /** performance.now() of the last activity: idleness is measured on a monotonic clock, untouched by wall-clock steps. */
@@ -486,7 +488,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         logger.debug('an MCP session was opened');
       },
     });
-    const session: Session = { transport, tools, staged: new Map(), unanswered: new Map(), cancelled: new Set(), busy: 0, lastActivity: performance.now(), closed: false };
+    const session: Session = { transport, tools, staged: new Map(), unanswered: new Map(), cancelled: new Set(), listening: false, busy: 0, lastActivity: performance.now(), closed: false };
     // The SDK's transport serialises with JSON.stringify, which refuses the
     // bigint bounds of a tools/list result: they travel as stand-in strings
     // and the response stream writes them back as exact integers.
@@ -677,9 +679,18 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     if (!session) return rejection(res, 400, -32600, 'Bad Request: Missing session ID');
     if (refusesVersion(req)) return rejection(res, 400, -32600, versionRefusal);
     if (method === 'GET') {
+      // One GET stream a session, as in the reference: another while it is
+      // open gets 409 with the reference's code and message (the SDK
+      // transport's own 409 says -32000).
+      if (session.listening) return rejection(res, 409, -32600, 'Conflict: Only one SSE stream is allowed per session');
       // A standalone SSE stream is passive: opening it is activity, holding it open is not.
       touch(session, 0);
-      return session.transport.handleRequest(req, res);
+      session.listening = true;
+      try {
+        return await session.transport.handleRequest(req, res);
+      } finally {
+        session.listening = false;
+      }
     }
     touch(session, 1);
     try {
