@@ -17,7 +17,7 @@ function echoServer(): ToolServer {
   return createToolServer(echoServerOptions([], logger));
 }
 
-async function listen(maxSessions: number | undefined, closed: SessionCloseReason[]): Promise<HttpListener> {
+async function listen(maxSessions: number | undefined, closed: SessionCloseReason[], createSession: () => ToolServer = echoServer): Promise<HttpListener> {
   return startHttpTransport({
     host: '127.0.0.1',
     port: 0,
@@ -26,7 +26,7 @@ async function listen(maxSessions: number | undefined, closed: SessionCloseReaso
     allowedOrigins: [],
     sessionIdleTimeoutMs: 600_000,
     allowNonLoopback: false,
-    createSession: () => echoServer(),
+    createSession,
     onSessionClosed: (reason) => closed.push(reason),
     ...(maxSessions === undefined ? {} : { maxSessions }),
     logger,
@@ -51,6 +51,45 @@ describe('the HTTP listener caps its open sessions', () => {
       expect(await ping(listener.port, second)).toBe(404);
       for (const id of [first, third, fourth]) expect(await ping(listener.port, id)).toBe(200);
     } finally {
+      await listener.close();
+    }
+  });
+
+  it('answers initialize 503 while every session has a call running, and opens one once a session is idle', async () => {
+    const closed: SessionCloseReason[] = [];
+    const base = echoServerOptions([], logger);
+    let running = 0;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const gated = (): ToolServer =>
+      createToolServer({
+        ...base,
+        callTool: async (name, args) => {
+          running++;
+          await gate;
+          return base.callTool(name, args);
+        },
+      });
+    const listener = await listen(2, closed, gated);
+    try {
+      const sessions = [await rawSession(listener.port), await rawSession(listener.port)];
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: {} } });
+      const calls = sessions.map((session) => rawRequest(listener.port, { headers: { ...MCP_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }, body }));
+      await expect.poll(() => running).toBe(2);
+      const refused = await rawRequest(listener.port, { headers: MCP_HEADERS, body: initializeBody() });
+      expect(refused.status).toBe(503);
+      expect(refused.headers['mcp-session-id']).toBeUndefined();
+      expect(JSON.parse(refused.body)).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Service Unavailable: too many sessions in use' }, id: null });
+      expect(listener.sessionCount()).toBe(2);
+      expect(closed).toEqual([]);
+      release();
+      for (const call of await Promise.all(calls)) expect(call.status).toBe(200);
+      const opened = await rawRequest(listener.port, { headers: MCP_HEADERS, body: initializeBody() });
+      expect(opened.status).toBe(200);
+      expect(closed).toEqual(['evicted']);
+      expect(listener.sessionCount()).toBe(2);
+    } finally {
+      release();
       await listener.close();
     }
   });
