@@ -215,6 +215,38 @@ describe('calls in flight in one session', () => {
       await listener.close();
     }
   });
+
+  it('refuses a request whose id a running call of the session still holds, so no answer goes to the wrong stream', async () => {
+    const echo = new GatedEcho();
+    const listener = await listen(echo);
+    try {
+      const session = await rawSession(listener.port);
+      const first = openStream(listener.port, 'POST', sessionHeaders(session), callBody(5, 1));
+      await echo.started(1);
+      const reused = await rawRequest(listener.port, { headers: sessionHeaders(session), body: callBody(5, 2) });
+      expect(reused.status).toBe(400);
+      expect(JSON.parse(reused.body)).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: request id already in use' }, id: null });
+      // The same id in another session, or as a string, is another id.
+      const other = await rawSession(listener.port);
+      const elsewhere = openStream(listener.port, 'POST', sessionHeaders(other), callBody(5, 3));
+      const asText = openStream(listener.port, 'POST', sessionHeaders(session), callBody('5', 4));
+      for (const n of [3, 4]) await echo.started(n);
+      echo.releaseAll();
+      const answers = await Promise.all([first, elsewhere, asText].map(async (stream) => sseMessages(await stream.ended)));
+      expect(answers).toEqual(
+        [[5, 1], [5, 3], ['5', 4]].map(([id, n]) => [{ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: JSON.stringify({ n }) }] } }]),
+      );
+      expect(echo.calls).toHaveLength(3);
+      // Answered, the id may come again (a client retrying after a hang-up, say).
+      const again = openStream(listener.port, 'POST', sessionHeaders(session), callBody(5, 6));
+      await echo.started(6);
+      echo.release(6);
+      expect(messageIds(await again.ended)).toEqual([5]);
+    } finally {
+      echo.releaseAll();
+      await listener.close();
+    }
+  });
 });
 
 describe('a client that hangs up while its call runs', () => {

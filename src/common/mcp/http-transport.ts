@@ -585,6 +585,13 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       }
       if (session.closed) return rejection(res, 404, -32600, 'Session not found');
       const target = session;
+      const requestIds = plain.filter(isJSONRPCRequest).map((request) => request.id);
+      // An id whose answer an open stream of this session still waits for (a
+      // client must not reuse ids in a session): the SDK routes answers by id
+      // alone, so the first call's answer would end this stream and the first
+      // stream would wait for good. Refused; no answer carries the id, which
+      // is not this request's alone.
+      if (requestIds.some((id) => target.unanswered.has(id))) return rejection(res, 400, -32600, 'Invalid Request: request id already in use');
       const staged: RequestKey[] = [];
       for (const split of splits) {
         if (split.id !== undefined && (split.invalidArguments === true || split.args !== undefined)) {
@@ -592,7 +599,6 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
           staged.push(split.id);
         }
       }
-      const requestIds = plain.filter(isJSONRPCRequest).map((request) => request.id);
       const group = new Set(requestIds);
       for (const id of requestIds) target.unanswered.set(id, group);
       try {
