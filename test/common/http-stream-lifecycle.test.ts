@@ -270,6 +270,40 @@ describe('a client that hangs up while its call runs', () => {
     }
   });
 
+  it('keeps its id taken until the call is answered: a request reusing it meanwhile is refused, not given the old answer', async () => {
+    const echo = new GatedEcho();
+    const listener = await listen(echo);
+    try {
+      const session = await rawSession(listener.port);
+      const call = openStream(listener.port, 'POST', sessionHeaders(session), callBody(5, 1));
+      expect((await call.response).statusCode).toBe(200);
+      await echo.started(1);
+      call.hangUp();
+      const reused = openStream(listener.port, 'POST', sessionHeaders(session), callBody(5, 2));
+      expect((await reused.response).statusCode).toBe(400);
+      expect(JSON.parse(await reused.ended)).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: request id already in use' }, id: null });
+      echo.release(1);
+      await expect.poll(() => echo.calls.length).toBe(1);
+      const again = openStream(listener.port, 'POST', sessionHeaders(session), callBody(5, 3));
+      await echo.started(3);
+      echo.release(3);
+      expect(sseMessages(await again.ended)).toEqual([{ jsonrpc: '2.0', id: 5, result: { content: [{ type: 'text', text: JSON.stringify({ n: 3 }) }] } }]);
+      // A cancelled call is never answered: its id is free at once.
+      const cancelled = openStream(listener.port, 'POST', sessionHeaders(session), callBody(6, 4));
+      await echo.started(4);
+      const cancel = await rawRequest(listener.port, { headers: sessionHeaders(session), body: '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":6}}' });
+      expect(cancel.status).toBe(202);
+      expect(sseMessages(await cancelled.ended)).toEqual([]);
+      const afterCancel = openStream(listener.port, 'POST', sessionHeaders(session), callBody(6, 5));
+      await echo.started(5);
+      echo.release(5);
+      expect(messageIds(await afterCancel.ended)).toEqual([6]);
+    } finally {
+      echo.releaseAll();
+      await listener.close();
+    }
+  });
+
   it('leaves the session idle, so a new session past the cap can evict it', async () => {
     const echo = new GatedEcho();
     const closed: SessionCloseReason[] = [];

@@ -219,6 +219,8 @@ interface Session {
   readonly unanswered: Map<RequestKey, Set<RequestKey>>;
   /** The unanswered requests the client has cancelled: the SDK's Server never answers those. */
   readonly cancelled: Set<RequestKey>;
+  /** Ids of requests handed to the Server and neither answered nor cancelled yet, whether or not a client still waits on them. */
+  readonly running: Set<RequestKey>;
   id?: string;
   /** True while the session's GET stream is open (at most one). */
   listening: boolean;
@@ -458,6 +460,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     session.staged.clear();
     session.unanswered.clear();
     session.cancelled.clear();
+    session.running.clear();
     session.tools.lossless.clear();
     try {
       // Closes the transport too, which ends the session's open SSE streams.
@@ -488,7 +491,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         logger.debug('an MCP session was opened');
       },
     });
-    const session: Session = { transport, tools, staged: new Map(), unanswered: new Map(), cancelled: new Set(), listening: false, busy: 0, lastActivity: performance.now(), closed: false };
+    const session: Session = { transport, tools, staged: new Map(), unanswered: new Map(), cancelled: new Set(), running: new Set(), listening: false, busy: 0, lastActivity: performance.now(), closed: false };
     // The SDK's transport serialises with JSON.stringify, which refuses the
     // bigint bounds of a tools/list result: they travel as stand-in strings
     // and the response stream writes them back as exact integers.
@@ -497,7 +500,10 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       try {
         await sdkSend(listsTools(message) ? (withBigIntStandIns(message) as JSONRPCMessage) : message, sendOptions);
       } finally {
-        if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) answered(session, message.id);
+        if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) {
+          session.running.delete(message.id);
+          answered(session, message.id);
+        }
       }
     };
     // Set before connect: the SDK's Server chains its own handler after this one.
@@ -509,6 +515,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     // reaching the Server (whose own error would quote the input).
     const deliver = transport.onmessage;
     transport.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      if (isJSONRPCRequest(message)) session.running.add(message.id);
       if (isJSONRPCRequest(message) && message.method === 'tools/call') {
         const staged = session.staged.get(message.id);
         session.staged.delete(message.id);
@@ -523,6 +530,8 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       // its own schema accepts and whose requestId is truthy: the same test here.
       const cancel = CancelledNotificationSchema.safeParse(message);
       const cancelledId = cancel.success ? cancel.data.params.requestId : undefined;
+      // A cancelled request is never answered: its id is free again.
+      if (cancelledId) session.running.delete(cancelledId);
       const group = cancelledId ? session.unanswered.get(cancelledId) : undefined;
       if (cancelledId && group) {
         session.cancelled.add(cancelledId);
@@ -586,12 +595,12 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       if (session.closed) return rejection(res, 404, -32600, 'Session not found');
       const target = session;
       const requestIds = plain.filter(isJSONRPCRequest).map((request) => request.id);
-      // An id whose answer an open stream of this session still waits for (a
-      // client must not reuse ids in a session): the SDK routes answers by id
-      // alone, so the first call's answer would end this stream and the first
-      // stream would wait for good. Refused; no answer carries the id, which
-      // is not this request's alone.
-      if (requestIds.some((id) => target.unanswered.has(id))) return rejection(res, 400, -32600, 'Invalid Request: request id already in use');
+      // An id of a request the session is still working on (a client must not
+      // reuse ids in a session): the SDK routes answers by id alone, so the
+      // first call's answer would end this stream, and the first stream, if
+      // its client still waits, would wait for good. Refused; no answer
+      // carries the id, which is not this request's alone.
+      if (requestIds.some((id) => target.unanswered.has(id) || target.running.has(id))) return rejection(res, 400, -32600, 'Invalid Request: request id already in use');
       const staged: RequestKey[] = [];
       for (const split of splits) {
         if (split.id !== undefined && (split.invalidArguments === true || split.args !== undefined)) {
