@@ -271,7 +271,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
         const perObject = [
           ...report.valid.map((v) => [v.id, `ok ${v.id} ${v.type}/${v.version}`] as const),
           ...report.invalid.map((i) => [i.id, `invalid ${i.id} ${i.code}: ${i.message}`] as const),
-        ].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        ].sort(([a], [b]) => (a === b ? 0 : a === 'HEAD' ? -1 : b === 'HEAD' ? 1 : a < b ? -1 : 1));
         const lines = [...perObject.map(([, line]) => line), `${report.valid.length} verified, ${report.invalid.length} invalid`];
         await ctx.out(lines.join('\n'));
       }

@@ -83,7 +83,15 @@ export class ObjectStore {
       // O_NONBLOCK: opening a FIFO under an object's name would otherwise wait for a writer for ever.
       handle = await open(this.pathOf(id), constants.O_RDONLY | constants.O_NONBLOCK);
     } catch (error) {
-      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return failure('store.not_found', `no object ${id}`);
+      const code = errorCode(error);
+      if (code === 'ENOENT' || code === 'ENOTDIR') return failure('store.not_found', `no object ${id}`);
+      // Damage at the object's own path (a symlink loop, a file made
+      // unreadable) is that object's failure, reported for it like a folder
+      // in its place; it used to stop verify altogether. Running out of file
+      // handles or memory says nothing about the object and still stops.
+      if (code !== undefined && !['EMFILE', 'ENFILE', 'ENOMEM'].includes(code)) {
+        return failure('io', `${id}: cannot open ${this.pathOf(id)}: ${code}`);
+      }
       throw error;
     }
     try {

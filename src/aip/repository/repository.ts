@@ -40,7 +40,8 @@ export interface ReverseRef extends IndexLine {
 
 export interface VerifyReport {
   readonly valid: { id: Id; type: string; version: number }[];
-  readonly invalid: { id: Id; code: string; message: string }[];
+  /** `id` is `HEAD` for a HEAD that names no stored state (D43). */
+  readonly invalid: { id: Id | 'HEAD'; code: string; message: string }[];
 }
 
 async function isDirectory(path: string): Promise<boolean> {
@@ -387,8 +388,19 @@ export class Repository {
     const verifier = new GraphVerifier(this.store);
     const all = ids === undefined;
     const targets = ids ?? (await this.store.list());
-    const bySource = all ? await this.fromOneIndex(() => this.index.linesBySource()) : new Map<Id, TargetedIndexLine[]>();
+    const { bySource, malformed } = all
+      ? await this.fromOneIndex(async () => {
+        const malformed = new Map<Id, string>();
+        return { bySource: await this.index.linesBySource(malformed), malformed };
+      })
+      : { bySource: new Map<Id, TargetedIndexLine[]>(), malformed: new Map<Id, string>() };
     const report: VerifyReport = { valid: [], invalid: [] };
+    if (all) {
+      // HEAD is not an object, but a repository whose HEAD names no stored
+      // state is damaged (D43): reported under the name HEAD.
+      const head = await this.headProblem();
+      if (head !== undefined) report.invalid.push({ id: 'HEAD', ...head });
+    }
     for (const id of targets) {
       const verdict = await verifier.verify(id);
       if (!verdict.ok) {
@@ -402,9 +414,35 @@ export class Repository {
           continue;
         }
       }
+      if (malformed.has(id)) {
+        report.invalid.push({ id, code: 'store.index', message: malformedLineMessage(id, malformed.get(id) as string) });
+        continue;
+      }
       report.valid.push({ id, type: verdict.object.type, version: verdict.object.version });
     }
+    // An index file of an ID that is not stored is reported under that ID.
+    const listed = new Set(targets);
+    for (const [target, line] of malformed) {
+      if (!listed.has(target)) report.invalid.push({ id: target, code: 'store.index', message: malformedLineMessage(target, line) });
+    }
     return report;
+  }
+
+  /** Why HEAD does not name a stored state, or undefined when it does (the state's own validity is reported with it). */
+  private async headProblem(): Promise<{ code: string; message: string } | undefined> {
+    let head: Id;
+    try {
+      head = await this.readHead();
+    } catch (error) {
+      if (error instanceof AipError) return { code: error.code, message: error.message };
+      throw error;
+    }
+    const loaded = await this.store.load(head);
+    if (loaded.kind === 'missing') return { code: 'graph.missing', message: `.aip/HEAD names ${head}, which is not stored` };
+    if (loaded.kind === 'found' && loaded.object.type !== 'state') {
+      return { code: 'graph.type', message: `.aip/HEAD names ${head}, ${withArticle(loaded.object.type)}, not a state` };
+    }
+    return undefined;
   }
 
   /** The ignore rules a state carries in its own root `.aipignore` (none when absent). */
@@ -427,6 +465,10 @@ export class Repository {
 function readFailure(error: unknown): string {
   if (error instanceof FileTooLargeError) return `larger than ${error.maxBytes} bytes`;
   return error instanceof NotRegularFileError ? error.message : (errorCode(error) ?? 'error');
+}
+
+function malformedLineMessage(target: Id, line: string): string {
+  return `${target}: the reverse index file of ${target} holds a line that is not an index line: ${quoted(line)} (run aip index rebuild)`;
 }
 
 /** Why an index line naming `object` as its source is not true of it, or undefined when it is. */

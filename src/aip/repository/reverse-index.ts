@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AipError } from '../core/errors.js';
 import type { AipObject, Id, ObjectType } from '../core/objects.js';
 import { indexEntriesOf } from '../core/references.js';
 import { isId } from '../core/value-rules.js';
@@ -63,16 +64,23 @@ async function endsTorn(handle: FileHandle): Promise<boolean> {
   return bytesRead === 1 && last[0] !== 0x0a;
 }
 
-/** Parses an index file: malformed and torn lines are not lines; duplicates are removed. */
-function parseLines(text: string): IndexLine[] {
+/**
+ * Parses an index file: malformed and torn lines are not lines; duplicates are
+ * removed. Empty lines (two appenders racing after a torn line, D30) are
+ * nothing; any other line that is not a line is handed to `malformed`.
+ */
+function parseLines(text: string, malformed?: (line: string) => void): IndexLine[] {
   const seen = new Set<string>();
   const out: IndexLine[] = [];
   for (const line of text.split('\n')) {
+    if (line === '') continue;
     // A torn last line (a crash mid-append) is simply not a line.
     const parts = line.split(' ');
-    if (parts.length !== 4) continue;
     const [source, type, version, field] = parts as [string, string, string, string];
-    if (!isId(source) || !TYPES.includes(type) || !/^[1-9][0-9]{0,8}$/.test(version) || field === '') continue;
+    if (parts.length !== 4 || !isId(source) || !TYPES.includes(type) || !/^[1-9][0-9]{0,8}$/.test(version) || field === '') {
+      malformed?.(line);
+      continue;
+    }
     if (seen.has(line)) continue;
     seen.add(line);
     out.push({ source, type: type as ObjectType, version: Number(version), field });
@@ -152,18 +160,27 @@ export class ReverseIndex {
 
   /** Raw lines for `target`: parsed, duplicates removed, sorted by source then field. Nothing is confirmed here. */
   async linesFor(target: Id): Promise<IndexLine[]> {
+    const path = join(this.refsDir, target.slice(0, 2), target.slice(2));
     let text: string;
     try {
-      text = await readRegularText(join(this.refsDir, target.slice(0, 2), target.slice(2)), MAX_REFS_FILE_BYTES);
+      text = await readRegularText(path, MAX_REFS_FILE_BYTES);
     } catch (error) {
       if (notThere(error)) return [];
+      // A folder or a FIFO in its place gave a bare "io: EISDIR" naming nothing.
+      if (errorCode(error) === 'EISDIR' || errorCode(error) === 'ENOTREG') {
+        throw new AipError('io', `the reverse index file ${path} is not a regular file (aip index rebuild replaces it)`);
+      }
       throw error;
     }
     return parseLines(text).sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
   }
 
-  /** Every line of the current index with its target, grouped by source (for `verify --all`). */
-  async linesBySource(): Promise<Map<Id, TargetedIndexLine[]>> {
+  /**
+   * Every line of the current index with its target, grouped by source (for
+   * `verify --all`); `malformed` gets, per target, the first line of its file
+   * that is not a line (torn, or garbage written by something else; D43).
+   */
+  async linesBySource(malformed?: Map<Id, string>): Promise<Map<Id, TargetedIndexLine[]>> {
     const out = new Map<Id, TargetedIndexLine[]>();
     let fanouts: string[];
     try {
@@ -192,7 +209,10 @@ export class ReverseIndex {
           if (notThere(error) || errorCode(error) === 'EISDIR' || errorCode(error) === 'ENOTREG') continue;
           throw error;
         }
-        for (const line of parseLines(text)) {
+        const onMalformed = (line: string): void => {
+          if (malformed !== undefined && !malformed.has(target)) malformed.set(target, line);
+        };
+        for (const line of parseLines(text, onMalformed)) {
           const list = out.get(line.source) ?? [];
           list.push({ ...line, target });
           out.set(line.source, list);
