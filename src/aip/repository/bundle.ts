@@ -76,7 +76,10 @@ async function collect(repo: Repository, roots: readonly Id[] | undefined): Prom
     const object = await repo.get(id, referencedBy);
     const references = referencesOf(object);
     refs.set(id, references.map((r) => r.target));
-    if (roots !== undefined) pending.push(...references.map((r): [Id, string] => [r.target, `${id}: ${r.at}`]));
+    // With --all too: every stored object is listed already, so only a
+    // reference to an object that is not stored adds anything, and it fails
+    // (graph.missing) instead of giving a bundle no repository can import (D44).
+    pending.push(...references.map((r): [Id, string] => [r.target, `${id}: ${r.at}`]));
   }
   return refs;
 }

@@ -1,6 +1,7 @@
 // `aip verify` (no IDs, or --all) on a damaged `.aip` (D43): index lines that
 // are not lines, a HEAD that names no stored state, and a symbolic-link loop
 // in an object's place are reported, with exit 1, next to every other object.
+import { existsSync } from 'node:fs';
 import { appendFile, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -138,5 +139,19 @@ describe('damage at an object\'s path', () => {
     expect(codes.get(ROOT_STATE_ID)).toBe('io');
     expect(codes.get(state)).toBe('io');
     expect(report.invalid.find((i) => i.id === ROOT_STATE_ID)?.message).toContain('ELOOP');
+  });
+});
+
+describe('export of a repository with a missing object', () => {
+  it('export --all refuses a reference to an object that is not stored, as export ID does, and leaves no file', async () => {
+    const { dir, intent } = await project();
+    await rm(objectFile(dir, intent));
+    const out = join(dir, 'all.bundle');
+    for (const args of [['export', '--all', '-o', out], ['export', '-o', out]]) {
+      const result = await aip(args, { cwd: dir });
+      expect(result.code).toBe(5);
+      expect(result.stderr).toMatch(new RegExp(`^aip: graph\\.missing: [0-9a-f]{64}: data\\.intents?(\\[0\\])?: ${intent} is not stored\\n$`));
+      expect(existsSync(out)).toBe(false);
+    }
   });
 });
