@@ -114,7 +114,9 @@ export class ReverseIndex {
     try {
       text = await readRegularText(this.markerPath, SMALL_METADATA_MAX_BYTES);
     } catch (error) {
-      if (notThere(error)) return undefined;
+      // A folder or FIFO in the marker's place marks nothing, like a marker
+      // with other content: the index is rebuilt (it was a bare io: EISDIR).
+      if (notThere(error) || errorCode(error) === 'EISDIR' || errorCode(error) === 'ENOTREG') return undefined;
       throw error;
     }
     return /^[0-9a-f]{32}\n$/.test(text) ? text.slice(0, -1) : undefined;

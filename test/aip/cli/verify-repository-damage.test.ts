@@ -1,13 +1,17 @@
 // `aip verify` (no IDs, or --all) on a damaged `.aip` (D43): index lines that
 // are not lines, a HEAD that names no stored state, and a symbolic-link loop
 // in an object's place are reported, with exit 1, next to every other object.
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { appendFile, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_STATE_ID } from '../../../src/aip/core/objects.js';
 import { aip, requireBuiltBin } from '../support/cli.js';
 import { tempDir } from '../support/temp.js';
+
+const execFileAsync = promisify(execFile);
 
 beforeAll(() => requireBuiltBin());
 
@@ -152,6 +156,19 @@ describe('export of a repository with a missing object', () => {
       expect(result.code).toBe(5);
       expect(result.stderr).toMatch(new RegExp(`^aip: graph\\.missing: [0-9a-f]{64}: data\\.intents?(\\[0\\])?: ${intent} is not stored\\n$`));
       expect(existsSync(out)).toBe(false);
+    }
+  });
+});
+
+describe('the index completeness marker', () => {
+  it('a folder or FIFO in its place means no index: verify and log rebuild it instead of failing with io', async () => {
+    for (const make of [(path: string) => mkdir(path), (path: string) => execFileAsync('mkfifo', [path])]) {
+      const { dir, evidence } = await project();
+      const marker = join(dir, '.aip', 'index', 'v1', 'complete');
+      await rm(marker);
+      await make(marker);
+      expect((await verify(dir)).code).toBe(0);
+      expect(await ok(['log'], dir)).toContain(`evidence ${evidence} `);
     }
   });
 });
