@@ -5,7 +5,7 @@
 import { PassThrough } from 'node:stream';
 import { losslessJson, type JsonObject } from '../../src/common/json.js';
 import type { Logger } from '../../src/common/logger.js';
-import { startHttpTransport, type HttpListener } from '../../src/common/mcp/http-transport.js';
+import { startHttpTransport, type HttpListener, type HttpTransportOptions } from '../../src/common/mcp/http-transport.js';
 import { createToolServer, serveStdio, type ToolServerOptions } from '../../src/common/mcp/tool-server.js';
 import { initializeBody, MCP_HEADERS, rawRequest } from '../aipcs/http/support.js';
 
@@ -60,6 +60,20 @@ export class EchoStdioSession {
   }
 }
 
+/** A Streamable HTTP listener on a free loopback port at /mcp (sessions idle out after 10 minutes unless `options` say otherwise). */
+export function loopbackListener(options: Pick<HttpTransportOptions, 'createSession' | 'logger'> & Partial<HttpTransportOptions>): Promise<HttpListener> {
+  return startHttpTransport({
+    host: '127.0.0.1',
+    port: 0,
+    path: '/mcp',
+    allowedHosts: ['127.0.0.1:*'],
+    allowedOrigins: [],
+    sessionIdleTimeoutMs: 600_000,
+    allowNonLoopback: false,
+    ...options,
+  });
+}
+
 /** The echo server behind both transports, each with an initialized session (HTTP's id in `session`). */
 export async function openEchoTransports(
   stdioCalls: JsonObject[],
@@ -68,14 +82,8 @@ export async function openEchoTransports(
 ): Promise<{ stdio: EchoStdioSession; listener: HttpListener; session: string }> {
   const stdio = new EchoStdioSession(stdioCalls, logger);
   await stdio.exchange(initializeBody());
-  const listener = await startHttpTransport({
-    host: '127.0.0.1',
-    port: 0,
-    path: '/mcp',
-    allowedHosts: ['127.0.0.1:*'],
-    allowedOrigins: [],
+  const listener = await loopbackListener({
     sessionIdleTimeoutMs: 60_000,
-    allowNonLoopback: false,
     createSession: () => createToolServer(echoServerOptions(httpCalls, logger)),
     logger,
   });

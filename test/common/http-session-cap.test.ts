@@ -6,10 +6,10 @@
 
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/common/logger.js';
-import { MAX_SESSIONS, startHttpTransport, type HttpListener, type SessionCloseReason } from '../../src/common/mcp/http-transport.js';
+import { MAX_SESSIONS, type HttpListener, type SessionCloseReason } from '../../src/common/mcp/http-transport.js';
 import { createToolServer, type ToolServer } from '../../src/common/mcp/tool-server.js';
 import { initializeBody, MCP_HEADERS, rawRequest, rawSession } from '../aipcs/http/support.js';
-import { echoServerOptions } from './echo-session.js';
+import { echoServerOptions, loopbackListener } from './echo-session.js';
 
 const logger = createLogger('http-session-cap-test', 'silent');
 
@@ -18,14 +18,7 @@ function echoServer(): ToolServer {
 }
 
 async function listen(maxSessions: number | undefined, closed: SessionCloseReason[], createSession: () => ToolServer = echoServer): Promise<HttpListener> {
-  return startHttpTransport({
-    host: '127.0.0.1',
-    port: 0,
-    path: '/mcp',
-    allowedHosts: ['127.0.0.1:*'],
-    allowedOrigins: [],
-    sessionIdleTimeoutMs: 600_000,
-    allowNonLoopback: false,
+  return loopbackListener({
     createSession,
     onSessionClosed: (reason) => closed.push(reason),
     ...(maxSessions === undefined ? {} : { maxSessions }),

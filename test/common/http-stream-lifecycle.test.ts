@@ -8,10 +8,10 @@ import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { losslessJson, type JsonObject } from '../../src/common/json.js';
 import { createLogger } from '../../src/common/logger.js';
-import { startHttpTransport, type HttpListener, type HttpTransportOptions, type SessionCloseReason } from '../../src/common/mcp/http-transport.js';
+import { type HttpListener, type HttpTransportOptions, type SessionCloseReason } from '../../src/common/mcp/http-transport.js';
 import { createToolServer } from '../../src/common/mcp/tool-server.js';
 import { initializeBody, MCP_HEADERS, rawRequest, rawSession, sseMessages } from '../aipcs/http/support.js';
-import { echoServerOptions } from './echo-session.js';
+import { echoServerOptions, loopbackListener } from './echo-session.js';
 
 const logger = createLogger('http-stream-lifecycle-test', 'silent');
 
@@ -51,14 +51,7 @@ class GatedEcho {
 }
 
 async function listen(echo: GatedEcho, overrides: Partial<HttpTransportOptions> = {}): Promise<HttpListener> {
-  return startHttpTransport({
-    host: '127.0.0.1',
-    port: 0,
-    path: '/mcp',
-    allowedHosts: ['127.0.0.1:*'],
-    allowedOrigins: [],
-    sessionIdleTimeoutMs: 600_000,
-    allowNonLoopback: false,
+  return loopbackListener({
     createSession: echo.options(),
     logger,
     ...overrides,

@@ -9,9 +9,10 @@
 import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/common/logger.js';
-import { startHttpTransport, type HttpListener } from '../../src/common/mcp/http-transport.js';
+import type { HttpListener } from '../../src/common/mcp/http-transport.js';
 import { createToolServer } from '../../src/common/mcp/tool-server.js';
 import { MCP_HEADERS, rawSession, sseMessages } from '../aipcs/http/support.js';
+import { loopbackListener } from './echo-session.js';
 
 const logger = createLogger('http-keepalive-test', 'silent');
 
@@ -19,14 +20,8 @@ const logger = createLogger('http-keepalive-test', 'silent');
 let releaseCall: (() => void) | undefined;
 
 async function listen(): Promise<HttpListener> {
-  return startHttpTransport({
-    host: '127.0.0.1',
-    port: 0,
-    path: '/mcp',
-    allowedHosts: ['127.0.0.1:*'],
-    allowedOrigins: [],
+  return loopbackListener({
     sessionIdleTimeoutMs: 60_000,
-    allowNonLoopback: false,
     keepAliveMs: 20,
     logger,
     createSession: () =>
