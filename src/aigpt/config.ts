@@ -28,7 +28,25 @@ export interface Environment {
 }
 
 export function processEnvironment(): Environment {
-  return { env: process.env, platform: process.platform, homedir: userDatabaseHome, cwd: () => process.cwd() };
+  return { env: process.env, platform: process.platform, homedir: userDatabaseHome, cwd: currentFolder };
+}
+
+/**
+ * The working directory, asked for only when a path is relative. A deleted
+ * one makes Node's process.cwd() throw ENOENT (uv_cwd), which aigpt reported
+ * as an "unexpected error" even when every path it needed was absolute.
+ */
+function currentFolder(): string {
+  try {
+    return process.cwd();
+  } catch (error) {
+    throw new AigptError('read_failed', `cannot tell the current folder (${describeCause(error)}; was it deleted?): change to an existing folder, or use absolute paths`, { cause: error });
+  }
+}
+
+/** `resolve(...parts)` that asks `cwd` only when no part is absolute (a deleted working directory then matters only to relative paths). */
+export function resolveFrom(cwd: () => string, ...parts: readonly string[]): string {
+  return parts.some((part) => isAbsolute(part)) ? resolve(...parts) : resolve(cwd(), ...parts);
 }
 
 /**
@@ -297,7 +315,7 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
   if (pathValue?.includes('\0') === true) throw invalid('bot.path holds a NUL character');
   const base = expandPath(pathValue, appDir, environment);
   const identity = environment.platform === 'win32' ? handle : did;
-  const absoluteBase = resolve(environment.cwd(), resolveParentSteps(base, environment.cwd, environment.platform));
+  const absoluteBase = resolveFrom(environment.cwd, resolveParentSteps(base, environment.cwd, environment.platform));
   return {
     configFile: file,
     appDir,

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { configBaseDir, configFilePath, type Environment, joinLikeRust, writeInitialConfig } from './config.js';
+import { configBaseDir, configFilePath, type Environment, joinLikeRust, resolveFrom, writeInitialConfig } from './config.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { exists, fsyncDir, tempSuffix } from './fs-atomic.js';
 import { CONFIG_FILE_NAME, SITE_CONFIG_APP_DIR } from './limits.js';
@@ -33,7 +33,7 @@ export interface SetupOptions {
 export function siteConfigPath(environment: Environment): string {
   const base = configBaseDir(environment);
   if (environment.platform !== 'win32' && isAbsolute(base)) return joinLikeRust(base, SITE_CONFIG_APP_DIR, CONFIG_FILE_NAME);
-  return resolve(environment.cwd(), base, SITE_CONFIG_APP_DIR, CONFIG_FILE_NAME);
+  return resolveFrom(environment.cwd, base, SITE_CONFIG_APP_DIR, CONFIG_FILE_NAME);
 }
 
 /** `YYYYMMDDTHHMMSSZ` in UTC. */
@@ -196,7 +196,12 @@ export async function findOnPath(name: string, environment: Environment): Promis
   const fileName = windows ? `${name}.exe` : name;
   for (const entry of pathValue.split(windows ? ';' : ':')) {
     if (entry === '') continue;
-    const candidate = resolve(environment.cwd(), entry, fileName);
+    let candidate: string;
+    try {
+      candidate = resolveFrom(environment.cwd, entry, fileName);
+    } catch {
+      continue; // a relative entry while the working directory is deleted names nothing
+    }
     if (await isExecutableFile(candidate, windows)) return candidate;
   }
   return undefined;
