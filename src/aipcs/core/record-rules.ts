@@ -56,6 +56,10 @@ export function checkFieldValue(attribute: AttributeDefinition, value: JsonValue
         value = Number(value);
       } else if (typeof value !== 'number' || !Number.isFinite(value)) {
         throw invalid();
+      } else if (Object.is(value, -0)) {
+        // Stored and answered as 0.0: SQLite's REAL column drops the sign, so
+        // every read and both backends agree (decisions-aipcs-contract.md).
+        value = 0;
       }
       break;
     case 'boolean':
