@@ -278,9 +278,9 @@ function addAdminCommands(program: Command): void {
   ];
   for (const [name, description] of transitions) withOperatorOptions(adminCommand(service, name, description)).action(adminAction(transitionCommand(name), true));
   withOperatorOptions(adminCommand(service, 'purge', 'Irreversibly purge one archived service.'))
-    .addOption(new Option('--receipt <RECEIPT>', 'a verified export receipt id as authority').conflicts('override'))
-    .addOption(new Option('--override', 'explicit operator authority instead of a receipt').conflicts('receipt'))
-    .option('--confirm-service-id <SERVICE_ID>', 'the service id again, as confirmation')
+    .addOption(new Option('--receipt <RECEIPT>', 'a verified export receipt id as authority (this or --override is required)').conflicts('override'))
+    .addOption(new Option('--override', 'explicit operator authority instead of a receipt (this or --receipt is required)').conflicts('receipt'))
+    .option('--confirm-service-id <SERVICE_ID>', 'the service id again, as confirmation (required in machine mode)')
     // Exactly one authority is a parser rule in every mode (spec §1.2, §1.3):
     // neither is usage text and exit 2, like both, never an envelope.
     .hook('preAction', (command) => {
@@ -292,10 +292,10 @@ function addAdminCommands(program: Command): void {
     .action(adminAction(purgeCommand, true));
 
   withOperatorOptions(adminCommand(program, 'export', 'Write a logical portable service artifact.'))
-    .requiredOption('--output <FILE>', 'a new file to write the artifact to')
+    .requiredOption('--output <FILE>', 'a new file to write the artifact to (required)')
     .action(adminAction(exportCommand, true));
   adminCommand(program, 'import', 'Validate or import a logical portable service artifact.')
-    .requiredOption('--input <FILE>', 'the artifact to read')
+    .requiredOption('--input <FILE>', 'the artifact to read (required)')
     .option('--dry-run', 'validate only; write nothing')
     // Ops spec §1.9.1: a dry run must carry neither --operation-id nor --yes, in any mode.
     .option('--operation-id <OPERATION_ID>', 'idempotency key of the operation, a lowercase UUID (required in machine mode; never with --dry-run)')
@@ -304,7 +304,7 @@ function addAdminCommands(program: Command): void {
 
   const maintenance = program.command('maintenance').description('Inspect maintenance candidates.');
   adminCommand(maintenance, 'scan', 'Run a bounded read-only maintenance scan.')
-    .requiredOption('--service <SERVICE_ID>', 'the service to scan')
+    .requiredOption('--service <SERVICE_ID>', 'the service to scan (required)')
     .action(adminAction(maintenanceScanCommand, false));
 }
 

@@ -88,4 +88,19 @@ describe('configuration options in --help', () => {
     expect(suspend).toMatch(/^ {2}--operation-id <OPERATION_ID> +.*lowercase UUID \(required in machine mode\)$/m);
     expect(suspend).toMatch(/^ {2}--yes +Do not prompt for confirmation\.$/m);
   });
+
+  it('options the parser requires say so (a missing one is usage text, exit 2)', () => {
+    expect(aipcs(['export', '--help']).stdout).toMatch(/^ {2}--output <FILE> +.*\(required\)$/m);
+    expect(aipcs(['import', '--help']).stdout).toMatch(/^ {2}--input <FILE> +.*\(required\)$/m);
+    expect(aipcs(['maintenance', 'scan', '--help']).stdout).toMatch(/^ {2}--service <SERVICE_ID> +.*\(required\)$/m);
+    const purge = aipcs(['service', 'purge', '--help']).stdout;
+    expect(purge).toMatch(/^ {2}--receipt <RECEIPT> +.*\(this or --override is required\)$/m);
+    expect(purge).toMatch(/^ {2}--override +.*\(this or --receipt is required\)$/m);
+    expect(purge).toMatch(/^ {2}--confirm-service-id <SERVICE_ID> +.*\(required in machine mode\)$/m);
+    for (const args of [['export', '00000000-0000-4000-8000-000000000001'], ['import'], ['maintenance', 'scan']]) {
+      const run = aipcs(args);
+      expect(run.status).toBe(2);
+      expect(run.stderr).toMatch(/error: required option '--[a-z]+ <[A-Z_]+>' not specified/);
+    }
+  });
 });
