@@ -110,7 +110,7 @@ export async function serve(runtime: RuntimeConfig): Promise<number> {
   const logger = loggerFor(runtime.logLevel);
   // The MCP edge is loaded here, not with this module: the administration
   // commands (export, import, status...) never serve and start faster without it.
-  const { AIPCS_TOOLS, STATELESS_TOOLS, aipcsServerOptions, createDispatcher, httpExposureAllowed, serveAipcsHttp, serveStdio } = await import('./serve-edge.js');
+  const { AIPCS_TOOLS, STATELESS_TOOLS, aipcsServerOptions, createDispatcher, httpExposureAllowed, serveAipcsHttp, serveStdio, SHUTDOWN_SIGNALS } = await import('./serve-edge.js');
   // Refused before storage is opened (and again where the socket is bound).
   if (runtime.transport === 'streamable-http' && !httpExposureAllowed(runtime.http)) throw new StartupError();
   let storage: StoragePorts | null;
@@ -127,11 +127,12 @@ export async function serve(runtime: RuntimeConfig): Promise<number> {
     // The tools a profile exposes; the persistent catalogue is the contract's 21.
     const tools = app ? AIPCS_TOOLS : STATELESS_TOOLS;
     if (runtime.transport === 'streamable-http') {
-      // Until SIGINT/SIGTERM; a listener that cannot start is a start-up failure.
+      // Until SIGINT/SIGTERM/SIGHUP; a listener that cannot start is a start-up failure.
       await serveAipcsHttp(runtime.http, aipcsServerOptions(tools, createDispatcher(app, tools), logger), logger, (cause) => new StartupError({ cause }));
       return 0;
     }
-    await serveStdio(aipcsServerOptions(tools, createDispatcher(app, tools), logger));
+    // Until stdin ends, or SIGINT/SIGTERM/SIGHUP (calls already read are answered first).
+    await serveStdio(aipcsServerOptions(tools, createDispatcher(app, tools), logger), { shutdownSignals: SHUTDOWN_SIGNALS });
     return 0;
   } finally {
     await storage?.close();

@@ -3,7 +3,7 @@
 // loads it on demand: administration commands such as export and import
 // start without parsing any of it.
 
-export { serveStdio } from '../common/mcp/tool-server.js';
+export { serveStdio, SHUTDOWN_SIGNALS } from '../common/mcp/tool-server.js';
 export { AIPCS_TOOLS, STATELESS_TOOLS } from './contract/tool-catalogue.js';
 export { createDispatcher } from './mcp/dispatch.js';
 export { httpExposureAllowed, serveAipcsHttp } from './mcp/http-server.js';

@@ -1,9 +1,9 @@
 // AIPCS over Streamable HTTP (operations spec §6): maps the resolved HTTP
 // settings onto the generic listener, gives every session its own SDK Server
-// over the same catalogue and dispatcher as stdio, and shuts down on SIGINT or
-// SIGTERM. Owns no storage: composition opens and closes it around this.
+// over the same catalogue and dispatcher as stdio, and shuts down on SIGINT,
+// SIGTERM or SIGHUP. Owns no storage: composition opens and closes it around this.
 
-import { createToolServer, type ToolServerOptions } from '../../common/mcp/tool-server.js';
+import { createToolServer, SHUTDOWN_SIGNALS, type ToolServerOptions } from '../../common/mcp/tool-server.js';
 import { HttpExposureError, isLoopbackAddress, startHttpTransport, type HttpListener, type SessionCloseReason } from '../../common/mcp/http-transport.js';
 import type { Logger } from '../../common/logger.js';
 import type { HttpSettings } from '../config/index.js';
@@ -46,10 +46,13 @@ export function startAipcsHttp(settings: HttpSettings, server: ToolServerOptions
   });
 }
 
-/** Resolves with the first of SIGINT/SIGTERM; the handlers are removed again. */
+/**
+ * Resolves with the first of SIGINT/SIGTERM/SIGHUP; the handlers are removed
+ * again, so a second signal takes its default action (ends the process now).
+ */
 export function untilShutdownSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
-    const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
+    const signals = SHUTDOWN_SIGNALS;
     const onSignal = (signal: NodeJS.Signals): void => {
       for (const name of signals) process.off(name, onSignal);
       resolve(signal);
@@ -59,7 +62,7 @@ export function untilShutdownSignal(): Promise<NodeJS.Signals> {
 }
 
 /**
- * Serves until SIGINT or SIGTERM, then stops accepting, closes every session
+ * Serves until SIGINT, SIGTERM or SIGHUP, then stops accepting, closes every session
  * and resolves; the caller closes storage and exits 0. Start-up failures reject.
  */
 export async function serveAipcsHttp(settings: HttpSettings, server: ToolServerOptions, logger: Logger, startFailure: (cause: unknown) => Error): Promise<void> {

@@ -244,6 +244,28 @@ export class LosslessStdioTransport implements Transport {
     else this.answerWait ??= setTimeout(() => void this.close(), ANSWER_WAIT_MS);
   }
 
+  /**
+   * Ends the session early (a shutdown signal): nothing more is read, a line
+   * not yet complete is dropped (its end may never come), the requests
+   * already read are answered, and the transport closes once they are, or
+   * after `graceMs` (also when the input had ended and answers were still
+   * owed), whichever comes first.
+   */
+  endInput(graceMs: number): void {
+    if (this.closed) return;
+    this.options.input.off('data', this.onData);
+    this.options.input.off('end', this.onEnd);
+    this.chunks = [];
+    this.buffered = 0;
+    this.discarding = false;
+    this.discardedTail = undefined;
+    this.inputEnded = true;
+    clearTimeout(this.answerWait);
+    this.answerWait = undefined;
+    if (this.owed.size === 0 && this.directPending === 0) void this.close();
+    else this.answerWait = setTimeout(() => void this.close(), graceMs);
+  }
+
   private readonly onInputError = (error: Error): void => {
     this.onerror?.(error);
   };

@@ -255,9 +255,30 @@ function liftPlainArguments(value: unknown): JsonObject {
 export interface StdioServeOptions {
   readonly input?: NodeJS.ReadableStream;
   readonly output?: NodeJS.WritableStream;
+  /**
+   * Signals that end the session as the end of input does, instead of by
+   * their default action (which ends the process at once: a write already
+   * committed would go unanswered, storage stay open). Nothing more is read,
+   * the requests already read are answered (for up to SHUTDOWN_GRACE_MS), and
+   * serveStdio resolves. The handlers go at the first signal, so a second
+   * one takes its default action.
+   */
+  readonly shutdownSignals?: readonly NodeJS.Signals[];
+  /**
+   * Called at the first shutdown signal, once reading has stopped: releases
+   * the input's source (process.stdin is destroyed when no input is given,
+   * so that the process can end while the client keeps its end open).
+   */
+  readonly onShutdownSignal?: () => void;
 }
 
-/** Serves the catalogue over stdio until the input ends; resolves after closing. */
+/** How long a shutdown signal waits for the answers owed (as the HTTP listener's shutdown does). */
+export const SHUTDOWN_GRACE_MS = 5_000;
+
+/** The signals on which a server ends its session gracefully (Ctrl-C, a polite kill, a closed terminal). */
+export const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/** Serves the catalogue over stdio until the input ends (or a shutdown signal comes); resolves after closing. */
 export async function serveStdio(options: ToolServerOptions, io: StdioServeOptions = {}): Promise<void> {
   const logger = options.logger ?? createLogger(options.name);
   const { server, lossless } = createToolServer({ ...options, logger });
@@ -273,6 +294,18 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
     server.onclose = () => resolve();
   });
   server.onerror = () => logger.warn('an MCP protocol error was ignored');
-  await server.connect(transport);
-  await closed;
+  const signals = io.shutdownSignals ?? [];
+  const onSignal = (): void => {
+    for (const name of signals) process.off(name, onSignal);
+    transport.endInput(SHUTDOWN_GRACE_MS);
+    if (io.onShutdownSignal) io.onShutdownSignal();
+    else if (io.input === undefined) process.stdin.destroy();
+  };
+  for (const name of signals) process.on(name, onSignal);
+  try {
+    await server.connect(transport);
+    await closed;
+  } finally {
+    for (const name of signals) process.off(name, onSignal);
+  }
 }
