@@ -116,10 +116,11 @@ async function buildIntent(ctx: Context, flags: IntentFlags): Promise<IntentV1> 
   };
 }
 
-function intentOptions(command: Command): Command {
+/** `required` says when --title and --goal must be given (both are checked by buildIntent). */
+function intentOptions(command: Command, required: string): Command {
   return command
-    .option('--title <text>', 'intent title')
-    .option('--goal <text>', 'intent goal')
+    .option('--title <text>', `intent title (${required})`)
+    .option('--goal <text>', `intent goal (${required})`)
     .option('--constraint <text>', 'a constraint (repeatable, order kept)', collect, [])
     .option('--context <id>', 'an object the intent cites (repeatable)', collect, [])
     .option('--parent <id>', 'a parent intent (repeatable)', collect, [])
@@ -289,7 +290,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       else if (changes.value.length > 0) await ctx.out(changes.value.map((c) => `${c.change} ${oneLine(c.path)}`).join('\n'));
     }));
 
-  intentOptions(program.command('intent').description('make an intent')).action(action(async (ctx, flags: IntentFlags) => {
+  intentOptions(program.command('intent').description('make an intent'), 'required').action(action(async (ctx, flags: IntentFlags) => {
     const intent = await buildIntent(ctx, flags);
     await printMade(ctx, await store(ctx, intent), intent);
   }));
@@ -297,7 +298,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
   program
     .command('op')
     .description('record the working tree as an operation on a base state (default HEAD)')
-    .requiredOption('--intent <id>', 'the intent the operation serves')
+    .requiredOption('--intent <id>', 'the intent the operation serves (required)')
     .option('--base <state>', 'base state (default HEAD)')
     .option('--allow-empty', 'record a no-change operation')
     .action(action(async (ctx, opts: { intent: string; base?: string; allowEmpty?: boolean }) => {
@@ -315,6 +316,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       .description('record the working tree as intent + operation + state and move HEAD')
       .option('--intent <id>', 'use an existing intent instead of making one')
       .option('--allow-empty', 'record a no-change operation'),
+    'required without --intent',
   ).action(action(async (ctx, flags: IntentFlags & { intent?: string; allowEmpty?: boolean }) => {
     const repo = await ctx.repo();
     const intentOptionGiven =
@@ -371,7 +373,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
     .command('checkout')
     .description('materialise a state into a new or empty folder')
     .argument('<state>', 'state ID, prefix or HEAD')
-    .requiredOption('--into <dir>', 'target folder (new or empty)')
+    .requiredOption('--into <dir>', 'target folder, new or empty (required)')
     .action(action(async (ctx, ref: string, opts: { into: string }) => {
       const repo = await ctx.repo();
       const state = await repo.getTyped(await repo.resolve(ref), 'state');
@@ -386,9 +388,9 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
   program
     .command('report')
     .description('record a reported (v1) evidence; nothing is run')
-    .requiredOption('--kind <kind>', 'kind of check, e.g. test, build, lint')
-    .requiredOption('--command <text>', 'the command the reporter says was run')
-    .addOption(new Option('--result <result>', 'reported result').choices(['pass', 'fail', 'unknown']).makeOptionMandatory())
+    .requiredOption('--kind <kind>', 'kind of check, e.g. test, build, lint (required)')
+    .requiredOption('--command <text>', 'the command the reporter says was run (required)')
+    .addOption(new Option('--result <result>', 'reported result (required)').choices(['pass', 'fail', 'unknown']).makeOptionMandatory())
     .option('--state <id>', 'state the evidence is about (default HEAD)')
     .option('--reporter <name>', 'who reports (default the OS user name)')
     .option('--platform <text>', 'platform (default os/arch of this machine)')
@@ -490,9 +492,9 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
   program
     .command('decide')
     .description('record a decision')
-    .requiredOption('--question <text>', 'the question decided')
-    .requiredOption('--decision <text>', 'what was decided')
-    .requiredOption('--rationale <text>', 'why')
+    .requiredOption('--question <text>', 'the question decided (required)')
+    .requiredOption('--decision <text>', 'what was decided (required)')
+    .requiredOption('--rationale <text>', 'why (required)')
     .option('--alternative <text>', 'an alternative considered (repeatable, order kept)', collect, [])
     .option('--related <id>', 'a related object (repeatable)', collect, [])
     .option('--created-at <time>', 'creation time, UTC with nine fractional digits (default now)')

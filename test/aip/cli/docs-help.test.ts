@@ -62,4 +62,31 @@ describe('aip option help', () => {
     const nine = await aip(['intent', '--title', 't', '--goal', 'g', '--created-at', '2026-01-01T00:00:00.000000000Z'], { cwd: dir });
     expect(nine.code).toBe(0);
   });
+
+  it('options a command cannot run without say so in its help, and leaving one out is a usage error', async () => {
+    requireBuiltBin();
+    const dir = await tempDir();
+    const required: [string, string, string][] = [
+      ['intent', '--title <text>', '(required)'],
+      ['intent', '--goal <text>', '(required)'],
+      ['snapshot', '--title <text>', '(required without --intent)'],
+      ['snapshot', '--goal <text>', '(required without --intent)'],
+      ['op', '--intent <id>', '(required)'],
+      ['checkout', '--into <dir>', '(required)'],
+      ['report', '--kind <kind>', '(required)'],
+      ['report', '--command <text>', '(required)'],
+      ['report', '--result <result>', '(required)'],
+      ['decide', '--question <text>', '(required)'],
+      ['decide', '--decision <text>', '(required)'],
+      ['decide', '--rationale <text>', '(required)'],
+    ];
+    for (const [command, option, note] of required) {
+      const help = (await aip([command, '--help'], { cwd: dir })).text;
+      expect(optionHelp(help, option), `${command} ${option}`).toContain(note);
+    }
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    for (const args of [['intent', '--title', 't'], ['snapshot', '--goal', 'g'], ['op'], ['checkout', 'HEAD'], ['report', '--kind', 'k', '--command', 'c'], ['decide', '--question', 'q', '--decision', 'd']]) {
+      expect((await aip(args, { cwd: dir })).code, args.join(' ')).toBe(2);
+    }
+  });
 });
