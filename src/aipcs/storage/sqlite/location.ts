@@ -72,9 +72,28 @@ function assertLocalFilesystem(path: string): void {
 }
 
 /**
+ * SQLite's unix VFS handles paths of at most 512 bytes (mxPathname), and a
+ * database opens only when its path plus the 8 bytes of `-journal` fits.
+ * The longest database under a root is a service store,
+ * `{root}/service-stores/svc_{32 hex}.sqlite`; a root too long for it would
+ * let `serve` start and seed, then leave every materialise pending for good
+ * (operation_uncertain, then storage_busy on each retry). The root is
+ * refused up front instead: at most 445 bytes of UTF-8.
+ */
+const SQLITE_MAX_PATHNAME_BYTES = 512;
+const JOURNAL_SUFFIX_BYTES = '-journal'.length;
+const LONGEST_STORE_NAME = `svc_${'0'.repeat(32)}.sqlite`;
+
+/** Whether every database path under `root` is short enough for SQLite to open. */
+function fitsSqlitePaths(root: string): boolean {
+  return Buffer.byteLength(join(root, 'service-stores', LONGEST_STORE_NAME), 'utf8') + JOURNAL_SUFFIX_BYTES <= SQLITE_MAX_PATHNAME_BYTES;
+}
+
+/**
  * The textual rules of operations spec §2.5.2: absolute, not `/`, no `.` or
  * `..` component, no NUL, none of the prefixes `file:`, `//`, `\\`. The text
  * is taken as written, never normalised: `/a/../b` is refused, not read as `/b`.
+ * Also refused: a root too long for SQLite's paths (above).
  */
 function checkRootText(root: string): void {
   if (root.includes('\u0000')) throw new UnsafeLocationError('the data root contains NUL');
@@ -83,6 +102,7 @@ function checkRootText(root: string): void {
   const components = root.split(sep).filter((part) => part.length > 0);
   if (components.length === 0) throw new UnsafeLocationError('the data root is the filesystem root');
   if (components.some((part) => part === '.' || part === '..')) throw new UnsafeLocationError('the data root has a . or .. component');
+  if (!fitsSqlitePaths(root)) throw new UnsafeLocationError('the data root is too long for SQLite (its database paths would exceed 512 bytes)');
 }
 
 export interface DataRootPaths {
