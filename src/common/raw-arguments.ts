@@ -41,3 +41,104 @@ export function firstNonUtf8Argument(args: readonly string[], cmdline = '/proc/s
   }
   return undefined;
 }
+
+/**
+ * Python's `surrogateescape` decoding, which is how the reference's Python
+ * reads its command line and environment: well-formed UTF-8 becomes text and
+ * every byte of an ill-formed sequence becomes the lone surrogate
+ * U+DC80..U+DCFF carrying it. Text checks then see a character that is not
+ * printable instead of a U+FFFD that is.
+ */
+export function decodeSurrogateEscape(bytes: Uint8Array): string {
+  let out = '';
+  let i = 0;
+  while (i < bytes.length) {
+    const length = wellFormedSequenceLength(bytes, i);
+    if (length === 0) {
+      out += String.fromCharCode(0xdc00 + (bytes[i] ?? 0));
+      i += 1;
+    } else {
+      out += Buffer.from(bytes.subarray(i, i + length)).toString('utf8');
+      i += length;
+    }
+  }
+  return out;
+}
+
+/** The length of the well-formed UTF-8 sequence starting at `at` (Unicode Table 3-7), or 0. */
+function wellFormedSequenceLength(bytes: Uint8Array, at: number): number {
+  const b0 = bytes[at] ?? 0;
+  const within = (offset: number, low: number, high: number): boolean => {
+    const b = bytes[at + offset];
+    return b !== undefined && b >= low && b <= high;
+  };
+  if (b0 <= 0x7f) return 1;
+  if (b0 >= 0xc2 && b0 <= 0xdf) return within(1, 0x80, 0xbf) ? 2 : 0;
+  if (b0 >= 0xe0 && b0 <= 0xef) {
+    const [low, high] = b0 === 0xe0 ? [0xa0, 0xbf] : b0 === 0xed ? [0x80, 0x9f] : [0x80, 0xbf];
+    return within(1, low, high) && within(2, 0x80, 0xbf) ? 3 : 0;
+  }
+  if (b0 >= 0xf0 && b0 <= 0xf4) {
+    const [low, high] = b0 === 0xf0 ? [0x90, 0xbf] : b0 === 0xf4 ? [0x80, 0x8f] : [0x80, 0xbf];
+    return within(1, low, high) && within(2, 0x80, 0xbf) && within(3, 0x80, 0xbf) ? 4 : 0;
+  }
+  return 0;
+}
+
+/** NUL-terminated entries of a /proc file. */
+function nulEntries(raw: Buffer): Buffer[] {
+  const parts: Buffer[] = [];
+  for (let start = 0; start < raw.length; ) {
+    const end = raw.indexOf(0, start);
+    parts.push(raw.subarray(start, end === -1 ? raw.length : end));
+    start = end === -1 ? raw.length : end + 1;
+  }
+  return parts;
+}
+
+/**
+ * `args` (the user's arguments, as Node decoded them) with each argument
+ * whose raw bytes are not UTF-8 decoded the `surrogateescape` way instead.
+ * Unchanged when no argument holds U+FFFD or the raw bytes cannot be read or
+ * do not match (see firstNonUtf8Argument).
+ */
+export function surrogateEscapedArguments(args: readonly string[], cmdline = '/proc/self/cmdline'): string[] {
+  if (!args.some((arg) => arg.includes('\ufffd'))) return [...args];
+  let parts: Buffer[];
+  try {
+    parts = nulEntries(readFileSync(cmdline));
+  } catch {
+    return [...args];
+  }
+  if (parts.length < args.length) return [...args];
+  const own = parts.slice(parts.length - args.length);
+  if (own.some((part, i) => part.toString('utf8') !== args[i])) return [...args];
+  return own.map((part, i) => (args[i]?.includes('\ufffd') ? decodeSurrogateEscape(part) : (args[i] ?? '')));
+}
+
+/**
+ * `env` with each value holding U+FFFD replaced by the `surrogateescape`
+ * decoding of its raw bytes from the process's initial environment, when the
+ * entry of the same name there decodes to exactly that value (a value the
+ * process set itself is left alone).
+ */
+export function surrogateEscapedEnvironment(env: NodeJS.ProcessEnv, environ = '/proc/self/environ'): NodeJS.ProcessEnv {
+  const suspect = Object.entries(env).filter(([, value]) => value?.includes('\ufffd'));
+  if (suspect.length === 0) return env;
+  let parts: Buffer[];
+  try {
+    parts = nulEntries(readFileSync(environ));
+  } catch {
+    return env;
+  }
+  const out: NodeJS.ProcessEnv = { ...env };
+  for (const part of parts) {
+    const equals = part.indexOf(0x3d);
+    if (equals <= 0) continue;
+    const name = part.subarray(0, equals).toString('utf8');
+    const raw = part.subarray(equals + 1);
+    const value = env[name];
+    if (value !== undefined && value.includes('\ufffd') && raw.toString('utf8') === value) out[name] = decodeSurrogateEscape(raw);
+  }
+  return out;
+}

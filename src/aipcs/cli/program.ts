@@ -5,6 +5,7 @@
 
 import { Command, CommanderError, Option, type HelpContext } from 'commander';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
+import { surrogateEscapedEnvironment } from '../../common/raw-arguments.js';
 import { CONFIG_FIELD_SPECS, configOptionsFromParsed, type ConfigField, configShowResult, configValidateResult, resolveConfiguration, resolveRunnableConfiguration, transportPreflight, type ResolveInput } from '../config/index.js';
 import { sqliteRuntimeVersion } from '../storage/sqlite/connection.js';
 import { serve, StartupError } from '../compose.js';
@@ -76,7 +77,10 @@ function withFormat(command: Command): Command {
 }
 
 function resolveInput(parsed: Record<string, unknown>): ResolveInput {
-  return { options: configOptionsFromParsed(parsed), env: process.env, platform: process.platform, sqliteVersion: sqliteRuntimeVersion() };
+  // Values that are not UTF-8 reach the checks as the reference's Python sees
+  // them (surrogateescape), so they fail as unprintable instead of passing as
+  // U+FFFD text nobody typed (operations §2.5).
+  return { options: configOptionsFromParsed(parsed), env: surrogateEscapedEnvironment(process.env), platform: process.platform, sqliteVersion: sqliteRuntimeVersion() };
 }
 
 function finish(outcome: CliOutcome, format: OutputFormat, command: 'serve' | 'config' | 'admin'): void {
