@@ -11,7 +11,8 @@ import type { Command } from 'commander';
  *   group's help and exit 0;
  * - with a `help` command (`helpCommand`), `aigpt help nope` is `aigpt nope`
  *   (commander printed the whole help with exit 2 and no message), and
- *   `aigpt help help` is `aigpt --help` (commander refused it).
+ *   `aigpt help help` and `aigpt help --help` (or `-h`) are `aigpt --help`
+ *   (commander refused them, the latter with the help on stderr and exit 2).
  *
  * Options before the word and operands of a command without subcommands
  * leave the arguments as they are.
@@ -25,8 +26,9 @@ export function argumentsUpToUnknownCommand(program: Command, argv: readonly str
     if (word.startsWith('-') || command.commands.length === 0) return argv;
     if (options.helpCommand && word === 'help') {
       const topic = argv[index + 1];
+      if (topic === 'help' || topic === '-h' || topic === '--help') return [...argv.slice(0, index), '--help'];
       if (topic === undefined || topic.startsWith('-') || find(command, topic) !== undefined) return argv;
-      return topic === 'help' ? [...argv.slice(0, index), '--help'] : [...argv.slice(0, index), topic];
+      return [...argv.slice(0, index), topic];
     }
     const next = find(command, word);
     if (next === undefined) return argv.slice(0, index + 1);

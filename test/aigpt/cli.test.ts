@@ -306,6 +306,9 @@ describe('aigpt CLI', () => {
     }
     // Help about help is the help.
     expect(await run(['help', 'help'])).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: aigpt [options] [command]') });
+    for (const flag of ['--help', '-h']) {
+      expect(await run(['help', flag]), `help ${flag}`).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: aigpt [options] [command]'), stderr: '' });
+    }
   });
 
   it.runIf(process.platform === 'linux')('refuses an argument that is not UTF-8 (exit 2) instead of saving U+FFFD in its place', async () => {
