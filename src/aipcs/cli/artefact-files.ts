@@ -213,6 +213,31 @@ function removeDeadImportSpools(parent: string): void {
   }
 }
 
+/**
+ * Where spools may go, in order: `TMPDIR` (Node's tmpdir()), then the usual
+ * system folders. A TMPDIR that names a missing or unwritable folder (left
+ * over from a session that is gone) made every import `storage_unavailable`
+ * although storage was fine; Python's tempfile, which the reference spools
+ * with, moves on to /tmp then, and so does this.
+ */
+function spoolParents(): string[] {
+  return [...new Set([tmpdir(), '/tmp', '/var/tmp'])];
+}
+
+/** A fresh `aipcs-bundle-{pid}-*` folder (0700) in the first usable parent. */
+function makeSpoolDirectory(): string {
+  let failure: unknown;
+  for (const parent of spoolParents()) {
+    removeDeadImportSpools(parent);
+    try {
+      return mkdtempSync(join(parent, `aipcs-bundle-${process.pid}-`));
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  throw refusal('storage_unavailable', [], failure);
+}
+
 export class ArtefactSpool {
   private readonly directory: string;
   private readonly file: string;
@@ -225,12 +250,7 @@ export class ArtefactSpool {
     private readonly input: number,
     private readonly observer: SpoolObserver | null = null,
   ) {
-    removeDeadImportSpools(tmpdir());
-    try {
-      this.directory = mkdtempSync(join(tmpdir(), `aipcs-bundle-${process.pid}-`));
-    } catch (error) {
-      throw refusal('storage_unavailable', [], error);
-    }
+    this.directory = makeSpoolDirectory();
     this.releaseOnInterrupt = removeOnInterrupt(this.directory);
     this.file = join(this.directory, 'bundle.jsonl');
     try {

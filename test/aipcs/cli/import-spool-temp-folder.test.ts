@@ -1,0 +1,48 @@
+// `aipcs import` keeps its private copy of the artefact (the `aipcs-bundle-*`
+// spool, ops spec §5.9) in TMPDIR. A TMPDIR left over from a session that is
+// gone (a missing folder) made every import `storage_unavailable` although
+// storage was fine; like Python's tempfile, which the reference spools with,
+// the import now moves on to the system temp folder.
+
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { aipcs, createNote, freshDataRoot, materialisedService, rootArgs, serveOn } from '../../support/aipcs-admin.js';
+
+const OP = (n: number): string => `00000000-0000-4000-8000-0000000071${n.toString().padStart(2, '0')}`;
+
+describe('import spool with an unusable TMPDIR', () => {
+  let artefact: string;
+
+  beforeAll(async () => {
+    const source = freshDataRoot();
+    const client = await serveOn(source);
+    let serviceId: string;
+    try {
+      serviceId = await materialisedService(client, 'spooled');
+      await createNote(client, serviceId, { title: 'One' });
+    } finally {
+      await client.close();
+    }
+    expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(1), '--yes', ...rootArgs(source)]).status).toBe(0);
+    artefact = join(mkdtempSync(join(tmpdir(), 'aipcs-spool-artefact-')), 'spooled.jsonl');
+    const exported = aipcs(['export', serviceId, '--output', artefact, '--expected-revision', '4', '--operation-id', OP(2), '--yes', ...rootArgs(source)]);
+    expect(exported.status, exported.stderr).toBe(0);
+  });
+
+  it.each([
+    ['a missing absolute folder', '/nonexistent-aipcs-tmp/gone'],
+    ['a missing relative folder', 'missing-relative-tmp'],
+  ])('imports with TMPDIR naming %s', async (_what, tmp) => {
+    const destination = freshDataRoot();
+    const client = await serveOn(destination);
+    await client.close();
+    const run = aipcs(['import', '--input', artefact, '--operation-id', OP(3), '--yes', ...rootArgs(destination)], { env: { TMPDIR: tmp }, cwd: tmpdir() });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.envelope.result?.['operation']).toBe('import');
+    const listed = aipcs(['service', 'list', ...rootArgs(destination)]);
+    expect((listed.envelope.result?.['services'] as Record<string, unknown>[]).map((service) => service['domain_name'])).toEqual(['spooled']);
+  });
+});
