@@ -90,24 +90,51 @@ export function describeRecovery(report: RecoveryReport | undefined): string[] {
 
 /** Name of the test-only variable that freezes the process at one fault point (see docs/aigpt.md). */
 export const FAULT_PAUSE_ENV = 'AIGPT_TEST_FAULT_PAUSE';
+/** Name of the test-only variable that makes the process signal itself at one fault point (see docs/aigpt.md). */
+export const FAULT_SIGNAL_ENV = 'AIGPT_TEST_FAULT_SIGNAL';
+
+/** `{label}#{n}` (n defaults to 1; `*` in the label matches any text): whether this occurrence of `point` is the one named. */
+function faultPointMatcher(spec: string): (point: string) => boolean {
+  const hash = spec.lastIndexOf('#');
+  const label = hash > 0 ? spec.slice(0, hash) : spec;
+  const wanted = hash > 0 ? Number(spec.slice(hash + 1)) : 1;
+  const pattern = new RegExp(`^${label.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  let seen = 0;
+  return (point) => pattern.test(point) && ++seen === wanted;
+}
 
 /**
  * Test-only: with `AIGPT_TEST_FAULT_PAUSE={label}#{n}` the process announces
  * `aigpt: paused at {label}#{n}` on stderr when it reaches the n-th (1-based)
  * occurrence of that fault point and then blocks its only thread, so a test
- * can `kill -9` it at exactly that point. Inert when the variable is unset.
+ * can `kill -9` it at exactly that point. With
+ * `AIGPT_TEST_FAULT_SIGNAL={SIGNAL}@{label}#{n}` it sends itself that signal
+ * there instead (and goes on), so a test can see what a Ctrl-C or a polite
+ * kill at exactly that point leaves. Inert when the variables are unset.
  */
 export function faultHookFromEnv(env: Readonly<Record<string, string | undefined>>): FaultHook | undefined {
-  const spec = env[FAULT_PAUSE_ENV];
-  if (spec === undefined || spec === '') return undefined;
-  const hash = spec.lastIndexOf('#');
-  const label = hash > 0 ? spec.slice(0, hash) : spec;
-  const wanted = hash > 0 ? Number(spec.slice(hash + 1)) : 1;
-  let seen = 0;
+  const pause = env[FAULT_PAUSE_ENV];
+  const signal = env[FAULT_SIGNAL_ENV];
+  const hooks: FaultHook[] = [];
+  if (pause !== undefined && pause !== '') {
+    const matches = faultPointMatcher(pause);
+    hooks.push((point) => {
+      if (!matches(point)) return;
+      // Synchronous writes: the line must be out before the thread blocks.
+      writeSync(2, `aigpt: paused at ${pause.lastIndexOf('#') > 0 ? pause : `${pause}#1`}\n`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+    });
+  }
+  const at = signal?.indexOf('@') ?? -1;
+  if (signal !== undefined && at > 0) {
+    const name = signal.slice(0, at) as NodeJS.Signals;
+    const matches = faultPointMatcher(signal.slice(at + 1));
+    hooks.push((point) => {
+      if (matches(point)) process.kill(process.pid, name);
+    });
+  }
+  if (hooks.length === 0) return undefined;
   return (point) => {
-    if (point !== label || ++seen !== wanted) return;
-    // Synchronous writes: the line must be out before the thread blocks.
-    writeSync(2, `aigpt: paused at ${label}#${wanted}\n`);
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+    for (const hook of hooks) hook(point);
   };
 }

@@ -9,6 +9,7 @@ import { promises as fs } from 'node:fs';
 import { hostname as osHostname, uptime } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { holdSignals, removeOnInterrupt } from '../common/interrupt-cleanup.js';
 import { lockHolderAlive, processExists, processStartMark } from '../common/process.js';
 import { readRegularText, SMALL_METADATA_MAX_BYTES } from '../common/regular-file.js';
 import { AigptError, errnoCode } from './errors.js';
@@ -84,11 +85,17 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
   let acquired = false;
 
   ownNonces.add(nonce);
+  // Ctrl-C or a polite kill while waiting removes the pending file; once the
+  // lock is held, such a signal waits until the lock is released, so the
+  // write it guards is never cut in half and no `.lock` stays behind.
+  const releasePending = removeOnInterrupt(pending);
   try {
     await fs.writeFile(pending, text, { flag: 'wx' });
     for (;;) {
       if (await tryPublish(pending, lockPath, text)) {
         acquired = true;
+        const releaseHold = holdSignals();
+        // Never throws (best effort), so the handle below always goes out with the hold.
         await removeDeadWaitersFiles(dir, pending, host, options);
         return {
           release: async () => {
@@ -96,6 +103,7 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
               await releaseLock(lockPath, nonce);
             } finally {
               ownNonces.delete(nonce);
+              releaseHold();
             }
           },
         };
@@ -116,6 +124,7 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
   } finally {
     if (!acquired) ownNonces.delete(nonce);
     await fs.rm(pending, { force: true });
+    releasePending();
   }
 }
 

@@ -1,16 +1,36 @@
-// Files that must not outlive an interrupted command. A temp file or spool
-// that a command removes in `finally` on every error would stay behind on
-// Ctrl-C (SIGINT) or a polite kill (SIGTERM, SIGHUP), whose default action
-// ends the process without unwinding it. While any path is registered, those
-// signals first remove every registered path, then are raised again with
-// their default action, so the process still ends as the signal says.
+// Files that must not outlive an interrupted command, and work that a signal
+// must not cut in half. A temp file or spool that a command removes in
+// `finally` on every error would stay behind on Ctrl-C (SIGINT) or a polite
+// kill (SIGTERM, SIGHUP), whose default action ends the process without
+// unwinding it; so would a lock file, or a write the lock guards.
+//
+// While any path is registered or any hold is active, those signals are
+// handled here: outside a hold every registered path is removed and the
+// signal is raised again with its default action, so the process still ends
+// as the signal says; inside a hold (a held lock) that happens once the last
+// hold is released. A signal that another listener handles (a server's
+// graceful shutdown, `aip run`'s cancellation) is left to it: the process
+// then ends its own way, and its `finally` blocks do the cleaning.
 
 import { rmSync } from 'node:fs';
 
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 const registered = new Set<string>();
+let holds = 0;
+let deferred: NodeJS.Signals | undefined;
+let listening = false;
 
 function onSignal(signal: NodeJS.Signals): void {
+  if (process.listenerCount(signal) > 1) return;
+  if (holds > 0) {
+    deferred ??= signal;
+    return;
+  }
+  endBy(signal);
+}
+
+/** Removes every registered path, then lets the signal take its default action. */
+function endBy(signal: NodeJS.Signals): void {
   for (const path of registered) {
     try {
       rmSync(path, { recursive: true, force: true });
@@ -19,8 +39,17 @@ function onSignal(signal: NodeJS.Signals): void {
     }
   }
   registered.clear();
-  for (const name of SIGNALS) process.off(name, onSignal);
+  listen(false);
   process.kill(process.pid, signal);
+}
+
+function listen(wanted: boolean): void {
+  if (wanted === listening) return;
+  listening = wanted;
+  for (const name of SIGNALS) {
+    if (wanted) process.on(name, onSignal);
+    else process.off(name, onSignal);
+  }
 }
 
 /**
@@ -29,10 +58,35 @@ function onSignal(signal: NodeJS.Signals): void {
  * command has removed or published the path itself.
  */
 export function removeOnInterrupt(path: string): () => void {
-  if (registered.size === 0) for (const name of SIGNALS) process.on(name, onSignal);
   registered.add(path);
+  listen(true);
   return () => {
-    if (!registered.delete(path) || registered.size > 0) return;
-    for (const name of SIGNALS) process.off(name, onSignal);
+    registered.delete(path);
+    listen(registered.size > 0 || holds > 0);
+  };
+}
+
+/**
+ * Defers SIGINT, SIGTERM and SIGHUP until the returned release is called (a
+ * second call does nothing): work that must not stop half-way (a write under
+ * a lock, and the lock's own release) finishes, then a signal that came
+ * meanwhile ends the process as it would have. Keep holds short: the signal
+ * waits for them.
+ */
+export function holdSignals(): () => void {
+  holds++;
+  listen(true);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    holds = Math.max(0, holds - 1);
+    if (holds === 0 && deferred !== undefined) {
+      const signal = deferred;
+      deferred = undefined;
+      endBy(signal);
+      return;
+    }
+    listen(registered.size > 0 || holds > 0);
   };
 }

@@ -26,6 +26,8 @@ export const ANSWER_WAIT_MS = 30_000;
 export interface AnswerGate {
   readonly input: Readable;
   readonly output: Writable;
+  /** Reads nothing more (a shutdown signal): lines held back are dropped and the source is released. */
+  stop(): void;
 }
 
 /** The identity of a JSON-RPC id, as the request and its answer both carry it. */
@@ -109,7 +111,9 @@ export function answerBeforeExit(
     if (bytes.length > 0 && !input.writableEnded) input.write(bytes);
   };
 
+  let stopped = false;
   const pump = (): void => {
+    if (stopped) return;
     while (waitingFor === undefined && unread.length > 0) {
       const newline = unread.indexOf(0x0a);
       if (inOversized) {
@@ -220,5 +224,12 @@ export function answerBeforeExit(
     },
   });
 
-  return { input, output };
+  const stop = (): void => {
+    stopped = true;
+    stopWaiting();
+    unread = Buffer.alloc(0);
+    source.destroy();
+  };
+
+  return { input, output, stop };
 }

@@ -4,7 +4,7 @@
 // Owns no file logic; everything goes through MemoryStore.
 
 import type { Readable, Writable } from 'node:stream';
-import { serveStdio, type StdioServeOptions } from '../../common/mcp/tool-server.js';
+import { serveStdio, SHUTDOWN_SIGNALS, type StdioServeOptions } from '../../common/mcp/tool-server.js';
 import type { Logger } from '../../common/logger.js';
 import type { AigptApp } from '../app.js';
 import { AigptError } from '../errors.js';
@@ -83,6 +83,7 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
       onUnknownTool: (name) => handler.unknownTool(name),
       onUnexpectedError: () => errorResult('internal error'),
     },
-    { input: gate.input, output: gate.output },
+    // Ctrl-C or a polite kill ends the session like the end of input: the request being served is answered first.
+    { input: gate.input, output: gate.output, shutdownSignals: SHUTDOWN_SIGNALS, onShutdownSignal: () => gate.stop() },
   );
 }

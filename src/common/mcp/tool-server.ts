@@ -260,8 +260,7 @@ export interface StdioServeOptions {
    * their default action (which ends the process at once: a write already
    * committed would go unanswered, storage stay open). Nothing more is read,
    * the requests already read are answered (for up to SHUTDOWN_GRACE_MS), and
-   * serveStdio resolves. The handlers go at the first signal, so a second
-   * one takes its default action.
+   * serveStdio resolves. A second signal takes its default action.
    */
   readonly shutdownSignals?: readonly NodeJS.Signals[];
   /**
@@ -295,8 +294,17 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
   });
   server.onerror = () => logger.warn('an MCP protocol error was ignored');
   const signals = io.shutdownSignals ?? [];
-  const onSignal = (): void => {
-    for (const name of signals) process.off(name, onSignal);
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (signalled) {
+      // The second one: let it do what it would have done without us. (The
+      // handler stays until then, so that a write under a lock sees the
+      // first signal as handled here: see interrupt-cleanup.ts.)
+      for (const name of signals) process.off(name, onSignal);
+      process.kill(process.pid, signal);
+      return;
+    }
+    signalled = true;
     transport.endInput(SHUTDOWN_GRACE_MS);
     if (io.onShutdownSignal) io.onShutdownSignal();
     else if (io.input === undefined) process.stdin.destroy();
