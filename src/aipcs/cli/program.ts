@@ -51,7 +51,7 @@ const CONFIG_OPTION_HELP: Readonly<Record<ConfigField, string>> = {
   http_host: 'literal IP address the HTTP listener binds (default 127.0.0.1)',
   http_port: 'HTTP listener port, 1-65535 (default 8000)',
   http_path: 'HTTP endpoint path (default /mcp)',
-  http_allowed_hosts: 'comma-separated Host allow-list (default HOST:PORT, plus localhost:PORT on loopback)',
+  http_allowed_hosts: 'comma-separated Host allow-list (default HOST:PORT, plus localhost:PORT for 127.0.0.1 or ::1)',
   http_allowed_origins: 'comma-separated Origin allow-list (default none: a request with an Origin is refused)',
   http_session_idle_timeout_seconds: 'idle HTTP session expiry in seconds, 60-86400 (default 1800)',
   http_allow_non_loopback: 'true or false: allow a non-loopback --http-host (default false)',

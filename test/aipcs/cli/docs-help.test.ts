@@ -82,6 +82,11 @@ describe('configuration options in --help', () => {
     for (const [option, value] of expected) expect(lines.get(option)).toContain(`(default ${String(value)})`);
   });
 
+  it('the default Host allow-list adds localhost only for 127.0.0.1 and ::1, not for every loopback address', () => {
+    expect(helpLines(['serve']).get('--http-allowed-hosts')).toContain('(default HOST:PORT, plus localhost:PORT for 127.0.0.1 or ::1)');
+    // config show reports only whether the list was configured; the resolved lists are pinned in test/aipcs/config/precedence.test.ts.
+  });
+
   it('the operator options say when they are required', () => {
     const suspend = aipcs(['service', 'suspend', '--help']).stdout;
     expect(suspend).toMatch(/^ {2}--expected-revision <REVISION> +.*\(required in machine mode\)$/m);
