@@ -56,7 +56,9 @@ function integer(value: JsonTree | undefined): bigint | undefined {
 }
 
 export function parseConfig(text: string): Outcome<RepositoryConfig> {
-  const parsed = parseJson(text);
+  // One leading byte order mark is ignored (RFC 8259 section 8.1 allows it), as
+  // `aip put --from json` and `.aipignore` ignore it: editors add one (D45).
+  const parsed = parseJson(text.startsWith('\ufeff') ? text.slice(1) : text);
   if (!parsed.ok) return failure('repo.config', `config.json: ${parsed.error.message}`);
   const top = members(parsed.value, 'config.json', ['format', 'version', 'max_object_bytes', 'run']);
   if (!top.ok) return top;
