@@ -251,12 +251,13 @@ function adminCommand(parent: Command, name: string, description: string): Comma
 const YES = '--yes';
 const YES_HELP = 'Do not prompt for confirmation.';
 
-function withOperatorOptions(command: Command): Command {
+/** `yesRequired`: machine mode needs --yes (archive, purge; ops spec 1.9.1), where the others take it optionally. */
+function withOperatorOptions(command: Command, yesRequired = false): Command {
   return command
     .argument('<SERVICE_ID>', 'service id')
     .option('--expected-revision <REVISION>', 'the service revision the operation expects (required in machine mode)')
     .option('--operation-id <OPERATION_ID>', 'idempotency key of the operation, a lowercase UUID (required in machine mode)')
-    .option(YES, YES_HELP);
+    .option(YES, yesRequired ? `${YES_HELP} Required in machine mode.` : YES_HELP);
 }
 
 /** `status`, `doctor`, `storage`, `service`, `export`, `import`, `maintenance` (§1.2, §1.8, §1.9). */
@@ -280,8 +281,8 @@ function addAdminCommands(program: Command): void {
     ['archive', 'Archive one service.'],
     ['restore', 'Restore one service.'],
   ];
-  for (const [name, description] of transitions) withOperatorOptions(adminCommand(service, name, description)).action(adminAction(transitionCommand(name), true));
-  withOperatorOptions(adminCommand(service, 'purge', 'Irreversibly purge one archived service.'))
+  for (const [name, description] of transitions) withOperatorOptions(adminCommand(service, name, description), name === 'archive').action(adminAction(transitionCommand(name), true));
+  withOperatorOptions(adminCommand(service, 'purge', 'Irreversibly purge one archived service.'), true)
     .addOption(new Option('--receipt <RECEIPT>', 'a verified export receipt id as authority (this or --override is required)').conflicts('override'))
     .addOption(new Option('--override', 'explicit operator authority instead of a receipt (this or --receipt is required)').conflicts('receipt'))
     .option('--confirm-service-id <SERVICE_ID>', 'the service id again, as confirmation (required in machine mode)')
@@ -303,7 +304,7 @@ function addAdminCommands(program: Command): void {
     .option('--dry-run', 'validate only; write nothing')
     // Ops spec §1.9.1: a dry run must carry neither --operation-id nor --yes, in any mode.
     .option('--operation-id <OPERATION_ID>', 'idempotency key of the operation, a lowercase UUID (required in machine mode; never with --dry-run)')
-    .option(YES, 'Do not prompt for confirmation (never with --dry-run).')
+    .option(YES, `${YES_HELP} Required in machine mode; never with --dry-run.`)
     .action(adminAction(importCommand, false));
 
   const maintenance = program.command('maintenance').description('Inspect maintenance candidates.');

@@ -92,6 +92,14 @@ describe('configuration options in --help', () => {
     expect(suspend).toMatch(/^ {2}--expected-revision <REVISION> +.*\(required in machine mode\)$/m);
     expect(suspend).toMatch(/^ {2}--operation-id <OPERATION_ID> +.*lowercase UUID \(required in machine mode\)$/m);
     expect(suspend).toMatch(/^ {2}--yes +Do not prompt for confirmation\.$/m);
+    // Archive, import and purge need --yes in machine mode (ops spec 1.9.1), and their help says so.
+    for (const command of [['service', 'archive'], ['service', 'purge']]) {
+      expect(aipcs([...command, '--help']).stdout).toMatch(/^ {2}--yes +Do not prompt for confirmation\. Required in machine mode\.$/m);
+    }
+    expect(aipcs(['import', '--help']).stdout).toMatch(/^ {2}--yes +Do not prompt for confirmation\. Required in machine mode; never with --dry-run\.$/m);
+    const archive = aipcs(['service', 'archive', '00000000-0000-4000-8000-000000000001', '--expected-revision', '1', '--operation-id', '00000000-0000-4000-8000-000000000002']);
+    expect(archive.status).toBe(2);
+    expect(archive.stderr).toContain('"path":"--yes"');
   });
 
   it('options the parser requires say so (a missing one is usage text, exit 2)', () => {
