@@ -25,4 +25,13 @@ describe('aigpt --help', () => {
     expect(status.stdout).toMatch(/^aigpt - AI memory MCP server\n\nconfig: .*\n/);
     expect(status.stdout).toMatch(/\nrecords: 0\/100\n$/);
   });
+
+  it('save-memory --help says that a content starting with - needs -- before it, as docs/aigpt.md does', async () => {
+    const help = await runAigpt(['save-memory', '--help'], home.childEnv);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^ {2}content +the memory element, may be empty \(-- before one starting with -\)$/m);
+    expect((await runAigpt(['save-memory', '-5'], home.childEnv)).code).toBe(2);
+    const saved = await runAigpt(['save-memory', '--', '-5'], home.childEnv);
+    expect(saved).toMatchObject({ code: 0, stdout: 'Saved. (1 records)\n' });
+  });
 });

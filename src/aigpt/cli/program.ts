@@ -109,7 +109,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .command('save-memory')
     .allowExcessArguments(false)
     .description('add one memory record')
-    .argument('<content>', 'the memory element (may be an empty string)')
+    .argument('<content>', 'the memory element, may be empty (-- before one starting with -)')
     .action(unlessVersion(async (content: string) => {
       const { config, store } = await open('write');
       const saved = await store.saveMemory(content);
