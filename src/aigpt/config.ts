@@ -2,7 +2,7 @@
 // and home are injected so tests point it at temp folders. Knows the record
 // tree only through record-paths; never touches record files.
 
-import { promises as fs, realpathSync } from 'node:fs';
+import { promises as fs, readFileSync, realpathSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isJsonObject, type JsonValue, JsonError, parseJson } from '../common/json.js';
@@ -25,10 +25,58 @@ export interface Environment {
   /** The user database's home folder, used when $HOME is unset or empty. */
   readonly homedir: () => string;
   readonly cwd: () => string;
+  /** Variables whose raw bytes are not valid UTF-8 (their text in `env` holds U+FFFD instead). */
+  readonly undecodable?: ReadonlySet<string>;
 }
 
+/** The variables aigpt takes folder names from. */
+const PATH_VARIABLES = ['HOME', 'XDG_CONFIG_HOME'] as const;
+
 export function processEnvironment(): Environment {
-  return { env: process.env, platform: process.platform, homedir: userDatabaseHome, cwd: currentFolder };
+  return { env: process.env, platform: process.platform, homedir: userDatabaseHome, cwd: currentFolder, undecodable: undecodablePathVariables(process.env) };
+}
+
+/**
+ * Which of PATH_VARIABLES hold bytes that are not UTF-8. Node decodes the
+ * environment with U+FFFD in place of such bytes, so `HOME=/home/j\xf6rg`
+ * read as text names another folder (`/home/j\u{FFFD}rg`, which aigpt then
+ * created and filled). The raw bytes come from `/proc/self/environ` (Linux),
+ * read only when one of them holds U+FFFD; elsewhere nothing can be told.
+ */
+export function undecodablePathVariables(env: Readonly<Record<string, string | undefined>>, environFile = '/proc/self/environ'): ReadonlySet<string> {
+  const suspects = PATH_VARIABLES.filter((name) => env[name]?.includes('\ufffd') === true);
+  const found = new Set<string>();
+  if (suspects.length === 0) return found;
+  let raw: Buffer;
+  try {
+    raw = readFileSync(environFile);
+  } catch {
+    return found;
+  }
+  const strict = new TextDecoder('utf-8', { fatal: true });
+  for (let start = 0; start < raw.length; ) {
+    const end = raw.indexOf(0, start);
+    const entry = raw.subarray(start, end === -1 ? raw.length : end);
+    start = end === -1 ? raw.length : end + 1;
+    const equals = entry.indexOf(0x3d);
+    const name = equals === -1 ? '' : entry.subarray(0, equals).toString('latin1');
+    if (!(suspects as readonly string[]).includes(name)) continue;
+    try {
+      strict.decode(entry.subarray(equals + 1));
+    } catch {
+      found.add(name);
+    }
+  }
+  return found;
+}
+
+/** Refuses a folder variable that is not text, instead of using the other folder its decoded text names. */
+function assertDecodable(environment: Environment, name: (typeof PATH_VARIABLES)[number]): void {
+  if (environment.undecodable?.has(name) !== true) return;
+  throw new AigptError(
+    'config_invalid',
+    `${name} is not valid UTF-8: aigpt names folders as text, and as text it is ${JSON.stringify(environment.env[name])}, another folder; set ${name} to a UTF-8 path`,
+  );
 }
 
 /**
@@ -81,7 +129,9 @@ export interface AigptConfig {
 
 export function homeDir(environment: Environment): string {
   const home = environment.env['HOME'];
-  return home !== undefined && home !== '' ? home : environment.homedir();
+  if (home === undefined || home === '') return environment.homedir();
+  assertDecodable(environment, 'HOME');
+  return home;
 }
 
 /** The platform's per-user config folder (spec 2.1); `.` when none can be determined, like the reference. */
@@ -91,17 +141,21 @@ export function configBaseDir(environment: Environment): string {
     const appData = env['APPDATA'];
     return appData !== undefined && appData !== '' ? appData : '.';
   }
+  // `..` steps are taken as the kernel takes them (see resolveParentSteps), not lexically by join.
+  const physical = (path: string): string => resolveParentSteps(path, environment.cwd, platform);
+  const xdg = env['XDG_CONFIG_HOME'];
+  if (platform !== 'darwin' && xdg !== undefined && isAbsolute(xdg)) {
+    assertDecodable(environment, 'XDG_CONFIG_HOME');
+    return physical(xdg);
+  }
   let home: string;
   try {
     home = homeDir(environment);
-  } catch {
+  } catch (error) {
+    if (error instanceof AigptError) throw error; // HOME is not text
     home = '';
   }
-  // `..` steps are taken as the kernel takes them (see resolveParentSteps), not lexically by join.
-  const physical = (path: string): string => resolveParentSteps(path, environment.cwd, platform);
   if (platform === 'darwin') return home === '' ? '.' : joinLikeRust(physical(home), 'Library', 'Application Support');
-  const xdg = env['XDG_CONFIG_HOME'];
-  if (xdg !== undefined && isAbsolute(xdg)) return physical(xdg);
   return home === '' ? '.' : joinLikeRust(physical(home), '.config');
 }
 
