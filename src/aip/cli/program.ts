@@ -8,6 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { Command, CommanderError, Option } from 'commander';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
+import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { maxArtifactContent } from '../core/codec.js';
 import { AipError } from '../core/errors.js';
 import { oneLine } from '../core/quote.js';
@@ -591,6 +592,9 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
           created = false;
           return open(path, 'w');
         });
+        // Ctrl-C, SIGTERM or SIGHUP before the bundle is complete removes it too: a
+        // partial bundle must not stay under the name asked for.
+        const releaseOnInterrupt = created ? removeOnInterrupt(path) : () => undefined;
         const out = handle.createWriteStream();
         out.on('error', () => undefined); // write errors reach exportBundle through the write callbacks
         try {
@@ -601,6 +605,8 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
           out.destroy();
           if (created) await rm(path, { force: true });
           throw error;
+        } finally {
+          releaseOnInterrupt();
         }
       }
       await write(ctx.io.stderr, `exported ${count} objects\n`);

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { constants } from 'node:fs';
 import { AipError } from '../core/errors.js';
+import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { lockHolderAlive, processStartMark } from '../../common/process.js';
 import { readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { errorCode } from './object-store.js';
@@ -100,9 +101,13 @@ export async function withLock<T>(lockPath: string, work: () => Promise<T>, opti
     await rm(draft, { force: true });
   }
   await removeDeadDrafts(lockPath);
+  // Ctrl-C, SIGTERM or SIGHUP during the work ends the process as a crash
+  // would (HEAD moves and index builds are crash-safe), minus the lock file.
+  const releaseOnInterrupt = removeOnInterrupt(lockPath);
   try {
     return await work();
   } finally {
+    releaseOnInterrupt();
     // Only our own lock: had it been broken (we were judged gone), another holder's stays.
     await removeIfUnchanged(lockPath, record);
   }

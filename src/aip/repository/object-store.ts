@@ -10,6 +10,7 @@ import { AipError, failure, success, type Outcome } from '../core/errors.js';
 import type { Id } from '../core/objects.js';
 import type { LoadResult } from '../core/verify-graph.js';
 import { isId } from '../core/value-rules.js';
+import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { processExists } from '../../common/process.js';
 
 export interface ObjectStoreOptions {
@@ -140,6 +141,16 @@ export class ObjectStore {
       await this.removeDeadWritersTemps();
     }
     const tmpPath = join(this.tmpDir, `${process.pid}-${randomBytes(16).toString('hex')}`);
+    // A signal (Ctrl-C during an import) removes it; only a kill -9 leaves it to the sweep above.
+    const releaseOnInterrupt = removeOnInterrupt(tmpPath);
+    try {
+      return await this.writeTemp(id, bytes, tmpPath, finalPath, beforeRename);
+    } finally {
+      releaseOnInterrupt();
+    }
+  }
+
+  private async writeTemp(id: Id, bytes: Uint8Array, tmpPath: string, finalPath: string, beforeRename: () => Promise<void>): Promise<boolean> {
     const handle = await open(tmpPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o444);
     try {
       let written = 0;

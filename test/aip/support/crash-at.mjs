@@ -1,7 +1,8 @@
 // Preload for crash tests (`node --import crash-at.mjs aip ...`): with
 // AIP_TEST_CRASH_AT=NAME:N, the process kills itself with SIGKILL on the Nth
 // call of fs/promises' NAME (before it runs), as a power loss or `kill -9`
-// would stop aip there. The product has no fault hooks; this patches the
+// would stop aip there. AIP_TEST_CRASH_SIGNAL names another signal to send
+// instead (SIGINT, SIGTERM: a Ctrl-C or a polite kill at that point). The product has no fault hooks; this patches the
 // built-in module's live ESM bindings from outside.
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 
@@ -15,7 +16,7 @@ if (match !== null) {
   let calls = 0;
   fsp[name] = function crashAt(...args) {
     calls += 1;
-    if (calls === Number(nth)) process.kill(process.pid, 'SIGKILL');
+    if (calls === Number(nth)) process.kill(process.pid, process.env.AIP_TEST_CRASH_SIGNAL || 'SIGKILL');
     return original.apply(this, args);
   };
   syncBuiltinESMExports();

@@ -1,0 +1,53 @@
+// Ctrl-C, SIGTERM or SIGHUP in the middle of an aip command leaves nothing
+// that only a crash should leave: `export -o FILE` removes its unfinished
+// bundle (a failed export already did; a partial bundle under the name asked
+// for would import partway), an object write removes its `.aip/tmp` file
+// (spec 7.4; the sweep of dead writers' temps is for kill -9), and a command
+// holding `.aip/lock` removes it (spec 7.6). The command still ends by the
+// signal. Before, the signal's default action left all three behind. The
+// signal is sent by the process itself just before a chosen file operation
+// (crash-at.mjs), so it lands at the same point every time.
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { aip, requireBuiltBin } from '../support/cli.js';
+import { tempDir, writeTree } from '../support/temp.js';
+
+beforeAll(() => requireBuiltBin());
+
+const CRASH_AT = resolve(dirname(fileURLToPath(import.meta.url)), '../support/crash-at.mjs');
+const signalAt = (point: string, signal: NodeJS.Signals) => ({ nodeArgs: ['--import', CRASH_AT], env: { AIP_TEST_CRASH_AT: point, AIP_TEST_CRASH_SIGNAL: signal } });
+
+describe('aip commands interrupted by a signal', () => {
+  it('export -o, import and a HEAD move leave no partial bundle, temp file or lock', { timeout: 60_000 }, async () => {
+    const dir = await tempDir();
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    const root = (await aip(['head'], { cwd: dir })).text.trim();
+    await writeTree(dir, Object.fromEntries(Array.from({ length: 12 }, (_, n) => [`f${n}.txt`, `file ${n}\n`.repeat(200)])));
+    expect((await aip(['snapshot', '--title', 't', '--goal', 'g'], { cwd: dir })).code).toBe(0);
+    const bundle = join(await tempDir(), 'all.bundle');
+    expect((await aip(['export', '-o', bundle], { cwd: dir })).code).toBe(0);
+
+    // The 5th open is an object read, after the output file was created.
+    const partial = join(await tempDir(), 'partial.bundle');
+    const exported = await aip(['export', '-o', partial], { cwd: dir, ...signalAt('open:5', 'SIGTERM') });
+    expect(exported.signal).toBe('SIGTERM');
+    expect(existsSync(partial)).toBe(false);
+
+    const target = await tempDir();
+    expect((await aip(['init'], { cwd: target })).code).toBe(0);
+    // The 3rd object's rename: its temp file is complete and waiting.
+    const imported = await aip(['import', bundle], { cwd: target, ...signalAt('rename:3', 'SIGINT') });
+    expect(imported.signal).toBe('SIGINT');
+    expect(await readdir(join(target, '.aip', 'tmp'))).toEqual([]);
+    const verified = await aip(['verify'], { cwd: target });
+    expect(verified.code, verified.text).toBe(0);
+
+    // `aip head STATE` renames HEAD into place under the lock.
+    const moved = await aip(['head', root], { cwd: dir, ...signalAt('rename:1', 'SIGHUP') });
+    expect(moved.signal).toBe('SIGHUP');
+    expect(existsSync(join(dir, '.aip', 'lock'))).toBe(false);
+  });
+});
