@@ -46,7 +46,13 @@ export class ExportFile {
 
   /** Creates `.aipcs-export-<32 hex>.tmp` beside the destination: exclusive, no-follow, mode 0600. */
   static create(path: string): ExportFile {
-    const finalPath = resolve(path);
+    let finalPath: string;
+    try {
+      finalPath = resolve(path);
+    } catch (error) {
+      // A relative path while the working directory is deleted (process.cwd() throws ENOENT): it names no folder.
+      throw refusal('storage_unavailable', [], error);
+    }
     const tempPath = join(dirname(finalPath), `.aipcs-export-${randomBytes(16).toString('hex')}.tmp`);
     let fd: number;
     try {
