@@ -179,7 +179,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
 
   program
     .command('init')
-    .description('create DIR/.aip with its config, the root state and HEAD')
+    .description('create DIR/.aip with its config, the root state and HEAD, and DIR/.aipignore if absent')
     .argument('[dir]', 'project folder (default: --repo, else .)')
     .action(action(async (ctx, dir: string | undefined) => {
       // --repo names the project root for every command, init included; it was ignored here.
@@ -255,8 +255,8 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
 
   program
     .command('verify')
-    .description('full verification from bytes: the given objects, or every object and the index')
-    .option('--all', 'every stored object and the reverse index (default without IDs)')
+    .description('full verification from bytes: the given objects, or every object, the index and HEAD')
+    .option('--all', 'every stored object, the reverse index and HEAD (default without IDs)')
     .argument('[ids...]', 'objects to verify with their reference closure')
     .action(action(async (ctx, refs: string[], opts: { all?: boolean }) => {
       const repo = await ctx.repo();

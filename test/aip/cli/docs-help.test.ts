@@ -3,6 +3,8 @@
 // must already be UTC with nine fractional digits. Each claim is held to
 // what the command does with such a value.
 
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { aip, requireBuiltBin } from '../support/cli.js';
 import { tempDir } from '../support/temp.js';
@@ -61,6 +63,21 @@ describe('aip option help', () => {
     expect(six.code).toBe(2);
     const nine = await aip(['intent', '--title', 't', '--goal', 'g', '--created-at', '2026-01-01T00:00:00.000000000Z'], { cwd: dir });
     expect(nine.code).toBe(0);
+  });
+
+  it('init and verify say all they cover: init also writes .aipignore, verify also checks HEAD (docs/aip.md)', async () => {
+    requireBuiltBin();
+    const dir = await tempDir();
+    const help = (await aip(['--help'], { cwd: dir })).text.replace(/\s+/g, ' ');
+    expect(help).toContain('init [dir] create DIR/.aip with its config, the root state and HEAD, and DIR/.aipignore if absent');
+    const verify = (await aip(['verify', '--help'], { cwd: dir })).text;
+    expect(verify.replace(/\s+/g, ' ')).toContain('full verification from bytes: the given objects, or every object, the index and HEAD');
+    expect(optionHelp(verify, '--all')).toBe('every stored object, the reverse index and HEAD (default without IDs)');
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    await writeFile(join(dir, '.aip', 'HEAD'), `${'0'.repeat(64)}\n`);
+    const checked = await aip(['verify'], { cwd: dir });
+    expect(checked.code).toBe(1);
+    expect(checked.text).toMatch(/^invalid HEAD /m);
   });
 
   it('options a command cannot run without say so in its help, and leaving one out is a usage error', async () => {
