@@ -6,6 +6,7 @@
 
 import pg from 'pg';
 import { StorageFailure } from '../../core/ports.js';
+import { driverConnectionString } from './conninfo.js';
 import { isAcceptableDsn } from './dsn.js';
 
 // DSN rules of ops spec §3.3.1 are checked before the driver ever sees the string.
@@ -177,7 +178,8 @@ export class PostgresConnection {
     if (!isAcceptableDsn(options.dsn)) throw new StorageFailure('unavailable');
     this.max = options.maxConnections ?? 10;
     this.pool = new pg.Pool({
-      connectionString: options.dsn,
+      // libpq's keyword/value form too (host=… dbname=…), which the driver would misread as a URL.
+      connectionString: driverConnectionString(options.dsn),
       connectionTimeoutMillis: options.connectTimeoutSeconds * 1000,
       // Startup options apply before the first statement; they are set again
       // and verified after connecting, since a DSN's own `options` wins here.

@@ -4,7 +4,7 @@
 // reads them for what a DSN leaves out, docs/postgresql.md), PGOPTIONS asking
 // for another time zone and search path, and an odd process time zone and
 // locale. What the DSN names wins, the session settings stay pinned, and
-// every timestamp is UTC.
+// every timestamp is UTC. libpq's keyword/value DSN form is read as such.
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { aipcs } from '../../../support/aipcs-admin.js';
@@ -64,5 +64,21 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const human = aipcs(['service', 'list', '--format', 'human', ...profile], { env });
     expect(human.status).toBe(0);
     expect(human.stdout).toContain(`services[0].created_at: ${String(service['created_at'])}\n`);
+  });
+
+  it("takes libpq's keyword/value DSN (host=… dbname=…) as it takes the URI, PG* variables notwithstanding", async () => {
+    db = await createTestDatabase(cluster);
+    const url = new URL(db.url);
+    // The driver read this form as a relative URL: host "base", the whole text as the database name, the role from PGUSER.
+    const keywordValue = `host=${url.hostname} port = ${url.port} dbname='${url.pathname.slice(1)}' user=${decodeURIComponent(url.username)} application_name='aipcs keyword\\'s'`;
+    const profile = ['--profile', 'postgresql', '--principal-id', 'agent', '--postgres-dsn-env', 'AIPCS_TEST_POSTGRES_DSN'];
+    const env = { ...hostileEnvironment, AIPCS_TEST_POSTGRES_DSN: keywordValue };
+    client = await startAipcs(profile, env);
+    const seeded = await client.call('aipcs_service_seed', { domain_name: 'keyword', domain_class: 'knowledge', intent_description: 'Keyword/value DSN.', idempotency_key: 'seed-kv' });
+    expect(seeded.ok, JSON.stringify(seeded.error)).toBe(true);
+    await client.close();
+    client = undefined;
+    const listed = aipcs(['service', 'list', ...profile], { env: { ...env, AIPCS_TEST_POSTGRES_DSN: db.url } });
+    expect((listed.envelope.result?.['services'] as Record<string, unknown>[]).map((entry) => entry['domain_name'])).toEqual(['keyword']);
   });
 });

@@ -1,0 +1,90 @@
+// The keyword/value form of a PostgreSQL connection string
+// (`host=db port=5432 dbname=aipcs user=agent sslmode=verify-full`), which
+// libpq and psycopg (the reference's driver) accept beside the URI form.
+// node-postgres understands only URIs: it read such a string as a relative
+// URL, so the whole text (password included) became the database name, the
+// host became `base`, and the role came from PGUSER whatever `user=` said.
+// A keyword/value string is rewritten here into the equivalent URI, whose
+// query parameters node-postgres reads key by key. Pure text; no I/O.
+
+/** libpq's URI prefixes; anything with a scheme is left to the driver as it is. */
+const HAS_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+
+const isSpace = (char: string | undefined): boolean => char === ' ' || char === '\t' || char === '\n' || char === '\r' || char === '\f' || char === '\v';
+
+/**
+ * libpq's conninfo grammar: `keyword = value` pairs separated by white space;
+ * a value is single-quoted (backslash escapes the next character, `''` is
+ * empty) or runs to the next white space (backslash escapes there too).
+ * Returns undefined when the text is not in that form.
+ */
+export function parseKeywordValue(text: string): Map<string, string> | undefined {
+  const pairs = new Map<string, string>();
+  let i = 0;
+  const skipSpace = (): void => {
+    while (isSpace(text[i])) i++;
+  };
+  for (skipSpace(); i < text.length; skipSpace()) {
+    const start = i;
+    while (i < text.length && text[i] !== '=' && !isSpace(text[i])) i++;
+    const keyword = text.slice(start, i);
+    skipSpace();
+    if (keyword === '' || text[i] !== '=') return undefined;
+    i++;
+    skipSpace();
+    let value = '';
+    if (text[i] === "'") {
+      i++;
+      for (;;) {
+        if (i >= text.length) return undefined; // unterminated quote
+        const char = text[i] as string;
+        if (char === '\\' && i + 1 < text.length) {
+          value += text[i + 1];
+          i += 2;
+        } else if (char === "'") {
+          i++;
+          break;
+        } else {
+          value += char;
+          i++;
+        }
+      }
+    } else {
+      while (i < text.length && !isSpace(text[i])) {
+        if (text[i] === '\\' && i + 1 < text.length) {
+          value += text[i + 1];
+          i += 2;
+        } else {
+          value += text[i];
+          i++;
+        }
+      }
+    }
+    pairs.set(keyword, value);
+  }
+  return pairs.size > 0 ? pairs : undefined;
+}
+
+/**
+ * The connection string node-postgres should be given: a URI as it is; a
+ * keyword/value string as the URI saying the same (`dbname` in the path,
+ * every other keyword a query parameter, which node-postgres reads as the
+ * setting of that name: host, port, user, password, sslmode, options, …).
+ * Text in neither form is returned unchanged, for the driver to refuse.
+ */
+export function driverConnectionString(dsn: string): string {
+  const trimmed = dsn.trim();
+  if (HAS_SCHEME.test(trimmed)) return dsn;
+  const pairs = parseKeywordValue(trimmed);
+  if (pairs === undefined) return dsn;
+  const query = new URLSearchParams();
+  let database = '';
+  for (const [keyword, value] of pairs) {
+    if (keyword === 'dbname') database = value;
+    else if (keyword === 'hostaddr') {
+      if (!pairs.has('host')) query.set('host', value);
+    } else query.set(keyword, value);
+  }
+  const rest = query.toString();
+  return `postgresql:///${encodeURIComponent(database)}${rest === '' ? '' : `?${rest}`}`;
+}

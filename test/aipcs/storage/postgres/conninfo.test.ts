@@ -1,0 +1,28 @@
+// libpq's keyword/value connection strings rewritten for node-postgres, which
+// reads only URIs (src/aipcs/storage/postgres/conninfo.ts). No server needed.
+
+import pgConnectionString from 'pg-connection-string';
+import { describe, expect, it } from 'vitest';
+import { driverConnectionString, parseKeywordValue } from '../../../../src/aipcs/storage/postgres/conninfo.js';
+
+const seen = (dsn: string): Record<string, unknown> => {
+  const parsed = pgConnectionString.parse(driverConnectionString(dsn)) as Record<string, unknown>;
+  return { host: parsed['host'], port: parsed['port'], database: parsed['database'], user: parsed['user'], password: parsed['password'] };
+};
+
+describe('keyword/value DSNs', () => {
+  it('reaches the driver as the same settings', () => {
+    expect(seen('host=db.internal port=5433 dbname=aipcs user=agent password=s3cret')).toEqual({ host: 'db.internal', port: '5433', database: 'aipcs', user: 'agent', password: 's3cret' });
+    expect(seen(" host = /var/run/postgresql\tdbname='my db' user=me password='it\\'s a \\\\ secret' ")).toEqual({ host: '/var/run/postgresql', port: '', database: 'my db', user: 'me', password: "it's a \\ secret" });
+    expect(seen('hostaddr=::1 dbname=x')).toMatchObject({ host: '::1', database: 'x' });
+    const options = pgConnectionString.parse(driverConnectionString("dbname=x sslmode=disable options='-c search_path=a,b'")) as Record<string, unknown>;
+    expect(options).toMatchObject({ database: 'x', sslmode: 'disable', options: '-c search_path=a,b' });
+  });
+
+  it('leaves URIs and text in neither form to the driver unchanged', () => {
+    for (const dsn of ['postgresql://a:b@h:1/d?sslmode=verify-full', 'postgres://h/d', 'socket:/var/run?db=x', 'garbage', "dbname='unterminated", 'dbname', '=x']) {
+      expect(driverConnectionString(dsn)).toBe(dsn);
+    }
+    expect(parseKeywordValue('a=1 b= 2 c =3 d=\'\'')).toEqual(new Map([['a', '1'], ['b', '2'], ['c', '3'], ['d', '']]));
+  });
+});
