@@ -180,6 +180,17 @@ function parseLockContent(raw: string): LockContent | undefined {
   };
 }
 
+/**
+ * `started` as an instant, only when it says its zone (`Z` or `±hh:mm`):
+ * Date.parse reads a time without one (`2026-12-01T04:00:00`, a writer's
+ * naive local clock) in this process's TZ, so under TZ=Pacific/Kiritimati a
+ * live holder's fresh lock looked 14 hours old, from before the last boot,
+ * and was broken. Such a lock is judged by its process alone.
+ */
+function instantOf(started: string): number {
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/i.test(started) ? Date.parse(started) : NaN;
+}
+
 /** Spec 7.3: same host and the process is gone. A lock naming no pid or no host is never stale. */
 function isStale(content: LockContent, host: string, options: LockOptions): boolean {
   if (content.pid === undefined || content.host !== host) return false;
@@ -187,7 +198,7 @@ function isStale(content: LockContent, host: string, options: LockOptions): bool
   if (content.proc !== undefined && !lockHolderAlive(content.pid, content.proc, options.isProcessAlive ?? processExists)) return true;
   if (content.pid === (options.pid ?? process.pid)) return content.nonce === undefined || !ownNonces.has(content.nonce);
   const bootTime = options.bootTimeMs?.() ?? Date.now() - uptime() * 1000;
-  const started = content.started === undefined ? NaN : Date.parse(content.started);
+  const started = content.started === undefined ? NaN : instantOf(content.started);
   // A lock from before the last boot names a pid that may have been reused.
   if (Number.isFinite(started) && started < bootTime - 60_000) return true;
   return !(options.isProcessAlive ?? processExists)(content.pid);

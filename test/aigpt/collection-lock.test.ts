@@ -142,6 +142,21 @@ describe('collection lock', () => {
     await handle.release();
   });
 
+  it('a started time without a zone does not make a live holder\'s lock stale, whatever TZ says', async () => {
+    // Written by a clock without zone: "now" in UTC. Read in +14:00 it would be 14 hours old, before a boot an hour ago.
+    const naiveNow = new Date().toISOString().slice(0, 19);
+    const zone = process.env['TZ'];
+    process.env['TZ'] = 'Pacific/Kiritimati';
+    try {
+      await fs.writeFile(join(dir, LOCK_FILE), lockText(LIVE, hostname(), naiveNow));
+      expect(await failure(impatient({ bootTimeMs: () => Date.now() - 3_600_000 }))).toBe(`Failed to lock ${dir}: held by pid ${LIVE}`);
+      expect(await listDir(dir)).toEqual([LOCK_FILE]);
+    } finally {
+      if (zone === undefined) delete process.env['TZ'];
+      else process.env['TZ'] = zone;
+    }
+  });
+
   it('release leaves a lock that is no longer ours alone', async () => {
     const handle = await acquireCollectionLock(dir);
     await fs.writeFile(join(dir, LOCK_FILE), lockText(process.pid));
