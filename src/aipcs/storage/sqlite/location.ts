@@ -3,7 +3,7 @@
 // link count 1), never reached through a symlink, and not on a network
 // filesystem. Violations are "unsafe" and make start-up fail closed.
 
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, statfsSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, statfsSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join, sep } from 'node:path';
 import { sleepSync } from '../../../common/clock.js';
 
@@ -195,7 +195,12 @@ function makePrivateDirectory(path: string): void {
     mkdirSync(path, { mode: 0o700 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return;
   }
+  // The umask narrows mkdir's mode (umask 0277 made 0500, which the policy
+  // then refused on this and every later start): force 0700, as the files
+  // are forced to 0600. Its parent is private, so nobody else can swap it.
+  chmodSync(path, 0o700);
 }
 
 /** Checks (and with `create`, makes) a private subdirectory of a checked root. */
@@ -350,6 +355,7 @@ function sidecarMix(path: string, present: ReadonlySet<string>): string | null {
 export function createDatabaseFile(path: string): void {
   const fd = openSync(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
   try {
+    fchmodSync(fd, 0o600); // whatever the umask took away
     assertPrivateFile(fstatSync(fd));
   } finally {
     closeSync(fd);
