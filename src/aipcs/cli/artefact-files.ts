@@ -4,7 +4,7 @@
 // spooled privately so staging re-reads what was validated. No path is printed.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
@@ -236,7 +236,15 @@ function makeSpoolDirectory(): string {
   for (const parent of spoolParents()) {
     removeDeadImportSpools(parent);
     try {
-      return mkdtempSync(join(parent, `aipcs-bundle-${process.pid}-`));
+      const directory = mkdtempSync(join(parent, `aipcs-bundle-${process.pid}-`));
+      try {
+        // mkdtemp's 0700 loses what the umask takes (0500 under umask 0277, where the copy cannot be written): §5.9 says 0700.
+        chmodSync(directory, 0o700);
+      } catch (error) {
+        rmSync(directory, { recursive: true, force: true });
+        throw error;
+      }
+      return directory;
     } catch (error) {
       failure ??= error;
     }
@@ -260,7 +268,14 @@ export class ArtefactSpool {
     this.releaseOnInterrupt = removeOnInterrupt(this.directory);
     this.file = join(this.directory, 'bundle.jsonl');
     try {
-      this.writer = openSync(this.file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
+      const writer = openSync(this.file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
+      try {
+        fchmodSync(writer, 0o600); // §5.9's mode whatever the umask took away
+      } catch (error) {
+        closeSync(writer);
+        throw error;
+      }
+      this.writer = writer;
     } catch (error) {
       rmSync(this.directory, { recursive: true, force: true });
       this.releaseOnInterrupt();

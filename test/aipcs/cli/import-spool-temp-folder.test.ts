@@ -2,12 +2,14 @@
 // spool, ops spec §5.9) in TMPDIR. A TMPDIR left over from a session that is
 // gone (a missing folder) made every import `storage_unavailable` although
 // storage was fine; like Python's tempfile, which the reference spools with,
-// the import now moves on to the system temp folder.
+// the import now moves on to the system temp folder. The spool's modes are
+// §5.9's whatever the umask.
 
-import { mkdtempSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ArtefactSpool } from '../../../src/aipcs/cli/artefact-files.js';
 import { aipcs, createNote, freshDataRoot, materialisedService, rootArgs, serveOn } from '../../support/aipcs-admin.js';
 
 const OP = (n: number): string => `00000000-0000-4000-8000-0000000071${n.toString().padStart(2, '0')}`;
@@ -44,5 +46,33 @@ describe('import spool with an unusable TMPDIR', () => {
     expect(run.envelope.result?.['operation']).toBe('import');
     const listed = aipcs(['service', 'list', ...rootArgs(destination)]);
     expect((listed.envelope.result?.['services'] as Record<string, unknown>[]).map((service) => service['domain_name'])).toEqual(['spooled']);
+  });
+});
+
+describe('import spool modes', () => {
+  it('the spool folder is 0700 and its copy 0600 under any umask (§5.9), even 0277 where mkdtemp made 0500', () => {
+    const spools = mkdtempSync(join(tmpdir(), 'aipcs-spool-umask-'));
+    const input = join(spools, 'input.jsonl');
+    writeFileSync(input, '{}\n');
+    const savedTmp = process.env['TMPDIR'];
+    const savedUmask = process.umask(0o277);
+    const fd = openSync(input, 'r');
+    try {
+      process.env['TMPDIR'] = spools;
+      const spool = new ArtefactSpool(fd);
+      try {
+        const [name] = readdirSync(spools).filter((entry) => entry.startsWith(`aipcs-bundle-${process.pid}-`));
+        const folder = join(spools, name ?? 'missing');
+        expect((statSync(folder).mode & 0o777).toString(8)).toBe('700');
+        expect((statSync(join(folder, 'bundle.jsonl')).mode & 0o777).toString(8)).toBe('600');
+      } finally {
+        spool.dispose();
+      }
+    } finally {
+      closeSync(fd);
+      process.umask(savedUmask);
+      if (savedTmp === undefined) delete process.env['TMPDIR'];
+      else process.env['TMPDIR'] = savedTmp;
+    }
   });
 });
