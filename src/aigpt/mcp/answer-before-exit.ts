@@ -26,7 +26,7 @@ export const ANSWER_WAIT_MS = 30_000;
 export interface AnswerGate {
   readonly input: Readable;
   readonly output: Writable;
-  /** Reads nothing more (a shutdown signal): lines held back are dropped and the source is released. */
+  /** Reads nothing more (the session ended): lines held back are dropped and the source is released. */
   stop(): void;
 }
 
@@ -208,6 +208,10 @@ export function answerBeforeExit(
     stopWaiting();
     releaseWrites();
     setImmediate(pump);
+    // The transport behind the gate sees the client go as it would on the
+    // real stream, and ends the session (without this it never did: a client
+    // that closed our stdout but kept stdin open left the server running).
+    setImmediate(() => output.destroy());
   });
 
   const output = new Writable({

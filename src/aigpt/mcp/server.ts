@@ -84,6 +84,6 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
       onUnexpectedError: () => errorResult('internal error'),
     },
     // Ctrl-C or a polite kill ends the session like the end of input: the request being served is answered first.
-    { input: gate.input, output: gate.output, shutdownSignals: SHUTDOWN_SIGNALS, onShutdownSignal: () => gate.stop() },
+    { input: gate.input, output: gate.output, shutdownSignals: SHUTDOWN_SIGNALS, releaseInput: () => gate.stop() },
   );
 }

@@ -264,11 +264,12 @@ export interface StdioServeOptions {
    */
   readonly shutdownSignals?: readonly NodeJS.Signals[];
   /**
-   * Called at the first shutdown signal, once reading has stopped: releases
-   * the input's source (process.stdin is destroyed when no input is given,
-   * so that the process can end while the client keeps its end open).
+   * Called once the session has ended (end of input, a shutdown signal, or
+   * the client closed our output): releases the input's source, so that the
+   * process can end while the client keeps its end open. Without it,
+   * process.stdin is destroyed when no input was given.
    */
-  readonly onShutdownSignal?: () => void;
+  readonly releaseInput?: () => void;
 }
 
 /** How long a shutdown signal waits for the answers owed (as the HTTP listener's shutdown does). */
@@ -306,8 +307,6 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
     }
     signalled = true;
     transport.endInput(SHUTDOWN_GRACE_MS);
-    if (io.onShutdownSignal) io.onShutdownSignal();
-    else if (io.input === undefined) process.stdin.destroy();
   };
   for (const name of signals) process.on(name, onSignal);
   try {
@@ -315,5 +314,7 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
     await closed;
   } finally {
     for (const name of signals) process.off(name, onSignal);
+    if (io.releaseInput) io.releaseInput();
+    else if (io.input === undefined) process.stdin.destroy();
   }
 }
