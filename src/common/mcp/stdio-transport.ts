@@ -60,6 +60,7 @@ export class LosslessStdioTransport implements Transport {
   private readonly owed = new Map<string, number>();
   private inputEnded = false;
   private answerWait: NodeJS.Timeout | undefined;
+  private gaveUp = false;
   /** Error answers the transport writes itself, waiting for their turn (see answerDirectly). */
   private directPending = 0;
   /** The last answer written or waiting to be (answers go out one at a time, in order). */
@@ -263,7 +264,17 @@ export class LosslessStdioTransport implements Transport {
     clearTimeout(this.answerWait);
     this.answerWait = undefined;
     if (this.owed.size === 0 && this.directPending === 0) void this.close();
-    else this.answerWait = setTimeout(() => void this.close(), graceMs);
+    else {
+      this.answerWait = setTimeout(() => {
+        this.gaveUp = true;
+        void this.close();
+      }, graceMs);
+    }
+  }
+
+  /** Whether endInput's grace ran out with answers still owed (a call still running, or a client not reading them). */
+  get abandonedAnswers(): boolean {
+    return this.gaveUp;
   }
 
   private readonly onInputError = (error: Error): void => {

@@ -260,7 +260,8 @@ export interface StdioServeOptions {
    * their default action (which ends the process at once: a write already
    * committed would go unanswered, storage stay open). Nothing more is read,
    * the requests already read are answered (for up to SHUTDOWN_GRACE_MS), and
-   * serveStdio resolves. A second signal takes its default action.
+   * serveStdio resolves. A second signal takes its default action, and so
+   * does the first once the grace runs out with answers still owed.
    */
   readonly shutdownSignals?: readonly NodeJS.Signals[];
   /**
@@ -295,18 +296,21 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
   });
   server.onerror = () => logger.warn('an MCP protocol error was ignored');
   const signals = io.shutdownSignals ?? [];
-  let signalled = false;
+  let signalled: NodeJS.Signals | undefined;
+  /** Lets the signal do what it would have done without us (the process ends now). */
+  const raise = (signal: NodeJS.Signals): void => {
+    for (const name of signals) process.off(name, onSignal);
+    process.kill(process.pid, signal);
+  };
   const onSignal = (signal: NodeJS.Signals): void => {
-    if (signalled) {
-      // The second one: let it do what it would have done without us. (The
-      // handler stays until then, so that a write under a lock sees the
-      // first signal as handled here: see interrupt-cleanup.ts.)
-      for (const name of signals) process.off(name, onSignal);
-      process.kill(process.pid, signal);
-      return;
+    // The second one takes its default action. (The handler stays until
+    // then, so that a write under a lock sees the first signal as handled
+    // here: see interrupt-cleanup.ts.)
+    if (signalled !== undefined) raise(signal);
+    else {
+      signalled = signal;
+      transport.endInput(SHUTDOWN_GRACE_MS);
     }
-    signalled = true;
-    transport.endInput(SHUTDOWN_GRACE_MS);
   };
   for (const name of signals) process.on(name, onSignal);
   try {
@@ -317,4 +321,8 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
     if (io.releaseInput) io.releaseInput();
     else if (io.input === undefined) process.stdin.destroy();
   }
+  // The grace ran out with answers owed: a call still running, or a client
+  // that does not read its answers (their writes would keep the process
+  // alive for good). The signal then takes its default action after all.
+  if (signalled !== undefined && transport.abandonedAnswers) raise(signalled);
 }

@@ -4,7 +4,9 @@
 // input; the HTTP listener shuts down the same way on SIGHUP as on SIGINT and
 // SIGTERM. Before, those signals (and SIGHUP over HTTP) took their default
 // action: the process died at once, a record create that had committed went
-// unanswered, and the data root kept its -wal and -shm files.
+// unanswered, and the data root kept its -wal and -shm files. A client that
+// reads no answers cannot hold the server: once the grace is over, the signal
+// takes its default action after all.
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -101,6 +103,19 @@ describe('aipcs serve on SIGINT, SIGTERM and SIGHUP', () => {
       expect(await serve.exited).toEqual({ code: 0, signal: null });
       expect(serve.stderr()).toBe('');
     }
+  });
+
+  it('over stdio: a client that reads no answers cannot keep it alive; the signal takes effect once the grace is over', { timeout: 40_000 }, async () => {
+    const serve = startServe([]);
+    // tools/list answers are tens of KiB each: a hundred fill the pipe.
+    let batch = INITIALIZE;
+    for (let id = 1; id <= 100; id++) batch += line({ id, method: 'tools/list' });
+    serve.child.stdin.write(batch);
+    await serve.answered(0);
+    serve.child.stdout.pause();
+    serve.child.kill('SIGTERM');
+    // Before, the answers still owed kept the process waiting for good.
+    expect(await serve.exited).toEqual({ code: null, signal: 'SIGTERM' });
   });
 
   it('over HTTP: SIGHUP shuts the listener down like SIGTERM (exit 0)', { timeout: 30_000 }, async () => {
