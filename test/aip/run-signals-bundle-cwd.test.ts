@@ -57,17 +57,14 @@ describe('8 step 5: a signal to the runner cancels the run while it still waits 
       });
       // Let the shell exit, so the runner is past the command's end and in its EOF wait.
       await new Promise((settle) => setTimeout(settle, 400));
-      const signalledAt = Date.now();
       child.kill('SIGINT');
       const code = await closed;
-      const took = Date.now() - signalledAt;
 
       expect(stderr).toBe('');
       expect(code).toBe(130);
       expect(stdout).toMatch(/^started\nevidence [0-9a-f]{64}\nresult unknown \(termination cancelled, exit -, workspace clean\)\n$/);
       // Before, the signal was ignored: the run went on to the end of the grace
-      // period (1.6 s more here) and was recorded as capture_error, exit 4.
-      expect(took).toBeLessThan(1000);
+      // period and was recorded as capture_error, exit 4 (the result line above).
       const id = /evidence ([0-9a-f]{64})/.exec(stdout)?.[1] as string;
       const shown = await aip(['--format', 'json', 'show', id], { cwd: dir });
       const data = (JSON.parse(shown.text) as { data: Record<string, unknown> }).data;
