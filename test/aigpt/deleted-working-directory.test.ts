@@ -6,12 +6,11 @@
 // to report as "unexpected error: ENOENT: no such file or directory, uv_cwd"
 // with exit 1 for every command.
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { aigptBin, makeTempHome, type RunResult, type TempHome, writeConfig } from './support.js';
+import { aigptBin, makeTempHome, runToEnd, type RunResult, type TempHome, writeConfig } from './support.js';
 
 const homes: TempHome[] = [];
 const parents: string[] = [];
@@ -25,16 +24,7 @@ function aigptInDeletedFolder(args: readonly string[], env: NodeJS.ProcessEnv, i
   const parent = mkdtempSync(join(tmpdir(), 'aigpt-gone-'));
   parents.push(parent);
   const script = '/bin/mkdir gone && cd gone && /bin/rmdir ../gone && exec "$@"';
-  return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', script, 'sh', process.execPath, aigptBin(), ...args], { cwd: parent, env, stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
+  return runToEnd('/bin/sh', ['-c', script, 'sh', process.execPath, aigptBin(), ...args], { cwd: parent, env }, input);
 }
 
 describe('aigpt in a deleted working directory', () => {

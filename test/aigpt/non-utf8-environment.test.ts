@@ -5,12 +5,11 @@
 // with a config error (exit 1) naming the variable; a variable that is not
 // used (HOME when XDG_CONFIG_HOME is set) and a real U+FFFD stay fine.
 
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { aigptBin, type RunResult } from './support.js';
+import { aigptBin, runToEnd, type RunResult } from './support.js';
 
 const parents: string[] = [];
 afterEach(() => {
@@ -32,16 +31,7 @@ function aigptWithRawEnv(base: string, assignments: Record<string, string>, args
     .map(([name, format]) => `${name}="$(printf '${format}' "$BASE")"; export ${name}`)
     .join('; ');
   const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] ?? '', BASE: base };
-  return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', `${exports}; exec "$@"`, 'sh', process.execPath, aigptBin(), ...args], { env, cwd: base, stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
+  return runToEnd('/bin/sh', ['-c', `${exports}; exec "$@"`, 'sh', process.execPath, aigptBin(), ...args], { env, cwd: base }, input);
 }
 
 /** Names under `folder`, as hex of their bytes. */

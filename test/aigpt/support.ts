@@ -73,15 +73,20 @@ export interface RunResult {
 
 /** Runs the built CLI to completion. */
 export function runAigpt(args: readonly string[], env: NodeJS.ProcessEnv, options: { cwd?: string; input?: string | Buffer } = {}): Promise<RunResult> {
+  return runToEnd(process.execPath, [aigptBin(), ...args], { env, cwd: options.cwd ?? tmpdir() }, options.input ?? '');
+}
+
+/** Runs `command` to completion with `input` on its stdin, collecting its output as text. */
+export function runToEnd(command: string, args: readonly string[], spawnOptions: { env: NodeJS.ProcessEnv; cwd: string }, input: string | Buffer = ''): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [aigptBin(), ...args], { env, cwd: options.cwd ?? tmpdir(), stdio: 'pipe' });
+    const child = spawn(command, args, { ...spawnOptions, stdio: 'pipe' });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
+    child.stdin.end(input);
   });
 }
 
