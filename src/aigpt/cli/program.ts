@@ -240,6 +240,13 @@ async function status(app: OpenedApp, io: CliIo): Promise<number> {
     // The reference prints 0 when the folder cannot be listed.
     count = 0;
   }
+  let coreProblem = false;
+  try {
+    await store.readCore();
+  } catch {
+    // The reference says nothing here; its instructions silently drop the core.
+    coreProblem = true;
+  }
   const lines = [
     'aigpt - AI memory MCP server',
     '',
@@ -257,6 +264,7 @@ async function status(app: OpenedApp, io: CliIo): Promise<number> {
   if (config.baseIsRelative) lines.push('warning: path is relative to the current directory');
   if (unreadable > 0) lines.push(`warning: ${unreadable} unreadable memory file(s); see aigpt read-memory`);
   if (compressPending) lines.push(`warning: ${COMPRESS_PENDING}`);
+  if (coreProblem) lines.push('warning: the core record cannot be read, so the instructions leave it out; see aigpt read-core');
   io.stdout(`${lines.join('\n')}\n`);
   return EXIT_OK;
 }

@@ -15,13 +15,16 @@ import { answerBeforeExit } from './answer-before-exit.js';
 import { AIGPT_TOOLS, AigptToolHandler, errorResult } from './tools.js';
 
 /** The instructions text for `initialize` from what is on disk now (spec 5.2). */
-export async function instructionsFromStore(store: MemoryStore): Promise<string> {
+export async function instructionsFromStore(store: MemoryStore, warn?: (message: string) => void): Promise<string> {
   let coreText: string | undefined;
   try {
     coreText = (await store.readCore()).text;
-  } catch {
+  } catch (error) {
     // An unreadable core is left out, as in the reference; read_core reports why.
+    // The instructions stay the spec's text, so the owner learns it from stderr:
+    // a hand edit that broke the JSON would otherwise silently drop the identity.
     coreText = undefined;
+    if (warn !== undefined && error instanceof AigptError) warn(`core record left out of the instructions: ${error.message}`);
   }
   let read;
   try {
@@ -66,7 +69,7 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
       // Spec 5.2: built fresh for each initialize, from what is on disk then.
       instructions: async () => {
         try {
-          return await instructionsFromStore(await stores());
+          return await instructionsFromStore(await stores(), (message) => logger.warn(message));
         } catch (error) {
           // A config that broke after start: tell the agent instead of failing initialize.
           if (error instanceof AigptError) return `[aigpt] ${error.message}`;
