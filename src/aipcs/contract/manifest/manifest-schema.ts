@@ -13,6 +13,9 @@ const nullable = (node: SchemaNode): SchemaNode => ({ anyOf: [node, { type: 'nul
 
 export const ATTRIBUTE_DEFINITION_SCHEMA: SchemaNode = {
   title: 'AttributeDefinition',
+  description:
+    'One field. Search filters domain fields by exact value, except: retrieval_mode "annotation" (string only) keeps prose out of search, ' +
+    'and a string_list is filterable (by one member) only with retrieval_mode "membership". datetime values need a zero UTC offset.',
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -34,6 +37,11 @@ export const ATTRIBUTE_DEFINITION_SCHEMA: SchemaNode = {
 
 export const ENTITY_DEFINITION_SCHEMA: SchemaNode = {
   title: 'EntityDefinition',
+  description:
+    'One record type. attributes must include the six server-managed fields, declared exactly so and nothing more: ' +
+    'id (uuid, required, primary_key), owner_id (string, required), created_at (datetime, required), ' +
+    'updated_at (datetime, required), created_via (string, required), record_version (integer, required); ' +
+    'all other attributes are domain fields. Records carry only domain fields; the server fills the others.',
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -105,6 +113,11 @@ export const MIGRATION_HISTORY_ENTRY_SCHEMA: SchemaNode = {
 
 export const MANIFEST_V2_SCHEMA: SchemaNode = {
   title: 'ManifestV2',
+  description:
+    'A complete manifest. Design takes schema_version 1 with no migration_history. Evolve takes the successor of the current manifest: ' +
+    'schema_version one higher, the current migration_history plus one entry, every current entity, relationship and index kept, ' +
+    'every current attribute kept in place with its name, type, required and primary_key, new attributes optional and appended ' +
+    'at the end, new relationships only from new entities.',
   type: 'object',
   additionalProperties: false,
   properties: {
