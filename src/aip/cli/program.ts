@@ -664,6 +664,17 @@ function helpFailure(argv: readonly string[]): string {
   return words.includes('help') && asked !== undefined ? `unknown command '${asked}'` : 'missing command';
 }
 
+/** `aip run ...` with no `--` on the command line. */
+function runWithoutSeparator(argv: readonly string[]): boolean {
+  if (argv.includes('--')) return false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--repo' || arg === '--format') i++; // their value is not a command word
+    else if (!arg.startsWith('-')) return arg === 'run';
+  }
+  return false;
+}
+
 /** Runs `aip` with `argv` (without the node and script paths) and returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const exit = { code: EXIT.ok as number };
@@ -682,7 +693,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       if (thrown.exitCode === 0) return EXIT.ok; // --help
       // A command group given no subcommand, or `help NAME` for no such command:
       // its help went to stderr; say why.
-      const message = thrown.code === 'commander.help' ? helpFailure(argv) : thrown.message.replace(/^error: /, '');
+      let message = thrown.code === 'commander.help' ? helpFailure(argv) : thrown.message.replace(/^error: /, '');
+      // `aip run ls -la`: the command's own option was read as one of aip's.
+      if (thrown.code === 'commander.unknownOption' && runWithoutSeparator(argv)) {
+        message += ' (put the command after --: aip run [options] -- ARGV...)';
+      }
       error = new AipError('usage', message);
     } else error = toAipError(thrown);
     io.stderr.write(`aip: ${error.code}: ${error.message}\n`);
