@@ -2,10 +2,11 @@
 // and home are injected so tests point it at temp folders. Knows the record
 // tree only through record-paths; never touches record files.
 
-import { promises as fs, readFileSync, realpathSync } from 'node:fs';
+import { promises as fs, realpathSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isJsonObject, type JsonValue, JsonError, parseJson } from '../common/json.js';
+import { rawEnvironmentEntries } from '../common/raw-arguments.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { writeNewFileAtomic } from './fs-atomic.js';
 import {
@@ -47,22 +48,13 @@ export function undecodablePathVariables(env: Readonly<Record<string, string | u
   const suspects = PATH_VARIABLES.filter((name) => env[name]?.includes('\ufffd') === true);
   const found = new Set<string>();
   if (suspects.length === 0) return found;
-  let raw: Buffer;
-  try {
-    raw = readFileSync(environFile);
-  } catch {
-    return found;
-  }
+  const entries = rawEnvironmentEntries(environFile);
+  if (entries === undefined) return found;
   const strict = new TextDecoder('utf-8', { fatal: true });
-  for (let start = 0; start < raw.length; ) {
-    const end = raw.indexOf(0, start);
-    const entry = raw.subarray(start, end === -1 ? raw.length : end);
-    start = end === -1 ? raw.length : end + 1;
-    const equals = entry.indexOf(0x3d);
-    const name = equals === -1 ? '' : entry.subarray(0, equals).toString('latin1');
+  for (const [name, raw] of entries) {
     if (!(suspects as readonly string[]).includes(name)) continue;
     try {
-      strict.decode(entry.subarray(equals + 1));
+      strict.decode(raw);
     } catch {
       found.add(name);
     }

@@ -1,7 +1,8 @@
-// The raw bytes of the process's command-line arguments. Node decodes argv as
-// UTF-8 with U+FFFD in place of invalid bytes, so the strings cannot show
-// that an argument was not text; the CLIs that refuse such an argument look
-// here. Owns no wording: each CLI words its own usage error.
+// The raw bytes of the process's command-line arguments and environment.
+// Node decodes both as UTF-8 with U+FFFD in place of invalid bytes, so the
+// strings cannot show that a value was not text; the CLIs that refuse or
+// re-read such a value look here (Linux /proc). Owns no wording: each CLI
+// words its own errors.
 
 import { readFileSync } from 'node:fs';
 
@@ -15,22 +16,8 @@ import { readFileSync } from 'node:fs';
  */
 export function firstNonUtf8Argument(args: readonly string[], cmdline = '/proc/self/cmdline'): number | undefined {
   if (!args.some((arg) => arg.includes('\ufffd'))) return undefined;
-  let raw: Buffer;
-  try {
-    raw = readFileSync(cmdline);
-  } catch {
-    return undefined;
-  }
-  // NUL-terminated entries; the arguments are the last `args.length` of them.
-  const parts: Buffer[] = [];
-  for (let start = 0; start < raw.length; ) {
-    const end = raw.indexOf(0, start);
-    parts.push(raw.subarray(start, end === -1 ? raw.length : end));
-    start = end === -1 ? raw.length : end + 1;
-  }
-  if (parts.length < args.length) return undefined;
-  const own = parts.slice(parts.length - args.length);
-  if (own.some((part, i) => part.toString('utf8') !== args[i])) return undefined;
+  const own = rawArgumentBytes(args, cmdline);
+  if (own === undefined) return undefined;
   const strict = new TextDecoder('utf-8', { fatal: true });
   for (const [i, part] of own.entries()) {
     try {
@@ -40,6 +27,50 @@ export function firstNonUtf8Argument(args: readonly string[], cmdline = '/proc/s
     }
   }
   return undefined;
+}
+
+/** The NUL-terminated entries of a /proc file (cmdline, environ), or undefined when it cannot be read. */
+function procEntries(file: string): Buffer[] | undefined {
+  let raw: Buffer;
+  try {
+    raw = readFileSync(file);
+  } catch {
+    return undefined;
+  }
+  const parts: Buffer[] = [];
+  for (let start = 0; start < raw.length; ) {
+    const end = raw.indexOf(0, start);
+    parts.push(raw.subarray(start, end === -1 ? raw.length : end));
+    start = end === -1 ? raw.length : end + 1;
+  }
+  return parts;
+}
+
+/**
+ * The raw bytes of `args`: the last `args.length` entries of `cmdline`, when
+ * they decode to exactly these arguments (else a rewritten process title, or
+ * no such file: undefined).
+ */
+function rawArgumentBytes(args: readonly string[], cmdline: string): Buffer[] | undefined {
+  const parts = procEntries(cmdline);
+  if (parts === undefined || parts.length < args.length) return undefined;
+  const own = parts.slice(parts.length - args.length);
+  return own.some((part, i) => part.toString('utf8') !== args[i]) ? undefined : own;
+}
+
+/**
+ * The process's initial environment as `[name, raw value]` pairs, from
+ * `/proc/self/environ` (Linux); undefined when it cannot be read.
+ */
+export function rawEnvironmentEntries(environ = '/proc/self/environ'): [string, Buffer][] | undefined {
+  const parts = procEntries(environ);
+  if (parts === undefined) return undefined;
+  const entries: [string, Buffer][] = [];
+  for (const part of parts) {
+    const equals = part.indexOf(0x3d);
+    if (equals > 0) entries.push([part.subarray(0, equals).toString('utf8'), part.subarray(equals + 1)]);
+  }
+  return entries;
 }
 
 /**
@@ -85,17 +116,6 @@ function wellFormedSequenceLength(bytes: Uint8Array, at: number): number {
   return 0;
 }
 
-/** NUL-terminated entries of a /proc file. */
-function nulEntries(raw: Buffer): Buffer[] {
-  const parts: Buffer[] = [];
-  for (let start = 0; start < raw.length; ) {
-    const end = raw.indexOf(0, start);
-    parts.push(raw.subarray(start, end === -1 ? raw.length : end));
-    start = end === -1 ? raw.length : end + 1;
-  }
-  return parts;
-}
-
 /**
  * `args` (the user's arguments, as Node decoded them) with each argument
  * whose raw bytes are not UTF-8 decoded the `surrogateescape` way instead.
@@ -104,15 +124,8 @@ function nulEntries(raw: Buffer): Buffer[] {
  */
 export function surrogateEscapedArguments(args: readonly string[], cmdline = '/proc/self/cmdline'): string[] {
   if (!args.some((arg) => arg.includes('\ufffd'))) return [...args];
-  let parts: Buffer[];
-  try {
-    parts = nulEntries(readFileSync(cmdline));
-  } catch {
-    return [...args];
-  }
-  if (parts.length < args.length) return [...args];
-  const own = parts.slice(parts.length - args.length);
-  if (own.some((part, i) => part.toString('utf8') !== args[i])) return [...args];
+  const own = rawArgumentBytes(args, cmdline);
+  if (own === undefined) return [...args];
   return own.map((part, i) => (args[i]?.includes('\ufffd') ? decodeSurrogateEscape(part) : (args[i] ?? '')));
 }
 
@@ -125,18 +138,10 @@ export function surrogateEscapedArguments(args: readonly string[], cmdline = '/p
 export function surrogateEscapedEnvironment(env: NodeJS.ProcessEnv, environ = '/proc/self/environ'): NodeJS.ProcessEnv {
   const suspect = Object.entries(env).filter(([, value]) => value?.includes('\ufffd'));
   if (suspect.length === 0) return env;
-  let parts: Buffer[];
-  try {
-    parts = nulEntries(readFileSync(environ));
-  } catch {
-    return env;
-  }
+  const entries = rawEnvironmentEntries(environ);
+  if (entries === undefined) return env;
   const out: NodeJS.ProcessEnv = { ...env };
-  for (const part of parts) {
-    const equals = part.indexOf(0x3d);
-    if (equals <= 0) continue;
-    const name = part.subarray(0, equals).toString('utf8');
-    const raw = part.subarray(equals + 1);
+  for (const [name, raw] of entries) {
     const value = env[name];
     if (value !== undefined && value.includes('\ufffd') && raw.toString('utf8') === value) out[name] = decodeSurrogateEscape(raw);
   }
