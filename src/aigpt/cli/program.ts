@@ -211,9 +211,16 @@ const NEGATIVE_NUMBER = /^-(\d+|\d*\.\d+)(e[+-]?\d+)?$/;
  * commander took it as the content and saved it.
  */
 function negativeNumberAfter(argv: readonly string[], subcommand: number): { readonly error: string } | undefined {
+  const saving = argv[subcommand] === 'save-memory';
   for (const word of argv.slice(subcommand + 1)) {
     if (word === '--') return undefined;
-    if (NEGATIVE_NUMBER.test(word)) return { error: `unexpected argument '${word}' found` };
+    // A memory text that starts with `-` ("-5 degrees", "--force is risky") is
+    // refused like any unknown option; clap then names the way out, and so does this.
+    const optionLike = saving && word.startsWith('-') && word !== '-' && word !== '-h' && word !== '--help';
+    if (NEGATIVE_NUMBER.test(word) || optionLike) {
+      const tip = saving ? `\n\n  tip: to pass '${word}' as a value, use '-- ${word}'` : '';
+      return { error: `unexpected argument '${word}' found${tip}` };
+    }
   }
   return undefined;
 }
