@@ -15,7 +15,8 @@
 import { rmSync } from 'node:fs';
 
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-const registered = new Set<string>();
+/** Registered paths, each with the check (if any) that it is still ours to remove. */
+const registered = new Map<string, (() => boolean) | undefined>();
 let holds = 0;
 let deferred: NodeJS.Signals | undefined;
 let listening = false;
@@ -31,9 +32,9 @@ function onSignal(signal: NodeJS.Signals): void {
 
 /** Removes every registered path, then lets the signal take its default action. */
 function endBy(signal: NodeJS.Signals): void {
-  for (const path of registered) {
+  for (const [path, stillOurs] of registered) {
     try {
-      rmSync(path, { recursive: true, force: true });
+      if (stillOurs === undefined || stillOurs()) rmSync(path, { recursive: true, force: true });
     } catch {
       // Best effort: the process is ending either way.
     }
@@ -55,10 +56,12 @@ function listen(wanted: boolean): void {
 /**
  * Removes `path` (a file, or a folder with its contents) if the process is
  * interrupted before the returned release is called; call it once the
- * command has removed or published the path itself.
+ * command has removed or published the path itself. `stillOurs`, when given,
+ * is asked first (synchronously, at the signal): a lock file another process
+ * has taken over since must stay.
  */
-export function removeOnInterrupt(path: string): () => void {
-  registered.add(path);
+export function removeOnInterrupt(path: string, stillOurs?: () => boolean): () => void {
+  registered.set(path, stillOurs);
   listen(true);
   return () => {
     registered.delete(path);

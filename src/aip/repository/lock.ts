@@ -8,7 +8,7 @@ import { link, open, readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import { constants } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { AipError } from '../core/errors.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { lockHolderAlive, processStartMark } from '../../common/process.js';
@@ -27,6 +27,29 @@ async function readText(path: string): Promise<string | null> {
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return null;
     throw error;
+  }
+}
+
+/**
+ * The lock file's text read at once (a signal handler cannot wait), or null
+ * when it is gone or not a small regular file; never blocks on a FIFO.
+ */
+function readTextNow(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.size > SMALL_METADATA_MAX_BYTES) return null;
+    const bytes = Buffer.alloc(stats.size);
+    return bytes.toString('utf8', 0, readSync(fd, bytes, 0, bytes.length, 0));
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -103,7 +126,7 @@ export async function withLock<T>(lockPath: string, work: () => Promise<T>, opti
   await removeDeadDrafts(lockPath);
   // Ctrl-C, SIGTERM or SIGHUP during the work ends the process as a crash
   // would (HEAD moves and index builds are crash-safe), minus the lock file.
-  const releaseOnInterrupt = removeOnInterrupt(lockPath);
+  const releaseOnInterrupt = removeOnInterrupt(lockPath, () => readTextNow(lockPath) === record);
   try {
     return await work();
   } finally {

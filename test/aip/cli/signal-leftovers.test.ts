@@ -8,7 +8,7 @@
 // signal is sent by the process itself just before a chosen file operation
 // (crash-at.mjs), so it lands at the same point every time.
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -49,5 +49,23 @@ describe('aip commands interrupted by a signal', () => {
     const moved = await aip(['head', root], { cwd: dir, ...signalAt('rename:1', 'SIGHUP') });
     expect(moved.signal).toBe('SIGHUP');
     expect(existsSync(join(dir, '.aip', 'lock'))).toBe(false);
+  });
+
+  it('a lock another process took over meanwhile stays: only its own lock goes with the signal', async () => {
+    const dir = await tempDir();
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    const root = (await aip(['head'], { cwd: dir })).text.trim();
+    await writeTree(dir, { 'a.txt': 'a\n' });
+    expect((await aip(['snapshot', '--title', 't', '--goal', 'g'], { cwd: dir })).code).toBe(0);
+    const lockPath = join(dir, '.aip', 'lock');
+    // As if this command had been judged gone and another holder had broken its lock and taken it.
+    const other = JSON.stringify({ pid: 1, host: 'elsewhere', since: '2026-01-01T00:00:00.000Z' });
+    const moved = await aip(['head', root], {
+      cwd: dir,
+      nodeArgs: ['--import', CRASH_AT],
+      env: { AIP_TEST_CRASH_AT: 'rename:1', AIP_TEST_CRASH_SIGNAL: 'SIGTERM', AIP_TEST_CRASH_OVERWRITE: JSON.stringify({ path: lockPath, text: other }) },
+    });
+    expect(moved.signal).toBe('SIGTERM');
+    expect(await readFile(lockPath, 'utf8')).toBe(other);
   });
 });

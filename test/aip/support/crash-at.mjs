@@ -2,8 +2,12 @@
 // AIP_TEST_CRASH_AT=NAME:N, the process kills itself with SIGKILL on the Nth
 // call of fs/promises' NAME (before it runs), as a power loss or `kill -9`
 // would stop aip there. AIP_TEST_CRASH_SIGNAL names another signal to send
-// instead (SIGINT, SIGTERM: a Ctrl-C or a polite kill at that point). The product has no fault hooks; this patches the
-// built-in module's live ESM bindings from outside.
+// instead (SIGINT, SIGTERM: a Ctrl-C or a polite kill at that point).
+// AIP_TEST_CRASH_OVERWRITE (JSON {"path","text"}) writes that file just
+// before (another process taking a file over at that moment). The product
+// has no fault hooks; this patches the built-in module's live ESM bindings
+// from outside.
+import { writeFileSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 
 const spec = process.env.AIP_TEST_CRASH_AT ?? '';
@@ -16,6 +20,10 @@ if (match !== null) {
   let calls = 0;
   fsp[name] = function crashAt(...args) {
     calls += 1;
+    if (calls === Number(nth) && process.env.AIP_TEST_CRASH_OVERWRITE) {
+      const { path, text } = JSON.parse(process.env.AIP_TEST_CRASH_OVERWRITE);
+      writeFileSync(path, text);
+    }
     if (calls === Number(nth)) process.kill(process.pid, process.env.AIP_TEST_CRASH_SIGNAL || 'SIGKILL');
     return original.apply(this, args);
   };
