@@ -482,6 +482,9 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       if (ctx.json) await ctx.outObject(outcome.id, outcome.evidence);
       else {
         await ctx.out(`evidence ${outcome.id}\nresult ${d.result} (termination ${d.termination}, exit ${d.exit_code ?? '-'}, workspace ${d.workspace})`);
+        // The result line cannot say why nothing ran (a typo in the name, no execute
+        // bit); the reason is in the evidence's error, so name it here too.
+        if (d.termination === 'start_error') await write(ctx.io.stderr, `aip: warning: the command did not start: ${d.error}\n`);
       }
       if (outcome.evaluationDir !== undefined) {
         const line = `kept ${outcome.evaluationDir}\n`;
