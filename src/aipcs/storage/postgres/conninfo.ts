@@ -86,5 +86,8 @@ export function driverConnectionString(dsn: string): string {
     } else query.set(keyword, value);
   }
   const rest = query.toString();
-  return `postgresql:///${encodeURIComponent(database)}${rest === '' ? '' : `?${rest}`}`;
+  // The driver takes the path through decodeURI, which leaves `;/?:@&=+$,#`
+  // escaped: those stay literal (a path holds them), but `?` and `#` cannot.
+  const path = encodeURI(database).replace(/[?#]/g, (char) => encodeURIComponent(char));
+  return `postgresql:///${path}${rest === '' ? '' : `?${rest}`}`;
 }

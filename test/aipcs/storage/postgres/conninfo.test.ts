@@ -15,6 +15,8 @@ describe('keyword/value DSNs', () => {
     expect(seen('host=db.internal port=5433 dbname=aipcs user=agent password=s3cret')).toEqual({ host: 'db.internal', port: '5433', database: 'aipcs', user: 'agent', password: 's3cret' });
     expect(seen(" host = /var/run/postgresql\tdbname='my db' user=me password='it\\'s a \\\\ secret' ")).toEqual({ host: '/var/run/postgresql', port: '', database: 'my db', user: 'me', password: "it's a \\ secret" });
     expect(seen('hostaddr=::1 dbname=x')).toMatchObject({ host: '::1', database: 'x' });
+    // Database names with the characters a URI path reserves; only `?` and `#` cannot be said (docs/postgresql.md).
+    for (const name of ['a+b', 'x;y:z@w&v=u$t,s', 'a/b', 'p%q', 'é d']) expect(seen(`dbname='${name}'`).database).toBe(name);
     const options = pgConnectionString.parse(driverConnectionString("dbname=x sslmode=disable options='-c search_path=a,b'")) as Record<string, unknown>;
     expect(options).toMatchObject({ database: 'x', sslmode: 'disable', options: '-c search_path=a,b' });
   });
