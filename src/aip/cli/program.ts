@@ -482,9 +482,15 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       if (ctx.json) await ctx.outObject(outcome.id, outcome.evidence);
       else {
         await ctx.out(`evidence ${outcome.id}\nresult ${d.result} (termination ${d.termination}, exit ${d.exit_code ?? '-'}, workspace ${d.workspace})`);
-        // The result line cannot say why nothing ran (a typo in the name, no execute
-        // bit); the reason is in the evidence's error, so name it here too.
-        if (d.termination === 'start_error') await write(ctx.io.stderr, `aip: warning: the command did not start: ${d.error}\n`);
+        // The result line cannot say why the result is unknown (a typo in the name,
+        // which signal, which stream, what made the workspace unreadable); the
+        // evidence holds the reason, so name it here too. A timeout or a Ctrl-C
+        // the line already says.
+        const notes: string[] = [];
+        if (d.termination === 'start_error') notes.push(`the command did not start: ${d.error}`);
+        if (d.termination === 'signaled' || d.termination === 'capture_error') notes.push(`result unknown: ${d.error}`);
+        if (d.workspace === 'unknown') notes.push(`workspace unknown: ${d.workspace_error}`);
+        for (const note of notes) await write(ctx.io.stderr, `aip: warning: ${note}\n`);
       }
       if (outcome.evaluationDir !== undefined) {
         const line = `kept ${outcome.evaluationDir}\n`;
