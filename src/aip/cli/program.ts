@@ -349,8 +349,13 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       const head = await repo.readHead();
       const derived = await deriveState(repo, id);
       if (!derived.ok) throw derived.error;
-      if (derived.value.state.data.parents[0] === head) await repo.moveHead(head, derived.value.id);
+      const base = derived.value.state.data.parents[0];
+      if (base === head) await repo.moveHead(head, derived.value.id);
       await printMade(ctx, derived.value.id, derived.value.state);
+      // The output is the state either way; say when HEAD stayed where it was.
+      if (base !== head && derived.value.id !== head) {
+        await write(ctx.io.stderr, `aip: warning: HEAD stays at ${head}: the operation's base is ${base}; to move it: aip head ${derived.value.id}\n`);
+      }
     }));
 
   program
