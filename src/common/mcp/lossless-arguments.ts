@@ -56,7 +56,8 @@ export class LosslessArguments {
 /**
  * Splits a losslessly parsed JSON-RPC message into what the SDK should see
  * (plain numbers, `params: null` and `arguments: null` dropped: the first
- * means no params, the contract treats the second as `{}`; members JSON-RPC
+ * means no params, the contract treats the second as `{}`; other null
+ * members of params dropped as absent, as the Python SDK reads them; members JSON-RPC
  * does not define dropped too, as the Python SDK and serde ignore them where
  * the TypeScript SDK would refuse the whole message)
  * and, for tools/call requests, the lossless arguments object.
@@ -72,7 +73,7 @@ export interface SplitMessage {
 export function splitToolArguments(received: JsonValue): SplitMessage {
   // `"params": null` is absent params to the Python SDK (an optional field);
   // the TypeScript SDK would refuse the whole message.
-  const message = isJsonObject(received) ? jsonRpcMembers(received) : received;
+  const message = isJsonObject(received) ? withoutNullParams(jsonRpcMembers(received)) : received;
   if (!isJsonObject(message) || message['method'] !== 'tools/call' || !isJsonObject(message['params'])) {
     return { sdkMessage: message };
   }
@@ -89,6 +90,37 @@ export function splitToolArguments(received: JsonValue): SplitMessage {
   // The SDK sees an empty object; the real arguments travel beside it.
   sdkParams['arguments'] = {};
   return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id, args }) };
+}
+
+/**
+ * A request or notification whose params hold members set to null, without
+ * them: the Python SDK reads a null optional member (`"_meta": null`,
+ * `"cursor": null`, `"clientInfo": {"title": null}`, a cancel's
+ * `"reason": null`) as absent, where the TypeScript SDK's schemas refuse the
+ * whole message. A required member set to null is then missing, which both
+ * refuse. Tool arguments are the tool's data and keep their nulls
+ * (`"arguments": null` itself means `{}`, as absent). The same object when
+ * there is nothing to drop.
+ */
+function withoutNullParams(message: JsonObject): JsonObject {
+  const params = message['params'];
+  if (typeof message['method'] !== 'string' || !isJsonObject(params)) return message;
+  const stripped = withoutNullMembers(params, message['method'] === 'tools/call');
+  return stripped === params ? message : { ...message, params: stripped };
+}
+
+function withoutNullMembers(object: JsonObject, keepArguments: boolean): JsonObject {
+  let copy: JsonObject | undefined;
+  for (const [key, value] of Object.entries(object)) {
+    let kept: JsonValue | undefined = value;
+    if (value === null) kept = undefined;
+    else if (isJsonObject(value) && !(keepArguments && key === 'arguments')) kept = withoutNullMembers(value, false);
+    if (kept === value) continue;
+    copy ??= { ...object };
+    if (kept === undefined) delete copy[key];
+    else copy[key] = kept;
+  }
+  return copy ?? object;
 }
 
 const JSON_RPC_MEMBERS = new Set(['jsonrpc', 'id', 'method', 'params', 'result', 'error']);
