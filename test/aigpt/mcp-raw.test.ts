@@ -72,13 +72,16 @@ describe('aigpt server, raw JSON-RPC lines', () => {
     expect(((await server.response(31))['result'] as { tools: unknown[] }).tools).toHaveLength(4);
   });
 
-  it('reads optional params members set to null as absent (the reference ignores them), not as an invalid request', async () => {
+  it('reads optional params members set to null as absent and ignores task metadata, not an invalid request or an internal error', async () => {
     server.send({ jsonrpc: '2.0', id: 40, method: 'ping', params: { _meta: null } });
     expect(await server.response(40)).toEqual({ jsonrpc: '2.0', id: 40, result: {} });
     server.send({ jsonrpc: '2.0', id: 41, method: 'tools/list', params: { cursor: null, _meta: null } });
     expect(((await server.response(41))['result'] as { tools: unknown[] }).tools).toHaveLength(4);
     server.send({ jsonrpc: '2.0', id: 42, method: 'tools/call', params: { name: 'read_core', arguments: {}, _meta: { progressToken: null } } });
     expect(((await server.response(42))['result'] as { isError?: boolean }).isError).toBeUndefined();
+    // Task metadata is ignored by a server without the tasks capability (MCP 2025-11-25).
+    server.send({ jsonrpc: '2.0', id: 43, method: 'tools/call', params: { name: 'read_core', arguments: {}, task: { ttl: 60000 } } });
+    expect(((await server.response(43))['result'] as { isError?: boolean }).isError).toBeUndefined();
   });
 
   it('bounds an input line at 4 MiB: a longer request gets -32600, a shorter one is served, and the session goes on', async () => {

@@ -82,6 +82,12 @@ export function splitToolArguments(received: JsonValue): SplitMessage {
   const id = typeof rawId === 'bigint' ? Number(rawId) : typeof rawId === 'string' || typeof rawId === 'number' ? rawId : undefined;
   const args = params['arguments'];
   const sdkParams: JsonObject = { ...params };
+  // A task-augmented call (MCP 2025-11-25) to a server that declares no
+  // tasks capability is processed normally, its task metadata ignored, as
+  // that revision requires and the Python SDK does; the TypeScript SDK's
+  // protocol layer would refuse it with -32603. Metadata that does not read
+  // as such (`"task": 5`) stays, for the -32602 of any unreadable params.
+  if (isTaskMetadata(sdkParams['task'])) delete sdkParams['task'];
   if (args === null || args === undefined) {
     delete sdkParams['arguments'];
     return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id, args: {} }) };
@@ -90,6 +96,12 @@ export function splitToolArguments(received: JsonValue): SplitMessage {
   // The SDK sees an empty object; the real arguments travel beside it.
   sdkParams['arguments'] = {};
   return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id, args }) };
+}
+
+function isTaskMetadata(value: JsonValue | undefined): boolean {
+  if (!isJsonObject(value)) return false;
+  const ttl = value['ttl'];
+  return ttl === undefined || typeof ttl === 'number' || typeof ttl === 'bigint';
 }
 
 /**

@@ -4,7 +4,10 @@
 // params models declare them `X | None`). The TypeScript SDK's schemas refused
 // the whole message, so these requests were answered -32600 Invalid Request
 // (or -32602) where the reference answers them normally. A required member
-// set to null stays refused with -32602, as there.
+// set to null stays refused with -32602, as there. A task-augmented
+// tools/call (`"task": {"ttl": 60000}`) is served normally, its metadata
+// ignored, as MCP 2025-11-25 requires of a server that declares no tasks
+// capability.
 // docs/decisions-aipcs-contract.md, "Protocol methods and request shapes".
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +21,9 @@ const requests: [string, string][] = [
   ['tools/call', '{"name":"aipcs_server_info","arguments":{},"_meta":null}'],
   ['tools/call', '{"name":"aipcs_server_info","arguments":{},"_meta":{"progressToken":null}}'],
   ['initialize', '{"protocolVersion":"2025-06-18","capabilities":{"roots":null,"sampling":null},"clientInfo":{"name":"x","version":"1","title":null},"_meta":null}'],
+  // A task-augmented call to a server without the tasks capability runs
+  // normally (MCP 2025-11-25 tasks); the TypeScript SDK answered -32603.
+  ['tools/call', '{"name":"aipcs_server_info","arguments":{},"task":{"ttl":60000}}'],
 ];
 
 interface Answer {
