@@ -48,6 +48,17 @@ function faultCheckpoint(): ((name: string) => void) | undefined {
   };
 }
 
+/**
+ * Test-only: `AIPCS_TEST_ANSWER_WAIT_MS={ms}` shortens how long the end of
+ * stdin waits for the answers still owed (60 s), so a test of a client that
+ * reads none of them does not wait a minute. Unset in normal use.
+ */
+const ANSWER_WAIT_ENV = 'AIPCS_TEST_ANSWER_WAIT_MS';
+
+function testAnswerWaitMs(value: string | undefined): number | undefined {
+  return value !== undefined && /^[0-9]{1,7}$/.test(value) ? Number(value) : undefined;
+}
+
 export class StartupError extends Error {
   constructor(options?: { cause?: unknown }) {
     super('Server could not be started safely.', options);
@@ -132,7 +143,11 @@ export async function serve(runtime: RuntimeConfig): Promise<number> {
       return 0;
     }
     // Until stdin ends, or SIGINT/SIGTERM/SIGHUP (calls already read are answered first).
-    await serveStdio(aipcsServerOptions(tools, createDispatcher(app, tools), logger), { shutdownSignals: SHUTDOWN_SIGNALS });
+    const answerWaitMs = testAnswerWaitMs(process.env[ANSWER_WAIT_ENV]);
+    await serveStdio(aipcsServerOptions(tools, createDispatcher(app, tools), logger), {
+      shutdownSignals: SHUTDOWN_SIGNALS,
+      ...(answerWaitMs === undefined ? {} : { answerWaitMs }),
+    });
     return 0;
   } finally {
     await storage?.close();

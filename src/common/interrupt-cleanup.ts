@@ -32,6 +32,11 @@ function onSignal(signal: NodeJS.Signals): void {
 
 /** Removes every registered path, then lets the signal take its default action. */
 function endBy(signal: NodeJS.Signals): void {
+  removeRegistered();
+  process.kill(process.pid, signal);
+}
+
+function removeRegistered(): void {
   for (const [path, stillOurs] of registered) {
     try {
       if (stillOurs === undefined || stillOurs()) rmSync(path, { recursive: true, force: true });
@@ -41,7 +46,23 @@ function endBy(signal: NodeJS.Signals): void {
   }
   registered.clear();
   listen(false);
-  process.kill(process.pid, signal);
+}
+
+let exitWanted: number | undefined;
+
+/**
+ * Ends the process with `code` the way a signal here would, once no hold is
+ * active: registered paths are removed, a write under a lock finishes
+ * first. For a process that cannot end by itself (answers queued on a
+ * stdout nobody reads; see mcp/abandoned-stdout.ts).
+ */
+export function exitOnceReleased(code: number): void {
+  if (holds > 0) {
+    exitWanted ??= code;
+    return;
+  }
+  removeRegistered();
+  process.exit(code);
 }
 
 function listen(wanted: boolean): void {
@@ -88,6 +109,10 @@ export function holdSignals(): () => void {
       const signal = deferred;
       deferred = undefined;
       endBy(signal);
+      return;
+    }
+    if (holds === 0 && exitWanted !== undefined) {
+      exitOnceReleased(exitWanted);
       return;
     }
     listen(registered.size > 0 || holds > 0);

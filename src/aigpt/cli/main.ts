@@ -3,6 +3,7 @@
 // env, stdio). Sets process.exitCode and never calls process.exit, so pending
 // output is flushed. All behaviour lives in program.ts.
 
+import { endIfStdoutAbandoned } from '../../common/mcp/abandoned-stdout.js';
 import { firstNonUtf8Argument } from '../../common/raw-arguments.js';
 import { faultHookFromEnv } from '../app.js';
 import { processEnvironment } from '../config.js';
@@ -76,3 +77,6 @@ if (firstNonUtf8Argument(argv) !== undefined) {
   });
 }
 process.exitCode = outputFailed ? 1 : exitCode;
+// `aigpt server` gave up on answers its client never read: their pending
+// writes on stdout would keep the process alive for good.
+endIfStdoutAbandoned(process.exitCode);

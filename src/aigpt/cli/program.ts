@@ -8,7 +8,7 @@ import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
 import { AigptApp, type AppOptions, describeRecovery, type OpenedApp } from '../app.js';
 import { AigptError } from '../errors.js';
 import { AIGPT_VERSION, CORE_COLLECTION, MEMORY_COLLECTION } from '../limits.js';
-import { runServer } from '../mcp/server.js';
+import { runServer, testAnswerWaitMs } from '../mcp/server.js';
 import { renderPretty } from '../record-format.js';
 import { runSetup } from '../setup.js';
 
@@ -82,7 +82,9 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .description('run the MCP server on stdin/stdout')
     .action(unlessVersion(async () => {
       await open('write');
+      const answerWaitMs = testAnswerWaitMs(options.environment.env);
       await runServer(app, createLogger('aigpt'), {
+        ...(answerWaitMs === undefined ? {} : { answerWaitMs }),
         ...(io.stdin === undefined ? {} : { input: io.stdin }),
         ...(io.stdoutStream === undefined ? {} : { output: io.stdoutStream }),
       });

@@ -4,6 +4,7 @@
 // Owns no file logic; everything goes through MemoryStore.
 
 import type { Readable, Writable } from 'node:stream';
+import { abandonStdoutAnswers } from '../../common/mcp/abandoned-stdout.js';
 import { serveStdio, SHUTDOWN_SIGNALS, type StdioServeOptions } from '../../common/mcp/tool-server.js';
 import type { Logger } from '../../common/logger.js';
 import type { AigptApp } from '../app.js';
@@ -56,8 +57,9 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
     (io.output ?? process.stdout) as Writable,
     MAX_INPUT_LINE_BYTES,
     (message) => logger.warn(message),
+    ...(io.answerWaitMs === undefined ? [] : [io.answerWaitMs]),
   );
-  await serveStdio(
+  const session = await serveStdio(
     {
       name: 'aigpt',
       version: AIGPT_VERSION,
@@ -87,6 +89,27 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
       onUnexpectedError: () => errorResult('internal error'),
     },
     // Ctrl-C or a polite kill ends the session like the end of input: the request being served is answered first.
-    { input: gate.input, output: gate.output, shutdownSignals: SHUTDOWN_SIGNALS, releaseInput: () => gate.stop() },
+    {
+      input: gate.input,
+      output: gate.output,
+      shutdownSignals: SHUTDOWN_SIGNALS,
+      releaseInput: () => gate.stop(),
+      ...(io.answerWaitMs === undefined ? {} : { answerWaitMs: io.answerWaitMs }),
+    },
   );
+  // Answers the client never read, still queued on the real stdout, must not keep the process alive (main.ts ends it).
+  if (session.answersAbandoned && io.output === undefined) abandonStdoutAnswers();
+}
+
+/**
+ * Test-only: `AIGPT_TEST_ANSWER_WAIT_MS={ms}` shortens both waits for an
+ * answer of `aigpt server` (one request holding back the next, 30 s; the end
+ * of stdin waiting for the answers still owed, 60 s), so a test of a client
+ * that reads no answers does not take minutes. Unset in normal use.
+ */
+export const ANSWER_WAIT_ENV = 'AIGPT_TEST_ANSWER_WAIT_MS';
+
+export function testAnswerWaitMs(env: Readonly<Record<string, string | undefined>>): number | undefined {
+  const value = env[ANSWER_WAIT_ENV];
+  return value !== undefined && /^[0-9]{1,7}$/.test(value) ? Number(value) : undefined;
 }

@@ -5,6 +5,7 @@
 
 import { Command, CommanderError, Option, type HelpContext } from 'commander';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
+import { endIfStdoutAbandoned } from '../../common/mcp/abandoned-stdout.js';
 import { surrogateEscapedEnvironment } from '../../common/raw-arguments.js';
 import { CONFIG_FIELD_SPECS, configOptionsFromParsed, type ConfigField, configShowResult, configValidateResult, resolveConfiguration, resolveRunnableConfiguration, transportPreflight, type ResolveInput } from '../config/index.js';
 import { sqliteRuntimeVersion } from '../storage/sqlite/connection.js';
@@ -186,7 +187,10 @@ export function buildProgram(): Command {
         const runnable = resolveRunnableConfiguration(resolveInput(parsed));
         if (!runnable.ok) return finish({ ok: false, error: runnable.error }, 'json', 'serve');
         try {
-          process.exitCode = await serve(runnable.runtime);
+          const code = await serve(runnable.runtime);
+          process.exitCode = code;
+          // Storage is closed: answers a client never read must not keep the process alive.
+          endIfStdoutAbandoned(code);
         } catch (error) {
           if (error instanceof StartupError) return finish({ ok: false, error: STARTUP_FAILURE }, 'json', 'serve');
           return finish({ ok: false, error: CLI_INTERNAL_ERROR }, 'json', 'serve');

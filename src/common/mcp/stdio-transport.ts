@@ -21,6 +21,8 @@ export interface StdioTransportOptions {
   readonly maxDepth?: number;
   /** The data member of -32602 answers (none when undefined). */
   readonly invalidParamsData?: string;
+  /** How long the end of input waits for the answers still owed (ANSWER_WAIT_MS unless set; tests shorten it). */
+  readonly answerWaitMs?: number;
 }
 
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
@@ -242,7 +244,12 @@ export class LosslessStdioTransport implements Transport {
 
   private closeWhenAnswered(): void {
     if (this.owed.size === 0 && this.directPending === 0) void this.close();
-    else this.answerWait ??= setTimeout(() => void this.close(), ANSWER_WAIT_MS);
+    else {
+      this.answerWait ??= setTimeout(() => {
+        this.gaveUp = true;
+        void this.close();
+      }, this.options.answerWaitMs ?? ANSWER_WAIT_MS);
+    }
   }
 
   /**
@@ -272,7 +279,12 @@ export class LosslessStdioTransport implements Transport {
     }
   }
 
-  /** Whether endInput's grace ran out with answers still owed (a call still running, or a client not reading them). */
+  /**
+   * Whether the session closed with answers still owed because its wait ran
+   * out (endInput's grace, or the end of input's answer wait): a call still
+   * running, or a client not reading them, whose pending writes on the
+   * output would keep the process alive.
+   */
   get abandonedAnswers(): boolean {
     return this.gaveUp;
   }

@@ -21,6 +21,7 @@ import {
 import { withExactNumberStandIns, type JsonObject, type JsonValue } from '../json.js';
 import { validateJsonSchema, type JsonSchema, type SchemaIssue } from '../json-schema.js';
 import { createLogger, type Logger } from '../logger.js';
+import { abandonStdoutAnswers } from './abandoned-stdout.js';
 import { LosslessArguments } from './lossless-arguments.js';
 import { LosslessStdioTransport } from './stdio-transport.js';
 
@@ -271,6 +272,17 @@ export interface StdioServeOptions {
    * process.stdin is destroyed when no input was given.
    */
   readonly releaseInput?: () => void;
+  /** How long the end of input waits for the answers still owed (ANSWER_WAIT_MS unless set; tests shorten it). */
+  readonly answerWaitMs?: number;
+}
+
+export interface StdioSessionEnd {
+  /**
+   * The session closed with answers still owed because its wait ran out (a
+   * call still running, or a client that reads no answers): answers written
+   * but not taken may still be queued on the output.
+   */
+  readonly answersAbandoned: boolean;
 }
 
 /** How long a shutdown signal waits for the answers owed (as the HTTP listener's shutdown does). */
@@ -279,8 +291,13 @@ export const SHUTDOWN_GRACE_MS = 5_000;
 /** The signals on which a server ends its session gracefully (Ctrl-C, a polite kill, a closed terminal). */
 export const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-/** Serves the catalogue over stdio until the input ends (or a shutdown signal comes); resolves after closing. */
-export async function serveStdio(options: ToolServerOptions, io: StdioServeOptions = {}): Promise<void> {
+/**
+ * Serves the catalogue over stdio until the input ends (or a shutdown signal
+ * comes); resolves after closing. When answers were abandoned on
+ * process.stdout, that is noted (abandoned-stdout.ts): the command then ends
+ * the process after its cleanup, as their pending writes would keep it alive.
+ */
+export async function serveStdio(options: ToolServerOptions, io: StdioServeOptions = {}): Promise<StdioSessionEnd> {
   const logger = options.logger ?? createLogger(options.name);
   const { server, lossless } = createToolServer({ ...options, logger });
   const transport = new LosslessStdioTransport({
@@ -290,6 +307,7 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
     logger,
     ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     ...(options.invalidParamsData === undefined ? {} : { invalidParamsData: options.invalidParamsData }),
+    ...(io.answerWaitMs === undefined ? {} : { answerWaitMs: io.answerWaitMs }),
   });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
@@ -325,4 +343,6 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
   // that does not read its answers (their writes would keep the process
   // alive for good). The signal then takes its default action after all.
   if (signalled !== undefined && transport.abandonedAnswers) raise(signalled);
+  if (transport.abandonedAnswers && io.output === undefined) abandonStdoutAnswers();
+  return { answersAbandoned: transport.abandonedAnswers };
 }

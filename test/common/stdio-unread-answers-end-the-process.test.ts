@@ -1,0 +1,61 @@
+// A stdio client that ends the server's stdin but never reads the answers it
+// is owed (its end of our stdout stays open and full) cannot keep the server
+// alive: once the end of input has waited for those answers (60 s, shortened
+// here by the test-only AIPCS_TEST_ANSWER_WAIT_MS and
+// AIGPT_TEST_ANSWER_WAIT_MS), the session closes and
+// the process exits 0 as at a normal end of input. Before, the session
+// closed but the answers still queued on stdout kept the process alive for
+// as long as the client held the pipe open: for good.
+
+import { spawn } from 'node:child_process';
+import { readdirSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { freshDataRoot, rootArgs } from '../support/aipcs-admin.js';
+import { aipcsBin } from '../support/bins.js';
+import { aigptBin, makeTempHome, type TempHome, writeConfig } from '../aigpt/support.js';
+
+const line = (message: Record<string, unknown>): string => `${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`;
+const INITIALIZE = line({ id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'no-reader', version: '1' } } });
+
+/**
+ * Sends requests whose answers (each echoing a 32 KiB id) are far more than
+ * the pipe and the reader's buffer hold, ends stdin, never reads stdout;
+ * resolves with how the server ended.
+ */
+async function endInputWithoutReading(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  // The kill is only a safety net: a server that lingers fails with SIGKILL.
+  const child = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'ignore'], timeout: 40_000, killSignal: 'SIGKILL' });
+  child.stdout.pause();
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  child.stdin.on('error', () => undefined);
+  let batch = INITIALIZE;
+  for (let n = 1; n <= 12; n++) batch += line({ id: `${String(n)}-${'x'.repeat(32 * 1024)}`, method: 'tools/list' });
+  child.stdin.end(batch);
+  const ended = await exited;
+  child.stdout.destroy();
+  return ended;
+}
+
+describe('a stdio client that ends stdin and never reads its answers', () => {
+  let home: TempHome;
+  beforeEach(async () => {
+    home = makeTempHome();
+    await writeConfig(home, { did: 'did:plc:noreader' });
+  });
+  afterEach(() => home.cleanup());
+
+  it('aipcs serve closes storage and exits 0 once its wait for the answers is over', { timeout: 60_000 }, async () => {
+    const dataRoot = freshDataRoot();
+    const ended = await endInputWithoutReading([aipcsBin(), 'serve', ...rootArgs(dataRoot)], { PATH: process.env['PATH'] ?? '', AIPCS_TEST_ANSWER_WAIT_MS: '200' });
+    expect(ended).toEqual({ code: 0, signal: null });
+    // Storage was closed first: the last connection checkpointed and removed the WAL.
+    expect(readdirSync(dataRoot).filter((name) => name.endsWith('-wal') || name.endsWith('-shm'))).toEqual([]);
+    rmSync(dirname(dataRoot), { recursive: true, force: true });
+  });
+
+  it('aigpt server exits 0 once its wait for the answers is over', { timeout: 60_000 }, async () => {
+    const ended = await endInputWithoutReading([aigptBin(), 'server'], { ...home.childEnv, AIGPT_TEST_ANSWER_WAIT_MS: '200' });
+    expect(ended).toEqual({ code: 0, signal: null });
+  });
+});
