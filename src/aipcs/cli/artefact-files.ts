@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
+import { holdSignals, removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { processExists } from '../../common/process.js';
 import { refusal } from './admin-errors.js';
 
@@ -54,21 +54,28 @@ export class ExportFile {
       throw refusal('storage_unavailable', [], error);
     }
     const tempPath = join(dirname(finalPath), `.aipcs-export-${randomBytes(16).toString('hex')}.tmp`);
-    let fd: number;
+    // A Ctrl-C between creating the file and registering it for removal would
+    // leave it (the signal's default action): it waits until both are done.
+    const releaseSignals = holdSignals();
     try {
-      fd = openSync(tempPath, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
-    } catch (error) {
-      throw refusal('storage_unavailable', [], error);
+      let fd: number;
+      try {
+        fd = openSync(tempPath, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
+      } catch (error) {
+        throw refusal('storage_unavailable', [], error);
+      }
+      try {
+        // The umask may have narrowed or the file system widened it: force 0600.
+        fchmodSync(fd, 0o600);
+      } catch (error) {
+        closeSync(fd);
+        unlinkSync(tempPath);
+        throw refusal('storage_unavailable', [], error);
+      }
+      return new ExportFile(finalPath, tempPath, fd);
+    } finally {
+      releaseSignals();
     }
-    try {
-      // The umask may have narrowed or the file system widened it: force 0600.
-      fchmodSync(fd, 0o600);
-    } catch (error) {
-      closeSync(fd);
-      unlinkSync(tempPath);
-      throw refusal('storage_unavailable', [], error);
-    }
-    return new ExportFile(finalPath, tempPath, fd);
   }
 
   /** The codec's sink. */
@@ -264,8 +271,15 @@ export class ArtefactSpool {
     private readonly input: number,
     private readonly observer: SpoolObserver | null = null,
   ) {
-    this.directory = makeSpoolDirectory();
-    this.releaseOnInterrupt = removeOnInterrupt(this.directory);
+    // A Ctrl-C between creating the folder and registering it for removal
+    // would leave it (the signal's default action): it waits until both are done.
+    const releaseSignals = holdSignals();
+    try {
+      this.directory = makeSpoolDirectory();
+      this.releaseOnInterrupt = removeOnInterrupt(this.directory);
+    } finally {
+      releaseSignals();
+    }
     this.file = join(this.directory, 'bundle.jsonl');
     try {
       const writer = openSync(this.file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
