@@ -3,8 +3,8 @@
 // references and cycles. Pure: objects come through the ObjectSource port.
 import { applyEffects, sameFiles } from './effects.js';
 import { AipError, withArticle, type AipErrorCode } from './errors.js';
-import type { AipObject, Id, ObjectType, StateV1 } from './objects.js';
-import { referencesOf, type Reference } from './references.js';
+import type { AipObject, FileEntry, Id, ObjectType, StateV1 } from './objects.js';
+import { referencesOf } from './references.js';
 import { sameEntry } from './schemas.js';
 import { findPathConflict } from './value-rules.js';
 
@@ -28,24 +28,44 @@ export interface GraphOptions {
 
 export type Verdict = { readonly ok: true; readonly object: AipObject } | { readonly ok: false; readonly error: AipError };
 
+/**
+ * A verdict as a run keeps it: a valid object by type and version, with the
+ * object itself except for an artifact (whose content a run never holds on
+ * to). What a whole-store verify needs, without reading any artifact twice.
+ */
+export type Finding =
+  | { readonly ok: true; readonly type: ObjectType; readonly version: number; readonly object: AipObject | undefined }
+  | { readonly ok: false; readonly error: AipError };
+
 // What verification keeps of a loaded object: artifacts only by length, so a
 // whole-repository run does not hold every file's content in memory.
 type Node =
-  | { readonly kind: 'found'; readonly type: ObjectType; readonly object: AipObject | undefined; readonly contentLength: number }
+  | FoundNode
   | { readonly kind: 'missing' }
   | { readonly kind: 'invalid'; readonly error: AipError };
+
+interface FoundNode {
+  readonly kind: 'found';
+  readonly type: ObjectType;
+  readonly version: number;
+  readonly object: AipObject | undefined;
+  readonly contentLength: number;
+}
 
 interface Frame {
   readonly id: Id;
   readonly object: AipObject;
-  readonly refs: readonly Reference[];
+  /** Distinct reference targets; the references themselves are listed again when the object is checked. */
   readonly children: readonly Id[];
   next: number;
   cycleWith: Id | undefined;
 }
 
-function bad(code: AipErrorCode, id: Id, message: string): Verdict {
-  return { ok: false, error: new AipError(code, `${id}: ${message}`) };
+/** The memoised verdict of a valid object (an invalid one keeps its error). */
+const VALID = null;
+
+function bad(code: AipErrorCode, id: Id, message: string): AipError {
+  return new AipError(code, `${id}: ${message}`);
 }
 
 /**
@@ -55,62 +75,83 @@ function bad(code: AipErrorCode, id: Id, message: string): Verdict {
  */
 export class GraphVerifier {
   private readonly nodes = new Map<Id, Node>();
-  private readonly verdicts = new Map<Id, Verdict>();
+  private readonly verdicts = new Map<Id, AipError | typeof VALID>();
   private readonly inProgress = new Set<Id>();
+  /** File entries and paths shared by the states a run keeps (consecutive states mostly hold the same files). */
+  private readonly sharedEntries = new Map<string, FileEntry>();
+  private readonly sharedPaths = new Map<string, string>();
 
   constructor(
     private readonly source: ObjectSource,
     private readonly options: GraphOptions = {},
   ) {}
 
+  /** What the run keeps of a found object: an artifact by length, a state with shared file entries. */
+  private foundNode(object: AipObject): FoundNode {
+    if (object.type === 'artifact') {
+      return { kind: 'found', type: 'artifact', version: object.version, object: undefined, contentLength: object.data.content.length };
+    }
+    return { kind: 'found', type: object.type, version: object.version, object: object.type === 'state' ? this.shared(object) : object, contentLength: 0 };
+  }
+
+  /** The same state, its files map built from entries and paths shared across the run (same order). */
+  private shared(state: StateV1): StateV1 {
+    const files = new Map<string, FileEntry>();
+    for (const [path, entry] of state.data.files) {
+      const key = `${entry.executable ? 'x' : '-'}${entry.artifact}`;
+      let kept = this.sharedEntries.get(key);
+      if (kept === undefined) {
+        kept = { artifact: entry.artifact, executable: entry.executable };
+        this.sharedEntries.set(key, kept);
+      }
+      let keptPath = this.sharedPaths.get(path);
+      if (keptPath === undefined) {
+        keptPath = path;
+        this.sharedPaths.set(path, path);
+      }
+      files.set(keptPath, kept);
+    }
+    return { ...state, data: { ...state.data, files } };
+  }
+
   private async node(id: Id): Promise<Node> {
     const cached = this.nodes.get(id);
     if (cached) return cached;
     const loaded = await this.source.load(id);
-    let node: Node;
-    if (loaded.kind !== 'found') node = loaded;
-    else if (loaded.object.type === 'artifact') {
-      node = { kind: 'found', type: 'artifact', object: undefined, contentLength: loaded.object.data.content.length };
-    } else node = { kind: 'found', type: loaded.object.type, object: loaded.object, contentLength: 0 };
+    const node: Node = loaded.kind === 'found' ? this.foundNode(loaded.object) : loaded;
     this.nodes.set(id, node);
     return node;
   }
 
-  /** Loads `id` and either settles its verdict or pushes a frame for its references. */
-  private async enter(id: Id, stack: Frame[]): Promise<void> {
+  /** Loads `id` and either settles its verdict or pushes a frame for its references; returns the object when found. */
+  private async enter(id: Id, stack: Frame[]): Promise<AipObject | undefined> {
     const loaded = await this.source.load(id);
     if (loaded.kind === 'missing') {
       this.nodes.set(id, loaded);
       this.verdicts.set(id, bad('graph.missing', id, 'no such object'));
-      return;
+      return undefined;
     }
     if (loaded.kind === 'invalid') {
       this.nodes.set(id, loaded);
-      this.verdicts.set(id, { ok: false, error: loaded.error });
-      return;
+      this.verdicts.set(id, loaded.error);
+      return undefined;
     }
     const object = loaded.object;
-    this.nodes.set(
-      id,
-      object.type === 'artifact'
-        ? { kind: 'found', type: 'artifact', object: undefined, contentLength: object.data.content.length }
-        : { kind: 'found', type: object.type, object, contentLength: 0 },
-    );
+    this.nodes.set(id, this.foundNode(object));
     if (this.options.trusted?.(id) === true) {
-      this.verdicts.set(id, { ok: true, object });
-      return;
+      this.verdicts.set(id, VALID);
+      return object;
     }
-    const refs = referencesOf(object);
     this.inProgress.add(id);
-    stack.push({ id, object, refs, children: [...new Set(refs.map((r) => r.target))], next: 0, cycleWith: undefined });
+    stack.push({ id, object, children: [...new Set(referencesOf(object).map((r) => r.target))], next: 0, cycleWith: undefined });
+    return object;
   }
 
-  /** Full verification of `id` and its reference closure. */
-  async verify(id: Id): Promise<Verdict> {
-    const known = this.verdicts.get(id);
-    if (known) return known;
+  /** Settles the verdict of `id` and its closure; returns `id`'s object when this call loaded it. */
+  private async settle(id: Id): Promise<AipObject | undefined> {
+    if (this.verdicts.has(id)) return undefined;
     const stack: Frame[] = [];
-    await this.enter(id, stack);
+    const top = await this.enter(id, stack);
     while (stack.length > 0) {
       const frame = stack[stack.length - 1] as Frame;
       if (frame.next < frame.children.length) {
@@ -125,18 +166,42 @@ export class GraphVerifier {
       }
       stack.pop();
       this.inProgress.delete(frame.id);
-      const verdict = frame.cycleWith !== undefined
+      const error = frame.cycleWith !== undefined
         ? bad('graph.cycle', frame.id, `reference cycle through ${frame.cycleWith}`)
         : await this.check(frame);
-      this.verdicts.set(frame.id, verdict);
+      this.verdicts.set(frame.id, error ?? VALID);
     }
-    return this.verdicts.get(id) as Verdict;
+    return top;
   }
 
-  /** Checks one object whose references have all been verified. */
-  private async check(frame: Frame): Promise<Verdict> {
+  /** Full verification of `id` and its reference closure. */
+  async verify(id: Id): Promise<Verdict> {
+    const top = await this.settle(id);
+    const error = this.verdicts.get(id);
+    if (error) return { ok: false, error };
+    const node = this.nodes.get(id) as FoundNode;
+    const object = node.object ?? top;
+    if (object !== undefined) return { ok: true, object };
+    // A valid artifact settled earlier as a reference: the run kept its
+    // length only, so it is read again (it can only have been damaged since).
+    const again = await this.source.load(id);
+    if (again.kind === 'found') return { ok: true, object: again.object };
+    return { ok: false, error: again.kind === 'missing' ? bad('graph.missing', id, 'no such object') : again.error };
+  }
+
+  /** As `verify`, but a valid artifact comes back without its object (never read twice). */
+  async findingOf(id: Id): Promise<Finding> {
+    await this.settle(id);
+    const error = this.verdicts.get(id);
+    if (error) return { ok: false, error };
+    const node = this.nodes.get(id) as FoundNode;
+    return { ok: true, type: node.type, version: node.version, object: node.object };
+  }
+
+  /** Checks one object whose references have all been verified; undefined when it holds. */
+  private async check(frame: Frame): Promise<AipError | undefined> {
     const { id, object } = frame;
-    for (const ref of frame.refs) {
+    for (const ref of referencesOf(object)) {
       const node = await this.node(ref.target);
       if (node.kind === 'missing') return bad('graph.missing', id, `${ref.at}: ${ref.target} is not stored`);
       if (node.kind === 'invalid') return bad(node.error.code, id, `${ref.at}: ${ref.target} is invalid (${node.error.code})`);
@@ -144,10 +209,9 @@ export class GraphVerifier {
         return bad('graph.type', id, `${ref.at}: ${ref.target} is ${withArticle(node.type)}, expected ${withArticle(ref.expect)}`);
       }
       const verdict = this.verdicts.get(ref.target);
-      if (verdict && !verdict.ok) return bad(verdict.error.code, id, `${ref.at}: ${ref.target} is invalid (${verdict.error.code})`);
+      if (verdict) return bad(verdict.code, id, `${ref.at}: ${ref.target} is invalid (${verdict.code})`);
     }
-    const rule = await this.consistency(id, object);
-    return rule ?? { ok: true, object };
+    return this.consistency(id, object);
   }
 
   private async loaded<T extends AipObject>(id: Id): Promise<T> {
@@ -156,7 +220,7 @@ export class GraphVerifier {
     return node.object as T;
   }
 
-  private async consistency(id: Id, object: AipObject): Promise<Verdict | undefined> {
+  private async consistency(id: Id, object: AipObject): Promise<AipError | undefined> {
     switch (object.type) {
       case 'operation': {
         const base = await this.loaded<StateV1>(object.data.base_state);

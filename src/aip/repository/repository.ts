@@ -19,7 +19,7 @@ import { processExists } from '../../common/process.js';
 import { FileTooLargeError, NotRegularFileError, readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { withLock } from './lock.js';
 import { ObjectStore, errorCode, fsyncDirectory } from './object-store.js';
-import { ReverseIndex, type IndexLine, type TargetedIndexLine } from './reverse-index.js';
+import { IndexLineTable, ReverseIndex, type IndexLine, type TargetedIndexLine } from './reverse-index.js';
 
 export interface RepositoryOptions {
   readonly warn?: (message: string) => void;
@@ -354,7 +354,7 @@ export class Repository {
       if (loaded.kind === 'missing') continue;
       const problem = loaded.kind === 'invalid'
         ? `its source cannot be read (${loaded.error.code}; aip verify reports it)`
-        : wrongLineReason(line, target, loaded.object);
+        : wrongLineReason(line, target, loaded.object, (t, field) => indexEntriesOf(loaded.object).some((e) => e.target === t && e.field === field));
       if (loaded.kind === 'invalid' || problem !== undefined) {
         const remedy = loaded.kind === 'invalid' ? '' : ' (aip index rebuild removes it)';
         this.options.warn?.(`ignoring index line "${line.source} ${line.type} ${line.version} ${line.field}" for ${target}: ${problem}${remedy}`);
@@ -393,7 +393,7 @@ export class Repository {
         const malformed = new Map<Id, string>();
         return { bySource: await this.index.linesBySource(malformed), malformed };
       })
-      : { bySource: new Map<Id, TargetedIndexLine[]>(), malformed: new Map<Id, string>() };
+      : { bySource: new IndexLineTable().grouped(), malformed: new Map<Id, string>() };
     const report: VerifyReport = { valid: [], invalid: [] };
     if (all) {
       // HEAD is not an object, but a repository whose HEAD names no stored
@@ -402,13 +402,13 @@ export class Repository {
       if (head !== undefined) report.invalid.push({ id: 'HEAD', ...head });
     }
     for (const id of targets) {
-      const verdict = await verifier.verify(id);
-      if (!verdict.ok) {
-        report.invalid.push({ id, code: verdict.error.code, message: verdict.error.message });
+      const finding = await verifier.findingOf(id);
+      if (!finding.ok) {
+        report.invalid.push({ id, code: finding.error.code, message: finding.error.message });
         continue;
       }
       if (all) {
-        const problem = indexProblem(id, verdict.object, bySource.get(id) ?? []);
+        const problem = indexProblem(id, finding, bySource.linesOf(id));
         if (problem !== undefined) {
           report.invalid.push({ id, code: 'store.index', message: `${id}: ${problem} (run aip index rebuild)` });
           continue;
@@ -418,7 +418,7 @@ export class Repository {
         report.invalid.push({ id, code: 'store.index', message: malformedLineMessage(id, malformed.get(id) as string) });
         continue;
       }
-      report.valid.push({ id, type: verdict.object.type, version: verdict.object.version });
+      report.valid.push({ id, type: finding.type, version: finding.version });
     }
     // An index file of an ID that is not stored is reported under that ID.
     const listed = new Set(targets);
@@ -471,25 +471,37 @@ function malformedLineMessage(target: Id, line: string): string {
   return `${target}: the reverse index file of ${target} holds a line that is not an index line: ${quoted(line)} (run aip index rebuild)`;
 }
 
-/** Why an index line naming `object` as its source is not true of it, or undefined when it is. */
-function wrongLineReason(line: IndexLine, target: Id, object: AipObject): string | undefined {
-  if (line.type !== object.type || line.version !== object.version) {
-    return `its source is ${object.type}/${object.version}, not ${line.type}/${line.version}`;
+/**
+ * Why an index line naming a valid object as its source is not true of it,
+ * or undefined when it is. `references(target, field)` says whether the
+ * object holds `target` in `field`.
+ */
+function wrongLineReason(line: IndexLine, target: Id, source: { type: ObjectType; version: number }, references: (target: Id, field: string) => boolean): string | undefined {
+  if (line.type !== source.type || line.version !== source.version) {
+    return `its source is ${source.type}/${source.version}, not ${line.type}/${line.version}`;
   }
-  if (!indexEntriesOf(object).some((e) => e.target === target && e.field === line.field)) {
-    return `its source does not reference ${target} in ${line.field}`;
-  }
-  return undefined;
+  return references(target, line.field) ? undefined : `its source does not reference ${target} in ${line.field}`;
 }
 
-/** The first disagreement between a valid object's references and the index lines naming it as source. */
-function indexProblem(id: Id, object: AipObject, lines: readonly TargetedIndexLine[]): string | undefined {
-  for (const { target, field } of indexEntriesOf(object)) {
-    const present = lines.some((l) => l.target === target && l.field === field && l.type === object.type && l.version === object.version);
-    if (!present) return `the reverse index lacks its ${field} -> ${target} reference`;
+/**
+ * The first disagreement between a valid object's references and the index
+ * lines naming it as source: the first reference without its line, else the
+ * first line that is not true of it. Set lookups: walking the references for
+ * each line was quadratic in a state's files. (`object` is undefined for an
+ * artifact, which references nothing.)
+ */
+function indexProblem(id: Id, source: { type: ObjectType; version: number; object: AipObject | undefined }, lines: readonly TargetedIndexLine[]): string | undefined {
+  const entries = source.object === undefined ? [] : indexEntriesOf(source.object);
+  const present = new Set<string>();
+  for (const l of lines) {
+    if (l.type === source.type && l.version === source.version) present.add(`${l.target} ${l.field}`);
   }
+  for (const { target, field } of entries) {
+    if (!present.has(`${target} ${field}`)) return `the reverse index lacks its ${field} -> ${target} reference`;
+  }
+  const referenced = new Set(entries.map((e) => `${e.target} ${e.field}`));
   for (const line of lines) {
-    const reason = wrongLineReason(line, line.target, object);
+    const reason = wrongLineReason(line, line.target, source, (target, field) => referenced.has(`${target} ${field}`));
     if (reason !== undefined) {
       return `the reverse index of ${line.target} holds a wrong line "${id} ${line.type} ${line.version} ${line.field}": ${reason}`;
     }

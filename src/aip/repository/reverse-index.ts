@@ -181,14 +181,15 @@ export class ReverseIndex {
    * Every line of the current index with its target, grouped by source (for
    * `verify --all`); `malformed` gets, per target, the first line of its file
    * that is not a line (torn, or garbage written by something else; D43).
+   * The lines are held packed (see IndexLineTable), not as an object each.
    */
-  async linesBySource(malformed?: Map<Id, string>): Promise<Map<Id, TargetedIndexLine[]>> {
-    const out = new Map<Id, TargetedIndexLine[]>();
+  async linesBySource(malformed?: Map<Id, string>): Promise<IndexLineTable> {
+    const out = new IndexLineTable();
     let fanouts: string[];
     try {
       fanouts = await readdir(this.refsDir);
     } catch (error) {
-      if (notThere(error)) return out;
+      if (notThere(error)) return out.grouped();
       throw error;
     }
     for (const fanout of fanouts.sort()) {
@@ -214,14 +215,10 @@ export class ReverseIndex {
         const onMalformed = (line: string): void => {
           if (malformed !== undefined && !malformed.has(target)) malformed.set(target, line);
         };
-        for (const line of parseLines(text, onMalformed)) {
-          const list = out.get(line.source) ?? [];
-          list.push({ ...line, target });
-          out.set(line.source, list);
-        }
+        for (const line of parseLines(text, onMalformed)) out.add(target, line);
       }
     }
-    return out;
+    return out.grouped();
   }
 
   /**
@@ -294,5 +291,103 @@ export class ReverseIndex {
     await fsyncDirectory(this.currentDir);
     for (const old of olds) await rm(old, { recursive: true, force: true });
     return { generation, objects };
+  }
+}
+
+/**
+ * Index lines grouped by source, packed for a whole-repository verify: a
+ * large repository has hundreds of thousands of lines, and an object (plus
+ * five strings) per line held them at about 500 bytes each. Here IDs and
+ * fields are numbered once and a line is five integers; `linesOf` gives a
+ * source's lines back as objects, in the order they were added.
+ */
+export class IndexLineTable {
+  private readonly ids: Id[] = [];
+  private readonly idNumbers = new Map<Id, number>();
+  private readonly fields: string[] = [];
+  private readonly fieldNumbers = new Map<string, number>();
+  private packed = new Int32Array(5 * 1024);
+  private count = 0;
+  /** After `grouped()`: line numbers ordered by source, and where each source's run starts. */
+  private order: Int32Array | undefined;
+  private starts: Int32Array | undefined;
+
+  private idNumber(id: Id): number {
+    let n = this.idNumbers.get(id);
+    if (n === undefined) {
+      // A copy, so the table does not keep alive the file text the ID was sliced from.
+      const own = Buffer.from(id, 'latin1').toString('latin1');
+      n = this.ids.length;
+      this.ids.push(own);
+      this.idNumbers.set(own, n);
+    }
+    return n;
+  }
+
+  private fieldNumber(field: string): number {
+    let n = this.fieldNumbers.get(field);
+    if (n === undefined) {
+      const own = Buffer.from(field, 'utf8').toString('utf8');
+      n = this.fields.length;
+      this.fields.push(own);
+      this.fieldNumbers.set(own, n);
+    }
+    return n;
+  }
+
+  add(target: Id, line: IndexLine): void {
+    if (this.order !== undefined) throw new AipError('internal', 'index line table already grouped');
+    if (5 * (this.count + 1) > this.packed.length) {
+      const bigger = new Int32Array(this.packed.length * 2);
+      bigger.set(this.packed);
+      this.packed = bigger;
+    }
+    const at = 5 * this.count++;
+    this.packed[at] = this.idNumber(line.source);
+    this.packed[at + 1] = this.idNumber(target);
+    this.packed[at + 2] = TYPES.indexOf(line.type);
+    this.packed[at + 3] = line.version;
+    this.packed[at + 4] = this.fieldNumber(line.field);
+  }
+
+  /** Orders the lines by source (a stable counting sort: each source keeps its lines' order). */
+  grouped(): this {
+    const sources = this.ids.length;
+    // starts[s] is where source s's run begins in `order`; starts[sources] is the line count.
+    const starts = new Int32Array(sources + 1);
+    for (let i = 0; i < this.count; i++) {
+      const s = this.packed[5 * i] as number;
+      starts[s + 1] = (starts[s + 1] as number) + 1;
+    }
+    for (let s = 0; s < sources; s++) starts[s + 1] = (starts[s + 1] as number) + (starts[s] as number);
+    const next = starts.slice(0, sources);
+    const order = new Int32Array(this.count);
+    for (let i = 0; i < this.count; i++) {
+      const s = this.packed[5 * i] as number;
+      const k = next[s] as number;
+      order[k] = i;
+      next[s] = k + 1;
+    }
+    this.order = order;
+    this.starts = starts;
+    return this;
+  }
+
+  /** The lines naming `source`, with their targets, in the order they were added. */
+  linesOf(source: Id): TargetedIndexLine[] {
+    const n = this.idNumbers.get(source);
+    if (n === undefined || this.order === undefined || this.starts === undefined) return [];
+    const out: TargetedIndexLine[] = [];
+    for (let k = this.starts[n] as number; k < (this.starts[n + 1] as number); k++) {
+      const at = 5 * (this.order[k] as number);
+      out.push({
+        source: this.ids[this.packed[at] as number] as Id,
+        type: TYPES[this.packed[at + 2] as number] as ObjectType,
+        version: this.packed[at + 3] as number,
+        field: this.fields[this.packed[at + 4] as number] as string,
+        target: this.ids[this.packed[at + 1] as number] as Id,
+      });
+    }
+    return out;
   }
 }
