@@ -302,38 +302,13 @@ export class ReverseIndex {
  * source's lines back as objects, in the order they were added.
  */
 export class IndexLineTable {
-  private readonly ids: Id[] = [];
-  private readonly idNumbers = new Map<Id, number>();
-  private readonly fields: string[] = [];
-  private readonly fieldNumbers = new Map<string, number>();
+  private readonly ids = new Numbering();
+  private readonly fields = new Numbering();
   private packed = new Int32Array(5 * 1024);
   private count = 0;
   /** After `grouped()`: line numbers ordered by source, and where each source's run starts. */
   private order: Int32Array | undefined;
   private starts: Int32Array | undefined;
-
-  private idNumber(id: Id): number {
-    let n = this.idNumbers.get(id);
-    if (n === undefined) {
-      // A copy, so the table does not keep alive the file text the ID was sliced from.
-      const own = Buffer.from(id, 'latin1').toString('latin1');
-      n = this.ids.length;
-      this.ids.push(own);
-      this.idNumbers.set(own, n);
-    }
-    return n;
-  }
-
-  private fieldNumber(field: string): number {
-    let n = this.fieldNumbers.get(field);
-    if (n === undefined) {
-      const own = Buffer.from(field, 'utf8').toString('utf8');
-      n = this.fields.length;
-      this.fields.push(own);
-      this.fieldNumbers.set(own, n);
-    }
-    return n;
-  }
 
   add(target: Id, line: IndexLine): void {
     if (this.order !== undefined) throw new AipError('internal', 'index line table already grouped');
@@ -343,16 +318,16 @@ export class IndexLineTable {
       this.packed = bigger;
     }
     const at = 5 * this.count++;
-    this.packed[at] = this.idNumber(line.source);
-    this.packed[at + 1] = this.idNumber(target);
+    this.packed[at] = this.ids.numberOf(line.source);
+    this.packed[at + 1] = this.ids.numberOf(target);
     this.packed[at + 2] = TYPES.indexOf(line.type);
     this.packed[at + 3] = line.version;
-    this.packed[at + 4] = this.fieldNumber(line.field);
+    this.packed[at + 4] = this.fields.numberOf(line.field);
   }
 
   /** Orders the lines by source (a stable counting sort: each source keeps its lines' order). */
   grouped(): this {
-    const sources = this.ids.length;
+    const sources = this.ids.size;
     // starts[s] is where source s's run begins in `order`; starts[sources] is the line count.
     const starts = new Int32Array(sources + 1);
     for (let i = 0; i < this.count; i++) {
@@ -375,19 +350,49 @@ export class IndexLineTable {
 
   /** The lines naming `source`, with their targets, in the order they were added. */
   linesOf(source: Id): TargetedIndexLine[] {
-    const n = this.idNumbers.get(source);
+    const n = this.ids.existing(source);
     if (n === undefined || this.order === undefined || this.starts === undefined) return [];
     const out: TargetedIndexLine[] = [];
     for (let k = this.starts[n] as number; k < (this.starts[n + 1] as number); k++) {
       const at = 5 * (this.order[k] as number);
       out.push({
-        source: this.ids[this.packed[at] as number] as Id,
+        source: this.ids.at(this.packed[at] as number) as Id,
         type: TYPES[this.packed[at + 2] as number] as ObjectType,
         version: this.packed[at + 3] as number,
-        field: this.fields[this.packed[at + 4] as number] as string,
-        target: this.ids[this.packed[at + 1] as number] as Id,
+        field: this.fields.at(this.packed[at + 4] as number),
+        target: this.ids.at(this.packed[at + 1] as number) as Id,
       });
     }
     return out;
+  }
+}
+
+/** Texts numbered in the order first seen (0, 1, ...), each held once. */
+class Numbering {
+  private readonly texts: string[] = [];
+  private readonly numbers = new Map<string, number>();
+
+  get size(): number {
+    return this.texts.length;
+  }
+
+  numberOf(text: string): number {
+    let n = this.numbers.get(text);
+    if (n === undefined) {
+      // A copy, so the table does not keep alive the file text it was sliced from.
+      const own = Buffer.from(text, 'utf8').toString('utf8');
+      n = this.texts.length;
+      this.texts.push(own);
+      this.numbers.set(own, n);
+    }
+    return n;
+  }
+
+  existing(text: string): number | undefined {
+    return this.numbers.get(text);
+  }
+
+  at(n: number): string {
+    return this.texts[n] as string;
   }
 }
