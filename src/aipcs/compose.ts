@@ -55,10 +55,6 @@ function faultCheckpoint(): ((name: string) => void) | undefined {
  */
 const ANSWER_WAIT_ENV = 'AIPCS_TEST_ANSWER_WAIT_MS';
 
-function testAnswerWaitMs(value: string | undefined): number | undefined {
-  return value !== undefined && /^[0-9]{1,7}$/.test(value) ? Number(value) : undefined;
-}
-
 export class StartupError extends Error {
   constructor(options?: { cause?: unknown }) {
     super('Server could not be started safely.', options);
@@ -121,7 +117,7 @@ export async function serve(runtime: RuntimeConfig): Promise<number> {
   const logger = loggerFor(runtime.logLevel);
   // The MCP edge is loaded here, not with this module: the administration
   // commands (export, import, status...) never serve and start faster without it.
-  const { AIPCS_TOOLS, STATELESS_TOOLS, aipcsServerOptions, createDispatcher, httpExposureAllowed, serveAipcsHttp, serveStdio, SHUTDOWN_SIGNALS } = await import('./serve-edge.js');
+  const { AIPCS_TOOLS, STATELESS_TOOLS, aipcsServerOptions, createDispatcher, httpExposureAllowed, serveAipcsHttp, serveStdio, SHUTDOWN_SIGNALS, testAnswerWaitMs } = await import('./serve-edge.js');
   // Refused before storage is opened (and again where the socket is bound).
   if (runtime.transport === 'streamable-http' && !httpExposureAllowed(runtime.http)) throw new StartupError();
   let storage: StoragePorts | null;
@@ -143,7 +139,7 @@ export async function serve(runtime: RuntimeConfig): Promise<number> {
       return 0;
     }
     // Until stdin ends, or SIGINT/SIGTERM/SIGHUP (calls already read are answered first).
-    const answerWaitMs = testAnswerWaitMs(process.env[ANSWER_WAIT_ENV]);
+    const answerWaitMs = testAnswerWaitMs(process.env, ANSWER_WAIT_ENV);
     await serveStdio(aipcsServerOptions(tools, createDispatcher(app, tools), logger), {
       shutdownSignals: SHUTDOWN_SIGNALS,
       ...(answerWaitMs === undefined ? {} : { answerWaitMs }),

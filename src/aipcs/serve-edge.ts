@@ -4,6 +4,7 @@
 // start without parsing any of it.
 
 export { serveStdio, SHUTDOWN_SIGNALS } from '../common/mcp/tool-server.js';
+export { testAnswerWaitMs } from '../common/mcp/stdio-transport.js';
 export { AIPCS_TOOLS, STATELESS_TOOLS } from './contract/tool-catalogue.js';
 export { createDispatcher } from './mcp/dispatch.js';
 export { httpExposureAllowed, serveAipcsHttp } from './mcp/http-server.js';

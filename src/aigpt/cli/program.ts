@@ -8,7 +8,8 @@ import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
 import { AigptApp, type AppOptions, describeRecovery, type OpenedApp } from '../app.js';
 import { AigptError } from '../errors.js';
 import { AIGPT_VERSION, CORE_COLLECTION, MEMORY_COLLECTION } from '../limits.js';
-import { runServer, testAnswerWaitMs } from '../mcp/server.js';
+import { testAnswerWaitMs } from '../../common/mcp/stdio-transport.js';
+import { ANSWER_WAIT_ENV, runServer } from '../mcp/server.js';
 import { renderPretty } from '../record-format.js';
 import { runSetup } from '../setup.js';
 
@@ -82,7 +83,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .description('run the MCP server on stdin/stdout')
     .action(unlessVersion(async () => {
       await open('write');
-      const answerWaitMs = testAnswerWaitMs(options.environment.env);
+      const answerWaitMs = testAnswerWaitMs(options.environment.env, ANSWER_WAIT_ENV);
       await runServer(app, createLogger('aigpt'), {
         ...(answerWaitMs === undefined ? {} : { answerWaitMs }),
         ...(io.stdin === undefined ? {} : { input: io.stdin }),

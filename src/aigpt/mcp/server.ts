@@ -108,8 +108,3 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
  * that reads no answers does not take minutes. Unset in normal use.
  */
 export const ANSWER_WAIT_ENV = 'AIGPT_TEST_ANSWER_WAIT_MS';
-
-export function testAnswerWaitMs(env: Readonly<Record<string, string | undefined>>): number | undefined {
-  const value = env[ANSWER_WAIT_ENV];
-  return value !== undefined && /^[0-9]{1,7}$/.test(value) ? Number(value) : undefined;
-}

@@ -37,6 +37,16 @@ export const MAX_REQUEST_DEPTH = 1000;
 /** How long the end of input waits for the answers still owed before the transport closes anyway. */
 export const ANSWER_WAIT_MS = 60_000;
 
+/**
+ * A test-only override of the answer waits, read from the named environment
+ * variable: whole milliseconds, at most seven digits; anything else (or unset)
+ * leaves the normal waits.
+ */
+export function testAnswerWaitMs(env: Readonly<Record<string, string | undefined>>, name: string): number | undefined {
+  const value = env[name];
+  return value !== undefined && /^[0-9]{1,7}$/.test(value) ? Number(value) : undefined;
+}
+
 /** A request id as a map key (`1` and `"1"` are different ids). */
 function idKey(id: string | number): string {
   return `${typeof id}:${String(id)}`;
