@@ -2,13 +2,13 @@
 // its options, calls the repository, runner or core, and prints text or JSON.
 // One top-level catch maps errors to exit codes; nothing here calls process.exit.
 import { createReadStream } from 'node:fs';
-import { open, readdir, rm } from 'node:fs/promises';
+import { type FileHandle, open, readdir, rm } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { Command, CommanderError, Option } from 'commander';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
-import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
+import { holdSignals, removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { maxArtifactContent } from '../core/codec.js';
 import { AipError } from '../core/errors.js';
 import { oneLine } from '../core/quote.js';
@@ -600,15 +600,23 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
         // Opened first so a bad path is an `io` error, not an unhandled stream 'error'.
         // A failed export removes only a file it created: an existing path may be
         // a device (`-o /dev/null`), a FIFO or a link, which is not ours to delete.
-        let created = true;
-        const handle = await open(path, 'wx').catch(async (error: unknown) => {
-          if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
-          created = false;
-          return open(path, 'w');
-        });
         // Ctrl-C, SIGTERM or SIGHUP before the bundle is complete removes it too: a
-        // partial bundle must not stay under the name asked for.
-        const releaseOnInterrupt = created ? removeOnInterrupt(path) : () => undefined;
+        // partial bundle must not stay under the name asked for. Signals wait
+        // while the file is created and registered (not while an existing path,
+        // perhaps a FIFO, is opened: that may block).
+        const releaseSignals = holdSignals();
+        let releaseOnInterrupt = (): void => undefined;
+        let createdHandle: FileHandle | undefined;
+        try {
+          createdHandle = await open(path, 'wx');
+          releaseOnInterrupt = removeOnInterrupt(path);
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+        } finally {
+          releaseSignals();
+        }
+        const created = createdHandle !== undefined;
+        const handle = createdHandle ?? (await open(path, 'w'));
         const out = handle.createWriteStream();
         out.on('error', () => undefined); // write errors reach exportBundle through the write callbacks
         try {

@@ -112,27 +112,34 @@ export async function withLock<T>(lockPath: string, work: () => Promise<T>, opti
   // process that reuses the pid does not keep a dead holder's lock alive.
   const proc = processStartMark(process.pid);
   const record = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString(), ...(proc === undefined ? {} : { proc }) });
-  const handle = await open(draft, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+  // Ctrl-C, SIGTERM or SIGHUP ends the process as a crash would (HEAD moves
+  // and index builds are crash-safe), minus the draft and the lock file. Both
+  // are registered before they exist, so a signal the moment one is created
+  // still removes it; the lock only while it holds our record.
+  const releaseLockOnInterrupt = removeOnInterrupt(lockPath, () => readTextNow(lockPath) === record);
   try {
-    await handle.write(record);
+    const releaseDraftOnInterrupt = removeOnInterrupt(draft);
+    try {
+      const handle = await open(draft, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+      try {
+        await handle.write(record);
+      } finally {
+        await handle.close();
+      }
+      await takeLock(lockPath, draft, deadline, poll);
+    } finally {
+      await rm(draft, { force: true });
+      releaseDraftOnInterrupt();
+    }
+    await removeDeadDrafts(lockPath);
+    try {
+      return await work();
+    } finally {
+      // Only our own lock: had it been broken (we were judged gone), another holder's stays.
+      await removeIfUnchanged(lockPath, record);
+    }
   } finally {
-    await handle.close();
-  }
-  try {
-    await takeLock(lockPath, draft, deadline, poll);
-  } finally {
-    await rm(draft, { force: true });
-  }
-  await removeDeadDrafts(lockPath);
-  // Ctrl-C, SIGTERM or SIGHUP during the work ends the process as a crash
-  // would (HEAD moves and index builds are crash-safe), minus the lock file.
-  const releaseOnInterrupt = removeOnInterrupt(lockPath, () => readTextNow(lockPath) === record);
-  try {
-    return await work();
-  } finally {
-    releaseOnInterrupt();
-    // Only our own lock: had it been broken (we were judged gone), another holder's stays.
-    await removeIfUnchanged(lockPath, record);
+    releaseLockOnInterrupt();
   }
 }
 

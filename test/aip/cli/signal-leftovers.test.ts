@@ -68,4 +68,26 @@ describe('aip commands interrupted by a signal', () => {
     expect(moved.signal).toBe('SIGTERM');
     expect(await readFile(lockPath, 'utf8')).toBe(other);
   });
+
+  it('a signal the moment the export file or the lock has been created still removes it', async () => {
+    const dir = await tempDir();
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    const root = (await aip(['head'], { cwd: dir })).text.trim();
+    await writeTree(dir, { 'a.txt': 'a\n' });
+    expect((await aip(['snapshot', '--title', 't', '--goal', 'g'], { cwd: dir })).code).toBe(0);
+    const justAfter = (call: string, match: string, signal: NodeJS.Signals) => ({
+      nodeArgs: ['--import', CRASH_AT],
+      env: { AIP_TEST_CRASH_AT: `${call}:1`, AIP_TEST_CRASH_MATCH: match, AIP_TEST_CRASH_WHEN: 'after', AIP_TEST_CRASH_SIGNAL: signal },
+    });
+
+    const bundle = join(await tempDir(), 'fresh.bundle');
+    const exported = await aip(['export', '-o', bundle], { cwd: dir, ...justAfter('open', 'fresh.bundle', 'SIGINT') });
+    expect(exported.signal).toBe('SIGINT');
+    expect(existsSync(bundle)).toBe(false);
+
+    const moved = await aip(['head', root], { cwd: dir, ...justAfter('link', join('.aip', 'lock'), 'SIGTERM') });
+    expect(moved.signal).toBe('SIGTERM');
+    expect(await readdir(join(dir, '.aip'))).not.toContain('lock');
+    expect((await readdir(join(dir, '.aip'))).filter((name) => name.startsWith('lock.'))).toEqual([]);
+  });
 });

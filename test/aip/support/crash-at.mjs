@@ -6,7 +6,10 @@
 // AIP_TEST_CRASH_OVERWRITE (JSON {"path","text"}) writes that file just
 // before (another process taking a file over at that moment). The product
 // has no fault hooks; this patches the built-in module's live ESM bindings
-// from outside.
+// from outside. AIP_TEST_CRASH_MATCH=TEXT counts only the calls whose first
+// argument contains TEXT; AIP_TEST_CRASH_WHEN=after sends the signal once the
+// call has completed instead (a Ctrl-C the moment a file exists, before the
+// code that awaited it resumes).
 import { writeFileSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 
@@ -17,14 +20,20 @@ if (match !== null) {
   const fsp = createRequire(import.meta.url)('node:fs/promises');
   const original = fsp[name];
   if (typeof original !== 'function') throw new Error(`fs/promises has no ${name}`);
+  const only = process.env.AIP_TEST_CRASH_MATCH ?? '';
+  const after = process.env.AIP_TEST_CRASH_WHEN === 'after';
+  const crash = () => process.kill(process.pid, process.env.AIP_TEST_CRASH_SIGNAL || 'SIGKILL');
   let calls = 0;
   fsp[name] = function crashAt(...args) {
+    if (!String(args[0]).includes(only)) return original.apply(this, args);
     calls += 1;
     if (calls === Number(nth) && process.env.AIP_TEST_CRASH_OVERWRITE) {
       const { path, text } = JSON.parse(process.env.AIP_TEST_CRASH_OVERWRITE);
       writeFileSync(path, text);
     }
-    if (calls === Number(nth)) process.kill(process.pid, process.env.AIP_TEST_CRASH_SIGNAL || 'SIGKILL');
+    if (calls !== Number(nth)) return original.apply(this, args);
+    if (after) return original.apply(this, args).then((result) => (crash(), result));
+    crash();
     return original.apply(this, args);
   };
   syncBuiltinESMExports();
