@@ -6,13 +6,13 @@
 // must run as before.
 
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AipcsClient } from '../../support/aipcs-client.js';
 import { aipcs, freshDataRoot, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
+import { envWithoutPackages } from '../../support/refuse-modules.js';
 
 const EDGE_PACKAGES = ['@modelcontextprotocol/', 'zod', 'hono', '@hono/', 'ajv'];
 
@@ -24,20 +24,7 @@ let client: AipcsClient | null = null;
 
 beforeAll(async () => {
   folder = mkdtempSync(join(tmpdir(), 'aipcs-no-edge-'));
-  const hooks = join(folder, 'hooks.mjs');
-  writeFileSync(
-    hooks,
-    `const refused = ${JSON.stringify(EDGE_PACKAGES)};
-export async function resolve(specifier, context, next) {
-  if (refused.some((name) => specifier === name || specifier.startsWith(name.endsWith('/') ? name : name + '/'))) {
-    throw Object.assign(new Error(specifier + ' is not installed'), { code: 'ERR_MODULE_NOT_FOUND' });
-  }
-  return next(specifier, context);
-}\n`,
-  );
-  const register = join(folder, 'register.mjs');
-  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
-  withoutEdge = { NODE_OPTIONS: `--import=${pathToFileURL(register).href}` };
+  withoutEdge = envWithoutPackages(EDGE_PACKAGES);
   dataRoot = freshDataRoot();
   client = await serveOn(dataRoot);
   serviceId = await seedService(client, 'startup_modules');
