@@ -11,9 +11,11 @@ import type { AdminContext } from './core/admin-reports.js';
 import type { TransferCodec } from './core/transfer-codec.js';
 import { AIPCS_MCP_CONTRACT_VERSION } from './contract/server-info.js';
 import { isBundleInvalidError, readBundle, summaryToJson, writeBundle } from './portable/index.js';
+import { Utf8Sha256 } from './portable/text-digest.js';
 import { PACKAGE_VERSION } from './version.js';
 import type { LogLevel, RuntimeConfig } from './config/index.js';
 import { isAcceptableDsn } from './storage/postgres/dsn.js';
+import { describePostgresFailure, PostgresRefusal } from './storage/postgres/failure-reason.js';
 import { openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
 import { StorageFailure, type MigrationState } from './core/ports.js';
@@ -64,7 +66,7 @@ export class StartupError extends Error {
 
 function startupReason(error: unknown): string {
   if (error instanceof UnsafeLocationError) return error.message;
-  if (error instanceof StorageFailure) return `storage ${error.kind}`;
+  if (error instanceof StorageFailure) return describePostgresFailure(error);
   return 'storage could not be opened';
 }
 
@@ -83,9 +85,10 @@ export async function openStorage(runtime: RuntimeConfig): Promise<StoragePorts 
       // The DSN is read once, here, from the variable the operator named; it
       // never appears in output, logs or errors.
       const dsn = process.env[runtime.postgres.dsnEnv];
-      if (dsn === undefined || !isAcceptableDsn(dsn)) throw new StorageFailure('unavailable');
+      if (dsn === undefined) throw new StorageFailure('unavailable', { cause: new PostgresRefusal('the DSN variable is not set') });
+      if (!isAcceptableDsn(dsn)) throw new StorageFailure('unavailable', { cause: new PostgresRefusal('the DSN variable holds no acceptable DSN (blank, NUL or too long)') });
       const adapter = await postgresAdapter();
-      if (adapter === null) throw new StorageFailure('unavailable');
+      if (adapter === null) throw new StorageFailure('unavailable', { cause: new PostgresRefusal('the PostgreSQL driver is not installed') });
       return adapter.openPostgresStorage({
         dsn,
         connectTimeoutSeconds: runtime.postgres.connectTimeoutSeconds,
@@ -175,6 +178,7 @@ export const TRANSFER_CODEC: TransferCodec = {
   write: (content, sink) => writeBundle(content, sink),
   read: (open) => readBundle(open),
   summaryJson: (summary) => summaryToJson(summary),
+  textDigest: () => new Utf8Sha256(),
   exceedsLimits: (error) => isBundleInvalidError(error) && (error.reason === 'bundle_too_large' || error.reason === 'too_many_lines'),
   lineTooLong: (error) => isBundleInvalidError(error) && error.reason === 'line_too_long',
   unrepresentable: (error) => isBundleInvalidError(error) && error.reason === 'integer_out_of_range',

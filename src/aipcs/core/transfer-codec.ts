@@ -115,6 +115,13 @@ export interface ValidatedTransfer {
 
 export type TransferSink = (chunk: Uint8Array) => void | Promise<void>;
 
+/** A running SHA-256 over the UTF-8 bytes of the texts given in turn. */
+export interface TextDigest {
+  update(text: string): void;
+  /** The hex digest of everything given; the digest takes no more texts after this. */
+  digest(): string;
+}
+
 export interface TransferCodec {
   /** Encodes in order; rejects with validation_failed when the content breaks a rule. */
   write(content: TransferContent, sink: TransferSink): Promise<TransferSummary>;
@@ -122,6 +129,8 @@ export interface TransferCodec {
   read(open: () => AsyncIterable<Uint8Array>): Promise<ValidatedTransfer>;
   /** The summary object the CLI prints. */
   summaryJson(summary: TransferSummary): JsonObject;
+  /** A fresh running digest for comparing content on both sides of an import (re-observation). */
+  textDigest(): TextDigest;
   /** Whether a write failed only because the content is more than one artefact may hold (bytes or lines). */
   exceedsLimits(error: unknown): boolean;
   /** Whether a write failed because a value has no form the artefact can carry (a number field holding an integral binary64 of 2^63 or more). */

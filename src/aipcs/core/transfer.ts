@@ -39,6 +39,7 @@ import type {
   TransferService,
   TransferSink,
   TransferSummary,
+  TextDigest,
   ValidatedTransfer,
 } from './transfer-codec.js';
 
@@ -219,8 +220,8 @@ export function digestText(value: unknown): string {
  * a staged store without trusting the writer. Each member is one line of
  * self-delimiting parts (JSON string literals, tagged integers, digestText
  * values; no raw newline) in a fixed order per kind, so no object is built
- * or sorted per member. Lines are hashed in chained chunks of about 256 KiB;
- * both sides see the same lines in the same order, hence the same chunks.
+ * or sorted per member. The lines go to the codec's running text digest
+ * (their UTF-8 bytes, hashed through a reused buffer), never joined.
  */
 const fieldNamesByManifest = new WeakMap<ManifestV2, ReadonlyMap<string, readonly string[]>>();
 
@@ -235,22 +236,18 @@ function fieldNamesOf(manifest: ManifestV2): ReadonlyMap<string, readonly string
 }
 
 class ContentDigest {
-  private static readonly CHUNK_CHARS = 256 * 1024;
-  private value = '';
-  private pending = '';
   /** The domain attribute names of each entity, in manifest order. */
   private readonly fieldNames: ReadonlyMap<string, readonly string[]>;
 
   constructor(
-    private readonly sha256: (text: string) => string,
+    private readonly hash: TextDigest,
     manifest: ManifestV2,
   ) {
     this.fieldNames = fieldNamesOf(manifest);
   }
 
   private push(line: string): void {
-    this.pending += line;
-    if (this.pending.length >= ContentDigest.CHUNK_CHARS) this.flush();
+    this.hash.update(line);
   }
 
   record(record: { entityName: string; recordId: string; recordVersion: bigint; createdAt: Micros; updatedAt: Micros; createdVia: string; fields: FieldSet }): void {
@@ -275,15 +272,8 @@ class ContentDigest {
     this.push(`m${digestText(membership)}\n`);
   }
 
-  private flush(): void {
-    if (this.pending.length === 0) return;
-    this.value = this.sha256(`${this.value}\n${this.pending}`);
-    this.pending = '';
-  }
-
   get digest(): string {
-    this.flush();
-    return this.value;
+    return this.hash.digest();
   }
 }
 
@@ -679,7 +669,7 @@ export class ServiceTransfer {
    * unit and appended in time order by the store at the end.
    */
   private async stage(artefact: ValidatedTransfer, manifest: ManifestV2, layout: StoreLayout, fence: WriteFence, locator: StorageLocator): Promise<string> {
-    const digest = new ContentDigest(this.deps.sha256, manifest);
+    const digest = new ContentDigest(this.deps.codec.textDigest(), manifest);
     const entities = new Map(layout.entities.map((entity) => [entity.name, entity]));
     const assignedAt = this.deps.nowMicros();
     const stageBatch = this.deps.storage.data.transferBatching.stageBatch;
@@ -779,7 +769,7 @@ export class ServiceTransfer {
 
   /** The content digest of an artefact (a validating pass over the same bytes). */
   private async artefactDigest(artefact: ValidatedTransfer, manifest: ManifestV2): Promise<string> {
-    const digest = new ContentDigest(this.deps.sha256, manifest);
+    const digest = new ContentDigest(this.deps.codec.textDigest(), manifest);
     await artefact.replay({
       record: (record) => digest.record(record),
       history: (event) => digest.history(event),
@@ -794,7 +784,7 @@ export class ServiceTransfer {
     const observation = await this.deps.storage.stores.observe(locator, layout);
     if (observation.state !== 'ready') return null;
     return this.deps.storage.data.scan(locator, this.principalId, async (tx) => {
-      const digest = new ContentDigest(this.deps.sha256, manifest);
+      const digest = new ContentDigest(this.deps.codec.textDigest(), manifest);
       const members = storeMembers(tx, layout, this.deps.storage.data.transferBatching.readPage);
       for await (const record of members.records()) digest.record(record);
       for await (const event of members.history()) digest.history(event);
