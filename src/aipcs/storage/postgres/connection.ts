@@ -8,9 +8,11 @@ import pg from 'pg';
 import { StorageFailure } from '../../core/ports.js';
 import { driverConnectionString } from './conninfo.js';
 import { isAcceptableDsn } from './dsn.js';
+import { PostgresErrorSummary, PostgresRefusal } from './failure-reason.js';
 
 // DSN rules of ops spec §3.3.1 are checked before the driver ever sees the string.
 export { isAcceptableDsn, MAXIMUM_DSN_LENGTH } from './dsn.js';
+export { PostgresErrorSummary } from './failure-reason.js';
 
 /** `server_version_num` bounds: majors 16, 17 and 18 only. */
 export const MINIMUM_SERVER_VERSION_NUM = 160000;
@@ -46,23 +48,6 @@ const SESSION_ENDING_SQLSTATES = new Set(['57P01', '57P02', '57P05', '25P03']);
  */
 const SENSITIVE_CLASSES = new Set(['08', '28', '3D']);
 
-/**
- * What survives of a driver error as a StorageFailure cause: the SQLSTATE and,
- * for server errors about our own statements, the server's message. Client
- * side errors (sockets, TLS, URL parsing, which may echo the connection
- * string) keep only their code.
- */
-export class PostgresErrorSummary extends Error {
-  constructor(
-    readonly sqlstate: string | null,
-    readonly constraint: string | null,
-    detail: string,
-  ) {
-    super(detail);
-    this.name = 'PostgresErrorSummary';
-  }
-}
-
 function summarise(error: unknown): PostgresErrorSummary {
   if (error instanceof pg.DatabaseError) {
     const sqlstate = typeof error.code === 'string' ? error.code : null;
@@ -70,7 +55,8 @@ function summarise(error: unknown): PostgresErrorSummary {
     return new PostgresErrorSummary(sqlstate, error.constraint ?? null, sensitive ? `postgresql server error ${sqlstate ?? 'without sqlstate'}` : error.message);
   }
   const code = (error as { code?: unknown } | null)?.code;
-  return new PostgresErrorSummary(null, null, `postgresql client error${typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? ` ${code}` : ''}`);
+  const clientCode = typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? code : null;
+  return new PostgresErrorSummary(null, null, `postgresql client error${clientCode === null ? '' : ` ${clientCode}`}`, clientCode);
 }
 
 /**
@@ -269,7 +255,7 @@ export class PostgresConnection {
       const version = Number(row?.server_version_num);
       // Text must reach the server as UTF-8 and be stored as UTF-8, or strings would not round-trip.
       if (!row || !Number.isInteger(version) || version < MINIMUM_SERVER_VERSION_NUM || version > MAXIMUM_SERVER_VERSION_NUM || row.server_encoding !== 'UTF8' || row.client_encoding !== 'UTF8') {
-        throw new StorageFailure('unavailable');
+        throw new StorageFailure('unavailable', { cause: new PostgresRefusal('the server is not PostgreSQL 16, 17 or 18 with UTF8 encoding') });
       }
       this.versionNum = version;
     } catch (error) {

@@ -20,6 +20,7 @@ import {
 import { schemaIsEmpty, schemaPresence, schemaSignature, shapeSignature } from './catalog.js';
 import { REGISTRY_SHAPE } from './catalog-shapes.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
+import { PostgresRefusal } from './failure-reason.js';
 import {
   CLAIM_COLUMN_NAMES,
   SERVICE_VALUE_COLUMNS,
@@ -170,7 +171,7 @@ export async function migratePostgresRegistry(connection: PostgresConnection, no
     await session.run(`SELECT pg_advisory_xact_lock(hashtext('aipcs.registry'), hashtext('migration'))`);
     const { status } = await classifyRegistry(session, expected);
     if (status === 'ready') return;
-    if (status !== 'uninitialised') throw new StorageFailure('unavailable');
+    if (status !== 'uninitialised') throw new StorageFailure('unavailable', { cause: new PostgresRefusal(`the registry schema is ${status}: serve neither adopts nor repairs it (aipcs status shows it)`) });
     for (const ddl of registryDdl(REGISTRY_SCHEMA)) await session.run(ddl);
     await session.run(`INSERT INTO ${R}."aipcs_registry_meta" ("singleton", "adapter_id", "applied_revision", "dirty") VALUES (1, $1, $2, false)`, [REGISTRY_ADAPTER_ID, REGISTRY_REVISION]);
     await session.run(`INSERT INTO ${R}."aipcs_registry_migration" ("revision", "migration_id", "applied_at") VALUES ($1, $2, $3)`, [REGISTRY_REVISION, REGISTRY_MIGRATION_ID, nowMicros()]);
