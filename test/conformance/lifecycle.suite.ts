@@ -6,7 +6,7 @@ import { MANIFEST_RULES, type StoragePorts } from '../../src/aipcs/core/applicat
 import { LifecycleService } from '../../src/aipcs/core/lifecycle.js';
 import { fingerprintText } from '../../src/aipcs/core/record-rules.js';
 import type { JsonObject } from '../../src/common/json.js';
-import { notesManifest, notesManifestV2 } from '../support/manifests.js';
+import { notesManifest, notesManifestV2, serverManaged } from '../support/manifests.js';
 import { appOver, manifest, sha256, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 
 const seedCommand = (key = 'seed-1', domainName = 'notes') => ({
@@ -205,6 +205,40 @@ export function lifecycleSuite(harness: StorageHarness): void {
           if (outcome.status === 'fulfilled') expect(outcome.value).toEqual(settled);
           else expect(['storage_busy', 'operation_uncertain']).toContain((outcome.reason as { code: string }).code);
         }
+      });
+
+      it('materialises and evolves relationships named like the NOT NULL constraints PostgreSQL 18 generates', async () => {
+        // PostgreSQL 18 names a column's NOT NULL constraint <table>_<column>_not_null,
+        // in the namespace that the relationships' foreign keys of that table share.
+        const seeded = await app.lifecycle.seed(seedCommand());
+        const serviceId = seeded['service_id'] as string;
+        const linked = (name: string, extra: JsonObject[] = []): JsonObject => ({
+          name,
+          attributes: [...serverManaged(), { name: 'title', type: 'string', required: true }, { name: 'a', type: 'uuid' }, { name: 'b', type: 'uuid' }, ...extra],
+        });
+        const relationship = (name: string, from: string, field: string, to: string): JsonObject => ({ name, from: { entity: from, field }, to: { entity: to, field: 'id' }, on_delete: 'restrict' });
+        const first: JsonObject = {
+          manifest_version: 2n,
+          schema_version: 1n,
+          entities: [linked('note'), linked('topic')],
+          relationships: [relationship('note_owner_id_not_null', 'note', 'a', 'topic'), relationship('note_title_not_null', 'note', 'b', 'note')],
+        };
+        await app.lifecycle.design({ serviceId, manifest: manifest(first), idempotencyKey: 'design-1' });
+        const service = await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'mat-1' });
+        expect(service).toMatchObject({ design_state: 'materialised', recovery_state: 'clear' });
+        const topic = (await app.records.create({ serviceId, entityName: 'topic', record: { title: 't' }, idempotencyKey: 'r1' }))['record'] as JsonObject;
+        await app.records.create({ serviceId, entityName: 'note', record: { title: 'n', a: topic['id'] as string }, idempotencyKey: 'r2' });
+        const second: JsonObject = {
+          ...first,
+          schema_version: 2n,
+          entities: [...(first['entities'] as JsonObject[]), linked('link', [{ name: 'target', type: 'uuid', required: true }])],
+          relationships: [...(first['relationships'] as JsonObject[]), relationship('link_target_not_null', 'link', 'target', 'topic'), relationship('link_id_not_null', 'link', 'a', 'note')],
+          migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: ['add link'] }],
+        };
+        const evolved = await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(second), idempotencyKey: 'evolve-1' });
+        expect(evolved).toMatchObject({ schema_version: 2n, recovery_state: 'clear' });
+        await app.records.create({ serviceId, entityName: 'link', record: { title: 'l', target: topic['id'] as string }, idempotencyKey: 'r3' });
+        await rejects(app.records.delete({ serviceId, entityName: 'topic', recordId: topic['id'] as string, expectedRecordVersion: 1n, idempotencyKey: 'r4' }), 'constraint_violation');
       });
     });
 

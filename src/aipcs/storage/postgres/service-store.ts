@@ -126,6 +126,7 @@ function declaredIndexKey(entity: EntityLayout, field: string): string {
 }
 export const ownerIndexName = (entity: string) => derivedName('__aipcs_ow_', entity);
 export const foreignKeyIndexName = (entity: string, field: string) => derivedName('__aipcs_fk_', entity, field);
+export const notNullName = (entity: string, field: string) => derivedName('__aipcs_nn_', entity, field);
 
 /**
  * Foreign keys among the bookkeeping tables, added after the tables (like
@@ -244,13 +245,20 @@ export function bookkeepingDdl(schema: string): string[] {
   ];
 }
 
-function columnDdl(column: ColumnLayout): string {
-  return `${quoteColumn(column.name)} ${SQL_TYPES[column.type]}${column.notNull || column.name === 'id' ? ' NOT NULL' : ''}`;
+/**
+ * A column of an entity table. PostgreSQL 18 records NOT NULL as a constraint
+ * and, left unnamed, calls it <table>_<column>_not_null, in the table's
+ * constraint namespace that the foreign keys share: a relationship so named
+ * then failed to materialise. Our name cannot meet a manifest name.
+ */
+function columnDdl(entity: string, column: ColumnLayout): string {
+  const notNull = column.notNull || column.name === 'id' ? ` CONSTRAINT ${quoteIdentifier(notNullName(entity, column.name))} NOT NULL` : '';
+  return `${quoteColumn(column.name)} ${SQL_TYPES[column.type]}${notNull}`;
 }
 
 /** CREATE TABLE for an entity, without its foreign keys (added once every table exists, since references may form cycles). */
 function tableDdl(schema: string, entity: EntityLayout): string {
-  const parts = [...entity.columns.map(columnDdl), `CONSTRAINT ${quoteIdentifier(primaryKeyName(entity.name))} PRIMARY KEY ("id")`];
+  const parts = [...entity.columns.map((column) => columnDdl(entity.name, column)), `CONSTRAINT ${quoteIdentifier(primaryKeyName(entity.name))} PRIMARY KEY ("id")`];
   return `CREATE TABLE ${quoteIdentifier(schema)}.${quoteIdentifier(entity.name)} (\n  ${parts.join(',\n  ')}\n)`;
 }
 
@@ -386,7 +394,7 @@ export function evolutionDdl(schema: string, current: StoreLayout, target: Store
   for (const entity of target.entities) {
     const old = before.get(entity.name);
     if (!old) tables.push(tableDdl(schema, entity));
-    else for (const column of entity.columns.slice(old.columns.length)) tables.push(`ALTER TABLE ${s}.${quoteIdentifier(entity.name)} ADD COLUMN ${columnDdl(column)}`);
+    else for (const column of entity.columns.slice(old.columns.length)) tables.push(`ALTER TABLE ${s}.${quoteIdentifier(entity.name)} ADD COLUMN ${columnDdl(entity.name, column)}`);
     keys.push(...foreignKeyDdl(schema, entity, new Set(old?.foreignKeys.map((fk) => fk.name))));
     indexes.push(...indexDdl(schema, entity, old));
   }
