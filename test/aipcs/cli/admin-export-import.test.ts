@@ -130,6 +130,21 @@ describe('aipcs export and import', () => {
       expect(free.status).toBe(0);
     });
 
+    it('an output in a missing folder or below a file is storage_unavailable (6), leaves no file and admits nothing', () => {
+      const file = join(work, 'plain-file');
+      writeFileSync(file, 'mine');
+      for (const path of [join(work, 'no-such-folder', 'out.jsonl'), join(file, 'out.jsonl')]) {
+        const run = aipcs(['export', suspendedId, '--output', path, '--expected-revision', '4', '--operation-id', OP(43), ...args]);
+        expect([run.status, run.envelope.error?.code, run.envelope.error?.retryable, run.stdout]).toEqual([6, 'storage_unavailable', false, '']);
+        expect(run.stderr).not.toContain(work);
+      }
+      expect(readFileSync(file, 'utf8')).toBe('mine');
+      expect(readdirSync(work).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+      // The operation id is still free: the same command to a writable path exports.
+      const free = aipcs(['export', suspendedId, '--output', join(work, 'after-missing-folder.jsonl'), '--expected-revision', '4', '--operation-id', OP(43), ...args]);
+      expect(free.status, free.stderr).toBe(0);
+    });
+
     it('refuses an active materialised service, a stale revision and missing machine flags', async () => {
       const active = await materialisedService(client, 'active_export');
       const refused = aipcs(['export', active, '--output', join(work, 'active.jsonl'), '--expected-revision', '3', '--operation-id', OP(5), ...args]);
