@@ -7,7 +7,7 @@
 import type { JsonObject, JsonValue } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
 import type { EntityDefinition, ManifestV2 } from '../contract/manifest/types.js';
-import { decodeCursor, encodeCursor, type CursorKind } from './cursor.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 import { TextBudget } from './text-budget.js';
 import { timeAfter } from './time.js';
 import { CREATED_VIA, dataFailure, mutationFingerprint, runMutation, storageLocator } from './data-unit.js';
@@ -237,11 +237,6 @@ export class RecordService {
       tool,
       query,
     };
-  }
-
-  /** Encodes a cursor kind other than records (branches reuse the machinery). */
-  cursor(kind: CursorKind, position: string, identity: JsonValue): string {
-    return encodeCursor(this.deps, kind, position, identity);
   }
 }
 
