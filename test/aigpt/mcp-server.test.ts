@@ -207,4 +207,28 @@ describe('aigpt server over stdio (SDK client)', () => {
     expect(unknown.isError).toBe(true);
     expect(unknown.content[0]?.text).toBe('{"error":"Unknown tool: nope"}');
   });
+
+  it('reports storage failures after start as the spec 5.5 payloads, with isError and the cause after ": "', async () => {
+    const coreFile = join(home.root, 'content', 'did:plc:xxx', 'ai.syui.gpt.core', 'self.json');
+    const payload = async (name: string, args?: Record<string, unknown>): Promise<string> => {
+      const result = await call(name, args);
+      expect(result.isError, name).toBe(true);
+      expect(result.content, name).toHaveLength(1);
+      const parsed = JSON.parse(result.content[0]?.text ?? '') as Record<string, unknown>;
+      expect(Object.keys(parsed), name).toEqual(['error']);
+      return String(parsed['error']);
+    };
+    await fs.writeFile(coreFile, '{"uri": ');
+    expect(await payload('read_core')).toMatch(new RegExp(`^Failed to parse ${escapeRegExp(coreFile)}: .+`));
+    await fs.rm(memoryDir, { recursive: true });
+    await fs.writeFile(memoryDir, 'not a folder');
+    expect(await payload('read_memory')).toBe(`Failed to read ${memoryDir}: ENOTDIR: not a directory`);
+    expect(await payload('save_memory', { content: 'x' })).toBe(`Failed to create ${memoryDir}: EEXIST: file already exists`);
+    expect(await payload('compress', { items: [] })).toBe(`Failed to create ${memoryDir}: EEXIST: file already exists`);
+    expect(await fs.readFile(memoryDir, 'utf8')).toBe('not a folder');
+  });
 });
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -112,6 +112,15 @@ describe('objects in and out', () => {
     expect(twice.text).toBe(`ok ${ROOT_STATE_ID} state/1\n1 verified, 0 invalid\n`);
   });
 
+  it('put --from json refuses input that is not UTF-8 as object.envelope, exit 5, storing nothing', async () => {
+    const dir = await initialized();
+    const put = await aip(['put', '--from', 'json', '-'], { cwd: dir, input: Buffer.from([0xff, 0x7b, 0x7d]) });
+    expect([put.code, put.stderr, put.text]).toEqual([5, 'aip: object.envelope: the JSON input is not valid UTF-8\n', '']);
+    const json = await aip(['--format', 'json', 'put', '--from', 'json'], { cwd: dir, input: Buffer.from([0x7b, 0xc3, 0x7d]) });
+    expect([json.code, json.text]).toEqual([5, '{"error":{"code":"object.envelope","message":"the JSON input is not valid UTF-8"}}\n']);
+    expect((await aip(['verify'], { cwd: dir })).text).toBe(`ok ${ROOT_STATE_ID} state/1\n1 verified, 0 invalid\n`);
+  });
+
   it('reports an empty argv (a field rule) before a whitespace kind: schema.argv, exit 5', async () => {
     const dir = await initialized();
     const presented = JSON.parse(objectToJson(ID.V9, OBJECTS.V9)) as { id?: string; data: Record<string, unknown> };
@@ -274,6 +283,26 @@ describe('commands', () => {
 
     expect((await aip(['index', 'rebuild'], { cwd: dir })).text).toMatch(/^indexed \d+ objects\n$/);
     expect((await aip(['refs', operation.id], { cwd: dir })).text).toBe(`${applied} state/1 operations\n`);
+  });
+
+  it('refs --format json prints {"refs":[...]} with source, type, version and field (D19)', async () => {
+    const dir = await initialized();
+    await writeFile(join(dir, 'a.txt'), 'A\n');
+    const made = JSON.parse((await aip(['--format', 'json', 'snapshot', '--title', 't', '--goal', 'g'], { cwd: dir })).text) as Record<string, string>;
+    const refs = await aip(['refs', made['operation'] ?? '', '--format', 'json'], { cwd: dir });
+    expect(refs.code).toBe(0);
+    expect(refs.text).toBe(`{"refs":[{"source":"${made['state']}","type":"state","version":1,"field":"operations"}]}\n`);
+    const none = await aip(['--format', 'json', 'refs', made['state'] ?? ''], { cwd: dir });
+    expect([none.code, none.text]).toEqual([0, '{"refs":[]}\n']);
+  });
+
+  it('checkout --into a path that is a file is a usage error (exit 2) naming it, and writes nothing', async () => {
+    const dir = await initialized();
+    const file = join(dir, 'a.txt');
+    await writeFile(file, 'A\n');
+    const checkout = await aip(['checkout', 'HEAD', '--into', file], { cwd: dir });
+    expect([checkout.code, checkout.stderr, checkout.text]).toEqual([2, `aip: usage: ${file} is not a folder\n`, '']);
+    expect(await readFile(file, 'utf8')).toBe('A\n');
   });
 
   it('snapshot refuses an empty diff unless allowed, and prints JSON for scripts', async () => {
