@@ -358,7 +358,15 @@ export class LifecycleService {
     const admitted = await this.wrapStorage(() => this.admitPrepared(kind, command, fingerprint, target));
     if ('replay' in admitted) return admitted.replay;
     this.deps.checkpoint?.(`${kind}:admitted`);
-    return this.wrapStorage(() => this.reconcile(admitted.claim));
+    // From here the intent is recorded as prepared: storage lost before it
+    // is finalised leaves it pending (data tools storage_busy, other keys
+    // operation_in_progress) until this key is retried, so that is
+    // operation_uncertain (contract §5.2), as a failed physical step is.
+    return this.wrapStorage(() =>
+      this.reconcile(admitted.claim).catch((error: unknown) => {
+        throw error instanceof StorageFailure && error.kind === 'unavailable' ? new StorageFailure('uncertain', { cause: error }) : error;
+      }),
+    );
   }
 
   private async admitPrepared(
