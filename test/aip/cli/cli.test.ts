@@ -112,6 +112,31 @@ describe('objects in and out', () => {
     expect(twice.text).toBe(`ok ${ROOT_STATE_ID} state/1\n1 verified, 0 invalid\n`);
   });
 
+  it('put and import replace a corrupt stored object and print a warning (spec 7.4 step 1)', async () => {
+    const dir = await initialized();
+    const id = (await aip(['put', '--from', 'raw'], { cwd: dir, input: 'hello' })).text.trim();
+    const file = join(dir, '.aip', 'objects', id.slice(0, 2), id.slice(2));
+    const good = await readFile(file);
+    const corrupt = async (): Promise<void> => {
+      await chmod(file, 0o644);
+      await writeFile(file, 'garbage');
+    };
+    const warning = `aip: warning: object ${id} was corrupt (store.hash); rewriting it\n`;
+    await corrupt();
+    const put = await aip(['put', '--from', 'raw'], { cwd: dir, input: 'hello' });
+    expect([put.code, put.text, put.stderr]).toEqual([0, `${id}\n`, warning]);
+    expect(await readFile(file)).toEqual(good);
+    expect((await lstat(file)).mode & 0o777).toBe(0o444);
+    const bundle = join(await tempDir(), 'b.aip');
+    expect((await aip(['export', id, '-o', bundle], { cwd: dir })).code).toBe(0);
+    await corrupt();
+    const imported = await aip(['import', bundle], { cwd: dir });
+    expect([imported.code, imported.stderr]).toEqual([0, warning]);
+    expect(await readFile(file)).toEqual(good);
+    // An intact object is left alone, silently.
+    expect((await aip(['put', '--from', 'raw'], { cwd: dir, input: 'hello' })).stderr).toBe('');
+  });
+
   it('put --from json refuses input that is not UTF-8 as object.envelope, exit 5, storing nothing', async () => {
     const dir = await initialized();
     const put = await aip(['put', '--from', 'json', '-'], { cwd: dir, input: Buffer.from([0xff, 0x7b, 0x7d]) });
