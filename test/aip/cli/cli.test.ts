@@ -137,6 +137,27 @@ describe('objects in and out', () => {
     expect((await aip(['put', '--from', 'raw'], { cwd: dir, input: 'hello' })).stderr).toBe('');
   });
 
+  it('put and import refuse an object above max_object_bytes as cbor.too_large, exit 5, storing nothing', async () => {
+    const roomy = await initialized();
+    const content = Buffer.alloc(1_100_000, 0x61);
+    const id = (await aip(['put', '--from', 'raw'], { cwd: roomy, input: content })).text.trim();
+    const bytes = (await aip(['cat', id], { cwd: roomy })).stdout;
+    const bundle = join(await tempDir(), 'big.aip');
+    expect((await aip(['export', id, '-o', bundle], { cwd: roomy })).code).toBe(0);
+
+    const small = await initialized();
+    await writeFile(join(small, '.aip', 'config.json'), '{"format":"aip-repository","version":1,"max_object_bytes":1048576}');
+    const put = await aip(['put'], { cwd: small, input: bytes });
+    expect([put.code, put.text]).toEqual([5, '']);
+    expect(put.stderr).toBe('aip: cbor.too_large: input exceeds 1048576 bytes\n');
+    const imported = await aip(['import', bundle], { cwd: small });
+    expect([imported.code, imported.text]).toEqual([5, '']);
+    expect(imported.stderr).toBe(`aip: cbor.too_large: item 2 (object 1 of 1): ${bytes.length} bytes exceed max_object_bytes 1048576\n`);
+    const raw = await aip(['put', '--from', 'raw'], { cwd: small, input: content });
+    expect([raw.code, raw.stderr]).toEqual([5, `aip: cbor.too_large: input exceeds ${1048576 - 53} bytes\n`]);
+    expect((await aip(['verify'], { cwd: small })).text).toBe(`ok ${ROOT_STATE_ID} state/1\n1 verified, 0 invalid\n`);
+  });
+
   it('put --from json refuses input that is not UTF-8 as object.envelope, exit 5, storing nothing', async () => {
     const dir = await initialized();
     const put = await aip(['put', '--from', 'json', '-'], { cwd: dir, input: Buffer.from([0xff, 0x7b, 0x7d]) });
