@@ -10,7 +10,7 @@ import { deriveModel, type DerivedEntity, type MaintenanceScanType } from '../co
 import type { AttributeType } from '../contract/manifest/types.js';
 import { compareNumbers, utf8Length } from '../contract/schema-check.js';
 import type { LifecycleService } from './lifecycle.js';
-import type { EntityLayout, FieldValue, Micros, ServiceDataPort, ServiceDataReader, ScannedRecord } from './ports.js';
+import type { EntityLayout, FieldValue, Micros, ScanCondition, ServiceDataPort, ServiceDataReader, ScannedRecord } from './ports.js';
 import { dataFailure } from './data-unit.js';
 import { layoutOf } from './records.js';
 
@@ -41,6 +41,8 @@ export const MAX_CANDIDATES = 100;
 export const BLOB_THRESHOLD_BYTES = 1024;
 const DAY_MICROS = 86_400_000_000n;
 const BATCH = 256;
+/** Records one narrowed read walks at most (see scanEntity). */
+const WINDOW = 4096;
 
 interface Candidate {
   readonly id: string;
@@ -145,7 +147,13 @@ export class MaintenanceService {
     };
     let afterId: string | null = null;
     while (batchTypes.some(open)) {
-      const batch = await tx.scanRecords(layout, { memberOf: context.branchId, afterId, limit: BATCH });
+      // Over a whole entity the store skips the records no open type could
+      // take; a scan finding few candidates would otherwise decode them all.
+      // A narrowed read walks at most WINDOW records, so that the loop still
+      // gives the event loop a turn however few records meet the conditions.
+      const anyOf = context.branchId === null ? this.narrowing(entity, layout, batchTypes.filter(open), context) : null;
+      const throughId: string | null = anyOf === null ? null : await tx.idAfter(layout, afterId, WINDOW);
+      const batch = await tx.scanRecords(layout, { memberOf: context.branchId, afterId, limit: BATCH, ...(anyOf === null ? {} : { anyOf }), ...(throughId === null ? {} : { throughId }) });
       for (const record of batch) {
         for (const type of batchTypes) {
           if (!open(type)) continue;
@@ -154,13 +162,54 @@ export class MaintenanceService {
         }
       }
       const last = batch[batch.length - 1];
-      if (batch.length < BATCH || !last) break;
-      afterId = last.id;
+      if (batch.length === BATCH && last) afterId = last.id;
+      else if (anyOf !== null && throughId !== null) afterId = throughId;
+      else break;
       // An in-process store reads synchronously: without a turn here one scan
       // would hold every other request of the process until its last batch.
       await new Promise((resolve) => setImmediate(resolve));
     }
     return lists;
+  }
+
+  /**
+   * Conditions met by every candidate of these types (and maybe by other
+   * records: evaluate still decides), or null when a type has none.
+   */
+  private narrowing(entity: DerivedEntity, layout: EntityLayout, types: readonly MaintenanceScanType[], context: ScanContext): ScanCondition[] | null {
+    const signals = entity.maintenance;
+    const columnType = new Map(layout.columns.map((column) => [column.name, column.type]));
+    const conditions: ScanCondition[] = [];
+    for (const type of types) {
+      switch (type) {
+        case 'blob_candidate':
+          // More than 1024 UTF-8 bytes needs more than 256 characters.
+          for (const field of signals.blobCandidateFields) conditions.push({ kind: 'longer_than', field, characters: BLOB_THRESHOLD_BYTES / 4 });
+          break;
+        case 'expired':
+          if (signals.expiryField !== null) conditions.push({ kind: 'not_null', field: signals.expiryField });
+          break;
+        case 'low_confidence':
+          if (signals.confidenceField !== null) conditions.push({ kind: 'at_most', field: signals.confidenceField, value: context.threshold });
+          break;
+        case 'missing_authority':
+          if (signals.authorityFields.length > 0) conditions.push({ kind: 'all_blank', fields: signals.authorityFields.map((name) => ({ name, type: columnType.get(name) ?? 'text' })) });
+          break;
+        case 'stale':
+          conditions.push({ kind: 'updated_at_most', micros: context.staleCutoff });
+          break;
+        case 'superseded':
+          if (signals.supersededSignals.includes('status')) conditions.push({ kind: 'text_equals', field: 'status', value: 'superseded' });
+          if (columnType.has('superseded_by')) conditions.push({ kind: 'not_null', field: 'superseded_by' });
+          break;
+        case 'unbranched':
+          conditions.push({ kind: 'no_primary' });
+          break;
+        case 'duplicate_authority':
+          return null;
+      }
+    }
+    return conditions;
   }
 
   private evaluate(type: MaintenanceScanType, entity: DerivedEntity, typeOf: ReadonlyMap<string, AttributeType>, record: ScannedRecord, context: ScanContext): JsonObject | undefined {

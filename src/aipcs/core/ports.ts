@@ -252,7 +252,31 @@ export interface RecordScan {
   /** Keyset position: only ids greater than this. */
   readonly afterId: string | null;
   readonly limit: number;
+  /**
+   * With memberOf null: only records meeting at least one of these (a
+   * superset of what the caller is looking for, which it still checks on
+   * each record); absent, every record. Lets a scan that finds few
+   * candidates skip the rest inside the store instead of decoding them.
+   */
+  readonly anyOf?: readonly ScanCondition[];
+  /** With memberOf null: only ids up to this one (inclusive); absent, no upper bound. */
+  readonly throughId?: string;
 }
+
+/** A condition a scanned record may meet (RecordScan.anyOf); fields are declared columns of the entity. */
+export type ScanCondition =
+  /** updated_at at or before this instant. */
+  | { readonly kind: 'updated_at_most'; readonly micros: Micros }
+  | { readonly kind: 'no_primary' }
+  | { readonly kind: 'not_null'; readonly field: string }
+  /** A text column equal to the value. */
+  | { readonly kind: 'text_equals'; readonly field: string; readonly value: string }
+  /** A numeric column at or below the value. */
+  | { readonly kind: 'at_most'; readonly field: string; readonly value: number }
+  /** A text column of more than this many characters. */
+  | { readonly kind: 'longer_than'; readonly field: string; readonly characters: number }
+  /** Every field null or, by its type, blank: a text of only U+0020 spaces, an empty list. */
+  | { readonly kind: 'all_blank'; readonly fields: readonly { readonly name: string; readonly type: ColumnType }[] };
 
 export interface DuplicateValue {
   readonly id: string;
@@ -296,6 +320,8 @@ export interface ServiceDataReader {
   branchCards(limit: number): Promise<BranchCard[]>;
   /** A keyset batch of records in id order, each with whether it has a primary branch. */
   scanRecords(entity: EntityLayout, scan: RecordScan): Promise<ScannedRecord[]>;
+  /** The id `count` records past `afterId` in id order (null: from the start), or null when fewer remain. */
+  idAfter(entity: EntityLayout, afterId: string | null, count: number): Promise<string | null>;
   /**
    * The first `limit` records of the entity (in the scan's branch scope, if
    * any) in id order whose present value in `field` (not null; a string not

@@ -19,8 +19,40 @@ it('gives the event loop a turn between batches of a scan', async () => {
     const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
     await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
     await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
-    // Confident notes only: the scan finds nothing and reads every batch.
-    for (let i = 0; i < 600; i++) await app.records.create({ serviceId, entityName: 'note', record: { title: `n${i}`, confidence: 0.9 }, idempotencyKey: `c${i}` });
+    // Notes exactly at the threshold: the store cannot skip them (the scan
+    // narrows to confidence <= threshold), none is a candidate, and the scan
+    // reads every batch.
+    for (let i = 0; i < 600; i++) await app.records.create({ serviceId, entityName: 'note', record: { title: `n${i}`, confidence: 0.5 }, idempotencyKey: `c${i}` });
+    const marks: string[] = [];
+    setImmediate(() => marks.push('turn'));
+    const result = await app.maintenance.scan({ serviceId, entityName: 'note', branchId: null, scanTypes: ['low_confidence'], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 50 });
+    marks.push('scanned');
+    expect(result['candidates']).toEqual([]);
+    expect(marks).toEqual(['turn', 'scanned']);
+  } finally {
+    await storage.close();
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+it('gives the event loop a turn between windows of a narrowed scan that finds nothing', async () => {
+  const base = mkdtempSync(join(tmpdir(), 'aipcs-maintenance-turns-'));
+  const storage = await openSqliteStorage({ dataRoot: join(base, 'data'), busyTimeoutMs: 5000, defaultRoot: false });
+  try {
+    const app = appOver(storage);
+    const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
+    await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
+    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+    // Confident notes only, more than one window of them, written in one unit through the data port.
+    const admission = await app.lifecycle.admitData(serviceId);
+    const layout = admission.layout.entities.find((entity) => entity.name === 'note');
+    if (!admission.service.storage || !layout) throw new Error('not materialised');
+    await storage.data.write(admission.service.storage, admission.service.principalId, async (tx) => {
+      for (let i = 0; i < 9000; i++) {
+        const id = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+        await tx.insertRecord(layout, { id, createdAt: 1n, updatedAt: 1n, createdVia: 'mcp', recordVersion: 1n, fields: { title: `n${i}`, confidence: 0.9 } });
+      }
+    });
     const marks: string[] = [];
     setImmediate(() => marks.push('turn'));
     const result = await app.maintenance.scan({ serviceId, entityName: 'note', branchId: null, scanTypes: ['low_confidence'], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 50 });

@@ -77,3 +77,41 @@ it('walks a branch scope from its memberships and probes the primary flag per re
     db.close();
   }
 });
+
+it('narrows a whole-entity batch to the records meeting any of its conditions, up to an id', async () => {
+  const base = mkdtempSync(join(tmpdir(), 'aipcs-maintenance-plans-'));
+  folders.push(base);
+  const storage = await openSqliteStorage({ dataRoot: join(base, 'data'), busyTimeoutMs: 5000, defaultRoot: false });
+  try {
+    const app = appOver(storage);
+    const serviceId = (await app.lifecycle.seed({ domainName: 'memos', domainClass: 'test', intentDescription: 'Memos.', idempotencyKey: 's' }))['service_id'] as string;
+    await app.lifecycle.design({ serviceId, manifest: manifest(memoManifest()), idempotencyKey: 'd' });
+    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+    const records: JsonObject[] = [{ confidence: 0.9 }, { confidence: 0.2 }, { status: 'superseded' }, { confidence: 0.9, status: 'ok' }, { confidence: 0.5 }];
+    const byLabel = new Map<string, string>();
+    for (const [i, fields] of records.entries()) {
+      const created = await app.records.create({ serviceId, entityName: 'memo', record: { title: `memo ${i}`, ...fields }, idempotencyKey: `r${i}` });
+      byLabel.set(`m${i}`, (created['record'] as JsonObject)['id'] as string);
+    }
+    const admission = await app.lifecycle.admitData(serviceId);
+    const layout = admission.layout.entities.find((entity) => entity.name === 'memo') as EntityLayout;
+    const ids = [...byLabel.values()].sort();
+    const meeting = ['m1', 'm2', 'm4'].map((label) => byLabel.get(label) as string).sort();
+    const anyOf = [
+      { kind: 'at_most', field: 'confidence', value: 0.5 },
+      { kind: 'text_equals', field: 'status', value: 'superseded' },
+    ] as const;
+    await storage.data.read(admission.service.storage!, 'agent-a', async (tx) => {
+      expect((await tx.scanRecords(layout, { memberOf: null, afterId: null, limit: 10, anyOf })).map((record) => record.id)).toEqual(meeting);
+      expect((await tx.scanRecords(layout, { memberOf: null, afterId: meeting[0] as string, limit: 1, anyOf })).map((record) => record.id)).toEqual([meeting[1]]);
+      const through = ids[2] as string;
+      expect((await tx.scanRecords(layout, { memberOf: null, afterId: null, limit: 10, anyOf, throughId: through })).map((record) => record.id)).toEqual(meeting.filter((id) => id <= through));
+      expect(await tx.scanRecords(layout, { memberOf: null, afterId: null, limit: 10, anyOf: [] })).toEqual([]);
+      expect(await tx.idAfter(layout, null, 3)).toBe(ids[2]);
+      expect(await tx.idAfter(layout, ids[1] as string, 3)).toBe(ids[4]);
+      expect(await tx.idAfter(layout, ids[1] as string, 4)).toBeNull();
+    });
+  } finally {
+    await storage.close();
+  }
+});

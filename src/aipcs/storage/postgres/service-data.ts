@@ -30,6 +30,7 @@ import {
   type RecordQuery,
   type RecordScan,
   type ReplayRow,
+  type ScanCondition,
   type ScannedRecord,
   type StorageLocator,
   type StagingWriter,
@@ -39,7 +40,7 @@ import {
   type StoredHistoryEvent,
   type StoredRecord,
 } from '../../core/ports.js';
-import { decodeFieldSet, encodeFieldSet, historyEventFromArrayRow, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
+import { comparableTimestamp27, decodeFieldSet, encodeFieldSet, historyEventFromArrayRow, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { PostgresStagingTx } from './staging.js';
@@ -438,10 +439,63 @@ export class PostgresDataTx implements OperatorDataWriter {
         params.push(scan.afterId);
         where.push(`r."id" > $${params.length}`);
       }
+      if (scan.anyOf !== undefined) where.push(`(${this.anyOf(entity, scan.anyOf, params)})`);
+      if (scan.throughId !== undefined) {
+        params.push(scan.throughId);
+        where.push(`r."id" <= $${params.length}`);
+      }
       params.push(scan.limit);
       sql = `SELECT ${select} FROM ${table} AS r WHERE ${where.join(' AND ')} ORDER BY r."id" LIMIT $${params.length}`;
     }
     return (await this.session.rows<Row>(sql, params)).map((row) => ({ ...this.toRecord(entity, row), hasPrimary: row['__has_primary'] === true }));
+  }
+
+  async idAfter(entity: EntityLayout, afterId: string | null, count: number): Promise<string | null> {
+    const params: unknown[] = [this.principalId, count - 1];
+    if (afterId !== null) params.push(afterId);
+    const sql = `SELECT r."id" FROM ${this.table(entity.name)} AS r WHERE r."owner_id" = $1${afterId === null ? '' : ' AND r."id" > $3'} ORDER BY r."id" LIMIT 1 OFFSET $2`;
+    const rows = await this.session.rows<{ id: string }>(sql, params);
+    return rows[0]?.id ?? null;
+  }
+
+  /** RecordScan.anyOf on the record "r"; $1 and $2 are the principal and the entity, other parameters are appended to `params`. */
+  private anyOf(entity: EntityLayout, conditions: readonly ScanCondition[], params: unknown[]): string {
+    const column = (field: string) => {
+      if (!entity.columns.some((candidate) => candidate.name === field)) throw new StorageFailure('unavailable');
+      return `r.${quoteColumn(field)}`;
+    };
+    const parameter = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const parts = conditions.map((condition): string => {
+      switch (condition.kind) {
+        case 'updated_at_most': {
+          const timestamp = comparableTimestamp27(condition.micros);
+          return timestamp === null ? 'true' : `r."updated_at" <= ${parameter(timestamp)}`;
+        }
+        case 'no_primary':
+          return `NOT EXISTS (SELECT 1 FROM ${this.s}."__aipcs_record_branch" AS q WHERE q."principal_id" = $1 AND q."entity_name" = $2 AND q."record_id" = r."id" AND q."role" = 'primary')`;
+        case 'not_null':
+          return `${column(condition.field)} IS NOT NULL`;
+        case 'text_equals':
+          return `${column(condition.field)} = ${parameter(condition.value)}`;
+        case 'at_most':
+          return `${column(condition.field)}::double precision <= ${parameter(condition.value)}::double precision`;
+        case 'longer_than':
+          return `char_length(${column(condition.field)}) > ${parameter(condition.characters)}::integer`;
+        case 'all_blank':
+          return `(${condition.fields
+            .map(({ name, type }) => {
+              const value = column(name);
+              if (type === 'text') return `(${value} IS NULL OR btrim(${value}, ' ') = '')`;
+              if (type === 'string_list') return `(${value} IS NULL OR ${value} = '[]'::jsonb)`;
+              return `${value} IS NULL`;
+            })
+            .join(' AND ')})`;
+      }
+    });
+    return parts.length === 0 ? 'false' : parts.join(' OR ');
   }
 
   /**

@@ -134,3 +134,13 @@ export function recordColumnValue(column: ColumnLayout, record: StoredRecord, pr
       return encode(column.type, record.fields[column.name] ?? null);
   }
 }
+
+/** Micros of 0000-01-01T00:00:00Z: from there to year 9999 the Timestamp27 texts sort as their instants do. */
+const FIRST_FIXED_WIDTH_MICROS = -62_167_219_200_000_000n;
+const LAST_FIXED_WIDTH_MICROS = 253_402_300_799_999_999n;
+
+/** The Timestamp27 text an updated_at column is compared with, or null outside the years 0000..9999. */
+export function comparableTimestamp27(micros: bigint): string | null {
+  return micros < FIRST_FIXED_WIDTH_MICROS || micros > LAST_FIXED_WIDTH_MICROS ? null : formatTimestamp27(micros);
+}
+

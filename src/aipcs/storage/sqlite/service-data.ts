@@ -24,6 +24,7 @@ import {
   type RecordQuery,
   type RecordScan,
   type ReplayRow,
+  type ScanCondition,
   type ScannedRecord,
   type StorageLocator,
   type StagingWriter,
@@ -34,7 +35,7 @@ import {
   type StoredRecord,
 } from '../../core/ports.js';
 import { prepared, preparedRaw, type SqliteDatabase } from './connection.js';
-import { decodeFieldSet, encodeFieldSet, historyEventFromArrayRow, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
+import { comparableTimestamp27, decodeFieldSet, encodeFieldSet, historyEventFromArrayRow, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { SqliteStagingTx } from './staging.js';
 import { BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
 
@@ -427,10 +428,65 @@ export class SqliteDataTx implements OperatorDataWriter {
     } else {
       params.push(this.principalId);
       if (scan.afterId !== null) params.push(scan.afterId);
+      let narrowed = scan.anyOf === undefined ? '' : ` AND (${this.anyOf(entity, scan.anyOf, params)})`;
+      if (scan.throughId !== undefined) {
+        narrowed += ' AND r."id" <= ?';
+        params.push(scan.throughId);
+      }
       params.push(BigInt(scan.limit));
-      sql = `SELECT ${select} FROM ${table} AS r WHERE r."owner_id" = ?${scan.afterId === null ? '' : ' AND r."id" > ?'} ORDER BY r."id" LIMIT ?`;
+      sql = `SELECT ${select} FROM ${table} AS r WHERE r."owner_id" = ?${scan.afterId === null ? '' : ' AND r."id" > ?'}${narrowed} ORDER BY r."id" LIMIT ?`;
     }
     return (prepared(this.db, sql).all(...params) as Row[]).map((row) => ({ ...this.toRecord(entity, row), hasPrimary: row['__has_primary'] === 1n }));
+  }
+
+  async idAfter(entity: EntityLayout, afterId: string | null, count: number): Promise<string | null> {
+    // The primary-key index alone: a store holds one principal's rows (see the aggregates below).
+    const sql = `SELECT "id" FROM ${quoteIdentifier(entity.name)}${afterId === null ? '' : ' WHERE "id" > ?'} ORDER BY "id" LIMIT 1 OFFSET ?`;
+    const row = prepared(this.db, sql).get(...(afterId === null ? [] : [afterId]), BigInt(count - 1)) as { id: string } | undefined;
+    return row?.id ?? null;
+  }
+
+  /** RecordScan.anyOf on the record "r", its parameters appended to `params`. */
+  private anyOf(entity: EntityLayout, conditions: readonly ScanCondition[], params: unknown[]): string {
+    const column = (field: string) => {
+      if (!entity.columns.some((candidate) => candidate.name === field)) throw new StorageFailure('unavailable');
+      return `r.${quoteIdentifier(field)}`;
+    };
+    const parts = conditions.map((condition): string => {
+      switch (condition.kind) {
+        case 'updated_at_most': {
+          const timestamp = comparableTimestamp27(condition.micros);
+          if (timestamp === null) return '1';
+          params.push(timestamp);
+          return 'r."updated_at" <= ?';
+        }
+        case 'no_primary':
+          params.push(this.principalId, entity.name);
+          return `NOT EXISTS (SELECT 1 FROM __aipcs_record_branch AS q WHERE q.principal_id = ? AND q.entity_name = ? AND q.record_id = r."id" AND q.role = 'primary')`;
+        case 'not_null':
+          return `${column(condition.field)} IS NOT NULL`;
+        case 'text_equals':
+          params.push(condition.value);
+          return `${column(condition.field)} = ?`;
+        case 'at_most':
+          params.push(condition.value);
+          return `${column(condition.field)} <= ?`;
+        case 'longer_than':
+          params.push(BigInt(condition.characters));
+          // Bytes, not characters: length() of a text stops at its first NUL.
+          return `length(CAST(${column(condition.field)} AS BLOB)) > ?`;
+        case 'all_blank':
+          return `(${condition.fields
+            .map(({ name, type }) => {
+              const value = column(name);
+              if (type === 'text') return `(${value} IS NULL OR trim(${value}, ' ') = '')`;
+              if (type === 'string_list') return `(${value} IS NULL OR ${value} = '[]')`;
+              return `${value} IS NULL`;
+            })
+            .join(' AND ')})`;
+      }
+    });
+    return parts.length === 0 ? '0' : parts.join(' OR ');
   }
 
   /**
