@@ -45,10 +45,6 @@ export function isRetryableCode(code: ErrorCode): boolean {
   return RETRYABLE.has(code);
 }
 
-export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === 'string' && (ERROR_CODES as readonly string[]).includes(value);
-}
-
 /**
  * Each situation a caller can be in, with its code and exact message. Where
  * one code has several messages (registry vs data tools, design vs evolve)
@@ -141,8 +137,4 @@ export class AipcsError extends SafeError<ErrorCode> {
 /** Shorthand for the most common failure: request-shape validation with issues. */
 export function validationFailed(issues: readonly Issue[] = []): AipcsError {
   return new AipcsError('validation_failed', { issues });
-}
-
-export function isAipcsError(value: unknown): value is AipcsError {
-  return value instanceof AipcsError;
 }

@@ -295,10 +295,6 @@ export const AIPCS_TOOLS: readonly AipcsToolDefinition[] = deepFreeze(
 /** The stateless profile: server info only. */
 export const STATELESS_TOOLS: readonly AipcsToolDefinition[] = AIPCS_TOOLS.filter((tool) => tool.name === 'aipcs_server_info');
 
-export function findTool(name: string): AipcsToolDefinition | undefined {
-  return AIPCS_TOOLS.find((tool) => tool.name === name);
-}
-
 /**
  * A schema as plain JSON for a `tools/list` answer. The one bound beyond 2^53
  * (2^63−1) becomes a JS number, the nearest a JSON.stringify transport can
