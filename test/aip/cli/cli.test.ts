@@ -158,6 +158,18 @@ describe('objects in and out', () => {
     expect((await aip(['verify'], { cwd: small })).text).toBe(`ok ${ROOT_STATE_ID} state/1\n1 verified, 0 invalid\n`);
   });
 
+  it('put --from json takes an optional id but refuses one that is not the computed ID: object.id, exit 5 (spec 9.4)', async () => {
+    const dir = await initialized();
+    const shown = JSON.parse((await aip(['show', 'HEAD'], { cwd: dir })).text) as Record<string, unknown>;
+    const wrong = `${ROOT_STATE_ID.startsWith('0') ? '1' : '0'}${ROOT_STATE_ID.slice(1)}`;
+    const refused = await aip(['put', '--from', 'json'], { cwd: dir, input: JSON.stringify({ ...shown, id: wrong }) });
+    expect([refused.code, refused.text, refused.stderr]).toEqual([5, '', `aip: object.id: the given id ${wrong} differs from the computed ID ${ROOT_STATE_ID}\n`]);
+    const { id: _omitted, ...withoutId } = shown;
+    for (const input of [JSON.stringify(shown), JSON.stringify(withoutId)]) {
+      expect((await aip(['put', '--from', 'json'], { cwd: dir, input })).text).toBe(`${ROOT_STATE_ID}\n`);
+    }
+  });
+
   it('put --from json refuses input that is not UTF-8 as object.envelope, exit 5, storing nothing', async () => {
     const dir = await initialized();
     const put = await aip(['put', '--from', 'json', '-'], { cwd: dir, input: Buffer.from([0xff, 0x7b, 0x7d]) });
