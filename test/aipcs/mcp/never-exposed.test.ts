@@ -119,7 +119,8 @@ describe.each(postgresClusters())('aipcs serve on PostgreSQL $version whose sche
       expect((await client.call('aipcs_server_info')).ok).toBe(true);
       for (const command of [['doctor', '--service', serviceId], ['status'], ['config', 'show']]) {
         const run = aipcs([...command, ...args], { env: { AIPCS_WALK_DSN: dsn, AIPCS_LOG_LEVEL: 'debug' } });
-        expect(run.status).toBe(0);
+        // An exit 1 (an uncaught error) was seen once under heavy load and not reproduced: say what it printed.
+        expect(run.status, `${command.join(' ')}: ${run.stdout}${run.stderr}`).toBe(0);
         expectNothingInternal(run.stdout + run.stderr, [PRINCIPAL, PASSWORD, dsn, database.name, schema]);
       }
     } finally {
