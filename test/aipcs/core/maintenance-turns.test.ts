@@ -11,7 +11,15 @@ import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { notesManifest } from '../../support/manifests.js';
 import { appOver, manifest } from '../../conformance/harness.js';
 
-it('gives the event loop a turn between batches of a scan', async () => {
+type App = ReturnType<typeof appOver>;
+type Storage = Awaited<ReturnType<typeof openSqliteStorage>>;
+
+/**
+ * A materialised notes service on a fresh SQLite root, filled by `fill`; then
+ * a low_confidence scan (below 0.5) that must find nothing and must let an
+ * immediate callback queued before it run before it ends.
+ */
+async function expectTurnDuringEmptyScan(fill: (app: App, storage: Storage, serviceId: string) => Promise<void>): Promise<void> {
   const base = mkdtempSync(join(tmpdir(), 'aipcs-maintenance-turns-'));
   const storage = await openSqliteStorage({ dataRoot: join(base, 'data'), busyTimeoutMs: 5000, defaultRoot: false });
   try {
@@ -19,10 +27,7 @@ it('gives the event loop a turn between batches of a scan', async () => {
     const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
     await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
     await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
-    // Notes exactly at the threshold: the store cannot skip them (the scan
-    // narrows to confidence <= threshold), none is a candidate, and the scan
-    // reads every batch.
-    for (let i = 0; i < 600; i++) await app.records.create({ serviceId, entityName: 'note', record: { title: `n${i}`, confidence: 0.5 }, idempotencyKey: `c${i}` });
+    await fill(app, storage, serviceId);
     const marks: string[] = [];
     setImmediate(() => marks.push('turn'));
     const result = await app.maintenance.scan({ serviceId, entityName: 'note', branchId: null, scanTypes: ['low_confidence'], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 50 });
@@ -33,17 +38,20 @@ it('gives the event loop a turn between batches of a scan', async () => {
     await storage.close();
     rmSync(base, { recursive: true, force: true });
   }
+}
+
+it('gives the event loop a turn between batches of a scan', async () => {
+  // Notes exactly at the threshold: the store cannot skip them (the scan
+  // narrows to confidence <= threshold), none is a candidate, and the scan
+  // reads every batch.
+  await expectTurnDuringEmptyScan(async (app, _storage, serviceId) => {
+    for (let i = 0; i < 600; i++) await app.records.create({ serviceId, entityName: 'note', record: { title: `n${i}`, confidence: 0.5 }, idempotencyKey: `c${i}` });
+  });
 });
 
 it('gives the event loop a turn between windows of a narrowed scan that finds nothing', async () => {
-  const base = mkdtempSync(join(tmpdir(), 'aipcs-maintenance-turns-'));
-  const storage = await openSqliteStorage({ dataRoot: join(base, 'data'), busyTimeoutMs: 5000, defaultRoot: false });
-  try {
-    const app = appOver(storage);
-    const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
-    await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
-    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
-    // Confident notes only, more than one window of them, written in one unit through the data port.
+  // Confident notes only, more than one window of them, written in one unit through the data port.
+  await expectTurnDuringEmptyScan(async (app, storage, serviceId) => {
     const admission = await app.lifecycle.admitData(serviceId);
     const layout = admission.layout.entities.find((entity) => entity.name === 'note');
     if (!admission.service.storage || !layout) throw new Error('not materialised');
@@ -53,14 +61,5 @@ it('gives the event loop a turn between windows of a narrowed scan that finds no
         await tx.insertRecord(layout, { id, createdAt: 1n, updatedAt: 1n, createdVia: 'mcp', recordVersion: 1n, fields: { title: `n${i}`, confidence: 0.9 } });
       }
     });
-    const marks: string[] = [];
-    setImmediate(() => marks.push('turn'));
-    const result = await app.maintenance.scan({ serviceId, entityName: 'note', branchId: null, scanTypes: ['low_confidence'], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 50 });
-    marks.push('scanned');
-    expect(result['candidates']).toEqual([]);
-    expect(marks).toEqual(['turn', 'scanned']);
-  } finally {
-    await storage.close();
-    rmSync(base, { recursive: true, force: true });
-  }
+  });
 });
