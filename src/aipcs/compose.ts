@@ -15,7 +15,7 @@ import { Utf8Sha256 } from './portable/text-digest.js';
 import { PACKAGE_VERSION } from './version.js';
 import type { LogLevel, RuntimeConfig } from './config/index.js';
 import { isAcceptableDsn } from './storage/postgres/dsn.js';
-import { describePostgresFailure, PostgresRefusal } from './storage/postgres/failure-reason.js';
+import { describeStorageFailure, PostgresRefusal } from './storage/postgres/failure-reason.js';
 import { openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
 import { StorageFailure, type MigrationState } from './core/ports.js';
@@ -66,7 +66,7 @@ export class StartupError extends Error {
 
 function startupReason(error: unknown): string {
   if (error instanceof UnsafeLocationError) return error.message;
-  if (error instanceof StorageFailure) return describePostgresFailure(error);
+  if (error instanceof StorageFailure) return describeStorageFailure(error);
   return 'storage could not be opened';
 }
 

@@ -64,10 +64,11 @@ function serverReason(sqlstate: string): string {
 }
 
 /**
- * `storage <kind>`, followed by a fixed reason when the failure came from the
- * PostgreSQL adapter: "storage unavailable: the database does not exist".
+ * `storage <kind>` for any backend's failure, followed by a fixed reason when
+ * it came from the PostgreSQL adapter: "storage unavailable: the database does
+ * not exist". SQLite failures keep the bare `storage <kind>`.
  */
-export function describePostgresFailure(failure: StorageFailure): string {
+export function describeStorageFailure(failure: StorageFailure): string {
   const head = `storage ${failure.kind}`;
   const cause = failure.cause;
   if (cause instanceof PostgresRefusal) return `${head}: ${cause.message}`;
