@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { holdSignals, removeOnInterrupt } from '../common/interrupt-cleanup.js';
 import { lockHolderAlive, processExists, processStartMark } from '../common/process.js';
-import { readRegularText, SMALL_METADATA_MAX_BYTES } from '../common/regular-file.js';
+import { readRegularText, readSmallTextNow, SMALL_METADATA_MAX_BYTES } from '../common/regular-file.js';
 import { AigptError, errnoCode } from './errors.js';
 import { LOCK_TIMEOUT_MS } from './limits.js';
 
@@ -89,6 +89,10 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
   // lock is held, such a signal waits until the lock is released, so the
   // write it guards is never cut in half and no `.lock` stays behind.
   const releasePending = removeOnInterrupt(pending);
+  // The lock too, registered before it can exist: a signal landing the moment
+  // it is linked, before the hold below begins, still removes it (only while
+  // it holds our record, never a lock another process took).
+  const releaseLockOnInterrupt = removeOnInterrupt(lockPath, () => readSmallTextNow(lockPath) === text);
   try {
     await fs.writeFile(pending, text, { flag: 'wx' });
     for (;;) {
@@ -125,6 +129,8 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
     if (!acquired) ownNonces.delete(nonce);
     await fs.rm(pending, { force: true });
     releasePending();
+    // Held: the hold now defers any signal until the lock is released.
+    releaseLockOnInterrupt();
   }
 }
 

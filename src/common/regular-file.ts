@@ -3,7 +3,7 @@
 // such a file's place would otherwise block the reader, and every writer
 // behind it, forever. Owns no paths and no error wording of the systems.
 
-import { constants } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 
 /** The entry at the path is neither a regular file nor a folder (a FIFO, a socket, a device). */
@@ -70,4 +70,29 @@ export async function readRegularFile(path: string, maxBytes: number): Promise<B
 /** readRegularFile decoded as UTF-8 (invalid bytes become U+FFFD, as readFile(path, 'utf8') does). */
 export async function readRegularText(path: string, maxBytes: number): Promise<string> {
   return (await readRegularFile(path, maxBytes)).toString('utf8');
+}
+
+/**
+ * A small regular file's text read synchronously (a signal handler cannot
+ * wait), or null when it is gone, not a regular file, or over
+ * SMALL_METADATA_MAX_BYTES; never blocks on a FIFO. Lets an interrupt handler
+ * check that a lock file still holds its own record before removing it.
+ */
+export function readSmallTextNow(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.size > SMALL_METADATA_MAX_BYTES) return null;
+    const bytes = Buffer.alloc(stats.size);
+    return bytes.toString('utf8', 0, readSync(fd, bytes, 0, bytes.length, 0));
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }

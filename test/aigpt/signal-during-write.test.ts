@@ -12,11 +12,14 @@
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { aigptBin, INITIALIZE_REQUEST, INITIALIZED_NOTIFICATION, makeTempHome, startServerChild, type TempHome, writeConfig } from './support.js';
 
 const DID = 'did:plc:signals';
+/** Fault preload shared with the AIP tests: a signal once fs/promises' Nth matching call completes. */
+const CRASH_AT = join(dirname(fileURLToPath(import.meta.url)), '../aip/support/crash-at.mjs');
 
 function memoryDir(home: TempHome): string {
   return join(home.appDir, DID, 'ai.syui.gpt.memory');
@@ -52,6 +55,22 @@ describe('aigpt writes interrupted by a signal', () => {
     }
     const listed = await run(['read-memory'], home.childEnv);
     for (const text of ['write:*:opened', 'write:*:linked', 'write:*:tmp-removed']) expect(listed.stdout).toContain(text);
+  });
+
+  it('a Ctrl-C the moment the lock file is linked, before the write holds signals, leaves no .lock behind', { timeout: 30_000 }, async () => {
+    // Before, only the waiter's pending file was registered for removal: the
+    // freshly linked `.lock` stayed until a later writer broke it as stale.
+    const ended = await run(['save-memory', 'interrupted'], {
+      ...home.childEnv,
+      NODE_OPTIONS: `--import=${pathToFileURL(CRASH_AT).href}`,
+      AIP_TEST_CRASH_AT: 'link:1',
+      AIP_TEST_CRASH_MATCH: '.lock.',
+      AIP_TEST_CRASH_SIGNAL: 'SIGINT',
+      AIP_TEST_CRASH_WHEN: 'after',
+    });
+    expect(ended.signal).toBe('SIGINT');
+    expect(readdirSync(memoryDir(home)).filter((name) => name.startsWith('.'))).toEqual([]);
+    expect((await run(['save-memory', 'next'], home.childEnv)).code).toBe(0);
   });
 
   it('the server answers the compress it is running, finishes it and exits 0', { timeout: 30_000 }, async () => {

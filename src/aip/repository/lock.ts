@@ -8,11 +8,11 @@ import { link, open, readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { AipError } from '../core/errors.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { lockHolderAlive, processStartMark } from '../../common/process.js';
-import { readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
+import { readRegularText, readSmallTextNow, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { errorCode } from './object-store.js';
 
 export interface LockOptions {
@@ -27,29 +27,6 @@ async function readText(path: string): Promise<string | null> {
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return null;
     throw error;
-  }
-}
-
-/**
- * The lock file's text read at once (a signal handler cannot wait), or null
- * when it is gone or not a small regular file; never blocks on a FIFO.
- */
-function readTextNow(path: string): string | null {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const stats = fstatSync(fd);
-    if (!stats.isFile() || stats.size > SMALL_METADATA_MAX_BYTES) return null;
-    const bytes = Buffer.alloc(stats.size);
-    return bytes.toString('utf8', 0, readSync(fd, bytes, 0, bytes.length, 0));
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
   }
 }
 
@@ -116,7 +93,7 @@ export async function withLock<T>(lockPath: string, work: () => Promise<T>, opti
   // and index builds are crash-safe), minus the draft and the lock file. Both
   // are registered before they exist, so a signal the moment one is created
   // still removes it; the lock only while it holds our record.
-  const releaseLockOnInterrupt = removeOnInterrupt(lockPath, () => readTextNow(lockPath) === record);
+  const releaseLockOnInterrupt = removeOnInterrupt(lockPath, () => readSmallTextNow(lockPath) === record);
   try {
     const releaseDraftOnInterrupt = removeOnInterrupt(draft);
     try {

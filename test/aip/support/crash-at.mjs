@@ -9,7 +9,9 @@
 // from outside. AIP_TEST_CRASH_MATCH=TEXT counts only the calls whose first
 // argument contains TEXT; AIP_TEST_CRASH_WHEN=after sends the signal once the
 // call has completed instead (a Ctrl-C the moment a file exists, before the
-// code that awaited it resumes).
+// code that awaited it resumes: the call's result is handed over only after a
+// short timer, so the signal is handled first, as when it lands between the
+// operation's completion and its callback).
 import { writeFileSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 
@@ -32,7 +34,12 @@ if (match !== null) {
       writeFileSync(path, text);
     }
     if (calls !== Number(nth)) return original.apply(this, args);
-    if (after) return original.apply(this, args).then((result) => (crash(), result));
+    if (after) {
+      return original.apply(this, args).then((result) => {
+        crash();
+        return new Promise((resolve) => setTimeout(() => resolve(result), 100));
+      });
+    }
     crash();
     return original.apply(this, args);
   };
