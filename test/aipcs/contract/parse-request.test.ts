@@ -452,6 +452,15 @@ describe('branches', () => {
     expect(issues('aipcs_branch_update', update(updates as JsonObject))).toEqual(expected);
   });
 
+  it('holds each update to the bound of the same field at create: title 160, intent 1000, branch type 80, summary 1000', () => {
+    const atLimit = { title: 't'.repeat(160), intent: 'i'.repeat(1000), branch_type: 'b'.repeat(80), retrieval_summary: 'r'.repeat(1000) };
+    expect(command('aipcs_branch_update', update(atLimit))).toMatchObject({ suppliedUpdates: atLimit });
+    expect(issues('aipcs_branch_update', update({ title: 't'.repeat(161) }))).toEqual([['invalid_length', 'updates.title']]);
+    expect(issues('aipcs_branch_update', update({ intent: 'i'.repeat(1001) }))).toEqual([['invalid_length', 'updates.intent']]);
+    expect(issues('aipcs_branch_update', update({ branch_type: 'b'.repeat(81) }))).toEqual([['invalid_length', 'updates.branch_type']]);
+    expect(issues('aipcs_branch_update', update({ retrieval_summary: 'r'.repeat(1001) }))).toEqual([['invalid_length', 'updates.retrieval_summary']]);
+  });
+
   const assign = (records: JsonValue): JsonObject => ({ idempotency_key: 'a', service_id: SERVICE, branch_id: RECORD, role: 'primary', operation: 'assign', records });
   const target = (entityName: string, recordId: string, version: bigint = 1n): JsonObject => ({ entity_name: entityName, record_id: recordId, expected_record_version: version });
 
