@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import {
   decodeTidValue,
   encodeTidValue,
+  isGeneratedTid,
   isValidTid,
+  MAX_TID_MICROS,
+  systemMicros,
   TidGenerator,
   tidClockId,
   tidFromParts,
@@ -32,6 +35,26 @@ describe('TID encoding', () => {
     expect(isValidTid('3jzfcijpj2z2a')).toBe(true);
     for (const bad of ['', '3mfyouuy6222', '3mfyouuy622222', '3MFYOUUY62222', 'kzzzzzzzzzzzz', '3mfyouuy6222-', '3mfyouuy62221', 'notes']) {
       expect(isValidTid(bad), bad).toBe(false);
+    }
+  });
+
+  it('tidFromParts takes clock ids 0..1023 and timestamps 0..2^53-1, and refuses one past either end', () => {
+    expect(tidFromParts(0, 1023)).toBe('22222222222zz');
+    expect(tidClockId(tidFromParts(MARCH_1_2026_NOON_US, 1023))).toBe(1023);
+    expect(() => tidFromParts(MARCH_1_2026_NOON_US, 1024)).toThrow(/clock id/);
+    expect(() => tidFromParts(MARCH_1_2026_NOON_US, -1)).toThrow(/clock id/);
+    expect(tidFromParts(MAX_TID_MICROS, 1023)).toBe('bzzzzzzzzzzzz');
+    expect(() => tidFromParts(MAX_TID_MICROS + 1, 0)).toThrow(/out of range/);
+    expect(() => tidFromParts(-1, 0)).toThrow(/out of range/);
+  });
+
+  it('a generated TID starts with 2..b (bit 63 clear); c..j pass the syntax but no generator makes them', () => {
+    expect(isGeneratedTid('bzzzzzzzzzzzz')).toBe(true);
+    expect(isGeneratedTid('2222222222222')).toBe(true);
+    for (const first of 'cdefghij') {
+      const tid = `${first}222222222222`;
+      expect(isValidTid(tid), tid).toBe(true);
+      expect(isGeneratedTid(tid), tid).toBe(false);
     }
   });
 
@@ -72,6 +95,13 @@ describe('TidGenerator', () => {
     const floor = MARCH_1_2026_NOON_US + 10_000_000;
     const tid = gen.next(floor);
     expect(tidMicros(tid)).toBe(floor + 1);
+  });
+
+  it('reads the system clock below the millisecond (spec 3.6 product rule 2), close to the wall clock', () => {
+    const samples = Array.from({ length: 50 }, () => systemMicros());
+    // A millisecond clock x 1000 ends every reading in 000; fifty such readings from a microsecond clock are not a chance.
+    expect(samples.some((micros) => micros % 1000 !== 0)).toBe(true);
+    expect(Math.abs((samples[0] ?? 0) - Date.now() * 1000)).toBeLessThan(60_000_000);
   });
 
   it('picks a random clock id by default', () => {
