@@ -2,7 +2,7 @@ import { promises as fs, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AigptError } from '../../src/aigpt/errors.js';
-import { InjectedFault, JOURNAL_FILE, MemoryStore } from '../../src/aigpt/memory-store.js';
+import { checkCompressItems, InjectedFault, JOURNAL_FILE, MemoryStore } from '../../src/aigpt/memory-store.js';
 import { memoryRecordJson } from '../../src/aigpt/record-format.js';
 import { recordTree } from '../../src/aigpt/record-paths.js';
 import { isValidTid, TidGenerator, tidFromParts } from '../../src/aigpt/tid.js';
@@ -132,6 +132,48 @@ describe('MemoryStore', () => {
     expect(read.skipped[0]?.reason).toMatch(/larger than 1048576 bytes/);
   });
 
+  it('reads a file of exactly 1 MiB; one byte more is skipped', async () => {
+    const record = memoryRecordJson({ did: 'did:plc:xxx', tid: '3mfyouuy62222', text: 'edge', createdAt: '2026-03-01T12:00:00Z' });
+    // Trailing whitespace is valid JSON, so the file can be padded to the bound exactly.
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), record.padEnd(1024 * 1024, ' '));
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy6222a.json'), record.padEnd(1024 * 1024 + 1, ' '));
+    const read = await store.readMemories();
+    expect(read.records.map((r) => r.name)).toEqual(['3mfyouuy62222.json']);
+    expect(read.skipped.map((s) => s.reason)).toEqual([`Failed to read ${join(store.tree.memoryDir, '3mfyouuy6222a.json')}: larger than 1048576 bytes`]);
+  });
+
+  it('reads the newest 10 000 memory files and reports the older ones as not read (spec 8)', async () => {
+    const dir = store.tree.memoryDir;
+    const record = (text: string): string => `{"value":{"content":{"text":"${text}"}}}`;
+    const names = Array.from({ length: 10_001 }, (_, i) => `m${String(i).padStart(5, '0')}.json`);
+    for (const [i, name] of names.entries()) writeFileSync(join(dir, name), record(String(i)));
+    const read = await store.readMemories();
+    expect(read.records.length).toBe(10_000);
+    expect(read.records[0]?.name).toBe('m00001.json');
+    expect(read.notRead).toBe(1);
+    expect(read.selected).toBe(10_001);
+    expect(read.skipped).toEqual([{ path: join(dir, 'm00000.json'), reason: 'beyond the 10000-record read bound (oldest first)' }]);
+    // The CLI's streaming read applies the same bound.
+    const visited: string[] = [];
+    const listing = await store.scanMemories((item) => {
+      visited.push('record' in item ? item.record.name : `skipped ${item.skipped.path.slice(dir.length + 1)}`);
+    });
+    expect(listing.notRead).toBe(1);
+    expect(visited.length).toBe(10_001);
+    expect(visited.slice(0, 2)).toEqual(['skipped m00000.json', 'm00001.json']);
+  });
+
+  it('a read budget keeps a record that fills it to the byte', async () => {
+    const record = (text: string): string => `{"value":{"content":{"text":"${text}"}}}`;
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), record('old'));
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy6222a.json'), record('new'));
+    const both = 2 * Buffer.byteLength(record('old'));
+    expect((await store.readMemories({ maxBytes: both })).records.map((r) => r.text)).toEqual(['old', 'new']);
+    const short = await store.readMemories({ maxBytes: both - 1 });
+    expect(short.records.map((r) => r.text)).toEqual(['new']);
+    expect(short.notRead).toBe(1);
+  });
+
   it('a read budget counts a record at its re-serialised size when that is larger than its file', async () => {
     // `1e15` is written back as `1000000000000000.0`: 3 MiB of such files made
     // a read_memory answer line above the 10 MiB an MCP SDK client accepts.
@@ -182,6 +224,14 @@ describe('MemoryStore', () => {
     await fs.writeFile(join(store.tree.memoryDir, 'readme.txt'), 'keep me');
     await store.compress([]);
     expect(await listDir(store.tree.memoryDir)).toEqual(['readme.txt']);
+  });
+
+  it('compress accepts exactly 10 000 items (the hard bound) and exactly the limit', () => {
+    const items = (n: number): string[] => Array.from({ length: n }, () => 'x');
+    expect(checkCompressItems(items(10_000), 10_000n)).toBeUndefined();
+    expect(checkCompressItems(items(10_001), 20_000n)).toBe('compress got 10001 items but at most 10000 are accepted');
+    expect(checkCompressItems(items(3), 3n)).toBeUndefined();
+    expect(checkCompressItems([], 0n)).toBeUndefined();
   });
 
   it('compress above the limit or the hard bound is rejected and changes nothing', async () => {
