@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildInstructions, limitStatus, truncateUtf8 } from '../../src/aigpt/instructions.js';
+import { MAX_INSTRUCTIONS_BYTES } from '../../src/aigpt/limits.js';
 
 const base = { count: 0, limit: 100n, unreadable: 0, notRead: 0 };
 
@@ -32,6 +33,23 @@ describe('instructions (spec 5.2)', () => {
     expect(text).not.toContain('old-');
     expect(text).toContain('new-');
     expect(text).toMatch(/\n\n\[aigpt\] memory records: 3\/100 \(1 oldest memories omitted for size; use read_memory\)$/);
+  });
+
+  it('keeps everything that fills 256 KiB to the byte and omits the oldest memory one byte beyond it', () => {
+    expect(MAX_INSTRUCTIONS_BYTES).toBe(256 * 1024);
+    const status = '[aigpt] memory records: 2/100';
+    const newest = 'new';
+    const exact = 'x'.repeat(256 * 1024 - newest.length - status.length - 2 * 2);
+    const fits = buildInstructions({ ...base, coreText: undefined, memoryTexts: [exact, newest], count: 2 });
+    expect(fits).toBe(`${exact}\n\n${newest}\n\n${status}`);
+    expect(Buffer.byteLength(fits)).toBe(256 * 1024);
+    const over = buildInstructions({ ...base, coreText: undefined, memoryTexts: [`${exact}x`, newest], count: 2 });
+    expect(over).toBe(`${newest}\n\n${status} (1 oldest memories omitted for size; use read_memory)`);
+  });
+
+  it('counts the memories left unread by the read bound among the omitted ones', () => {
+    const text = buildInstructions({ ...base, coreText: 'core', memoryTexts: ['newest'], count: 3, notRead: 2 });
+    expect(text).toBe('core\n\nnewest\n\n[aigpt] memory records: 3/100 (2 oldest memories omitted for size; use read_memory)');
   });
 
   it('truncates an oversized core without splitting characters', () => {
