@@ -113,6 +113,18 @@ describe('valid manifests', () => {
     });
     expect(issuesOf(document)).toEqual([]);
   });
+
+  it('accepts 128 relationships and 128 indices, the list bounds themselves', () => {
+    const uuids = (count: number): JsonObject[] => Array.from({ length: count }, (_, i) => attr(`f${i}`, 'uuid'));
+    const sources: [string, number][] = [['a', 58], ['b', 58], ['c', 12]];
+    const relationships = sources.flatMap(([name, count]) => Array.from({ length: count }, (_, i) => relationship(`r_${name}_${i}`, [name, `f${i}`], ['t', 'id'])));
+    // Distinct definitions over a's 58 fields: 58 single, 57 pairs, 13 triples.
+    const fieldRuns = [1, 2, 3].flatMap((width) => Array.from({ length: 59 - width }, (_, i) => Array.from({ length: width }, (_, k) => `f${i + k}`)));
+    const indices = fieldRuns.slice(0, 128).map((fields, i) => index(`i${i}`, 'a', fields));
+    expect([relationships.length, indices.length]).toEqual([128, 128]);
+    const document = manifest([...sources.map(([name, count]) => entity(name, uuids(count))), entity('t')], { relationships, indices });
+    expect(issuesOf(document)).toEqual([]);
+  });
 });
 
 describe('one broken rule, one exact issue', () => {
