@@ -109,6 +109,8 @@ export function branchesSuite(harness: StorageHarness): void {
         expect(again).toEqual({ ...first, replayed: true });
         await rejects(app.branches.create({ ...command, title: 'Other' }), 'changed_fingerprint');
         await rejects(app.branches.create({ ...command, retrievalSummary: 'now set' }), 'changed_fingerprint');
+        await rejects(app.branches.create({ ...command, branchType: 'thread' }), 'changed_fingerprint');
+        await rejects(app.branches.create({ ...command, parentBranchId: (first['branch'] as JsonObject)['id'] as string }), 'changed_fingerprint');
         await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'same-key' }), 'changed_fingerprint');
         const listed = await app.branches.list({ serviceId, status: null, branchType: null, parentBranchId: null, limit: 50, cursor: null });
         expect((listed['branches'] as JsonObject[]).length).toBe(1);
@@ -213,6 +215,7 @@ export function branchesSuite(harness: StorageHarness): void {
         expect(result).toEqual({ branch, replayed: false });
         expect(await app.branches.update(command)).toEqual({ branch, replayed: true });
         await rejects(app.branches.update({ ...command, updates: { title: 'Changed' } }), 'changed_fingerprint');
+        await rejects(app.branches.update({ ...command, expectedBranchRevision: 2n }), 'changed_fingerprint');
         // Absent and null are different requests under the same key.
         const nullType = { ...command, updates: { title: branch['title'] as string, branchType: null }, idempotencyKey: 'absent-vs-null' };
         await app.branches.update({ ...nullType, expectedBranchRevision: 1n });
@@ -359,6 +362,7 @@ export function branchesSuite(harness: StorageHarness): void {
         expect((await fresh(note))['record_version']).toBe(3n);
         await rejects(app.branches.assign({ ...command, role: 'primary' }), 'changed_fingerprint');
         await rejects(app.branches.assign({ ...command, operation: 'unassign' }), 'changed_fingerprint');
+        await rejects(app.branches.assign({ ...command, records: [{ entityName: 'note', recordId: note['id'] as string, expectedRecordVersion: 3n }] }), 'changed_fingerprint');
       });
 
       it('serialises concurrent assignments of one record version', async () => {

@@ -206,6 +206,16 @@ export function recordsSuite(harness: StorageHarness): void {
         await rejects(app.records.delete({ serviceId, entityName: 'note', recordId: id, expectedRecordVersion: 1n, idempotencyKey: 'create-once' }), 'changed_fingerprint');
       });
 
+      it('refuses a key reused for an update or delete that differs only in expected_record_version', async () => {
+        const id = (await create({ title: 'x' }))['id'] as string;
+        const update = { serviceId, entityName: 'note', recordId: id, updates: { title: 'y' }, expectedRecordVersion: 1n, idempotencyKey: 'update-once' };
+        await app.records.update(update);
+        await rejects(app.records.update({ ...update, expectedRecordVersion: 2n }), 'changed_fingerprint');
+        const remove = { serviceId, entityName: 'note', recordId: id, expectedRecordVersion: 2n, idempotencyKey: 'delete-once' };
+        await app.records.delete(remove);
+        await rejects(app.records.delete({ ...remove, expectedRecordVersion: 3n }), 'changed_fingerprint');
+      });
+
       it('does not consume a key on failure', async () => {
         await rejects(app.records.create({ serviceId, entityName: 'note', record: { detail: 'no title' }, idempotencyKey: 'k' }), 'validation_failed');
         const created = await app.records.create({ serviceId, entityName: 'note', record: { title: 'ok' }, idempotencyKey: 'k' });
