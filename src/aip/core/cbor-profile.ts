@@ -69,7 +69,8 @@ export function utf8Length(text: string): number {
 // ---------------------------------------------------------------- writer
 
 function checkEncodable(value: CborValue, depth: number, at: string): AipError | undefined {
-  if (depth > MAX_DEPTH) return new AipError('cbor.too_deep', `${at}: nesting deeper than ${MAX_DEPTH}`);
+  // Like the reader (spec 2.5), only arrays and maps count: a scalar inside depth 16 is fine.
+  const tooDeep = (): AipError => new AipError('cbor.too_deep', `${at}: nesting deeper than ${MAX_DEPTH}`);
   if (value === null || typeof value === 'boolean') return undefined;
   if (typeof value === 'number') {
     // A non-integer or unsafe number would silently become a float.
@@ -86,6 +87,7 @@ function checkEncodable(value: CborValue, depth: number, at: string): AipError |
   }
   if (value instanceof Uint8Array) return undefined;
   if (Array.isArray(value)) {
+    if (depth > MAX_DEPTH) return tooDeep();
     for (let i = 0; i < value.length; i++) {
       const problem = checkEncodable(value[i] as CborValue, depth + 1, `${at}[${i}]`);
       if (problem) return problem;
@@ -93,6 +95,7 @@ function checkEncodable(value: CborValue, depth: number, at: string): AipError |
     return undefined;
   }
   if (value instanceof Map) {
+    if (depth > MAX_DEPTH) return tooDeep();
     for (const [key, item] of value) {
       if (typeof key !== 'string') return new AipError('cbor.key_type', `${at}: a map key is not text`);
       if (!key.isWellFormed()) return new AipError('cbor.utf8', `${at}: a map key contains a lone surrogate`);

@@ -16,6 +16,7 @@ describe('decodeCanonical rejects', () => {
     ['cbor.truncated', '5a ffffffff 00', 'byte string longer than the input'],
     ['cbor.truncated', '9a 00010000', 'array count larger than the bytes left'],
     ['cbor.truncated', 'b9 0100 6161', 'map count needing more than the bytes left'],
+    ['cbor.truncated', 'a2 01 02', 'two map entries in two bytes (a map needs two per entry), before the key type'],
     ['cbor.truncated', '19 01', 'argument cut short'],
     ['cbor.truncated', '', 'empty input'],
     ['cbor.trailing', '00 00', 'a second item'],
@@ -81,6 +82,12 @@ describe('decodeCanonical accepts', () => {
     expect(map).toEqual({ ok: true, value: new Map<string, CborValue>([['z', false], ['aa', new Uint8Array([1, 2])], ['bb', null]]) });
   });
 
+  it('an item of exactly max_object_bytes (the bound is inclusive)', () => {
+    expect(codeOf('a0', 1)).toBeUndefined();
+    expect(codeOf('4100', 2)).toBeUndefined();
+    expect(codeOf('4100', 1)).toBe('cbor.too_large');
+  });
+
   it('scanItem reports where the first item ends', () => {
     expect(scanItem(hexToBytes('820102ff'))).toEqual({ ok: true, value: { value: [1, 2], end: 3 } });
   });
@@ -104,6 +111,22 @@ describe('encodeCanonical', () => {
     }
     const big = encodeCanonical(2n ** 64n);
     expect(big.ok || big.error.code).toBe('cbor.type');
+  });
+
+  it('writes nesting down to depth 16, a scalar inside it too, and refuses a container at depth 17 with cbor.too_deep, like the reader', () => {
+    const nested = (depth: number): CborValue => (depth === 1 ? [] : [nested(depth - 1)]);
+    const ok = encodeCanonical(nested(16));
+    expect(ok.ok && Buffer.from(ok.value).toString('hex')).toBe('81'.repeat(15) + '80');
+    const deep = encodeCanonical(nested(17));
+    expect(deep.ok || deep.error.code).toBe('cbor.too_deep');
+    const deepMap = encodeCanonical(new Map([['a', nested(16)]]));
+    expect(deepMap.ok || deepMap.error.code).toBe('cbor.too_deep');
+    // Only containers count (spec 2.5): a scalar inside depth 16 is written, and read back.
+    let withScalar: CborValue = 0;
+    for (let i = 0; i < 16; i++) withScalar = [withScalar];
+    const scalar = encodeCanonical(withScalar);
+    expect(scalar.ok && Buffer.from(scalar.value).toString('hex')).toBe(`${'81'.repeat(16)}00`);
+    expect(codeOf(`${'81'.repeat(16)}00`)).toBeUndefined();
   });
 
   it('writes 2^64-1 as an eight-byte integer', () => {
