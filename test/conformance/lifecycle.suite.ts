@@ -72,6 +72,7 @@ export function lifecycleSuite(harness: StorageHarness): void {
       it('answers conflict for a changed request under the same key', async () => {
         await app.lifecycle.seed(seedCommand());
         await rejects(app.lifecycle.seed({ ...seedCommand(), intentDescription: 'Something else.' }), 'conflict');
+        await rejects(app.lifecycle.seed({ ...seedCommand(), domainClass: 'other' }), 'conflict');
       });
 
       it('returns the existing service for an existing domain name and binds the new key to it', async () => {
