@@ -317,6 +317,8 @@ export function lifecycleSuite(harness: StorageHarness): void {
         const first = await app.lifecycle.evolve(command);
         expect(await app.lifecycle.evolve(command)).toEqual(first);
         await rejects(app.lifecycle.evolve({ ...command, manifest: manifest(notesManifestV2({ uniqueOnTitle: true })) }), 'changed_fingerprint');
+        await rejects(app.lifecycle.evolve({ ...command, expectedSchemaVersion: 2n }), 'changed_fingerprint');
+        await rejects(app.lifecycle.evolve({ ...command, expectedServiceRevision: 4n }), 'changed_fingerprint');
       });
     });
   });
