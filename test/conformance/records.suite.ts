@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../src/aipcs/core/application.js';
 import type { JsonObject, JsonValue } from '../../src/common/json.js';
 import { notesManifest, notesManifestV2, serverManaged, systemColumnNamesManifest } from '../support/manifests.js';
-import { appOver, manifest, sha256, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
+import { appOver, manifest, materialisedNotes, sha256, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 
 async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
   await expect(promise).rejects.toMatchObject({ code });
@@ -303,6 +303,9 @@ export function recordsSuite(harness: StorageHarness): void {
         const flipped = cursor.slice(0, 10) + (cursor[10] === 'A' ? 'B' : 'A') + cursor.slice(11);
         await rejects(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: flipped, branch: null, filters: { status: 'draft' } }), 'validation_failed');
         await rejects(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: 'not+base64', branch: null, filters: { status: 'draft' } }), 'validation_failed');
+        // The same query on another service of the same principal and schema version.
+        const twin = await materialisedNotes(storage, 'twin_notes');
+        await rejects(twin.app.records.list({ serviceId: twin.serviceId, entityName: 'note', limit: 1, cursor, branch: null, filters: { status: 'draft' } }), 'validation_failed');
         const other = appOver(storage, { principalId: 'agent-b' });
         await rejects(other.records.list({ serviceId, entityName: 'note', limit: 1, cursor, branch: null, filters: { status: 'draft' } }), 'not_found');
         await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e' });
