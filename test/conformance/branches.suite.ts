@@ -232,6 +232,18 @@ export function branchesSuite(harness: StorageHarness): void {
     });
 
     describe('assign records', () => {
+      it('binds a branch-scoped record cursor to its branch and role', async () => {
+        const one = (await createBranch('scope-one'))['id'] as string;
+        const two = (await createBranch('scope-two'))['id'] as string;
+        await assign(one, 'related', 'assign', [await createNote('a'), await createNote('b')]);
+        const list = (cursor: string | null, branch: { branchId: string; role: 'primary' | 'related' } | null) => app.records.list({ serviceId, entityName: 'note', limit: 1, cursor, branch });
+        const cursor = (await list(null, { branchId: one, role: 'related' }))['next_cursor'] as string;
+        expect(((await list(cursor, { branchId: one, role: 'related' }))['records'] as JsonObject[]).length).toBe(1);
+        await rejects(list(cursor, { branchId: one, role: 'primary' }), 'validation_failed');
+        await rejects(list(cursor, { branchId: two, role: 'related' }), 'validation_failed');
+        await rejects(list(cursor, null), 'validation_failed');
+      });
+
       it('applies the membership delta table with versions, updated_at and history', async () => {
         const one = await createBranch('branch-one');
         const two = await createBranch('branch-two');
