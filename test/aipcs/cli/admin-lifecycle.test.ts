@@ -74,6 +74,9 @@ describe('aipcs service lifecycle commands', () => {
     const serviceId = await seedService(client, 'refusals');
     const stale = aipcs(['service', 'suspend', serviceId, '--expected-revision', '7', '--operation-id', OP(20), ...args]);
     expect([stale.status, stale.envelope.error?.code]).toEqual([3, 'stale_revision']);
+    // 2^63-1 is the largest revision the lexical rule admits (§1.5): refused as stale, not as invalid input.
+    const largest = aipcs(['service', 'suspend', serviceId, '--expected-revision', '9223372036854775807', '--operation-id', OP(24), ...args]);
+    expect([largest.status, largest.envelope.error?.code]).toEqual([3, 'stale_revision']);
     const unknown = aipcs(['service', 'suspend', OP(999), '--expected-revision', '1', '--operation-id', OP(21), ...args]);
     expect([unknown.status, unknown.envelope.error?.code]).toEqual([3, 'stale_revision']);
     const resumeActive = aipcs(['service', 'resume', serviceId, '--expected-revision', '1', '--operation-id', OP(22), ...args]);

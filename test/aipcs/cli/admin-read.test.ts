@@ -232,6 +232,9 @@ describe('read-only administration', () => {
       const mcp = await client.call('aipcs_service_list', {});
       expect(run.envelope.result).toEqual(mcp.result);
       expect((aipcs(['service', 'list', '--limit', '1', ...args]).envelope.result?.['services'] as unknown[]).length).toBe(1);
+      // 100 is the largest limit the lexical rule admits (§1.5).
+      const largest = aipcs(['service', 'list', '--limit', '100', ...args]);
+      expect([largest.status, largest.envelope.result]).toEqual([0, run.envelope.result]);
       for (const limit of ['0', '101', '01', 'ten']) {
         const bad = aipcs(['service', 'list', '--limit', limit, ...args]);
         expect([bad.status, bad.envelope.error?.issues[0]?.path]).toEqual([2, '--limit']);

@@ -92,6 +92,10 @@ describe('artefact paths are read like the reference reads them', () => {
     const long = aipcs(['import', '--input', `/${'x'.repeat(4096)}`, '--dry-run', ...args]);
     expect(long.status).toBe(2);
     expect(long.envelope.error?.issues[0]?.path).toBe('--input');
+    // 4096 characters pass the rule; no system opens a name that long, so the
+    // refusal is the unreadable-input one, not the lexical one.
+    const atLimit = aipcs(['import', '--input', `/${'x'.repeat(4095)}`, '--dry-run', ...args]);
+    expect([atLimit.status, atLimit.envelope.error?.code]).toEqual([6, 'storage_unavailable']);
     // 2100 astral characters (4200 UTF-16 units) pass the rule; the system
     // then cannot open such a name, which is storage_unavailable like any
     // other unreadable input.
