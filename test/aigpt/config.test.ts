@@ -178,6 +178,32 @@ describe('loading', () => {
     });
   }
 
+  it('takes a DID up to 2048 characters and a handle up to 253 with 63-character labels, and refuses one more (spec 3.1)', async () => {
+    const did = `did:plc:${'a'.repeat(2040)}`;
+    const handle = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`;
+    expect([did.length, handle.length]).toEqual([2048, 253]);
+    await writeConfig(home, { did, handle });
+    expect(await loadConfig(home.environment)).toMatchObject({ did, handle });
+    const refused: [Record<string, string>, string][] = [
+      [{ did: `${did}a` }, 'bot.did is not a valid DID'],
+      [{ did: 'did:plc:abc:' }, 'bot.did is not a valid DID'],
+      [{ handle: `${handle}d` }, 'bot.handle is not a valid handle'],
+      [{ handle: `${'a'.repeat(64)}.com` }, 'bot.handle is not a valid handle'],
+    ];
+    for (const [bot, detail] of refused) {
+      await writeConfig(home, bot);
+      await expect(loadConfig(home.environment), detail).rejects.toThrow(`invalid config ${home.configFile}: ${detail}`);
+    }
+  });
+
+  it('reads a config file of exactly 1 MiB and refuses one byte more', async () => {
+    const text = JSON.stringify({ bot: { did: 'did:plc:a' } });
+    await writeConfig(home, text.padEnd(1024 * 1024, ' '));
+    expect((await loadConfig(home.environment)).did).toBe('did:plc:a');
+    await writeConfig(home, text.padEnd(1024 * 1024 + 1, ' '));
+    await expect(loadConfig(home.environment)).rejects.toThrow(`invalid config ${home.configFile}: larger than 1048576 bytes`);
+  });
+
   it('rejects a config that is not UTF-8', async () => {
     await fs.mkdir(home.appDir, { recursive: true });
     await fs.writeFile(home.configFile, Buffer.from([0x7b, 0xff, 0x7d]));
