@@ -262,7 +262,11 @@ export function recordsSuite(harness: StorageHarness): void {
         expect(await search({ confidence: 1n })).toEqual(['B']);
         expect(await search({ pinned: true })).toEqual(['A']);
         expect(await search({ status: 'not-allowed-but-fine' })).toEqual([]);
-        for (const filters of [{ detail: 'x' }, { aliases: 'x' }, { id: a['id'] as string }, { nothing: 'x' }, { priority: '1' }, { priority: 1.5 }, { tags: '' }] as JsonObject[]) {
+        // A member filter is 1..256 characters (code points), like a stored member.
+        const longest = '\u{1F600}'.repeat(256);
+        await create({ title: 'C', tags: [longest] });
+        expect(await search({ tags: longest })).toEqual(['C']);
+        for (const filters of [{ detail: 'x' }, { aliases: 'x' }, { id: a['id'] as string }, { nothing: 'x' }, { priority: '1' }, { priority: 1.5 }, { tags: '' }, { tags: 'x'.repeat(257) }] as JsonObject[]) {
           await rejects(app.records.list({ serviceId, entityName: 'note', limit: 50, cursor: null, branch: null, filters }), 'validation_failed');
         }
       });
