@@ -77,8 +77,13 @@ describe('config', () => {
     expect(code({ ...base, extra: 1 })).toBe('repo.config');
     expect(code({ ...base, run: { extra: 1 } })).toBe('repo.config');
     expect(code({ ...base, max_object_bytes: 1000 })).toBe('repo.config');
+    // max_object_bytes is 1 048 576 to 1 073 741 824, both ends included (spec 7.2).
+    expect(code({ ...base, max_object_bytes: 1_048_575 })).toBe('repo.config');
+    expect(code({ ...base, max_object_bytes: 1_073_741_824 })).toBeUndefined();
+    expect(code({ ...base, max_object_bytes: 1_073_741_825 })).toBe('repo.config');
     expect(code({ ...base, run: { output_limit: 67108864 } })).toBe('repo.config');
     expect(code({ ...base, run: { timeout_ns: 0 } })).toBe('repo.config');
+    expect(code({ ...base, run: { output_limit: 0 } })).toBe('repo.config');
   });
 });
 
@@ -157,6 +162,17 @@ describe('object store', () => {
     await promisify(execFile)('mkfifo', [repo.store.pathOf(id)]);
     const read = await repo.store.readBytes(id);
     expect(read.ok || read.error.code).toBe('io');
+  });
+
+  it('stores an object of exactly max_object_bytes and refuses one byte more', async () => {
+    const init = await Repository.init(await tempDir());
+    await writeFile(join(init.aipDir, 'config.json'), JSON.stringify({ format: 'aip-repository', version: 1, max_object_bytes: 1_048_576 }));
+    const repo = await Repository.open(init.root);
+    // An artifact's encoding is its content plus 25 + 5 + 23 bytes (spec 2.4) for content of 65 536 bytes or more.
+    const exact = await repo.putArtifact(new Uint8Array(1_048_576 - 53));
+    expect(exact.ok).toBe(true);
+    const over = await repo.putArtifact(new Uint8Array(1_048_576 - 52));
+    expect(over.ok || over.error.code).toBe('cbor.too_large');
   });
 
   it('bounds the size before reading', async () => {
