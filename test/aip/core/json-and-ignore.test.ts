@@ -1,7 +1,7 @@
 // The JSON presentation reader (spec 9.4), `.aipignore` matching (7.7) and
 // the bundle dependency order (7.8): pure parts of the repository formats.
 import { describe, expect, it } from 'vitest';
-import { dependencyOrder, decodeBundleHeader, encodeBundleHeader } from '../../../src/aip/core/bundle-format.js';
+import { dependencyOrder, decodeBundleHeader, decodeItemHeader, encodeBundleHeader } from '../../../src/aip/core/bundle-format.js';
 import { isIgnored, parseIgnoreRules } from '../../../src/aip/core/ignore-rules.js';
 import { objectFromJson, objectToJson, parseJson } from '../../../src/aip/core/json-presentation.js';
 import type { EvidenceV2 } from '../../../src/aip/core/objects.js';
@@ -143,5 +143,22 @@ describe('bundle format', () => {
     const huge = Buffer.from('a366666f726d61746a6169702d62756e646c65676f626a656374731bffffffffffffffff6776657273696f6e01', 'hex');
     const refused = decodeBundleHeader(huge);
     expect(refused.ok ? undefined : refused.error).toEqual(expect.objectContaining({ code: 'bundle.format', message: 'bundle header: 18446744073709551615 objects is more than a bundle can hold' }));
+  });
+
+  it('reads an item header with the reader\'s codes: reserved 28..30, indefinite 31, shortest lengths only', () => {
+    const codeOf = (hex: string): string | undefined => {
+      const result = decodeItemHeader(Buffer.from(hex, 'hex'));
+      return result.ok ? undefined : result.error.code;
+    };
+    expect(decodeItemHeader(Buffer.from('5818', 'hex'))).toEqual({ ok: true, value: { length: 24, headerLength: 2 } });
+    expect(decodeItemHeader(Buffer.from('57', 'hex'))).toEqual({ ok: true, value: { length: 23, headerLength: 1 } });
+    for (const hex of ['5c', '5d', '5e']) expect(codeOf(`${hex}${'00'.repeat(16)}`), hex).toBe('cbor.reserved');
+    expect(codeOf('5f')).toBe('cbor.indefinite');
+    expect(codeOf('5817')).toBe('cbor.not_shortest');
+    expect(codeOf('5900ff')).toBe('cbor.not_shortest');
+    expect(codeOf('5a0000ffff')).toBe('cbor.not_shortest');
+    expect(codeOf('5b00000000ffffffff')).toBe('cbor.not_shortest');
+    expect(codeOf('59ff')).toBe('cbor.truncated');
+    expect(codeOf('a0')).toBe('bundle.format');
   });
 });
