@@ -111,6 +111,8 @@ describe('integers (§2.2 text rules, §2.1 ranges)', () => {
       ` ${c.max}`,
       `${c.max} `,
       `0${c.max}`,
+      // A leading zero within the digit budget: only the canonical form refuses it.
+      `0${c.min}`,
       '1e3',
       '10.0',
       '0x10',
@@ -129,6 +131,19 @@ describe('integers (§2.2 text rules, §2.1 ranges)', () => {
     for (const value of [`"${c.max}"`, `${c.max}.0`, 'true', `${c.max + 1}`, `${c.min - 1}`, '9223372036854775807', '[1]']) {
       expectInvalid({ ...c.base, toml: `${V1}[${c.table}]\n${c.key} = ${value}\n` }, c.path);
     }
+  });
+
+  // The derived Host list (`127.0.0.1:<port>`) would refuse these ports too; an
+  // explicit list takes it out of play, so only the port range is left to refuse them.
+  it('http_port refuses 0 and 65536 from every source even with an explicit Host list', () => {
+    const hosts = { http_allowed_hosts: 'h.example' };
+    for (const port of ['0', '65536']) {
+      expectInvalid({ options: { ...hosts, http_port: port } }, 'streamable_http');
+      expectInvalid({ options: hosts, env: { AIPCS_HTTP_PORT: port } }, 'streamable_http');
+      expectInvalid({ toml: `${V1}[streamable_http]\nallowed_hosts = ["h.example"]\nport = ${port}\n` }, 'streamable_http');
+    }
+    expect(ok({ options: { ...hosts, http_port: '65535' } }).http.port).toBe(65535);
+    expect(ok({ options: { ...hosts, http_port: '1' } }).http.port).toBe(1);
   });
 });
 
