@@ -1,10 +1,10 @@
 // Working-tree snapshots, workflows (status, op, snapshot, apply) and bundles
 // on real temp folders (spec 7.7, 7.8, 9.3).
 import { PassThrough, Readable, Writable } from 'node:stream';
-import { chmod, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { artifactId } from '../../../src/aip/core/codec.js';
+import { artifactId, maxArtifactContent } from '../../../src/aip/core/codec.js';
 import { NO_IGNORE_RULES } from '../../../src/aip/core/ignore-rules.js';
 import { ROOT_STATE_ID, type IntentV1 } from '../../../src/aip/core/objects.js';
 import { exportBundle, importBundle } from '../../../src/aip/repository/bundle.js';
@@ -43,6 +43,30 @@ describe('snapshots', () => {
       'bin/run': { artifact: artifactId(Buffer.from('#!/bin/sh\n')), executable: true },
       'deep/x/y.txt': { artifact: ID.V3, executable: false },
     });
+  });
+
+  it('takes executability from the owner-execute bit alone, and skips only the top-level .aip', async () => {
+    const root = await tempDir();
+    await writeTree(root, { 'group-x': 'g', 'owner-x': 'o', 'sub/.aip/kept': 'k' });
+    await chmod(join(root, 'group-x'), 0o655);
+    await chmod(join(root, 'owner-x'), 0o744);
+    const snap = await snapshotTree(root, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20 });
+    if (!snap.ok) throw snap.error;
+    expect(Object.fromEntries(snap.value)).toEqual({
+      'group-x': { artifact: artifactId(Buffer.from('g')), executable: false },
+      'owner-x': { artifact: artifactId(Buffer.from('o')), executable: true },
+      'sub/.aip/kept': { artifact: artifactId(Buffer.from('k')), executable: false },
+    });
+  });
+
+  it('takes a file that fills an artifact of max_object_bytes exactly, and refuses one byte more', async () => {
+    const fits = maxArtifactContent(2000);
+    const root = await tempDir();
+    await writeFile(join(root, 'edge'), Buffer.alloc(fits));
+    expect((await snapshotTree(root, { rules: NO_IGNORE_RULES, maxObjectBytes: 2000 })).ok).toBe(true);
+    await writeFile(join(root, 'edge'), Buffer.alloc(fits + 1));
+    const over = await snapshotTree(root, { rules: NO_IGNORE_RULES, maxObjectBytes: 2000 });
+    expect(over.ok || over.error.code).toBe('snapshot.invalid');
   });
 
   it('refuses links, bad names and files too large for an artifact', async () => {
@@ -162,6 +186,9 @@ describe('workflows', () => {
     const written = await materialize(dir, state.data.files, (id) => repo.artifactContent(id));
     expect(written).toEqual({ ok: true, value: 2 });
     expect(await readFile(join(dir, 'hello.txt'), 'utf8')).toBe('hello\n');
+    // Spec 8: mode 0755 if executable else 0644, whatever the umask.
+    for (const [path, entry] of state.data.files) expect((await stat(join(dir, path))).mode & 0o777, path).toBe(entry.executable ? 0o755 : 0o644);
+    expect([...state.data.files.values()].some((entry) => entry.executable)).toBe(true);
     const snap = await snapshotTree(dir, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20 });
     expect(snap.ok && Object.fromEntries(snap.value)).toEqual(Object.fromEntries(state.data.files));
   });
