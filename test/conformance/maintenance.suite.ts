@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../src/aipcs/core/application.js';
 import type { MaintenanceScanCommand } from '../../src/aipcs/core/maintenance.js';
 import type { MaintenanceScanType } from '../../src/aipcs/contract/manifest/derived-model.js';
+import { formatTimestamp } from '../../src/aipcs/core/time.js';
 import { losslessJson, type JsonObject } from '../../src/common/json.js';
 import { appOver, manifest, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 import { memoManifest } from './memo-manifest.js';
@@ -73,9 +74,13 @@ export function maintenanceSuite(harness: StorageHarness): void {
     describe('signals', () => {
       it('blob_candidate: an annotation over 1024 UTF-8 bytes', async () => {
         const big = await memo({ body: 'é'.repeat(513) });
+        // 257 characters, 1025 bytes: just over, and only one character past the 256 that 1024 bytes can need.
+        const astral = await memo({ body: `${'\u{1F600}'.repeat(256)}a` });
         await memo({ body: 'x'.repeat(1024) });
+        await memo({ body: '\u{1F600}'.repeat(256) });
         await memo({ body: null });
-        expect(await candidatesOf('blob_candidate')).toEqual([{ id: big['id'], detail: { byte_length: 1026n, field_name: 'body', threshold_bytes: 1024n } }]);
+        const bytes = new Map([[big['id'], 1026n], [astral['id'], 1025n]]);
+        expect(await candidatesOf('blob_candidate')).toEqual(sortedIds(big, astral).map((id) => ({ id, detail: { byte_length: bytes.get(id), field_name: 'body', threshold_bytes: 1024n } })));
       });
 
       it('reads every field under its own name, whatever the adapter calls its own scan columns', async () => {
@@ -121,6 +126,15 @@ export function maintenanceSuite(harness: StorageHarness): void {
         expect(found).toEqual(sortedIds(past, basic).map((id) => ({ id, detail: { field_name: 'valid_until' } })));
       });
 
+      it('expired: valid_until exactly now is not expired, one microsecond before is', async () => {
+        const at = app.clock.nowMicros() + 1_000_000n;
+        const before = await memo({ valid_until: formatTimestamp(at - 1n) });
+        await memo({ valid_until: formatTimestamp(at) });
+        // The harness clock ticks 1 µs per read: the scan's read of now lands on `at`.
+        app.clock.advance(at - app.clock.nowMicros() - 1n);
+        expect(await candidatesOf('expired')).toEqual([{ id: before['id'], detail: { field_name: 'valid_until' } }]);
+      });
+
       it('low_confidence: below the threshold, null excluded', async () => {
         const low = await memo({ confidence: 0.2 });
         const half = await memo({ confidence: 0.5 });
@@ -149,6 +163,15 @@ export function maintenanceSuite(harness: StorageHarness): void {
         expect(await candidatesOf('stale')).toEqual([{ id: old['id'], detail: { age_days: 91n, threshold_days: 90n } }]);
         expect(await candidatesOf('stale', { staleAfterDays: 92 })).toEqual([]);
         expect((await candidatesOf('stale', { staleAfterDays: 1 })).length).toBe(2);
+      });
+
+      it('stale: a record exactly the threshold old (updated_at = now - threshold) is stale', async () => {
+        const record = await memo({});
+        const [, seconds, fraction] = /^(.{19})(?:\.(\d{1,6}))?Z$/.exec(record['updated_at'] as string) ?? [];
+        const updatedAt = BigInt(Date.parse(`${seconds}Z`)) * 1000n + BigInt((fraction ?? '').padEnd(6, '0'));
+        // The harness clock ticks 1 µs per read: the scan's read of now lands on updated_at + 1 day.
+        app.clock.advance(updatedAt + DAY - app.clock.nowMicros() - 1n);
+        expect(await candidatesOf('stale', { staleAfterDays: 1 })).toEqual([{ id: record['id'], detail: { age_days: 1n, threshold_days: 1n } }]);
       });
 
       it('superseded: status exactly "superseded" or a present superseded_by, signals in order', async () => {
