@@ -2,6 +2,7 @@
 // the bundle dependency order (7.8): pure parts of the repository formats.
 import { describe, expect, it } from 'vitest';
 import { dependencyOrder, decodeBundleHeader, decodeItemHeader, encodeBundleHeader } from '../../../src/aip/core/bundle-format.js';
+import { encodeCanonical, type CborValue } from '../../../src/aip/core/cbor-profile.js';
 import { isIgnored, parseIgnoreRules } from '../../../src/aip/core/ignore-rules.js';
 import { objectFromJson, objectToJson, parseJson } from '../../../src/aip/core/json-presentation.js';
 import type { EvidenceV2 } from '../../../src/aip/core/objects.js';
@@ -143,6 +144,11 @@ describe('bundle format', () => {
     const huge = Buffer.from('a366666f726d61746a6169702d62756e646c65676f626a656374731bffffffffffffffff6776657273696f6e01', 'hex');
     const refused = decodeBundleHeader(huge);
     expect(refused.ok ? undefined : refused.error).toEqual(expect.objectContaining({ code: 'bundle.format', message: 'bundle header: 18446744073709551615 objects is more than a bundle can hold' }));
+    // Exactly the three members of spec 7.8 item 1: an extra one is not a header of this version.
+    const extra = encodeCanonical(new Map<string, CborValue>([['format', 'aip-bundle'], ['objects', 1], ['version', 1], ['compress', 'none']]));
+    if (!extra.ok) throw extra.error;
+    const withExtra = decodeBundleHeader(extra.value);
+    expect(withExtra.ok || withExtra.error.code).toBe('bundle.format');
   });
 
   it('reads an item header with the reader\'s codes: reserved 28..30, indefinite 31, shortest lengths only', () => {
