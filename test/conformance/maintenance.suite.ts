@@ -145,6 +145,8 @@ export function maintenanceSuite(harness: StorageHarness): void {
         expect(higher.map((candidate) => candidate.id)).toEqual(sortedIds(low, half));
         expect(higher[0]?.detail).toEqual({ threshold: 0.9 });
         expect(await candidatesOf('low_confidence', { lowConfidenceBelow: 0 })).toEqual([]);
+        // 1 is the inclusive upper bound of the threshold: confidence 1 itself is not below it.
+        expect((await candidatesOf('low_confidence', { lowConfidenceBelow: 1 })).map((candidate) => candidate.id)).toEqual(sortedIds(low, half));
       });
 
       it('missing_authority: every declared authority field absent, blank or empty', async () => {
