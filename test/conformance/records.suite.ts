@@ -352,6 +352,17 @@ export function recordsSuite(harness: StorageHarness): void {
         const unknown = await app.records.history({ serviceId, entityName: 'note', recordId: '55555555-5555-4555-8555-555555555555', limit: 10, cursor: null });
         expect(unknown['events']).toEqual([]);
       });
+
+      it('binds a history cursor to its record id (null = the whole entity is another query)', async () => {
+        const one = (await create({ title: 'one' }))['id'] as string;
+        const two = (await create({ title: 'two' }))['id'] as string;
+        await app.records.update({ serviceId, entityName: 'note', recordId: one, updates: { title: 'one again' }, expectedRecordVersion: 1n, idempotencyKey: key() });
+        const history = (recordId: string | null, cursor: string | null) => app.records.history({ serviceId, entityName: 'note', recordId, limit: 1, cursor });
+        const cursor = (await history(one, null))['next_cursor'] as string;
+        expect(((await history(one, cursor))['events'] as JsonObject[]).length).toBe(1);
+        await rejects(history(two, cursor), 'validation_failed');
+        await rejects(history(null, cursor), 'validation_failed');
+      });
     });
 
     describe('field names a backend reserves', () => {
