@@ -404,6 +404,7 @@ describe('discovery and maintenance', () => {
   it.each([
     ['duplicate scan types', { scan_types: ['stale', 'expired', 'stale'] }, [['invalid_value', 'scan_types.2']]],
     ['no scan types', { scan_types: [] }, [['invalid_length', 'scan_types']]],
+    ['nine scan types', { scan_types: ['expired', 'stale', 'low_confidence', 'superseded', 'missing_authority', 'unbranched', 'duplicate_authority', 'blob_candidate', 'stale'] }, [['invalid_length', 'scan_types']]],
     ['an unknown scan type', { scan_types: ['orphans'] }, [['invalid_value', 'scan_types.0']]],
     ['a threshold above 1', { low_confidence_below: 1.5 }, [['invalid_value', 'low_confidence_below']]],
     ['a boolean threshold', { low_confidence_below: true }, [['invalid_value', 'low_confidence_below']]],
