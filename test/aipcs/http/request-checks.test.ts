@@ -110,6 +110,20 @@ describe('request checks of the Streamable HTTP listener', () => {
     }
   });
 
+  it('accepts a body of exactly 8 MiB, declared or chunked, and refuses a chunked one a byte longer', async () => {
+    const padded = (id: number, size: number): Buffer => {
+      const ping = `{"jsonrpc":"2.0","id":${id},"method":"ping"}`;
+      return Buffer.concat([Buffer.from(ping), Buffer.alloc(size - ping.length, 0x20)]);
+    };
+    for (const [n, framing] of [{ 'content-length': String(EIGHT_MIB) }, { 'transfer-encoding': 'chunked' }].entries()) {
+      const response = await rawRequest(aipcs.port, { headers: headers(framing), body: padded(100 + n, EIGHT_MIB) });
+      expect(response.status).toBe(200);
+      expect(sseMessages(response.body)).toEqual([{ jsonrpc: '2.0', id: 100 + n, result: {} }]);
+    }
+    const over = await rawRequest(aipcs.port, { headers: headers({ 'transfer-encoding': 'chunked' }), body: padded(102, EIGHT_MIB + 1) });
+    expect(over.status).toBe(413);
+  });
+
   it('left the registry untouched: no refused request reached the application', async () => {
     const listed = await observer.call('aipcs_service_list', { limit: 100 });
     expect(listed.ok).toBe(true);
