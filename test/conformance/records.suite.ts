@@ -216,6 +216,16 @@ export function recordsSuite(harness: StorageHarness): void {
         await rejects(app.records.delete({ ...remove, expectedRecordVersion: 3n }), 'changed_fingerprint');
       });
 
+      it('refuses a create key reused for another entity with the same fields', async () => {
+        const twins = (await app.lifecycle.seed({ domainName: 'twins', domainClass: 'knowledge', intentDescription: 'Twins.', idempotencyKey: 'twins-s' }))['service_id'] as string;
+        const twin = (name: string): JsonObject => ({ name, attributes: [...serverManaged(), { name: 'title', type: 'string' }] });
+        await app.lifecycle.design({ serviceId: twins, manifest: manifest({ manifest_version: 2n, schema_version: 1n, entities: [twin('left'), twin('right')] }), idempotencyKey: 'twins-d' });
+        await app.lifecycle.materialise({ serviceId: twins, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'twins-m' });
+        const command = { serviceId: twins, entityName: 'left', record: { title: 'same' }, idempotencyKey: 'twin-create' };
+        await app.records.create(command);
+        await rejects(app.records.create({ ...command, entityName: 'right' }), 'changed_fingerprint');
+      });
+
       it('does not consume a key on failure', async () => {
         await rejects(app.records.create({ serviceId, entityName: 'note', record: { detail: 'no title' }, idempotencyKey: 'k' }), 'validation_failed');
         const created = await app.records.create({ serviceId, entityName: 'note', record: { title: 'ok' }, idempotencyKey: 'k' });
