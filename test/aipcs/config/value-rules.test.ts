@@ -202,6 +202,17 @@ describe('HTTP host (§2.5.4)', () => {
     expect(ok({ options: { http_host: '2001:DB8::1' } }).http.allowedHosts).toEqual(['[2001:db8::1]:8000']);
   });
 
+  // A zone is the only way a valid literal grows past 45 characters or ends in whitespace.
+  it('bounds a zone-scoped host at 45 characters and refuses surrounding whitespace there too', () => {
+    const hosts = { http_allowed_hosts: 'h.example' };
+    const at45 = `fe80::1%${'e'.repeat(37)}`;
+    expect(at45).toHaveLength(45);
+    expect(ok({ options: { ...hosts, http_host: at45 } }).http.host).toBe(at45);
+    expectInvalid({ options: { ...hosts, http_host: `${at45}e` } }, 'streamable_http');
+    expectInvalid({ options: { ...hosts, http_host: 'fe80::1%eth0 ' } }, 'streamable_http');
+    expectInvalid({ env: { AIPCS_HTTP_HOST: 'fe80::1%eth0\t', AIPCS_HTTP_ALLOWED_HOSTS: 'h.example' } }, 'streamable_http');
+  });
+
   it('a zone-scoped IPv6 host resolves only with an explicit Host list (the derived entry would be invalid)', () => {
     expectInvalid({ options: { http_host: 'fe80::1%eth0' } }, 'streamable_http');
     expect(ok({ options: { http_host: 'fe80::1%eth0', http_allowed_hosts: 'h.example' } }).http.host).toBe('fe80::1%eth0');
