@@ -199,6 +199,8 @@ describe('aigpt server over stdio (SDK client)', () => {
     expect((await fs.readdir(memoryDir)).sort()).toEqual(after.map(([name]) => name));
     expect((await call('compress', { items: [] })).content[0]?.text).toBe('{"count":0,"limit":3,"success":true}');
     expect(await fs.readdir(memoryDir)).toEqual([]);
+    // Spec 5.4/5.5: nothing skipped, so no skipped member at all.
+    expect((await call('read_memory')).content[0]?.text).toBe('{"count":0,"records":[]}');
   });
 
   it('ignores extra arguments like the reference and answers unknown tools with an error payload', async () => {
