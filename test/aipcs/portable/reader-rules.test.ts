@@ -178,6 +178,7 @@ describe('store constraints from the manifest', () => {
 describe('reader framing', () => {
   const lines = linesOf(VECTOR_BYTES);
   const [header, service, trailer] = lines as [string, string, string];
+  const secondHeader = frameLine('header', 2, (JSON.parse(header) as { payload: JsonObject }).payload);
 
   it.each<[string, Buffer, BundleDefect]>([
     ['a CR before the LF', Buffer.from(`${header}\r\n${service}\n${trailer}\n`), 'carriage_return'],
@@ -202,6 +203,8 @@ describe('reader framing', () => {
     ['a trailer missing a section', joinLines([header, service, trailer.replace(/,\{"count":0,"kind":"audit","sha256":"[0-9a-f]{64}"\}/, '')]), 'trailer_invalid'],
     ['sections out of order', joinLines([header, service, trailer.replace('"kind":"branch",', '"kind":"history2",')]), 'trailer_invalid'],
     ['a trailer with an extra key', joinLines([header, service, trailer.replace('{"pre_trailer', '{"extra":1,"pre_trailer')]), 'trailer_invalid'],
+    ['a wrong section digest with the right root and counts', joinLines([header, service, trailer.replace('"kind":"service","sha256":"b', '"kind":"service","sha256":"c')]), 'trailer_mismatch'],
+    ['a second header after the service', joinLines([header, service, secondHeader, trailerLine([header, service, secondHeader])]), 'section_order'],
     ['a trailer first', joinLines([trailerLine([])]), 'section_order'],
     ['a trailer after the header only', joinLines([header, trailerLine([header])]), 'section_order'],
   ])('refuses %s', async (_name, bytes, reason) => {
