@@ -29,6 +29,8 @@ describe('profile cross-rules (§2.6)', () => {
       ['an explicit connect timeout', { options: { postgres_connect_timeout_seconds: '10' } }],
       ['an explicit lock timeout', { env: { AIPCS_POSTGRES_LOCK_TIMEOUT_MS: '5000' } }],
       ['an explicit statement timeout', { toml: `${V1}[postgresql]\nstatement_timeout_ms = 30000\n` }],
+      // Without the [postgresql] table, which the table rule refuses on its own.
+      ['an explicit statement timeout, even the default value, on the command line', { options: { postgres_statement_timeout_ms: '30000' } }],
     ])('%s', (_label, call) => {
       expectInvalid(call, 'storage');
     });
@@ -47,6 +49,7 @@ describe('profile cross-rules (§2.6)', () => {
       ['an explicit connect timeout', { ...sqlite, options: { ...sqlite.options, postgres_connect_timeout_seconds: '5' } }],
       ['an explicit lock timeout', { ...sqlite, env: { ...HOME, AIPCS_POSTGRES_LOCK_TIMEOUT_MS: '5' } }],
       ['an explicit statement timeout', { ...sqlite, toml: `${V1}[postgresql]\nstatement_timeout_ms = 1000\n` }],
+      ['an explicit statement timeout from the environment', { ...sqlite, env: { ...HOME, AIPCS_POSTGRES_STATEMENT_TIMEOUT_MS: '1000' } }],
     ])('%s', (_label, call) => {
       expectInvalid(call, 'postgresql');
     });
