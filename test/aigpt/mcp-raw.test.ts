@@ -92,5 +92,12 @@ describe('aigpt server, raw JSON-RPC lines', () => {
     expect(served.isError).toBeUndefined();
     server.send({ jsonrpc: '2.0', id: 4, method: 'ping' });
     expect(await server.response(4)).toEqual({ jsonrpc: '2.0', id: 4, result: {} });
+    // The edge, newline not counted: a line of exactly 4 MiB is served, one byte more is refused.
+    const exactly = (id: number, bytes: number): unknown => readCore(id, bytes - Buffer.byteLength(JSON.stringify(readCore(id, 0))));
+    expect(Buffer.byteLength(JSON.stringify(exactly(5, 4 * 1024 * 1024)))).toBe(4 * 1024 * 1024);
+    server.send(exactly(5, 4 * 1024 * 1024));
+    expect(((await server.response(5))['result'] as { isError?: boolean }).isError).toBeUndefined();
+    server.send(exactly(6, 4 * 1024 * 1024 + 1));
+    expect(await server.response(6)).toEqual({ jsonrpc: '2.0', id: 6, error: { code: -32600, message: 'Invalid Request' } });
   });
 });
