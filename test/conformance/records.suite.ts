@@ -127,6 +127,11 @@ export function recordsSuite(harness: StorageHarness): void {
     });
 
     describe('bounds', () => {
+      it('accepts an integer literal of exactly +-2^53 in a number field, stored as a float, and rejects one more', async () => {
+        for (const value of [2n ** 53n, -(2n ** 53n)]) expect((await create({ title: 'n', confidence: value }))['fields']).toMatchObject({ confidence: Number(value) });
+        for (const value of [2n ** 53n + 1n, -(2n ** 53n) - 1n]) await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'n', confidence: value }, idempotencyKey: key() }), 'validation_failed');
+      });
+
       it('accepts a string of exactly 16384 UTF-8 bytes and rejects one more', async () => {
         await create({ title: 'é'.repeat(8192) });
         await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'é'.repeat(8192) + 'a' }, idempotencyKey: key() }), 'validation_failed');
