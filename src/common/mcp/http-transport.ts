@@ -203,6 +203,16 @@ function singleHeader(value: string | string[] | undefined): string | undefined 
   return Array.isArray(value) ? undefined : value;
 }
 
+/**
+ * The Host of a request that sent exactly one Host line. node keeps only the
+ * first of repeated lines in `headers.host`, so a second one (which RFC 9112
+ * §3.2 makes the request invalid with) would pass unseen; it is counted here.
+ */
+function soleHost(req: IncomingMessage): string | undefined {
+  const lines = req.headersDistinct['host'];
+  return lines?.length === 1 ? lines[0] : undefined;
+}
+
 // ---------------------------------------------------------------------------
 
 interface StagedCall {
@@ -671,7 +681,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     if (method === 'POST' && !startsAsJsonContentType(contentType)) {
       return rejection(res, 400, -32000, 'Bad Request: Content-Type must be application/json');
     }
-    if (!isAllowedHost(singleHeader(req.headers.host), options.allowedHosts)) return rejection(res, 421, -32000, 'Misdirected Request: Host not allowed');
+    if (!isAllowedHost(soleHost(req), options.allowedHosts)) return rejection(res, 421, -32000, 'Misdirected Request: Host not allowed');
     const origin = req.headers.origin;
     if (Array.isArray(origin) || !isAllowedOrigin(origin, options.allowedOrigins)) return rejection(res, 403, -32000, 'Forbidden: Origin not allowed');
     if (method === 'HEAD') return rejection(res, 405, -32600, 'Method Not Allowed', { Allow: 'GET, POST, DELETE' });

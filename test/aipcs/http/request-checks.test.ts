@@ -4,6 +4,7 @@
 // and a tool call that would seed a service; afterwards the registry must
 // still be empty, so nothing reached the application.
 
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDataRoot, sqliteArgs } from '../../support/aipcs-client.js';
 import { connectHttp, initializeBody, MCP_HEADERS, rawRequest, rawSession, sseMessages, startHttpAipcs, type HttpAipcs, type HttpClient, type RawRequest } from './support.js';
@@ -122,6 +123,35 @@ describe('request checks of the Streamable HTTP listener', () => {
     }
     const over = await rawRequest(aipcs.port, { headers: headers({ 'transfer-encoding': 'chunked' }), body: padded(102, EIGHT_MIB + 1) });
     expect(over.status).toBe(413);
+  });
+
+  // Node keeps only the first of repeated Host lines; RFC 9112 §3.2 makes such
+  // a request invalid, so neither order may pass the allow-list.
+  it('refuses a request with two Host lines with 421, whichever comes first', async () => {
+    const statusLine = (text: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(aipcs.port, '127.0.0.1', () => socket.end(text));
+        let answer = '';
+        socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+        socket.on('close', () => resolve(answer.split('\r\n')[0] ?? ''));
+        socket.on('error', reject);
+      });
+    const body = '{"jsonrpc":"2.0","id":7,"method":"ping"}';
+    for (const hosts of [[host, 'attacker.example'], ['attacker.example', host]]) {
+      const request = [
+        'POST /mcp HTTP/1.1',
+        ...hosts.map((value) => `Host: ${value}`),
+        'Content-Type: application/json',
+        'Accept: application/json, text/event-stream',
+        `Mcp-Session-Id: ${session}`,
+        'MCP-Protocol-Version: 2025-06-18',
+        `Content-Length: ${body.length}`,
+        'Connection: close',
+        '',
+        body,
+      ].join('\r\n');
+      expect(await statusLine(request)).toBe('HTTP/1.1 421 Misdirected Request');
+    }
   });
 
   it('left the registry untouched: no refused request reached the application', async () => {
