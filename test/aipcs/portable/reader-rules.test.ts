@@ -2,8 +2,9 @@
 // artefact whose framing and digests are correct, so the refusal comes from
 // the rule itself: framing, frames, payloads, order and cross-references.
 
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../../src/common/json.js';
+import { canonicalJson, type JsonObject } from '../../../src/common/json.js';
 import type { BundleDefect } from '../../../src/aipcs/portable/index.js';
 import { IDS, VECTOR_BYTES, defectOf, frameLine, joinLines, linesOf, materialisedFrames, rawBundle, trailerLine } from './fixtures.js';
 
@@ -179,6 +180,9 @@ describe('reader framing', () => {
   const lines = linesOf(VECTOR_BYTES);
   const [header, service, trailer] = lines as [string, string, string];
   const secondHeader = frameLine('header', 2, (JSON.parse(header) as { payload: JsonObject }).payload);
+  // The service frame with one more member, its digest computed over it: only the closed key set refuses it.
+  const widened = canonicalJson({ extra: 0n, kind: 'service', ordinal: 1n, payload: (JSON.parse(service) as { payload: JsonObject }).payload });
+  const widenedService = `${widened.slice(0, -1)},"sha256":"${createHash('sha256').update(widened).digest('hex')}"}`;
 
   it.each<[string, Buffer, BundleDefect]>([
     ['a CR before the LF', Buffer.from(`${header}\r\n${service}\n${trailer}\n`), 'carriage_return'],
@@ -205,6 +209,8 @@ describe('reader framing', () => {
     ['a trailer with an extra key', joinLines([header, service, trailer.replace('{"pre_trailer', '{"extra":1,"pre_trailer')]), 'trailer_invalid'],
     ['a wrong section digest with the right root and counts', joinLines([header, service, trailer.replace('"kind":"service","sha256":"b', '"kind":"service","sha256":"c')]), 'trailer_mismatch'],
     ['a second header after the service', joinLines([header, service, secondHeader, trailerLine([header, service, secondHeader])]), 'section_order'],
+    ['a correctly hashed frame with an extra member', joinLines([header, widenedService, trailerLine([header, widenedService])]), 'frame_shape'],
+    ['a trailer section entry with an extra key', joinLines([header, service, trailer.replace('{"count":1,"kind":"header"', '{"count":1,"extra":0,"kind":"header"')]), 'trailer_invalid'],
     ['a trailer first', joinLines([trailerLine([])]), 'section_order'],
     ['a trailer after the header only', joinLines([header, trailerLine([header])]), 'section_order'],
   ])('refuses %s', async (_name, bytes, reason) => {
