@@ -115,6 +115,12 @@ describe('valid manifests', () => {
     expect(issuesOf(document)).toEqual([]);
   });
 
+  it('accepts index and relationship names of 48 characters', () => {
+    const named = 'n'.repeat(48);
+    expect(issuesOf(manifest(undefined, { indices: [index(named, 'note', ['title'])] }))).toEqual([]);
+    expect(issuesOf(linkedManifest({ relationships: [relationship(named, ['task', 'project_id'], ['project', 'id'])] }))).toEqual([]);
+  });
+
   it('accepts 128 relationships and 128 indices, the list bounds themselves', () => {
     const uuids = (count: number): JsonObject[] => Array.from({ length: count }, (_, i) => attr(`f${i}`, 'uuid'));
     const sources: [string, number][] = [['a', 58], ['b', 58], ['c', 12]];

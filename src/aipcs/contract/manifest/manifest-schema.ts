@@ -7,7 +7,8 @@ import type { SchemaNode } from '../schema-check.js';
 import { ATTRIBUTE_TYPES, IDENTIFIER_PATTERN, MANIFEST_BOUNDS as B, RETRIEVAL_MODES } from './types.js';
 
 const ident: SchemaNode = { type: 'string', pattern: IDENTIFIER_PATTERN };
-const shortIdent: SchemaNode = { type: 'string', maxLength: 48, pattern: IDENTIFIER_PATTERN };
+/** A relationship's or an index's name: an identifier of at most `maxLength` characters. */
+const shortIdent = (maxLength: number): SchemaNode => ({ type: 'string', maxLength, pattern: IDENTIFIER_PATTERN });
 const ref = (name: string): SchemaNode => ({ $ref: `#/$defs/${name}` });
 const nullable = (node: SchemaNode): SchemaNode => ({ anyOf: [node, { type: 'null' }], default: null });
 
@@ -65,7 +66,7 @@ export const RELATIONSHIP_DEFINITION_SCHEMA: SchemaNode = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    name: shortIdent,
+    name: shortIdent(B.maxRelationshipNameLength),
     from: ref('RelationshipEndpoint'),
     to: ref('RelationshipEndpoint'),
     on_delete: { type: 'string', const: 'restrict' },
@@ -78,7 +79,7 @@ export const INDEX_DEFINITION_SCHEMA: SchemaNode = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    name: shortIdent,
+    name: shortIdent(B.maxIndexNameLength),
     entity: ident,
     fields: { type: 'array', items: ident, minItems: 1, maxItems: B.maxIndexFields },
     unique: { type: 'boolean', default: false },
