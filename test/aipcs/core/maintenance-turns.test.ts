@@ -8,10 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
-import { notesManifest } from '../../support/manifests.js';
-import { appOver, manifest } from '../../conformance/harness.js';
+import { materialisedNotes, type TestApp } from '../../conformance/harness.js';
 
-type App = ReturnType<typeof appOver>;
 type Storage = Awaited<ReturnType<typeof openSqliteStorage>>;
 
 /**
@@ -19,14 +17,11 @@ type Storage = Awaited<ReturnType<typeof openSqliteStorage>>;
  * a low_confidence scan (below 0.5) that must find nothing and must let an
  * immediate callback queued before it run before it ends.
  */
-async function expectTurnDuringEmptyScan(fill: (app: App, storage: Storage, serviceId: string) => Promise<void>): Promise<void> {
+async function expectTurnDuringEmptyScan(fill: (app: TestApp, storage: Storage, serviceId: string) => Promise<void>): Promise<void> {
   const base = mkdtempSync(join(tmpdir(), 'aipcs-maintenance-turns-'));
   const storage = await openSqliteStorage({ dataRoot: join(base, 'data'), busyTimeoutMs: 5000, defaultRoot: false });
   try {
-    const app = appOver(storage);
-    const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
-    await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
-    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+    const { app, serviceId } = await materialisedNotes(storage);
     await fill(app, storage, serviceId);
     const marks: string[] = [];
     setImmediate(() => marks.push('turn'));
