@@ -118,7 +118,10 @@ function checkValue(attribute: AttributeDefinition, value: JsonValue): FieldValu
 export function decodeFieldSet(entity: EntityFieldRules, raw: JsonValue | undefined, lineBytes: number): FieldSet {
   if (!isJsonObject(raw ?? null)) return invalid();
   const source = raw as Readonly<Record<string, JsonValue>>;
-  const out: Record<string, FieldValue> = {};
+  // Without a prototype: a field left out must read as undefined, also one
+  // named `constructor` (a valid identifier a plain object inherits), here
+  // and wherever the set goes (staging, content rules, re-observation).
+  const out: Record<string, FieldValue> = Object.create(null) as Record<string, FieldValue>;
   for (const name of Object.keys(source)) {
     const attribute = entity.domain.get(name);
     if (attribute === undefined) return invalid();
