@@ -106,6 +106,19 @@ describe('aipcs service purge', () => {
     expect(await createNoteFails(serviceId)).toBe('storage_unavailable');
   });
 
+  it("refuses another service's receipt, though both are archived at the same revision (unsupported_transition)", async () => {
+    const [first, second] = [await seedService(client, 'receipt_owner'), await seedService(client, 'receipt_borrower')];
+    for (const [n, serviceId] of [first, second].entries()) {
+      expect(aipcs(['service', 'archive', serviceId, '--expected-revision', '1', '--operation-id', OP(40 + n), '--yes', ...args]).status).toBe(0);
+    }
+    const exported = aipcs(['export', first, '--output', join(work, 'owner.jsonl'), '--expected-revision', '2', '--operation-id', OP(42), ...args]);
+    const receiptId = (exported.envelope.result?.['receipt'] as Record<string, string>)['receipt_id'] as string;
+    const borrowed = purge(second, '2', OP(43), ['--receipt', receiptId]);
+    expect([borrowed.status, borrowed.envelope.error?.code]).toEqual([3, 'unsupported_transition']);
+    expect(aipcs(['service', 'inspect', second, ...args]).envelope.result?.['operational_status']).toBe('archived');
+    expect(purge(first, '2', OP(44), ['--receipt', receiptId]).status).toBe(0);
+  });
+
   async function createNoteFails(serviceId: string): Promise<string | undefined> {
     const created = await client.call('aipcs_record_create', { service_id: serviceId, entity_name: 'note', record: { title: 'x' }, idempotency_key: `late-${serviceId}` });
     return created.error?.code;
