@@ -180,7 +180,9 @@ export function historyEventDocument(entity: EntityDefinition, event: StoredHist
   const snapshot = (fields: FieldSet | null): JsonObject | null => {
     if (fields === null) return null;
     const complete: Record<string, FieldValue> = {};
-    for (const attribute of domainAttributes(entity)) complete[attribute.name] = fields[attribute.name] ?? null;
+    // Own members only: a stored snapshot is a plain object, and a field it
+    // lacks named `constructor` would otherwise be read from Object.prototype.
+    for (const attribute of domainAttributes(entity)) complete[attribute.name] = Object.hasOwn(fields, attribute.name) ? (fields[attribute.name] ?? null) : null;
     return { fields: publicFields(complete) };
   };
   return {
