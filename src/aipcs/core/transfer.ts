@@ -647,7 +647,7 @@ export class ServiceTransfer {
     }
   }
 
-  /** Accepts a store an earlier or concurrent attempt of this claim staged when it holds exactly the artefact; anything else → recovery_required. */
+  /** Accepts a store an earlier or concurrent attempt of this claim staged when it holds exactly the artefact; a different one → recovery_required, an unreadable one → uncertain. */
   private async adoptStaged(claim: ClaimRow, artefact: ValidatedTransfer, manifest: ManifestV2, layout: StoreLayout, fence: WriteFence, locator: StorageLocator): Promise<void> {
     const expected = await this.artefactDigest(artefact, manifest);
     const found = await this.storeDigest(locator, manifest, layout);
@@ -782,6 +782,10 @@ export class ServiceTransfer {
   /** The content digest and fence of a staged store, through a fresh snapshot; null when it cannot be read as that layout. */
   private async storeDigest(locator: StorageLocator, manifest: ManifestV2, layout: StoreLayout): Promise<{ digest: string; fence: WriteFence } | null> {
     const observation = await this.deps.storage.stores.observe(locator, layout);
+    // A store that could not be read is not a different one: the claim stays
+    // prepared for the same key (ops spec §4.2: an unavailable observation
+    // after a physical action is operation_uncertain, never terminal).
+    if (observation.state === 'unavailable') throw new StorageFailure('uncertain');
     if (observation.state !== 'ready') return null;
     return this.deps.storage.data.scan(locator, this.principalId, async (tx) => {
       const digest = new ContentDigest(this.deps.codec.textDigest(), manifest);

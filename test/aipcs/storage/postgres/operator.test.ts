@@ -324,6 +324,79 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     }
   });
 
+  it('an import retry whose re-observation of the staged store loses its connection stays prepared (operation_uncertain) and the same key then completes', async () => {
+    const source = await pgStorage();
+    const sourceOperator = operatorOver(source.storage);
+    const serviceId = await populated(sourceOperator);
+    await sourceOperator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: await revisionOf(sourceOperator, serviceId), operationId: 'op-suspend' });
+    const exported = await exportBytes(sourceOperator, serviceId, await revisionOf(sourceOperator, serviceId), 'op-export');
+
+    const { storage, db } = await pgStorage();
+    const operator = operatorOver(storage);
+    const role = new URL(db.url).username;
+    const holder = new pg.Client({ connectionString: db.url });
+    const watcher = new pg.Client({ connectionString: db.url });
+    for (const client of [holder, watcher]) {
+      // A failed run leaves them to the database's forced drop.
+      client.on('error', () => undefined);
+      await client.connect();
+    }
+    /** A transaction of the role (not the holder's) waiting for a lock: only the holder's lock on the store's metadata table is there to wait for. */
+    const waiting = async (): Promise<{ pid: number; xact: string }> => {
+      for (;;) {
+        const rows = await watcher.query<{ pid: number; xact: string }>(
+          `SELECT pid, xact_start::text AS xact FROM pg_stat_activity WHERE usename = $1 AND pid <> $2 AND wait_event_type = 'Lock'`,
+          [role, (holder as unknown as { processID: number }).processID],
+        );
+        const found = rows.rows[0];
+        if (found !== undefined) return found;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    try {
+      // First attempt: staged and re-observed, but publication cannot take the
+      // registry's service table, so the claim stays prepared over a staged store.
+      await holder.query(`BEGIN; LOCK TABLE aipcs_registry.aipcs_registry_service IN EXCLUSIVE MODE`);
+      await expect(importBytes(operator, exported.bytes, 'op-import')).rejects.toMatchObject({ code: 'storage_busy' });
+      await holder.query('COMMIT');
+      const namespace = `svc_${serviceId.replaceAll('-', '')}`;
+      expect(await storage.stores.inspect({ backend: 'postgresql', namespace })).toMatchObject({ status: 'ready' });
+
+      // Second attempt (waits for locks as long as the test needs): inspection
+      // finds the staged store ready; the re-observation that follows loses
+      // its connection.
+      const patientStorage = await openPostgresStorage({ dsn: db.url, ...timeouts, lockTimeoutMs: 120_000, statementTimeoutMs: 120_000 });
+      opened.push(patientStorage);
+      const patient = operatorOver(patientStorage);
+      const meta = `"${namespace}"."__aipcs_service_store_meta"`;
+      await holder.query(`BEGIN; LOCK TABLE ${meta} IN ACCESS EXCLUSIVE MODE`);
+      const retry = importBytes(patient, exported.bytes, 'op-import');
+      retry.catch(() => undefined);
+      // The inspection waits (maybe more than once: catalog functions take
+      // and drop the lock) in its own transaction; each time it is let through
+      // and the lock taken again. The first wait of another transaction is
+      // the re-observation's: its backend is terminated.
+      const inspection = await waiting();
+      for (;;) {
+        await holder.query(`COMMIT; BEGIN; LOCK TABLE ${meta} IN ACCESS EXCLUSIVE MODE`);
+        const next = await waiting();
+        if (next.pid === inspection.pid && next.xact === inspection.xact) continue;
+        await watcher.query('SELECT pg_terminate_backend($1)', [next.pid]);
+        break;
+      }
+      await expect(retry).rejects.toMatchObject({ code: 'operation_uncertain' });
+      await holder.query('COMMIT');
+
+      // Nothing was found to differ: the same key completes the import.
+      const imported = await importBytes(patient, exported.bytes, 'op-import');
+      expect(imported['service']).toMatchObject({ service_id: serviceId, operational_status: 'suspended', recovery_state: 'clear' });
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+      await watcher.end();
+    }
+  });
+
   it('opens for admin without creating or migrating anything, read-only unless asked', async () => {
     const db = await createTestDatabase(cluster);
     databases.push(db);
