@@ -6,6 +6,7 @@
 import type { JsonObject, JsonValue } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
 import type { OperatorStoragePorts } from './application.js';
+import { canAdvance } from './counters.js';
 import type { LifecycleService } from './lifecycle.js';
 import {
   StorageFailure,
@@ -202,12 +203,15 @@ export class OperatorService {
       target_operational_status: rule.to,
     });
     return guarded(async () => {
+      const fenceAtMaximum = await this.fenceAtMaximum(command.serviceId);
       const admitted = await this.registry.write(async (tx) => {
         const resolved = await this.claims.resolve(tx, command.operationId, command.kind, fingerprint);
         if (resolved) return resolved;
         const service = await tx.getService(this.deps.principalId, command.serviceId);
         if (!service || service.serviceRevision !== command.expectedServiceRevision) throw new AipcsError('stale_revision');
         if (!rule.from.includes(service.operationalStatus)) throw new AipcsError('unsupported_transition');
+        // The revision and the fence generation both move on by one (D40).
+        if (!canAdvance(service.serviceRevision) || (service.storage !== null && fenceAtMaximum)) throw new AipcsError('unsupported_transition');
         await this.claims.requireNoActiveIntent(tx, service.serviceId);
         const claim = this.claims.prepared(command.kind, command.operationId, fingerprint, service.serviceId, {
           service_id: service.serviceId,
@@ -220,6 +224,20 @@ export class OperatorService {
       if ('replay' in admitted) return admitted.replay;
       return this.completeTransition(command.kind, admitted.claim, 'admittedNow' in admitted);
     });
+  }
+
+  /**
+   * Whether the store of a materialised service has its fence generation at
+   * 2^63-1, read before admission (a store that cannot be read is left to
+   * the transition's own fence step). Only a transition's intent moves the
+   * fence: one that moves it after this read is still active when this
+   * command is admitted, or has moved the revision and made it stale.
+   */
+  private async fenceAtMaximum(serviceId: string): Promise<boolean> {
+    const service = await this.registry.read((tx) => tx.getService(this.deps.principalId, serviceId));
+    if (!service || service.designState !== 'materialised' || !service.storage) return false;
+    const fence = await this.deps.storage.stores.readFence(service.storage).catch(() => null);
+    return fence !== null && !canAdvance(fence.generation);
   }
 
   /** `admittedNow`: the claim was admitted by this call, not resumed from an earlier attempt. */
