@@ -14,6 +14,7 @@ import { discoverySuite } from './discovery.suite.js';
 import type { StorageHarness } from './harness.js';
 import { lifecycleSuite } from './lifecycle.suite.js';
 import { maintenanceSuite } from './maintenance.suite.js';
+import { modelSuite } from './model.suite.js';
 import { operatorSuite, type OperatorStorageHarness } from './operator.suite.js';
 import { recordsSuite } from './records.suite.js';
 
@@ -61,6 +62,7 @@ for (const cluster of postgresClusters()) {
     branchesSuite(harness);
     discoverySuite(harness);
     maintenanceSuite(harness);
+    modelSuite(harness, { numRuns: 4 });
     operatorSuite(harness);
   });
 }

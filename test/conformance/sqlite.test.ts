@@ -10,6 +10,7 @@ import { discoverySuite } from './discovery.suite.js';
 import type { StorageHarness } from './harness.js';
 import { lifecycleSuite } from './lifecycle.suite.js';
 import { maintenanceSuite } from './maintenance.suite.js';
+import { modelSuite } from './model.suite.js';
 import { operatorSuite } from './operator.suite.js';
 import { recordsSuite } from './records.suite.js';
 
@@ -30,4 +31,5 @@ recordsSuite(sqliteHarness);
 branchesSuite(sqliteHarness);
 discoverySuite(sqliteHarness);
 maintenanceSuite(sqliteHarness);
+modelSuite(sqliteHarness);
 operatorSuite(sqliteHarness);
