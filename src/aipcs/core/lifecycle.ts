@@ -7,6 +7,7 @@
 import type { JsonObject, JsonValue } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
 import type { ManifestV2 } from '../contract/manifest/types.js';
+import { canAdvance } from './counters.js';
 import { storeLayoutOf } from './layout.js';
 import { StorageFailure, type BackendName, type ClaimKind, type ClaimRow, type Micros, type RegistryPort, type RegistryReader, type RegistryWriter, type ServiceRow, type ServiceStorePort, type StoreLayout } from './ports.js';
 import { PAGE_TEXT_BUDGET } from './records.js';
@@ -283,6 +284,7 @@ export class LifecycleService {
         if (service.operationalStatus !== 'active' || service.designState !== 'seeded' || service.manifest !== null) {
           throw new AipcsError('invalid_state');
         }
+        if (!canAdvance(service.serviceRevision)) throw new AipcsError('invalid_state');
         // Another intent on the service (an operator's suspend, archive or
         // export of this seeded service) would find its revision moved and
         // freeze the service: wait for it (ops spec §4.1 last row, §4.5).
@@ -399,7 +401,7 @@ export class LifecycleService {
       }
       const stateAllows =
         service.operationalStatus === 'active' && (kind === 'materialise' ? service.designState === 'seeded' && service.manifest !== null : service.designState === 'materialised');
-      if (!stateAllows) throw new AipcsError('unsupported_transition');
+      if (!stateAllows || !canAdvance(service.serviceRevision)) throw new AipcsError('unsupported_transition');
       const active = await tx.getActiveClaim(this.deps.principalId, service.serviceId);
       if (active?.phase === 'prepared') throw new AipcsError('operation_in_progress');
       if (active?.phase === 'recovery_required') throw new AipcsError('recovery_required');
