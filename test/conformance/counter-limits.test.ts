@@ -1,18 +1,22 @@
 // Counters at 2^63-1 (contract §10 bounds, ops spec §3.2.6) through the
 // application layer, on SQLite and on each started PostgreSQL cluster: a
-// change that would move a service_revision past the maximum is refused
-// before anything is written (D40), not left pending after the overflowing
-// write. Design answers invalid_state, materialise and evolve
-// unsupported_transition; a retry with the same key gets the same answer.
+// change that would move a record_version, a branch_revision or a
+// service_revision past the maximum is refused before anything is written
+// (D40), not answered internal_error or storage_unavailable after the
+// overflowing write. Records and branches answer constraint_violation, design
+// invalid_state, materialise and evolve unsupported_transition; a retry with
+// the same key gets the same answer and nothing is left pending.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../src/aipcs/core/application.js';
-import type { BackendName } from '../../src/aipcs/core/ports.js';
+import { storeLayoutOf } from '../../src/aipcs/core/layout.js';
+import type { BackendName, EntityLayout, StoredBranch, StoredRecord } from '../../src/aipcs/core/ports.js';
 import { openPostgresStorage } from '../../src/aipcs/storage/postgres/index.js';
 import { openSqliteStorage } from '../../src/aipcs/storage/sqlite/index.js';
+import type { JsonObject } from '../../src/common/json.js';
 import { notesManifest, notesManifestV2 } from '../support/manifests.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters } from '../support/postgres.js';
 import { appOver, manifest, materialisedNotes } from './harness.js';
@@ -33,6 +37,7 @@ function counterLimits(label: string, backend: Backend): void {
     let storage: StoragePorts;
     let dispose: () => Promise<void>;
     let domains = 0;
+    const noteLayout = storeLayoutOf(manifest(notesManifest())).entities.find((entity) => entity.name === 'note') as EntityLayout;
 
     beforeAll(async () => {
       ({ storage, dispose } = await backend.open());
@@ -40,6 +45,60 @@ function counterLimits(label: string, backend: Backend): void {
     afterAll(async () => {
       await storage.close();
       await dispose();
+    });
+
+    /** A fresh materialised notes service with one note at the maximum record_version and one at 1. */
+    async function notesAtMaximum() {
+      const { serviceId, namespace, app } = await materialisedNotes(storage, `counters_${++domains}`);
+      const locator = { backend: backend.name, namespace };
+      const create = async (title: string) => (await app.records.create({ serviceId, entityName: 'note', record: { title }, idempotencyKey: `c-${title}` }))['record'] as JsonObject;
+      const maxed = await create('maxed');
+      const plain = await create('plain');
+      await storage.data.write(locator, 'agent-a', async (tx) => {
+        const record = (await tx.getRecord(noteLayout, maxed['id'] as string)) as StoredRecord;
+        await tx.updateRecord(noteLayout, { ...record, recordVersion: MAX });
+      });
+      const read = async (record: JsonObject) => app.records.get(serviceId, 'note', record['id'] as string);
+      return { serviceId, app, locator, maxed: await read(maxed), plain, read };
+    }
+
+    it('refuses to update or delete a record at the maximum record_version, the same way on retry', async () => {
+      const { serviceId, app, maxed, read } = await notesAtMaximum();
+      const id = maxed['id'] as string;
+      const history = await app.records.history({ serviceId, entityName: 'note', recordId: id, limit: 100, cursor: null });
+      for (let attempt = 0; attempt < 2; attempt++) {
+        // Before: internal_error (SQLite) or storage_unavailable (PostgreSQL) from the overflowing write.
+        await rejects(app.records.update({ serviceId, entityName: 'note', recordId: id, expectedRecordVersion: MAX, updates: { title: 'next' }, idempotencyKey: 'u' }), 'constraint_violation');
+        await rejects(app.records.delete({ serviceId, entityName: 'note', recordId: id, expectedRecordVersion: MAX, idempotencyKey: 'd' }), 'constraint_violation');
+      }
+      expect(await read(maxed)).toEqual(maxed);
+      expect(await app.records.history({ serviceId, entityName: 'note', recordId: id, limit: 100, cursor: null })).toEqual(history);
+    });
+
+    it('refuses a branch assignment that would advance a record at the maximum, all or nothing', async () => {
+      const { serviceId, app, maxed, plain, read } = await notesAtMaximum();
+      const branch = (await app.branches.create({ serviceId, slug: 'topic', title: 'Topic', intent: 'Why.', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: 'b' }))['branch'] as JsonObject;
+      const targets = [plain, maxed].map((record) => ({ entityName: 'note', recordId: record['id'] as string, expectedRecordVersion: record['record_version'] as bigint }));
+      const assign = () => app.branches.assign({ serviceId, branchId: branch['id'] as string, role: 'primary', operation: 'assign', records: targets, idempotencyKey: 'a' });
+      await rejects(assign(), 'constraint_violation');
+      await rejects(assign(), 'constraint_violation');
+      expect([await read(plain), await read(maxed)]).toEqual([plain, maxed]);
+      const members = await app.records.list({ serviceId, entityName: 'note', branch: { branchId: branch['id'] as string, role: 'primary' }, cursor: null, limit: 10 });
+      expect(members['records']).toEqual([]);
+    });
+
+    it('refuses to update a branch at the maximum branch_revision, but completes a no-op update', async () => {
+      const { serviceId, app, locator } = await notesAtMaximum();
+      const created = (await app.branches.create({ serviceId, slug: 'topic', title: 'Topic', intent: 'Why.', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: 'b' }))['branch'] as JsonObject;
+      const branchId = created['id'] as string;
+      await storage.data.write(locator, 'agent-a', async (tx) => {
+        const branch = (await tx.getBranch(branchId)) as StoredBranch;
+        await tx.updateBranch({ ...branch, branchRevision: MAX });
+      });
+      const update = (title: string, idempotencyKey: string) => app.branches.update({ serviceId, branchId, expectedBranchRevision: MAX, updates: { title }, idempotencyKey });
+      await rejects(update('Renamed', 'u1'), 'constraint_violation');
+      await rejects(update('Renamed', 'u1'), 'constraint_violation');
+      expect(await update('Topic', 'u2')).toMatchObject({ branch: { title: 'Topic', branch_revision: MAX } });
     });
 
     it('refuses design, materialise and evolve of a service at the maximum service_revision, leaving it clear', async () => {

@@ -7,6 +7,7 @@ import type { JsonObject, JsonValue } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
 import type { BranchAssignmentTarget, BranchUpdates } from '../contract/requests/commands.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import { canAdvance } from './counters.js';
 import type { LifecycleService } from './lifecycle.js';
 import { StorageFailure, type BranchRole, type BranchStatus, type HistoryKind, type Micros, type ServiceDataPort, type ServiceDataReader, type ServiceDataWriter, type StoredBranch, type StoredRecord } from './ports.js';
 import { findEntity } from './record-rules.js';
@@ -213,6 +214,7 @@ export class BranchService {
         next.retrievalSummary !== current.retrievalSummary;
       // A no-op still completes (and consumes the key) without advancing the revision.
       if (!changed) return { branch: branchDocument(current), replayed: false };
+      if (!canAdvance(current.branchRevision)) throw new AipcsError('constraint_violation');
       const updated: StoredBranch = { ...next, updatedAt: timeAfter(now, current.createdAt, current.updatedAt), branchRevision: current.branchRevision + 1n };
       await tx.updateBranch(updated);
       return { branch: branchDocument(updated), replayed: false };
@@ -254,6 +256,8 @@ export class BranchService {
         const kind = await this.applyDelta(tx, command, target, now);
         let version = record.recordVersion;
         if (kind !== null) {
+          // The unit rolls back every delta already applied (D40).
+          if (!canAdvance(version)) throw new AipcsError('constraint_violation');
           version += 1n;
           const at = timeAfter(now, record.createdAt, record.updatedAt);
           await tx.updateRecord(layout, { ...record, recordVersion: version, updatedAt: at });

@@ -7,6 +7,7 @@
 import type { JsonObject, JsonValue } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
 import type { EntityDefinition, ManifestV2 } from '../contract/manifest/types.js';
+import { canAdvance } from './counters.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { TextBudget } from './text-budget.js';
 import { timeAfter } from './time.js';
@@ -135,6 +136,7 @@ export class RecordService {
       const current = await tx.getRecord(layout, command.recordId);
       if (!current) throw new AipcsError('not_found_data');
       if (current.recordVersion !== command.expectedRecordVersion) throw new AipcsError('stale_record_version');
+      if (!canAdvance(current.recordVersion)) throw new AipcsError('constraint_violation');
       const merged = completeFieldSet(entity, { ...current.fields, ...Object.fromEntries(updates) });
       checkRecordSize(fieldSetJson(merged));
       await this.checkReferences(tx, layout, merged);
@@ -163,6 +165,7 @@ export class RecordService {
       if (!current) throw new AipcsError('not_found_data');
       if (current.recordVersion !== command.expectedRecordVersion) throw new AipcsError('stale_record_version');
       if (await tx.isReferenced({ entity: entity.name, id: current.id }, referencing)) throw new AipcsError('constraint_violation');
+      if (!canAdvance(current.recordVersion)) throw new AipcsError('constraint_violation');
       const version = current.recordVersion + 1n;
       await tx.deleteRecord(layout, current.id);
       await tx.appendHistory({ entityName: entity.name, recordId: current.id, recordVersion: version, kind: 'delete', before: current.fields, after: null, occurredAt: timeAfter(now, current.createdAt, current.updatedAt) });
