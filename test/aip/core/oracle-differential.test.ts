@@ -572,4 +572,62 @@ describe('AIP objects against an independent oracle written from the spec', () =
     expect(product).toEqual(oracle);
     expect(result.code).toBe([...oracle.values()].every((x) => x === null) ? 0 : 1);
   });
+
+  it('the aip CLI put, from CBOR and from its JSON presentation, stores exactly what the oracle accepts', async () => {
+    requireBuiltBin();
+    const dir = await tempDir();
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    const store: OStore = new Map();
+    const candidates: Plain[] = [];
+    fc.assert(fc.property(fc.gen(), (g) => {
+      const graph = buildGraph(g);
+      for (const [id, bytes] of graph.store) store.set(id, bytes);
+      for (const object of graph.objects.values()) candidates.push(graphMutate(g, graph, object) ?? mutate(g, object));
+    }), { seed: 1307, numRuns: 1 });
+    for (const [id, bytes] of store) {
+      const folder = join(dir, '.aip', 'objects', id.slice(0, 2));
+      await mkdir(folder, { recursive: true });
+      await writeFile(join(folder, id.slice(2)), bytes);
+      await chmod(join(folder, id.slice(2)), 0o444);
+    }
+    expect((await aip(['index', 'rebuild'], { cwd: dir })).code).toBe(0);
+    let puts = 0;
+    let refused = 0;
+    for (const [i, candidate] of candidates.entries()) {
+      let bytes: Uint8Array;
+      try {
+        bytes = oEncode(candidate);
+      } catch {
+        continue;
+      }
+      const id = oId(bytes);
+      const expected = oVerifyGraph(new Map([...store, [id, bytes]]), id);
+      // JSON shows bytes only as an artifact's base64 content (9.4).
+      const json = i % 2 === 0 ? presentJson(candidate, false) : null;
+      const result = json === null ? await aip(['put', '-'], { cwd: dir, input: bytes }) : await aip(['put', '--from', 'json', '-'], { cwd: dir, input: json });
+      puts++;
+      if (expected !== null) refused++;
+      expect({ exit: result.code, code: result.stderr.match(/[a-z]+\.[a-z_]+/)?.[0] ?? null, input: json ?? show(candidate) })
+        .toEqual({ exit: expected === null ? 0 : 5, code: expected, input: json ?? show(candidate) });
+      if (expected === null) store.set(id, bytes);
+    }
+    expect(puts).toBeGreaterThan(10);
+    expect(refused).toBeGreaterThan(3);
+  });
 });
+
+function presentJson(value: Plain, bytesAllowed: boolean): string | null {
+  if (value === null || typeof value === 'boolean' || typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value instanceof Uint8Array) return bytesAllowed ? JSON.stringify(Buffer.from(value).toString('base64')) : null;
+  const top = !Array.isArray(value) && !(value instanceof Map) && (value as { type?: unknown }).type === 'artifact';
+  const parts = Array.isArray(value)
+    ? value.map((x) => presentJson(x, false))
+    : (value instanceof Map ? [...value] : Object.entries(value as object)).map(([k, x]) => {
+      const inner = presentJson(x as Plain, (top && k === 'data') || (bytesAllowed && k === 'content'));
+      return inner === null ? null : `${JSON.stringify(k)}:${inner}`;
+    });
+  if (parts.includes(null)) return null;
+  if (top && !((value as { data?: { content?: unknown } }).data?.content instanceof Uint8Array)) return null;
+  return Array.isArray(value) ? `[${parts.join(',')}]` : `{${parts.join(',')}}`;
+}
