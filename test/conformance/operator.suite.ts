@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApplication, createOperator, type Operator, type OperatorStoragePorts } from '../../src/aipcs/core/application.js';
 import { TRANSFER_CODEC } from '../../src/aipcs/compose.js';
 import { storeLayoutOf } from '../../src/aipcs/core/layout.js';
-import type { EntityLayout, StoredRecord } from '../../src/aipcs/core/ports.js';
+import { StorageFailure, type EntityLayout, type StoredRecord } from '../../src/aipcs/core/ports.js';
 import type { TransferCodec } from '../../src/aipcs/core/transfer-codec.js';
 import { writeWithLimits } from '../../src/aipcs/portable/bundle-writer.js';
 import { DEFAULT_LIMITS } from '../../src/aipcs/portable/format.js';
@@ -165,6 +165,57 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'After' }, idempotencyKey: 'c2' }), 'storage_unavailable');
         const count = await storage.data.read(locator, 'agent-a', async (tx) => (await tx.historyPage(null, 100)).length);
         expect(count).toBe(1);
+      });
+
+      it('a mutation admitted before a suspend does not commit while a resume is pending', async () => {
+        const serviceId = await materialised();
+        const locator = locatorOf(serviceId);
+        await app.records.create({ serviceId, entityName: 'note', record: { title: 'Before' }, idempotencyKey: 'c1' });
+        // A resume whose process dies after opening the fence: the registry
+        // finalise never happens, the intent stays pending, the service suspended.
+        let fenceMoved = false;
+        const crashing: OperatorStoragePorts = {
+          ...storage,
+          registry: Object.assign(Object.create(storage.registry) as OperatorStoragePorts['registry'], {
+            write: <T>(work: Parameters<OperatorStoragePorts['registry']['write']>[0]) =>
+              fenceMoved ? Promise.reject(new StorageFailure('unavailable')) : (storage.registry.write(work) as Promise<T>),
+          }),
+          stores: Object.assign(Object.create(storage.stores) as OperatorStoragePorts['stores'], {
+            changeFence: async (...args: Parameters<OperatorStoragePorts['stores']['changeFence']>) => {
+              const changed = await storage.stores.changeFence(...args);
+              fenceMoved = true;
+              return changed;
+            },
+          }),
+          close: () => storage.close(),
+        };
+        // Between the create's admission (service active) and its write unit,
+        // the operator suspends the service and a resume gets as far as the fence.
+        let interleaved = false;
+        const late: OperatorStoragePorts = {
+          ...storage,
+          data: Object.assign(Object.create(storage.data) as OperatorStoragePorts['data'], {
+            write: async <T>(...args: Parameters<OperatorStoragePorts['data']['write']>) => {
+              if (!interleaved) {
+                interleaved = true;
+                await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+                await rejects(operatorOver(crashing).operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(2) }), 'storage_unavailable');
+              }
+              return storage.data.write(...args) as Promise<T>;
+            },
+          }),
+          close: () => storage.close(),
+        };
+        await rejects(mcpOver(late).records.create({ serviceId, entityName: 'note', record: { title: 'Late' }, idempotencyKey: 'c2' }), 'storage_unavailable');
+        expect(interleaved).toBe(true);
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 3n, state: 'open' });
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ operational_status: 'suspended', recovery_state: 'pending' });
+        const titles = async () => (await storage.data.read(locator, 'agent-a', async (tx) => tx.historyPage(null, 100))).map((event) => event.after?.['title']);
+        expect(await titles()).toEqual(['Before']);
+        // Once the resume is retried and completes, mutations are admitted again.
+        await operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(2) });
+        await app.records.create({ serviceId, entityName: 'note', record: { title: 'After' }, idempotencyKey: 'c3' });
+        expect(await titles()).toEqual(['Before', 'After']);
       });
     });
 

@@ -112,7 +112,7 @@ export class BranchService {
   constructor(private readonly deps: BranchDependencies) {}
 
   async create(command: CreateBranchCommand): Promise<JsonObject> {
-    const admission = await this.deps.lifecycle.admitData(command.serviceId);
+    const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
     const fingerprint = mutationFingerprint(this.deps, 'branch_create', {
       slug: command.slug,
       title: command.title,
@@ -177,7 +177,7 @@ export class BranchService {
   }
 
   async update(command: UpdateBranchCommand): Promise<JsonObject> {
-    const admission = await this.deps.lifecycle.admitData(command.serviceId);
+    const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
     const supplied = suppliedUpdates(command.updates);
     if (Object.keys(supplied).length === 0) throw new AipcsError('validation_failed');
     const fingerprint = mutationFingerprint(this.deps, 'branch_update', {
@@ -222,7 +222,7 @@ export class BranchService {
   }
 
   async assign(command: AssignRecordsCommand): Promise<JsonObject> {
-    const admission = await this.deps.lifecycle.admitData(command.serviceId);
+    const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
     if (command.records.length === 0 || command.records.length > MAX_TARGETS) throw new AipcsError('validation_failed');
     const targets = command.records.map((target) => {
       const entity = findEntity(admission.manifest, target.entityName);

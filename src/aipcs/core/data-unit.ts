@@ -6,7 +6,7 @@
 
 import type { JsonObject } from '../../common/json.js';
 import { AipcsError } from '../contract/error-codes.js';
-import type { DataAdmission } from './lifecycle.js';
+import type { DataAdmission, MutationAdmission } from './lifecycle.js';
 import { StorageFailure, type Micros, type ServiceDataPort, type ServiceDataWriter, type StorageLocator } from './ports.js';
 import { fingerprintText } from './record-rules.js';
 
@@ -49,10 +49,14 @@ export function mutationFingerprint(deps: DataUnitDependencies, kind: string, fi
   return deps.sha256(fingerprintText({ kind, created_via: CREATED_VIA, ...fields }));
 }
 
-/** Fence, replay lookup, then `work`; a completed result is recorded for replay in the same unit. */
+/**
+ * Fence (open, and at the generation of the admission: no transition since),
+ * replay lookup, then `work`; a completed result is recorded for replay in
+ * the same unit.
+ */
 export async function runMutation(
   deps: DataUnitDependencies,
-  admission: DataAdmission,
+  admission: MutationAdmission,
   key: string,
   kind: string,
   fingerprint: string,
@@ -60,7 +64,7 @@ export async function runMutation(
 ): Promise<JsonObject> {
   try {
     return await deps.data.write(storageLocator(admission), deps.principalId, async (tx) => {
-      if (!(await tx.fenceIsOpen())) throw new AipcsError('storage_unavailable');
+      if (!(await tx.fenceIsOpen(admission.fenceGeneration))) throw new AipcsError('storage_unavailable');
       const replay = await tx.getReplay(key);
       if (replay) {
         if (replay.kind !== kind || replay.fingerprint !== fingerprint) throw new AipcsError('changed_fingerprint');

@@ -9,7 +9,7 @@ import { AipcsError } from '../contract/error-codes.js';
 import type { ManifestV2 } from '../contract/manifest/types.js';
 import { canAdvance } from './counters.js';
 import { storeLayoutOf } from './layout.js';
-import { StorageFailure, type BackendName, type ClaimKind, type ClaimRow, type Micros, type RegistryPort, type RegistryReader, type RegistryWriter, type ServiceRow, type ServiceStorePort, type StoreLayout } from './ports.js';
+import { StorageFailure, type BackendName, type ClaimKind, type ClaimRow, type Micros, type RegistryPort, type RegistryReader, type RegistryWriter, type ServiceRow, type ServiceStorePort, type StorageLocator, type StoreLayout, type WriteFence } from './ports.js';
 import { PAGE_TEXT_BUDGET } from './records.js';
 import { TextBudget } from './text-budget.js';
 import { formatTimestamp, timeAfter } from './time.js';
@@ -72,6 +72,17 @@ export interface DataAdmission {
   readonly service: ServiceRow;
   readonly manifest: ManifestV2;
   readonly layout: StoreLayout;
+}
+
+/**
+ * Admission for a data mutation: also the generation of the store's write
+ * fence, read no later than the registry said active. The write unit
+ * requires the fence open at that generation, so a mutation admitted before
+ * a suspend or archive never commits after it, even once a resume has
+ * opened the fence again (ops spec §4.3).
+ */
+export interface MutationAdmission extends DataAdmission {
+  readonly fenceGeneration: bigint;
 }
 
 /** Hook that lets storage refuse an evolve at admission (unique index over duplicates). */
@@ -211,16 +222,45 @@ export class LifecycleService {
         const found = await tx.getService(this.deps.principalId, serviceId);
         return { service: found, claim: found ? await tx.getActiveClaim(this.deps.principalId, serviceId) : undefined };
       });
-      if (!service) throw new AipcsError('not_found_data');
-      if (claim?.phase === 'prepared') throw new AipcsError('storage_busy');
-      if (claim?.phase === 'recovery_required') throw new AipcsError('storage_unavailable');
-      if (service.designState !== 'materialised' || service.operationalStatus !== 'active' || service.storage === null) {
+      return this.admitted(service, claim);
+    }, 'operation_uncertain_data');
+  }
+
+  /** admitData for a data mutation, with the fence generation its write unit requires (MutationAdmission). */
+  async admitMutation(serviceId: string): Promise<MutationAdmission> {
+    return this.wrapStorage(async () => {
+      const locator: StorageLocator = { backend: this.deps.backend, namespace: namespaceOf(serviceId) };
+      const registry = this.deps.registry;
+      // The fence is read before the registry rows, or in their snapshot: a
+      // suspend that closes it after this read finds the generation moved.
+      const before = registry.readWithFence ? undefined : await this.deps.stores.readFence(locator).catch((error: unknown) => ({ error }));
+      const read = async (tx: RegistryReader, fenceOf?: (locator: StorageLocator) => Promise<WriteFence>) => {
+        const found = await tx.getService(this.deps.principalId, serviceId);
+        const active = found ? await tx.getActiveClaim(this.deps.principalId, serviceId) : undefined;
+        const admissible = fenceOf && found?.storage && found.operationalStatus === 'active' && active === undefined;
+        return { service: found, claim: active, fence: admissible ? await fenceOf(found.storage ?? locator) : before };
+      };
+      const { service, claim, fence } = await (registry.readWithFence ? registry.readWithFence(read) : registry.read((tx) => read(tx)));
+      const admission = this.admitted(service, claim);
+      if (fence && 'error' in fence) throw fence.error;
+      const storage = admission.service.storage;
+      if (!fence || fence.state !== 'open' || storage?.backend !== locator.backend || storage.namespace !== locator.namespace) {
         throw new AipcsError('storage_unavailable');
       }
-      const manifest = this.manifestOf(service);
-      if (!manifest) throw new AipcsError('storage_unavailable');
-      return { service, manifest, layout: this.layoutOf(manifest) };
+      return { ...admission, fenceGeneration: fence.generation };
     }, 'operation_uncertain_data');
+  }
+
+  private admitted(service: ServiceRow | undefined, claim: ClaimRow | undefined): DataAdmission {
+    if (!service) throw new AipcsError('not_found_data');
+    if (claim?.phase === 'prepared') throw new AipcsError('storage_busy');
+    if (claim?.phase === 'recovery_required') throw new AipcsError('storage_unavailable');
+    if (service.designState !== 'materialised' || service.operationalStatus !== 'active' || service.storage === null) {
+      throw new AipcsError('storage_unavailable');
+    }
+    const manifest = this.manifestOf(service);
+    if (!manifest) throw new AipcsError('storage_unavailable');
+    return { service, manifest, layout: this.layoutOf(manifest) };
   }
 
   // -------------------------------------------------------------------------

@@ -80,6 +80,13 @@ export interface RegistryWriter extends RegistryReader {
 export interface RegistryPort {
   /** One read-only unit of work over a consistent snapshot. */
   read<T>(work: (tx: RegistryReader) => Promise<T>): Promise<T>;
+  /**
+   * Where the registry and the service stores share one database
+   * (PostgreSQL): a read unit whose `fenceOf` reads a store's write fence in
+   * the same snapshot as the registry rows. Absent otherwise: data mutations
+   * then read the fence (ServiceStorePort.readFence) before the registry.
+   */
+  readWithFence?<T>(work: (tx: RegistryReader, fenceOf: (locator: StorageLocator) => Promise<WriteFence>) => Promise<T>): Promise<T>;
   /** One serialised write unit of work; committed when `work` resolves, rolled back when it throws. */
   write<T>(work: (tx: RegistryWriter) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -137,6 +144,8 @@ export interface ServiceStorePort {
   materialise(locator: StorageLocator, layout: StoreLayout): Promise<void>;
   /** Adds what `target` has beyond `current` (tables, appended nullable columns, indexes) atomically. */
   evolve(locator: StorageLocator, current: StoreLayout, target: StoreLayout): Promise<void>;
+  /** The current fence; StorageFailure('unavailable') when the store does not exist. */
+  readFence(locator: StorageLocator): Promise<WriteFence>;
   close(): Promise<void>;
 }
 
@@ -333,8 +342,12 @@ export interface ServiceDataReader {
 }
 
 export interface ServiceDataWriter extends ServiceDataReader {
-  /** False when suspend/archive closed the store's write fence. */
-  fenceIsOpen(): Promise<boolean>;
+  /**
+   * False when suspend/archive closed the store's write fence, or, given the
+   * generation a mutation was admitted at, when any transition has moved it
+   * since (a suspend and a resume in between leave it open again).
+   */
+  fenceIsOpen(generation?: bigint): Promise<boolean>;
   getReplay(idempotencyKey: string): Promise<ReplayRow | undefined>;
   putReplay(row: ReplayRow): Promise<void>;
   recordExists(entityName: string, id: string): Promise<boolean>;
@@ -454,8 +467,6 @@ export interface OperatorStorePort extends ServiceStorePort {
   inspect(locator: StorageLocator): Promise<MigrationState>;
   /** Whether nothing of the store exists any more (purge's independent observation). */
   isAbsent(locator: StorageLocator): Promise<boolean>;
-  /** The current fence; StorageFailure('unavailable') when the store does not exist. */
-  readFence(locator: StorageLocator): Promise<WriteFence>;
   /**
    * Compare-and-change in one write unit that excludes every data mutation:
    * when the fence equals `expected` it becomes `{generation + 1, target}`

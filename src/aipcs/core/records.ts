@@ -104,7 +104,7 @@ export class RecordService {
   }
 
   async create(command: CreateRecordCommand): Promise<JsonObject> {
-    const admission = await this.deps.lifecycle.admitData(command.serviceId);
+    const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
     const entity = findEntity(admission.manifest, command.entityName);
     const layout = layoutOf(admission, entity.name);
     checkRecordSize(command.record);
@@ -121,7 +121,7 @@ export class RecordService {
   }
 
   async update(command: UpdateRecordCommand): Promise<JsonObject> {
-    const admission = await this.deps.lifecycle.admitData(command.serviceId);
+    const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
     const entity = findEntity(admission.manifest, command.entityName);
     const layout = layoutOf(admission, entity.name);
     checkRecordSize(command.updates);
@@ -149,7 +149,7 @@ export class RecordService {
   }
 
   async delete(command: DeleteRecordCommand): Promise<JsonObject> {
-    const admission = await this.deps.lifecycle.admitData(command.serviceId);
+    const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
     const entity = findEntity(admission.manifest, command.entityName);
     const layout = layoutOf(admission, entity.name);
     const fingerprint = mutationFingerprint(this.deps, 'delete', {

@@ -16,11 +16,14 @@ import {
   type ReceiptRow,
   type ClaimRow,
   type ServiceRow,
+  type StorageLocator,
+  type WriteFence,
 } from '../../core/ports.js';
 import { schemaIsEmpty, schemaPresence, schemaSignature, shapeSignature } from './catalog.js';
 import { REGISTRY_SHAPE } from './catalog-shapes.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { PostgresRefusal } from './failure-reason.js';
+import { readFenceRow, schemaOf } from './service-store.js';
 import {
   CLAIM_COLUMN_NAMES,
   SERVICE_VALUE_COLUMNS,
@@ -399,6 +402,11 @@ export class PostgresRegistry implements OperatorRegistryPort {
 
   read<T>(work: (tx: OperatorRegistryReader) => Promise<T>): Promise<T> {
     return this.connection.transaction('read', (session) => work(new PostgresRegistryTx(session, false)));
+  }
+
+  /** The stores' schemas are in the registry's database: their fences are in the unit's snapshot. */
+  readWithFence<T>(work: (tx: OperatorRegistryReader, fenceOf: (locator: StorageLocator) => Promise<WriteFence>) => Promise<T>): Promise<T> {
+    return this.connection.transaction('read', (session) => work(new PostgresRegistryTx(session, false), (locator) => readFenceRow(session, schemaOf(locator), false)));
   }
 
   write<T>(work: (tx: OperatorRegistryWriter) => Promise<T>): Promise<T> {

@@ -520,10 +520,12 @@ export class PostgresDataTx implements OperatorDataWriter {
     return rows.map((row) => ({ id: row.id, count: row.n }));
   }
 
-  async fenceIsOpen(): Promise<boolean> {
+  async fenceIsOpen(generation?: bigint): Promise<boolean> {
     // FOR SHARE as well as the store lock: a fence transition that locks the row is waited for.
-    const row = await this.session.first<{ state: string }>(`SELECT "state" FROM ${this.s}."__aipcs_write_fence" WHERE "singleton" = 1 FOR SHARE`);
-    return row === undefined || row.state === 'open';
+    const row = await this.session.first<WriteFence>(`SELECT "generation", "state" FROM ${this.s}."__aipcs_write_fence" WHERE "singleton" = 1 FOR SHARE`);
+    // No row: a store that never had its fence moved is open at generation 1.
+    const fence = row ?? { generation: 1n, state: 'open' };
+    return fence.state === 'open' && (generation === undefined || fence.generation === generation);
   }
 
   // -------------------------------------------------------------------------

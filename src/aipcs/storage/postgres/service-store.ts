@@ -416,7 +416,7 @@ async function metaMatches(session: PgSession, schema: string): Promise<boolean>
   return meta !== undefined && meta.adapter_id === SERVICE_STORE_ADAPTER_ID && meta.namespace === schema && meta.applied_revision === SERVICE_STORE_REVISION;
 }
 
-async function readFenceRow(session: PgSession, schema: string, lock: boolean): Promise<WriteFence> {
+export async function readFenceRow(session: PgSession, schema: string, lock: boolean): Promise<WriteFence> {
   const row = await session.first<{ generation: bigint; state: FenceState }>(
     `SELECT "generation", "state" FROM ${quoteIdentifier(schema)}."__aipcs_write_fence" WHERE "singleton" = 1${lock ? ' FOR UPDATE' : ''}`,
   );

@@ -508,9 +508,9 @@ export class SqliteDataTx implements OperatorDataWriter {
     return (prepared(this.db, sql).all(...params) as { id: string; n: bigint }[]).map((row) => ({ id: row.id, count: row.n }));
   }
 
-  async fenceIsOpen(): Promise<boolean> {
-    const row = prepared(this.db, `SELECT state FROM __aipcs_write_fence WHERE singleton = 1`).get() as { state: string } | undefined;
-    return row === undefined || row.state === 'open';
+  async fenceIsOpen(generation?: bigint): Promise<boolean> {
+    const fence = await this.writeFence();
+    return fence.state === 'open' && (generation === undefined || fence.generation === generation);
   }
 
   // -------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import {
   type StoreObservation,
   type WriteFence,
 } from '../../core/ports.js';
-import { SqliteConnection, type SqliteDatabase } from './connection.js';
+import { prepared, SqliteConnection, type SqliteDatabase } from './connection.js';
 import { checkDatabaseFile, checkPrivateSubdirectory, createDatabaseFile, dataRootPaths } from './location.js';
 
 export const SERVICE_STORE_ADAPTER_ID = 'aipcs.sqlite.service_store';
@@ -284,7 +284,7 @@ function unlinkIfPresent(path: string): void {
 }
 
 function readFenceRow(db: SqliteDatabase): WriteFence {
-  const row = db.prepare(`SELECT generation, state FROM __aipcs_write_fence WHERE singleton = 1`).get() as { generation: bigint; state: FenceState } | undefined;
+  const row = prepared(db, `SELECT generation, state FROM __aipcs_write_fence WHERE singleton = 1`).get() as { generation: bigint; state: FenceState } | undefined;
   return row ? { generation: row.generation, state: row.state } : { generation: 1n, state: 'open' };
 }
 
