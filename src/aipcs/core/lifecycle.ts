@@ -233,7 +233,9 @@ export class LifecycleService {
       const registry = this.deps.registry;
       // The fence is read before the registry rows, or in their snapshot: a
       // suspend that closes it after this read finds the generation moved.
-      const before = registry.readWithFence ? undefined : await this.deps.stores.readFence(locator).catch((error: unknown) => ({ error }));
+      const stores = this.deps.stores;
+      const readFence = (locator: StorageLocator): Promise<WriteFence> => (stores.peekFence ? stores.peekFence(locator) : stores.readFence(locator));
+      const before = registry.readWithFence ? undefined : await readFence(locator).catch((error: unknown) => ({ error }));
       const read = async (tx: RegistryReader, fenceOf?: (locator: StorageLocator) => Promise<WriteFence>) => {
         const found = await tx.getService(this.deps.principalId, serviceId);
         const active = found ? await tx.getActiveClaim(this.deps.principalId, serviceId) : undefined;

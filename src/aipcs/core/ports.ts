@@ -146,6 +146,8 @@ export interface ServiceStorePort {
   evolve(locator: StorageLocator, current: StoreLayout, target: StoreLayout): Promise<void>;
   /** The current fence; StorageFailure('unavailable') when the store does not exist. */
   readFence(locator: StorageLocator): Promise<WriteFence>;
+  /** readFence without a unit of work of its own, where that is cheaper (SQLite): only for a value a later unit checks again. */
+  peekFence?(locator: StorageLocator): Promise<WriteFence>;
   close(): Promise<void>;
 }
 

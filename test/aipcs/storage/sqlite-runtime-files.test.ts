@@ -14,6 +14,33 @@ import { SqliteServiceStores } from '../../../src/aipcs/storage/sqlite/service-s
 import { storageOutcome, walDatabase } from '../../support/sqlite.js';
 
 describe('an open SQLite connection', () => {
+  it('peeks only between units: never into the open transaction of a unit still running', async () => {
+    const path = walDatabase('aipcs-peek-');
+    const connection = new SqliteConnection(path, { busyTimeoutMs: 1000, readonly: false });
+    try {
+      let resume!: () => void;
+      let entered!: () => void;
+      const paused = new Promise<void>((resolve) => (resume = resolve));
+      const inside = new Promise<void>((resolve) => (entered = resolve));
+      const unit = connection.write(async (db) => {
+        db.exec('INSERT INTO t VALUES (1)');
+        entered();
+        await paused;
+        throw new Error('rolled back');
+      });
+      await inside;
+      const count = (db: Database.Database): unknown => (db.prepare('SELECT count(*) AS n FROM t').get() as { n: bigint }).n;
+      const peeked = connection.peek(count);
+      resume();
+      await expect(unit).rejects.toThrow('rolled back');
+      expect(await peeked).toBe(0n);
+      await connection.write((db) => db.exec('INSERT INTO t VALUES (2)'));
+      expect(await connection.peek(count)).toBe(1n);
+    } finally {
+      connection.close();
+    }
+  });
+
   it('refuses once its -wal file is removed, instead of committing into the unlinked file', async () => {
     const path = walDatabase('aipcs-runtime-');
     const connection = new SqliteConnection(path, { busyTimeoutMs: 1000, readonly: false });

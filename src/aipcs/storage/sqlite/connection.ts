@@ -221,6 +221,27 @@ export class SqliteConnection {
   }
 
   /**
+   * One read in autocommit between units (the mutex keeps it out of any
+   * unit's open transaction), without a unit's BEGIN, COMMIT and file
+   * identity checks: only for a value a later unit checks again (a data
+   * mutation's admission fence generation, D41).
+   */
+  async peek<T>(work: (db: SqliteDatabase) => T): Promise<T> {
+    this.users++;
+    try {
+      return await this.mutex.run(async () => {
+        try {
+          return work(this.db);
+        } catch (error) {
+          throw error instanceof Database.SqliteError ? toStorageFailure(error) : error;
+        }
+      });
+    } finally {
+      this.users--;
+    }
+  }
+
+  /**
    * Waits for the writer slot within the busy timeout without blocking the
    * event loop: SQLite's own busy handler sleeps in the calling thread, which
    * stalled every other request of the process (other services, reads) for

@@ -457,6 +457,13 @@ export class SqliteServiceStores implements OperatorStorePort {
     return connection.read((db) => readFenceRow(db));
   }
 
+  /** The fence read between units (SqliteConnection.peek): a data mutation's admission, whose write unit checks it again. */
+  async peekFence(locator: StorageLocator): Promise<WriteFence> {
+    const connection = this.connection(locator);
+    if (!connection) throw new StorageFailure('unavailable');
+    return connection.peek((db) => readFenceRow(db));
+  }
+
   async changeFence(locator: StorageLocator, expected: WriteFence, target: FenceState): Promise<WriteFence | null> {
     const connection = this.connection(locator);
     if (!connection) throw new StorageFailure('unavailable');
