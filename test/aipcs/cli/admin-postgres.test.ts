@@ -75,6 +75,15 @@ for (const cluster of clusters) {
           const back = aipcs(['import', '--input', fromSqlite, '--operation-id', OP(7), '--yes', ...pgArgs()], { env: { [DSN_ENV]: second.url } });
           expect(back.status, back.stderr).toBe(0);
           expect(back.envelope.result).toMatchObject({ service: { service_id: serviceId, service_revision: 6, storage: { backend: 'postgresql' } } });
+          // Resumed there, the imported service takes writes again.
+          expect(aipcs(['service', 'resume', serviceId, '--expected-revision', '6', '--operation-id', OP(11), ...pgArgs()], { env: { [DSN_ENV]: second.url } }).status).toBe(0);
+          const onSecond = await startAipcs(pgArgs(), { [DSN_ENV]: second.url });
+          try {
+            const created = await onSecond.call('aipcs_record_create', { service_id: serviceId, entity_name: 'note', record: { title: 'Back on PostgreSQL' }, idempotency_key: 'back-1' });
+            expect([created.ok, created.result?.['record']]).toMatchObject([true, { record_version: 1 }]);
+          } finally {
+            await onSecond.close();
+          }
         } finally {
           await second.drop();
         }

@@ -127,6 +127,10 @@ describe('SQLite to SQLite transfer', () => {
       expect(resumed.status).toBe(0);
       const after = await snapshot(destinationClient, serviceId);
       expect(after).toEqual(before);
+      // Resumed, the imported service takes writes again (its fence reopened at its own generation).
+      const created = await createNote(destinationClient, serviceId, { title: 'After the move' });
+      const updated = await destinationClient.call('aipcs_record_update', { service_id: serviceId, entity_name: 'note', record_id: created['id'], updates: { status: 'complete' }, expected_record_version: 1, idempotency_key: key('moved') });
+      expect([updated.ok, updated.result?.['record']]).toMatchObject([true, { record_version: 2 }]);
     } finally {
       await destinationClient.close();
     }
