@@ -5,7 +5,8 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, open, readdir, readFile, stat } from 'node:fs/promises';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
+import { endianness } from 'node:os';
 import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
@@ -104,33 +105,69 @@ export async function resolveExecutable(program: string, cwd: string, pathVariab
   return undefined;
 }
 
+/** ELF e_machine values the kernel of each host architecture loads natively or through its compat loader. */
+const ELF_MACHINES: Partial<Record<string, readonly number[]>> = { x64: [62, 3, 6], arm64: [183, 40], ia32: [3, 6], arm: [40] };
+
 /**
- * Why the kernel would refuse to execute `path` (ENOEXEC), when that can be
- * told beforehand; undefined when it may run. Node's spawn goes through
- * execvp, which runs a file the kernel refuses with /bin/sh instead (POSIX),
- * so a script without `#!` or a corrupt binary would run under a shell that
- * the evidence does not name, instead of being the start_error of spec 8
- * step 3. On Linux a file is executable as ELF, as `#!` script, or through a
- * binfmt_misc handler; when handlers are registered (or the file may not be
- * executed or read, or on other systems) spawn and the kernel decide.
+ * Whether the kernel's own loaders would refuse `path` (ENOEXEC): true only
+ * when that can be told beforehand; false when it may run or the kernel
+ * decides. A `#!` script is refused when its interpreter is (the kernel
+ * fails the whole exec); an ELF file when it is no executable or shared
+ * object (e_type) for this architecture (e_machine), as binfmt_elf checks
+ * before anything else.
  */
-export async function unrunnableFormat(path: string): Promise<string | undefined> {
-  if (process.platform !== 'linux') return undefined;
+async function refusedByKernel(path: string, cwd: string, depth: number): Promise<boolean> {
   let head: Buffer;
   try {
     await access(path, constants.X_OK); // without permission spawn fails with EACCES itself
     const handle = await open(path, 'r');
     try {
-      if (!(await handle.stat()).isFile()) return undefined; // spawn reports what it is
-      const { bytesRead, buffer } = await handle.read(Buffer.alloc(4), 0, 4, 0);
+      if (!(await handle.stat()).isFile()) return false; // spawn reports what it is
+      // 256 bytes: the kernel reads no more of a `#!` line (BINPRM_BUF_SIZE), and an ELF header takes at most 64.
+      const { bytesRead, buffer } = await handle.read(Buffer.alloc(256), 0, 256, 0);
       head = buffer.subarray(0, bytesRead);
     } finally {
       await handle.close();
     }
   } catch {
-    return undefined; // unreadable (execute-only binaries exist): the kernel decides
+    return false; // unreadable (execute-only binaries exist): the kernel decides
   }
-  if (head.subarray(0, 2).toString('latin1') === '#!' || head.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]))) return undefined;
+  if (head.subarray(0, 2).toString('latin1') === '#!') {
+    const line = head.subarray(2);
+    const end = line.indexOf(0x0a);
+    if (end === -1) return false; // a line the kernel may cut or refuse: it decides
+    const interpreter = /^[ \t]*([^ \t\0]*)/.exec(line.subarray(0, end).toString('latin1'))?.[1] ?? '';
+    // The kernel nests at most a few interpreters (ELOOP beyond); an empty or missing one it reports itself.
+    if (interpreter === '' || depth >= 4) return false;
+    // Resolved as the kernel does, against the command's working folder.
+    return refusedByKernel(resolve(cwd, Buffer.from(interpreter, 'latin1').toString()), cwd, depth + 1);
+  }
+  if (head.subarray(0, 4).equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]))) {
+    if (head.length < 20) return true; // the kernel reads the missing header bytes as zeros: e_type 0
+    const little = endianness() === 'LE'; // the kernel reads the header in its own byte order
+    const type = little ? head.readUInt16LE(16) : head.readUInt16BE(16);
+    const machine = little ? head.readUInt16LE(18) : head.readUInt16BE(18);
+    const machines = ELF_MACHINES[process.arch];
+    return !(type === 2 || type === 3) || (machines !== undefined && !machines.includes(machine));
+  }
+  return true;
+}
+
+/**
+ * Why the kernel would refuse to execute `path` (ENOEXEC), when that can be
+ * told beforehand; undefined when it may run. Node's spawn goes through
+ * execvp, which runs a file the kernel refuses with /bin/sh instead (POSIX),
+ * so a script without `#!`, a corrupt binary or a script whose interpreter
+ * is one of those would run under a shell that the evidence does not name,
+ * instead of being the start_error of spec 8 step 3. On Linux a file is
+ * executable as ELF, as `#!` script, or through a binfmt_misc handler; when
+ * handlers are registered (or the file may not be executed or read, or on
+ * other systems) spawn and the kernel decide. `cwd` is the command's working
+ * folder, against which a relative `#!` interpreter is found.
+ */
+export async function unrunnableFormat(path: string, cwd = dirname(path)): Promise<string | undefined> {
+  if (process.platform !== 'linux') return undefined;
+  if (!(await refusedByKernel(path, cwd, 0))) return undefined;
   try {
     const handlers = (await readdir('/proc/sys/fs/binfmt_misc')).filter((name) => name !== 'register' && name !== 'status');
     if (handlers.length > 0) return undefined;
@@ -223,7 +260,7 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
     };
   }
 
-  const refused = await unrunnableFormat(executable);
+  const refused = await unrunnableFormat(executable, options.cwd);
   if (refused !== undefined) {
     const now = formatTime(Date.now());
     return {
