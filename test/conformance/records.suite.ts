@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../src/aipcs/core/application.js';
 import type { JsonObject, JsonValue } from '../../src/common/json.js';
+import { encodeCursor } from '../../src/aipcs/core/cursor.js';
 import { notesManifest, notesManifestV2, serverManaged, systemColumnNamesManifest } from '../support/manifests.js';
 import { appOver, manifest, materialisedNotes, sha256, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 
@@ -294,6 +295,13 @@ export function recordsSuite(harness: StorageHarness): void {
         expect((found[0]?.['fields'] as JsonObject)['title']).toBe('A');
       });
 
+      it('refuses a member filter holding U+0000, as an equality filter on a string, on every backend', async () => {
+        await create({ title: 'A', tags: ['a'] });
+        for (const filters of [{ tags: 'a\u0000' }, { tags: 'a\u0000', title: 'A' }, { title: 'A\u0000' }] as JsonObject[]) {
+          await rejects(app.records.list({ serviceId, entityName: 'note', limit: 5, cursor: null, branch: null, filters }), 'validation_failed');
+        }
+      });
+
       it('pages in id order without skipping or repeating while others insert', async () => {
         for (let i = 0; i < 7; i++) await create({ title: `t${i}` });
         const seen: string[] = [];
@@ -366,6 +374,21 @@ export function recordsSuite(harness: StorageHarness): void {
         expect((events[2] as JsonObject)['after']).toBeNull();
         const unknown = await app.records.history({ serviceId, entityName: 'note', recordId: '55555555-5555-4555-8555-555555555555', limit: 10, cursor: null });
         expect(unknown['events']).toEqual([]);
+      });
+
+      // The cursor's check value is a plain hash: a client can build one with any position.
+      it('refuses a well-formed cursor whose position no page could have issued (beyond a signed 64-bit sequence, or holding U+0000)', async () => {
+        await create({ title: 'one' });
+        const identity = (tool: string, query: JsonObject) => ({ principal: 'agent-a', service_id: serviceId, schema_version: 1n, tool, query });
+        const historyAt = (position: string) =>
+          app.records.history({ serviceId, entityName: 'note', recordId: null, limit: 5, cursor: encodeCursor({ sha256 }, 'history', position, identity('history', { entity_name: 'note', record_id: null })) });
+        expect(((await historyAt('9223372036854775807'))['events'] as JsonObject[]).length).toBe(0);
+        expect(((await historyAt('0'))['events'] as JsonObject[]).length).toBe(1);
+        for (const position of ['9223372036854775808', '9999999999999999999']) await rejects(historyAt(position), 'validation_failed');
+        const listAt = (position: string) =>
+          app.records.list({ serviceId, entityName: 'note', limit: 5, cursor: encodeCursor({ sha256 }, 'record', position, identity('list', { entity_name: 'note', filters: null, branch: null })), branch: null });
+        expect(((await listAt('0'))['records'] as JsonObject[]).length).toBe(1);
+        await rejects(listAt('0\u0000'), 'validation_failed');
       });
 
       it('binds a history cursor to its record id (null = the whole entity is another query)', async () => {

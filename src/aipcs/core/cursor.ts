@@ -38,6 +38,8 @@ export function decodeCursor(codec: CursorCodec, kind: CursorKind, cursor: strin
   if (typeof document !== 'object' || document === null || Array.isArray(document)) throw invalid;
   const { kind: k, position, query, v, check, ...rest } = document as Record<string, unknown>;
   if (Object.keys(rest).length > 0 || k !== kind || typeof position !== 'string' || typeof query !== 'string' || v !== 1 || typeof check !== 'string') throw invalid;
+  // No id or sequence a page ends on holds U+0000, which PostgreSQL cannot even bind.
+  if (position.includes('\u0000')) throw invalid;
   const body = { kind, position, query, v: 1 };
   if (codec.sha256(fingerprintText(body)).slice(0, 16) !== check) throw invalid;
   if (base64url(fingerprintText({ ...body, check })) !== cursor) throw invalid;

@@ -86,6 +86,9 @@ export interface HistoryCommand {
   readonly cursor: string | null;
 }
 
+/** The largest event sequence a store holds (signed 64-bit). */
+const MAX_EVENT_SEQUENCE = 2n ** 63n - 1n;
+
 export function layoutOf(admission: DataAdmission, entityName: string): EntityLayout {
   const layout = admission.layout.entities.find((entity) => entity.name === entityName);
   if (!layout) throw new AipcsError('validation_failed');
@@ -216,7 +219,8 @@ export class RecordService {
     const entity = findEntity(admission.manifest, command.entityName);
     const identity = this.queryIdentity(admission, 'history', { entity_name: entity.name, record_id: command.recordId });
     const after = command.cursor === null ? null : decodeCursor(this.deps, 'history', command.cursor, identity);
-    if (after !== null && !/^[0-9]{1,19}$/.test(after)) throw new AipcsError('validation_failed');
+    // An event sequence is a signed 64-bit integer: a larger position was never issued, and no store binds it.
+    if (after !== null && (!/^[0-9]{1,19}$/.test(after) || BigInt(after) > MAX_EVENT_SEQUENCE)) throw new AipcsError('validation_failed');
     try {
       const rows = await this.deps.data.read(storageLocator(admission), this.deps.principalId, (tx) =>
         tx.history(entity.name, command.recordId, after === null ? null : BigInt(after), command.limit + 1),
@@ -275,7 +279,8 @@ export function searchFilters(entity: EntityDefinition, filters: JsonObject): Re
     if (!attribute || value === null || typeof value === 'object') throw new AipcsError('validation_failed');
     if (attribute.type === 'string_list') {
       if (attribute.retrieval_mode !== 'membership') throw new AipcsError('validation_failed');
-      if (typeof value !== 'string' || value.length === 0 || [...value].length > 256) throw new AipcsError('validation_failed');
+      // Like a stored member (contract §6.3): 1..256 characters, no U+0000 (which PostgreSQL cannot bind).
+      if (typeof value !== 'string' || value.length === 0 || value.includes('\u0000') || [...value].length > 256) throw new AipcsError('validation_failed');
       result.push({ kind: 'member', field, value });
       continue;
     }
