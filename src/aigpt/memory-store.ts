@@ -8,7 +8,7 @@ import { promises as fs, constants as fsConstants } from 'node:fs';
 import { join } from 'node:path';
 import { isJsonObject, type JsonValue, parseJson } from '../common/json.js';
 import { Mutex } from '../common/mutex.js';
-import { readRegularText } from '../common/regular-file.js';
+import { FileTooLargeError, readRegularText, readToEndBounded } from '../common/regular-file.js';
 import { acquireCollectionLock, type LockOptions } from './collection-lock.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { exists, type FaultHook, fsyncDir, noFault, replaceFileAtomic, writeExclusiveSynced, writeNewFileAtomic } from './fs-atomic.js';
@@ -681,8 +681,11 @@ async function readRecordFile(file: string | Buffer, path: string = file.toStrin
     const stat = await handle.stat();
     if (!stat.isFile()) return { ok: false, stage: 'read', message: `Failed to read ${path}: not a regular file` };
     if (stat.size > MAX_RECORD_FILE_BYTES) return { ok: false, stage: 'read', message: tooLarge };
-    bytes = await handle.readFile();
+    // Not readFile: it reads to the end whatever the bound, and a pseudo-file
+    // says size 0 (a link to /proc/self/pagemap read 2 GiB before failing).
+    bytes = await readToEndBounded(handle, stat.size, MAX_RECORD_FILE_BYTES, path);
   } catch (error) {
+    if (error instanceof FileTooLargeError) return { ok: false, stage: 'read', message: tooLarge };
     // Listed but removed before it was opened (a concurrent compress deleting
     // the old set): gone, not unreadable. A dangling link is still reported.
     const gone = errnoCode(error) === 'ENOENT' && !(await exists(file).catch(() => true)) ? ({ gone: true } as const) : {};
@@ -690,8 +693,6 @@ async function readRecordFile(file: string | Buffer, path: string = file.toStrin
   } finally {
     await handle?.close();
   }
-  // The file may have grown between stat and read.
-  if (bytes.length > MAX_RECORD_FILE_BYTES) return { ok: false, stage: 'read', message: tooLarge };
   let text: string;
   try {
     // ignoreBOM keeps a leading BOM in the text so the parser refuses it, as serde_json does.

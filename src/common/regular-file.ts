@@ -4,7 +4,7 @@
 // behind it, forever. Owns no paths and no error wording of the systems.
 
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 
 /** The entry at the path is neither a regular file nor a folder (a FIFO, a socket, a device). */
 export class NotRegularFileError extends Error {
@@ -48,22 +48,39 @@ export async function readRegularFile(path: string, maxBytes: number): Promise<B
     if (stat.isDirectory()) return await handle.readFile(); // EISDIR, as readFile reports it
     if (!stat.isFile()) throw new NotRegularFileError(path);
     if (stat.size > maxBytes) throw new FileTooLargeError(path, maxBytes);
-    // Room for one byte more than the file had, to see it end (or grow).
-    let buffer = Buffer.alloc(Math.min(maxBytes + 1, stat.size + 1));
-    let length = 0;
-    for (;;) {
-      if (length === buffer.length) {
-        if (length > maxBytes) throw new FileTooLargeError(path, maxBytes);
-        const grown = Buffer.alloc(Math.min(maxBytes + 1, Math.max(4096, buffer.length * 2)));
-        buffer.copy(grown, 0, 0, length);
-        buffer = grown;
-      }
-      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
-      if (bytesRead === 0) return buffer.subarray(0, length);
-      length += bytesRead;
-    }
+    return await readToEndBounded(handle, stat.size, maxBytes, path);
   } finally {
     await handle.close();
+  }
+}
+
+/** Pieces of a bounded read are whole pages of this size (see readToEndBounded). */
+const READ_PAGE_BYTES = 4096;
+
+/**
+ * The rest of an open file, `size` being what its stat said, read in pieces
+ * and given up (FileTooLargeError) as soon as it holds more than
+ * `maxBytes`: the stat size is only a hint, since a file may grow while it
+ * is read and a pseudo-file (`/proc/...`) says 0 whatever it holds. Pieces
+ * are whole pages (some pseudo-files refuse other lengths), so at most
+ * `maxBytes` plus one page is ever held.
+ */
+export async function readToEndBounded(handle: FileHandle, size: number, maxBytes: number, path: string): Promise<Buffer> {
+  const pages = (bytes: number): number => Math.ceil(bytes / READ_PAGE_BYTES) * READ_PAGE_BYTES;
+  // Room for one byte more than the bound, to see the file end (or grow past it).
+  const cap = pages(maxBytes + 1);
+  let buffer = Buffer.alloc(Math.min(cap, pages(size + 1)));
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      const grown = Buffer.alloc(Math.min(cap, buffer.length * 2));
+      buffer.copy(grown, 0, 0, length);
+      buffer = grown;
+    }
+    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+    length += bytesRead;
+    if (length > maxBytes) throw new FileTooLargeError(path, maxBytes);
+    if (bytesRead === 0) return buffer.subarray(0, length);
   }
 }
 

@@ -1,4 +1,4 @@
-import { promises as fs, writeFileSync } from 'node:fs';
+import { existsSync, promises as fs, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AigptError } from '../../src/aigpt/errors.js';
@@ -137,6 +137,15 @@ describe('MemoryStore', () => {
     // Trailing whitespace is valid JSON, so the file can be padded to the bound exactly.
     await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), record.padEnd(1024 * 1024, ' '));
     await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy6222a.json'), record.padEnd(1024 * 1024 + 1, ' '));
+    const read = await store.readMemories();
+    expect(read.records.map((r) => r.name)).toEqual(['3mfyouuy62222.json']);
+    expect(read.skipped.map((s) => s.reason)).toEqual([`Failed to read ${join(store.tree.memoryDir, '3mfyouuy6222a.json')}: larger than 1048576 bytes`]);
+  });
+
+  // A pseudo-file says size 0 whatever it holds; the bound must stop the read itself (spec 8).
+  it.skipIf(!existsSync('/proc/self/pagemap'))('skips a linked pseudo-file after reading at most 1 MiB of it, whatever its size says', async () => {
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), GOLDEN_MEMORY);
+    await fs.symlink('/proc/self/pagemap', join(store.tree.memoryDir, '3mfyouuy6222a.json'));
     const read = await store.readMemories();
     expect(read.records.map((r) => r.name)).toEqual(['3mfyouuy62222.json']);
     expect(read.skipped.map((s) => s.reason)).toEqual([`Failed to read ${join(store.tree.memoryDir, '3mfyouuy6222a.json')}: larger than 1048576 bytes`]);
