@@ -5,7 +5,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import { promises as fs, constants as fsConstants } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { isJsonObject, type JsonValue, parseJson } from '../common/json.js';
 import { Mutex } from '../common/mutex.js';
 import { FileTooLargeError, readRegularText, readToEndBounded } from '../common/regular-file.js';
@@ -275,7 +275,8 @@ export class MemoryStore {
     const isList = (list: JsonValue | undefined, ok: (name: string) => boolean): list is string[] =>
       Array.isArray(list) && list.every((item) => typeof item === 'string' && ok(item));
     // Names are checked so a damaged journal can never reach outside the folder.
-    const isName = (name: string): boolean => isRecordFileName(name) && !/[/\\\0]/.test(name);
+    // A backslash separates folders only on Windows; elsewhere it is part of a name compress deletes.
+    const isName = (name: string): boolean => isRecordFileName(name) && !/[/\0]/.test(name) && !(sep === '\\' && name.includes('\\'));
     if (!isList(create, isValidTid) || !isList(remove, isName)) return 'invalid';
     let removeRaw: Buffer[] = [];
     if (deleteRaw !== undefined) {

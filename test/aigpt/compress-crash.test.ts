@@ -3,6 +3,7 @@
 // must recover to exactly the old set or exactly the new set.
 
 import { watch } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InjectedFault, JOURNAL_FILE, MemoryStore } from '../../src/aigpt/memory-store.js';
@@ -141,6 +142,20 @@ describe('compress crash safety, in-process fault injection', () => {
     expect(after.slice(0, -1)).toEqual(newSet);
     expect(after[after.length - 1]![0]).toBe(`${saved.tid}.json`);
     expect(saved.count).toBe(NEW_TEXTS.length + 1);
+  });
+
+  // On POSIX a backslash is an ordinary character of a file name (3.2 reads `notes\\old.json` as a memory).
+  it('a crash after the commit rolls forward even when an old name holds a backslash', async () => {
+    const { points } = await referenceRun();
+    const home = fresh();
+    await seedOldSet(home);
+    const dir = storeIn(home).tree.memoryDir;
+    await writeFile(join(dir, 'notes\\old.json'), '{"value":{"content":{"text":"old note"}}}');
+    await expect(storeIn(home, crashAt(points.indexOf('compress:removed-old')).hook).compress(NEW_TEXTS)).rejects.toBeInstanceOf(InjectedFault);
+    const recovery = await storeIn(home).ensureLayout();
+    const after = await snapshotMemories(dir);
+    expect(after.map(([, text]) => JSON.parse(text).value.content.text)).toEqual(NEW_TEXTS);
+    expect(recovery?.rolledForward).toBe(true);
   });
 });
 
