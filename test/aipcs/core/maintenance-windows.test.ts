@@ -2,7 +2,7 @@
 // batches of 256 records: candidates on either side of a window edge, and
 // more candidates in one window than a batch holds, are all found, in id
 // order, up to the limit (contract §8.3), past batches the narrowing keeps
-// but no scan takes.
+// but no scan takes, and through a branch scope larger than a batch.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -65,4 +65,23 @@ it('continues past a full batch of records the narrowing keeps but no scan takes
 it('cuts many candidates of one window at the limit, in id order', async () => {
   await fill((i) => ({ confidence: (i >= 4000 && i < 4400) || i === 8500 ? 0.1 : 0.9 }));
   expect(await scan(['low_confidence'], 100)).toEqual(Array.from({ length: 100 }, (_, k) => `low_confidence:${4000 + k}`));
+});
+
+it('walks a branch scope of more members than a batch holds, primary and related merged in id order', async () => {
+  const branch = (await app.branches.create({ serviceId, slug: 'scope', title: 'Scope', intent: 'Scope.', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: 'b' }))['branch'] as JsonObject;
+  const branchId = branch['id'] as string;
+  const low = new Set([1, 2, 3, 299, 300, 301, 597, 598, 599, 600, 4500, 8999]);
+  await fill((i) => ({ confidence: low.has(i) ? 0.1 : 0.9 }));
+  // Members: i < 600 with i % 3 != 2, primary when even, related when odd; plus 8999 related.
+  const members = [...Array.from({ length: 600 }, (_, i) => i).filter((i) => i % 3 !== 2), 8999];
+  const admission = await app.lifecycle.admitData(serviceId);
+  if (!admission.service.storage) throw new Error('not materialised');
+  await storage.data.write(admission.service.storage, admission.service.principalId, async (tx) => {
+    for (const i of members) await tx.putMembership('note', idOf(i), branchId, i % 2 === 0 ? 'primary' : 'related', 1n);
+  });
+  const inScope = [...low].filter((i) => members.includes(i));
+  const result = await app.maintenance.scan({ serviceId, entityName: 'note', branchId, scanTypes: ['low_confidence', 'unbranched'], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 100 });
+  const ids = (result['candidates'] as JsonObject[]).map((candidate) => `${candidate['scan_type'] as string}:${Number(((candidate['record'] as JsonObject)['id'] as string).slice(24))}`);
+  const related = members.filter((i) => i % 2 === 1);
+  expect(ids).toEqual([...inScope.map((i) => `low_confidence:${i}`), ...related.slice(0, 100 - inScope.length).map((i) => `unbranched:${i}`)]);
 });
