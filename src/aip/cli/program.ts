@@ -497,6 +497,9 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
         if (d.workspace === 'unknown') notes.push(`workspace unknown: ${d.workspace_error}`);
         for (const note of notes) await write(ctx.io.stderr, `aip: warning: ${note}\n`);
       }
+      if (outcome.removalError !== undefined) {
+        await write(ctx.io.stderr, `aip: warning: the evaluation folder is left behind: ${outcome.removalError}\n`);
+      }
       if (outcome.evaluationDir !== undefined) {
         const line = `kept ${outcome.evaluationDir}\n`;
         await write(ctx.json ? ctx.io.stderr : ctx.io.stdout, line);

@@ -39,6 +39,8 @@ export interface RunOutcome {
   readonly evidence: EvidenceV2;
   /** The evaluation folder, when kept. */
   readonly evaluationDir: string | undefined;
+  /** Why the evaluation folder (not kept) could not be removed after the evidence was stored; it is left behind. */
+  readonly removalError?: string;
 }
 
 let cachedRunner: string | undefined;
@@ -229,7 +231,7 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
   // A folder the run removes at its end carries the runner's pid, so that one
   // left by a killed runner can be told from a live run's and removed later.
   const dir = await mkdtemp(join(tmpdir(), request.keep ? 'aip-run-' : `aip-run-${process.pid}-`));
-  let keepDir = request.keep;
+  let outcome: RunOutcome;
   try {
     const written = await materialize(dir, state.data.files, (id) => repo.artifactContent(id));
     if (!written.ok) throw new AipError('run.materialize', `cannot materialise state ${request.stateId}: ${written.error.message}`);
@@ -269,11 +271,19 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
     });
     const stored = await repo.putObject(evidence);
     if (!stored.ok) throw stored.error;
-    return { id: stored.value.id, evidence, evaluationDir: request.keep ? dir : undefined };
+    outcome = { id: stored.value.id, evidence, evaluationDir: request.keep ? dir : undefined };
   } catch (error) {
-    keepDir = false;
+    // The error that stopped the run is the one to report, not a failed removal after it.
+    await removeTree(dir).catch(() => undefined);
     throw error;
-  } finally {
-    if (!keepDir) await removeTree(dir);
+  }
+  if (request.keep) return outcome;
+  // The evidence is stored: a folder the command made impossible to remove
+  // (an immutable file, a mount) must not turn its outcome into an error.
+  try {
+    await removeTree(dir);
+    return outcome;
+  } catch (error) {
+    return { ...outcome, removalError: `cannot remove ${dir}: ${error instanceof Error ? error.message : String(error)}` };
   }
 }
