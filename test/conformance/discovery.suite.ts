@@ -5,7 +5,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../src/aipcs/core/application.js';
-import { losslessJson, type JsonObject } from '../../src/common/json.js';
+import { losslessJson, type JsonObject, type JsonValue } from '../../src/common/json.js';
 import { notesManifest } from '../support/manifests.js';
 import { appOver, manifest, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 import { memoManifest } from './memo-manifest.js';
@@ -201,6 +201,61 @@ export function discoverySuite(harness: StorageHarness): void {
           { value: 2n, count: 1n },
         ]);
         expect(facets.some((facet) => facet['field_name'] === 'id')).toBe(false);
+      });
+
+      it('agrees with a model of facet counts: top 20 by count then stored value, members after delete and update, integers and booleans', async () => {
+        // A fixed linear congruential sequence (high bits): the same memos on every run.
+        let seed = 11;
+        const rand = (n: number) => {
+          seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+          return (seed >>> 16) % n;
+        };
+        const pool = ['a', ' a', 'a ', 'b', 'B', 'c', '\u00e9', 'z', ...Array.from({ length: 20 }, (_, i) => `v${i}`)];
+        const rows: JsonObject[] = [];
+        const ids: string[] = [];
+        for (let i = 0; i < 70; i++) {
+          const fields: JsonObject = {
+            status: rand(5) === 0 ? null : pool[rand(pool.length)] as string,
+            tags: pool.filter(() => rand(6) === 0),
+            labels: rand(3) === 0 ? null : pool.filter(() => rand(8) === 0),
+            pinned: [true, false, null][rand(3)] as JsonValue,
+            rank: [1n, 2n, -3n, 9223372036854775807n, null][rand(5)] as JsonValue,
+          };
+          rows.push(fields);
+          ids.push((await memo(fields))['id'] as string);
+        }
+        // Delete a few and update one, so members follow their records.
+        for (const i of [3, 17, 40]) await app.records.delete({ serviceId, entityName: 'memo', recordId: ids[i] as string, expectedRecordVersion: 1n, idempotencyKey: key() });
+        await app.records.update({ serviceId, entityName: 'memo', recordId: ids[5] as string, updates: { tags: ['zz', 'a'] }, expectedRecordVersion: 1n, idempotencyKey: key() });
+        rows[5] = { ...rows[5], tags: ['zz', 'a'] };
+        const live = rows.filter((_, i) => ![3, 17, 40].includes(i));
+        const cmp = (a: JsonValue, b: JsonValue) => {
+          if (typeof a === 'string' && typeof b === 'string') return Buffer.compare(Buffer.from(a), Buffer.from(b));
+          return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+        };
+        const expected = (field: string) => {
+          const counts = new Map<string, { value: JsonValue; count: bigint }>();
+          for (const row of live) {
+            const value = row[field] ?? null;
+            const values = value === null ? [] : Array.isArray(value) ? value : [value];
+            for (const v of values) {
+              const k = `${typeof v}:${String(v)}`;
+              const entry = counts.get(k) ?? { value: v, count: 0n };
+              entry.count += 1n;
+              counts.set(k, entry);
+            }
+          }
+          return [...counts.values()]
+            .sort((x, y) => (x.count === y.count ? cmp(x.value, y.value) : x.count > y.count ? -1 : 1))
+            .slice(0, 20)
+            .map((entry) => ({ value: typeof entry.value === 'string' ? entry.value.trim() : entry.value, count: entry.count }));
+        };
+        // More distinct members than a facet keeps, so the cut at 20 falls inside ties.
+        expect(expected('tags')).toHaveLength(20);
+        const facets = (await app.discovery.summary({ serviceId, sample: 0 }))['facets'] as JsonObject[];
+        for (const field of ['status', 'tags', 'labels', 'pinned', 'rank']) {
+          expect({ field, values: (facets.find((facet) => facet['field_name'] === field) as JsonObject)['values'] }).toEqual({ field, values: expected(field) });
+        }
       });
 
       it('bounds each facet to 20 values and counts only the principal records', async () => {
