@@ -7,6 +7,7 @@ import { userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isJsonObject, type JsonValue, JsonError, parseJson } from '../common/json.js';
 import { rawEnvironmentEntries } from '../common/raw-arguments.js';
+import { FileTooLargeError, NotRegularFileError, readRegularFile } from '../common/regular-file.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { writeNewFileAtomic } from './fs-atomic.js';
 import {
@@ -298,12 +299,12 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
   const invalid = (detail: string): AigptError => new AigptError('config_invalid', `invalid config ${file}: ${detail}`);
   let bytes: Buffer;
   try {
-    const stat = await fs.stat(file);
-    if (!stat.isFile()) throw invalid('not a regular file');
-    if (stat.size > MAX_CONFIG_FILE_BYTES) throw invalid(`larger than ${MAX_CONFIG_FILE_BYTES} bytes`);
-    bytes = await fs.readFile(file);
+    // Bounded while reading, not only by the stat size: a pseudo-file says 0 whatever it holds.
+    bytes = await readRegularFile(file, MAX_CONFIG_FILE_BYTES);
   } catch (error) {
-    if (error instanceof AigptError) throw error;
+    // A folder, FIFO, device or socket (which open refuses with ENXIO) is no config file.
+    if (error instanceof NotRegularFileError || errnoCode(error) === 'EISDIR' || errnoCode(error) === 'ENXIO') throw invalid('not a regular file');
+    if (error instanceof FileTooLargeError) throw invalid(`larger than ${MAX_CONFIG_FILE_BYTES} bytes`);
     throw new AigptError('config_invalid', `invalid config ${file}: cannot read it (${describeCause(error)})`, { cause: error });
   }
   let text: string;

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -201,6 +201,13 @@ describe('loading', () => {
     await writeConfig(home, text.padEnd(1024 * 1024, ' '));
     expect((await loadConfig(home.environment)).did).toBe('did:plc:a');
     await writeConfig(home, text.padEnd(1024 * 1024 + 1, ' '));
+    await expect(loadConfig(home.environment)).rejects.toThrow(`invalid config ${home.configFile}: larger than 1048576 bytes`);
+  });
+
+  // `aigpt setup` makes the config a symlink; a pseudo-file says size 0 whatever it holds (spec 8 bounds reads).
+  it.skipIf(!existsSync('/proc/self/pagemap'))('refuses a config linked to a pseudo-file after reading at most 1 MiB of it', async () => {
+    await fs.mkdir(home.appDir, { recursive: true });
+    await fs.symlink('/proc/self/pagemap', home.configFile);
     await expect(loadConfig(home.environment)).rejects.toThrow(`invalid config ${home.configFile}: larger than 1048576 bytes`);
   });
 
