@@ -203,6 +203,9 @@ function isStale(content: LockContent, host: string, options: LockOptions): bool
   // Another process now runs under the holder's pid (reused after a kill -9 and a restart): the holder is gone.
   if (content.proc !== undefined && !lockHolderAlive(content.pid, content.proc, options.isProcessAlive ?? processExists)) return true;
   if (content.pid === (options.pid ?? process.pid)) return content.nonce === undefined || !ownNonces.has(content.nonce);
+  // The very process that took it, in this boot (the mark holds the boot id): alive, whatever
+  // `started` says; a wall clock stepped forward during the hold made it look older than the boot.
+  if (content.proc !== undefined && processStartMark(content.pid) === content.proc) return false;
   const bootTime = options.bootTimeMs?.() ?? Date.now() - uptime() * 1000;
   const started = content.started === undefined ? NaN : instantOf(content.started);
   // A lock from before the last boot names a pid that may have been reused.

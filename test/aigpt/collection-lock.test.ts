@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireCollectionLock, BREAK_FILE, LOCK_FILE, type LockOptions } from '../../src/aigpt/collection-lock.js';
+import { processStartMark } from '../../src/common/process.js';
 import { listDir, makeTempHome, type TempHome } from './support.js';
 
 describe('collection lock', () => {
@@ -140,6 +141,14 @@ describe('collection lock', () => {
     await fs.writeFile(join(dir, LOCK_FILE), lockText(process.pid, hostname(), '2000-01-01T00:00:00.000Z'));
     const handle = await acquireCollectionLock(dir, { bootTimeMs: () => Date.parse('2020-01-01T00:00:00Z') });
     await handle.release();
+  });
+
+  // The boot rule is for pids reused since; a start mark naming this boot and the live process rules that out.
+  it.skipIf(processStartMark(LIVE) === undefined)('never breaks the lock of a live holder whose start mark matches, however old its started time looks', async () => {
+    const text = JSON.stringify({ pid: LIVE, host: hostname(), started: '2000-01-01T00:00:00.000Z', proc: processStartMark(LIVE) });
+    await fs.writeFile(join(dir, LOCK_FILE), text);
+    expect(await failure(impatient({ bootTimeMs: () => Date.parse('2020-01-01T00:00:00Z') }))).toBe(`Failed to lock ${dir}: held by pid ${LIVE}`);
+    expect(await fs.readFile(join(dir, LOCK_FILE), 'utf8')).toBe(text);
   });
 
   it('a started time without a zone does not make a live holder\'s lock stale, whatever TZ says', async () => {
