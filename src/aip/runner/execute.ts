@@ -2,7 +2,7 @@
 // 2-6, 8, 9): executable lookup, bounded capture of both pipes, the deadline,
 // cancellation, group cleanup and termination classification. It knows
 // nothing about repositories, states or evidence objects.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, open, readdir, readFile, stat } from 'node:fs/promises';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
@@ -282,14 +282,27 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
       finishedAt: startedAt, durationNs: 0n, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false,
     };
   }
-  const child = spawn(executable, options.argv.slice(1), {
-    argv0: program,
-    cwd: options.cwd,
-    detached: true,
-    shell: false,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    windowsHide: true,
-  });
+  let child: ChildProcess;
+  try {
+    child = spawn(executable, options.argv.slice(1), {
+      argv0: program,
+      cwd: options.cwd,
+      detached: true,
+      shell: false,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+  } catch (error) {
+    // Node emits 'error' only for EACCES, ENOENT, EAGAIN, EMFILE and ENFILE and
+    // throws for other failed starts (ETXTBSY, E2BIG, ELOOP...): a start_error
+    // too (step 3), named as the emitted ones are.
+    const finishedNs = process.hrtime.bigint();
+    const code = errorCode(error);
+    return {
+      termination: 'start_error', exitCode: null, error: code === undefined ? `spawn ${executable}: ${String(error)}` : `spawn ${executable} ${code}`,
+      executable, startedAt, finishedAt: formatTime(Date.now()), durationNs: finishedNs - startedNs, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false,
+    };
+  }
 
   // Listen for the end before anything is awaited, so no event can be missed.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((settle) => {
