@@ -120,7 +120,8 @@ async function refusedByKernel(path: string, cwd: string, depth: number): Promis
   let head: Buffer;
   try {
     await access(path, constants.X_OK); // without permission spawn fails with EACCES itself
-    const handle = await open(path, 'r');
+    // O_NONBLOCK: a FIFO would otherwise wait for a writer for ever (exec refuses it with EACCES).
+    const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       if (!(await handle.stat()).isFile()) return false; // spawn reports what it is
       // 256 bytes: the kernel reads no more of a `#!` line (BINPRM_BUF_SIZE), and an ELF header takes at most 64.
