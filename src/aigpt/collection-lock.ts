@@ -115,7 +115,7 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
       const seen = await readLock(lockPath);
       if (seen === 'gone') continue;
       const holder = seen.content;
-      if (holder !== undefined && isStale(holder, host, options)) {
+      if (await isAbandoned(lockPath, seen, host, options)) {
         if (await breakStaleLock(dir, lockPath, seen.raw, { pending, text, host, options })) continue;
       }
       if (now() >= deadline) {
@@ -213,6 +213,24 @@ function isStale(content: LockContent, host: string, options: LockOptions): bool
   return !(options.isProcessAlive ?? processExists)(content.pid);
 }
 
+/**
+ * Whether the holder of a lock or break file is gone: judged by what the
+ * file says (isStale) or, when it is empty, by its age. Where hard links
+ * are unavailable such a file is created and then written (tryPublish), so
+ * a holder killed (or out of space) in between leaves it empty, naming
+ * nobody, and every writer would wait for it for ever; no live holder
+ * leaves it empty for twice the lock timeout.
+ */
+async function isAbandoned(path: string, seen: { readonly raw: string; readonly content: LockContent | undefined }, host: string, options: LockOptions): Promise<boolean> {
+  if (seen.content !== undefined) return isStale(seen.content, host, options);
+  if (seen.raw !== '') return false;
+  try {
+    return (await fs.lstat(path)).mtimeMs < Date.now() - 2 * (options.timeoutMs ?? LOCK_TIMEOUT_MS);
+  } catch {
+    return false;
+  }
+}
+
 interface Breaker {
   readonly pending: string;
   readonly text: string;
@@ -229,7 +247,7 @@ async function breakStaleLock(dir: string, lockPath: string, judgedRaw: string, 
   const breakPath = join(dir, BREAK_FILE);
   if (!(await tryPublish(self.pending, breakPath, self.text))) {
     const other = await readLock(breakPath);
-    if (other !== 'gone' && other.content !== undefined && isStale(other.content, self.host, self.options)) {
+    if (other !== 'gone' && (await isAbandoned(breakPath, other, self.host, self.options))) {
       await removeIfUnchanged(breakPath, other.raw);
     }
     return false;

@@ -166,6 +166,19 @@ describe('collection lock', () => {
     }
   });
 
+  // Where hard links are unavailable a lock is created, then written: a holder killed in between leaves it empty.
+  it('breaks an empty lock or break file once it is older than twice the timeout, never a fresh one', async () => {
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await fs.writeFile(join(dir, LOCK_FILE), '');
+    expect(await failure(impatient())).toBe(`Failed to lock ${dir}: held by an unknown process`);
+    await fs.utimes(join(dir, LOCK_FILE), hourAgo, hourAgo);
+    await fs.writeFile(join(dir, BREAK_FILE), '');
+    await fs.utimes(join(dir, BREAK_FILE), hourAgo, hourAgo);
+    const handle = await acquireCollectionLock(dir, impatient());
+    await handle.release();
+    expect(await listDir(dir)).toEqual([]);
+  });
+
   it('release leaves a lock that is no longer ours alone', async () => {
     const handle = await acquireCollectionLock(dir);
     await fs.writeFile(join(dir, LOCK_FILE), lockText(process.pid));
