@@ -138,8 +138,9 @@ async function refusedByKernel(path: string, cwd: string, depth: number): Promis
     const end = line.indexOf(0x0a);
     if (end === -1) return false; // a line the kernel may cut or refuse: it decides
     const interpreter = /^[ \t]*([^ \t\0]*)/.exec(line.subarray(0, end).toString('latin1'))?.[1] ?? '';
-    // The kernel nests at most a few interpreters (ELOOP beyond); an empty or missing one it reports itself.
-    if (interpreter === '' || depth >= 4) return false;
+    if (interpreter === '') return true; // `#!` naming no interpreter: ENOEXEC
+    // The kernel nests at most a few interpreters (ELOOP beyond); a missing one it reports itself.
+    if (depth >= 4) return false;
     // Resolved as the kernel does, against the command's working folder.
     return refusedByKernel(resolve(cwd, Buffer.from(interpreter, 'latin1').toString()), cwd, depth + 1);
   }
