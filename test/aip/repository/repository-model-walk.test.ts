@@ -44,7 +44,8 @@ function prng(seed: number): () => number {
 
 const IGNORE = '.git/\n*.log\nbuild/\n/top only\n';
 // 'build' is tracked as a file but ignored as a folder; 'top only' is ignored only at the root.
-const NAMES = ['a', 'b c', 'é', 'e\u0301', 'ñandú', '日本', 'build', 'top only', 'x.log', 'deep', '-dash', 'Z', 'tab\there'];
+// U+FF61 and U+1F600 sort one way in UTF-16 and the other way in UTF-8 bytes (status and effects are bytewise).
+const NAMES = ['a', 'b c', 'é', 'e\u0301', 'ñandú', '日本', 'build', 'top only', 'x.log', 'deep', '-dash', 'Z', 'tab\there', '\uff61', '\u{1f600}'];
 
 /** The .aipignore above, as the model reads it (spec 7.7). */
 function ignored(path: string): boolean {
@@ -268,10 +269,10 @@ class Walk {
     this.addRef(op.intent, { source: id, type: 'state', version: 1, field: 'intents' });
   }
 
-  /** `aip op` against a state that is usually not HEAD, then `aip apply`. */
-  async opAndApply(): Promise<void> {
+  /** `aip op` against HEAD or another state, then `aip apply`. */
+  async opAndApply(onHead: boolean): Promise<void> {
     const tree = this.tracked();
-    const base = this.pick([...this.states.keys()]);
+    const base = onHead ? this.head : this.pick([...this.states.keys()].filter((s) => s !== this.head));
     const effects = diff(this.states.get(base) ?? new Map(), tree).length;
     let intent: string;
     if (this.intents.size > 0 && this.int(2) === 0) intent = this.pick([...this.intents.keys()]);
@@ -440,7 +441,7 @@ describe('a seeded walk of tree edits and repository commands agrees with a mode
     for (let step = 0; step < 8; step++) {
       if (step === 0) {
         // NFC and NFD twins are two paths; 'build' as a file and 'top only' below the root are tracked
-        for (const path of ['é', 'e\u0301', 'build', 'deep/top only', 'deep/b c/日本']) await walk.writeFileAt(path, file(path, path === 'build'));
+        for (const path of ['é', 'e\u0301', 'build', 'deep/top only', 'deep/b c/日本', '\uff61', '\u{1f600}/x']) await walk.writeFileAt(path, file(path, path === 'build'));
       }
       if (step === 4) {
         await walk.writeFileAt('build/inside', file('now an ignored folder')); // a tracked file becomes an ignored folder
@@ -449,10 +450,11 @@ describe('a seeded walk of tree edits and repository commands agrees with a mode
       }
       for (let i = 2 + walk.int(4); i > 0; i--) await walk.edit();
       await walk.checkStatus();
-      const action = step < 2 ? 0 : walk.int(3);
-      if (action === 0) await walk.snapshot();
-      else if (action === 1) await walk.opAndApply();
-      else await walk.headSet();
+      // the first steps cover each action once (op on another base, then on HEAD); the rest are random
+      const action = ['snapshot', 'op', 'head', 'op on HEAD', 'snapshot'][step] ?? walk.pick(['snapshot', 'op', 'head']);
+      if (action === 'snapshot') await walk.snapshot();
+      else if (action === 'head') await walk.headSet();
+      else await walk.opAndApply(action === 'op on HEAD');
       await checks[step % checks.length]?.();
     }
     await walk.checkStatus();
