@@ -159,6 +159,8 @@ export async function readInput(io: CliIo, source: string | undefined, limit: nu
 
 export function write(stream: Writable, text: string | Uint8Array): Promise<void> {
   return new Promise((settle, reject) => {
-    stream.write(text, (error) => (error ? reject(error) : settle()));
+    // A stream an earlier write broke (the live `--tee` copy meeting a full
+    // disk) refuses further writes as destroyed: the earlier error is the cause.
+    stream.write(text, (error) => (error ? reject(stream.errored ?? error) : settle()));
   });
 }
