@@ -13,18 +13,12 @@ import { describe, expect, it } from 'vitest';
 import { parseJson, type JsonValue } from '../../src/common/json.js';
 import { createLogger } from '../../src/common/logger.js';
 import { serveStdio, type ToolServerOptions } from '../../src/common/mcp/tool-server.js';
+import { seededRandom } from '../support/prng.js';
 
 const MARK = 'QZMARK';
 
 function prng(seed: number): { int(n: number): number; pick<T>(items: readonly T[]): T } {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   return { int: (n) => Math.floor(next() * n), pick: (items) => items[Math.floor(next() * items.length)] as never };
 }
 

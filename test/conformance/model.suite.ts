@@ -17,6 +17,7 @@ import { manualClock } from '../../src/common/clock.js';
 import type { JsonObject, JsonValue } from '../../src/common/json.js';
 import { serverManaged } from '../support/manifests.js';
 import { manifest, sha256, type StorageHarness, type StorageLocation } from './harness.js';
+import { seededRandom } from '../support/prng.js';
 
 type Entity = 'note' | 'project';
 type Role = 'primary' | 'related';
@@ -69,16 +70,9 @@ function modelManifest(evolved = false): JsonObject {
   };
 }
 
-/** A small deterministic generator (mulberry32), one per operation and one for ids. */
+/** A small deterministic generator, one per operation and one for ids. */
 function prng(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   const int = (n: number) => Math.floor(next() * n);
   return {
     int,

@@ -18,6 +18,7 @@ import {
 } from '../support/oracle.js';
 import { aip, requireBuiltBin } from '../support/cli.js';
 import { tempDir } from '../support/temp.js';
+import { seededUint32 } from '../../support/prng.js';
 
 type Plain = unknown;
 type Obj = { type: string; version: number | bigint; data: Record<string, Plain> };
@@ -378,15 +379,14 @@ const A = fakeId(1);
 const B = fakeId(2);
 const C = fakeId(3);
 const e = (artifact: string, executable: boolean): Entry => ({ artifact, executable });
-// A small seeded generator (mulberry32): plain draws, no shrinking needed.
+// A small seeded generator: plain draws, no shrinking needed.
 class Draw {
-  constructor(private state: number) {}
+  private readonly next: () => number;
+  constructor(seed: number) {
+    this.next = seededUint32(seed);
+  }
   int(max: number): number {
-    this.state = (this.state + 0x6d2b79f5) | 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) % (max + 1));
+    return this.next() % (max + 1);
   }
   bool(): boolean { return this.int(1) === 1; }
   string(units: string[], min: number, max: number): string {

@@ -15,6 +15,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_STATE_ID } from '../../../src/aip/core/objects.js';
 import { aip, requireBuiltBin } from '../support/cli.js';
 import { tempDir } from '../support/temp.js';
+import { seededRandom } from '../../support/prng.js';
 
 beforeAll(() => requireBuiltBin());
 
@@ -30,17 +31,8 @@ interface Ref {
   readonly field: string;
 }
 
-/** mulberry32: a small deterministic PRNG, so the walk is the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded, so the walk is the same on every run. */
+const prng = seededRandom;
 
 const IGNORE = '.git/\n*.log\nbuild/\n/top only\n';
 // 'build' is tracked as a file but ignored as a folder; 'top only' is ignored only at the root.

@@ -19,22 +19,14 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { serverProfiles, startAipcs, type AipcsClient, type Envelope } from '../../support/aipcs-client.js';
 import { serverManaged } from '../../support/manifests.js';
 import { rawLineSession, type RawLineSession } from '../../support/raw-stdio.js';
+import { seededRandom } from '../../support/prng.js';
 
 const CALLS = Number(process.env['AIPCS_FUZZ_CALLS'] ?? 200);
 const SEED = Number(process.env['AIPCS_FUZZ_SEED'] ?? 20261130);
 
 // ---------------------------------------------------------------- randomness
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 // ---------------------------------------------------------------- the contract (§3.4)
 
