@@ -73,7 +73,7 @@ export interface SplitMessage {
 export function splitToolArguments(received: JsonValue): SplitMessage {
   // `"params": null` is absent params to the Python SDK (an optional field);
   // the TypeScript SDK would refuse the whole message.
-  const message = isJsonObject(received) ? withoutNullParams(jsonRpcMembers(received)) : received;
+  const message = isJsonObject(received) ? withoutTaskMetadata(withoutNullParams(jsonRpcMembers(received))) : received;
   if (!isJsonObject(message) || message['method'] !== 'tools/call' || !isJsonObject(message['params'])) {
     return { sdkMessage: message };
   }
@@ -82,12 +82,6 @@ export function splitToolArguments(received: JsonValue): SplitMessage {
   const id = typeof rawId === 'bigint' ? Number(rawId) : typeof rawId === 'string' || typeof rawId === 'number' ? rawId : undefined;
   const args = params['arguments'];
   const sdkParams: JsonObject = { ...params };
-  // A task-augmented call (MCP 2025-11-25) to a server that declares no
-  // tasks capability is processed normally, its task metadata ignored, as
-  // that revision requires and the Python SDK does; the TypeScript SDK's
-  // protocol layer would refuse it with -32603. Metadata that does not read
-  // as such (`"task": 5`) stays, for the -32602 of any unreadable params.
-  if (isTaskMetadata(sdkParams['task'])) delete sdkParams['task'];
   if (args === null || args === undefined) {
     delete sdkParams['arguments'];
     return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id, args: {} }) };
@@ -96,6 +90,23 @@ export function splitToolArguments(received: JsonValue): SplitMessage {
   // The SDK sees an empty object; the real arguments travel beside it.
   sdkParams['arguments'] = {};
   return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id, args }) };
+}
+
+/**
+ * A request without its task metadata. A task-augmented request (MCP
+ * 2025-11-25) to a server that declares no tasks capability is processed
+ * normally, its task metadata ignored, as that revision requires and the
+ * Python SDK does, whatever its method; the TypeScript SDK's protocol layer
+ * would answer it -32603 with a message that names the method (an
+ * unregistered one too, which is -32601). Metadata that does not read as
+ * such (`"task": 5`) stays, for the -32602 of any unreadable params. The
+ * same object when there is none.
+ */
+function withoutTaskMetadata(message: JsonObject): JsonObject {
+  const params = message['params'];
+  if (typeof message['method'] !== 'string' || !isJsonObject(params) || !isTaskMetadata(params['task'])) return message;
+  const { task: _task, ...rest } = params;
+  return { ...message, params: rest };
 }
 
 function isTaskMetadata(value: JsonValue | undefined): boolean {

@@ -5,9 +5,9 @@
 // the whole message, so these requests were answered -32600 Invalid Request
 // (or -32602) where the reference answers them normally. A required member
 // set to null stays refused with -32602, as there. A task-augmented
-// tools/call (`"task": {"ttl": 60000}`) is served normally, its metadata
-// ignored, as MCP 2025-11-25 requires of a server that declares no tasks
-// capability.
+// request (`"task": {"ttl": 60000}`) of any method is served normally, its
+// metadata ignored, as MCP 2025-11-25 requires of a server that declares no
+// tasks capability.
 // docs/decisions-aipcs-contract.md, "Protocol methods and request shapes".
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,7 +24,20 @@ const requests: [string, string][] = [
   // A task-augmented call to a server without the tasks capability runs
   // normally (MCP 2025-11-25 tasks); the TypeScript SDK answered -32603.
   ['tools/call', '{"name":"aipcs_server_info","arguments":{},"task":{"ttl":60000}}'],
+  // Other methods too: the SDK answered them -32603 "Server does not support
+  // task creation (required for <method>)".
+  ['ping', '{"task":{"ttl":60000}}'],
+  ['tools/list', '{"task":{}}'],
+  ['initialize', '{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"},"task":{"ttl":1}}'],
 ];
+
+/** An unregistered method with task metadata: -32601, and the answer does not repeat the method name. */
+const taskAugmentedUnknownMethod = '{"jsonrpc":"2.0","id":60,"method":"notes/secret-prose","params":{"task":{"ttl":60000}}}';
+
+function expectMethodNotFound(answer: Answer & { error?: { message?: string } }): void {
+  expect(answer.error).toEqual({ code: -32601, message: 'Method not found' });
+  expect(JSON.stringify(answer)).not.toContain('secret-prose');
+}
 
 interface Answer {
   id: number;
@@ -61,6 +74,10 @@ describe('null optional params over stdio', () => {
     const init = await session.send('{"jsonrpc":"2.0","id":51,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":null}}', 51);
     expect((JSON.parse(init) as Answer).error?.code).toBe(-32602);
   });
+
+  it('answers an unregistered method with task metadata -32601 without repeating its name', async () => {
+    expectMethodNotFound(JSON.parse(await session.send(taskAugmentedUnknownMethod, 60)) as Answer);
+  });
 });
 
 describe('null optional params over Streamable HTTP', () => {
@@ -83,5 +100,14 @@ describe('null optional params over Streamable HTTP', () => {
       expect(response.status, `${method}: ${response.body}`).toBe(200);
       expectAnswered(method, sseMessages(response.body)[0] as Answer);
     }
+  });
+
+  it('answers an unregistered method with task metadata -32601 without repeating its name', async () => {
+    const response = await rawRequest(aipcs.port, {
+      headers: { ...MCP_HEADERS, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+      body: taskAugmentedUnknownMethod,
+    });
+    expect(response.status).toBe(200);
+    expectMethodNotFound(sseMessages(response.body)[0] as Answer);
   });
 });
