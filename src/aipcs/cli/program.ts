@@ -8,6 +8,7 @@ import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
 import { endIfStdoutAbandoned } from '../../common/mcp/abandoned-stdout.js';
 import { surrogateEscapedEnvironment } from '../../common/raw-arguments.js';
 import { CONFIG_FIELD_SPECS, configOptionsFromParsed, type ConfigField, configShowResult, configValidateResult, resolveConfiguration, resolveRunnableConfiguration, transportPreflight, type ResolveInput } from '../config/index.js';
+import { escapeUnprintable } from '../config/text-rules.js';
 import { sqliteRuntimeVersion } from '../storage/sqlite/connection.js';
 import { serve, StartupError } from '../compose.js';
 import { PACKAGE_VERSION } from '../version.js';
@@ -116,6 +117,19 @@ function withoutOptionValue(message: string, command: Command): string {
   return `error: unknown option '${name}'${match[2] ?? ''}`;
 }
 
+/**
+ * A parser error echoes what was typed (an unknown command or option, a bad
+ * `--format` choice); its unprintable characters are shown escaped, as
+ * argparse's repr() shows them, so an argument holding ESC sequences cannot
+ * drive the operator's terminal nor a newline forge a line. Commander's
+ * suggestion line, which names only our own options, stays a line.
+ */
+function withEchoEscaped(message: string): string {
+  const suggestion = /\n\(Did you mean [^\n]*\)$/.exec(message);
+  const head = suggestion ? message.slice(0, suggestion.index) : message;
+  return escapeUnprintable(head) + (suggestion?.[0] ?? '');
+}
+
 /** argparse's test for a token that cannot be an option's value. */
 function looksLikeAnOption(token: string): boolean {
   return token.startsWith('-') && token !== '-' && !/^-\d+$|^-\d*\.\d+$/.test(token) && !token.includes(' ');
@@ -136,7 +150,7 @@ class AipcsCommand extends Command {
     const path = commandPath(this);
     this.configureOutput().writeErr?.(`usage: ${path} ${this.usage()}\n`);
     const shown = errorOptions?.code === 'commander.unknownOption' ? withoutOptionValue(message, this) : message;
-    return super.error(`${path}: ${shown}`, errorOptions);
+    return super.error(`${path}: ${withEchoEscaped(shown)}`, errorOptions);
   }
 
   /**

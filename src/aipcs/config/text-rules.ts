@@ -14,6 +14,25 @@ const NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs}/
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
+const NOT_PRINTABLE_ALL = new RegExp(NOT_PRINTABLE.source, 'gu');
+const REPR_ESCAPES: Readonly<Record<string, string>> = { '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/**
+ * The text with every character Python's str.isprintable() refuses written
+ * as repr() writes it (`\x1b`, `\n`, `\u202e`, `\U000e0001`), so that echoing
+ * it can neither drive a terminal nor forge a line.
+ */
+export function escapeUnprintable(text: string): string {
+  return text.replace(NOT_PRINTABLE_ALL, (char) => {
+    const known = REPR_ESCAPES[char];
+    if (known !== undefined) return known;
+    const code = char.codePointAt(0) ?? 0;
+    if (code <= 0xff) return `\\x${code.toString(16).padStart(2, '0')}`;
+    if (code <= 0xffff) return `\\u${code.toString(16).padStart(4, '0')}`;
+    return `\\U${code.toString(16).padStart(8, '0')}`;
+  });
+}
+
 /** Python's str.isprintable(): the empty string is printable. */
 export function isPrintable(text: string): boolean {
   return !NOT_PRINTABLE.test(text);

@@ -67,4 +67,20 @@ describe('aipcs command tree', () => {
     expectParserError(['serve', '--format', 'json'], 'aipcs serve [options]', /^aipcs serve: error: unknown option '--format'/);
     expectParserError(['service', 'purge', SID, '--receipt', SID, '--override'], 'aipcs service purge [options] <SERVICE_ID>', /^aipcs service purge: error: .*cannot be used with/);
   });
+
+  it('shows an echoed argument with its unprintable characters escaped (as argparse repr does), never raw on the terminal', () => {
+    const cases: [string[], string, string][] = [
+      [['\u001b]0;owned\u0007'], TOP_USAGE, "aipcs: error: unknown command '\\x1b]0;owned\\x07'"],
+      [['service', 'x\nforged line'], 'aipcs service [options] [command]', "aipcs service: error: unknown command 'x\\nforged line'"],
+      [['status', '--format', '\u001b[31mred\u202e'], 'aipcs status [options]', "aipcs status: error: option '--format <format>' argument '\\x1b[31mred\\u202e' is invalid. Allowed choices are json, human."],
+      [['status', '--bo\u009bgus=1'], 'aipcs status [options]', "aipcs status: error: unknown option '--bo\\x9bgus'"],
+    ];
+    for (const [args, usage, error] of cases) {
+      const run = aipcs(args);
+      expect(run.status).toBe(2);
+      expect(run.stderr).toBe(`usage: ${usage}\n${error}\n`);
+    }
+    // A suggestion keeps its own line.
+    expect(aipcs(['status', '--formt\u001b']).stderr).toMatch(/unknown option '--formt\\x1b'\n\(Did you mean --format\?\)\n$/);
+  });
 });
