@@ -37,7 +37,7 @@ import {
 import { prepared, preparedRaw, type SqliteDatabase } from './connection.js';
 import { comparableTimestamp27, decodeFieldSet, encodeFieldSet, historyEventFromArrayRow, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { SqliteStagingTx } from './staging.js';
-import { BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
+import { assertStoreBinding, BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
 
 /** Ids a probe counts at most when choosing which range drives a page. */
 const RANGE_PROBE_CAP = 1000;
@@ -652,7 +652,10 @@ export class SqliteServiceData implements OperatorDataPort {
   }
 
   read<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataReader) => Promise<T>): Promise<T> {
-    return this.connectionFor(locator).read((db) => work(new SqliteDataTx(db, principalId)));
+    return this.connectionFor(locator).read((db) => {
+      assertStoreBinding(db, locator.namespace);
+      return work(new SqliteDataTx(db, principalId));
+    });
   }
 
   /** SQLite plans keyset pages by their indexes without statistics: a scan is a read. */
@@ -661,7 +664,10 @@ export class SqliteServiceData implements OperatorDataPort {
   }
 
   write<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataWriter) => Promise<T>): Promise<T> {
-    return this.connectionFor(locator).write((db) => work(new SqliteDataTx(db, principalId)));
+    return this.connectionFor(locator).write((db) => {
+      assertStoreBinding(db, locator.namespace);
+      return work(new SqliteDataTx(db, principalId));
+    });
   }
 
   stage<T>(locator: StorageLocator, principalId: string, layout: StoreLayout, work: (tx: StagingWriter) => Promise<T>): Promise<T> {

@@ -219,10 +219,21 @@ function expectedSignature(layout: StoreLayout, namespace: string): string {
 }
 
 function metaMatches(db: SqliteDatabase, namespace: string): boolean {
-  const meta = db.prepare(`SELECT adapter_id, namespace, applied_revision FROM __aipcs_service_store_meta WHERE singleton = 1`).get() as
+  const meta = prepared(db, `SELECT adapter_id, namespace, applied_revision FROM __aipcs_service_store_meta WHERE singleton = 1`).get() as
     | { adapter_id: string; namespace: string; applied_revision: bigint }
     | undefined;
   return meta !== undefined && meta.adapter_id === SERVICE_STORE_ADAPTER_ID && meta.namespace === namespace && meta.applied_revision === SERVICE_STORE_REVISION;
+}
+
+/**
+ * Refuses a store whose meta row does not bind it to `namespace` at this
+ * build's revision (operations spec §3.2.6): a copy of another service's
+ * store, or one a newer build has moved on. Every data unit checks it first,
+ * since a file put in place while no connection had it open passes the
+ * identity checks, and a newer build may migrate a store in place.
+ */
+export function assertStoreBinding(db: SqliteDatabase, namespace: string): void {
+  if (!metaMatches(db, namespace)) throw new StorageFailure('incompatible');
 }
 
 export type LayoutState = 'empty' | 'matches' | 'differs';

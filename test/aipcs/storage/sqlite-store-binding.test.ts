@@ -1,0 +1,76 @@
+// A service store's meta row binds the file to its service and to the store
+// revision this build writes (operations spec §3.2.6: the namespace "binds the
+// file to its locator; a copy under another name never reports ready"). Data
+// tools read and write only a store whose meta says so: a copy of another
+// service's store, or a store a newer build has moved to a later revision,
+// answers storage_unavailable, as `doctor` reports it incompatible, instead
+// of serving another service's records or writing rows the newer layout
+// does not expect.
+
+import { copyFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createNote, freshDataRoot, key, materialisedService, serveOn } from '../../support/aipcs-admin.js';
+import type { AipcsClient } from '../../support/aipcs-client.js';
+
+let client: AipcsClient | undefined;
+afterEach(async () => {
+  await client?.close();
+  client = undefined;
+});
+
+const storePath = (dataRoot: string, serviceId: string): string => join(dataRoot, 'service-stores', `svc_${serviceId.replaceAll('-', '')}.sqlite`);
+
+function noteCount(path: string): bigint {
+  const db = new Database(path, { readonly: true });
+  db.defaultSafeIntegers(true);
+  try {
+    return (db.prepare('SELECT count(*) AS n FROM note').get() as { n: bigint }).n;
+  } finally {
+    db.close();
+  }
+}
+
+describe('a service store bound to its service and revision', () => {
+  it("refuses data tools on a copy of another service's store", async () => {
+    const dataRoot = freshDataRoot();
+    client = await serveOn(dataRoot);
+    const first = await materialisedService(client, 'first');
+    const second = await materialisedService(client, 'second');
+    await createNote(client, first, { title: 'Belongs to first' });
+    await client.close();
+    // Put in place with no server running: the copy is a new file, identity checks cannot tell.
+    const target = storePath(dataRoot, second);
+    for (const name of readdirSync(join(dataRoot, 'service-stores'))) if (name.startsWith(`svc_${second.replaceAll('-', '')}.sqlite`)) rmSync(join(dataRoot, 'service-stores', name));
+    copyFileSync(storePath(dataRoot, first), target);
+    client = await serveOn(dataRoot);
+    const list = await client.call('aipcs_record_list', { service_id: second, entity_name: 'note' });
+    expect(list.error?.code).toBe('storage_unavailable');
+    const create = await client.call('aipcs_record_create', { service_id: second, entity_name: 'note', record: { title: 'Into the copy?' }, idempotency_key: key('c') });
+    expect(create.error?.code).toBe('storage_unavailable');
+    await client.close();
+    client = undefined;
+    expect(noteCount(target)).toBe(1n);
+  });
+
+  it('refuses data tools on a store a newer build moved to a later revision', async () => {
+    const dataRoot = freshDataRoot();
+    client = await serveOn(dataRoot);
+    const serviceId = await materialisedService(client, 'newer');
+    await createNote(client, serviceId, { title: 'Before' });
+    await client.close();
+    const path = storePath(dataRoot, serviceId);
+    const db = new Database(path);
+    db.prepare('UPDATE __aipcs_service_store_meta SET applied_revision = applied_revision + 1').run();
+    db.close();
+    client = await serveOn(dataRoot);
+    const create = await client.call('aipcs_record_create', { service_id: serviceId, entity_name: 'note', record: { title: 'After' }, idempotency_key: key('c') });
+    expect(create.error?.code).toBe('storage_unavailable');
+    const list = await client.call('aipcs_record_list', { service_id: serviceId, entity_name: 'note' });
+    expect(list.error?.code).toBe('storage_unavailable');
+    await client.close();
+    client = undefined;
+    expect(noteCount(path)).toBe(1n);
+  });
+});
