@@ -6,7 +6,9 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { LosslessArguments } from '../../src/common/mcp/lossless-arguments.js';
 import { LosslessStdioTransport, requestIdFromPrefix } from '../../src/common/mcp/stdio-transport.js';
+import { serveStdio } from '../../src/common/mcp/tool-server.js';
 import { createLogger } from '../../src/common/logger.js';
+import { echoServerOptions } from './echo-session.js';
 
 function harness(maxLineBytes = 64) {
   const input = new PassThrough();
@@ -153,6 +155,43 @@ describe('LosslessStdioTransport', () => {
     input.end('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}\n');
     await new Promise((resolve) => setImmediate(resolve));
     expect(closed).toBe(true);
+  });
+
+  it('still owes the answer to a request whose cancellation the SDK does not act on (id 0, a reason that is no string)', async () => {
+    // The SDK's Server cancels only when its schema reads the notification
+    // and the requestId is truthy; for any other it answers the call, so the
+    // end of input must wait for that answer (as the HTTP listener does).
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const written: string[] = [];
+    output.on('data', (chunk: Buffer) => written.push(...chunk.toString().split('\n').filter(Boolean)));
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    const options = echoServerOptions([], createLogger('test', 'silent'));
+    const ended = serveStdio(
+      {
+        ...options,
+        callTool: async (name, args) => {
+          started++;
+          await gate;
+          return options.callTool(name, args);
+        },
+      },
+      { input, output },
+    );
+    let closed = false;
+    void ended.then(() => (closed = true));
+    input.write('{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"echo","arguments":{"n":0}}}\n');
+    input.write('{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}\n');
+    input.write('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}\n');
+    input.end('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b","reason":5}}\n');
+    for (let turn = 0; turn < 200 && started < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toBe(2);
+    expect(closed).toBe(false);
+    release();
+    await ended;
+    expect(written.map((line) => (JSON.parse(line) as { id: unknown }).id).sort()).toEqual([0, 'b']);
   });
 
   it('finds ids only where they are plainly visible, at the top level', () => {

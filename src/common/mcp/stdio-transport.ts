@@ -6,7 +6,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { CancelledNotificationSchema, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { isJsonObject, JsonError, parseJson, restoreExactNumbers, stringifyExact, toPlainJson, type JsonValue } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type LosslessArguments } from './lossless-arguments.js';
@@ -196,8 +196,13 @@ export class LosslessStdioTransport implements Transport {
       const key = idKey(id);
       this.owed.set(key, (this.owed.get(key) ?? 0) + 1);
     } else if ('method' in message && message.method === 'notifications/cancelled') {
-      const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
-      if (typeof requestId === 'string' || typeof requestId === 'number') this.settle(requestId);
+      // The SDK's Server drops the answer only for a cancellation its own
+      // schema reads and whose requestId is truthy (the HTTP listener makes
+      // the same test); for any other (`"requestId": 0`, `"reason": 5`) it
+      // still answers, and the end of input waits for that answer.
+      const cancel = CancelledNotificationSchema.safeParse(message);
+      const requestId = cancel.success ? cancel.data.params.requestId : undefined;
+      if (requestId) this.settle(requestId);
     }
   }
 
