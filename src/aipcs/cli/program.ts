@@ -30,9 +30,40 @@ import { writeOutcome, type CliOutcome, type OutputFormat } from './output.js';
 
 const io = { stdout: process.stdout, stderr: process.stderr };
 
-// A reader that went away (EPIPE) must not turn a completed command into a
-// crash after the fact: write errors on the output channels are dropped.
-for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+/** What this module last wrote to stdout: a command's result, help text, or nothing (serve's stdout is MCP's). */
+let stdoutContent: { readonly format: OutputFormat; readonly command: 'config' | 'admin' } | 'help' | null = null;
+let stdoutFailed = false;
+
+const OUTPUT_NOT_WRITTEN = {
+  code: 'internal_error',
+  message: 'The request could not be completed safely.',
+  issues: [
+    {
+      code: 'output_not_written',
+      path: 'stdout',
+      message: 'The command completed, but its result could not be written to stdout.',
+      remediation: 'Repeat the command with a writable stdout; an operator command repeated with the same operation id replays its result.',
+    },
+  ],
+  retryable: false,
+} as const;
+
+// A reader that went away (EPIPE, `aipcs service list | head -c1`) ends the
+// output, not the command: the exit status stays the command's, silently.
+// Any other failure to write a result or help (ENOSPC, EIO) lost what the
+// caller asked for, so it must not exit 0: it is reported on stderr and sets
+// the exit status. A failure on stderr itself has nowhere to be reported.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (stdoutFailed || stdoutContent === null || error.code === 'EPIPE') return;
+  stdoutFailed = true;
+  if (stdoutContent === 'help') {
+    process.stderr.write('aipcs: error: cannot write to stdout\n');
+    process.exitCode = 2;
+    return;
+  }
+  process.exitCode = writeOutcome({ ok: false, error: OUTPUT_NOT_WRITTEN }, stdoutContent, { stdout: { write: () => undefined }, stderr: process.stderr });
+});
+process.stderr.on('error', () => undefined);
 
 const STARTUP_FAILURE = {
   code: 'internal_error',
@@ -86,7 +117,9 @@ function resolveInput(parsed: Record<string, unknown>): ResolveInput {
 }
 
 function finish(outcome: CliOutcome, format: OutputFormat, command: 'serve' | 'config' | 'admin'): void {
-  process.exitCode = writeOutcome(outcome, { format, command }, io);
+  if (outcome.ok && command !== 'serve') stdoutContent = { format, command };
+  const exitCode = writeOutcome(outcome, { format, command }, io);
+  if (!stdoutFailed) process.exitCode = exitCode;
 }
 
 /** `aipcs service purge`: the command and its parents, as argparse names a subparser. */
@@ -189,7 +222,10 @@ export function buildProgram(): Command {
     .showHelpAfterError(false)
     .configureHelp({ styleTitle: (title) => title.toLowerCase() })
     .configureOutput({
-      writeOut: (text) => process.stdout.write(text),
+      writeOut: (text) => {
+        stdoutContent = 'help';
+        process.stdout.write(text);
+      },
       writeErr: (text) => process.stderr.write(text),
     });
 
