@@ -2,13 +2,11 @@
 // its options, calls the repository, runner or core, and prints text or JSON.
 // One top-level catch maps errors to exit codes; nothing here calls process.exit.
 import { createReadStream } from 'node:fs';
-import { type FileHandle, open, readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
-import { finished } from 'node:stream/promises';
 import { Command, CommanderError, Option } from 'commander';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
-import { holdSignals, removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { maxArtifactContent } from '../core/codec.js';
 import { AipError } from '../core/errors.js';
 import { oneLine } from '../core/quote.js';
@@ -22,6 +20,7 @@ import { errorCode } from '../repository/object-store.js';
 import { checkout } from '../repository/tree.js';
 import { commitSnapshot, deriveState, recordOperation, workingTreeChanges } from '../repository/workflows.js';
 import { platformName, runEvidence } from '../runner/evaluate.js';
+import { writeOutputFile } from './output-file.js';
 import { EXIT, exitCodeFor, namingSource, parseDuration, parseSize, parseTime, readInput, toAipError, usage, write, type CliIo } from './support.js';
 
 interface GlobalOptions {
@@ -599,40 +598,9 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       let count: number;
       if (opts.output === undefined) count = await exportBundle(repo, roots, ctx.io.stdout);
       else {
-        const path = ctx.path(opts.output);
-        // Opened first so a bad path is an `io` error, not an unhandled stream 'error'.
-        // A failed export removes only a file it created: an existing path may be
-        // a device (`-o /dev/null`), a FIFO or a link, which is not ours to delete.
-        // Ctrl-C, SIGTERM or SIGHUP before the bundle is complete removes it too: a
-        // partial bundle must not stay under the name asked for. Signals wait
-        // while the file is created and registered (not while an existing path,
-        // perhaps a FIFO, is opened: that may block).
-        const releaseSignals = holdSignals();
-        let releaseOnInterrupt = (): void => undefined;
-        let createdHandle: FileHandle | undefined;
-        try {
-          createdHandle = await open(path, 'wx');
-          releaseOnInterrupt = removeOnInterrupt(path);
-        } catch (error) {
-          if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
-        } finally {
-          releaseSignals();
-        }
-        const created = createdHandle !== undefined;
-        const handle = createdHandle ?? (await open(path, 'w'));
-        const out = handle.createWriteStream();
-        out.on('error', () => undefined); // write errors reach exportBundle through the write callbacks
-        try {
-          count = await exportBundle(repo, roots, out);
-          out.end();
-          await finished(out);
-        } catch (error) {
-          out.destroy();
-          if (created) await rm(path, { force: true });
-          throw error;
-        } finally {
-          releaseOnInterrupt();
-        }
+        // Written beside FILE and renamed over it when complete (D28): a failed or
+        // interrupted export leaves FILE as it was, or absent (D46).
+        count = await writeOutputFile(ctx.path(opts.output), (out) => exportBundle(repo, roots, out));
       }
       await write(ctx.io.stderr, `exported ${count} objects\n`);
     }));
