@@ -4,7 +4,7 @@
 // internal_error envelope and exit 2, before any MCP traffic.
 
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -113,6 +113,21 @@ describe('sqlite start-up', () => {
     db.close();
     chmodSync(path, 0o600);
     expectRefused(serve(dataRoot), dataRoot);
+  });
+
+  it('leaves a registry that is some other rollback-journal database untouched (not switched to WAL)', () => {
+    const dataRoot = join(base(), 'data');
+    mkdirSync(dataRoot, { mode: 0o700 });
+    const path = join(dataRoot, 'registry.sqlite');
+    const db = new Database(path);
+    db.exec('CREATE TABLE something_else (x INTEGER)');
+    db.close();
+    chmodSync(path, 0o600);
+    const before = readFileSync(path);
+    expect(before.subarray(18, 20)).toEqual(Buffer.from([1, 1]));
+    expectRefused(serve(dataRoot), dataRoot);
+    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(readdirSync(dataRoot)).toEqual(['registry.sqlite']);
   });
 
   it('refuses a registry with a damaged page that its own tables do not reach at start-up', () => {

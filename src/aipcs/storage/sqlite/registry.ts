@@ -193,6 +193,13 @@ export async function migrateSqliteRegistry(options: SqliteRegistryOptions): Pro
   }
   const connection = new SqliteConnection(paths.registry, { busyTimeoutMs: options.busyTimeoutMs, readonly: false });
   try {
+    // Ours is switched to WAL before its first table exists: a file with
+    // tables in another journal mode is someone else's, and stays untouched
+    // (ops spec §3.2.5), not switched to WAL before it is refused.
+    if (connection.journalMode().toLowerCase() !== 'wal') {
+      const { status } = await connection.read((db) => classifyRegistry(db));
+      if (status !== 'uninitialised' && status !== 'outdated' && status !== 'ready') throw new StorageFailure('unavailable');
+    }
     if (!connection.enableWal()) throw new StorageFailure('unavailable');
     // Classification is repeated inside BEGIN IMMEDIATE, so concurrent
     // starters converge: one migrates, the others find it ready.
