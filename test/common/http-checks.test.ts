@@ -41,6 +41,11 @@ describe('Host allow-list', () => {
     ['lan.example', false],
     ['lan.example:', false],
     ['lan.example:80x', false],
+    // `name:*` is any port, and 99999 is none: such a Host reached the SDK's
+    // request adapter, whose URL parse failed (a bare 400 with no body).
+    ['lan.example:65535', true],
+    ['lan.example:65536', false],
+    ['[::1]:99999', false],
     ['lan.example.evil:80', false],
     ['evil.example', false],
     ['', false],

@@ -238,6 +238,8 @@ describe('the listener', () => {
       { name: 'an empty batch', status: 400, request: () => ({ headers: sessionHeaders(session), body: '[]' }) },
       { name: 'foreign Host', status: 421, request: () => ({ headers: { ...sessionHeaders(session), host: 'evil.example:80' }, body: seedCall }) },
       { name: 'allowed name on a port outside :*', status: 421, request: () => ({ headers: { ...sessionHeaders(session), host: '127.0.0.1' }, body: seedCall }) },
+      { name: 'allowed name under :* with a port beyond 65535', status: 421, request: () => ({ headers: { ...sessionHeaders(session), host: '127.0.0.1:99999' }, body: seedCall }) },
+      { name: 'allowed name under :* with a port beyond 65535 on an initialize', status: 421, request: () => ({ headers: { ...MCP_HEADERS, host: 'localhost:65536' }, body: initializeBody() }) },
       {
         name: 'foreign Host with an allowed X-Forwarded-Host',
         status: 421,

@@ -145,7 +145,11 @@ export function isJsonContentType(header: string | undefined): boolean {
   return essence === 'application/json';
 }
 
-/** Host header against the allow-list: exact (case-insensitive), or `name:*` for `name:<port>`. */
+/**
+ * Host header against the allow-list: exact (case-insensitive), or `name:*`
+ * for `name:<port>`, a port being 0-65535 (a larger number is no port, and
+ * the SDK's request adapter could not read such a Host as a URL).
+ */
 export function isAllowedHost(header: string | undefined, allowed: readonly string[]): boolean {
   if (header === undefined || header === '') return false;
   const host = header.toLowerCase();
@@ -154,7 +158,8 @@ export function isAllowedHost(header: string | undefined, allowed: readonly stri
     if (candidate === host) return true;
     if (candidate.endsWith(':*')) {
       const base = candidate.slice(0, -1);
-      if (host.startsWith(base) && /^[0-9]{1,5}$/.test(host.slice(base.length))) return true;
+      const port = host.slice(base.length);
+      if (host.startsWith(base) && /^[0-9]{1,5}$/.test(port) && Number(port) <= 65535) return true;
     }
   }
   return false;
