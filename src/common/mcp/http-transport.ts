@@ -204,8 +204,19 @@ export function isSlashVariant(requestPath: string, path: string): boolean {
 }
 
 function singleHeader(value: string | string[] | undefined): string | undefined {
-  // Repeated Host/Origin/Content-Type headers are ambiguous: treat them as wrong.
+  // A repeated header node keeps as an array is ambiguous: treat it as wrong.
   return Array.isArray(value) ? undefined : value;
+}
+
+/**
+ * The Content-Type of a request that sent exactly one Content-Type line.
+ * node keeps only the first of repeated lines in `headers`, while the SDK's
+ * request adapter reads them joined (and answers 415 with its own code), so
+ * a repeated one is counted here and treated as no JSON Content-Type.
+ */
+function soleContentType(req: IncomingMessage): string | undefined {
+  const lines = req.headersDistinct['content-type'];
+  return lines?.length === 1 ? lines[0] : undefined;
 }
 
 /**
@@ -682,7 +693,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     const session = rawSession === undefined ? undefined : sessions.get(rawSession);
     if (rawSession !== undefined && !session) return rejection(res, 404, -32600, 'Session not found');
     // 3. The request checks of operations spec §6.2.
-    const contentType = singleHeader(req.headers['content-type']);
+    const contentType = soleContentType(req);
     if (method === 'POST' && !startsAsJsonContentType(contentType)) {
       return rejection(res, 400, -32000, 'Bad Request: Content-Type must be application/json');
     }

@@ -154,6 +154,38 @@ describe('request checks of the Streamable HTTP listener', () => {
     }
   });
 
+  // Node keeps only the first of repeated Content-Type lines, while the SDK's
+  // request adapter reads them joined: such a POST is refused by the listener
+  // itself (400, as a Content-Type that is not JSON), whichever comes first.
+  it('refuses a POST with two Content-Type lines with 400, whichever comes first', async () => {
+    const answer = (text: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(aipcs.port, '127.0.0.1', () => socket.end(text));
+        let received = '';
+        socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+        socket.on('close', () => resolve(received));
+        socket.on('error', reject);
+      });
+    const body = '{"jsonrpc":"2.0","id":8,"method":"ping"}';
+    for (const types of [['application/json', 'text/plain'], ['text/plain', 'application/json'], ['application/json', 'application/json']]) {
+      const request = [
+        'POST /mcp HTTP/1.1',
+        `Host: ${host}`,
+        ...types.map((value) => `Content-Type: ${value}`),
+        'Accept: application/json, text/event-stream',
+        `Mcp-Session-Id: ${session}`,
+        'MCP-Protocol-Version: 2025-06-18',
+        `Content-Length: ${body.length}`,
+        'Connection: close',
+        '',
+        body,
+      ].join('\r\n');
+      const text = await answer(request);
+      expect(text.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+      expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: Content-Type must be application/json' }, id: null });
+    }
+  });
+
   it('left the registry untouched: no refused request reached the application', async () => {
     const listed = await observer.call('aipcs_service_list', { limit: 100 });
     expect(listed.ok).toBe(true);
