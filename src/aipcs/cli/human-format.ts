@@ -17,10 +17,12 @@ const MAX_DEPTH = 4;
 const MAX_KEYS = 64;
 const MAX_ITEMS = 100;
 
-// Characters that would break the one-value-per-line layout or drive the
-// terminal (controls, line/paragraph separators, bidi overrides). A string
-// holding one is shown as a quoted JSON string instead of raw.
-const UNSAFE_FOR_TERMINAL = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+// Characters that would break the one-value-per-line layout, drive the
+// terminal or hide text from the operator (controls, line/paragraph
+// separators, and every format character: bidi overrides and marks,
+// zero-width characters, the tag block). A string holding one is shown as a
+// quoted JSON string, escaped, instead of raw.
+const UNSAFE_FOR_TERMINAL = /[\p{Cc}\p{Cf}\u2028\u2029]/u;
 
 const JSON_OPTIONS = { keyOrder: 'insertion', asciiOnly: true, floatStyle: 'python' } as const;
 

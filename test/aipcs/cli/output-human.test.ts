@@ -60,6 +60,13 @@ describe('--format human (§1.3)', () => {
     expect(text({ a: 'bidi\u202e' })).toBe('a: "bidi\\u202e"');
   });
 
+  it('quotes strings holding invisible format characters, so no text hides from the operator', () => {
+    expect(text({ a: 'zero\u200bwidth' })).toBe('a: "zero\\u200bwidth"');
+    expect(text({ a: 'mark\u200f' })).toBe('a: "mark\\u200f"');
+    expect(text({ a: 'tag\u{e0041}' })).toBe('a: "tag\\udb40\\udc41"');
+    expect(text({ a: 'soft\u00adhyphen' })).toBe('a: "soft\\u00adhyphen"');
+  });
+
   it('an empty result renders no lines', () => {
     expect(text({})).toBe('');
   });
