@@ -687,8 +687,11 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     // 2. A session id the listener does not know (never issued, deleted or
     //    expired) is 404 before anything else is read, so the client starts
     //    a new session whatever else was wrong with the request.
-    const rawSession = req.headers['mcp-session-id'];
-    if (Array.isArray(rawSession)) return rejection(res, 400, -32000, 'Bad Request: Mcp-Session-Id header must appear once');
+    // Counted by line: node joins repeated ones with ", " (an id no session
+    // has, which would tell a client its live session is gone).
+    const sessionLines = req.headersDistinct['mcp-session-id'];
+    if (sessionLines !== undefined && sessionLines.length > 1) return rejection(res, 400, -32000, 'Bad Request: Mcp-Session-Id header must appear once');
+    const rawSession = sessionLines?.[0];
     // Present but empty is an id no session has, as in the reference.
     const session = rawSession === undefined ? undefined : sessions.get(rawSession);
     if (rawSession !== undefined && !session) return rejection(res, 404, -32600, 'Session not found');

@@ -186,6 +186,35 @@ describe('request checks of the Streamable HTTP listener', () => {
     }
   });
 
+  // node joins repeated Mcp-Session-Id lines with ", ", an id no session has:
+  // a client that sent its live session's id twice was told the session was
+  // gone (404) and would start another.
+  it('refuses a request with two Mcp-Session-Id lines with 400, not 404', async () => {
+    const body = '{"jsonrpc":"2.0","id":9,"method":"ping"}';
+    const request = [
+      'POST /mcp HTTP/1.1',
+      `Host: ${host}`,
+      'Content-Type: application/json',
+      'Accept: application/json, text/event-stream',
+      `Mcp-Session-Id: ${session}`,
+      `Mcp-Session-Id: ${session}`,
+      'MCP-Protocol-Version: 2025-06-18',
+      `Content-Length: ${body.length}`,
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n');
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = connect(aipcs.port, '127.0.0.1', () => socket.end(request));
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+    });
+    expect(text.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: Mcp-Session-Id header must appear once' }, id: null });
+  });
+
   it('left the registry untouched: no refused request reached the application', async () => {
     const listed = await observer.call('aipcs_service_list', { limit: 100 });
     expect(listed.ok).toBe(true);
