@@ -112,8 +112,10 @@ function withFormat(command: Command): Command {
 function resolveInput(parsed: Record<string, unknown>): ResolveInput {
   // Values that are not UTF-8 reach the checks as the reference's Python sees
   // them (surrogateescape), so they fail as unprintable instead of passing as
-  // U+FFFD text nobody typed (operations §2.5).
-  return { options: configOptionsFromParsed(parsed), env: surrogateEscapedEnvironment(process.env), platform: process.platform, sqliteVersion: sqliteRuntimeVersion() };
+  // U+FFFD text nobody typed (operations §2.5). The SQLite version is asked
+  // for only by the sqlite profile, so no other profile loads the library
+  // (§1.7, decision 4).
+  return { options: configOptionsFromParsed(parsed), env: surrogateEscapedEnvironment(process.env), platform: process.platform, sqliteVersion: sqliteRuntimeVersion };
 }
 
 function finish(outcome: CliOutcome, format: OutputFormat, command: 'serve' | 'config' | 'admin'): void {

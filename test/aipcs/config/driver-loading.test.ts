@@ -46,3 +46,46 @@ describe('the PostgreSQL driver', () => {
     expect(status.envelope.result?.['registry']).toMatchObject({ status: 'unavailable', applied_revision: null });
   });
 });
+
+// Loading better-sqlite3's native library is what `sqlite_version()` costs;
+// §1.7/§2.10 and decision 4 say configuration loads no driver unless the
+// profile is sqlite. A preload logs every native library Node opens.
+describe('the SQLite library', () => {
+  let logDlopen: Record<string, string>;
+
+  beforeAll(() => {
+    const folder = mkdtempSync(join(tmpdir(), 'aipcs-dlopen-'));
+    const preload = join(folder, 'log-dlopen.cjs');
+    writeFileSync(
+      preload,
+      `const open = process.dlopen;
+process.dlopen = function (module, file, ...rest) {
+  process.stderr.write('native library opened: ' + require('node:path').basename(file) + '\\n');
+  return open.call(this, module, file, ...rest);
+};\n`,
+    );
+    logDlopen = { NODE_OPTIONS: `--require=${preload}` };
+  });
+
+  const opened = (stderr: string): boolean => stderr.includes('native library opened: better_sqlite3.node');
+
+  it('is not loaded by config show, config validate or status unless the profile is sqlite', () => {
+    const runs = [
+      aipcs(['config', 'show'], { env: logDlopen }),
+      aipcs(['config', 'validate', '--profile', 'postgresql', '--principal-id', 'p', '--postgres-dsn-env', 'AIPCS_TEST_DSN'], { env: logDlopen }),
+      aipcs(['config', 'show', '--profile', 'postgresql', '--principal-id', 'p', '--postgres-dsn-env', 'AIPCS_TEST_DSN'], { env: logDlopen }),
+      aipcs(['status'], { env: logDlopen }),
+    ];
+    for (const run of runs) {
+      expect(run.status, run.stderr).toBe(0);
+      expect(opened(run.stderr), run.stderr).toBe(false);
+    }
+  });
+
+  it('is loaded to read its version for the sqlite profile', () => {
+    const show = aipcs(['config', 'show', '--profile', 'sqlite', '--principal-id', 'p'], { env: logDlopen });
+    expect(show.status, show.stderr).toBe(0);
+    expect(opened(show.stderr)).toBe(true);
+    expect(show.envelope.result?.['storage']).toMatchObject({ sqlite_runtime: { supported: true } });
+  });
+});
