@@ -104,6 +104,12 @@ allow_non_loopback = false
     expectInvalid({ toml: `${V1}[identity]\nprincipal_id = 1979-05-27T07:32:00-07:00\n` }, 'principal_id');
   });
 
+  it('reads an integer beyond 64 bits whole, so it fails at its field like any out-of-range value', () => {
+    expectInvalid({ toml: `${V1}[streamable_http]\nport = 99999999999999999999\n` }, 'streamable_http');
+    expectInvalid({ toml: `${V1}[identity]\nprincipal_id = -9223372036854775809\n` }, 'principal_id');
+    expectInvalid({ toml: 'config_version = 18446744073709551617\n' }, 'config_version');
+  });
+
   it('bounds depth to 8, with the document at depth 0', () => {
     const nested = (levels: number): string => `${'['.repeat(levels)}"x"${']'.repeat(levels)}`;
     // table 1, arrays 2..7, string at 8: within bounds, then a type error.
