@@ -4,7 +4,7 @@
 // compares structure. Operators also inspect, move the fence and remove stores.
 
 import Database from 'better-sqlite3';
-import { lstatSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, lstatSync, openSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   StorageFailure,
@@ -294,6 +294,21 @@ function unlinkIfPresent(path: string): void {
   }
 }
 
+function syncDirectory(path: string): void {
+  try {
+    const fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    // No directory holds no store to bring back.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new StorageFailure('uncertain', { cause: error });
+  }
+}
+
 function readFenceRow(db: SqliteDatabase): WriteFence {
   const row = prepared(db, `SELECT generation, state FROM __aipcs_write_fence WHERE singleton = 1`).get() as { generation: bigint; state: FenceState } | undefined;
   return row ? { generation: row.generation, state: row.state } : { generation: 1n, state: 'open' };
@@ -514,6 +529,9 @@ export class SqliteServiceStores implements OperatorStorePort {
     // retry, whereas a sidecar without its database would make the root unsafe.
     for (const suffix of SIDECARS) unlinkIfPresent(path + suffix);
     unlinkIfPresent(path);
+    // The unlinks are durable before the caller records the purge (ops spec
+    // §3.2.2): a power loss must not bring a purged store back.
+    syncDirectory(this.directory);
   }
 }
 

@@ -1,0 +1,49 @@
+// A purge removes the service's SQLite store durably before the registry
+// records the tombstone (operations spec §3.2.2: purge unlinks the service
+// database and sidecars, then fsyncs the directory). Without the directory
+// fsync a power loss after the tombstone's commit could bring the purged
+// store, with its records, back under service-stores/. Observed with strace:
+// the unlinks, then an fsync of service-stores/, then the registry commit.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { aipcs, createNote, freshDataRoot, materialisedService, rootArgs, serveOn } from '../../support/aipcs-admin.js';
+import { aipcsBin } from '../../support/bins.js';
+
+const hasStrace = spawnSync('strace', ['-V']).status === 0;
+const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
+
+describe('purging a SQLite service store', () => {
+  it.runIf(hasStrace)('fsyncs service-stores/ after unlinking the store and before the registry commits the tombstone', async () => {
+    const dataRoot = freshDataRoot();
+    const client = await serveOn(dataRoot);
+    const serviceId = await materialisedService(client, 'durable');
+    await createNote(client, serviceId, { title: 'Gone for good' });
+    await client.close();
+    const args = rootArgs(dataRoot);
+    expect(aipcs(['service', 'archive', serviceId, '--expected-revision', '3', '--operation-id', OP(1), '--yes', ...args]).status).toBe(0);
+
+    const trace = join(mkdtempSync(join(tmpdir(), 'aipcs-purge-trace-')), 'trace');
+    const purge = ['service', 'purge', serviceId, '--expected-revision', '4', '--operation-id', OP(2), '--override', '--confirm-service-id', serviceId, '--yes', ...args];
+    const run = spawnSync('strace', ['-f', '-qq', '-y', '-o', trace, '-e', 'trace=fsync,fdatasync,unlink,unlinkat', process.execPath, aipcsBin(), ...purge], {
+      encoding: 'utf8',
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root' },
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+
+    const calls = readFileSync(trace, 'utf8').split('\n');
+    const stores = join(dataRoot, 'service-stores');
+    const store = join(stores, `svc_${serviceId.replaceAll('-', '')}.sqlite`);
+    const unlinked = calls.findIndex((line) => line.includes(`unlink("${store}")`) && line.endsWith('= 0'));
+    expect(unlinked).toBeGreaterThanOrEqual(0);
+    const after = calls.slice(unlinked + 1);
+    const directorySynced = after.findIndex((line) => /fsync\(\d+</.test(line) && line.includes(`<${stores}>)`));
+    const registryCommitted = after.findIndex((line) => line.includes(`<${join(dataRoot, 'registry.sqlite-wal')}>)`));
+    expect(directorySynced).toBeGreaterThanOrEqual(0);
+    expect(registryCommitted).toBeGreaterThan(directorySynced);
+  });
+});
