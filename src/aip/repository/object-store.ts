@@ -3,7 +3,7 @@
 // bytes against their ID before decoding. It never decides what is valid to store.
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeObject, sha256Hex } from '../core/codec.js';
 import { AipError, failure, success, type Outcome } from '../core/errors.js';
@@ -41,6 +41,16 @@ export async function fsyncDirectory(path: string): Promise<void> {
     await handle.sync();
   } finally {
     await handle.close();
+  }
+}
+
+/** True when `path` is a folder itself, not a symbolic link to one (nor anything else). */
+export async function isRealFolder(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isDirectory();
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return false;
+    throw error;
   }
 }
 
@@ -137,6 +147,8 @@ export class ObjectStore {
     }
     await mkdir(this.tmpDir, { recursive: true });
     if (!this.sweptDeadTemps) {
+      // Temps of dead writers are removed from it: never in a folder a link leads to.
+      if (!(await isRealFolder(this.tmpDir))) throw new AipError('io', `${this.tmpDir} is not a folder (a symbolic link?); remove it`);
       this.sweptDeadTemps = true;
       await this.removeDeadWritersTemps();
     }
@@ -170,6 +182,8 @@ export class ObjectStore {
       const dir = join(this.objectsDir, id.slice(0, 2));
       const created = await mkdir(dir, { recursive: true });
       if (created !== undefined) await fsyncDirectory(this.objectsDir);
+      // aip makes the fan-out folders itself: one that is a link would put the object outside the repository.
+      else if (!(await isRealFolder(dir))) throw new AipError('io', `${dir} is not a folder (a symbolic link?); move what it holds into a folder of that name`);
       await rename(tmpPath, finalPath);
       await fsyncDirectory(dir);
     } catch (error) {

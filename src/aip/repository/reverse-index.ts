@@ -11,7 +11,7 @@ import type { AipObject, Id, ObjectType } from '../core/objects.js';
 import { indexEntriesOf } from '../core/references.js';
 import { isId } from '../core/value-rules.js';
 import { readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
-import { errorCode, fsyncDirectory, type ObjectStore } from './object-store.js';
+import { errorCode, fsyncDirectory, isRealFolder, type ObjectStore } from './object-store.js';
 
 /**
  * One target's refs file: a line per referencing field, so about 800 000
@@ -49,6 +49,10 @@ const BUILD_PREFIX = 'index-';
 
 function notThere(error: unknown): boolean {
   return errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR';
+}
+
+function notOwnIndexFile(path: string, kind: string): AipError {
+  return new AipError('io', `the reverse index path ${path} is not ${kind} (a symbolic link?); aip index rebuild replaces it`);
 }
 
 function lineText(source: Id, object: AipObject, field: string): string {
@@ -110,6 +114,12 @@ export class ReverseIndex {
    * comparing it before and after its work can tell that a rebuild ran meanwhile.
    */
   async generation(): Promise<string | undefined> {
+    // A symbolic link (or anything but a folder) in place of index/, v1/ or
+    // refs/ is not an index: appending through it wrote lines into files
+    // outside the repository. It is rebuilt like a missing index.
+    for (const dir of [this.indexDir, this.currentDir, this.refsDir]) {
+      if (!(await isRealFolder(dir))) return undefined;
+    }
     let text: string;
     try {
       text = await readRegularText(this.markerPath, SMALL_METADATA_MAX_BYTES);
@@ -140,15 +150,20 @@ export class ReverseIndex {
       } catch (error) {
         if (errorCode(error) === 'ENOENT') return;
         if (errorCode(error) !== 'EEXIST') throw error;
+        // Never through a symbolic link: the lines would land outside the repository.
+        if (!(await isRealFolder(fanout))) throw notOwnIndexFile(fanout, 'a folder');
       }
+      const path = join(fanout, target.slice(2));
       let handle;
       try {
-        handle = await open(join(fanout, target.slice(2)), constants.O_RDWR | constants.O_CREAT | constants.O_APPEND, 0o644);
+        handle = await open(path, constants.O_RDWR | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
       } catch (error) {
         if (errorCode(error) === 'ENOENT') return;
+        if (errorCode(error) === 'ELOOP') throw notOwnIndexFile(path, 'a regular file');
         throw error;
       }
       try {
+        if (!(await handle.stat()).isFile()) throw notOwnIndexFile(path, 'a regular file');
         // A file not ending in a newline ends in a torn line (power loss, full
         // disk): start on a fresh line, or this line would be glued to it and
         // lost too. Two appenders racing here at worst leave an empty line.
@@ -230,6 +245,8 @@ export class ReverseIndex {
    */
   async rebuild(store: ObjectStore): Promise<RebuildResult> {
     await mkdir(this.tmpDir, { recursive: true });
+    // Build folders found there are removed with their contents: never in a folder a link leads to.
+    if (!(await isRealFolder(this.tmpDir))) throw new AipError('io', `${this.tmpDir} is not a folder (a symbolic link?); remove it`);
     // Only the lock holder builds, so any build folder found now is a dead one's.
     for (const name of await readdir(this.tmpDir)) {
       if (name.startsWith(BUILD_PREFIX)) await rm(join(this.tmpDir, name), { recursive: true, force: true });
