@@ -28,14 +28,14 @@ function readByte(fd: number, one: Buffer): Promise<number | null> {
  * Reads the answer off the event loop's thread (a blocking read there would
  * hold off signal handling: Ctrl-C at the prompt must still end the command
  * and remove what it was about to use, such as an import's spool).
+ * `endedByNewline` is false when the input ended (Ctrl-D) before a newline.
  */
-async function readLine(fd: number): Promise<string | null> {
+async function readLine(fd: number): Promise<{ readonly text: string; readonly endedByNewline: boolean }> {
   const bytes: number[] = [];
   const one = Buffer.alloc(1);
   for (;;) {
     const byte = await readByte(fd, one);
-    if (byte === null) return bytes.length === 0 ? null : Buffer.from(bytes).toString('utf8');
-    if (byte === 0x0a) return Buffer.from(bytes).toString('utf8');
+    if (byte === null || byte === 0x0a) return { text: Buffer.from(bytes).toString('utf8'), endedByNewline: byte === 0x0a };
     if (bytes.length < MAX_ANSWER) bytes.push(byte);
   }
 }
@@ -53,7 +53,10 @@ export async function confirmOnTerminal(request: ConfirmationRequest): Promise<v
     if (request.generatedOperationId) lines.push('Record the operation_id above until the outcome is known; retry with it if the outcome is unclear.');
     lines.push(request.typed === undefined ? 'Proceed? [y/N] ' : 'Type the service id to confirm: ');
     writeSync(fd, lines.join('\n'));
-    const answer = (await readLine(fd))?.trim() ?? '';
+    const line = await readLine(fd);
+    // Ctrl-D leaves the cursor on the prompt's line; what follows starts a line of its own.
+    if (!line.endedByNewline) writeSync(fd, '\n');
+    const answer = line.text.trim();
     const accepted = request.typed === undefined ? /^(y|yes)$/i.test(answer) : answer === request.typed;
     if (!accepted) throw refusal('invalid_state');
   } catch (error) {

@@ -33,7 +33,7 @@ while True:
         break
     out += data
     if not answered and (b'[y/N] ' in out or b'to confirm: ' in out):
-        os.write(fd, (answer + '\\n').encode())
+        os.write(fd, b'\\x04' if answer == '<Ctrl-D>' else (answer + '\\n').encode())
         answered = True
 _, status = os.waitpid(pid, 0)
 print(json.dumps({'status': os.waitstatus_to_exitcode(status), 'output': out.decode('utf-8', 'replace')}))
@@ -108,6 +108,14 @@ describe('interactive operator commands', () => {
     const noPrompt = onTerminal(['service', 'restore', serviceId, '--expected-revision', '2', '--operation-id', '00000000-0000-4000-8000-00000000aa02', '--format', 'human', ...args], 'n');
     expect(noPrompt.status).toBe(0);
     expect(noPrompt.output).not.toContain('[y/N]');
+  });
+
+  it('ending the answer with Ctrl-D declines, and the error starts a line of its own', async () => {
+    const serviceId = await seedService(client, 'tty_eof');
+    const declined = onTerminal(['service', 'archive', serviceId, '--format', 'human', ...args], '<Ctrl-D>');
+    expect(declined.status).toBe(3);
+    expect(declined.output).toMatch(/\[y\/N\] \r?\nerror \[invalid_state\]/);
+    expect(aipcs(['service', 'inspect', serviceId, ...args]).envelope.result).toMatchObject({ operational_status: 'active', service_revision: 1 });
   });
 
   it('purge asks for the exact service id to be typed', async () => {
