@@ -194,6 +194,42 @@ describe('LosslessStdioTransport', () => {
     expect(written.map((line) => (JSON.parse(line) as { id: unknown }).id).sort()).toEqual([0, 'b']);
   });
 
+  it('ends the session once the answers owed are written when reading the input fails', async () => {
+    // A read error (EIO on a terminal, ECONNRESET on a socket) brings no end
+    // event: the session used to wait for one for good, storage left open.
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const written: string[] = [];
+    output.on('data', (chunk: Buffer) => written.push(...chunk.toString().split('\n').filter(Boolean)));
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = false;
+    const options = echoServerOptions([], createLogger('test', 'silent'));
+    let closed = false;
+    void serveStdio(
+      {
+        ...options,
+        callTool: async (name, args) => {
+          started = true;
+          await gate;
+          return options.callTool(name, args);
+        },
+      },
+      { input, output },
+    ).then(() => (closed = true));
+    input.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}\n');
+    input.write('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","ar');
+    for (let turn = 0; turn < 200 && !started; turn++) await new Promise((resolve) => setImmediate(resolve));
+    input.destroy(new Error('read failed'));
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toBe(false);
+    release();
+    for (let turn = 0; turn < 200 && !closed; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toBe(true);
+    // The call read whole is answered; the line cut short by the error is dropped.
+    expect(written.map((line) => (JSON.parse(line) as { id: unknown }).id)).toEqual([1]);
+  });
+
   it('finds ids only where they are plainly visible, at the top level', () => {
     expect(requestIdFromPrefix('{"jsonrpc":"2.0","id":12,"method"')).toBe(12);
     expect(requestIdFromPrefix('{"id":"x\\"y","jsonrpc"')).toBe('x"y');

@@ -304,8 +304,23 @@ export class LosslessStdioTransport implements Transport {
     return this.gaveUp;
   }
 
+  /**
+   * A failed read (EIO on a terminal, ECONNRESET on a socket) ends the input
+   * without an end event: nothing more will come, so the session ends as at
+   * the end of input, once the answers owed are written. A line not yet
+   * complete is dropped (its end never comes).
+   */
   private readonly onInputError = (error: Error): void => {
     this.onerror?.(error);
+    if (this.closed || this.inputEnded) return;
+    this.options.input.off('data', this.onData);
+    this.options.input.off('end', this.onEnd);
+    this.chunks = [];
+    this.buffered = 0;
+    this.discarding = false;
+    this.discardedTail = undefined;
+    this.inputEnded = true;
+    this.closeWhenAnswered();
   };
 
   /**
