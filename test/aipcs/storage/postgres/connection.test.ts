@@ -69,6 +69,14 @@ describe('DSN rules', () => {
     expect(isAcceptableDsn(`postgresql://u@h/${'d'.repeat(4096)}`)).toBe(false);
   });
 
+  it('measures blank and length as Python does: its whitespace, code points', () => {
+    expect(isAcceptableDsn('\u001c\u001d\u001e\u001f\u0085')).toBe(false);
+    expect(isAcceptableDsn('\u2028\u3000')).toBe(false);
+    expect(isAcceptableDsn('\ufeff')).toBe(true);
+    expect(isAcceptableDsn('😀'.repeat(4096))).toBe(true);
+    expect(isAcceptableDsn('😀'.repeat(4097))).toBe(false);
+  });
+
   it('refuses an unacceptable DSN as unavailable without touching the network', async () => {
     for (const dsn of ['', ' ', 'postgresql://x\u0000']) {
       expect((await failureOf(openPostgresStorage({ dsn, ...timeouts }))).kind).toBe('unavailable');
