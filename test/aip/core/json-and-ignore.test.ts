@@ -1,5 +1,6 @@
 // The JSON presentation reader (spec 9.4), `.aipignore` matching (7.7) and
 // the bundle dependency order (7.8): pure parts of the repository formats.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { dependencyOrder, decodeBundleHeader, decodeItemHeader, encodeBundleHeader } from '../../../src/aip/core/bundle-format.js';
 import { encodeCanonical, type CborValue } from '../../../src/aip/core/cbor-profile.js';
@@ -117,6 +118,40 @@ describe('.aipignore', () => {
     const r = rules('a+b(1).[x]\n');
     expect(isIgnored(r, 'a+b(1).[x]', false)).toBe(true);
     expect(isIgnored(r, 'aab(1)x[x]', false)).toBe(false);
+  });
+
+  it('matches as the gitignore-style regular expression would, * and ? never crossing /', () => {
+    // The reference: the regular expression the matcher replaced (too slow on
+    // many stars, fine on these short inputs).
+    const reference = (pattern: string, path: string, isDirectory: boolean): boolean => {
+      let glob = pattern;
+      const directoryOnly = glob.endsWith('/');
+      if (directoryOnly) glob = glob.slice(0, -1);
+      const anchored = glob.includes('/');
+      if (glob.startsWith('/')) glob = glob.slice(1);
+      if (directoryOnly && !isDirectory) return false;
+      const source = Array.from(glob, (c) => (c === '*' ? '[^/]*' : c === '?' ? '[^/]' : c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))).join('');
+      return new RegExp(`^${source}$`, 'u').test(anchored ? path : path.slice(path.lastIndexOf('/') + 1));
+    };
+    const char = fc.constantFrom('a', 'b', 'é', '😀', '.', '/');
+    const patternChar = fc.constantFrom('a', 'b', 'é', '😀', '.', '/', '*', '?');
+    const path = fc.array(fc.array(char.filter((c) => c !== '/'), { minLength: 1, maxLength: 4 }).map((cs) => cs.join('')), { minLength: 1, maxLength: 3 }).map((parts) => parts.join('/'));
+    const pattern = fc.array(patternChar, { minLength: 1, maxLength: 8 }).map((cs) => cs.join('')).filter((p) => {
+      const glob = (p.endsWith('/') ? p.slice(0, -1) : p).replace(/^\//, '');
+      return glob !== '' && !p.startsWith('!') && !p.startsWith('#') && p.trim() !== '';
+    });
+    fc.assert(
+      fc.property(pattern, path, fc.boolean(), (p, target, isDirectory) => {
+        expect(isIgnored(rules(p), target, isDirectory)).toBe(reference(p, target, isDirectory));
+      }),
+      { seed: 14, numRuns: 3000 },
+    );
+  });
+
+  it('answers many stars against a long name at once (no backtracking)', () => {
+    const r = rules(`${'*a'.repeat(30)}*b\n`);
+    expect(isIgnored(r, 'a'.repeat(200), false)).toBe(false);
+    expect(isIgnored(r, `${'a'.repeat(200)}b`, false)).toBe(true);
   });
 
   it('refuses negation', () => {
