@@ -7,7 +7,7 @@
 // of serving another service's records or writing rows the newer layout
 // does not expect.
 
-import { copyFileSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -52,6 +52,28 @@ describe('a service store bound to its service and revision', () => {
     await client.close();
     client = undefined;
     expect(noteCount(target)).toBe(1n);
+  });
+
+  it('leaves some other rollback-journal database at a store path untouched (not switched to WAL)', async () => {
+    const dataRoot = freshDataRoot();
+    client = await serveOn(dataRoot);
+    const serviceId = await materialisedService(client, 'foreign');
+    await client.close();
+    const path = storePath(dataRoot, serviceId);
+    for (const name of readdirSync(join(dataRoot, 'service-stores'))) rmSync(join(dataRoot, 'service-stores', name));
+    const foreign = new Database(path);
+    foreign.exec('CREATE TABLE something_else (x INTEGER)');
+    foreign.close();
+    chmodSync(path, 0o600);
+    const before = readFileSync(path);
+    expect(before.subarray(18, 20)).toEqual(Buffer.from([1, 1]));
+    client = await serveOn(dataRoot);
+    const list = await client.call('aipcs_record_list', { service_id: serviceId, entity_name: 'note' });
+    expect(list.error?.code).toBe('storage_unavailable');
+    await client.close();
+    client = undefined;
+    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(readdirSync(join(dataRoot, 'service-stores'))).toEqual([`svc_${serviceId.replaceAll('-', '')}.sqlite`]);
   });
 
   it('refuses data tools on a store a newer build moved to a later revision', async () => {

@@ -18,7 +18,7 @@ import {
   type StoreObservation,
   type WriteFence,
 } from '../../core/ports.js';
-import { prepared, SqliteConnection, type SqliteDatabase } from './connection.js';
+import { prepared, SqliteConnection, toStorageFailure, type SqliteDatabase } from './connection.js';
 import { checkDatabaseFile, checkPrivateSubdirectory, createDatabaseFile, dataRootPaths } from './location.js';
 
 export const SERVICE_STORE_ADAPTER_ID = 'aipcs.sqlite.service_store';
@@ -309,6 +309,16 @@ function syncDirectory(path: string): void {
   }
 }
 
+/**
+ * Whether a store may be switched to WAL: ours are, before their first table
+ * exists, so a file with tables in another journal mode is someone else's
+ * and stays untouched (the registry's rule, ops spec §3.2.5).
+ */
+function ownJournalMode(connection: SqliteConnection): boolean {
+  if (connection.journalMode().toLowerCase() === 'wal') return true;
+  return (connection.db.prepare(`SELECT count(*) AS n FROM sqlite_schema`).get() as { n: bigint }).n === 0n;
+}
+
 function readFenceRow(db: SqliteDatabase): WriteFence {
   const row = prepared(db, `SELECT generation, state FROM __aipcs_write_fence WHERE singleton = 1`).get() as { generation: bigint; state: FenceState } | undefined;
   return row ? { generation: row.generation, state: row.state } : { generation: 1n, state: 'open' };
@@ -384,10 +394,14 @@ export class SqliteServiceStores implements OperatorStorePort {
       throw new StorageFailure('unavailable', { cause: error });
     }
     const connection = new SqliteConnection(path, { busyTimeoutMs: this.options.busyTimeoutMs, readonly });
-    const known = this.closedIdentities.get(locator.namespace);
-    if ((known !== undefined && connection.fileIdentity !== known) || (!readonly && !connection.enableWal())) {
+    try {
+      const known = this.closedIdentities.get(locator.namespace);
+      if ((known !== undefined && connection.fileIdentity !== known) || (!readonly && (!ownJournalMode(connection) || !connection.enableWal()))) {
+        throw new StorageFailure('unavailable');
+      }
+    } catch (error) {
       connection.close();
-      throw new StorageFailure('unavailable');
+      throw toStorageFailure(error);
     }
     this.connections.set(locator.namespace, connection);
     this.closeIdleBeyondBound(locator.namespace);
