@@ -214,6 +214,7 @@ describe('one broken rule, one exact issue', () => {
     ['id without primary key', () => manifest([{ name: 'note', attributes: [attr('id', 'uuid', { required: true }), ...serverManaged().slice(1)] }]), [['invalid_value', 'schema.entities.0.attributes.0.primary_key']]],
     ['server-managed field with a description', () => manifest([{ name: 'note', attributes: [...serverManaged().slice(0, 4), attr('created_via', 'string', { required: true, description: 'x' }), serverManaged()[5] as JsonObject] }]), [['invalid_value', 'schema.entities.0.attributes.4.description']]],
     ['server-managed field with allowed values', () => manifest([{ name: 'note', attributes: [...serverManaged().slice(0, 4), attr('created_via', 'string', { required: true, allowed_values: ['mcp'] }), serverManaged()[5] as JsonObject] }]), [['invalid_value', 'schema.entities.0.attributes.4.allowed_values']]],
+    ['server-managed field other than id as primary key, reported once', () => manifest([{ name: 'note', attributes: [serverManaged()[0] as JsonObject, attr('owner_id', 'string', { required: true, primary_key: true }), ...serverManaged().slice(2)] }]), [['invalid_value', 'schema.entities.0.attributes.1.primary_key']]],
     ['server-managed field with a retrieval mode', () => manifest([{ name: 'note', attributes: [serverManaged()[0] as JsonObject, attr('owner_id', 'string', { required: true, retrieval_mode: 'annotation' }), ...serverManaged().slice(2)] }]), [['invalid_value', 'schema.entities.0.attributes.1.retrieval_mode']]],
     // index shape
     ['49-char index name', () => manifest(undefined, { indices: [index(ident(49), 'note', ['title'])] }), [['invalid_length', 'schema.indices.0.name']]],
@@ -266,6 +267,11 @@ describe('one broken rule, one exact issue', () => {
     ['relationship to unknown entity', () => linkedManifest({ relationships: [relationship('fk', ['task', 'project_id'], ['epic', 'id'])] }), [['invalid_value', 'schema.relationships.0.to.entity']]],
     ['relationship to a field other than id', () => linkedManifest({ relationships: [relationship('fk', ['task', 'project_id'], ['project', 'title'])] }), [['invalid_value', 'schema.relationships.0.to.field']]],
     ['required self-reference', () => manifest([entity('task', [attr('parent_id', 'uuid', { required: true })])], { relationships: [relationship('fk', ['task', 'parent_id'], ['task', 'id'])] }), [['invalid_value', 'schema.relationships.0']]],
+    [
+      'identical required self-references, each issue once',
+      () => manifest([entity('task', [attr('parent_id', 'uuid', { required: true })])], { relationships: [relationship('a_fk', ['task', 'parent_id'], ['task', 'id']), relationship('b_fk', ['task', 'parent_id'], ['task', 'id'])] }),
+      [['invalid_value', 'schema.relationships.1'], ['invalid_value', 'schema.relationships.0']],
+    ],
     [
       'required reference cycle',
       () =>

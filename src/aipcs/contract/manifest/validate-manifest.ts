@@ -131,8 +131,10 @@ const refineEntity: Refiner = (value, path, sink) => {
     if (mismatch) sink.report('invalid_value', [...attributesPath, index, mismatch[0]]);
   }
   attributes.forEach((attribute, index) => {
-    // A primary key without `required` was already reported on the attribute itself.
-    if (attribute['primary_key'] === true && attribute['required'] === true && attribute['name'] !== 'id') {
+    // A primary key without `required` was already reported on the attribute
+    // itself, and a server-managed declaration by the exact-declaration check
+    // above (or as a duplicate name): each broken rule is one issue.
+    if (attribute['primary_key'] === true && attribute['required'] === true && !isServerManagedField(str(attribute['name']))) {
       sink.report('invalid_value', [...attributesPath, index, 'primary_key']);
     }
   });
@@ -280,7 +282,8 @@ const refineManifest: Refiner = (value, path, sink) => {
     if (!targetAttributes) fail('to', 'entity');
     else if (str(to['field']) !== 'id' || !targetAttributes.has('id')) fail('to', 'field');
     if (valid && from['entity'] === to['entity'] && from['field'] === to['field']) fail('to');
-    if (valid && sourceAttributes?.get(str(from['field']))?.['required'] === true) {
+    // A repeated definition is already reported; its edge would report the same path again as a cycle.
+    if (valid && !duplicateDefinitions.has(index) && sourceAttributes?.get(str(from['field']))?.['required'] === true) {
       requiredEdges.push({ index, source: str(from['entity']), target: str(to['entity']) });
     }
   });
