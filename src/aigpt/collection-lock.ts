@@ -276,8 +276,12 @@ const PENDING_NAME = /^\.lock\.[0-9]+\.[0-9a-f]+\.pending$/;
 async function removeDeadWaitersFiles(dir: string, own: string, host: string, options: LockOptions): Promise<void> {
   const timeoutMs = options.timeoutMs ?? LOCK_TIMEOUT_MS;
   try {
-    for (const name of await fs.readdir(dir)) {
-      if (!PENDING_NAME.test(name) || join(dir, name) === own) continue;
+    // Streamed: the lock's folder is the memory folder, which may hold millions of names.
+    const pending: string[] = [];
+    for await (const dirent of await fs.opendir(dir, { bufferSize: 256 })) {
+      if (PENDING_NAME.test(dirent.name) && join(dir, dirent.name) !== own) pending.push(dirent.name);
+    }
+    for (const name of pending) {
       const path = join(dir, name);
       const seen = await readLock(path);
       if (seen === 'gone') continue;

@@ -64,12 +64,14 @@ export interface SkippedFile {
 
 export interface MemoryReadResult {
   readonly records: readonly MemoryRecord[];
+  /** The files read that are unreadable or not records (never those left out by a bound: `notRead` counts them). */
   readonly skipped: readonly SkippedFile[];
   /** Entries selected by the reference's rule (3.2), readable or not. */
   readonly selected: number;
   /**
-   * How many of `skipped` (the oldest) were left out by a read bound: beyond
-   * the file-count bound, or beyond the byte budget the caller asked for.
+   * How many of the oldest entries were left out by a read bound, unread and
+   * unnamed: beyond the file-count bound, or beyond the byte budget the
+   * caller asked for.
    */
   readonly notRead: number;
   /** A compress journal is present: another process is mid-compress, or one crashed. */
@@ -141,9 +143,23 @@ interface Journal {
 interface RecordEntry {
   /** The name as text (lossy when it is not UTF-8), for messages and TIDs. */
   readonly name: string;
-  readonly raw: Buffer;
-  readonly utf8: boolean;
+  /** The name's bytes, kept only when it is not UTF-8 (a million small Buffers cost hundreds of MB). */
+  readonly raw: Buffer | undefined;
   readonly isDirectory: boolean;
+}
+
+/** What one pass over the memory folder keeps (see MemoryStore.listFolder). */
+interface FolderListing {
+  /** The newest selected entries, at most the number asked for, in the reference's (bytewise) order. */
+  readonly entries: RecordEntry[];
+  /** Entries selected by the reference's rule (3.2) in the whole folder, kept or not. */
+  readonly selected: number;
+  /** The greatest timestamp of a record TID a generator can follow (-1: none): the floor for new TIDs. */
+  readonly tidFloor: number;
+  /** A compress journal is present. */
+  readonly journal: boolean;
+  /** Leftover temp files of interrupted writes. */
+  readonly temps: string[];
 }
 
 export class MemoryStore {
@@ -187,7 +203,7 @@ export class MemoryStore {
   /** Recovers under the lock when the folder holds a journal or a temp file; undefined when there was nothing to do. */
   async recoverIfInterrupted(): Promise<RecoveryReport | undefined> {
     await this.ensureMemoryDir({ writer: true });
-    if (!needsRecovery(await this.listAll())) return undefined;
+    if (!needsRecovery(await this.listFolder(0))) return undefined;
     return this.withLock(() => this.recoverLocked());
   }
 
@@ -243,8 +259,8 @@ export class MemoryStore {
     // Under the lock every temp file belongs to a writer that died: staged
     // records of an uncommitted compress, or half-written saves.
     const removedTemps: string[] = [];
-    for (const name of await this.listAll()) {
-      if (isTempName(name) && (await unlinkTempFile(join(dir, name)))) removedTemps.push(name);
+    for (const name of (await this.listFolder(0)).temps) {
+      if (await unlinkTempFile(join(dir, name))) removedTemps.push(name);
     }
     if (removedTemps.length > 0 || journal === 'invalid') await fsyncDir(dir);
     return { rolledForward: journal !== undefined && journal !== 'invalid', removedTemps, problems };
@@ -339,19 +355,44 @@ export class MemoryStore {
     return { path, value: outcome.value, text: outcome.text };
   }
 
-  /** Every entry name of the memory folder; empty when the folder does not exist. */
-  private async listAll(): Promise<string[]> {
+  /**
+   * One streamed pass over the memory folder, keeping the newest `keep`
+   * selected entries (in a bounded heap) and what the writers need of the
+   * rest; empty when the folder does not exist. fs.readdir held every name of
+   * a folder at once: a million entries made `aigpt server` grow to 1.4 GB
+   * before the 10 000-file bound (spec 8) skipped any of them.
+   */
+  private async listFolder(keep: number): Promise<FolderListing> {
+    const heap = new EntryHeap(keep);
+    let selected = 0;
+    let tidFloor = -1;
+    let journal = false;
+    const temps: string[] = [];
     try {
-      return await fs.readdir(this.tree.memoryDir);
+      // Raw names: Node decodes a name that is not UTF-8 with U+FFFD, which names no file.
+      // (@types/node lists only text encodings for opendir; Node gives Buffer names for 'buffer'.)
+      const dir = await fs.opendir(this.tree.memoryDir, { encoding: 'buffer' as BufferEncoding, bufferSize: 256 });
+      for await (const dirent of dir) {
+        const raw = dirent.name as unknown as Buffer;
+        const name = raw.toString('utf8');
+        if (name === JOURNAL_FILE) journal = true;
+        else if (isTempName(name)) temps.push(name);
+        // The extension test on the decoded name equals Rust's on the bytes: dots and "json" are ASCII.
+        if (!isRecordFileName(name)) continue;
+        selected++;
+        tidFloor = Math.max(tidFloor, followableTidMicros(name));
+        heap.offer({ name, raw: isUtf8(raw) ? undefined : raw, isDirectory: dirent.isDirectory() });
+      }
     } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return [];
+      if (errnoCode(error) === 'ENOENT') return { entries: [], selected: 0, tidFloor: -1, journal: false, temps: [] };
       throw failedTo('read_failed', this.tree.memoryDir, error);
     }
+    return { entries: heap.sorted(), selected, tidFloor, journal, temps };
   }
 
   /** The names the reference would read as memories, in its order. */
   async listMemoryNames(): Promise<string[]> {
-    return (await this.listAll()).filter(isRecordFileName).sort(compareFileNames);
+    return (await this.listFolder(Infinity)).entries.map((entry) => entry.name);
   }
 
   /** The path of an entry by its raw name bytes. */
@@ -359,33 +400,12 @@ export class MemoryStore {
     return Buffer.concat([Buffer.from(join(this.tree.memoryDir, '/')), raw]);
   }
 
-  /** The selected entries with their raw names, in the reference's (bytewise) order; all names come back for the TID floor. */
-  private async listRecordEntries(): Promise<{ entries: RecordEntry[]; all: string[] }> {
-    let dirents;
-    try {
-      dirents = await fs.readdir(this.tree.memoryDir, { encoding: 'buffer', withFileTypes: true });
-    } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return { entries: [], all: [] };
-      throw failedTo('read_failed', this.tree.memoryDir, error);
-    }
-    const all = dirents.map((dirent) => dirent.name.toString('utf8'));
-    const entries: RecordEntry[] = [];
-    dirents.forEach((dirent, index) => {
-      const name = all[index]!;
-      // The extension test on the decoded name equals Rust's on the bytes: dots and "json" are ASCII.
-      if (!isRecordFileName(name)) return;
-      entries.push({ name, raw: dirent.name, utf8: isUtf8(dirent.name), isDirectory: dirent.isDirectory() });
-    });
-    entries.sort((a, b) => Buffer.compare(a.raw, b.raw));
-    return { entries, all };
-  }
-
   private entryPath(entry: RecordEntry): string | Buffer {
-    return entry.utf8 ? join(this.tree.memoryDir, entry.name) : this.rawPath(entry.raw);
+    return entry.raw === undefined ? join(this.tree.memoryDir, entry.name) : this.rawPath(entry.raw);
   }
 
   async countMemories(): Promise<number> {
-    return (await this.listMemoryNames()).length;
+    return (await this.listFolder(0)).selected;
   }
 
   /**
@@ -395,10 +415,10 @@ export class MemoryStore {
    * older ones are skipped unread and counted in `notRead`.
    */
   async readMemories(options: { readonly maxBytes?: number } = {}): Promise<MemoryReadResult> {
-    const { entries: names, all } = await this.listRecordEntries();
+    const listing = await this.listFolder(MAX_RECORDS_READ);
     const read = (entry: RecordEntry): Promise<RecordFileOutcome> => readRecordFile(this.entryPath(entry), join(this.tree.memoryDir, entry.name));
-    const overflow = Math.max(0, names.length - MAX_RECORDS_READ);
-    let toRead = names.slice(overflow);
+    const overflow = listing.selected - listing.entries.length;
+    let toRead = listing.entries;
     let outcomes: RecordFileOutcome[];
     let overBudget = 0;
     if (options.maxBytes === undefined) {
@@ -437,12 +457,6 @@ export class MemoryStore {
       outcomes = kept.reverse();
     }
     const skipped: SkippedFile[] = [];
-    for (const { name } of names.slice(0, overflow)) {
-      skipped.push({ path: join(this.tree.memoryDir, name), reason: `beyond the ${MAX_RECORDS_READ}-record read bound (oldest first)` });
-    }
-    for (const { name } of names.slice(overflow, overflow + overBudget)) {
-      skipped.push({ path: join(this.tree.memoryDir, name), reason: `beyond the ${options.maxBytes}-byte read bound (oldest first)` });
-    }
     const records: MemoryRecord[] = [];
     let gone = 0;
     outcomes.forEach((outcome, index) => {
@@ -454,7 +468,7 @@ export class MemoryStore {
       if ('record' in item) records.push(item.record);
       else skipped.push(item.skipped);
     });
-    return { records, skipped, selected: names.length - gone, notRead: overflow + overBudget, compressPending: all.includes(JOURNAL_FILE) };
+    return { records, skipped, selected: listing.selected - gone, notRead: overflow + overBudget, compressPending: listing.journal };
   }
 
   /**
@@ -463,19 +477,24 @@ export class MemoryStore {
    * stdout say) and not kept. readMemories holds every record at once, and
    * 10 000 files of up to 1 MiB are 10 GB: `aigpt` ran out of heap on a
    * folder within the bounds. `onListed` is called before the first visit.
+   * With `visitNotRead` the files beyond the file-count bound are visited
+   * first, each as skipped, and so listed whole; without it only counted.
    */
   async scanMemories(
     visit: (item: ScanItem) => void | Promise<void>,
     onListed?: (listing: MemoryListing) => void,
+    { visitNotRead = true }: { readonly visitNotRead?: boolean } = {},
   ): Promise<MemoryListing> {
-    const { entries: names, all } = await this.listRecordEntries();
-    const overflow = Math.max(0, names.length - MAX_RECORDS_READ);
-    const listing = { selected: names.length, notRead: overflow, compressPending: all.includes(JOURNAL_FILE) };
+    const folder = await this.listFolder(visitNotRead ? Infinity : MAX_RECORDS_READ);
+    const overflow = Math.max(0, folder.selected - MAX_RECORDS_READ);
+    const listing = { selected: folder.selected, notRead: overflow, compressPending: folder.journal };
     onListed?.(listing);
-    for (const { name } of names.slice(0, overflow)) {
+    const names = folder.entries;
+    const unread = names.length - Math.min(names.length, MAX_RECORDS_READ);
+    for (const { name } of names.slice(0, unread)) {
       await visit({ skipped: { path: join(this.tree.memoryDir, name), reason: `beyond the ${MAX_RECORDS_READ}-record read bound (oldest first)` } });
     }
-    const toRead = names.slice(overflow);
+    const toRead = names.slice(unread);
     let gone = 0;
     for (let start = 0; start < toRead.length; start += 32) {
       const batch = toRead.slice(start, start + 32);
@@ -509,7 +528,7 @@ export class MemoryStore {
     return this.withLock(async () => {
       await this.recoverIfNeeded();
       const dir = this.tree.memoryDir;
-      let floor = greatestTidMicros(await this.listAll());
+      let floor = (await this.listFolder(0)).tidFloor;
       for (let attempt = 0; ; attempt++) {
         const tid = this.tids.next(floor);
         const name = `${tid}.json`;
@@ -542,12 +561,12 @@ export class MemoryStore {
     return this.withLock(async () => {
       await this.recoverLocked();
       const dir = this.tree.memoryDir;
-      const { entries, all } = await this.listRecordEntries();
+      const listing = await this.listFolder(Infinity);
       // Folders named *.json are not records and cannot be unlinked; they stay.
-      const old = entries.filter((entry) => !entry.isDirectory);
-      const oldNames = old.filter((entry) => entry.utf8).map((entry) => entry.name);
-      const oldRaw = old.filter((entry) => !entry.utf8).map((entry) => entry.raw);
-      let floor = greatestTidMicros(all);
+      const old = listing.entries.filter((entry) => !entry.isDirectory);
+      const oldNames = old.filter((entry) => entry.raw === undefined).map((entry) => entry.name);
+      const oldRaw = old.flatMap((entry) => (entry.raw === undefined ? [] : [entry.raw]));
+      let floor = listing.tidFloor;
       const created: string[] = [];
       for (const text of items) {
         const tid = this.tids.next(floor);
@@ -581,7 +600,7 @@ export class MemoryStore {
   }
 
   private async recoverIfNeeded(): Promise<void> {
-    if (needsRecovery(await this.listAll())) await this.recoverLocked();
+    if (needsRecovery(await this.listFolder(0))) await this.recoverLocked();
   }
 
   /**
@@ -636,8 +655,8 @@ async function isFolder(path: string): Promise<boolean> {
 }
 
 /** A journal or a temp file: a write was interrupted, or is running in another process. */
-function needsRecovery(names: readonly string[]): boolean {
-  return names.some((name) => name === JOURNAL_FILE || isTempName(name));
+function needsRecovery(listing: FolderListing): boolean {
+  return listing.journal || listing.temps.length > 0;
 }
 
 /** Errors thrown by a test's fault hook pass through untouched (see FaultHook). */
@@ -649,19 +668,59 @@ function isInjectedFault(error: unknown): boolean {
   return error instanceof InjectedFault;
 }
 
-function greatestTidMicros(names: readonly string[]): number {
-  let greatest = -1;
-  for (const name of names) {
-    if (!isRecordFileName(name)) continue;
-    const stem = recordStem(name);
-    // Only TIDs a generator can make and follow order new ones: a stem with
-    // bit 63 set (first character c..j), or at the last timestamp
-    // (`bzzzzzzzzzzzz`), has no successor and would block every save.
-    if (!isGeneratedTid(stem)) continue;
-    const micros = tidMicros(stem);
-    if (micros < MAX_TID_MICROS) greatest = Math.max(greatest, micros);
+/** The timestamp of a record name's TID, or -1 when it is no TID a generator can follow. */
+function followableTidMicros(name: string): number {
+  const stem = recordStem(name);
+  // Only TIDs a generator can make and follow order new ones: a stem with
+  // bit 63 set (first character c..j), or at the last timestamp
+  // (`bzzzzzzzzzzzz`), has no successor and would block every save.
+  if (!isGeneratedTid(stem)) return -1;
+  const micros = tidMicros(stem);
+  return micros < MAX_TID_MICROS ? micros : -1;
+}
+
+/** The reference's order of entry names: bytewise, which for UTF-8 names is code point order. */
+function compareEntries(a: RecordEntry, b: RecordEntry): number {
+  if (a.raw === undefined && b.raw === undefined) return compareFileNames(a.name, b.name);
+  return Buffer.compare(a.raw ?? Buffer.from(a.name), b.raw ?? Buffer.from(b.name));
+}
+
+/**
+ * The greatest `capacity` entries offered, in a min-heap (the oldest kept at
+ * the root), so a listing of any size holds no more than that many.
+ */
+class EntryHeap {
+  private readonly items: RecordEntry[] = [];
+
+  constructor(private readonly capacity: number) {}
+
+  offer(entry: RecordEntry): void {
+    const items = this.items;
+    if (items.length < this.capacity) {
+      items.push(entry);
+      // Until it is full it is a plain list; once full, sorted, which is a valid heap.
+      if (items.length === this.capacity) items.sort(compareEntries);
+      return;
+    }
+    if (items.length === 0 || compareEntries(entry, items[0]!) <= 0) return;
+    // Replace the root and sift down.
+    items[0] = entry;
+    let parent = 0;
+    for (;;) {
+      const left = 2 * parent + 1;
+      if (left >= items.length) break;
+      const right = left + 1;
+      const child = right < items.length && compareEntries(items[right]!, items[left]!) < 0 ? right : left;
+      if (compareEntries(items[parent]!, items[child]!) <= 0) break;
+      [items[parent], items[child]] = [items[child]!, items[parent]!];
+      parent = child;
+    }
   }
-  return greatest;
+
+  /** The kept entries, oldest first; the heap is spent. */
+  sorted(): RecordEntry[] {
+    return this.items.sort(compareEntries);
+  }
 }
 
 type RecordFileOutcome =

@@ -3,7 +3,6 @@
 // Pure path arithmetic: never touches the file system.
 
 import { join } from 'node:path';
-import { compareCodePoints } from '../common/json.js';
 import { CORE_COLLECTION, CORE_RKEY, MEMORY_COLLECTION } from './limits.js';
 
 export interface RecordTree {
@@ -42,7 +41,16 @@ export function recordStem(name: string): string {
 
 /** Bytewise UTF-8 order of file names, which is code point order (and time order for TIDs). */
 export function compareFileNames(a: string, b: string): number {
-  return compareCodePoints(a, b);
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // UTF-16 units order code points except that surrogates (U+D800-DFFF,
+    // above U+FFFF) sort below U+E000-FFFF; lift them above it.
+    return (x >= 0xd800 ? (x < 0xe000 ? x + 0x2000 : x - 0x800) : x) - (y >= 0xd800 ? (y < 0xe000 ? y + 0x2000 : y - 0x800) : y);
+  }
+  return a.length - b.length;
 }
 
 export function memoryUri(did: string, tid: string): string {

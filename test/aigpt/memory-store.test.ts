@@ -151,25 +151,49 @@ describe('MemoryStore', () => {
     expect(read.skipped.map((s) => s.reason)).toEqual([`Failed to read ${join(store.tree.memoryDir, '3mfyouuy6222a.json')}: larger than 1048576 bytes`]);
   });
 
-  it('reads the newest 10 000 memory files and reports the older ones as not read (spec 8)', async () => {
+  it('reads the newest 10 000 memory files in byte order, however the folder lists them, and counts the older ones as not read (spec 8)', async () => {
     const dir = store.tree.memoryDir;
     const record = (text: string): string => `{"value":{"content":{"text":"${text}"}}}`;
-    const names = Array.from({ length: 10_001 }, (_, i) => `m${String(i).padStart(5, '0')}.json`);
-    for (const [i, name] of names.entries()) writeFileSync(join(dir, name), record(String(i)));
+    // The 50 oldest by name are TIDs from 2030, so the TID floor comes from files the read leaves out.
+    const tids = Array.from({ length: 50 }, (_, i) => tidFromParts(Date.parse('2030-01-01T00:00:00Z') * 1000 + i, 0));
+    const notes = Array.from({ length: 9_997 }, (_, i) => `note-${String(i).padStart(5, '0')}.json`);
+    // Code point order is not UTF-16 order (U+E000 sorts below U+1F600), and
+    // a name that is not UTF-8 sorts after every one that is.
+    const raws = [...[...tids.map((tid) => `${tid}.json`), ...notes, 'note-\u{e000}.json', 'note-\u{1f600}.json'].map((name) => Buffer.from(name)), Buffer.from('6e6f74652dff2e6a736f6e', 'hex')];
+    // Written in a seeded shuffled order, so the listing's order is not the names' order.
+    const order = raws.map((_, i) => i);
+    let seed = 7;
+    for (let i = order.length - 1; i > 0; i--) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      const j = seed % (i + 1);
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    for (const i of order) writeFileSync(Buffer.concat([Buffer.from(`${dir}/`), raws[i]!]), record(String(i)));
+    const newest = [...raws].sort(Buffer.compare).slice(-10_000);
+    expect(newest[0]!.toString()).toBe('note-00000.json');
+
     const read = await store.readMemories();
-    expect(read.records.length).toBe(10_000);
-    expect(read.records[0]?.name).toBe('m00001.json');
-    expect(read.notRead).toBe(1);
-    expect(read.selected).toBe(10_001);
-    expect(read.skipped).toEqual([{ path: join(dir, 'm00000.json'), reason: 'beyond the 10000-record read bound (oldest first)' }]);
-    // The CLI's streaming read applies the same bound.
-    const visited: string[] = [];
-    const listing = await store.scanMemories((item) => {
-      visited.push('record' in item ? item.record.name : `skipped ${item.skipped.path.slice(dir.length + 1)}`);
+    expect(read.records.map((r) => Buffer.from(r.name).toString('hex'))).toEqual(newest.map((raw) => Buffer.from(raw.toString()).toString('hex')));
+    expect(read.records.at(-3)?.text).toBe(String(raws.length - 3));
+    expect(read.records.at(-1)?.text).toBe(String(raws.length - 1));
+    expect(read).toMatchObject({ selected: 10_050, notRead: 50, skipped: [] });
+
+    // The status's scan counts the 50; the owner's dump names them, oldest first.
+    const counted: string[] = [];
+    expect(await store.scanMemories((item) => void counted.push('record' in item ? item.record.name : 'skipped'), undefined, { visitNotRead: false })).toMatchObject({
+      selected: 10_050,
+      notRead: 50,
     });
-    expect(listing.notRead).toBe(1);
-    expect(visited.length).toBe(10_001);
-    expect(visited.slice(0, 2)).toEqual(['skipped m00000.json', 'm00001.json']);
+    expect(counted).toEqual(read.records.map((r) => r.name));
+    const dumped: string[] = [];
+    await store.scanMemories((item) => void dumped.push('record' in item ? item.record.name : item.skipped.path.slice(dir.length + 1)));
+    expect(dumped).toEqual([...tids.map((tid) => `${tid}.json`), ...read.records.map((r) => r.name)]);
+    expect(await store.countMemories()).toBe(10_050);
+
+    // The store's clock says 2026; the next TID still follows the newest one on disk.
+    const saved = await store.saveMemory('after');
+    expect(saved.tid > tids.at(-1)!).toBe(true);
+    expect(saved.count).toBe(10_051);
   });
 
   it('a read budget keeps a record that fills it to the byte', async () => {
@@ -198,7 +222,6 @@ describe('MemoryStore', () => {
     const after = await store.readMemories({ maxBytes: 2500 });
     expect(after.records.map((record) => record.name)).toEqual(['3mfyouuy6222a.json']);
     expect(after.skipped.map((skip) => skip.reason)).toEqual([
-      'beyond the 2500-byte read bound (oldest first)',
       `Failed to read ${join(store.tree.memoryDir, '3mfyouuy6222b.json')}: larger than the 2500-byte read bound when re-serialised`,
     ]);
     expect(after.notRead).toBe(1);

@@ -237,14 +237,18 @@ async function status(app: OpenedApp, io: CliIo): Promise<number> {
   let unreadable = 0;
   let compressPending = false;
   try {
-    // A scan keeps no record: the status reads a folder of any size.
+    // A scan keeps no record, and only counts the files beyond the read
+    // bound (they are not unreadable): the status reads a folder of any size.
     let skipped = 0;
-    const scan = await store.scanMemories((item) => {
-      if ('skipped' in item) skipped++;
-    });
+    const scan = await store.scanMemories(
+      (item) => {
+        if ('skipped' in item) skipped++;
+      },
+      undefined,
+      { visitNotRead: false },
+    );
     count = scan.selected;
-    // Files left unread by the read bound are not unreadable.
-    unreadable = skipped - scan.notRead;
+    unreadable = skipped;
     compressPending = scan.compressPending;
   } catch {
     // The reference prints 0 when the folder cannot be listed.

@@ -39,7 +39,7 @@ export async function instructionsFromStore(store: MemoryStore, warn?: (message:
     memoryTexts: read.records.map((record) => record.text),
     count: read.selected,
     limit: store.memoryLimit,
-    unreadable: read.skipped.length - read.notRead,
+    unreadable: read.skipped.length,
     notRead: read.notRead,
   });
 }

@@ -127,11 +127,11 @@ export class AigptToolHandler {
       count: BigInt(read.records.length),
       records: read.records.map((record) => record.value),
     };
-    // Files left unread by the bounds (the first `notRead` of `skipped`) are
-    // one entry naming the folder, not one per file: thousands of paths would
-    // flood the agent's context and could push the answer past what an MCP
-    // client accepts on one line.
-    const unreadable = read.skipped.slice(read.notRead);
+    // Files left unread by the bounds (`notRead`, never named in `skipped`)
+    // are one entry naming the folder, not one per file: thousands of paths
+    // would flood the agent's context and could push the answer past what an
+    // MCP client accepts on one line.
+    const unreadable = read.skipped;
     const skipped: JsonValue[] = [];
     if (read.notRead > 0) {
       skipped.push({
