@@ -15,6 +15,7 @@ import { isId } from '../core/value-rules.js';
 import { quoted } from '../core/quote.js';
 import { GraphVerifier, type LoadResult, type ObjectSource } from '../core/verify-graph.js';
 import { DEFAULT_CONFIG, defaultConfigText, MAX_CONFIG_FILE_BYTES, parseConfig, type RepositoryConfig } from './config.js';
+import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { processExists } from '../../common/process.js';
 import { FileTooLargeError, NotRegularFileError, readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { withLock } from './lock.js';
@@ -88,14 +89,24 @@ async function removeDeadInitFolders(root: string): Promise<void> {
 
 async function writeAtomically(path: string, text: string): Promise<void> {
   const tmp = `${path}.${randomBytes(8).toString('hex')}.tmp`;
-  const handle = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+  // Registered before it exists: a failed write (a full disk) or a signal
+  // leaves no HEAD.{hex}.tmp, which nothing would ever remove.
+  const releaseOnInterrupt = removeOnInterrupt(tmp);
   try {
-    await handle.writeFile(text);
-    await handle.sync();
+    const handle = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+    try {
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, path);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw error;
   } finally {
-    await handle.close();
+    releaseOnInterrupt();
   }
-  await rename(tmp, path);
   await fsyncDirectory(dirname(path));
 }
 

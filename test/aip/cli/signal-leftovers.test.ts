@@ -69,7 +69,7 @@ describe('aip commands interrupted by a signal', () => {
     expect(await readFile(lockPath, 'utf8')).toBe(other);
   });
 
-  it('a signal the moment the export file or the lock has been created still removes it', async () => {
+  it('a signal the moment the export file, HEAD\'s temp file or the lock has been created still removes it', async () => {
     const dir = await tempDir();
     expect((await aip(['init'], { cwd: dir })).code).toBe(0);
     const root = (await aip(['head'], { cwd: dir })).text.trim();
@@ -84,6 +84,13 @@ describe('aip commands interrupted by a signal', () => {
     const exported = await aip(['export', '-o', bundle], { cwd: dir, ...justAfter('open', 'fresh.bundle', 'SIGINT') });
     expect(exported.signal).toBe('SIGINT');
     expect(existsSync(bundle)).toBe(false);
+
+    // HEAD's temp file, the moment it exists: before, it stayed in .aip for ever.
+    const before = await readFile(join(dir, '.aip', 'HEAD'), 'utf8');
+    const headWrite = await aip(['head', root], { cwd: dir, ...justAfter('open', 'HEAD.', 'SIGHUP') });
+    expect(headWrite.signal).toBe('SIGHUP');
+    expect((await readdir(join(dir, '.aip'))).filter((name) => name.startsWith('HEAD.'))).toEqual([]);
+    expect(await readFile(join(dir, '.aip', 'HEAD'), 'utf8')).toBe(before);
 
     const moved = await aip(['head', root], { cwd: dir, ...justAfter('link', join('.aip', 'lock'), 'SIGTERM') });
     expect(moved.signal).toBe('SIGTERM');
