@@ -14,6 +14,37 @@ import { SqliteServiceStores } from '../../../src/aipcs/storage/sqlite/service-s
 import { storageOutcome, walDatabase } from '../../support/sqlite.js';
 
 describe('an open SQLite connection', () => {
+  it('runs with every pragma of the storage policy set (ops 3.2.3), query_only on read-only connections only', () => {
+    const path = walDatabase('aipcs-pragmas-');
+    for (const readonly of [false, true]) {
+      const connection = new SqliteConnection(path, { busyTimeoutMs: 1234, readonly });
+      try {
+        const pragma = (name: string): string => String(connection.db.pragma(name, { simple: true })).toLowerCase();
+        expect({
+          busy_timeout: pragma('busy_timeout'),
+          foreign_keys: pragma('foreign_keys'),
+          trusted_schema: pragma('trusted_schema'),
+          recursive_triggers: pragma('recursive_triggers'),
+          locking_mode: pragma('locking_mode'),
+          synchronous: pragma('synchronous'),
+          wal_autocheckpoint: pragma('wal_autocheckpoint'),
+          query_only: pragma('query_only'),
+        }).toEqual({
+          busy_timeout: '1234',
+          foreign_keys: '1',
+          trusted_schema: '0',
+          recursive_triggers: '0',
+          locking_mode: 'normal',
+          synchronous: '2',
+          wal_autocheckpoint: '1000',
+          query_only: readonly ? '1' : '0',
+        });
+      } finally {
+        connection.close();
+      }
+    }
+  });
+
   it('peeks only between units: never into the open transaction of a unit still running', async () => {
     const path = walDatabase('aipcs-peek-');
     const connection = new SqliteConnection(path, { busyTimeoutMs: 1000, readonly: false });

@@ -163,15 +163,17 @@ export class SqliteConnection {
         ['foreign_keys', 1],
         ['trusted_schema', 0],
         ['recursive_triggers', 0],
+        ['locking_mode', 'normal'],
         ['synchronous', 2],
         ['wal_autocheckpoint', 1000],
       ];
+      if (options.readonly) pragmas.push(['query_only', 1]);
+      // Set and verify each (operations spec §3.2.3): a value SQLite does not take is no usable connection.
       for (const [name, value] of pragmas) {
         this.db.pragma(`${name} = ${value}`);
         const actual = this.db.pragma(name, { simple: true });
-        if (String(actual) !== String(value)) throw new StorageFailure('unavailable');
+        if (String(actual).toLowerCase() !== String(value)) throw new StorageFailure('unavailable');
       }
-      if (options.readonly) this.db.pragma('query_only = 1');
     } catch (error) {
       this.db.close();
       throw toStorageFailure(error);
