@@ -24,7 +24,10 @@ export const MAX_LISTED_UNREADABLE = 100;
 export const MAX_INSTRUCTIONS_BYTES = 256 * 1024;
 /** One JSON-RPC input line on stdio; a longer request is answered with -32600. */
 export const MAX_INPUT_LINE_BYTES = 4 * 1024 * 1024;
-/** The compress journal names at most 2 x 10 000 files and is parsed with this bound too. */
+/**
+ * The compress journal is read back (and parsed) within this bound; a compress
+ * whose journal would be larger (it names every old record) is refused.
+ */
 export const MAX_JOURNAL_BYTES = 64 * 1024 * 1024;
 /** Config files are small; anything larger is certainly not ours. */
 export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;

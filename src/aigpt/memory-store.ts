@@ -566,6 +566,21 @@ export class MemoryStore {
       const old = listing.entries.filter((entry) => !entry.isDirectory);
       const oldNames = old.filter((entry) => entry.raw === undefined).map((entry) => entry.name);
       const oldRaw = old.flatMap((entry) => (entry.raw === undefined ? [] : [entry.raw]));
+      // `deleteRaw` only when some old name is not UTF-8, so the journal is otherwise the spec's.
+      const raw = oldRaw.length === 0 ? '' : `,"deleteRaw":${JSON.stringify(oldRaw.map((name) => name.toString('hex')))}`;
+      const removal = `"delete":${JSON.stringify(oldNames)}${raw}}`;
+      const journalText = (create: readonly string[]): string => `{"version":1,"create":${JSON.stringify(create)},${removal}`;
+      // The journal names every old record, which no bound limits, and
+      // recovery reads it back within MAX_JOURNAL_BYTES: a journal beyond
+      // that, left by a crash, would stop every later write. Refused before
+      // anything is written; every TID has 13 ASCII characters, so the size is known now.
+      const journalBytes = Buffer.byteLength(journalText(items.map(() => '2222222222222')), 'utf8');
+      if (journalBytes > MAX_JOURNAL_BYTES) {
+        throw new AigptError(
+          'write_failed',
+          `Failed to write ${join(dir, JOURNAL_FILE)}: the names of the ${old.length} memory files to replace need ${journalBytes} bytes of journal, more than the ${MAX_JOURNAL_BYTES} a recovery reads back; nothing was changed`,
+        );
+      }
       let floor = listing.tidFloor;
       const created: string[] = [];
       for (const text of items) {
@@ -584,11 +599,8 @@ export class MemoryStore {
       await fsyncDir(dir);
       this.fault('compress:staged');
       // The commit point: once this rename is durable the new set wins.
-      // `deleteRaw` only when some old name is not UTF-8, so the journal is otherwise the spec's.
-      const raw = oldRaw.length === 0 ? '' : `,"deleteRaw":${JSON.stringify(oldRaw.map((name) => name.toString('hex')))}`;
-      const journal = `{"version":1,"create":${JSON.stringify(created)},"delete":${JSON.stringify(oldNames)}${raw}}`;
       try {
-        await replaceFileAtomic(dir, JOURNAL_FILE, journal, this.fault);
+        await replaceFileAtomic(dir, JOURNAL_FILE, journalText(created), this.fault);
       } catch (error) {
         if (isInjectedFault(error)) throw error;
         throw failedTo('write_failed', join(dir, JOURNAL_FILE), error);
