@@ -12,6 +12,7 @@ import type { FileEntry, FileMap, Id } from '../core/objects.js';
 import { compareUtf8 } from '../core/cbor-profile.js';
 import { PATH_PROBLEM_TEXT, pathProblem } from '../core/value-rules.js';
 import { errorCode, readUpTo } from './object-store.js';
+import { FileTooLargeError, readToEndBounded } from '../../common/regular-file.js';
 
 export interface SnapshotOptions {
   readonly rules: IgnoreRules;
@@ -96,20 +97,29 @@ export async function snapshotTree(root: string, options: SnapshotOptions): Prom
   return success(files);
 }
 
-/** The root `.aipignore` of a working tree (none when absent). */
-export async function readTreeIgnoreRules(root: string): Promise<Outcome<IgnoreRules>> {
+/**
+ * The root `.aipignore` of a working tree (none when absent). Read only up to
+ * what an artifact can hold (`maxObjectBytes`), which it must fit in to be
+ * recorded: a larger one is refused before it is read (D50).
+ */
+export async function readTreeIgnoreRules(root: string, maxObjectBytes: number): Promise<Outcome<IgnoreRules>> {
   const path = join(root, '.aipignore');
+  const maxContent = maxArtifactContent(maxObjectBytes);
   try {
     const info = await lstat(path);
     if (!info.isFile()) return success(NO_IGNORE_RULES);
-    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a FIFO put in its place since the lstat must not block the walk.
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     let text: string;
     try {
+      const { size } = await handle.stat();
+      if (size > maxContent) return failure('snapshot.invalid', `.aipignore: ${size} bytes do not fit in an artifact (max_object_bytes)`);
       // Decoded as a state's own .aipignore is when it is run (strictly, a BOM
       // dropped): a file `aip run` would refuse must not be recorded in a state.
-      text = new TextDecoder('utf-8', { fatal: true }).decode(await handle.readFile());
+      text = new TextDecoder('utf-8', { fatal: true }).decode(await readToEndBounded(handle, size, maxContent, path));
     } catch (error) {
       if (error instanceof TypeError) return failure('snapshot.invalid', '.aipignore is not valid UTF-8');
+      if (error instanceof FileTooLargeError) return failure('snapshot.invalid', `.aipignore: more than ${maxContent} bytes do not fit in an artifact (max_object_bytes)`);
       throw error;
     } finally {
       await handle.close();

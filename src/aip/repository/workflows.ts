@@ -17,7 +17,7 @@ export interface Change {
 
 /** The working tree's file map; with `store`, each new file content is stored as an artifact on the way. */
 export async function snapshotWorkingTree(repo: Repository, store: boolean): Promise<Outcome<Map<string, FileEntry>>> {
-  const rules = await readTreeIgnoreRules(repo.root);
+  const rules = await readTreeIgnoreRules(repo.root, repo.config.maxObjectBytes);
   if (!rules.ok) return rules;
   const seen = new Set<Id>();
   return snapshotTree(repo.root, {

@@ -114,6 +114,23 @@ describe('the working tree .aipignore', () => {
   });
 });
 
+describe('the working tree .aipignore, bounded', () => {
+  it('is refused before it is read when larger than an artifact, even when it ignores itself (D50)', async () => {
+    const root = await tempDir();
+    await Repository.init(root);
+    await writeFile(join(root, '.aip', 'config.json'), '{"format":"aip-repository","version":1,"max_object_bytes":1048576}\n');
+    const repo = await Repository.open(root);
+    const limit = maxArtifactContent(1048576);
+    const tooLarge = `.aipignore\n${'#'.repeat(limit - 11)}\n`; // one byte more than an artifact holds
+    await writeFile(join(root, '.aipignore'), tooLarge);
+    const refused = await workingTreeChanges(repo, ROOT_STATE_ID);
+    expect(refused.ok ? undefined : refused.error).toMatchObject({ code: 'snapshot.invalid', message: `.aipignore: ${limit + 1} bytes do not fit in an artifact (max_object_bytes)` });
+    await writeFile(join(root, '.aipignore'), `.aipignore\n${'#'.repeat(limit - 12)}\n`);
+    const changes = await workingTreeChanges(repo, ROOT_STATE_ID);
+    expect(changes.ok && changes.value).toEqual([]);
+  });
+});
+
 describe('workflows', () => {
   it('records intent + operation + state, reports status letters, and moves HEAD', async () => {
     const repo = await Repository.init(await tempDir());
