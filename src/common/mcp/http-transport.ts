@@ -71,6 +71,8 @@ export interface HttpTransportOptions {
   readonly onSessionClosed?: (reason: SessionCloseReason) => void;
   /** Open sessions at most (default MAX_SESSIONS); a new one then replaces the least recently used idle one. */
   readonly maxSessions?: number;
+  /** Request-body bytes all POSTs together may hold at once (default BODY_BUDGET_BODIES bodies of maxBodyBytes). */
+  readonly bodyBudgetBytes?: number;
 }
 
 export type SessionCloseReason = 'deleted' | 'expired' | 'shutdown' | 'evicted';
@@ -84,6 +86,17 @@ export type SessionCloseReason = 'deleted' | 'expired' | 'shutdown' | 'evicted';
  * as an expired one does); with every session busy, initialize gets 503.
  */
 export const MAX_SESSIONS = 1000;
+
+/**
+ * Request bodies of the largest size the listener reads and keeps at once
+ * (decisions D43). Each POST reserves its declared Content-Length (the body
+ * bound when it declares none) before it reads a byte and holds it until its
+ * handling ends; one that does not fit waits, first come first served,
+ * without reading its socket. A body costs about three times its size while
+ * it is read and parsed (about 26 MB for 8 MiB), so without a bound 16
+ * concurrent 8 MiB bodies took the server past 270 MiB of RSS, 32 past 370.
+ */
+export const BODY_BUDGET_BODIES = 4;
 
 export interface HttpListener {
   /** The bound address (the real port when 0 was asked for). */
@@ -350,10 +363,104 @@ async function redirection(res: ServerResponse, location: string): Promise<void>
   res.end();
 }
 
+/**
+ * The body bytes a POST reserves before it is read: its declared
+ * Content-Length, or the body bound when it declares none (chunked). A body
+ * declared larger than the bound reserves nothing: it is refused with 413
+ * and read away without being kept.
+ */
+function bodyReservation(req: IncomingMessage, maxBytes: number): number {
+  const declared = req.headers['content-length'];
+  const size = declared === undefined ? maxBytes : Number(declared);
+  if (!Number.isSafeInteger(size) || size < 0) return maxBytes;
+  return size > maxBytes ? 0 : size;
+}
+
+interface BodyWaiter {
+  readonly bytes: number;
+  grant(granted: boolean): void;
+}
+
+/**
+ * The request-body bytes all POSTs together may hold (BODY_BUDGET_BODIES).
+ * Reservations are granted in arrival order: one that does not fit waits,
+ * and so does every later one, however small, so a large body is never
+ * passed over for good by a stream of small ones. A waiting request reads
+ * nothing from its socket (TCP holds its client back) and leaves the queue
+ * when its client goes away.
+ */
+class BodyBudget {
+  private held = 0;
+  private readonly waiting: BodyWaiter[] = [];
+
+  constructor(private readonly total: number) {}
+
+  /**
+   * Resolves with the function that gives the bytes back once they are
+   * reserved, or undefined when the client went away (or the listener
+   * closed) first. A reservation larger than the whole budget is cut to it.
+   */
+  reserve(wanted: number, req: IncomingMessage, res: ServerResponse): Promise<(() => void) | undefined> {
+    const bytes = Math.min(wanted, this.total);
+    if (bytes === 0) return Promise.resolve(() => undefined);
+    if (req.destroyed || req.socket.destroyed) return Promise.resolve(undefined);
+    if (this.waiting.length === 0 && this.held + bytes <= this.total) {
+      this.held += bytes;
+      return Promise.resolve(this.releaser(bytes));
+    }
+    return new Promise((resolve) => {
+      const leave = (): void => {
+        const at = this.waiting.indexOf(waiter);
+        if (at === -1) return;
+        this.waiting.splice(at, 1);
+        waiter.grant(false);
+        // The head leaving may let the ones behind it start.
+        this.grantWaiting();
+      };
+      const waiter: BodyWaiter = {
+        bytes,
+        grant: (granted) => {
+          req.off('close', leave);
+          res.off('close', leave);
+          resolve(granted ? this.releaser(bytes) : undefined);
+        },
+      };
+      this.waiting.push(waiter);
+      req.once('close', leave);
+      res.once('close', leave);
+    });
+  }
+
+  /** Turns every waiting request away (the listener is closing). */
+  refuseWaiting(): void {
+    for (const waiter of this.waiting.splice(0)) waiter.grant(false);
+  }
+
+  private releaser(bytes: number): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.held -= bytes;
+      this.grantWaiting();
+    };
+  }
+
+  private grantWaiting(): void {
+    for (let next = this.waiting[0]; next !== undefined && this.held + next.bytes <= this.total; next = this.waiting[0]) {
+      this.waiting.shift();
+      this.held += next.bytes;
+      next.grant(true);
+    }
+  }
+}
+
 /** Reads at most `maxBytes`; a declared or actual larger body stops the read at once. */
 function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBytes) return Promise.resolve({ ok: false, status: 413 });
+  // A request whose client left while it waited for the body budget: nothing more will come.
+  if (req.destroyed) return Promise.resolve({ ok: false, status: 400 });
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let received = 0;
@@ -437,6 +544,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   const refusesVersion = (req: IncomingMessage): boolean => !isSupportedProtocolVersion(singleHeader(req.headers['mcp-protocol-version']), protocolVersions);
   const sessions = new Map<string, Session>();
   const maxSessions = options.maxSessions ?? MAX_SESSIONS;
+  const bodyBudget = new BodyBudget(options.bodyBudgetBytes ?? BODY_BUDGET_BODIES * maxBodyBytes);
   let closing = false;
   let busyRequests = 0;
   const quietWaiters: (() => void)[] = [];
@@ -570,7 +678,13 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   async function handlePost(req: IncomingMessage, res: ServerResponse, known: Session | undefined): Promise<void> {
     let session = known;
     if (session) touch(session, 1);
+    let releaseBody: (() => void) | undefined;
     try {
+      // The body's bytes are reserved before one is read, and held until
+      // this request's handling ends (the body, its text and its parse live
+      // that long); meanwhile the session counts as busy.
+      releaseBody = await bodyBudget.reserve(bodyReservation(req, maxBodyBytes), req, res);
+      if (releaseBody === undefined) return closing ? rejection(res, 503, -32000, 'Service Unavailable') : undefined;
       const body = await readBody(req, maxBodyBytes);
       if (!body.ok) {
         if (body.status === 413) return rejection(res, 413, -32000, 'Payload Too Large');
@@ -660,6 +774,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         if (target.id === undefined) await closeSession(target, 'deleted');
       }
     } finally {
+      releaseBody?.();
       if (session) touch(session, -1);
     }
   }
@@ -769,6 +884,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   const close = (): Promise<void> => {
     closed ??= (async () => {
       closing = true;
+      bodyBudget.refuseWaiting();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       if (busyRequests > 0) {

@@ -1,0 +1,247 @@
+// The HTTP listener bounds each request body, and also the body bytes all
+// POSTs hold at once: 16 concurrent 8 MiB bodies took the server past 250 MB.
+// A POST reserves its declared size before reading a byte; one that does not
+// fit waits, first come first served, until an earlier request's handling
+// ends. Real HTTP over loopback against the real listener, with a small
+// budget: 100 KiB, room for one 60 000-byte body and small requests beside it.
+
+import { request } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/common/logger.js';
+import type { HttpListener } from '../../src/common/mcp/http-transport.js';
+import { createToolServer, type ToolServer } from '../../src/common/mcp/tool-server.js';
+import { MCP_HEADERS, rawRequest, rawSession, sseMessages, type RawResponse } from '../aipcs/http/support.js';
+import { echoServerOptions, loopbackListener } from './echo-session.js';
+
+const logger = createLogger('http-body-budget-test', 'silent');
+const LARGE = 60_000;
+
+/** The tags of the echo calls started so far; a call with `hold: true` waits until `open()`. */
+interface Probe {
+  readonly started: string[];
+  readonly gate: Promise<void>;
+  open(): void;
+}
+
+function probedListener(probe: Probe, overrides: { shutdownGraceMs?: number } = {}): Promise<HttpListener> {
+  const base = echoServerOptions([], logger);
+  const createSession = (): ToolServer =>
+    createToolServer({
+      ...base,
+      callTool: async (name, args) => {
+        probe.started.push(String(args['tag']));
+        if (args['hold'] === true) await probe.gate;
+        return base.callTool(name, { tag: args['tag'] ?? null });
+      },
+    });
+  return loopbackListener({ createSession, logger, maxBodyBytes: 64 * 1024, bodyBudgetBytes: 100 * 1024, ...overrides });
+}
+
+function newProbe(): Probe {
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  return { started: [], gate, open: () => open() };
+}
+
+function headers(session: string): Record<string, string> {
+  return { ...MCP_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+}
+
+/** A tools/call body of exactly `size` bytes (padded), tagged for the probe. */
+function largeCall(id: number, tag: string, size = LARGE, hold = false): string {
+  const head = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"tag":"${tag}","hold":${hold},"pad":"`;
+  const tail = '"}}}';
+  return head + 'a'.repeat(size - head.length - tail.length) + tail;
+}
+
+/** The echo tool's answer: the tag of the call. */
+function answeredTag(response: RawResponse): unknown {
+  const [message] = sseMessages(response.body) as { result?: { content: { text: string }[] } }[];
+  const text = message?.result?.content[0]?.text;
+  return text === undefined ? undefined : (JSON.parse(text) as { tag: unknown }).tag;
+}
+
+interface OpenPost {
+  /** The response, or 'closed' when the connection ended without one. */
+  readonly answer: Promise<RawResponse | 'closed'>;
+  write(chunk: string): void;
+  end(chunk?: string): void;
+  abort(): void;
+}
+
+/** A POST whose Content-Length is `length` and whose body the test writes when it likes. */
+function openPost(port: number, session: string, length: number): OpenPost {
+  let req: ReturnType<typeof request> | undefined;
+  const answer = new Promise<RawResponse | 'closed'>((resolve) => {
+    let responded = false;
+    req = request(
+      { host: '127.0.0.1', port, method: 'POST', path: '/mcp', headers: { host: `127.0.0.1:${port}`, ...headers(session), 'content-length': String(length) }, agent: false },
+      (res) => {
+        responded = true;
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on('close', () => resolve('closed'));
+      },
+    );
+    req.on('error', () => undefined);
+    req.on('close', () => (responded ? undefined : resolve('closed')));
+    req.flushHeaders();
+  });
+  const sending = req as NonNullable<typeof req>;
+  return { answer, write: (chunk) => void sending.write(chunk), end: (chunk) => void sending.end(chunk), abort: () => void sending.destroy() };
+}
+
+function post(port: number, session: string, body: string): OpenPost {
+  const sent = openPost(port, session, Buffer.byteLength(body));
+  sent.end(body);
+  return sent;
+}
+
+/** Lets a request that should wait get as far as it would without the budget (only the failing-before case needs this). */
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+const ping = (port: number, session: string): Promise<RawResponse> => rawRequest(port, { headers: headers(session), body: '{"jsonrpc":"2.0","id":"p","method":"ping"}' });
+
+describe('the HTTP listener bounds the request-body bytes it holds at once', () => {
+  it('a large body that does not fit beside a running one is read and answered only after that request ends', { timeout: 20_000 }, async () => {
+    const probe = newProbe();
+    const listener = await probedListener(probe);
+    try {
+      const session = await rawSession(listener.port);
+      const order: string[] = [];
+      const first = post(listener.port, session, largeCall(1, 'first', LARGE, true));
+      void first.answer.then(() => order.push('first'));
+      await expect.poll(() => probe.started).toEqual(['first']);
+      const second = post(listener.port, session, largeCall(2, 'second'));
+      void second.answer.then(() => order.push('second'));
+      await pause(300);
+      expect(probe.started).toEqual(['first']);
+      expect(order).toEqual([]);
+      probe.open();
+      const [one, two] = await Promise.all([first.answer, second.answer]);
+      expect(order).toEqual(['first', 'second']);
+      expect(one !== 'closed' && answeredTag(one)).toBe('first');
+      expect(two !== 'closed' && answeredTag(two)).toBe('second');
+    } finally {
+      probe.open();
+      await listener.close();
+    }
+  });
+
+  it('a body declared large and sent in part holds its reservation until it is complete', { timeout: 20_000 }, async () => {
+    const probe = newProbe();
+    const listener = await probedListener(probe);
+    try {
+      const session = await rawSession(listener.port);
+      const order: string[] = [];
+      const body = largeCall(1, 'partial');
+      const partial = openPost(listener.port, session, body.length);
+      partial.write(body.slice(0, LARGE / 2));
+      void partial.answer.then(() => order.push('partial'));
+      // Its headers reach the listener before the second request's.
+      await pause(200);
+      const second = post(listener.port, session, largeCall(2, 'second'));
+      void second.answer.then(() => order.push('second'));
+      await pause(300);
+      expect(order).toEqual([]);
+      partial.end(body.slice(LARGE / 2));
+      const [one, two] = await Promise.all([partial.answer, second.answer]);
+      expect(order).toEqual(['partial', 'second']);
+      expect(one !== 'closed' && answeredTag(one)).toBe('partial');
+      expect(two !== 'closed' && answeredTag(two)).toBe('second');
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('serves small requests beside a large body that holds most of the budget', { timeout: 20_000 }, async () => {
+    const probe = newProbe();
+    const listener = await probedListener(probe);
+    try {
+      const session = await rawSession(listener.port);
+      const held = post(listener.port, session, largeCall(1, 'held', LARGE, true));
+      await expect.poll(() => probe.started).toEqual(['held']);
+      expect((await ping(listener.port, session)).status).toBe(200);
+      const list = await rawRequest(listener.port, { headers: headers(session), body: '{"jsonrpc":"2.0","id":"l","method":"tools/list"}' });
+      expect(list.status).toBe(200);
+      const small = await rawRequest(listener.port, { headers: headers(session), body: largeCall(3, 'small', 300) });
+      expect(answeredTag(small)).toBe('small');
+      expect(await rawSession(listener.port)).toMatch(/^[0-9a-f]{32}$/);
+      probe.open();
+      expect(((await held.answer) as RawResponse).status).toBe(200);
+    } finally {
+      probe.open();
+      await listener.close();
+    }
+  });
+
+  it('a client that leaves while it waits gives up its place, and later bodies are served', { timeout: 20_000 }, async () => {
+    const probe = newProbe();
+    const listener = await probedListener(probe);
+    try {
+      const session = await rawSession(listener.port);
+      const held = post(listener.port, session, largeCall(1, 'held', LARGE, true));
+      await expect.poll(() => probe.started).toEqual(['held']);
+      const leaving = post(listener.port, session, largeCall(2, 'leaving'));
+      await pause(300);
+      leaving.abort();
+      expect(await leaving.answer).toBe('closed');
+      const later = post(listener.port, session, largeCall(3, 'later'));
+      probe.open();
+      expect(((await held.answer) as RawResponse).status).toBe(200);
+      expect(answeredTag((await later.answer) as RawResponse)).toBe('later');
+      // Nothing of the budget stays reserved: two large bodies in turn, then a small request.
+      const [a, b] = await Promise.all([post(listener.port, session, largeCall(4, 'a')).answer, post(listener.port, session, largeCall(5, 'b')).answer]);
+      expect([a, b].map((response) => answeredTag(response as RawResponse)).sort()).toEqual(['a', 'b']);
+      expect((await ping(listener.port, session)).status).toBe(200);
+      expect(probe.started).not.toContain('leaving');
+    } finally {
+      probe.open();
+      await listener.close();
+    }
+  });
+
+  it('a client that leaves while its body is being read frees its reservation', { timeout: 20_000 }, async () => {
+    const probe = newProbe();
+    const listener = await probedListener(probe);
+    try {
+      const session = await rawSession(listener.port);
+      const body = largeCall(1, 'leaving');
+      const leaving = openPost(listener.port, session, body.length);
+      leaving.write(body.slice(0, LARGE / 2));
+      await pause(200);
+      leaving.abort();
+      expect(await leaving.answer).toBe('closed');
+      const [a, b] = await Promise.all([post(listener.port, session, largeCall(2, 'a')).answer, post(listener.port, session, largeCall(3, 'b')).answer]);
+      expect([a, b].map((response) => answeredTag(response as RawResponse)).sort()).toEqual(['a', 'b']);
+      expect(probe.started).not.toContain('leaving');
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('closing the listener answers a waiting request 503', { timeout: 20_000 }, async () => {
+    const probe = newProbe();
+    const listener = await probedListener(probe, { shutdownGraceMs: 2_000 });
+    try {
+      const session = await rawSession(listener.port);
+      const held = post(listener.port, session, largeCall(1, 'held', LARGE, true));
+      await expect.poll(() => probe.started).toEqual(['held']);
+      const waiting = post(listener.port, session, largeCall(2, 'waiting'));
+      await pause(300);
+      const closed = listener.close();
+      const refused = await waiting.answer;
+      expect(refused !== 'closed' && refused.status).toBe(503);
+      expect(refused !== 'closed' && JSON.parse(refused.body)).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Service Unavailable' }, id: null });
+      probe.open();
+      await closed;
+      await held.answer;
+      expect(probe.started).toEqual(['held']);
+    } finally {
+      probe.open();
+      await listener.close();
+    }
+  });
+});
