@@ -4,7 +4,7 @@
 // bytes (or no file); a device, a FIFO or a dangling link is written in place.
 import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
-import { type FileHandle, lstat, open, realpath, rename, rm, stat } from 'node:fs/promises';
+import { access, type FileHandle, lstat, open, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -30,6 +30,9 @@ export async function writeOutputFile<T>(path: string, produce: (out: Writable) 
   }
   // A link to a regular file: the file it names is replaced and the link stays.
   const final = target === undefined ? path : await realpath(path);
+  // Replaced only where it could have been written in place: a file you may
+  // not write (read-only, or another user's in a shared folder) stays refused.
+  if (target !== undefined) await access(final, constants.W_OK);
   const tmp = join(dirname(final), `.${basename(final)}.${process.pid}-${randomBytes(8).toString('hex')}.tmp`);
   // Signals wait until the temp file is registered for removal, so none is left by a Ctrl-C.
   const releaseSignals = holdSignals();

@@ -2,11 +2,12 @@
 // written to a temp file beside it and renamed over it only once complete,
 // so a failed or interrupted export leaves the old file's bytes as they were
 // (it used to open FILE with truncation first and leave it empty or partial).
+import { spawn } from 'node:child_process';
 import { chmod, readdir, readFile, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { aip, requireBuiltBin } from '../support/cli.js';
+import { AIP_BIN, aip, requireBuiltBin } from '../support/cli.js';
 import { tempDir, writeTree } from '../support/temp.js';
 
 beforeAll(() => requireBuiltBin());
@@ -54,6 +55,29 @@ describe('aip export -o onto an existing file', () => {
     expect(interrupted.signal).toBe('SIGTERM');
     expect(await readFile(target)).toEqual(OLD);
     expect(await readdir(out)).toEqual(['old.bundle']);
+  });
+
+  it('a file this user may not write is refused as before, not replaced through the folder', async () => {
+    const { dir } = await repository();
+    await chmod(dir, 0o755);
+    const out = await tempDir();
+    await chmod(out, 0o777); // a folder anyone may make files in
+    const target = join(out, 'read-only.bundle');
+    await writeFile(target, OLD);
+    await chmod(target, 0o444);
+    // As root, as another user (root may write any file); otherwise as this one.
+    const asOther = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const refused = await new Promise<{ code: number | null; stderr: string }>((settle, reject) => {
+      const child = spawn(process.execPath, [AIP_BIN, 'export', '-o', target], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], ...asOther });
+      const err: Buffer[] = [];
+      child.stderr.on('data', (c: Buffer) => err.push(c));
+      child.on('error', reject);
+      child.on('close', (code) => settle({ code, stderr: Buffer.concat(err).toString('utf8') }));
+    });
+    expect(refused.code, refused.stderr).toBe(6);
+    expect(refused.stderr).toBe(`aip: io: EACCES ${target}\n`);
+    expect(await readFile(target)).toEqual(OLD);
+    expect(await readdir(out)).toEqual(['read-only.bundle']);
   });
 
   it('a successful export replaces the file, keeping its permission bits, and writes through a link to it', async () => {
