@@ -163,22 +163,50 @@ describe('aipcs export and import', () => {
     });
 
     it('refuses a service whose manifest cannot fit one artefact line before any claim, leaving it usable', async () => {
-      // Every part within the contract's bounds, about 1.5 MB in all: beyond the artefact's 1 MiB line.
+      // Design now refuses a manifest over the byte bound (decisions-aipcs-contract.md
+      // "Page byte budget"); a service designed by an older build may still hold
+      // one. Simulated: a small manifest is designed and materialised, then its
+      // registry copy gains descriptions (no layout change) that take it to about
+      // 1.1 MB, beyond the artefact's 1 MiB line.
       const managed = (wireNotesManifest()['entities'] as { attributes: Record<string, unknown>[] }[])[0]!.attributes.slice(0, 6);
-      const attribute = (a: number) => ({ name: `a${a}`, type: 'string', description: 'x'.repeat(500), allowed_values: Array.from({ length: 32 }, (_, v) => `${String(v).padStart(2, '0')}${'v'.repeat(94)}`) });
       const schema = {
         manifest_version: 2,
         schema_version: 1,
-        entities: Array.from({ length: 32 }, (_, e) => ({ name: `e${e}`, description: 'd'.repeat(1000), attributes: [...managed, ...Array.from({ length: 12 }, (_, a) => attribute(a))] })),
+        entities: Array.from({ length: 32 }, (_, e) => ({ name: `e${e}`, attributes: [...managed, ...Array.from({ length: 58 }, (_, a) => ({ name: `a${a}`, type: 'string' }))] })),
         relationships: [],
         indices: [],
         query_patterns: [],
         discovery_facets: [],
         retrieval_guidance: 'g',
       };
+      const described = {
+        ...schema,
+        entities: schema.entities.map((entity) => ({
+          ...entity,
+          description: 'd'.repeat(1000),
+          attributes: entity.attributes.map((attribute) => (String(attribute['name']).startsWith('a') ? { ...attribute, description: 'x'.repeat(500) } : attribute)),
+        })),
+      };
+      const tooLarge = await client.call('aipcs_service_design', { service_id: await seedService(client, 'huge_refused'), schema: described, idempotency_key: 'huge-refused' });
+      expect([tooLarge.error?.code, tooLarge.error?.issues.map((issue) => [issue.code, issue.path])]).toEqual(['validation_failed', [['invalid_length', 'schema']]]);
       const serviceId = await seedService(client, 'huge_manifest');
       expect((await client.call('aipcs_service_design', { service_id: serviceId, schema, idempotency_key: 'huge-design' })).ok).toBe(true);
       expect((await client.call('aipcs_service_materialise', { service_id: serviceId, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: 'huge-mat' })).ok).toBe(true);
+      const registry = new Database(join(dataRoot, 'registry.sqlite'));
+      try {
+        const stored = JSON.parse((registry.prepare('SELECT manifest_json FROM aipcs_registry_service WHERE service_id = ?').get(serviceId) as { manifest_json: string }).manifest_json) as {
+          entities: { description?: string; attributes: { name: string; description?: string }[] }[];
+        };
+        for (const entity of stored.entities) {
+          entity.description = 'd'.repeat(1000);
+          for (const attribute of entity.attributes) if (attribute.name.startsWith('a')) attribute.description = 'x'.repeat(500);
+        }
+        const inflated = JSON.stringify(stored);
+        expect(Buffer.byteLength(inflated)).toBeGreaterThan(1024 * 1024);
+        registry.prepare('UPDATE aipcs_registry_service SET manifest_json = ? WHERE service_id = ?').run(inflated, serviceId);
+      } finally {
+        registry.close();
+      }
       // The lifecycle results print the whole manifest: more than spawnSync's default buffer.
       expect((await aipcsAsync(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(40), ...args])).status).toBe(0);
       const before = registryFacts(dataRoot);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject, JsonValue } from '../../../src/common/json.js';
+import { canonicalJsonByteLength, type JsonObject, type JsonValue } from '../../../src/common/json.js';
+import { MANIFEST_BOUNDS } from '../../../src/aipcs/contract/manifest/types.js';
 import { renderContractJson } from '../../../src/aipcs/contract/envelope.js';
 import { manifestToJson, validateManifest } from '../../../src/aipcs/contract/manifest/validate-manifest.js';
 import { attr, entity, history, index, linkedManifest, manifest, relationship, serverManaged } from './builders.js';
@@ -113,6 +114,28 @@ describe('valid manifests', () => {
       migration_history: history(64).map((entry, i) => (i === 63 ? { ...entry, operations: Array.from({ length: 32 }, () => long(240)) } : entry)),
     });
     expect(issuesOf(document)).toEqual([]);
+  });
+
+  it('accepts a manifest whose canonical JSON takes the byte bound exactly, and refuses one byte more at the manifest', () => {
+    // 32 entities of 58 described fields, within every per-part bound, are
+    // near a megabyte: the descriptions are grown one ASCII byte at a time.
+    const lengths = Array.from({ length: 32 * 58 }, () => 400);
+    const build = (): JsonObject =>
+      manifest(Array.from({ length: 32 }, (_, e) => entity(`e${e}`, Array.from({ length: 58 }, (_, a) => attr(`f${a}`, 'string', { description: long(lengths[e * 58 + a] as number) })))));
+    const measured = validateManifest(build());
+    if (!measured.ok) throw new Error('the starting manifest is invalid');
+    let missing = MANIFEST_BOUNDS.maxCanonicalBytes - canonicalJsonByteLength(manifestToJson(measured.manifest));
+    expect(missing).toBeGreaterThan(0);
+    for (let i = 0; missing > 0; i++) {
+      const grow = Math.min(100, missing);
+      lengths[i] = (lengths[i] as number) + grow;
+      missing -= grow;
+    }
+    const atBound = validateManifest(build());
+    expect(atBound.ok).toBe(true);
+    if (atBound.ok) expect(canonicalJsonByteLength(manifestToJson(atBound.manifest))).toBe(MANIFEST_BOUNDS.maxCanonicalBytes);
+    lengths[lengths.length - 1] = (lengths[lengths.length - 1] as number) + 1;
+    expect(issuesOf(build())).toEqual([['invalid_length', 'schema']]);
   });
 
   it('accepts index and relationship names of 48 characters', () => {

@@ -140,4 +140,11 @@ export const MANIFEST_BOUNDS = {
   maxHistoryOperationLength: 240,
   maxRelationshipNameLength: 48,
   maxIndexNameLength: 48,
+  /**
+   * Bytes of the manifest's canonical JSON (ours, decision in
+   * decisions-aipcs-contract.md "Page byte budget"): the export's service
+   * line, which carries it, is at most 1 MiB (operations §5.7), and the rest
+   * of that line takes under 8 KiB.
+   */
+  maxCanonicalBytes: 1024 * 1024 - 8 * 1024,
 } as const;

@@ -3,7 +3,7 @@
 // each issue pointing at the exact path that breaks it. Pure: no state is read;
 // the caller decides where in a request the manifest sits (its base path).
 
-import { isJsonObject, type JsonObject, type JsonValue } from '../../../common/json.js';
+import { canonicalJsonByteLength, isJsonObject, type JsonObject, type JsonValue } from '../../../common/json.js';
 import { IssueSink, type Issue, type PathSegment } from '../issues.js';
 import { checkValue, codePointLength, type Refiner, type SchemaNode } from '../schema-check.js';
 import {
@@ -308,6 +308,11 @@ const refineManifest: Refiner = (value, path, sink) => {
   };
   for (const edge of requiredEdges) {
     if (reaches(edge.target, edge.source)) sink.report('invalid_value', at('relationships', edge.index));
+  }
+  // Within every part's bound a manifest can still reach megabytes: then no
+  // export could carry it and its answers would pass an MCP client's line limit.
+  if (sink.total === 0 && canonicalJsonByteLength(manifestToJson(manifestFromNormalised(value))) > MANIFEST_BOUNDS.maxCanonicalBytes) {
+    sink.report('invalid_length', at());
   }
   return value;
 };
