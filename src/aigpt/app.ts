@@ -4,8 +4,10 @@
 // into a MemoryStore. Holds no logic of its own beyond that wiring.
 
 import { writeSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { type AigptConfig, type Environment, ensureConfigFile, loadConfig } from './config.js';
-import type { FaultHook } from './fs-atomic.js';
+import { type FaultHook, removeStaleTemps } from './fs-atomic.js';
+import { LOCK_TIMEOUT_MS } from './limits.js';
 import { Mutex } from '../common/mutex.js';
 import { MemoryStore, type RecoveryReport } from './memory-store.js';
 import { TidGenerator } from './tid.js';
@@ -46,10 +48,16 @@ export class AigptApp {
    * interrupted write under the lock (spec 7.5); readers never lock (7.3).
    */
   async open({ recover }: { readonly recover: boolean }): Promise<OpenedApp> {
-    await ensureConfigFile(this.options.environment);
+    const configFile = await ensureConfigFile(this.options.environment);
     const { config, store } = await this.current();
     await store.ensureRecordTree();
-    const recovery = recover ? await store.recoverIfInterrupted() : undefined;
+    let recovery = recover ? await store.recoverIfInterrupted() : undefined;
+    if (recover) {
+      // A first run killed while writing the config left its temp file. The
+      // config folder has no lock, so only one too old to be a live write goes.
+      const removed = await removeStaleTemps(dirname(configFile), basename(configFile), 2 * LOCK_TIMEOUT_MS);
+      if (removed.length > 0) recovery = { rolledForward: false, problems: [], ...recovery, removedTemps: [...(recovery?.removedTemps ?? []), ...removed] };
+    }
     return { config, store, recovery };
   }
 

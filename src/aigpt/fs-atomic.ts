@@ -100,6 +100,43 @@ export async function replaceFileAtomic(dir: string, name: string, content: stri
   fault(`replace:${name}:dir-synced`);
 }
 
+/** The names writeNewFileAtomic gives its temp files for `name` (`.{name}.tmp-{pid}-{12 hex}`). */
+export function tempNamePattern(name: string): RegExp {
+  return new RegExp(`^\\.${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.tmp-[0-9]+-[0-9a-f]{12}$`);
+}
+
+/** The entries of `dir` named like temp files of `name`; none when it cannot be listed. */
+export async function listTemps(dir: string, name: string): Promise<string[]> {
+  const pattern = tempNamePattern(name);
+  try {
+    return (await fs.readdir(dir)).filter((entry) => pattern.test(entry));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Removes the temp files writeNewFileAtomic left in `dir` for `name` when a
+ * crash stopped it, once they are older than `olderThanMs`: a live write
+ * takes milliseconds, so an older one is dead, whichever host or process
+ * made it. Best effort (what cannot be removed stays); returns the names removed.
+ */
+export async function removeStaleTemps(dir: string, name: string, olderThanMs: number): Promise<string[]> {
+  const removed: string[] = [];
+  for (const entry of await listTemps(dir, name)) {
+    const path = join(dir, entry);
+    try {
+      const stat = await fs.lstat(path);
+      if (stat.isDirectory() || stat.mtimeMs >= Date.now() - olderThanMs) continue;
+      await fs.unlink(path);
+      removed.push(entry);
+    } catch {
+      // Gone already, or not ours to remove: left as it is.
+    }
+  }
+  return removed;
+}
+
 export async function exists(path: string | Buffer): Promise<boolean> {
   try {
     await fs.lstat(path);

@@ -11,14 +11,15 @@ import { Mutex } from '../common/mutex.js';
 import { FileTooLargeError, readRegularText, readToEndBounded } from '../common/regular-file.js';
 import { acquireCollectionLock, type LockOptions } from './collection-lock.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
-import { exists, type FaultHook, fsyncDir, noFault, replaceFileAtomic, writeExclusiveSynced, writeNewFileAtomic } from './fs-atomic.js';
-import { MAX_COMPRESS_ITEMS, MAX_JOURNAL_BYTES, MAX_MEMORY_TEXT_BYTES, MAX_RECORD_FILE_BYTES, MAX_RECORDS_READ } from './limits.js';
+import { exists, type FaultHook, fsyncDir, listTemps, noFault, removeStaleTemps, replaceFileAtomic, writeExclusiveSynced, writeNewFileAtomic } from './fs-atomic.js';
+import { CORE_RKEY, LOCK_TIMEOUT_MS, MAX_COMPRESS_ITEMS, MAX_JOURNAL_BYTES, MAX_MEMORY_TEXT_BYTES, MAX_RECORD_FILE_BYTES, MAX_RECORDS_READ } from './limits.js';
 import { coreRecordJson, formatCreatedAt, isWellFormedText, memoryRecordJson, parseRecordText, renderCompact } from './record-format.js';
 import { compareFileNames, isRecordFileName, type RecordTree, recordStem } from './record-paths.js';
 import { isGeneratedTid, isValidTid, MAX_TID_MICROS, TidGenerator, tidMicros } from './tid.js';
 
 export const JOURNAL_FILE = '.compress-journal';
 const STAGED_SUFFIX = '.json.tmp-compress';
+const CORE_FILE = `${CORE_RKEY}.json`;
 /** Leftovers of interrupted writes (`.*.tmp-*`, which includes `.*.tmp-compress`). */
 const TEMP_NAME = /^\..*\.tmp-/;
 
@@ -200,10 +201,13 @@ export class MemoryStore {
     return this.recoverIfInterrupted();
   }
 
-  /** Recovers under the lock when the folder holds a journal or a temp file; undefined when there was nothing to do. */
+  /**
+   * Recovers under the lock when the memory folder holds a journal or a temp
+   * file, or the core folder a first-run temp file; undefined when there was nothing to do.
+   */
   async recoverIfInterrupted(): Promise<RecoveryReport | undefined> {
     await this.ensureMemoryDir({ writer: true });
-    if (!needsRecovery(await this.listFolder(0))) return undefined;
+    if (!needsRecovery(await this.listFolder(0)) && (await listTemps(this.tree.coreDir, CORE_FILE)).length === 0) return undefined;
     return this.withLock(() => this.recoverLocked());
   }
 
@@ -220,7 +224,7 @@ export class MemoryStore {
     }
     const content = coreRecordJson({ did: this.did, handle: this.handle, text: '', createdAt: formatCreatedAt(this.clock()) });
     try {
-      await writeNewFileAtomic(coreDir, 'self.json', content);
+      await writeNewFileAtomic(coreDir, CORE_FILE, content);
     } catch (error) {
       throw failedTo('write_failed', coreFile, error);
     }
@@ -262,6 +266,10 @@ export class MemoryStore {
     for (const name of (await this.listFolder(0)).temps) {
       if (await unlinkTempFile(join(dir, name))) removedTemps.push(name);
     }
+    // A first run killed while creating the core left its temp file, which
+    // nothing else removes. Readers create the core without the lock, so
+    // only one too old to be a live write is removed.
+    removedTemps.push(...(await removeStaleTemps(this.tree.coreDir, CORE_FILE, 2 * (this.lockOptions.timeoutMs ?? LOCK_TIMEOUT_MS))));
     if (removedTemps.length > 0 || journal === 'invalid') await fsyncDir(dir);
     return { rolledForward: journal !== undefined && journal !== 'invalid', removedTemps, problems };
   }

@@ -222,6 +222,31 @@ describe('aigpt CLI', () => {
     expect(big.stderr).toBe('aigpt: content exceeds 16384 bytes\n');
   });
 
+  it('a writer removes the temp files a first run killed mid-write left in the config and core folders, once they are too old to be live', async () => {
+    await writeConfig(home, { path: join(home.root, 'c') });
+    const coreDir = join(home.root, 'c', 'self', 'ai.syui.gpt.core');
+    expect((await run([])).code).toBe(0);
+    const old = new Date('2020-01-01T00:00:00Z');
+    const plant = async (dir: string, name: string, stale: boolean): Promise<void> => {
+      await fs.writeFile(join(dir, name), '{"half');
+      if (stale) await fs.utimes(join(dir, name), old, old);
+    };
+    await plant(coreDir, '.self.json.tmp-4242-0123456789ab', true);
+    await plant(coreDir, '.self.json.tmp-4243-0123456789ab', false);
+    await plant(coreDir, '.self.json.tmp-by-hand', true);
+    await plant(home.appDir, '.config.json.tmp-4242-abcdefabcdef', true);
+    await plant(home.appDir, '.config.json.tmp-4243-abcdefabcdef', false);
+    const everything = { core: await fs.readdir(coreDir), config: await fs.readdir(home.appDir) };
+    // Readers never recover.
+    expect((await run(['read-memory'])).code).toBe(0);
+    expect({ core: await fs.readdir(coreDir), config: await fs.readdir(home.appDir) }).toEqual(everything);
+    const saved = await run(['save-memory', 'x']);
+    expect(saved).toMatchObject({ code: 0, stdout: 'Saved. (1 records)\n', stderr: 'aigpt: removed 2 leftover temporary file(s) of interrupted writes\n' });
+    // A fresh one may be a live first run's; a name not ours is not ours to remove.
+    expect((await fs.readdir(coreDir)).sort()).toEqual(['.self.json.tmp-4243-0123456789ab', '.self.json.tmp-by-hand', 'self.json']);
+    expect((await fs.readdir(home.appDir)).sort()).toEqual(['.config.json.tmp-4243-abcdefabcdef', 'config.json']);
+  });
+
   it('save-memory breaks a spec-format lock (no nonce) left by a process that is gone', async () => {
     await writeConfig(home, { path: join(home.root, 'c') });
     const memoryDir = join(home.root, 'c', 'self', 'ai.syui.gpt.memory');
