@@ -4,11 +4,16 @@
 
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { LosslessArguments } from '../../src/common/mcp/lossless-arguments.js';
+import { LosslessArguments, splitToolArguments } from '../../src/common/mcp/lossless-arguments.js';
 import { LosslessStdioTransport, requestIdFromPrefix } from '../../src/common/mcp/stdio-transport.js';
 import { serveStdio } from '../../src/common/mcp/tool-server.js';
 import { createLogger } from '../../src/common/logger.js';
 import { echoServerOptions } from './echo-session.js';
+
+/** The arguments of the SDK's copy of a tools/call message. */
+function sdkArguments(message: unknown): unknown {
+  return (message as { params?: { arguments?: unknown } } | undefined)?.params?.arguments;
+}
 
 function harness(maxLineBytes = 64) {
   const input = new PassThrough();
@@ -62,8 +67,8 @@ describe('LosslessStdioTransport', () => {
     input.write('{nope\n');
     input.write('{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t","arguments":{"n":1.0,"m":1}}}\n');
     await new Promise((resolve) => setImmediate(resolve));
-    expect(received).toEqual([{ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 't', arguments: {} } }]);
-    expect(lossless.take('a')).toEqual({ n: 1, m: 1n });
+    expect(received).toMatchObject([{ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 't' } }]);
+    expect(lossless.take(sdkArguments(received[0]))).toEqual({ kind: 'found', args: { n: 1, m: 1n } });
   });
 
   it('answers a well-formed request beyond a bound (nesting, integer length) with -32600, a syntax error with nothing', async () => {
@@ -80,7 +85,7 @@ describe('LosslessStdioTransport', () => {
     ]);
     // A float beyond binary64 is valid JSON: it reaches the tool (as Infinity), which refuses it.
     expect(received).toHaveLength(1);
-    expect(lossless.take(6)).toEqual({ n: Infinity });
+    expect(lossless.take(sdkArguments(received[0]))).toEqual({ kind: 'found', args: { n: Infinity } });
   });
 
   it('answers a request the SDK would not recognise (params not an object) with -32600', async () => {
@@ -248,15 +253,54 @@ describe('LosslessStdioTransport', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(written).toEqual(['{"jsonrpc":"2.0","id":9007199254740993,"error":{"code":-32600,"message":"Invalid Request"}}']);
     expect(received).toHaveLength(2);
-    expect([lossless.take('dup'), lossless.take('dup'), lossless.take('dup')]).toEqual([{ n: 'A' }, { n: 'B' }, undefined]);
+    // The second is taken first: each message's arguments are its own, whatever the order.
+    expect([lossless.take(sdkArguments(received[1])), lossless.take(sdkArguments(received[0]))]).toEqual([
+      { kind: 'found', args: { n: 'B' } },
+      { kind: 'found', args: { n: 'A' } },
+    ]);
     expect(lossless.size).toBe(0);
+    // A client cannot name a waiting token: the SDK's copy of its arguments is always ours.
+    expect(JSON.stringify(received)).not.toContain('"n"');
+  });
+
+  it('never runs a call with arguments other than its own when more than 1024 calls arrive in one chunk', async () => {
+    // Handlers start in a microtask, after the whole chunk is read: the
+    // waiting arguments pass their bound, and the calls whose arguments were
+    // dropped used to run with {} instead. Each now runs with its own or is
+    // answered as an internal error.
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let text = '';
+    output.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    const ended = serveStdio(echoServerOptions([], createLogger('test', 'silent')), { input, output });
+    const lines: string[] = [];
+    for (let i = 1; i <= 1100; i++) lines.push(`{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"echo","arguments":{"n":${i}}}}`);
+    // Two calls sharing an id (a client error) each run with their own arguments.
+    lines.push('{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"echo","arguments":{"n":"A"}}}');
+    lines.push('{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"echo","arguments":{"n":"B"}}}');
+    input.end(`${lines.join('\n')}\n`);
+    await ended;
+    const answers = text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: number | string; result: { content: { text: string }[]; isError?: boolean } });
+    expect(answers).toHaveLength(1102);
+    const outcomes = answers.map(({ id, result }) => {
+      if (result.isError === true && result.content[0]?.text === 'internal') return 'refused';
+      return result.content[0]?.text === (typeof id === 'number' ? `{"n":${id}}` : result.content[0]?.text) ? 'own' : `other ${result.content[0]?.text ?? ''}`;
+    });
+    expect(outcomes.filter((outcome) => outcome !== 'own' && outcome !== 'refused')).toEqual([]);
+    expect(outcomes.filter((outcome) => outcome === 'own').length).toBeGreaterThanOrEqual(1024);
+    const shared = answers.filter(({ id }) => id === 'dup').map(({ result }) => result.content[0]?.text);
+    expect(shared.sort()).toEqual(['{"n":"A"}', '{"n":"B"}']);
   });
 
   it('keeps at most 1024 waiting argument sets, dropping the oldest, so unclaimed ones cannot pile up', () => {
     const lossless = new LosslessArguments();
-    for (let i = 0; i < 1100; i++) lossless.put(`r${i}`, { i: BigInt(i) });
+    const splits = Array.from({ length: 1100 }, (_, i) => splitToolArguments({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't', arguments: { i: BigInt(i) } } }));
+    for (const split of splits) lossless.put(split.token ?? '', split.args ?? {});
     expect(lossless.size).toBe(1024);
-    expect(lossless.take('r0')).toBeUndefined();
-    expect(lossless.take('r1099')).toEqual({ i: 1099n });
+    expect(lossless.take(sdkArguments(splits[0]?.sdkMessage))).toEqual({ kind: 'dropped' });
+    expect(lossless.take(sdkArguments(splits[1099]?.sdkMessage))).toEqual({ kind: 'found', args: { i: 1099n } });
+    // Arguments that carry no token of ours are the call's own.
+    expect(lossless.take({ lossless_arguments_token: 'guess:1' })).toEqual({ kind: 'plain' });
+    expect(lossless.take(undefined)).toEqual({ kind: 'plain' });
   });
 });

@@ -244,10 +244,7 @@ function soleHost(req: IncomingMessage): string | undefined {
 
 // ---------------------------------------------------------------------------
 
-interface StagedCall {
-  readonly args?: JsonObject;
-  readonly invalid: boolean;
-}
+type StagedCall = { readonly invalid: true } | { readonly invalid: false; readonly args: JsonObject; readonly token: string };
 
 interface Session {
   readonly transport: StreamableHTTPServerTransport;
@@ -657,7 +654,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
           transport.send(invalidParamsResponse(message.id, tools.invalidParamsData)).catch(() => logger.debug('an MCP response could not be delivered'));
           return;
         }
-        if (staged?.args !== undefined) tools.lossless.put(message.id, staged.args);
+        if (staged?.invalid === false) tools.lossless.put(staged.token, staged.args);
       }
       deliver?.(message, extra);
       // The Server drops a cancelled request's answer only for a cancellation
@@ -743,10 +740,11 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       if (requestIds.some((id) => target.unanswered.has(id) || target.running.has(id))) return rejection(res, 400, -32600, 'Invalid Request: request id already in use');
       const staged: RequestKey[] = [];
       for (const split of splits) {
-        if (split.id !== undefined && (split.invalidArguments === true || split.args !== undefined)) {
-          target.staged.set(split.id, split.invalidArguments === true ? { invalid: true } : { invalid: false, ...(split.args ? { args: split.args } : {}) });
-          staged.push(split.id);
-        }
+        if (split.id === undefined) continue;
+        const call: StagedCall | undefined = split.invalidArguments === true ? { invalid: true } : split.args !== undefined && split.token !== undefined ? { invalid: false, args: split.args, token: split.token } : undefined;
+        if (call === undefined) continue;
+        target.staged.set(split.id, call);
+        staged.push(split.id);
       }
       const group = new Set(requestIds);
       for (const id of requestIds) target.unanswered.set(id, group);

@@ -1,56 +1,76 @@
 // Carries tool arguments, parsed losslessly by our transports, past the SDK's
-// own (lossy) message handling to the tools/call handler, keyed by request id.
+// own (lossy) message handling to the tools/call handler. The SDK's copy of a
+// call carries, in place of its arguments, a token of that one message.
 
+import { randomBytes } from 'node:crypto';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
 
 export type RequestKey = string | number;
 
-/** Requests whose arguments may wait for their handler at once; older ones are dropped beyond it. */
+/** Argument sets that may wait for their handler at once; older ones are dropped beyond it. */
 const MAX_PENDING = 1024;
 
 /**
- * Arguments waiting for their tools/call handler. Each id holds a queue, in
- * arrival order (the order handlers start in), so two in-flight requests
- * that share an id (a client error) still each run with their own
- * arguments. Bounded: arguments the SDK never hands to a handler cannot
- * accumulate.
+ * The one member of the arguments the SDK sees for a tools/call whose real
+ * arguments wait here. Every tools/call passes through splitToolArguments,
+ * so the SDK never sees arguments a client chose; the token's random prefix
+ * (fresh in each process, never written anywhere) keeps one from being
+ * forged all the same.
+ */
+const TOKEN_MEMBER = 'lossless_arguments_token';
+const TOKEN_PREFIX = `${randomBytes(16).toString('hex')}:`;
+let lastToken = 0;
+
+/** What the tools/call handler finds for the arguments the SDK handed it. */
+export type TakenArguments =
+  | { readonly kind: 'found'; readonly args: JsonObject }
+  /** The call's arguments were dropped by the bound: it must not run. */
+  | { readonly kind: 'dropped' }
+  /** No token: the SDK's arguments are the call's own (absent, `{}`, or not from our transports). */
+  | { readonly kind: 'plain' };
+
+/**
+ * Arguments waiting for their tools/call handler, each under the token of
+ * its own message (two in-flight requests sharing an id, a client error,
+ * still each run with their own). Bounded: arguments the SDK never hands to
+ * a handler cannot accumulate; a call whose arguments were dropped finds
+ * that out rather than running with others.
  */
 export class LosslessArguments {
-  private readonly pending = new Map<RequestKey, JsonObject[]>();
-  private count = 0;
+  private readonly pending = new Map<string, JsonObject>();
 
-  put(id: RequestKey, args: JsonObject): void {
-    if (this.count >= MAX_PENDING) this.dropOldest();
-    const queue = this.pending.get(id);
-    if (queue) queue.push(args);
-    else this.pending.set(id, [args]);
-    this.count++;
+  put(token: string, args: JsonObject): void {
+    if (this.pending.size >= MAX_PENDING) {
+      const oldest = this.pending.keys().next().value as string;
+      this.pending.delete(oldest);
+    }
+    this.pending.set(token, args);
   }
 
-  take(id: RequestKey): JsonObject | undefined {
-    const queue = this.pending.get(id);
-    if (!queue) return undefined;
-    const args = queue.shift();
-    if (queue.length === 0) this.pending.delete(id);
-    this.count--;
-    return args;
+  /** Takes the arguments for the SDK's copy of a call's arguments. */
+  take(sdkArguments: unknown): TakenArguments {
+    const token = tokenOf(sdkArguments);
+    if (token === undefined) return { kind: 'plain' };
+    const args = this.pending.get(token);
+    if (args === undefined) return { kind: 'dropped' };
+    this.pending.delete(token);
+    return { kind: 'found', args };
   }
 
   get size(): number {
-    return this.count;
+    return this.pending.size;
   }
 
   clear(): void {
     this.pending.clear();
-    this.count = 0;
   }
+}
 
-  private dropOldest(): void {
-    const [id, queue] = this.pending.entries().next().value as [RequestKey, JsonObject[]];
-    queue.shift();
-    if (queue.length === 0) this.pending.delete(id);
-    this.count--;
-  }
+function tokenOf(sdkArguments: unknown): string | undefined {
+  if (typeof sdkArguments !== 'object' || sdkArguments === null || Array.isArray(sdkArguments)) return undefined;
+  const keys = Object.keys(sdkArguments);
+  const token: unknown = (sdkArguments as Record<string, unknown>)[TOKEN_MEMBER];
+  return keys.length === 1 && typeof token === 'string' && token.startsWith(TOKEN_PREFIX) ? token : undefined;
 }
 
 /**
@@ -60,12 +80,15 @@ export class LosslessArguments {
  * members of params dropped as absent, as the Python SDK reads them; members JSON-RPC
  * does not define dropped too, as the Python SDK and serde ignore them where
  * the TypeScript SDK would refuse the whole message)
- * and, for tools/call requests, the lossless arguments object.
+ * and, for tools/call requests with arguments, the lossless arguments object
+ * and the token the SDK's copy carries in their place (put them in
+ * LosslessArguments when the message is handed to the SDK).
  */
 export interface SplitMessage {
   readonly sdkMessage: JsonValue;
   readonly id?: RequestKey;
   readonly args?: JsonObject;
+  readonly token?: string;
   /** tools/call whose arguments are not an object: answered with -32602 by the transport. */
   readonly invalidArguments?: boolean;
 }
@@ -83,13 +106,20 @@ export function splitToolArguments(received: JsonValue): SplitMessage {
   const args = params['arguments'];
   const sdkParams: JsonObject = { ...params };
   if (args === null || args === undefined) {
+    // No arguments are `{}`: the SDK's copy has none, which the handler reads as such.
     delete sdkParams['arguments'];
-    return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id, args: {} }) };
+    return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id }) };
   }
   if (!isJsonObject(args)) return { sdkMessage: message, ...(id === undefined ? {} : { id }), invalidArguments: true };
-  // The SDK sees an empty object; the real arguments travel beside it.
-  sdkParams['arguments'] = {};
-  return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id, args }) };
+  // `{}` is the same to the SDK; a notification runs no handler.
+  if (Object.keys(args).length === 0 || id === undefined) {
+    sdkParams['arguments'] = {};
+    return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id }) };
+  }
+  // The SDK sees a token of this message; the real arguments travel beside it.
+  const token = `${TOKEN_PREFIX}${++lastToken}`;
+  sdkParams['arguments'] = { [TOKEN_MEMBER]: token };
+  return { sdkMessage: { ...message, params: sdkParams }, id, args, token };
 }
 
 /**

@@ -158,7 +158,7 @@ export class LosslessStdioTransport implements Transport {
       }
       return;
     }
-    const { sdkMessage, id, args, invalidArguments } = splitToolArguments(parsed);
+    const { sdkMessage, id, args, token, invalidArguments } = splitToolArguments(parsed);
     const plain = toPlainJson(sdkMessage);
     const isRequest = isJSONRPCRequest(plain);
     // A message with an id that is no request the SDK recognises (params or
@@ -184,7 +184,7 @@ export class LosslessStdioTransport implements Transport {
       this.options.logger.warn('dropped an input line that is not a JSON-RPC message');
       return;
     }
-    if (id !== undefined && args !== undefined) this.options.lossless.put(id, args);
+    if (token !== undefined && args !== undefined) this.options.lossless.put(token, args);
     this.noteOwed(plain, isRequest);
     this.onmessage?.(plain);
   }

@@ -170,7 +170,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
 
   const callTool = async (request: JSONRPCRequest): Promise<CallToolResult> => {
     // Taken first, so nothing is left behind whatever the outcome.
-    const lifted = lossless.take(request.id);
+    const taken = lossless.take(request.params?.['arguments']);
     const rawName: unknown = request.params?.['name'];
     let result: ToolCallResult;
     try {
@@ -179,8 +179,15 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         result = await options.onUnknownTool('');
       } else {
         checkParams(CallToolRequestSchema, request, invalidParamsData);
-        const args = lifted ?? liftPlainArguments(request.params?.['arguments'] ?? {});
-        result = await dispatch(rawName, args);
+        if (taken.kind === 'dropped') {
+          // More calls waited to start than the bound holds (a burst read at
+          // once): this one's arguments are gone, and it must not run with
+          // any others. Answered as an unexpected failure; nothing echoed.
+          logger.warn('a tool call was refused: too many calls were waiting to start');
+          result = options.onUnexpectedError(new Error('tool call arguments dropped'));
+        } else {
+          result = await dispatch(rawName, taken.kind === 'found' ? taken.args : liftPlainArguments(request.params?.['arguments'] ?? {}));
+        }
       }
     } catch (error) {
       if (error instanceof JsonRpcError) throw error;
