@@ -19,6 +19,14 @@ export interface SnapshotOptions {
   readonly maxObjectBytes: number;
   /** Receives each regular file's content, e.g. to store it as an artifact. */
   readonly onContent?: (id: Id, content: Uint8Array) => Promise<void>;
+  /**
+   * Leave out an entry that disappears between its folder's listing and its
+   * reading (ENOENT, or ENOTDIR when a folder on its path was replaced), as if
+   * the folder had been listed a moment later, instead of failing with `io`.
+   * The working tree's walk does (an editor's swap file); `aip run`'s
+   * inspection does not (D51).
+   */
+  readonly skipVanished?: boolean;
 }
 
 const nameDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -27,21 +35,50 @@ function ioFailure<T>(what: string, error: unknown): Outcome<T> {
   return failure('io', `${what}: ${errorCode(error) ?? String(error)}`);
 }
 
-async function readWhole(path: string, rel: string, maxContent: number): Promise<Outcome<Uint8Array>> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+/** Gone between listing and reading: the entry, or a folder on its path (removed, or replaced by a file). */
+function vanished(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** What was found at a path the walk saw as a regular file, once opened. */
+type Opened = { readonly kind: 'file'; readonly content: Uint8Array; readonly mode: number } | { readonly kind: 'folder' };
+
+/**
+ * Opens and reads the file at `path`, checking what was opened: the entry may
+ * have been replaced since it was inspected. O_NONBLOCK, so that a FIFO put
+ * in its place does not block the walk, and O_NOFOLLOW, so that a link is
+ * refused rather than followed.
+ */
+async function readWhole(path: string, rel: string, maxContent: number): Promise<Outcome<Opened>> {
+  let handle;
   try {
-    const { size } = await handle.stat();
-    if (size > maxContent) return failure('snapshot.invalid', `${rel}: ${size} bytes do not fit in an artifact (max_object_bytes)`);
-    return success(await readUpTo(handle, size));
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    if (errorCode(error) === 'ELOOP') return notRegular(rel, 'a symbolic link');
+    if (errorCode(error) === 'ENXIO') return notRegular(rel, 'not a regular file'); // a socket
+    throw error;
+  }
+  try {
+    const info = await handle.stat();
+    if (info.isDirectory()) return success({ kind: 'folder' });
+    if (!info.isFile()) return notRegular(rel, 'not a regular file');
+    if (info.size > maxContent) return failure('snapshot.invalid', `${rel}: ${info.size} bytes do not fit in an artifact (max_object_bytes)`);
+    return success({ kind: 'file', content: await readUpTo(handle, info.size), mode: info.mode });
   } finally {
     await handle.close();
   }
 }
 
+function notRegular<T>(rel: string, kind: string): Outcome<T> {
+  return failure('snapshot.invalid', `${rel} is ${kind}; a state holds regular files only (ignore it in .aipignore)`);
+}
+
 /**
  * Walks `root` and returns its file map. `snapshot.invalid` means the tree
- * cannot be a state (a link, a device, a bad name or path, a file too large);
- * `io` means something could not be read.
+ * cannot be a state (a link, a device, a bad name or path, a file too large),
+ * also when a file was replaced by one since it was listed; `io` means
+ * something could not be read (see `skipVanished` for entries that went).
  */
 export async function snapshotTree(root: string, options: SnapshotOptions): Promise<Outcome<Map<string, FileEntry>>> {
   const files = new Map<string, FileEntry>();
@@ -54,6 +91,7 @@ export async function snapshotTree(root: string, options: SnapshotOptions): Prom
     try {
       names = await readdir(absDir, { encoding: 'buffer' });
     } catch (error) {
+      if (relDir !== '' && options.skipVanished === true && vanished(error)) continue;
       return ioFailure(`cannot read folder ${relDir === '' ? '.' : relDir}`, error);
     }
     for (const raw of names) {
@@ -69,6 +107,7 @@ export async function snapshotTree(root: string, options: SnapshotOptions): Prom
       try {
         info = await lstat(join(root, rel));
       } catch (error) {
+        if (options.skipVanished === true && vanished(error)) continue;
         return ioFailure(`cannot inspect ${rel}`, error);
       }
       if (info.isDirectory()) {
@@ -76,22 +115,25 @@ export async function snapshotTree(root: string, options: SnapshotOptions): Prom
         continue;
       }
       if (isIgnored(options.rules, rel, false)) continue;
-      if (!info.isFile()) {
-        const kind = info.isSymbolicLink() ? 'a symbolic link' : 'not a regular file';
-        return failure('snapshot.invalid', `${rel} is ${kind}; a state holds regular files only (ignore it in .aipignore)`);
-      }
+      if (!info.isFile()) return notRegular(rel, info.isSymbolicLink() ? 'a symbolic link' : 'not a regular file');
       const problem = pathProblem(rel);
       if (problem) return failure('snapshot.invalid', `path ${JSON.stringify(rel)} ${PATH_PROBLEM_TEXT[problem]}`);
-      let content: Outcome<Uint8Array>;
+      let opened: Outcome<Opened>;
       try {
-        content = await readWhole(join(root, rel), rel, maxContent);
+        opened = await readWhole(join(root, rel), rel, maxContent);
       } catch (error) {
+        if (options.skipVanished === true && vanished(error)) continue;
         return ioFailure(`cannot read ${rel}`, error);
       }
-      if (!content.ok) return content;
-      const id = artifactId(content.value);
-      await options.onContent?.(id, content.value);
-      files.set(rel, { artifact: id, executable: (info.mode & 0o100) !== 0 });
+      if (!opened.ok) return opened;
+      if (opened.value.kind === 'folder') {
+        // Replaced by a folder since the lstat: walked as the folder it now is.
+        if (!isIgnored(options.rules, rel, true)) pending.push(rel);
+        continue;
+      }
+      const id = artifactId(opened.value.content);
+      await options.onContent?.(id, opened.value.content);
+      files.set(rel, { artifact: id, executable: (opened.value.mode & 0o100) !== 0 });
     }
   }
   return success(files);

@@ -23,6 +23,7 @@ export async function snapshotWorkingTree(repo: Repository, store: boolean): Pro
   return snapshotTree(repo.root, {
     rules: rules.value,
     maxObjectBytes: repo.config.maxObjectBytes,
+    skipVanished: true, // a swap or temp file deleted mid-walk is absent, not an error (D51)
     ...(store
       ? {
           onContent: async (id: Id, content: Uint8Array) => {

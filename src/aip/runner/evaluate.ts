@@ -85,6 +85,8 @@ async function inspect(dir: string, state: StateV1, rules: IgnoreRules, maxObjec
   const snapshot = await snapshotTree(dir, { rules, maxObjectBytes });
   if (!snapshot.ok) {
     // Something a state cannot hold (a link, a bad name) means the tree changed; a read error means we cannot tell.
+    // An entry that vanished while being read is such an error here (no skipVanished, D51): after the
+    // group is gone nothing should change this folder, so something outside it still does.
     return snapshot.error.code === 'snapshot.invalid'
       ? { workspace: 'changed', error: '' }
       : { workspace: 'unknown', error: snapshot.error.message };
