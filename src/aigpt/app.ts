@@ -46,17 +46,20 @@ export class AigptApp {
    * First-run initialisation: creates the config, the core record and the
    * memory folder when missing. A writer (`recover`) also finishes an
    * interrupted write under the lock (spec 7.5); readers never lock (7.3).
+   * With `recoveredByWrite` the memory folder's recovery is left to the
+   * write that follows (saveMemory recovers under its own lock, from its
+   * own pass over the folder), and only the config folder's is done here.
    */
-  async open({ recover }: { readonly recover: boolean }): Promise<OpenedApp> {
+  async open({ recover, recoveredByWrite = false }: { readonly recover: boolean; readonly recoveredByWrite?: boolean }): Promise<OpenedApp> {
     const configFile = await ensureConfigFile(this.options.environment);
     const { config, store } = await this.current();
     await store.ensureRecordTree();
-    let recovery = recover ? await store.recoverIfInterrupted() : undefined;
+    let recovery = recover && !recoveredByWrite ? await store.recoverIfInterrupted() : undefined;
     if (recover) {
       // A first run killed while writing the config left its temp file. The
       // config folder has no lock, so only one too old to be a live write goes.
       const removed = await removeStaleTemps(dirname(configFile), basename(configFile), 2 * LOCK_TIMEOUT_MS);
-      if (removed.length > 0) recovery = { rolledForward: false, problems: [], ...recovery, removedTemps: [...(recovery?.removedTemps ?? []), ...removed] };
+      if (removed.length > 0) recovery = mergeRecovery(recovery, { rolledForward: false, problems: [], removedTemps: removed });
     }
     return { config, store, recovery };
   }
@@ -85,6 +88,16 @@ export class AigptApp {
     });
     return { config, store };
   }
+}
+
+/** Two recoveries' reports as one (a memory folder's and a config folder's); undefined when neither ran. */
+export function mergeRecovery(first: RecoveryReport | undefined, second: RecoveryReport | undefined): RecoveryReport | undefined {
+  if (first === undefined || second === undefined) return first ?? second;
+  return {
+    rolledForward: first.rolledForward || second.rolledForward,
+    removedTemps: [...first.removedTemps, ...second.removedTemps],
+    problems: [...first.problems, ...second.problems],
+  };
 }
 
 export function describeRecovery(report: RecoveryReport | undefined): string[] {

@@ -52,6 +52,17 @@ interface LockContent {
 
 export interface LockHandle {
   release(): Promise<void>;
+  /**
+   * Removes the pending files of dead waiters among `names` (entries of the
+   * lock's folder), for a holder that took the lock with `sweepWaiters: false`
+   * because its own pass over the folder finds them (see removeDeadWaitersFiles).
+   */
+  removeDeadWaiters(names: readonly string[]): Promise<void>;
+}
+
+/** Whether an entry of the lock's folder is a waiter's pending file (see acquireCollectionLock). */
+export function isPendingLockName(name: string): boolean {
+  return PENDING_NAME.test(name);
 }
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -66,7 +77,12 @@ const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => set
  */
 const ownNonces = new Set<string>();
 
-export async function acquireCollectionLock(dir: string, options: LockOptions = {}): Promise<LockHandle> {
+/**
+ * With `sweepWaiters: false` the holder does not list the folder for dead
+ * waiters' files: the caller lists it anyway and hands the names to
+ * removeDeadWaiters (one pass of a folder of a million files takes seconds).
+ */
+export async function acquireCollectionLock(dir: string, options: LockOptions = {}, { sweepWaiters = true }: { readonly sweepWaiters?: boolean } = {}): Promise<LockHandle> {
   const pid = options.pid ?? process.pid;
   const host = options.hostname ?? osHostname();
   const now = options.now ?? (() => performance.now());
@@ -100,8 +116,9 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
         acquired = true;
         const releaseHold = holdSignals();
         // Never throws (best effort), so the handle below always goes out with the hold.
-        await removeDeadWaitersFiles(dir, pending, host, options);
+        if (sweepWaiters) await removeDeadWaitersFiles(dir, pending, host, options);
         return {
+          removeDeadWaiters: (names) => removeDeadWaitersAmong(dir, names, pending, host, options),
           release: async () => {
             try {
               await releaseLock(lockPath, nonce);
@@ -274,14 +291,25 @@ const PENDING_NAME = /^\.lock\.[0-9]+\.[0-9a-f]+\.pending$/;
  * lock is held either way.
  */
 async function removeDeadWaitersFiles(dir: string, own: string, host: string, options: LockOptions): Promise<void> {
-  const timeoutMs = options.timeoutMs ?? LOCK_TIMEOUT_MS;
+  const pending: string[] = [];
   try {
     // Streamed: the lock's folder is the memory folder, which may hold millions of names.
-    const pending: string[] = [];
     for await (const dirent of await fs.opendir(dir, { bufferSize: 256 })) {
-      if (PENDING_NAME.test(dirent.name) && join(dir, dirent.name) !== own) pending.push(dirent.name);
+      if (PENDING_NAME.test(dirent.name)) pending.push(dirent.name);
     }
-    for (const name of pending) {
+  } catch {
+    // A folder that cannot be listed now is left for the next holder.
+    return;
+  }
+  await removeDeadWaitersAmong(dir, pending, own, host, options);
+}
+
+/** The sweep of removeDeadWaitersFiles over names already listed; best effort, never throws. */
+async function removeDeadWaitersAmong(dir: string, names: readonly string[], own: string, host: string, options: LockOptions): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? LOCK_TIMEOUT_MS;
+  try {
+    for (const name of names) {
+      if (!PENDING_NAME.test(name) || join(dir, name) === own) continue;
       const path = join(dir, name);
       const seen = await readLock(path);
       if (seen === 'gone') continue;
@@ -290,7 +318,7 @@ async function removeDeadWaitersFiles(dir: string, own: string, host: string, op
       if (dead) await removeIfUnchanged(path, seen.raw);
     }
   } catch {
-    // A folder that cannot be listed or a file that cannot be read now is left for the next holder.
+    // A file that cannot be read now is left for the next holder.
   }
 }
 

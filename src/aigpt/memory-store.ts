@@ -9,7 +9,7 @@ import { join, sep } from 'node:path';
 import { isJsonObject, type JsonValue, parseJson } from '../common/json.js';
 import { Mutex } from '../common/mutex.js';
 import { FileTooLargeError, readRegularText, readToEndBounded } from '../common/regular-file.js';
-import { acquireCollectionLock, type LockOptions } from './collection-lock.js';
+import { acquireCollectionLock, isPendingLockName, type LockHandle, type LockOptions } from './collection-lock.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { exists, type FaultHook, fsyncDir, listTemps, noFault, removeStaleTemps, replaceFileAtomic, writeExclusiveSynced, writeNewFileAtomic } from './fs-atomic.js';
 import { CORE_RKEY, LOCK_TIMEOUT_MS, MAX_COMPRESS_ITEMS, MAX_JOURNAL_BYTES, MAX_MEMORY_TEXT_BYTES, MAX_RECORD_FILE_BYTES, MAX_RECORDS_READ } from './limits.js';
@@ -161,6 +161,8 @@ interface FolderListing {
   readonly journal: boolean;
   /** Leftover temp files of interrupted writes. */
   readonly temps: string[];
+  /** Lock waiters' pending files, for the holder's sweep of dead ones (LockHandle.removeDeadWaiters). */
+  readonly waiters: string[];
 }
 
 export class MemoryStore {
@@ -376,6 +378,7 @@ export class MemoryStore {
     let tidFloor = -1;
     let journal = false;
     const temps: string[] = [];
+    const waiters: string[] = [];
     try {
       // Raw names: Node decodes a name that is not UTF-8 with U+FFFD, which names no file.
       // (@types/node lists only text encodings for opendir; Node gives Buffer names for 'buffer'.)
@@ -385,6 +388,7 @@ export class MemoryStore {
         const name = raw.toString('utf8');
         if (name === JOURNAL_FILE) journal = true;
         else if (isTempName(name)) temps.push(name);
+        else if (isPendingLockName(name)) waiters.push(name);
         // The extension test on the decoded name equals Rust's on the bytes: dots and "json" are ASCII.
         if (!isRecordFileName(name)) continue;
         selected++;
@@ -392,10 +396,10 @@ export class MemoryStore {
         heap.offer({ name, raw: isUtf8(raw) ? undefined : raw, isDirectory: dirent.isDirectory() });
       }
     } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return { entries: [], selected: 0, tidFloor: -1, journal: false, temps: [] };
+      if (errnoCode(error) === 'ENOENT') return { entries: [], selected: 0, tidFloor: -1, journal: false, temps: [], waiters: [] };
       throw failedTo('read_failed', this.tree.memoryDir, error);
     }
-    return { entries: heap.sorted(), selected, tidFloor, journal, temps };
+    return { entries: heap.sorted(), selected, tidFloor, journal, temps, waiters };
   }
 
   /** The names the reference would read as memories, in its order. */
@@ -529,14 +533,33 @@ export class MemoryStore {
   // -------------------------------------------------------------------------
   // Writing (under the collection lock)
 
-  /** Adds one memory record; never refused because of the limit (spec 6). Returns the count after the write. */
-  async saveMemory(text: string): Promise<{ tid: string; count: number }> {
+  /**
+   * Adds one memory record; never refused because of the limit (spec 6).
+   * Returns the count after the write. Recovers first (spec 7.5), as
+   * recoverIfInterrupted would, so a writer needs no pass of its own before
+   * it: `recovered` hears what recovery did (undefined: nothing to do) once
+   * the lock is held, before the write.
+   *
+   * One pass over the folder under the lock gives the recovery check, the
+   * waiters' files, the TID floor and the count; it is read again only after
+   * a recovery or a name taken outside the lock. A folder of a million files
+   * takes seconds a pass, and five passes kept a second writer waiting past
+   * its 10 s lock timeout.
+   */
+  async saveMemory(text: string, { recovered }: { readonly recovered?: (report: RecoveryReport | undefined) => void } = {}): Promise<{ tid: string; count: number }> {
     const problem = checkMemoryText(text);
     if (problem !== undefined) throw new AigptError('invalid_argument', problem);
-    return this.withLock(async () => {
-      await this.recoverIfNeeded();
+    return this.withLock(async (lock) => {
+      let listing = await this.listFolder(0);
+      await lock.removeDeadWaiters(listing.waiters);
+      let report: RecoveryReport | undefined;
+      if (needsRecovery(listing) || (await listTemps(this.tree.coreDir, CORE_FILE)).length > 0) {
+        report = await this.recoverLocked();
+        listing = await this.listFolder(0);
+      }
+      recovered?.(report);
       const dir = this.tree.memoryDir;
-      let floor = (await this.listFolder(0)).tidFloor;
+      let floor = listing.tidFloor;
       for (let attempt = 0; ; attempt++) {
         const tid = this.tids.next(floor);
         const name = `${tid}.json`;
@@ -549,12 +572,14 @@ export class MemoryStore {
           if (isInjectedFault(error)) throw error;
           throw failedTo('write_failed', join(dir, name), error);
         }
-        if (outcome === 'created') return { tid, count: await this.countMemories() };
+        // Under the lock only the reference, which ignores it (7.3), changes the
+        // set; the listing is the set before this write unless a name was taken.
+        if (outcome === 'created') return { tid, count: attempt === 0 ? listing.selected + 1 : await this.countMemories() };
         // Someone outside the lock (e.g. the reference) took the name: move past it.
         floor = tidMicros(tid);
         if (attempt > 1000) throw new AigptError('write_failed', `Failed to write ${join(dir, name)}: no free record key`);
       }
-    });
+    }, { sweepWaiters: false });
   }
 
   /**
@@ -619,21 +644,19 @@ export class MemoryStore {
     });
   }
 
-  private async recoverIfNeeded(): Promise<void> {
-    if (needsRecovery(await this.listFolder(0))) await this.recoverLocked();
-  }
-
   /**
    * Runs `work` under the folder lock. Calls enter this process's queue
    * synchronously, so writes take effect (and get TIDs) in call order.
+   * With `sweepWaiters: false` the work hands the lock the waiters' files its
+   * own listing found (see acquireCollectionLock).
    */
-  private withLock<T>(work: () => Promise<T>): Promise<T> {
+  private withLock<T>(work: (lock: LockHandle) => Promise<T>, lockUse: { readonly sweepWaiters?: boolean } = {}): Promise<T> {
     const run = async (): Promise<T> => {
       await this.ensureMemoryDir({ writer: true });
       try {
-        const lock = await acquireCollectionLock(this.tree.memoryDir, this.lockOptions);
+        const lock = await acquireCollectionLock(this.tree.memoryDir, this.lockOptions, lockUse);
         try {
-          return await work();
+          return await work(lock);
         } finally {
           await lock.release();
         }

@@ -5,11 +5,12 @@
 import { Command, CommanderError } from 'commander';
 import { createLogger } from '../../common/logger.js';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
-import { AigptApp, type AppOptions, describeRecovery, type OpenedApp } from '../app.js';
+import { AigptApp, type AppOptions, describeRecovery, mergeRecovery, type OpenedApp } from '../app.js';
 import { AigptError } from '../errors.js';
 import { AIGPT_VERSION, CORE_COLLECTION, MEMORY_COLLECTION } from '../limits.js';
 import { testAnswerWaitMs } from '../../common/mcp/stdio-transport.js';
 import { ANSWER_WAIT_ENV, runServer } from '../mcp/server.js';
+import type { RecoveryReport } from '../memory-store.js';
 import { renderPretty } from '../record-format.js';
 import { runSetup } from '../setup.js';
 
@@ -39,8 +40,11 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
   // Readers never lock or recover (spec 7.3, 7.5); writers recover first.
   const open = async (access: 'read' | 'write'): Promise<OpenedApp> => {
     const opened = await app.open({ recover: access === 'write' });
-    for (const line of describeRecovery(opened.recovery)) io.stderr(`aigpt: ${line}\n`);
+    tellRecovery(opened.recovery);
     return opened;
+  };
+  const tellRecovery = (report: RecoveryReport | undefined): void => {
+    for (const line of describeRecovery(report)) io.stderr(`aigpt: ${line}\n`);
   };
 
   // Spec 4.1: -v/--version counts only before a subcommand and wins over it,
@@ -114,8 +118,21 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .description('add one memory record')
     .argument('<content>', 'the memory element, may be empty (-- before one starting with -)')
     .action(unlessVersion(async (content: string) => {
-      const { config, store } = await open('write');
-      const saved = await store.saveMemory(content);
+      // The save recovers the memory folder under its own lock, from the one
+      // pass over the folder it makes anyway; the config folder's recovery,
+      // done now, is told with the memory folder's as one report.
+      const { config, store, recovery } = await app.open({ recover: true, recoveredByWrite: true });
+      let told = false;
+      const tell = (memory: RecoveryReport | undefined): void => {
+        if (!told) tellRecovery(mergeRecovery(memory, recovery));
+        told = true;
+      };
+      let saved;
+      try {
+        saved = await store.saveMemory(content, { recovered: tell });
+      } finally {
+        tell(undefined);
+      }
       io.stdout(`Saved. (${saved.count} records)\n`);
       if (BigInt(saved.count) > config.memory) {
         io.stderr(`warning: ${saved.count} records exceed the memory limit of ${config.memory}; compress is needed\n`);
