@@ -277,14 +277,22 @@ export class PostgresConnection {
    * a BEGIN that got no answer within the timeouts, or any other server
    * error ends the unit as before.
    */
-  private async begin(mode: TransactionMode): Promise<{ client: pg.PoolClient; session: PgSession }> {
+  private async begin(mode: TransactionMode, opening: string | undefined): Promise<{ client: pg.PoolClient; session: PgSession; opened: unknown[] }> {
     const statement = BEGIN[mode === 'write' && this.options.readOnly === true ? 'write_refused' : mode];
     for (let replaced = 0; ; replaced++) {
       const { client, reused } = await this.acquire();
       try {
-        await client.query(statement);
-        return { client, session: new PgSession(client) };
+        // Without parameters: the simple query protocol runs every statement of the text, in one round trip.
+        const results = (await client.query(opening === undefined ? statement : `${statement}; ${opening}`)) as unknown as pg.QueryResult | pg.QueryResult[];
+        return { client, session: new PgSession(client), opened: Array.isArray(results) ? (results[results.length - 1]?.rows ?? []) : [] };
       } catch (error) {
+        // The opening failed in an open transaction (a missing table, say): the connection itself is fine.
+        if (opening !== undefined && error instanceof pg.DatabaseError && !endsSession(error)) {
+          const session = new PgSession(client);
+          await this.rollback(client, session);
+          client.release(session.broken);
+          throw toStorageFailure(error);
+        }
         client.release(true);
         if (!reused || replaced >= this.max || !lostWhileIdle(error)) throw toStorageFailure(error);
       }
@@ -295,13 +303,16 @@ export class PostgresConnection {
    * Runs `work` in one transaction: committed when it resolves, rolled back
    * when it throws. Errors from `work` leave unchanged (driver errors are
    * already StorageFailures); a COMMIT lost with its connection is `uncertain`.
+   * `opening`, statements without parameters, is sent with the BEGIN in one
+   * message, and the rows of its last statement reach `work`: what every unit
+   * of a kind runs first costs no round trip of its own.
    */
-  async transaction<T>(mode: TransactionMode, work: (session: PgSession) => Promise<T>): Promise<T> {
-    const { client, session } = await this.begin(mode);
+  async transaction<T>(mode: TransactionMode, work: (session: PgSession, opened: unknown[]) => Promise<T>, opening?: string): Promise<T> {
+    const { client, session, opened } = await this.begin(mode, opening);
     try {
       let result: T;
       try {
-        result = await work(session);
+        result = await work(session, opened);
       } catch (error) {
         await this.rollback(client, session);
         throw error;

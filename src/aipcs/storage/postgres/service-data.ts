@@ -44,7 +44,22 @@ import { comparableTimestamp27, decodeFieldSet, encodeFieldSet, historyEventFrom
 import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { PostgresStagingTx } from './staging.js';
-import { compareLayout, equalityKey, insertStoreMeta, lockStore, quoteColumn, schemaOf, selectColumn, storeKeysDdl, storeTablesDdl, writeFenceRow, type PostgresServiceStores } from './service-store.js';
+import {
+  assertStoreBinding,
+  compareLayout,
+  equalityKey,
+  insertStoreMeta,
+  lockStore,
+  quoteColumn,
+  schemaOf,
+  selectColumn,
+  storeKeysDdl,
+  storeMetaSelect,
+  storeTablesDdl,
+  writeFenceRow,
+  type PostgresServiceStores,
+  type StoreMetaRow,
+} from './service-store.js';
 
 
 
@@ -520,11 +535,20 @@ export class PostgresDataTx implements OperatorDataWriter {
     return rows.map((row) => ({ id: row.id, count: row.n }));
   }
 
+  /**
+   * Also refuses a store its meta row does not bind to this service and
+   * revision (D42): every data mutation runs this first, under the store lock
+   * (data-unit.ts), so the meta is read with the fence, in one statement.
+   */
   async fenceIsOpen(generation?: bigint): Promise<boolean> {
     // FOR SHARE as well as the store lock: a fence transition that locks the row is waited for.
-    const row = await this.session.first<WriteFence>(`SELECT "generation", "state" FROM ${this.s}."__aipcs_write_fence" WHERE "singleton" = 1 FOR SHARE`);
+    const fenceRow = `SELECT "generation", "state" FROM ${this.s}."__aipcs_write_fence" WHERE "singleton" = 1 FOR SHARE`;
+    const row = await this.session.first<StoreMetaRow & { generation: bigint | null; state: WriteFence['state'] | null }>(
+      storeMetaSelect(this.schema, ', f."generation", f."state"', ` LEFT JOIN LATERAL (${fenceRow}) AS f ON true`),
+    );
+    assertStoreBinding(row, this.schema);
     // No row: a store that never had its fence moved is open at generation 1.
-    const fence = row ?? { generation: 1n, state: 'open' };
+    const fence = { generation: row?.generation ?? 1n, state: row?.state ?? 'open' };
     return fence.state === 'open' && (generation === undefined || fence.generation === generation);
   }
 
@@ -686,22 +710,35 @@ export class PostgresServiceData implements OperatorDataPort {
     private readonly stores: PostgresServiceStores,
   ) {}
 
+  /** The meta row is read with the BEGIN (one message), in the unit's snapshot: a store bound elsewhere is refused (D42). */
   async read<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataReader) => Promise<T>): Promise<T> {
     const schema = schemaOf(locator);
-    return this.connection.transaction('read', (session) => work(new PostgresDataTx(session, schema, principalId)));
+    return this.connection.transaction(
+      'read',
+      (session, opened) => {
+        assertStoreBinding(opened[0] as StoreMetaRow | undefined, schema);
+        return work(new PostgresDataTx(session, schema, principalId));
+      },
+      storeMetaSelect(schema),
+    );
   }
 
   async scan<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataReader) => Promise<T>): Promise<T> {
     const schema = schemaOf(locator);
-    return this.connection.transaction('read', async (session) => {
+    return this.connection.transaction(
+      'read',
+      (session, opened) => {
+        assertStoreBinding(opened[0] as StoreMetaRow | undefined, schema);
+        return work(new PostgresDataTx(session, schema, principalId));
+      },
       // Without statistics (a store written moments ago) the planner takes a
       // keyset page for a few rows and sorts the rest of the table for it;
       // every page has an index in its order, so explicit sorts are ruled out.
-      await session.run(`SET LOCAL enable_sort = off`);
-      return work(new PostgresDataTx(session, schema, principalId));
-    });
+      `SET LOCAL enable_sort = off; ${storeMetaSelect(schema)}`,
+    );
   }
 
+  /** The store's binding (D42) is checked by fenceIsOpen, which every data mutation runs first under the lock. */
   async write<T>(locator: StorageLocator, principalId: string, work: (tx: OperatorDataWriter) => Promise<T>): Promise<T> {
     const schema = schemaOf(locator);
     return this.connection.transaction('write', async (session) => {

@@ -409,11 +409,36 @@ async function metaMatches(session: PgSession, schema: string): Promise<boolean>
     [schema],
   );
   if (table?.present !== true) return false;
-  const meta = await session.first<{ adapter_id: string; namespace: string; applied_revision: bigint }>(
-    `SELECT "adapter_id", "namespace", "applied_revision" FROM ${quoteIdentifier(schema)}."__aipcs_service_store_meta" WHERE "singleton" = 1`,
-  );
+  return metaBinds(await session.first<StoreMetaRow>(storeMetaSelect(schema)), schema);
+}
+
+/** The store's meta row, as storeMetaSelect reads it (and, all null, when a join found none). */
+export interface StoreMetaRow {
+  readonly adapter_id: string | null;
+  readonly namespace: string | null;
+  readonly applied_revision: bigint | null;
+}
+
+/** Reads the meta row (alias "m", its columns named as in StoreMetaRow), and `columns` of what `joins` adds, in one statement. */
+export function storeMetaSelect(schema: string, columns = '', joins = ''): string {
+  return `SELECT m."adapter_id", m."namespace", m."applied_revision"${columns} FROM ${quoteIdentifier(schema)}."__aipcs_service_store_meta" AS m${joins} WHERE m."singleton" = 1`;
+}
+
+/** Whether a meta row binds the schema's tables to this adapter, revision and namespace. */
+function metaBinds(meta: StoreMetaRow | undefined, schema: string): boolean {
   // The namespace binds the tables to their locator: a renamed copy never reads as ready.
   return meta !== undefined && meta.adapter_id === SERVICE_STORE_ADAPTER_ID && meta.namespace === schema && meta.applied_revision === SERVICE_STORE_REVISION;
+}
+
+/**
+ * Refuses a store whose meta row does not bind it to `schema` at this
+ * build's revision (operations spec §3.2.6, decision D42): another service's
+ * schema renamed or restored under this name, or one a newer build has moved
+ * on. Data units read the row with a statement they run anyway
+ * (service-data.ts), so the check costs no round trip.
+ */
+export function assertStoreBinding(meta: StoreMetaRow | undefined, schema: string): void {
+  if (!metaBinds(meta, schema)) throw new StorageFailure('incompatible');
 }
 
 export async function readFenceRow(session: PgSession, schema: string, lock: boolean): Promise<WriteFence> {
