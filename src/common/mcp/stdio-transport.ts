@@ -276,13 +276,7 @@ export class LosslessStdioTransport implements Transport {
    */
   endInput(graceMs: number): void {
     if (this.closed) return;
-    this.options.input.off('data', this.onData);
-    this.options.input.off('end', this.onEnd);
-    this.chunks = [];
-    this.buffered = 0;
-    this.discarding = false;
-    this.discardedTail = undefined;
-    this.inputEnded = true;
+    this.stopReading();
     clearTimeout(this.answerWait);
     this.answerWait = undefined;
     if (this.owed.size === 0 && this.directPending === 0) void this.close();
@@ -292,6 +286,17 @@ export class LosslessStdioTransport implements Transport {
         void this.close();
       }, graceMs);
     }
+  }
+
+  /** Reads nothing more; a line not yet complete is dropped. */
+  private stopReading(): void {
+    this.options.input.off('data', this.onData);
+    this.options.input.off('end', this.onEnd);
+    this.chunks = [];
+    this.buffered = 0;
+    this.discarding = false;
+    this.discardedTail = undefined;
+    this.inputEnded = true;
   }
 
   /**
@@ -313,13 +318,7 @@ export class LosslessStdioTransport implements Transport {
   private readonly onInputError = (error: Error): void => {
     this.onerror?.(error);
     if (this.closed || this.inputEnded) return;
-    this.options.input.off('data', this.onData);
-    this.options.input.off('end', this.onEnd);
-    this.chunks = [];
-    this.buffered = 0;
-    this.discarding = false;
-    this.discardedTail = undefined;
-    this.inputEnded = true;
+    this.stopReading();
     this.closeWhenAnswered();
   };
 
