@@ -6,40 +6,21 @@
 // as AIP_TEST_CHANGE_DO says: `remove` (deleted, a folder with its content),
 // `fifo` (replaced by a FIFO), `file` (replaced by an empty regular file),
 // `folder` (replaced by a folder holding `inside.txt`) or `link` (replaced by
-// a symbolic link to an existing file).
-// Then the call runs as usual. Like crash-at.mjs, this patches the built-in
-// module's live ESM bindings from outside; the product has no fault hooks.
+// a symbolic link to an existing file). Then the call runs as usual.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { hookNthFsPromisesCall } from './hook-fs-call.mjs';
 
-const spec = process.env.AIP_TEST_CHANGE_AT ?? '';
-const match = /^([A-Za-z]+):([0-9]+)$/.exec(spec);
-if (match !== null) {
-  const [, name, nth] = match;
-  const fsp = createRequire(import.meta.url)('node:fs/promises');
-  const original = fsp[name];
-  if (typeof original !== 'function') throw new Error(`fs/promises has no ${name}`);
-  const only = process.env.AIP_TEST_CHANGE_MATCH ?? '';
-  const action = process.env.AIP_TEST_CHANGE_DO ?? 'remove';
-  let calls = 0;
-  fsp[name] = function changeAt(...args) {
-    if (String(args[0]).includes(only)) {
-      calls += 1;
-      if (calls === Number(nth)) {
-        const path = process.env.AIP_TEST_CHANGE_PATH || String(args[0]);
-        rmSync(path, { recursive: true, force: true });
-        if (action === 'fifo') execFileSync('mkfifo', [path]);
-        else if (action === 'file') writeFileSync(path, '');
-        else if (action === 'link') symlinkSync('/dev/null', path);
-        else if (action === 'folder') {
-          mkdirSync(path);
-          writeFileSync(`${path}/inside.txt`, 'inside\n');
-        }
-        else if (action !== 'remove') throw new Error(`AIP_TEST_CHANGE_DO: unknown action ${action}`);
-      }
-    }
-    return original.apply(this, args);
-  };
-  syncBuiltinESMExports();
-}
+const action = process.env.AIP_TEST_CHANGE_DO ?? 'remove';
+hookNthFsPromisesCall(process.env.AIP_TEST_CHANGE_AT ?? '', process.env.AIP_TEST_CHANGE_MATCH ?? '', (args, proceed) => {
+  const path = process.env.AIP_TEST_CHANGE_PATH || String(args[0]);
+  rmSync(path, { recursive: true, force: true });
+  if (action === 'fifo') execFileSync('mkfifo', [path]);
+  else if (action === 'file') writeFileSync(path, '');
+  else if (action === 'link') symlinkSync('/dev/null', path);
+  else if (action === 'folder') {
+    mkdirSync(path);
+    writeFileSync(`${path}/inside.txt`, 'inside\n');
+  } else if (action !== 'remove') throw new Error(`AIP_TEST_CHANGE_DO: unknown action ${action}`);
+  return proceed();
+});

@@ -4,44 +4,29 @@
 // would stop aip there. AIP_TEST_CRASH_SIGNAL names another signal to send
 // instead (SIGINT, SIGTERM: a Ctrl-C or a polite kill at that point).
 // AIP_TEST_CRASH_OVERWRITE (JSON {"path","text"}) writes that file just
-// before (another process taking a file over at that moment). The product
-// has no fault hooks; this patches the built-in module's live ESM bindings
-// from outside. AIP_TEST_CRASH_MATCH=TEXT counts only the calls whose first
-// argument contains TEXT; AIP_TEST_CRASH_WHEN=after sends the signal once the
-// call has completed instead (a Ctrl-C the moment a file exists, before the
-// code that awaited it resumes: the call's result is handed over only after a
-// short timer, so the signal is handled first, as when it lands between the
+// before (another process taking a file over at that moment).
+// AIP_TEST_CRASH_MATCH=TEXT counts only the calls whose first argument
+// contains TEXT; AIP_TEST_CRASH_WHEN=after sends the signal once the call has
+// completed instead (a Ctrl-C the moment a file exists, before the code that
+// awaited it resumes: the call's result is handed over only after a short
+// timer, so the signal is handled first, as when it lands between the
 // operation's completion and its callback).
 import { writeFileSync } from 'node:fs';
-import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { hookNthFsPromisesCall } from './hook-fs-call.mjs';
 
-const spec = process.env.AIP_TEST_CRASH_AT ?? '';
-const match = /^([A-Za-z]+):([0-9]+)$/.exec(spec);
-if (match !== null) {
-  const [, name, nth] = match;
-  const fsp = createRequire(import.meta.url)('node:fs/promises');
-  const original = fsp[name];
-  if (typeof original !== 'function') throw new Error(`fs/promises has no ${name}`);
-  const only = process.env.AIP_TEST_CRASH_MATCH ?? '';
-  const after = process.env.AIP_TEST_CRASH_WHEN === 'after';
-  const crash = () => process.kill(process.pid, process.env.AIP_TEST_CRASH_SIGNAL || 'SIGKILL');
-  let calls = 0;
-  fsp[name] = function crashAt(...args) {
-    if (!String(args[0]).includes(only)) return original.apply(this, args);
-    calls += 1;
-    if (calls === Number(nth) && process.env.AIP_TEST_CRASH_OVERWRITE) {
-      const { path, text } = JSON.parse(process.env.AIP_TEST_CRASH_OVERWRITE);
-      writeFileSync(path, text);
-    }
-    if (calls !== Number(nth)) return original.apply(this, args);
-    if (after) {
-      return original.apply(this, args).then((result) => {
-        crash();
-        return new Promise((resolve) => setTimeout(() => resolve(result), 100));
-      });
-    }
-    crash();
-    return original.apply(this, args);
-  };
-  syncBuiltinESMExports();
-}
+const after = process.env.AIP_TEST_CRASH_WHEN === 'after';
+const crash = () => process.kill(process.pid, process.env.AIP_TEST_CRASH_SIGNAL || 'SIGKILL');
+hookNthFsPromisesCall(process.env.AIP_TEST_CRASH_AT ?? '', process.env.AIP_TEST_CRASH_MATCH ?? '', (_args, proceed) => {
+  if (process.env.AIP_TEST_CRASH_OVERWRITE) {
+    const { path, text } = JSON.parse(process.env.AIP_TEST_CRASH_OVERWRITE);
+    writeFileSync(path, text);
+  }
+  if (after) {
+    return proceed().then((result) => {
+      crash();
+      return new Promise((resolve) => setTimeout(() => resolve(result), 100));
+    });
+  }
+  crash();
+  return proceed();
+});
