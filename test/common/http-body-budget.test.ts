@@ -104,17 +104,33 @@ const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 const ping = (port: number, session: string): Promise<RawResponse> => rawRequest(port, { headers: headers(session), body: '{"jsonrpc":"2.0","id":"p","method":"ping"}' });
 
+interface Budgeted {
+  readonly probe: Probe;
+  readonly listener: HttpListener;
+  readonly port: number;
+  readonly session: string;
+}
+
+/** Runs `test` against a fresh budgeted listener with one session; the probe's gate is opened and the listener closed afterwards. */
+async function withBudgetedListener(test: (budgeted: Budgeted) => Promise<void>, overrides: { shutdownGraceMs?: number } = {}): Promise<void> {
+  const probe = newProbe();
+  const listener = await probedListener(probe, overrides);
+  try {
+    await test({ probe, listener, port: listener.port, session: await rawSession(listener.port) });
+  } finally {
+    probe.open();
+    await listener.close();
+  }
+}
+
 describe('the HTTP listener bounds the request-body bytes it holds at once', () => {
   it('a large body that does not fit beside a running one is read and answered only after that request ends', { timeout: 20_000 }, async () => {
-    const probe = newProbe();
-    const listener = await probedListener(probe);
-    try {
-      const session = await rawSession(listener.port);
+    await withBudgetedListener(async ({ probe, port, session }) => {
       const order: string[] = [];
-      const first = post(listener.port, session, largeCall(1, 'first', LARGE, true));
+      const first = post(port, session, largeCall(1, 'first', LARGE, true));
       void first.answer.then(() => order.push('first'));
       await expect.poll(() => probe.started).toEqual(['first']);
-      const second = post(listener.port, session, largeCall(2, 'second'));
+      const second = post(port, session, largeCall(2, 'second'));
       void second.answer.then(() => order.push('second'));
       await pause(300);
       expect(probe.started).toEqual(['first']);
@@ -124,25 +140,19 @@ describe('the HTTP listener bounds the request-body bytes it holds at once', () 
       expect(order).toEqual(['first', 'second']);
       expect(one !== 'closed' && answeredTag(one)).toBe('first');
       expect(two !== 'closed' && answeredTag(two)).toBe('second');
-    } finally {
-      probe.open();
-      await listener.close();
-    }
+    });
   });
 
   it('a body declared large and sent in part holds its reservation until it is complete', { timeout: 20_000 }, async () => {
-    const probe = newProbe();
-    const listener = await probedListener(probe);
-    try {
-      const session = await rawSession(listener.port);
+    await withBudgetedListener(async ({ port, session }) => {
       const order: string[] = [];
       const body = largeCall(1, 'partial');
-      const partial = openPost(listener.port, session, body.length);
+      const partial = openPost(port, session, body.length);
       partial.write(body.slice(0, LARGE / 2));
       void partial.answer.then(() => order.push('partial'));
       // Its headers reach the listener before the second request's.
       await pause(200);
-      const second = post(listener.port, session, largeCall(2, 'second'));
+      const second = post(port, session, largeCall(2, 'second'));
       void second.answer.then(() => order.push('second'));
       await pause(300);
       expect(order).toEqual([]);
@@ -151,85 +161,63 @@ describe('the HTTP listener bounds the request-body bytes it holds at once', () 
       expect(order).toEqual(['partial', 'second']);
       expect(one !== 'closed' && answeredTag(one)).toBe('partial');
       expect(two !== 'closed' && answeredTag(two)).toBe('second');
-    } finally {
-      await listener.close();
-    }
+    });
   });
 
   it('serves small requests beside a large body that holds most of the budget', { timeout: 20_000 }, async () => {
-    const probe = newProbe();
-    const listener = await probedListener(probe);
-    try {
-      const session = await rawSession(listener.port);
-      const held = post(listener.port, session, largeCall(1, 'held', LARGE, true));
+    await withBudgetedListener(async ({ probe, port, session }) => {
+      const held = post(port, session, largeCall(1, 'held', LARGE, true));
       await expect.poll(() => probe.started).toEqual(['held']);
-      expect((await ping(listener.port, session)).status).toBe(200);
-      const list = await rawRequest(listener.port, { headers: headers(session), body: '{"jsonrpc":"2.0","id":"l","method":"tools/list"}' });
+      expect((await ping(port, session)).status).toBe(200);
+      const list = await rawRequest(port, { headers: headers(session), body: '{"jsonrpc":"2.0","id":"l","method":"tools/list"}' });
       expect(list.status).toBe(200);
-      const small = await rawRequest(listener.port, { headers: headers(session), body: largeCall(3, 'small', 300) });
+      const small = await rawRequest(port, { headers: headers(session), body: largeCall(3, 'small', 300) });
       expect(answeredTag(small)).toBe('small');
-      expect(await rawSession(listener.port)).toMatch(/^[0-9a-f]{32}$/);
+      expect(await rawSession(port)).toMatch(/^[0-9a-f]{32}$/);
       probe.open();
       expect(((await held.answer) as RawResponse).status).toBe(200);
-    } finally {
-      probe.open();
-      await listener.close();
-    }
+    });
   });
 
   it('a client that leaves while it waits gives up its place, and later bodies are served', { timeout: 20_000 }, async () => {
-    const probe = newProbe();
-    const listener = await probedListener(probe);
-    try {
-      const session = await rawSession(listener.port);
-      const held = post(listener.port, session, largeCall(1, 'held', LARGE, true));
+    await withBudgetedListener(async ({ probe, port, session }) => {
+      const held = post(port, session, largeCall(1, 'held', LARGE, true));
       await expect.poll(() => probe.started).toEqual(['held']);
-      const leaving = post(listener.port, session, largeCall(2, 'leaving'));
+      const leaving = post(port, session, largeCall(2, 'leaving'));
       await pause(300);
       leaving.abort();
       expect(await leaving.answer).toBe('closed');
-      const later = post(listener.port, session, largeCall(3, 'later'));
+      const later = post(port, session, largeCall(3, 'later'));
       probe.open();
       expect(((await held.answer) as RawResponse).status).toBe(200);
       expect(answeredTag((await later.answer) as RawResponse)).toBe('later');
       // Nothing of the budget stays reserved: two large bodies in turn, then a small request.
-      const [a, b] = await Promise.all([post(listener.port, session, largeCall(4, 'a')).answer, post(listener.port, session, largeCall(5, 'b')).answer]);
+      const [a, b] = await Promise.all([post(port, session, largeCall(4, 'a')).answer, post(port, session, largeCall(5, 'b')).answer]);
       expect([a, b].map((response) => answeredTag(response as RawResponse)).sort()).toEqual(['a', 'b']);
-      expect((await ping(listener.port, session)).status).toBe(200);
+      expect((await ping(port, session)).status).toBe(200);
       expect(probe.started).not.toContain('leaving');
-    } finally {
-      probe.open();
-      await listener.close();
-    }
+    });
   });
 
   it('a client that leaves while its body is being read frees its reservation', { timeout: 20_000 }, async () => {
-    const probe = newProbe();
-    const listener = await probedListener(probe);
-    try {
-      const session = await rawSession(listener.port);
+    await withBudgetedListener(async ({ probe, port, session }) => {
       const body = largeCall(1, 'leaving');
-      const leaving = openPost(listener.port, session, body.length);
+      const leaving = openPost(port, session, body.length);
       leaving.write(body.slice(0, LARGE / 2));
       await pause(200);
       leaving.abort();
       expect(await leaving.answer).toBe('closed');
-      const [a, b] = await Promise.all([post(listener.port, session, largeCall(2, 'a')).answer, post(listener.port, session, largeCall(3, 'b')).answer]);
+      const [a, b] = await Promise.all([post(port, session, largeCall(2, 'a')).answer, post(port, session, largeCall(3, 'b')).answer]);
       expect([a, b].map((response) => answeredTag(response as RawResponse)).sort()).toEqual(['a', 'b']);
       expect(probe.started).not.toContain('leaving');
-    } finally {
-      await listener.close();
-    }
+    });
   });
 
   it('closing the listener answers a waiting request 503', { timeout: 20_000 }, async () => {
-    const probe = newProbe();
-    const listener = await probedListener(probe, { shutdownGraceMs: 2_000 });
-    try {
-      const session = await rawSession(listener.port);
-      const held = post(listener.port, session, largeCall(1, 'held', LARGE, true));
+    await withBudgetedListener(async ({ probe, listener, port, session }) => {
+      const held = post(port, session, largeCall(1, 'held', LARGE, true));
       await expect.poll(() => probe.started).toEqual(['held']);
-      const waiting = post(listener.port, session, largeCall(2, 'waiting'));
+      const waiting = post(port, session, largeCall(2, 'waiting'));
       await pause(300);
       const closed = listener.close();
       const refused = await waiting.answer;
@@ -239,9 +227,6 @@ describe('the HTTP listener bounds the request-body bytes it holds at once', () 
       await closed;
       await held.answer;
       expect(probe.started).toEqual(['held']);
-    } finally {
-      probe.open();
-      await listener.close();
-    }
+    }, { shutdownGraceMs: 2_000 });
   });
 });
