@@ -15,6 +15,43 @@ function sdkArguments(message: unknown): unknown {
   return (message as { params?: { arguments?: unknown } } | undefined)?.params?.arguments;
 }
 
+/**
+ * An echo session served over in-memory pipes whose tool calls wait until
+ * `release()`: `started` counts the calls begun, `closed` turns true when
+ * the session has ended, `written` holds the answer lines.
+ */
+function gatedEchoSession() {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const written: string[] = [];
+  output.on('data', (chunk: Buffer) => written.push(...chunk.toString().split('\n').filter(Boolean)));
+  let open = (): void => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const options = echoServerOptions([], createLogger('test', 'silent'));
+  const session = {
+    input,
+    written,
+    started: 0,
+    closed: false,
+    release: (): void => open(),
+    ended: Promise.resolve(),
+  };
+  session.ended = serveStdio(
+    {
+      ...options,
+      callTool: async (name, args) => {
+        session.started++;
+        await gate;
+        return options.callTool(name, args);
+      },
+    },
+    { input, output },
+  ).then(() => {
+    session.closed = true;
+  });
+  return session;
+}
+
 function harness(maxLineBytes = 64) {
   const input = new PassThrough();
   const output = new PassThrough();
@@ -166,73 +203,36 @@ describe('LosslessStdioTransport', () => {
     // The SDK's Server cancels only when its schema reads the notification
     // and the requestId is truthy; for any other it answers the call, so the
     // end of input must wait for that answer (as the HTTP listener does).
-    const input = new PassThrough();
-    const output = new PassThrough();
-    const written: string[] = [];
-    output.on('data', (chunk: Buffer) => written.push(...chunk.toString().split('\n').filter(Boolean)));
-    let release = (): void => undefined;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let started = 0;
-    const options = echoServerOptions([], createLogger('test', 'silent'));
-    const ended = serveStdio(
-      {
-        ...options,
-        callTool: async (name, args) => {
-          started++;
-          await gate;
-          return options.callTool(name, args);
-        },
-      },
-      { input, output },
-    );
-    let closed = false;
-    void ended.then(() => (closed = true));
+    const session = gatedEchoSession();
+    const { input } = session;
     input.write('{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"echo","arguments":{"n":0}}}\n');
     input.write('{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}\n');
     input.write('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}\n');
     input.end('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b","reason":5}}\n');
-    for (let turn = 0; turn < 200 && started < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
-    expect(started).toBe(2);
-    expect(closed).toBe(false);
-    release();
-    await ended;
-    expect(written.map((line) => (JSON.parse(line) as { id: unknown }).id).sort()).toEqual([0, 'b']);
+    for (let turn = 0; turn < 200 && session.started < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(session.started).toBe(2);
+    expect(session.closed).toBe(false);
+    session.release();
+    await session.ended;
+    expect(session.written.map((line) => (JSON.parse(line) as { id: unknown }).id).sort()).toEqual([0, 'b']);
   });
 
   it('ends the session once the answers owed are written when reading the input fails', async () => {
     // A read error (EIO on a terminal, ECONNRESET on a socket) brings no end
     // event: the session used to wait for one for good, storage left open.
-    const input = new PassThrough();
-    const output = new PassThrough();
-    const written: string[] = [];
-    output.on('data', (chunk: Buffer) => written.push(...chunk.toString().split('\n').filter(Boolean)));
-    let release = (): void => undefined;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let started = false;
-    const options = echoServerOptions([], createLogger('test', 'silent'));
-    let closed = false;
-    void serveStdio(
-      {
-        ...options,
-        callTool: async (name, args) => {
-          started = true;
-          await gate;
-          return options.callTool(name, args);
-        },
-      },
-      { input, output },
-    ).then(() => (closed = true));
+    const session = gatedEchoSession();
+    const { input } = session;
     input.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}\n');
     input.write('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","ar');
-    for (let turn = 0; turn < 200 && !started; turn++) await new Promise((resolve) => setImmediate(resolve));
+    for (let turn = 0; turn < 200 && session.started === 0; turn++) await new Promise((resolve) => setImmediate(resolve));
     input.destroy(new Error('read failed'));
     for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
-    expect(closed).toBe(false);
-    release();
-    for (let turn = 0; turn < 200 && !closed; turn++) await new Promise((resolve) => setImmediate(resolve));
-    expect(closed).toBe(true);
+    expect(session.closed).toBe(false);
+    session.release();
+    for (let turn = 0; turn < 200 && !session.closed; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(session.closed).toBe(true);
     // The call read whole is answered; the line cut short by the error is dropped.
-    expect(written.map((line) => (JSON.parse(line) as { id: unknown }).id)).toEqual([1]);
+    expect(session.written.map((line) => (JSON.parse(line) as { id: unknown }).id)).toEqual([1]);
   });
 
   it('finds ids only where they are plainly visible, at the top level', () => {
