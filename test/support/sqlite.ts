@@ -1,6 +1,6 @@
 // SQLite test fixtures shared by the connection tests.
 
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -14,6 +14,19 @@ export function walDatabase(prefix = 'aipcs-sqlite-'): string {
   db.exec('CREATE TABLE t (v INTEGER)');
   db.close();
   return path;
+}
+
+/**
+ * Writes, at `path`, some other application's SQLite database (one table
+ * `something_else`, rollback journal, mode 0600) and returns its bytes, so
+ * that a test can show the file was left exactly as it was.
+ */
+export function foreignRollbackDatabase(path: string): Buffer {
+  const db = new Database(path);
+  db.exec('CREATE TABLE something_else (x INTEGER)');
+  db.close();
+  chmodSync(path, 0o600);
+  return readFileSync(path);
 }
 
 /** The StorageFailure kind `promise` rejects with, or `succeeded` when it resolves; other errors propagate. */

@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { aipcsBin } from '../../support/bins.js';
 import { sqliteArgs } from '../../support/aipcs-client.js';
+import { foreignRollbackDatabase } from '../../support/sqlite.js';
 
 const INIT = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n';
 
@@ -107,11 +108,7 @@ describe('sqlite start-up', () => {
   it('refuses a registry that is some other SQLite database', () => {
     const dataRoot = join(base(), 'data');
     mkdirSync(dataRoot, { mode: 0o700 });
-    const path = join(dataRoot, 'registry.sqlite');
-    const db = new Database(path);
-    db.exec('CREATE TABLE something_else (x INTEGER)');
-    db.close();
-    chmodSync(path, 0o600);
+    foreignRollbackDatabase(join(dataRoot, 'registry.sqlite'));
     expectRefused(serve(dataRoot), dataRoot);
   });
 
@@ -119,11 +116,7 @@ describe('sqlite start-up', () => {
     const dataRoot = join(base(), 'data');
     mkdirSync(dataRoot, { mode: 0o700 });
     const path = join(dataRoot, 'registry.sqlite');
-    const db = new Database(path);
-    db.exec('CREATE TABLE something_else (x INTEGER)');
-    db.close();
-    chmodSync(path, 0o600);
-    const before = readFileSync(path);
+    const before = foreignRollbackDatabase(path);
     expect(before.subarray(18, 20)).toEqual(Buffer.from([1, 1]));
     expectRefused(serve(dataRoot), dataRoot);
     expect(readFileSync(path).equals(before)).toBe(true);

@@ -7,12 +7,13 @@
 // of serving another service's records or writing rows the newer layout
 // does not expect.
 
-import { chmodSync, copyFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNote, freshDataRoot, key, materialisedService, serveOn } from '../../support/aipcs-admin.js';
 import type { AipcsClient } from '../../support/aipcs-client.js';
+import { foreignRollbackDatabase } from '../../support/sqlite.js';
 
 let client: AipcsClient | undefined;
 afterEach(async () => {
@@ -61,11 +62,7 @@ describe('a service store bound to its service and revision', () => {
     await client.close();
     const path = storePath(dataRoot, serviceId);
     for (const name of readdirSync(join(dataRoot, 'service-stores'))) rmSync(join(dataRoot, 'service-stores', name));
-    const foreign = new Database(path);
-    foreign.exec('CREATE TABLE something_else (x INTEGER)');
-    foreign.close();
-    chmodSync(path, 0o600);
-    const before = readFileSync(path);
+    const before = foreignRollbackDatabase(path);
     expect(before.subarray(18, 20)).toEqual(Buffer.from([1, 1]));
     client = await serveOn(dataRoot);
     const list = await client.call('aipcs_record_list', { service_id: serviceId, entity_name: 'note' });
