@@ -20,6 +20,23 @@ function seedCall(id: number): string {
   });
 }
 
+/** The Accept, session and protocol-version lines of a POST in a live session (one session line per id given). */
+function sessionLines(sessionIds: string[]): string[] {
+  return ['Accept: application/json, text/event-stream', ...sessionIds.map((id) => `Mcp-Session-Id: ${id}`), 'MCP-Protocol-Version: 2025-06-18'];
+}
+
+/** Sends a hand-written POST of `body` with these header lines (repeats kept, as node's client would not) and returns the whole answer. */
+function handWrittenPost(port: number, headerLines: string[], body: string): Promise<string> {
+  const request = ['POST /mcp HTTP/1.1', ...headerLines, `Content-Length: ${body.length}`, 'Connection: close', '', body].join('\r\n');
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(request));
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+  });
+}
+
 describe('request checks of the Streamable HTTP listener', () => {
   let aipcs: HttpAipcs;
   let observer: HttpClient;
@@ -128,29 +145,11 @@ describe('request checks of the Streamable HTTP listener', () => {
   // Node keeps only the first of repeated Host lines; RFC 9112 §3.2 makes such
   // a request invalid, so neither order may pass the allow-list.
   it('refuses a request with two Host lines with 421, whichever comes first', async () => {
-    const statusLine = (text: string): Promise<string> =>
-      new Promise((resolve, reject) => {
-        const socket = connect(aipcs.port, '127.0.0.1', () => socket.end(text));
-        let answer = '';
-        socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
-        socket.on('close', () => resolve(answer.split('\r\n')[0] ?? ''));
-        socket.on('error', reject);
-      });
     const body = '{"jsonrpc":"2.0","id":7,"method":"ping"}';
     for (const hosts of [[host, 'attacker.example'], ['attacker.example', host]]) {
-      const request = [
-        'POST /mcp HTTP/1.1',
-        ...hosts.map((value) => `Host: ${value}`),
-        'Content-Type: application/json',
-        'Accept: application/json, text/event-stream',
-        `Mcp-Session-Id: ${session}`,
-        'MCP-Protocol-Version: 2025-06-18',
-        `Content-Length: ${body.length}`,
-        'Connection: close',
-        '',
-        body,
-      ].join('\r\n');
-      expect(await statusLine(request)).toBe('HTTP/1.1 421 Misdirected Request');
+      const lines = [...hosts.map((value) => `Host: ${value}`), 'Content-Type: application/json', ...sessionLines([session])];
+      const text = await handWrittenPost(aipcs.port, lines, body);
+      expect(text.split('\r\n')[0]).toBe('HTTP/1.1 421 Misdirected Request');
     }
   });
 
@@ -158,29 +157,9 @@ describe('request checks of the Streamable HTTP listener', () => {
   // request adapter reads them joined: such a POST is refused by the listener
   // itself (400, as a Content-Type that is not JSON), whichever comes first.
   it('refuses a POST with two Content-Type lines with 400, whichever comes first', async () => {
-    const answer = (text: string): Promise<string> =>
-      new Promise((resolve, reject) => {
-        const socket = connect(aipcs.port, '127.0.0.1', () => socket.end(text));
-        let received = '';
-        socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
-        socket.on('close', () => resolve(received));
-        socket.on('error', reject);
-      });
     const body = '{"jsonrpc":"2.0","id":8,"method":"ping"}';
     for (const types of [['application/json', 'text/plain'], ['text/plain', 'application/json'], ['application/json', 'application/json']]) {
-      const request = [
-        'POST /mcp HTTP/1.1',
-        `Host: ${host}`,
-        ...types.map((value) => `Content-Type: ${value}`),
-        'Accept: application/json, text/event-stream',
-        `Mcp-Session-Id: ${session}`,
-        'MCP-Protocol-Version: 2025-06-18',
-        `Content-Length: ${body.length}`,
-        'Connection: close',
-        '',
-        body,
-      ].join('\r\n');
-      const text = await answer(request);
+      const text = await handWrittenPost(aipcs.port, [`Host: ${host}`, ...types.map((value) => `Content-Type: ${value}`), ...sessionLines([session])], body);
       expect(text.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
       expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: Content-Type must be application/json' }, id: null });
     }
@@ -191,26 +170,7 @@ describe('request checks of the Streamable HTTP listener', () => {
   // gone (404) and would start another.
   it('refuses a request with two Mcp-Session-Id lines with 400, not 404', async () => {
     const body = '{"jsonrpc":"2.0","id":9,"method":"ping"}';
-    const request = [
-      'POST /mcp HTTP/1.1',
-      `Host: ${host}`,
-      'Content-Type: application/json',
-      'Accept: application/json, text/event-stream',
-      `Mcp-Session-Id: ${session}`,
-      `Mcp-Session-Id: ${session}`,
-      'MCP-Protocol-Version: 2025-06-18',
-      `Content-Length: ${body.length}`,
-      'Connection: close',
-      '',
-      body,
-    ].join('\r\n');
-    const text = await new Promise<string>((resolve, reject) => {
-      const socket = connect(aipcs.port, '127.0.0.1', () => socket.end(request));
-      let received = '';
-      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
-      socket.on('close', () => resolve(received));
-      socket.on('error', reject);
-    });
+    const text = await handWrittenPost(aipcs.port, [`Host: ${host}`, 'Content-Type: application/json', ...sessionLines([session, session])], body);
     expect(text.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
     expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: Mcp-Session-Id header must appear once' }, id: null });
   });
