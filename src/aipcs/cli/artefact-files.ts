@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { holdSignals, removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { processExists } from '../../common/process.js';
 import { refusal } from './admin-errors.js';
@@ -48,12 +48,15 @@ export class ExportFile {
   static create(path: string): ExportFile {
     let finalPath: string;
     try {
-      finalPath = resolve(path);
+      // Made absolute by prefixing, never resolve(): a `..` must stay for the
+      // file system to read (`link/..` is the link target's parent), as the
+      // existence check and the reference's pathlib read it.
+      finalPath = isAbsolute(path) ? path : `${process.cwd()}/${path}`;
     } catch (error) {
       // A relative path while the working directory is deleted (process.cwd() throws ENOENT): it names no folder.
       throw refusal('storage_unavailable', [], error);
     }
-    const tempPath = join(dirname(finalPath), `.aipcs-export-${randomBytes(16).toString('hex')}.tmp`);
+    const tempPath = `${dirname(finalPath)}/.aipcs-export-${randomBytes(16).toString('hex')}.tmp`;
     // A Ctrl-C between creating the file and registering it for removal would
     // leave it (the signal's default action): it waits until both are done.
     const releaseSignals = holdSignals();

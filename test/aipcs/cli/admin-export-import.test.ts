@@ -146,6 +146,20 @@ describe('aipcs export and import', () => {
       expect(free.status, free.stderr).toBe(0);
     });
 
+    it('a .. in --output is the folder the file system finds there, never a lexical shortcut', () => {
+      // hop -> deep/dir, so hop/.. is deep (the kernel's reading), not work.
+      mkdirSync(join(work, 'deep', 'dir'), { recursive: true });
+      symlinkSync(join(work, 'deep', 'dir'), join(work, 'hop'));
+      const viaLink = aipcs(['export', suspendedId, '--output', `${work}/hop/../via-link.jsonl`, '--expected-revision', '4', '--operation-id', OP(44), ...args]);
+      expect(viaLink.status, viaLink.stderr).toBe(0);
+      expect(statSync(join(work, 'deep', 'via-link.jsonl')).mode & 0o777).toBe(0o600);
+      expect(readdirSync(work)).not.toContain('via-link.jsonl');
+      // A missing folder before .. names nothing: refused like any missing folder.
+      const missing = aipcs(['export', suspendedId, '--output', `${work}/no-such-folder/../lexical.jsonl`, '--expected-revision', '4', '--operation-id', OP(45), ...args]);
+      expect([missing.status, missing.envelope.error?.code]).toEqual([6, 'storage_unavailable']);
+      expect(readdirSync(work)).not.toContain('lexical.jsonl');
+    });
+
     it('refuses an active materialised service, a stale revision and missing machine flags', async () => {
       const active = await materialisedService(client, 'active_export');
       const refused = aipcs(['export', active, '--output', join(work, 'active.jsonl'), '--expected-revision', '3', '--operation-id', OP(5), ...args]);
