@@ -18,7 +18,7 @@ import { ARTIFACT_ENVELOPE_ROOM } from '../repository/config.js';
 import { Repository } from '../repository/repository.js';
 import { errorCode } from '../repository/object-store.js';
 import { checkout } from '../repository/tree.js';
-import { commitSnapshot, deriveState, recordOperation, workingTreeChanges } from '../repository/workflows.js';
+import { commitSnapshot, deriveState, recordOperation, SnapshotHeadMoved, workingTreeChanges } from '../repository/workflows.js';
 import { platformName, runEvidence } from '../runner/evaluate.js';
 import { writeOutputFile } from './output-file.js';
 import { EXIT, exitCodeFor, namingSource, parseDuration, parseSize, parseTime, readInput, toAipError, usage, write, type CliIo } from './support.js';
@@ -332,7 +332,20 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
     }
     const source = flags.intent !== undefined ? { existing: await repo.resolve(flags.intent) } : { create: await buildIntent(ctx, flags) };
     if ('existing' in source) await repo.getTyped(source.existing, 'intent');
-    const made = await commitSnapshot(repo, source, flags.allowEmpty === true);
+    let made: Awaited<ReturnType<typeof commitSnapshot>>;
+    try {
+      made = await commitSnapshot(repo, source, flags.allowEmpty === true);
+    } catch (error) {
+      // The snapshot is stored but HEAD was not moved (D52): say where it is before the error line.
+      if (error instanceof SnapshotHeadMoved) {
+        const { intent, operation, state } = error.stored;
+        await write(
+          ctx.io.stderr,
+          `aip: warning: HEAD was not moved; the snapshot is stored as intent ${intent}, operation ${operation}, state ${state} (based on ${error.base}); to move HEAD to it: aip head ${state}\n`,
+        );
+      }
+      throw error;
+    }
     if (!made.ok) throw made.error;
     if (ctx.json) await ctx.outJson(map([['intent', made.value.intent], ['operation', made.value.operation], ['state', made.value.state]]));
     else await ctx.out(`intent ${made.value.intent}\noperation ${made.value.operation}\nstate ${made.value.state}`);

@@ -2,7 +2,7 @@
 // recording an operation from the tree, deriving an operation's resulting
 // state, and snapshot = intent + operation + state with a HEAD move.
 import { diffFiles, resultingState } from '../core/effects.js';
-import { failure, success, type Outcome } from '../core/errors.js';
+import { AipError, failure, isAipError, success, type Outcome } from '../core/errors.js';
 import type { Effect, FileEntry, Id, IntentV1, OperationV1, StateV1 } from '../core/objects.js';
 import { expectedInputs } from '../core/schemas.js';
 import type { Repository } from './repository.js';
@@ -123,6 +123,23 @@ export async function commitSnapshot(repo: Repository, intent: IntentSource, all
   if (!operation.ok) return operation;
   const state = await deriveState(repo, operation.value.id);
   if (!state.ok) return state;
-  await repo.moveHead(head, state.value.id);
-  return success({ intent: intentId, operation: operation.value.id, state: state.value.id });
+  const record = { intent: intentId, operation: operation.value.id, state: state.value.id };
+  try {
+    await repo.moveHead(head, state.value.id);
+  } catch (error) {
+    if (isAipError(error) && error.code === 'head.moved') throw new SnapshotHeadMoved(error, record, head);
+    throw error;
+  }
+  return success(record);
+}
+
+/** HEAD moved before a snapshot could move it: the snapshot's objects are stored all the same (D52). */
+export class SnapshotHeadMoved extends AipError {
+  constructor(
+    moved: AipError,
+    readonly stored: SnapshotRecord,
+    readonly base: Id,
+  ) {
+    super('head.moved', moved.message, { cause: moved });
+  }
 }

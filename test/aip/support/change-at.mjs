@@ -6,7 +6,9 @@
 // as AIP_TEST_CHANGE_DO says: `remove` (deleted, a folder with its content),
 // `fifo` (replaced by a FIFO), `file` (replaced by an empty regular file),
 // `folder` (replaced by a folder holding `inside.txt`) or `link` (replaced by
-// a symbolic link to an existing file). Then the call runs as usual.
+// a symbolic link to an existing file) or `text` (replaced by a file holding
+// AIP_TEST_CHANGE_TEXT, as another aip process moving HEAD would leave it).
+// Then the call runs as usual.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hookNthFsPromisesCall } from './hook-fs-call.mjs';
@@ -18,6 +20,7 @@ hookNthFsPromisesCall(process.env.AIP_TEST_CHANGE_AT ?? '', process.env.AIP_TEST
   if (action === 'fifo') execFileSync('mkfifo', [path]);
   else if (action === 'file') writeFileSync(path, '');
   else if (action === 'link') symlinkSync('/dev/null', path);
+  else if (action === 'text') writeFileSync(path, process.env.AIP_TEST_CHANGE_TEXT ?? '');
   else if (action === 'folder') {
     mkdirSync(path);
     writeFileSync(`${path}/inside.txt`, 'inside\n');
