@@ -305,6 +305,34 @@ describe('read-only administration', () => {
       const outdatedMessage = aipcs(['service', 'list', ...rootArgs(freshDataRoot())]).envelope.error?.message;
       expect(outdatedMessage).toContain('aipcs serve');
     });
+    it('a registry or store put back in rollback-journal mode is not ready to inspection either: serve switches the registry back, the store stays incompatible', async () => {
+      const root = freshDataRoot();
+      const server = await serveOn(root);
+      let serviceId: string;
+      try {
+        serviceId = await materialisedService(server, 'rollback_mode');
+      } finally {
+        await server.close();
+      }
+      const store = join(root, 'service-stores', `svc_${serviceId.replaceAll('-', '')}.sqlite`);
+      for (const file of [join(root, 'registry.sqlite'), store]) {
+        const db = new Database(file);
+        db.pragma('journal_mode = DELETE');
+        db.close();
+      }
+      // Lifecycle commands and serve need WAL (spec §3.2.3): inspection says so too, and points at serve.
+      expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toMatchObject({ status: 'outdated', issue_code: 'storage_migration_required' });
+      expect(checks(aipcs(['doctor', ...rootArgs(root)]).envelope.result)[2]).toEqual(['registry_migration', 'warning', 'storage_migration_required']);
+      const suspend = aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(90), ...rootArgs(root)]);
+      expect([suspend.status, suspend.envelope.error?.code]).toEqual([3, 'storage_migration_required']);
+      expect(suspend.envelope.error?.message).toContain('aipcs serve');
+      const again = await serveOn(root);
+      await again.close();
+      expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toEqual(READY_REGISTRY);
+      // The data tools refuse a store in another journal mode, and nothing switches it back.
+      expect(aipcs(['storage', 'status', '--service', serviceId, ...rootArgs(root)]).envelope.result).toMatchObject({ component: 'service_store', status: 'incompatible', issue_code: 'storage_incompatible' });
+      expect(checks(aipcs(['doctor', '--service', serviceId, ...rootArgs(root)]).envelope.result)).toContainEqual(['service_store_migration', 'fail', 'storage_incompatible']);
+    });
   });
 
   describe('maintenance scan', () => {

@@ -265,7 +265,10 @@ export async function openSqliteRegistryForAdmin(options: SqliteRegistryOptions,
   let classification: RegistryClassification;
   try {
     classification = await connection.read((db) => classifyRegistry(db));
-    if (classification.status === 'ready' && mode.writable && connection.journalMode().toLowerCase() !== 'wal') classification = { status: 'incompatible', appliedRevision: null };
+    // Ready operation needs WAL (ops spec §3.2.3). A ready registry put back in
+    // another journal mode is `outdated` to every admin command, read-only ones
+    // too: `serve` switches it back to WAL, which no admin command does.
+    if (classification.status === 'ready' && connection.journalMode().toLowerCase() !== 'wal') classification = { status: 'outdated', appliedRevision: classification.appliedRevision };
   } catch (error) {
     connection.close();
     return { state: unavailableState(error), missing: false, registry: null };

@@ -472,10 +472,13 @@ export class SqliteServiceStores implements OperatorStorePort {
     try {
       const connection = this.connection(locator);
       if (!connection) return { status: 'uninitialised', appliedRevision: 0n, targetRevision: target, reason: null };
+      // The data tools refuse a store with tables in another journal mode
+      // (ownJournalMode), and nothing switches it back: not ready.
+      const wal = connection.journalMode().toLowerCase() === 'wal';
       return await connection.read((db): MigrationState => {
         const count = (db.prepare(`SELECT count(*) AS n FROM sqlite_schema`).get() as { n: bigint }).n;
         if (count === 0n) return { status: 'uninitialised', appliedRevision: 0n, targetRevision: target, reason: null };
-        if (structureSignature(db, true) !== foundationSignature() || !metaMatches(db, locator.namespace)) {
+        if (!wal || structureSignature(db, true) !== foundationSignature() || !metaMatches(db, locator.namespace)) {
           return { status: 'incompatible', appliedRevision: null, targetRevision: target, reason: null };
         }
         return { status: 'ready', appliedRevision: SERVICE_STORE_REVISION, targetRevision: target, reason: null };
