@@ -5,7 +5,8 @@
 // newline is served too. A line that is not valid UTF-8 is reported and
 // skipped, never served with replacement characters.
 
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { INITIALIZE_REQUEST, INITIALIZED_NOTIFICATION, makeTempHome, runAigpt, type TempHome, writeConfig } from './support.js';
@@ -57,6 +58,27 @@ describe('aigpt server with its whole input piped at once', () => {
     expect((JSON.parse(texts[5] as string) as { records: { value: { content: { text: string } } }[] }).records.map((r) => r.value.content.text)).toEqual(['z']);
     expect(answers[6]?.['result']).toEqual({});
     expect(texts[7]).toBe('instructions:z\n\n[aigpt] memory records: 1/100');
+  });
+
+  it('holds the next request back for as long as the one before it is still being served', async () => {
+    // The hold is bounded only for a request nothing is serving: a save that
+    // waits for another writer's lock (up to 10 s, then a compress of up to
+    // 10 000 files) used to be given up on after the bound (30 s; here the
+    // test's 200 ms), and the read_memory sent after it ran first, without it.
+    const memoryDir = join(home.root, 'content', 'self', 'ai.syui.gpt.memory');
+    await mkdir(memoryDir, { recursive: true });
+    const lock = join(memoryDir, '.lock');
+    await writeFile(lock, JSON.stringify({ pid: process.pid, host: hostname(), started: new Date().toISOString() }));
+    const lines = [INITIALIZE_REQUEST, INITIALIZED_NOTIFICATION, call(2, 'save_memory', { content: 'after the lock' }), call(3, 'read_memory', {})];
+    const running = runAigpt(['server'], { ...home.childEnv, AIGPT_TEST_ANSWER_WAIT_MS: '200' }, { input: `${lines.map((line) => JSON.stringify(line)).join('\n')}\n` });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await rm(lock);
+    const run = await running;
+    expect(run.code).toBe(0);
+    const answers = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(answers.map((answer) => answer['id'])).toEqual([1, 2, 3]);
+    expect(firstText(answers[1] as Record<string, unknown>)).toBe('{"count":1,"limit":100,"success":true}');
+    expect((JSON.parse(firstText(answers[2] as Record<string, unknown>)) as { count: number }).count).toBe(1);
   });
 
   it('answers a lone initialize whose input ends right after it', async () => {

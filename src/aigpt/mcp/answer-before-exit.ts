@@ -8,8 +8,9 @@
 // it hands the transport one line at a time and, after a request, holds the
 // next line back (pausing stdin) until that request's answer has been written.
 // A final line without a newline is served as a line, as the reference does.
-// A request that gets no answer within a bound stops being waited for, so one
-// stuck request can never block the session or keep the process alive.
+// A request that gets no answer within a bound while no tool call is being
+// served stops being waited for, so a request nothing serves can never block
+// the session or keep the process alive.
 // A line that is not valid UTF-8 is not served with replacement characters
 // (which would save U+FFFD in place of the text sent): it is reported on
 // stderr and skipped (spec 5.1), and a request whose id shows in it gets
@@ -91,6 +92,7 @@ export function answerBeforeExit(
   maxLineBytes: number,
   warn: (message: string) => void,
   waitMs = ANSWER_WAIT_MS,
+  stillServing: () => boolean = () => false,
 ): AnswerGate {
   const input = new PassThrough();
   let unread: Buffer = Buffer.alloc(0);
@@ -144,10 +146,18 @@ export function answerBeforeExit(
         // Set before the line is handed over: the transport may answer it
         // synchronously (a request it refuses itself), within forward().
         waitingFor = key;
-        timer = setTimeout(() => {
+        // A request still being served (a save waiting for another writer's
+        // lock, a large compress) is waited for until it is answered, or the
+        // next line would run before it and without its effects.
+        const ranOut = (): void => {
+          if (stillServing()) {
+            timer = setTimeout(ranOut, waitMs);
+            return;
+          }
           stopWaiting();
           pump();
-        }, waitMs);
+        };
+        timer = setTimeout(ranOut, waitMs);
       }
       forward(line);
     }

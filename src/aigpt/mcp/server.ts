@@ -5,7 +5,7 @@
 
 import type { Readable, Writable } from 'node:stream';
 import { abandonStdoutAnswers } from '../../common/mcp/abandoned-stdout.js';
-import { serveStdio, SHUTDOWN_SIGNALS, type StdioServeOptions } from '../../common/mcp/tool-server.js';
+import { RunningCalls, serveStdio, SHUTDOWN_SIGNALS, type StdioServeOptions } from '../../common/mcp/tool-server.js';
 import type { Logger } from '../../common/logger.js';
 import type { AigptApp } from '../app.js';
 import { AigptError } from '../errors.js';
@@ -52,12 +52,14 @@ export async function instructionsFromStore(store: MemoryStore, warn?: (message:
 export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOptions = {}): Promise<void> {
   const stores = async (): Promise<MemoryStore> => (await app.current()).store;
   const handler = new AigptToolHandler(stores);
+  const runningCalls = new RunningCalls();
   const gate = answerBeforeExit(
     (io.input ?? process.stdin) as Readable,
     (io.output ?? process.stdout) as Writable,
     MAX_INPUT_LINE_BYTES,
     (message) => logger.warn(message),
-    ...(io.answerWaitMs === undefined ? [] : [io.answerWaitMs]),
+    io.answerWaitMs,
+    () => runningCalls.any,
   );
   const session = await serveStdio(
     {
@@ -94,6 +96,7 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
       output: gate.output,
       shutdownSignals: SHUTDOWN_SIGNALS,
       releaseInput: () => gate.stop(),
+      runningCalls,
       ...(io.answerWaitMs === undefined ? {} : { answerWaitMs: io.answerWaitMs }),
     },
   );
@@ -104,7 +107,8 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
 /**
  * Test-only: `AIGPT_TEST_ANSWER_WAIT_MS={ms}` shortens both waits for an
  * answer of `aigpt server` (one request holding back the next, 30 s; the end
- * of stdin waiting for the answers still owed, 60 s), so a test of a client
+ * of stdin waiting for the answers still owed, 60 s; neither runs out while a
+ * tool call is still being served), so a test of a client
  * that reads no answers does not take minutes. Unset in normal use.
  */
 export const ANSWER_WAIT_ENV = 'AIGPT_TEST_ANSWER_WAIT_MS';

@@ -23,6 +23,8 @@ export interface StdioTransportOptions {
   readonly invalidParamsData?: string;
   /** How long the end of input waits for the answers still owed (ANSWER_WAIT_MS unless set; tests shorten it). */
   readonly answerWaitMs?: number;
+  /** When it answers true as that wait runs out, a call is still being served: the wait starts over instead of giving up. */
+  readonly callsRunning?: () => boolean;
 }
 
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
@@ -260,10 +262,16 @@ export class LosslessStdioTransport implements Transport {
   private closeWhenAnswered(): void {
     if (this.owed.size === 0 && this.directPending === 0) void this.close();
     else {
-      this.answerWait ??= setTimeout(() => {
+      const waitMs = this.options.answerWaitMs ?? ANSWER_WAIT_MS;
+      const ranOut = (): void => {
+        if (this.options.callsRunning?.() === true) {
+          this.answerWait = setTimeout(ranOut, waitMs);
+          return;
+        }
         this.gaveUp = true;
         void this.close();
-      }, this.options.answerWaitMs ?? ANSWER_WAIT_MS);
+      };
+      this.answerWait ??= setTimeout(ranOut, waitMs);
     }
   }
 

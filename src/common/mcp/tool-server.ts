@@ -281,6 +281,30 @@ export interface StdioServeOptions {
   readonly releaseInput?: () => void;
   /** How long the end of input waits for the answers still owed (ANSWER_WAIT_MS unless set; tests shorten it). */
   readonly answerWaitMs?: number;
+  /**
+   * Counts the tool calls being served; when given, the end of input waits
+   * for as long as one is still at work (the bound above then applies only
+   * to answers nothing is serving, or that the client does not read).
+   */
+  readonly runningCalls?: RunningCalls;
+}
+
+/** The number of tool calls being served, so that a wait for answers can tell a call at work from one nobody serves. */
+export class RunningCalls {
+  private count = 0;
+
+  get any(): boolean {
+    return this.count > 0;
+  }
+
+  async track<T>(call: () => Promise<T>): Promise<T> {
+    this.count++;
+    try {
+      return await call();
+    } finally {
+      this.count--;
+    }
+  }
 }
 
 export interface StdioSessionEnd {
@@ -306,7 +330,9 @@ export const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM',
  */
 export async function serveStdio(options: ToolServerOptions, io: StdioServeOptions = {}): Promise<StdioSessionEnd> {
   const logger = options.logger ?? createLogger(options.name);
-  const { server, lossless } = createToolServer({ ...options, logger });
+  const running = io.runningCalls;
+  const callTool: ToolServerOptions['callTool'] = running === undefined ? options.callTool : (name, args) => running.track(() => options.callTool(name, args));
+  const { server, lossless } = createToolServer({ ...options, callTool, logger });
   const transport = new LosslessStdioTransport({
     input: (io.input ?? process.stdin) as import('node:stream').Readable,
     output: (io.output ?? process.stdout) as import('node:stream').Writable,
@@ -315,6 +341,7 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
     ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     ...(options.invalidParamsData === undefined ? {} : { invalidParamsData: options.invalidParamsData }),
     ...(io.answerWaitMs === undefined ? {} : { answerWaitMs: io.answerWaitMs }),
+    ...(running === undefined ? {} : { callsRunning: () => running.any }),
   });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
