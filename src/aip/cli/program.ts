@@ -44,7 +44,7 @@ class Context {
   }
 
   async repo(): Promise<Repository> {
-    const warn = (message: string): void => void this.io.stderr.write(`aip: warning: ${message}\n`);
+    const warn = (message: string): void => void this.io.stderr.write(`aip: warning: ${oneLine(message)}\n`);
     this.repository ??=
       this.options.repo === undefined
         ? await Repository.find(this.io.cwd(), { warn })
@@ -271,7 +271,7 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       } else {
         const perObject = [
           ...report.valid.map((v) => [v.id, `ok ${v.id} ${v.type}/${v.version}`] as const),
-          ...report.invalid.map((i) => [i.id, `invalid ${i.id} ${i.code}: ${i.message}`] as const),
+          ...report.invalid.map((i) => [i.id, `invalid ${i.id} ${i.code}: ${oneLine(i.message)}`] as const),
         ].sort(([a], [b]) => (a === b ? 0 : a === 'HEAD' ? -1 : b === 'HEAD' ? 1 : a < b ? -1 : 1));
         const lines = [...perObject.map(([, line]) => line), `${report.valid.length} verified, ${report.invalid.length} invalid`];
         await ctx.out(lines.join('\n'));
@@ -507,10 +507,10 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
         if (d.termination === 'start_error') notes.push(`the command did not start: ${d.error}`);
         if (d.termination === 'signaled' || d.termination === 'capture_error') notes.push(`result unknown: ${d.error}`);
         if (d.workspace === 'unknown') notes.push(`workspace unknown: ${d.workspace_error}`);
-        for (const note of notes) await write(ctx.io.stderr, `aip: warning: ${note}\n`);
+        for (const note of notes) await write(ctx.io.stderr, `aip: warning: ${oneLine(note)}\n`);
       }
       if (outcome.removalError !== undefined) {
-        await write(ctx.io.stderr, `aip: warning: the evaluation folder is left behind: ${outcome.removalError}\n`);
+        await write(ctx.io.stderr, `aip: warning: the evaluation folder is left behind: ${oneLine(outcome.removalError)}\n`);
       }
       if (outcome.evaluationDir !== undefined) {
         const line = `kept ${outcome.evaluationDir}\n`;
@@ -706,7 +706,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       }
       error = new AipError('usage', message);
     } else error = toAipError(thrown);
-    io.stderr.write(`aip: ${error.code}: ${error.message}\n`);
+    // One line whatever the message names (a path, an argument); the JSON document keeps it exact.
+    io.stderr.write(`aip: ${error.code}: ${oneLine(error.message)}\n`);
     if (wantsJson(argv)) io.stdout.write(`${stringifyJson(new Map([['error', new Map([['code', error.code], ['message', error.message]])]]))}\n`);
     return exitCodeFor(error.code);
   }
