@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
 import { maxArtifactContent } from '../core/codec.js';
-import { AipError } from '../core/errors.js';
+import { AipError, isAipError } from '../core/errors.js';
 import { oneLine } from '../core/quote.js';
 import { objectFromJson, objectToJson, stringifyJson, type JsonTree } from '../core/json-presentation.js';
 import type { AipObject, DecisionV1, EvidenceResult, EvidenceV1, Id, IntentV1, StateV1 } from '../core/objects.js';
@@ -140,6 +140,16 @@ async function printMade(ctx: Context, id: Id, object: AipObject): Promise<void>
 }
 
 /** The names in `dir`, or none when it does not exist; a non-folder is a usage error. */
+/**
+ * A command stored what it made, but another aip process moved HEAD before
+ * this one could (compare-and-swap, spec 7.3): say on stderr, before the
+ * `head.moved` error line, what is stored and how to move HEAD to it (D52).
+ */
+async function sayStoredThoughHeadMoved(ctx: Context, what: string, others: readonly (readonly [string, Id])[], state: Id, base: Id): Promise<void> {
+  const stored = [...others, ['state', state] as const].map(([type, id]) => `${type} ${id}`).join(', ');
+  await write(ctx.io.stderr, `aip: warning: HEAD was not moved; ${what} is stored as ${stored} (based on ${base}); to move HEAD to it: aip head ${state}\n`);
+}
+
 async function readdirIfPresent(dir: string): Promise<string[]> {
   try {
     return await readdir(dir);
@@ -336,13 +346,9 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
     try {
       made = await commitSnapshot(repo, source, flags.allowEmpty === true);
     } catch (error) {
-      // The snapshot is stored but HEAD was not moved (D52): say where it is before the error line.
       if (error instanceof SnapshotHeadMoved) {
         const { intent, operation, state } = error.stored;
-        await write(
-          ctx.io.stderr,
-          `aip: warning: HEAD was not moved; the snapshot is stored as intent ${intent}, operation ${operation}, state ${state} (based on ${error.base}); to move HEAD to it: aip head ${state}\n`,
-        );
+        await sayStoredThoughHeadMoved(ctx, 'the snapshot', [['intent', intent], ['operation', operation]], state, error.base);
       }
       throw error;
     }
@@ -362,7 +368,16 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
       const derived = await deriveState(repo, id);
       if (!derived.ok) throw derived.error;
       const base = derived.value.state.data.parents[0];
-      if (base === head) await repo.moveHead(head, derived.value.id);
+      if (base === head) {
+        try {
+          await repo.moveHead(head, derived.value.id);
+        } catch (error) {
+          if (isAipError(error) && error.code === 'head.moved') {
+            await sayStoredThoughHeadMoved(ctx, "the operation's resulting state", [], derived.value.id, head);
+          }
+          throw error;
+        }
+      }
       await printMade(ctx, derived.value.id, derived.value.state);
       // The output is the state either way; say when HEAD stayed where it was.
       if (base !== head && derived.value.id !== head) {
