@@ -384,9 +384,18 @@ export class Repository {
     return (await this.reverse(state, { type: 'evidence', field: 'state' })).map((l) => l.source);
   }
 
-  /** Replaces `index/` (every version folder) with one rebuilt from the objects alone, under the lock. */
+  /**
+   * Replaces `index/` (every version folder) with one rebuilt from the objects
+   * alone, under the lock. A stored object that cannot be read as a valid
+   * object indexes nothing and is named in a warning (D55).
+   */
   async rebuildIndex(): Promise<number> {
-    return this.locked(async () => (await this.index.rebuild(this.store)).objects);
+    const rebuilt = await this.locked(async () => this.index.rebuild(this.store));
+    for (const { id, error } of rebuilt.unreadable) {
+      const why = error.message.startsWith(`${id}: `) ? error.message.slice(id.length + 2) : error.message;
+      this.options.warn?.(`object ${id} was not indexed: ${this.store.pathOf(id)} does not hold a valid object (${error.code}: ${why}); aip verify --all reports it`);
+    }
+    return rebuilt.objects;
   }
 
   /**

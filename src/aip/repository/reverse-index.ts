@@ -37,6 +37,8 @@ export interface RebuildResult {
   readonly generation: string;
   /** Objects whose references were indexed. */
   readonly objects: number;
+  /** Stored objects that could not be read as valid objects, so index nothing (D55). */
+  readonly unreadable: readonly { readonly id: Id; readonly error: AipError }[];
 }
 
 const TYPES: readonly string[] = ['artifact', 'intent', 'operation', 'state', 'evidence', 'decision'];
@@ -257,9 +259,12 @@ export class ReverseIndex {
     await mkdir(buildRefs, { recursive: true });
     const listed = new Set(await store.list());
     let objects = 0;
+    const unreadable: { id: Id; error: AipError }[] = [];
     for (const id of listed) {
       const loaded = await store.load(id);
-      if (loaded.kind !== 'found') continue; // verify reports unreadable objects; they index nothing
+      // An unreadable object indexes nothing; the caller says so (verify reports it too).
+      if (loaded.kind === 'invalid') unreadable.push({ id, error: loaded.error });
+      if (loaded.kind !== 'found') continue;
       await this.recordInto(buildRefs, id, loaded.object);
       objects++;
     }
@@ -290,6 +295,7 @@ export class ReverseIndex {
     for (const id of await store.list()) {
       if (listed.has(id)) continue;
       const loaded = await store.load(id);
+      if (loaded.kind === 'invalid') unreadable.push({ id, error: loaded.error });
       if (loaded.kind !== 'found') continue;
       await this.recordInto(this.refsDir, id, loaded.object);
       objects++;
@@ -307,7 +313,7 @@ export class ReverseIndex {
     await rename(markerTmp, this.markerPath);
     await fsyncDirectory(this.currentDir);
     for (const old of olds) await rm(old, { recursive: true, force: true });
-    return { generation, objects };
+    return { generation, objects, unreadable };
   }
 }
 
