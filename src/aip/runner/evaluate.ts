@@ -9,13 +9,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
 import { encodeObject } from '../core/codec.js';
-import { sameFiles } from '../core/effects.js';
+import { diffFiles, sameFiles } from '../core/effects.js';
 import { AipError } from '../core/errors.js';
-import type { EvidenceV2, EvidenceV2Data, Id, StateV1, Workspace } from '../core/objects.js';
+import type { EvidenceV2, EvidenceV2Data, FileMap, Id, StateV1, Workspace } from '../core/objects.js';
 import { expectedResult } from '../core/schemas.js';
 import type { Repository } from '../repository/repository.js';
 import { materialize, snapshotTree } from '../repository/tree.js';
-import type { IgnoreRules } from '../core/ignore-rules.js';
+import { isIgnored, type IgnoreRules } from '../core/ignore-rules.js';
 import { execute, type ExecuteResult } from './execute.js';
 
 export interface RunRequest {
@@ -221,6 +221,27 @@ async function refuseEvidenceTooLarge(repo: Repository, request: RunRequest, sta
   }
 }
 
+/** Whether the state's `.aipignore` ignores the file at `path` or a folder above it (the walk skips both). */
+function ignoredByRules(rules: IgnoreRules, path: string): boolean {
+  const parts = path.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    if (isIgnored(rules, parts.slice(0, i).join('/'), true)) return true;
+  }
+  return isIgnored(rules, path, false);
+}
+
+/** Names the first path (bytewise) where the materialised folder differs from the state, and how. */
+function firstMismatch(expected: FileMap, found: FileMap, rules: IgnoreRules): string {
+  const first = diffFiles(expected, found)[0];
+  if (first === undefined) return 'no path differs';
+  const { path } = first;
+  if (first.after !== null && first.before !== null) return `${path} differs from the state's file`;
+  if (first.after !== null) return `${path} is not in the state`;
+  // A state can hold a path its own .aipignore ignores (made by another tool, or an operation put as is).
+  if (ignoredByRules(rules, path)) return `the state holds ${path}, which the state's .aipignore ignores, so a run could not see it change`;
+  return `${path} is missing`;
+}
+
 export async function runEvidence(repo: Repository, request: RunRequest): Promise<RunOutcome> {
   const state = await repo.getTyped(request.stateId, 'state');
   const rules = await repo.ignoreRulesOf(state);
@@ -239,7 +260,8 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
     if (!written.ok) throw new AipError('run.materialize', `cannot materialise state ${request.stateId}: ${written.error.message}`);
     const check = await snapshotTree(dir, { rules: rules.value, maxObjectBytes: repo.config.maxObjectBytes });
     if (!check.ok || !sameFiles(check.value, state.data.files)) {
-      throw new AipError('run.materialize', `the materialised folder does not match state ${request.stateId}${check.ok ? '' : `: ${check.error.message}`}`);
+      const why = check.ok ? firstMismatch(state.data.files, check.value, rules.value) : check.error.message;
+      throw new AipError('run.materialize', `the materialised folder does not match state ${request.stateId}: ${why}`);
     }
 
     const run = await execute({
