@@ -139,7 +139,6 @@ async function printMade(ctx: Context, id: Id, object: AipObject): Promise<void>
   else await ctx.out(id);
 }
 
-/** The names in `dir`, or none when it does not exist; a non-folder is a usage error. */
 /**
  * A command stored what it made, but another aip process moved HEAD before
  * this one could (compare-and-swap, spec 7.3): say on stderr, before the
@@ -150,6 +149,7 @@ async function sayStoredThoughHeadMoved(ctx: Context, what: string, others: read
   await write(ctx.io.stderr, `aip: warning: HEAD was not moved; ${what} is stored as ${stored} (based on ${base}); to move HEAD to it: aip head ${state}\n`);
 }
 
+/** The names in `dir`, or none when it does not exist; a non-folder is a usage error. */
 async function readdirIfPresent(dir: string): Promise<string[]> {
   try {
     return await readdir(dir);
