@@ -11,7 +11,19 @@ import { Mutex } from '../common/mutex.js';
 import { FileTooLargeError, readRegularText, readToEndBounded } from '../common/regular-file.js';
 import { acquireCollectionLock, isPendingLockName, type LockHandle, type LockOptions } from './collection-lock.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
-import { exists, type FaultHook, fsyncDir, listTemps, noFault, removeStaleTemps, replaceFileAtomic, writeExclusiveSynced, writeNewFileAtomic } from './fs-atomic.js';
+import {
+  BatchFileError,
+  exists,
+  FILE_BATCH,
+  type FaultHook,
+  fsyncDir,
+  listTemps,
+  noFault,
+  removeStaleTemps,
+  replaceFileAtomic,
+  writeExclusiveSyncedBatch,
+  writeNewFileAtomic,
+} from './fs-atomic.js';
 import { CORE_RKEY, LOCK_TIMEOUT_MS, MAX_COMPRESS_ITEMS, MAX_JOURNAL_BYTES, MAX_MEMORY_TEXT_BYTES, MAX_RECORD_FILE_BYTES, MAX_RECORDS_READ } from './limits.js';
 import { coreRecordJson, formatCreatedAt, isWellFormedText, memoryRecordJson, parseRecordText, renderCompact } from './record-format.js';
 import { compareFileNames, isRecordFileName, type RecordTree, recordStem } from './record-paths.js';
@@ -317,24 +329,25 @@ export class MemoryStore {
   private async rollForward(journal: Journal): Promise<string[]> {
     const dir = this.tree.memoryDir;
     const problems: string[] = [];
-    for (const tid of journal.create) {
-      try {
-        await fs.rename(join(dir, `.${tid}${STAGED_SUFFIX}`), join(dir, `${tid}.json`));
-      } catch (error) {
-        if (errnoCode(error) !== 'ENOENT') throw failedTo('write_failed', join(dir, `${tid}.json`), error);
-        // Already published by an earlier, interrupted roll-forward; anything else is damage we report.
-        if (!(await this.entryExists(`${tid}.json`))) problems.push(`staged record ${tid} is missing; it cannot be restored`);
+    // FILE_BATCH renames (then unlinks) at a time; every rename is done
+    // before the first unlink, and fault points come in list order.
+    for (let start = 0; start < journal.create.length; start += FILE_BATCH) {
+      const batch = journal.create.slice(start, start + FILE_BATCH);
+      const outcomes = await Promise.allSettled(batch.map((tid) => this.publishStaged(tid)));
+      for (const [index, outcome] of outcomes.entries()) {
+        if (outcome.status === 'rejected') throw failedTo('write_failed', join(dir, `${batch[index]!}.json`), outcome.reason);
+        if (outcome.value !== undefined) problems.push(outcome.value);
+        this.fault('compress:published');
       }
-      this.fault('compress:published');
     }
-    for (const name of [...journal.remove, ...journal.removeRaw]) {
-      const path = typeof name === 'string' ? join(dir, name) : this.rawPath(name);
-      try {
-        await fs.unlink(path);
-      } catch (error) {
-        if (errnoCode(error) !== 'ENOENT') throw failedTo('write_failed', join(dir, name.toString()), error);
+    const remove = [...journal.remove, ...journal.removeRaw];
+    for (let start = 0; start < remove.length; start += FILE_BATCH) {
+      const batch = remove.slice(start, start + FILE_BATCH);
+      const outcomes = await Promise.allSettled(batch.map((name) => unlinkIfPresent(typeof name === 'string' ? join(dir, name) : this.rawPath(name))));
+      for (const [index, outcome] of outcomes.entries()) {
+        if (outcome.status === 'rejected') throw failedTo('write_failed', join(dir, batch[index]!.toString()), outcome.reason);
+        this.fault('compress:removed-old');
       }
-      this.fault('compress:removed-old');
     }
     await fsyncDir(dir);
     this.fault('compress:switched');
@@ -342,6 +355,19 @@ export class MemoryStore {
     this.fault('compress:journal-removed');
     await fsyncDir(dir);
     return problems;
+  }
+
+  /** Renames one staged record to its name; a problem to report when it is missing. */
+  private async publishStaged(tid: string): Promise<string | undefined> {
+    const dir = this.tree.memoryDir;
+    try {
+      await fs.rename(join(dir, `.${tid}${STAGED_SUFFIX}`), join(dir, `${tid}.json`));
+    } catch (error) {
+      if (errnoCode(error) !== 'ENOENT') throw error;
+      // Already published by an earlier, interrupted roll-forward; anything else is damage we report.
+      if (!(await this.entryExists(`${tid}.json`))) return `staged record ${tid} is missing; it cannot be restored`;
+    }
+    return undefined;
   }
 
   private async entryExists(name: string): Promise<boolean> {
@@ -616,19 +642,26 @@ export class MemoryStore {
       }
       let floor = listing.tidFloor;
       const created: string[] = [];
-      for (const text of items) {
-        const tid = this.tids.next(floor);
-        floor = tidMicros(tid);
-        const staged = join(dir, `.${tid}${STAGED_SUFFIX}`);
-        const content = memoryRecordJson({ did: this.did, tid, text, createdAt: formatCreatedAt(this.clock()) });
+      // Staged FILE_BATCH at a time (the records of a batch are rendered only then).
+      for (let start = 0; start < items.length; start += FILE_BATCH) {
+        const tids = items.slice(start, start + FILE_BATCH).map(() => {
+          const tid = this.tids.next(floor);
+          floor = tidMicros(tid);
+          return tid;
+        });
+        const files = tids.map((tid, index) => ({
+          path: join(dir, `.${tid}${STAGED_SUFFIX}`),
+          content: memoryRecordJson({ did: this.did, tid, text: items[start + index]!, createdAt: formatCreatedAt(this.clock()) }),
+        }));
         try {
-          await writeExclusiveSynced(staged, content, this.fault, 'compress:stage');
+          await writeExclusiveSyncedBatch(files, this.fault, 'compress:stage');
         } catch (error) {
-          if (isInjectedFault(error)) throw error;
-          throw failedTo('write_failed', join(dir, `${tid}.json`), error);
+          if (error instanceof BatchFileError) throw failedTo('write_failed', join(dir, `${tids[error.index]!}.json`), error.cause);
+          throw error;
         }
-        created.push(tid);
+        created.push(...tids);
       }
+      // Every staged record is durable before the journal names it.
       await fsyncDir(dir);
       this.fault('compress:staged');
       // The commit point: once this rename is durable the new set wins.
@@ -694,6 +727,15 @@ async function isFolder(path: string): Promise<boolean> {
     return (await fs.lstat(path)).isDirectory();
   } catch {
     return false;
+  }
+}
+
+/** Unlinks a file; one already gone is no error. */
+async function unlinkIfPresent(path: string | Buffer): Promise<void> {
+  try {
+    await fs.unlink(path);
+  } catch (error) {
+    if (errnoCode(error) !== 'ENOENT') throw error;
   }
 }
 

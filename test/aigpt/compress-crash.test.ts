@@ -6,6 +6,7 @@ import { watch } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FILE_BATCH } from '../../src/aigpt/fs-atomic.js';
 import { InjectedFault, JOURNAL_FILE, MemoryStore } from '../../src/aigpt/memory-store.js';
 import { recordTree } from '../../src/aigpt/record-paths.js';
 import { isValidTid, TidGenerator } from '../../src/aigpt/tid.js';
@@ -156,6 +157,39 @@ describe('compress crash safety, in-process fault injection', () => {
     const after = await snapshotMemories(dir);
     expect(after.map(([, text]) => JSON.parse(text).value.content.text)).toEqual(NEW_TEXTS);
     expect(recovery?.rolledForward).toBe(true);
+  });
+
+  // Compress writes, renames and unlinks files in batches (FILE_BATCH); a crash
+  // at the last point of one batch or the first of the next is no different.
+  it('a crash at a batch boundary of a compress of many files recovers to exactly the old or exactly the new set', async () => {
+    const manyOld = Array.from({ length: FILE_BATCH + 1 }, (_, i) => `many old ${i}`);
+    const manyNew = Array.from({ length: FILE_BATCH + 2 }, (_, i) => `many new ${i}`);
+    const seed = async (home: TempHome): Promise<[string, string][]> => {
+      const store = storeIn(home);
+      await store.ensureLayout();
+      for (const text of manyOld) await store.saveMemory(text);
+      return snapshotMemories(store.tree.memoryDir);
+    };
+    const probe = fresh();
+    const oldSet = await seed(probe);
+    const points: string[] = [];
+    await storeIn(probe, (point) => points.push(point)).compress(manyNew);
+    const newSet = await snapshotMemories(storeIn(probe).tree.memoryDir);
+    const commitIndex = points.indexOf(COMMIT_POINT);
+    const perFile = ['compress:stage:opened', 'compress:stage:synced', 'compress:published', 'compress:removed-old'];
+    const boundaries = perFile.flatMap((label) => {
+      const at = points.flatMap((point, index) => (point === label ? [index] : []));
+      return [at[FILE_BATCH - 1]!, at[FILE_BATCH]!];
+    });
+    for (const i of boundaries) {
+      const home = fresh();
+      expect(await seed(home)).toEqual(oldSet);
+      await expect(storeIn(home, crashAt(i).hook).compress(manyNew)).rejects.toBeInstanceOf(InjectedFault);
+      await storeIn(home).ensureLayout();
+      const dir = storeIn(home).tree.memoryDir;
+      expect(await snapshotMemories(dir), `crash at #${i} ${points[i]}`).toEqual(i < commitIndex ? oldSet : newSet);
+      expect((await listDir(dir)).filter((name) => name.startsWith('.') && name !== '.lock'), `helpers after #${i}`).toEqual([]);
+    }
   });
 });
 
