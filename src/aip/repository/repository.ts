@@ -312,10 +312,12 @@ export class Repository {
     return success({ id, object, stored: written });
   }
 
-  /** Resolves `HEAD`, a full ID, or a unique prefix of at least 6 hex digits. */
-  async resolve(ref: string): Promise<Id> {
-    if (ref === 'HEAD') return this.readHead();
-    if (!/^[0-9a-f]+$/.test(ref) || ref.length > 64) throw new AipError('usage', `${quoted(ref)} is not an ID, an ID prefix or HEAD`);
+  /** Resolves `HEAD`, a full ID, or a unique prefix of at least 6 hex digits (either case, D56). */
+  async resolve(given: string): Promise<Id> {
+    if (given === 'HEAD') return this.readHead();
+    if (!/^[0-9A-Fa-f]+$/.test(given) || given.length > 64) throw new AipError('usage', `${quoted(given)} is not an ID, an ID prefix or HEAD`);
+    // IDs are written in lowercase; a digit typed in uppercase is the same digit.
+    const ref = given.toLowerCase();
     if (ref.length < 6) throw new AipError('usage', `ID prefix ${ref} is shorter than 6 hex digits`);
     const matches = await this.store.withPrefix(ref);
     if (matches.length === 0) throw new AipError('store.not_found', `no object matches ${ref}`);

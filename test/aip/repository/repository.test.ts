@@ -417,6 +417,13 @@ describe('ID resolution', () => {
     await expect(repo.resolve('000000')).rejects.toMatchObject({ code: 'store.not_found' });
   });
 
+  it('reads hex digits in either case, as IDs are written in lowercase (D56)', async () => {
+    const repo = await repoWith(VECTOR_ORDER);
+    expect(await repo.resolve(ID.V6.slice(0, 8).toUpperCase())).toBe(ID.V6);
+    expect(await repo.resolve(ID.V6.toUpperCase())).toBe(ID.V6);
+    await expect(repo.resolve('head')).rejects.toMatchObject({ code: 'usage' });
+  });
+
   it('reports an ambiguous prefix with its matches', async () => {
     const repo = await repoWith([]);
     // Find two artifacts sharing a 6-digit prefix would take long; share a 2-digit fan-out folder instead
