@@ -91,6 +91,16 @@ export async function materialisedService(client: AipcsClient, domainName: strin
   return serviceId;
 }
 
+/** Serves `dataRoot` just long enough to materialise a service (as materialisedService); returns its id once the server has stopped. */
+export async function materialisedServiceThenStop(dataRoot: string, domainName: string): Promise<string> {
+  const client = await serveOn(dataRoot);
+  try {
+    return await materialisedService(client, domainName);
+  } finally {
+    await client.close();
+  }
+}
+
 /** Creates a note; returns the record document. */
 export async function createNote(client: AipcsClient, serviceId: string, record: Record<string, unknown>): Promise<Record<string, unknown>> {
   const created = await client.call('aipcs_record_create', { service_id: serviceId, entity_name: 'note', record, idempotency_key: key('create') });

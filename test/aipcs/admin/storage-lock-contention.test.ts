@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { startAipcs } from '../../support/aipcs-client.js';
-import { aipcs, freshDataRoot, materialisedService, rootArgs, serveOn } from '../../support/aipcs-admin.js';
+import { aipcs, freshDataRoot, materialisedService, materialisedServiceThenStop, rootArgs } from '../../support/aipcs-admin.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../support/postgres.js';
 
 const ENV_NAME = 'AIPCS_TEST_POSTGRES_DSN';
@@ -18,13 +18,7 @@ const ENV_NAME = 'AIPCS_TEST_POSTGRES_DSN';
 describe('admin commands under a SQLite registry held exclusively', () => {
   it('are storage_busy, retryable, exit 4, and answer once the lock is gone', async () => {
     const root = freshDataRoot();
-    const server = await serveOn(root);
-    let serviceId: string;
-    try {
-      serviceId = await materialisedService(server, 'locked');
-    } finally {
-      await server.close();
-    }
+    const serviceId = await materialisedServiceThenStop(root, 'locked');
     const run = (command: string[]) => aipcs([...command, ...rootArgs(root), '--sqlite-busy-timeout-ms', '50']);
     // In WAL mode only an exclusive locking mode keeps readers out.
     const holder = new Database(join(root, 'registry.sqlite'));

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REGISTRY_DDL_R1 } from '../../../src/aipcs/storage/sqlite/registry.js';
-import { aipcs, createNote, freshDataRoot, key, materialisedService, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
+import { aipcs, createNote, freshDataRoot, key, materialisedService, materialisedServiceThenStop, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
 import { startAipcs, sqliteArgs, type AipcsClient } from '../../support/aipcs-client.js';
 import { wireNotesManifest, wireNotesManifestV2 } from '../../support/wire-manifests.js';
 
@@ -307,13 +307,7 @@ describe('read-only administration', () => {
     });
     it('a registry or store put back in rollback-journal mode is not ready to inspection either: serve switches the registry back, the store stays incompatible', async () => {
       const root = freshDataRoot();
-      const server = await serveOn(root);
-      let serviceId: string;
-      try {
-        serviceId = await materialisedService(server, 'rollback_mode');
-      } finally {
-        await server.close();
-      }
+      const serviceId = await materialisedServiceThenStop(root, 'rollback_mode');
       const store = join(root, 'service-stores', `svc_${serviceId.replaceAll('-', '')}.sqlite`);
       for (const file of [join(root, 'registry.sqlite'), store]) {
         const db = new Database(file);

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { aipcs, freshDataRoot, materialisedService, rootArgs, serveOn } from '../../support/aipcs-admin.js';
+import { aipcs, freshDataRoot, materialisedServiceThenStop, rootArgs } from '../../support/aipcs-admin.js';
 import { aipcsBin } from '../../support/bins.js';
 
 const PRELOAD = resolve(dirname(fileURLToPath(import.meta.url)), '../../support/signal-after-create.mjs');
@@ -43,13 +43,7 @@ describe('Ctrl-C right after a temp path is created (built CLI)', () => {
 
   it('export: the temp file just opened is removed and the command ends by SIGINT', async () => {
     const dataRoot = freshDataRoot();
-    const client = await serveOn(dataRoot);
-    let serviceId: string;
-    try {
-      serviceId = await materialisedService(client, 'interrupted_at_creation');
-    } finally {
-      await client.close();
-    }
+    const serviceId = await materialisedServiceThenStop(dataRoot, 'interrupted_at_creation');
     expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', '00000000-0000-4000-8000-000000000001', ...rootArgs(dataRoot)]).status).toBe(0);
     const out = mkdtempSync(join(tmpdir(), 'aipcs-export-signal-'));
     const exportArgs = ['export', serviceId, '--output', join(out, 'x.jsonl'), '--expected-revision', '4', '--operation-id', '00000000-0000-4000-8000-000000000002', ...rootArgs(dataRoot)];

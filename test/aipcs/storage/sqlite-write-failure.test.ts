@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { sqliteArgs, type Envelope } from '../../support/aipcs-client.js';
-import { freshDataRoot, materialisedService, serveOn } from '../../support/aipcs-admin.js';
+import { freshDataRoot, materialisedServiceThenStop, serveOn } from '../../support/aipcs-admin.js';
 import { aipcsBin } from '../../support/bins.js';
 
 /** `aipcs serve` with a soft file size limit of `kib` KiB, through a bash wrapper. */
@@ -36,13 +36,7 @@ async function serveWithFileSizeLimit(args: string[], kib: number): Promise<{ ca
 describe('a SQLite write refused by the file system', () => {
   it('is storage_unavailable, leaves nothing half-written, and the server goes on', async () => {
     const root = freshDataRoot();
-    const setup = await serveOn(root);
-    let serviceId: string;
-    try {
-      serviceId = await materialisedService(setup, 'limited');
-    } finally {
-      await setup.close();
-    }
+    const serviceId = await materialisedServiceThenStop(root, 'limited');
 
     // The store's WAL grows by each record; 400 KiB is reached after a few dozen.
     const limited = await serveWithFileSizeLimit(sqliteArgs(root), 400);
