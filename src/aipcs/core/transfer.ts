@@ -453,8 +453,10 @@ export class ServiceTransfer {
     // Another attempt of this same command (run twice at once) completed the
     // claim first: its receipt names other bytes (another header time) than
     // the sink holds. Those must not be published under it; the repetition
-    // replays the receipt's own bytes.
-    if ((result['receipt'] as JsonObject | undefined)?.['bundle_root_sha256'] !== encoded.summary.rootSha256) throw new AipcsError('operation_in_progress');
+    // replays the receipt's own bytes. A concurrent same-key caller is told
+    // the outcome is uncertain (README, operations spec 4.2), not that
+    // another operation is in progress, the answer to a new key (spec 4.1).
+    if ((result['receipt'] as JsonObject | undefined)?.['bundle_root_sha256'] !== encoded.summary.rootSha256) throw new AipcsError('operation_uncertain_lifecycle');
     return result;
   }
 
