@@ -2,7 +2,7 @@
 // evaluation folder, run the command there, inspect the folder against the
 // state, and store the captures and the evidence v2. Process handling is
 // execute.ts's; object rules are core's.
-import { lstat, mkdtemp, readFile, rm, chmod, readdir } from 'node:fs/promises';
+import { lstat, mkdtemp, readFile, chmod, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import { processExists } from '../../common/process.js';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -14,6 +14,7 @@ import { AipError } from '../core/errors.js';
 import type { EvidenceV2, EvidenceV2Data, FileMap, Id, StateV1, Workspace } from '../core/objects.js';
 import { expectedResult } from '../core/schemas.js';
 import type { Repository } from '../repository/repository.js';
+import { errorCode } from '../repository/object-store.js';
 import { materialize, snapshotTree } from '../repository/tree.js';
 import { isIgnored, type IgnoreRules } from '../core/ignore-rules.js';
 import { execute, type ExecuteResult } from './execute.js';
@@ -117,27 +118,63 @@ async function removeDeadRunsFolders(parent: string): Promise<void> {
   }
 }
 
-/** Removes a folder even if the command took write permission away from parts of it. */
-async function removeTree(dir: string): Promise<void> {
+/** A folder deeper than this (in bytes of its path) is moved up before it is emptied: Linux paths end at 4096. */
+const DEEPEST_PATH_BYTES = 2048;
+
+/** Runs a removal step; what is already gone counts as removed. */
+async function unlessGone(step: Promise<unknown>): Promise<void> {
   try {
-    await rm(dir, { recursive: true, force: true });
-    return;
-  } catch {
-    // fall through: restore permissions and retry
+    await step;
+  } catch (error) {
+    if (errorCode(error) !== 'ENOENT') throw error;
   }
-  const pending = [dir];
-  while (pending.length > 0) {
-    const current = pending.pop() as string;
+}
+
+/**
+ * Removes an evaluation folder the command may have rearranged, following no
+ * symbolic link: Node's `rm` reads through a link whose unlink fails with
+ * EPERM (in a folder the command made immutable) and removed what the link
+ * points to, outside the folder; a folder the command replaced by a link is
+ * unlinked, never entered or chmod'ed. Folders get write permission back
+ * first (the command may have taken it away). Names are read as bytes (they
+ * need not be UTF-8), and a folder nested deeper than paths reach is moved
+ * up into a fresh folder at the top first (`rm` failed with ENAMETOOLONG).
+ */
+async function removeTree(dir: string): Promise<void> {
+  let top;
+  try {
+    top = await lstat(dir);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return;
+    throw error;
+  }
+  if (!top.isDirectory()) return unlessGone(unlink(dir));
+  const slash = Buffer.from('/');
+  // Pre-order: a folder comes before the folders inside it, so removing them in reverse order empties each first.
+  const folders = [Buffer.from(dir)];
+  for (let i = 0; i < folders.length; i++) {
+    const folder = folders[i] as Buffer;
+    await chmod(folder, 0o700).catch(() => undefined); // a real folder (from lstat or a dirent), never a link
+    let entries;
     try {
-      await chmod(current, 0o700);
-      for (const entry of await readdir(current, { withFileTypes: true })) {
-        if (entry.isDirectory()) pending.push(join(current, entry.name));
+      entries = await readdir(folder, { withFileTypes: true, encoding: 'buffer' });
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') continue;
+      throw error;
+    }
+    for (const entry of entries) {
+      const path = Buffer.concat([folder, slash, entry.name]);
+      if (!entry.isDirectory()) await unlessGone(unlink(path));
+      else if (path.length <= DEEPEST_PATH_BYTES) folders.push(path);
+      else {
+        const shallow = Buffer.from(await mkdtemp(join(dir, 'deep-')));
+        const moved = Buffer.concat([shallow, slash, Buffer.from('d')]);
+        await rename(path, moved);
+        folders.push(shallow);
       }
-    } catch {
-      // best effort
     }
   }
-  await rm(dir, { recursive: true, force: true });
+  for (const folder of folders.reverse()) await unlessGone(rmdir(folder));
 }
 
 /** Any valid time: every time has the same encoded length. */

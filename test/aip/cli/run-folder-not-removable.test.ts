@@ -6,7 +6,7 @@
 // the outcome of a command that ran and was recorded looked like a failure to
 // run it. Now the result stands and a warning names the leftover folder.
 import { execFileSync } from 'node:child_process';
-import { chmod, readdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { aip, requireBuiltBin } from '../support/cli.js';
@@ -48,5 +48,57 @@ describe('aip run: an evaluation folder that cannot be removed', () => {
     expect(run.text).toMatch(/^evidence [0-9a-f]{64}\nresult pass \(termination exited, exit 0, workspace /);
     expect(leftovers).toHaveLength(1);
     expect(run.stderr).toContain(`aip: warning: the evaluation folder is left behind: cannot remove ${join(tmp, leftovers[0]!)}: `);
+  });
+});
+
+describe('aip run: removing the evaluation folder follows no link the command left', () => {
+  // As root, `chattr +i` makes an unlink fail with EPERM, on which Node's `rm`
+  // read through the link and removed what it points to; otherwise a parent
+  // made read-only sent the removal to its fallback, which chmod'ed through
+  // a link in place of the folder.
+  const stuck = root ? 'chattr +i' : 'chmod 500';
+  const unstuck = async (path: string): Promise<void> => {
+    if (root) execFileSync('chattr', ['-i', path]);
+    else await chmod(path, 0o700);
+  };
+  const cases = [
+    { name: 'a link inside the folder', command: `ln -s "$VICTIM" link && ${stuck} .`, stuckPath: (run: string) => run },
+    { name: 'a link in place of the folder', command: `d=$PWD && cd / && mv "$d" "$d.moved" && ln -s "$VICTIM" "$d" && ${stuck} "$TMPDIR"`, stuckPath: (_run: string, tmp: string) => tmp },
+  ];
+  for (const { name, command, stuckPath } of cases) {
+    it.runIf(process.platform === 'linux')(`leaves what ${name} points to as it was`, async () => {
+      const dir = await tempDir();
+      const tmp = await tempDir();
+      if (root && !(await immutableFiles(tmp))) return;
+      const victim = await tempDir();
+      await writeFile(join(victim, 'precious'), 'keep me\n');
+      await mkdir(join(victim, 'sub'));
+      await chmod(join(victim, 'sub'), 0o755);
+      expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+
+      const run = await aip(['run', '--', 'sh', '-c', command], { cwd: dir, env: { TMPDIR: tmp, VICTIM: victim } });
+      const leftovers = (await readdir(tmp)).filter((entry) => entry.startsWith('aip-run-') && !entry.endsWith('.moved'));
+      await unstuck(stuckPath(join(tmp, leftovers[0] ?? ''), tmp));
+
+      expect(run.code).toBe(0);
+      expect(await readdir(victim)).toEqual(['precious', 'sub']);
+      expect(await readFile(join(victim, 'precious'), 'utf8')).toBe('keep me\n');
+      expect((await stat(join(victim, 'sub'))).mode & 0o777).toBe(0o755);
+    });
+  }
+});
+
+describe('aip run: an evaluation folder nested deeper than a path reaches', () => {
+  it.runIf(process.platform === 'linux')('is removed all the same (rm failed with ENAMETOOLONG and left it behind)', async () => {
+    const dir = await tempDir();
+    const tmp = await tempDir();
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    // 30 folders of 200-byte names: a 6000-byte path, beyond Linux's 4096.
+    const nest = "const fs = require('node:fs'); for (let i = 0; i < 30; i++) { fs.mkdirSync('d'.repeat(200)); process.chdir('d'.repeat(200)); } fs.writeFileSync('f', 'x');";
+    const run = await aip(['run', '--', process.execPath, '-e', nest], { cwd: dir, env: { TMPDIR: tmp } });
+
+    expect(run.stderr).not.toContain('left behind');
+    expect(run.code).toBe(4); // the inspection cannot read that deep: workspace unknown
+    expect(await readdir(tmp)).toEqual([]);
   });
 });
