@@ -641,12 +641,19 @@ export class MemoryStore {
         );
       }
       let floor = listing.tidFloor;
+      // Publishing renames over a name, and the old names are deleted after it: a new TID
+      // must name no old record. Above the floor none does, save where the generator ran out
+      // of TID space and went back to the clock (a record at the very end, see TidGenerator.next).
+      const taken = new Set(oldNames);
       const created: string[] = [];
       // Staged FILE_BATCH at a time (the records of a batch are rendered only then).
       for (let start = 0; start < items.length; start += FILE_BATCH) {
         const tids = items.slice(start, start + FILE_BATCH).map(() => {
-          const tid = this.tids.next(floor);
-          floor = tidMicros(tid);
+          let tid;
+          do {
+            tid = this.tids.next(floor);
+            floor = tidMicros(tid);
+          } while (taken.has(`${tid}.json`));
           return tid;
         });
         const files = tids.map((tid, index) => ({

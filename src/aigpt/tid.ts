@@ -106,9 +106,16 @@ export class TidGenerator {
     }
   }
 
-  /** @param floorMicros every returned timestamp is strictly greater than this (use -1 for none). */
+  /**
+   * @param floorMicros every returned timestamp is strictly greater than this (use -1 for none),
+   * unless no timestamp is left above it (or above this generator's last TID): at the end of
+   * the TID space (year 2255: a stray record name) such a bound is dropped and the clock picks,
+   * so order gives way there and the caller's exclusive create keeps names unique.
+   */
   next(floorMicros = -1): string {
-    const micros = Math.max(this.nowMicros(), this.lastMicros + 1, floorMicros + 1);
+    const now = this.nowMicros();
+    const following = [this.lastMicros + 1, floorMicros + 1].filter((micros) => micros <= MAX_TID_MICROS);
+    const micros = Math.max(now, ...following);
     const tid = tidFromParts(micros, this.clockId);
     this.lastMicros = micros;
     return tid;

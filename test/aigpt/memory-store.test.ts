@@ -5,7 +5,7 @@ import { AigptError } from '../../src/aigpt/errors.js';
 import { checkCompressItems, InjectedFault, JOURNAL_FILE, MemoryStore } from '../../src/aigpt/memory-store.js';
 import { memoryRecordJson } from '../../src/aigpt/record-format.js';
 import { recordTree } from '../../src/aigpt/record-paths.js';
-import { isValidTid, TidGenerator, tidFromParts } from '../../src/aigpt/tid.js';
+import { isValidTid, MAX_TID_MICROS, TidGenerator, tidFromParts } from '../../src/aigpt/tid.js';
 import { GOLDEN_MEMORY, listDir, makeTempHome, seedOrderMemory, snapshotMemories, type TempHome } from './support.js';
 
 const NOON_US = Date.parse('2026-03-01T12:00:00Z') * 1000;
@@ -83,6 +83,22 @@ describe('MemoryStore', () => {
     expect(saved.tid.startsWith('3')).toBe(true);
     expect(await store.compress(['kept'])).toMatchObject({ count: 1 });
     expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['kept']);
+  });
+
+  it('records at the end of the TID space neither stop saves nor let compress publish over one of them', async () => {
+    const dir = store.tree.memoryDir;
+    // The last timestamp that has a successor, and that successor with this store's clock id.
+    const nearEnd = tidFromParts(MAX_TID_MICROS - 1, 0);
+    const atEnd = tidFromParts(MAX_TID_MICROS, 0);
+    await fs.writeFile(join(dir, `${nearEnd}.json`), seedOrderMemory('did:plc:xxx', nearEnd, 'near end'));
+    await fs.writeFile(join(dir, `${atEnd}.json`), seedOrderMemory('did:plc:xxx', atEnd, 'at end'));
+    expect((await store.saveMemory('a')).tid).toBe(tidFromParts(NOON_US, 0));
+    expect((await store.saveMemory('b')).tid).toBe(tidFromParts(NOON_US + 1, 0));
+    expect(await fs.readFile(join(dir, `${atEnd}.json`), 'utf8')).toContain('"at end"');
+    // The first new TID above the near-end record is the at-end record's name:
+    // publishing it by rename replaced that record, then deleting the old set removed the new one.
+    expect(await store.compress(['one', 'two'])).toMatchObject({ count: 2 });
+    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['one', 'two']);
   });
 
   it('retries with a new TID when the name is taken between listing and publishing (exclusive create)', async () => {

@@ -97,6 +97,17 @@ describe('TidGenerator', () => {
     expect(tidMicros(tid)).toBe(floor + 1);
   });
 
+  it('past the end of the TID space follows what still fits, then the clock, instead of failing', () => {
+    const gen = new TidGenerator({ nowMicros: () => MARCH_1_2026_NOON_US, clockId: 1 });
+    // A floor one before the last timestamp (a stray record from year 2255) leaves room for one TID.
+    expect(tidMicros(gen.next(MAX_TID_MICROS - 1))).toBe(MAX_TID_MICROS);
+    // Nothing follows that one or this generator's last TID: the clock picks.
+    expect(tidMicros(gen.next(MAX_TID_MICROS))).toBe(MARCH_1_2026_NOON_US);
+    expect(tidMicros(gen.next())).toBe(MARCH_1_2026_NOON_US + 1);
+    // A clock itself beyond the TID space still has no TID to give.
+    expect(() => new TidGenerator({ nowMicros: () => MAX_TID_MICROS + 1, clockId: 1 }).next()).toThrow(/out of range/);
+  });
+
   it('reads the system clock below the millisecond (spec 3.6 product rule 2) while it agrees with the wall clock', () => {
     // Both clocks pinned: in a long-lived test worker the monotonic clock may
     // have drifted a millisecond from the wall clock, and then the wall clock
