@@ -158,6 +158,13 @@ async function tryPublish(pending: string, target: string, text: string): Promis
   } catch (error) {
     const code = errnoCode(error);
     if (code === 'EEXIST') return false;
+    if (code === 'ENOENT') {
+      // Our pending file is gone: a holder whose wall clock runs ahead of the file
+      // system's saw it empty, just created, and took it for a dead waiter's
+      // (removeDeadWaitersAmong). Written again; the caller looks at the lock and retries.
+      await fs.writeFile(pending, text, { flag: 'wx' });
+      return false;
+    }
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw error;
   }
   // No hard links here: exclusive create; a reader may briefly see it empty.

@@ -210,4 +210,19 @@ describe('collection lock', () => {
     await handle.release();
     expect(await listDir(dir)).toEqual([fresh]);
   });
+
+  it('a waiter whose pending file is removed while it waits writes it again and still gets the lock', async () => {
+    // A holder whose wall clock runs ahead of the file system's (another host of a
+    // shared folder, a faked clock) reads a waiter's pending file in the moment
+    // between its creation and its write: empty and, by that clock, old enough to be a dead waiter's.
+    await fs.writeFile(join(dir, LOCK_FILE), lockText(LIVE));
+    const handle = await acquireCollectionLock(dir, {
+      sleep: async () => {
+        for (const name of await listDir(dir)) await fs.rm(join(dir, name));
+      },
+    });
+    expect(JSON.parse(await fs.readFile(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
+    await handle.release();
+    expect(await listDir(dir)).toEqual([]);
+  });
 });
