@@ -293,6 +293,10 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
       shell: false,
       stdio: ['ignore', 'pipe', 'pipe'],
       windowsHide: true,
+      // The inherited PWD names the folder aip was started in: a tool that
+      // trusts it (a Makefile's $(PWD)) worked there, in the working tree,
+      // instead of in the evaluation folder (D58). As a shell's `cd` does.
+      ...(process.env['PWD'] === undefined ? {} : { env: { ...process.env, PWD: options.cwd } }),
     });
   } catch (error) {
     // Node emits 'error' only for EACCES, ENOENT, EAGAIN, EMFILE and ENFILE and

@@ -171,6 +171,25 @@ describe('capture', () => {
   });
 });
 
+describe('working folder', () => {
+  it('names the evaluation folder in PWD, not the folder aip was started in', async () => {
+    // A Makefile's $(PWD) (and any tool that trusts PWD) wrote into the
+    // working tree while the evidence said the state's folder was clean.
+    const { repo, state } = await project({ 'a': 'a' });
+    const before = process.env['PWD'];
+    process.env['PWD'] = repo.root;
+    try {
+      const e = await run(repo, state, [NODE, '-e', "require('fs').writeFileSync(process.env.PWD + '/out.txt', ''); process.stdout.write(String(process.env.PWD === process.cwd()))"]);
+      expect(await content(repo, e.data.stdout.artifact)).toBe('true');
+      expect(e.data).toMatchObject({ workspace: 'changed', environment: 'inherited' });
+      expect(await readdir(repo.root)).not.toContain('out.txt');
+    } finally {
+      if (before === undefined) delete process.env['PWD'];
+      else process.env['PWD'] = before;
+    }
+  });
+});
+
 describe('workspace', () => {
   it('clean when the folder still equals the state, empty folders aside', async () => {
     const { repo, state } = await project({ 'a': 'a' });
