@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, open, readdir, readFile, stat } from 'node:fs/promises';
-import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { endianness } from 'node:os';
 import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -84,14 +84,16 @@ async function isExecutableFile(path: string): Promise<boolean> {
 
 /**
  * argv[0] with a slash is resolved against the evaluation folder (it must
- * exist; spawning reports whether it can run); a bare name is searched in
- * the absolute PATH entries for an executable regular file.
+ * exist as written, so `./a.sh/` or `./missing/../a.sh`, which the kernel
+ * would not find, are not found either; spawning reports whether it can
+ * run); a bare name is searched in the absolute PATH entries for an
+ * executable regular file.
  */
 export async function resolveExecutable(program: string, cwd: string, pathVariable: string | undefined): Promise<string | undefined> {
   if (program.includes('/') || (process.platform === 'win32' && program.includes('\\'))) {
     const candidate = resolve(cwd, program);
     try {
-      await stat(candidate);
+      await stat(isAbsolute(program) ? program : `${cwd}${sep}${program}`);
       return candidate;
     } catch {
       return undefined;

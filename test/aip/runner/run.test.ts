@@ -86,6 +86,16 @@ describe('terminations', () => {
     expect(e.data).toMatchObject({ termination: 'start_error', executable: '', error: 'executable not found: no-such-command-aip-test', exit_code: null, result: 'unknown', workspace: 'clean' });
   });
 
+  it('start_error when a path the system would not find only resolves by dropping parts of it', async () => {
+    // `./ok.sh/` and `./missing/../ok.sh` name no file for the kernel (ENOTDIR, ENOENT); resolving them as text ran ok.sh.
+    const { repo, state } = await project({ 'ok.sh': '#!/bin/sh\necho ran\n' }, ['ok.sh']);
+    for (const program of ['./ok.sh/', './missing/../ok.sh']) {
+      const e = await run(repo, state, [program]);
+      expect(e.data).toMatchObject({ termination: 'start_error', executable: '', error: `executable not found: ${program}` });
+    }
+    expect((await run(repo, state, ['./ok.sh'])).data.termination).toBe('exited');
+  });
+
   it('start_error with the resolved path when the file cannot be executed', async () => {
     const { repo, state } = await project({ 'script.sh': 'echo hi\n' });
     const e = await run(repo, state, ['./script.sh']);
