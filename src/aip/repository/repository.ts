@@ -20,7 +20,7 @@ import { processExists } from '../../common/process.js';
 import { FileTooLargeError, NotRegularFileError, readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { withLock } from './lock.js';
 import { ObjectStore, errorCode, fsyncDirectory } from './object-store.js';
-import { IndexLineTable, ReverseIndex, type IndexLine, type TargetedIndexLine } from './reverse-index.js';
+import { IndexLineTable, ReverseIndex, type IndexLine, type RebuildResult, type TargetedIndexLine } from './reverse-index.js';
 
 export interface RepositoryOptions {
   readonly warn?: (message: string) => void;
@@ -305,7 +305,7 @@ export class Repository {
       // append again (queries remove duplicates) or, with no index, build one,
       // which now includes this object.
       await this.locked(async () => {
-        if ((await this.index.generation()) === undefined) await this.index.rebuild(this.store);
+        if ((await this.index.generation()) === undefined) await this.rebuildLocked();
         else await this.index.record(id, object);
       });
     }
@@ -336,7 +336,7 @@ export class Repository {
   async ensureIndex(): Promise<string> {
     const current = await this.index.generation();
     if (current !== undefined) return current;
-    return this.locked(async () => (await this.index.generation()) ?? (await this.index.rebuild(this.store)).generation);
+    return this.locked(async () => (await this.index.generation()) ?? (await this.rebuildLocked()).generation);
   }
 
   /** `read` of one complete index: read again under the lock if a rebuild swapped the index meanwhile. */
@@ -345,7 +345,7 @@ export class Repository {
     const result = await read();
     if ((await this.index.generation()) === before) return result;
     return this.locked(async () => {
-      if ((await this.index.generation()) === undefined) await this.index.rebuild(this.store);
+      if ((await this.index.generation()) === undefined) await this.rebuildLocked();
       return read();
     });
   }
@@ -386,18 +386,24 @@ export class Repository {
     return (await this.reverse(state, { type: 'evidence', field: 'state' })).map((l) => l.source);
   }
 
-  /**
-   * Replaces `index/` (every version folder) with one rebuilt from the objects
-   * alone, under the lock. A stored object that cannot be read as a valid
-   * object indexes nothing and is named in a warning (D55).
-   */
+  /** Replaces `index/` (every version folder) with one rebuilt from the objects alone, under the lock (D55). */
   async rebuildIndex(): Promise<number> {
-    const rebuilt = await this.locked(async () => this.index.rebuild(this.store));
+    return (await this.locked(async () => this.rebuildLocked())).objects;
+  }
+
+  /**
+   * The rebuild itself; the caller holds the lock. A stored object that
+   * cannot be read as a valid object indexes nothing and is named in a
+   * warning, by `aip index rebuild` and by the automatic rebuild before a
+   * query or write that finds no index alike (D55).
+   */
+  private async rebuildLocked(): Promise<RebuildResult> {
+    const rebuilt = await this.index.rebuild(this.store);
     for (const { id, error } of rebuilt.unreadable) {
       const why = error.message.startsWith(`${id}: `) ? error.message.slice(id.length + 2) : error.message;
       this.options.warn?.(`object ${id} was not indexed: ${this.store.pathOf(id)} does not hold a valid object (${error.code}: ${why}); aip verify --all reports it`);
     }
-    return rebuilt.objects;
+    return rebuilt;
   }
 
   /**
