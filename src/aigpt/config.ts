@@ -2,7 +2,7 @@
 // and home are injected so tests point it at temp folders. Knows the record
 // tree only through record-paths; never touches record files.
 
-import { promises as fs, realpathSync } from 'node:fs';
+import { promises as fs, lstatSync, realpathSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isJsonObject, type JsonValue, JsonError, parseJson } from '../common/json.js';
@@ -190,24 +190,41 @@ export function resolveParentSteps(path: string, cwd: () => string, platform: No
   const parts = path.split('/');
   if (platform === 'win32' || !parts.includes('..')) return path;
   let current = path.startsWith('/') ? '/' : cwd();
-  for (const part of parts) {
+  for (const [index, part] of parts.entries()) {
     if (part === '' || part === '.') continue;
-    current = part === '..' ? dirname(realPrefix(current)) : current.endsWith('/') ? current + part : `${current}/${part}`;
+    if (part !== '..') {
+      current = current.endsWith('/') ? current + part : `${current}/${part}`;
+      continue;
+    }
+    const real = realPrefix(current);
+    // No folder to step back from (a file, a dangling link, a link loop): the
+    // rest is left to the kernel, which then refuses it as it refuses the reference.
+    if (real === undefined) return `${current.replace(/\/$/, '')}/${parts.slice(index).join('/')}`;
+    current = dirname(real);
   }
   return current;
 }
 
-/** `path` with its longest existing leading part replaced by that part's real path. */
-function realPrefix(path: string): string {
+/**
+ * `path` with its longest existing leading part replaced by that part's real
+ * path; undefined when that part is not a folder or cannot be followed (a
+ * file, a dangling link, a link loop, no search permission).
+ */
+function realPrefix(path: string): string | undefined {
   const missing: string[] = [];
   for (let head = path; ; head = dirname(head)) {
+    let real: string;
     try {
-      const real = realpathSync(head);
-      return missing.length === 0 ? real : join(real, ...missing.reverse());
-    } catch {
+      real = realpathSync(head);
+    } catch (error) {
+      // Only a name that is not there at all is created by mkdir -p; a dangling link is there.
+      if (errnoCode(error) !== 'ENOENT' || lstatSync(head, { throwIfNoEntry: false }) !== undefined) return undefined;
       if (dirname(head) === head) return path;
       missing.push(basename(head));
+      continue;
     }
+    if (statSync(real, { throwIfNoEntry: false })?.isDirectory() !== true) return undefined;
+    return missing.length === 0 ? real : join(real, ...missing.reverse());
   }
 }
 
@@ -362,7 +379,10 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
   if (pathValue?.includes('\0') === true) throw invalid('bot.path holds a NUL character');
   const base = expandPath(pathValue, appDir, environment);
   const identity = environment.platform === 'win32' ? handle : did;
-  const absoluteBase = resolveFrom(environment.cwd, resolveParentSteps(base, environment.cwd, environment.platform));
+  const physicalBase = resolveParentSteps(base, environment.cwd, environment.platform);
+  // A `..` still there is one the kernel refuses (after a file or a link loop): resolve would drop it by name.
+  const keptParentStep = environment.platform !== 'win32' && physicalBase.split('/').includes('..');
+  const absoluteBase = keptParentStep ? physicalBase : resolveFrom(environment.cwd, physicalBase);
   return {
     configFile: file,
     appDir,

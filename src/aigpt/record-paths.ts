@@ -2,7 +2,7 @@
 // directory entries count as records (spec 3.2), and how they are ordered.
 // Pure path arithmetic: never touches the file system.
 
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { CORE_COLLECTION, CORE_RKEY, MEMORY_COLLECTION } from './limits.js';
 
 export interface RecordTree {
@@ -13,14 +13,24 @@ export interface RecordTree {
   readonly memoryDir: string;
 }
 
+/**
+ * `dir/name` appended as the reference's PathBuf::join appends, without
+ * normalising (POSIX): a `..` that config.ts left for the kernel to refuse
+ * (after a file or a link loop) must not be dropped by name here.
+ */
+function under(dir: string, name: string): string {
+  if (sep !== '/') return join(dir, name);
+  return dir.endsWith('/') ? dir + name : `${dir}/${name}`;
+}
+
 export function recordTree(base: string, identity: string): RecordTree {
-  const identityDir = join(base, identity);
-  const coreDir = join(identityDir, CORE_COLLECTION);
+  const identityDir = under(base, identity);
+  const coreDir = under(identityDir, CORE_COLLECTION);
   return {
     identityDir,
     coreDir,
-    coreFile: join(coreDir, `${CORE_RKEY}.json`),
-    memoryDir: join(identityDir, MEMORY_COLLECTION),
+    coreFile: under(coreDir, `${CORE_RKEY}.json`),
+    memoryDir: under(identityDir, MEMORY_COLLECTION),
   };
 }
 

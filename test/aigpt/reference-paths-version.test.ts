@@ -66,6 +66,20 @@ describe('aigpt against the reference source', () => {
     await expect(fs.stat(join(home.root, 'rel'))).rejects.toThrow();
   });
 
+  it('a bot.path whose `..` follows a file, a dangling link or a link loop fails as the kernel does, writing nothing beside it', async () => {
+    await fs.writeFile(join(home.root, 'file'), '');
+    await fs.symlink(join(home.root, 'nothing'), join(home.root, 'dangling'));
+    await fs.symlink('loop-b', join(home.root, 'loop-a'));
+    await fs.symlink('loop-a', join(home.root, 'loop-b'));
+    for (const [step, cause] of [['file', 'ENOTDIR'], ['dangling', 'E'], ['loop-a', 'ELOOP']] as const) {
+      await writeConfig(home, { path: `${home.root}/${step}/../content` });
+      const saved = await runAigpt(['save-memory', 'hello'], home.childEnv);
+      expect(saved.code, step).toBe(1);
+      expect(saved.stderr, step).toContain(`Failed to create ${home.root}/${step}/../content/self/ai.syui.gpt.core: ${cause}`);
+      await expect(fs.stat(join(home.root, 'content')), step).rejects.toThrow();
+    }
+  });
+
   it('XDG_CONFIG_HOME with `..` after a symlink puts the config where the reference puts it', async () => {
     await linkIntoReal();
     const env = { ...home.childEnv, XDG_CONFIG_HOME: `${home.root}/link/../xdg` };
