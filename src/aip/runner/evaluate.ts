@@ -2,7 +2,7 @@
 // evaluation folder, run the command there, inspect the folder against the
 // state, and store the captures and the evidence v2. Process handling is
 // execute.ts's; object rules are core's.
-import { lstat, mkdtemp, readFile, chmod, readdir, rename, rmdir, unlink } from 'node:fs/promises';
+import { lstat, mkdtemp, readFile, chmod, readdir, realpath, rename, rmdir, unlink } from 'node:fs/promises';
 import { processExists } from '../../common/process.js';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -139,6 +139,8 @@ async function unlessGone(step: Promise<unknown>): Promise<void> {
  * first (the command may have taken it away). Names are read as bytes (they
  * need not be UTF-8), and a folder nested deeper than paths reach is moved
  * up into a fresh folder at the top first (`rm` failed with ENAMETOOLONG).
+ * A mount point inside (a bind mount the command made) is not entered: `rm`
+ * emptied what was mounted there; it stays, and the removal fails naming it.
  */
 async function removeTree(dir: string): Promise<void> {
   let top;
@@ -150,8 +152,12 @@ async function removeTree(dir: string): Promise<void> {
   }
   if (!top.isDirectory()) return unlessGone(unlink(dir));
   const slash = Buffer.from('/');
+  const real = await realpath(dir); // mount points are listed by their real paths
+  const mounts = await mountPointsUnder(real);
+  if (mounts.has(Buffer.from(real).toString('latin1'))) throw new Error(`${real} is a mount point; what is mounted there was left alone`);
+  const kept: string[] = [];
   // Pre-order: a folder comes before the folders inside it, so removing them in reverse order empties each first.
-  const folders = [Buffer.from(dir)];
+  const folders = [Buffer.from(real)];
   for (let i = 0; i < folders.length; i++) {
     const folder = folders[i] as Buffer;
     await chmod(folder, 0o700).catch(() => undefined); // a real folder (from lstat or a dirent), never a link
@@ -165,7 +171,9 @@ async function removeTree(dir: string): Promise<void> {
     for (const entry of entries) {
       const path = Buffer.concat([folder, slash, entry.name]);
       if (!entry.isDirectory()) await unlessGone(unlink(path));
+      else if (mounts.has(path.toString('latin1'))) kept.push(path.toString());
       else if (path.length <= DEEPEST_PATH_BYTES) folders.push(path);
+      else if (hasMountBelow(mounts, path)) kept.push(path.toString()); // moved up, it would take its mount out of sight
       else {
         const shallow = Buffer.from(await mkdtemp(join(dir, 'deep-')));
         const moved = Buffer.concat([shallow, slash, Buffer.from('d')]);
@@ -174,7 +182,34 @@ async function removeTree(dir: string): Promise<void> {
       }
     }
   }
+  if (kept.length > 0) throw new Error(`${kept.join(', ')} ${kept.length === 1 ? 'is a mount point' : 'are mount points'}; what is mounted there was left alone`);
   for (const folder of folders.reverse()) await unlessGone(rmdir(folder));
+}
+
+function hasMountBelow(mounts: ReadonlySet<string>, folder: Buffer): boolean {
+  const prefix = `${folder.toString('latin1')}/`;
+  for (const point of mounts) if (point.startsWith(prefix)) return true;
+  return false;
+}
+
+/** The mount points at or below `root` (real paths, as latin1 text of their bytes) from /proc/self/mountinfo; none elsewhere. */
+async function mountPointsUnder(root: string): Promise<Set<string>> {
+  const found = new Set<string>();
+  let table: string;
+  try {
+    table = await readFile('/proc/self/mountinfo', 'latin1');
+  } catch {
+    return found; // not Linux, or no /proc
+  }
+  const top = Buffer.from(root).toString('latin1');
+  for (const line of table.split('\n')) {
+    const field = line.split(' ')[4];
+    if (field === undefined) continue;
+    // Space, tab, newline and backslash are written as octal escapes.
+    const point = field.replace(/\\([0-7]{3})/g, (_all, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+    if (point === top || point.startsWith(`${top}/`)) found.add(point);
+  }
+  return found;
 }
 
 /** Any valid time: every time has the same encoded length. */

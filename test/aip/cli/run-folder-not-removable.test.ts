@@ -102,3 +102,22 @@ describe('aip run: an evaluation folder nested deeper than a path reaches', () =
     expect(await readdir(tmp)).toEqual([]);
   });
 });
+
+describe('aip run: a folder the command mounted inside its evaluation folder', () => {
+  it.runIf(process.platform === 'linux' && root)('is left mounted with what it holds, and named in the warning', async () => {
+    const dir = await tempDir();
+    const tmp = await tempDir();
+    const victim = await tempDir();
+    await writeFile(join(victim, 'precious'), 'keep me\n');
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+
+    const run = await aip(['--format', 'json', 'run', '--', 'sh', '-c', 'mkdir m && mount --bind "$VICTIM" m'], { cwd: dir, env: { TMPDIR: tmp, VICTIM: victim } });
+    const mounted = (JSON.parse(run.text) as { data: { exit_code: number | null } }).data.exit_code === 0;
+    const leftovers = (await readdir(tmp)).filter((entry) => entry.startsWith('aip-run-'));
+    if (mounted) for (const name of leftovers) execFileSync('umount', [join(tmp, name, 'm')]);
+    if (!mounted) return; // no permission to mount here
+
+    expect(await readdir(victim)).toEqual(['precious']);
+    expect(run.stderr).toContain(`aip: warning: the evaluation folder is left behind: cannot remove ${join(tmp, leftovers[0]!)}: ${join(tmp, leftovers[0]!, 'm')} is a mount point`);
+  });
+});
