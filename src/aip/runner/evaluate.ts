@@ -168,19 +168,21 @@ async function removeTree(dir: string): Promise<void> {
       if (errorCode(error) === 'ENOENT') continue;
       throw error;
     }
+    const files: Buffer[] = [];
     for (const entry of entries) {
       const path = Buffer.concat([folder, slash, entry.name]);
-      if (!entry.isDirectory()) await unlessGone(unlink(path));
+      if (!entry.isDirectory()) files.push(path);
       else if (mounts.has(path.toString('latin1'))) kept.push(path.toString());
       else if (path.length <= DEEPEST_PATH_BYTES) folders.push(path);
       else if (hasMountBelow(mounts, path)) kept.push(path.toString()); // moved up, it would take its mount out of sight
       else {
-        const shallow = Buffer.from(await mkdtemp(join(dir, 'deep-')));
+        const shallow = Buffer.from(await mkdtemp(join(real, 'deep-')));
         const moved = Buffer.concat([shallow, slash, Buffer.from('d')]);
         await rename(path, moved);
         folders.push(shallow);
       }
     }
+    await Promise.all(files.map((path) => unlessGone(unlink(path))));
   }
   if (kept.length > 0) throw new Error(`${kept.join(', ')} ${kept.length === 1 ? 'is a mount point' : 'are mount points'}; what is mounted there was left alone`);
   for (const folder of folders.reverse()) await unlessGone(rmdir(folder));
