@@ -109,14 +109,14 @@ describe('aigpt CLI', () => {
     expect(result.stderr).toBe(`aigpt: Failed to create ${coreDir}: EEXIST: file already exists\n`);
   });
 
-  it('a memory folder that cannot be listed counts 0 in the status (spec 4.2); read-core still works, read-memory names the folder, writers cannot create it', async () => {
+  it('a memory folder that cannot be listed counts 0 in the status (spec 4.2) with a warning that it is no count; read-core still works, read-memory names the folder, writers cannot create it', async () => {
     await writeConfig(home, { path: join(home.root, 'c') });
     const memoryDir = join(home.root, 'c', 'self', 'ai.syui.gpt.memory');
     await fs.mkdir(join(home.root, 'c', 'self'), { recursive: true });
     await fs.writeFile(memoryDir, 'a file where the memory folder belongs');
     const status = await run([]);
     expect(status.code).toBe(0);
-    expect(status.stdout.endsWith('\nrecords: 0/100\n')).toBe(true);
+    expect(status.stdout.endsWith('\nrecords: 0/100\nwarning: the memory folder cannot be read, so the count is not one; see aigpt read-memory\n')).toBe(true);
     expect((await run(['read-core'])).code).toBe(0);
     const read = await run(['read-memory']);
     expect(read.code).toBe(1);

@@ -253,6 +253,7 @@ async function status(app: OpenedApp, io: CliIo): Promise<number> {
   let count = 0;
   let unreadable = 0;
   let compressPending = false;
+  let memoryProblem = false;
   try {
     // A scan keeps no record, and only counts the files beyond the read
     // bound (they are not unreadable): the status reads a folder of any size.
@@ -268,8 +269,9 @@ async function status(app: OpenedApp, io: CliIo): Promise<number> {
     unreadable = skipped;
     compressPending = scan.compressPending;
   } catch {
-    // The reference prints 0 when the folder cannot be listed.
+    // The reference prints 0 when the folder cannot be listed; a warning says it is no count.
     count = 0;
+    memoryProblem = true;
   }
   let coreProblem = false;
   try {
@@ -293,6 +295,7 @@ async function status(app: OpenedApp, io: CliIo): Promise<number> {
     `records: ${count}/${config.memory}`,
   ];
   if (config.baseIsRelative) lines.push('warning: path is relative to the current directory');
+  if (memoryProblem) lines.push('warning: the memory folder cannot be read, so the count is not one; see aigpt read-memory');
   if (unreadable > 0) lines.push(`warning: ${unreadable} unreadable memory file(s); see aigpt read-memory`);
   if (compressPending) lines.push(`warning: ${COMPRESS_PENDING}`);
   if (coreProblem) lines.push('warning: the core record cannot be read, so the instructions leave it out; see aigpt read-core');
