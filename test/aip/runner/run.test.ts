@@ -208,7 +208,10 @@ describe('workspace', () => {
 
   it('changed on a new, modified, removed or re-moded file, or a link', async () => {
     const { repo, state } = await project({ 'a': 'a', 'b': 'b' });
-    for (const script of ['echo new > c', 'echo x > a', 'rm b', 'chmod +x a', 'ln -s a link']) {
+    // The last one puts a link to an exact copy in the folder's place: the walk followed it and saw a clean tree.
+    const spare = await tempDir();
+    const replaced = `d=$PWD && cp -r "$d" ${spare}/copy && cd / && mv "$d" ${spare}/moved && ln -s ${spare}/copy "$d"`;
+    for (const script of ['echo new > c', 'echo x > a', 'rm b', 'chmod +x a', 'ln -s a link', replaced]) {
       const e = await run(repo, state, ['sh', '-c', script]);
       expect(e.data, script).toMatchObject({ workspace: 'changed', result: 'pass', workspace_error: '' });
     }
