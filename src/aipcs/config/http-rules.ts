@@ -49,7 +49,11 @@ export function isValidOriginEntry(entry: string): boolean {
   return match !== null && isValidBracketed(match[1]) && isValidPort(match[2]);
 }
 
-/** 1–16 entries, each non-empty ASCII ≤ 255 characters without surrounding whitespace, no duplicates. */
+/**
+ * 1–16 entries, each non-empty ASCII ≤ 255 characters without surrounding
+ * whitespace, no duplicates. Host and Origin entries are case-insensitive
+ * (and matched so), so entries differing only in letter case are duplicates.
+ */
 export function isValidListShape(entries: readonly string[]): boolean {
   if (entries.length < 1 || entries.length > MAX_LIST_ENTRIES) return false;
   for (const entry of entries) {
@@ -57,7 +61,7 @@ export function isValidListShape(entries: readonly string[]): boolean {
       return false;
     }
   }
-  return new Set(entries).size === entries.length;
+  return new Set(entries.map((entry) => entry.toLowerCase())).size === entries.length;
 }
 
 /** `<host>:<port>` (IPv6 bracketed), plus `localhost:<port>` when the host is 127.0.0.1 or ::1. */

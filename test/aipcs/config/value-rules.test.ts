@@ -307,6 +307,14 @@ describe('Host and Origin lists (§2.5.4)', () => {
     }
   });
 
+  it('refuses entries that differ only in letter case as duplicates: entries are case-insensitive (spec 2.5.4)', () => {
+    expectInvalid({ options: { http_allowed_hosts: 'A.example,a.example' } }, 'streamable_http');
+    expectInvalid({ toml: `${V1}[streamable_http]\nallowed_hosts = ["[::1]:8000", "LocalHost:8000", "localhost:8000"]\n` }, 'streamable_http');
+    expectInvalid({ options: { http_allowed_origins: 'https://App.example,https://app.example' } }, 'streamable_http');
+    expectInvalid({ options: { http_allowed_origins: 'HTTP://app.example,http://app.example' } }, 'streamable_http');
+    expect(ok({ options: { http_allowed_hosts: 'A.example,a.example:*' } }).http.allowedHosts).toEqual(['A.example', 'a.example:*']);
+  });
+
   it('refuses entries longer than 255 characters', () => {
     const exact = `${'a'.repeat(250)}:8080`; // 255 characters
     expect(ok({ options: { http_allowed_hosts: exact } }).http.allowedHosts).toEqual([exact]);
