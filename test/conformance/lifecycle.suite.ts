@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MANIFEST_RULES, type StoragePorts } from '../../src/aipcs/core/application.js';
 import { LifecycleService } from '../../src/aipcs/core/lifecycle.js';
+import type { ServiceRow } from '../../src/aipcs/core/ports.js';
 import { fingerprintText } from '../../src/aipcs/core/record-rules.js';
 import type { JsonObject } from '../../src/common/json.js';
 import { notesManifest, notesManifestV2, serverManaged } from '../support/manifests.js';
@@ -251,6 +252,22 @@ export function lifecycleSuite(harness: StorageHarness): void {
         expect(service).toMatchObject({ schema_version: 2n, service_revision: 4n, design_state: 'materialised', materialised_at: before['materialised_at'], storage: before['storage'] });
         const created = await app.records.create({ serviceId, entityName: 'person', record: { full_name: 'Ada' }, idempotencyKey: 'p' });
         expect((created['record'] as JsonObject)['entity_name']).toBe('person');
+      });
+
+      it('keeps only the current schema version of a service parsed, so a long-lived server does not hold every version it met', async () => {
+        const serviceId = await materialised();
+        const row = async () => (await storage.registry.read((tx) => tx.getService('agent-a', serviceId))) as ServiceRow;
+        const v1Row = await row();
+        const v1 = app.lifecycle.manifestOf(v1Row);
+        expect(app.lifecycle.manifestOf(v1Row)).toBe(v1);
+        await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e' });
+        const v2Row = await row();
+        const v2 = app.lifecycle.manifestOf(v2Row);
+        expect(app.lifecycle.manifestOf(v2Row)).toBe(v2);
+        // Version 1 was let go when version 2 was parsed: asking again parses it anew.
+        const v1Again = app.lifecycle.manifestOf(v1Row);
+        expect(v1Again).toEqual(v1);
+        expect(v1Again).not.toBe(v1);
       });
 
       it('rejects non-additive targets, stale preconditions and unmaterialised services', async () => {

@@ -98,7 +98,12 @@ function recoveryStateOf(claim: ClaimRow | undefined): RecoveryState {
 }
 
 export class LifecycleService {
-  private readonly manifestCache = new Map<string, ManifestV2>();
+  /**
+   * The parsed manifest of each service met, for its current schema version
+   * only: an evolve replaces the entry, so a long-lived server does not keep
+   * every version (each up to a megabyte of canonical JSON) it ever parsed.
+   */
+  private readonly manifestCache = new Map<string, { readonly schemaVersion: number; readonly manifest: ManifestV2 }>();
 
   constructor(
     private readonly deps: LifecycleDependencies,
@@ -157,12 +162,10 @@ export class LifecycleService {
 
   manifestOf(service: ServiceRow): ManifestV2 | null {
     if (service.manifest === null || service.schemaVersion === null) return null;
-    const key = `${service.serviceId}:${service.schemaVersion}`;
-    let manifest = this.manifestCache.get(key);
-    if (!manifest) {
-      manifest = this.deps.manifests.fromDocument(service.manifest);
-      this.manifestCache.set(key, manifest);
-    }
+    const cached = this.manifestCache.get(service.serviceId);
+    if (cached?.schemaVersion === service.schemaVersion) return cached.manifest;
+    const manifest = this.deps.manifests.fromDocument(service.manifest);
+    this.manifestCache.set(service.serviceId, { schemaVersion: service.schemaVersion, manifest });
     return manifest;
   }
 
