@@ -160,7 +160,7 @@ async function readdirIfPresent(dir: string): Promise<string[]> {
   }
 }
 
-export function buildProgram(io: CliIo, exit: { code: number }): Command {
+export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrites: Promise<void>[] }): Command {
   const program = new Command('aip');
   let ctx: Context | undefined;
   const context = (command: Command): Context => {
@@ -173,7 +173,12 @@ export function buildProgram(io: CliIo, exit: { code: number }): Command {
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .exitOverride()
     .configureOutput({
-      writeOut: (text) => void io.stdout.write(text),
+      writeOut: (text) => {
+        // Help text is output like any other: a write that fails (not a closed pipe, D27) is an io error.
+        const written = write(io.stdout, text);
+        written.catch(() => undefined);
+        exit.helpWrites.push(written);
+      },
       writeErr: (text) => void io.stderr.write(text),
       outputError: () => undefined, // reported once, by the top-level catch
     });
@@ -698,7 +703,7 @@ function runWithoutSeparator(argv: readonly string[]): boolean {
 
 /** Runs `aip` with `argv` (without the node and script paths) and returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  const exit = { code: EXIT.ok as number };
+  const exit = { code: EXIT.ok as number, helpWrites: [] as Promise<void>[] };
   const program = buildProgram(io, exit);
   try {
     if (io.nonUtf8Argument !== undefined) {
@@ -710,8 +715,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return exit.code;
   } catch (thrown) {
     let error: AipError;
-    if (thrown instanceof CommanderError) {
-      if (thrown.exitCode === 0) return EXIT.ok; // --help
+    if (thrown instanceof CommanderError && thrown.exitCode === 0) {
+      // --help: its text is output like any other (D27).
+      try {
+        await Promise.all(exit.helpWrites);
+        return EXIT.ok;
+      } catch (writeError) {
+        error = toAipError(writeError);
+      }
+    } else if (thrown instanceof CommanderError) {
       // A command group given no subcommand, or `help NAME` for no such command:
       // its help went to stderr; say why.
       let message = thrown.code === 'commander.help' ? helpFailure(argv) : thrown.message.replace(/^error: /, '');

@@ -4,7 +4,8 @@
 // the stdout wrapper destroyed, so the result line then failed with Node's
 // ERR_STREAM_DESTROYED, reported as `aip: internal: internal error`: the
 // cause was lost. The line's write now reports the error that broke the
-// stream. The evidence is stored either way.
+// stream. The evidence is stored either way. Help text is output too: it
+// exited 0 on a full disk with nothing written.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -41,5 +42,16 @@ describe('aip run --tee with stdout on a full disk', () => {
 
     const log = await aip(['log'], { cwd: dir });
     expect(log.text).toMatch(/\n {2}evidence [0-9a-f]{64} command pass \(executed\)\n$/);
+  });
+});
+
+describe('help text with stdout on a full disk', () => {
+  it.runIf(existsSync('/dev/full'))('is an io error naming ENOSPC, as every other output aip cannot write', async () => {
+    const dir = await tempDir();
+    for (const args of [['--help'], ['help', 'init'], ['log', '--help']]) {
+      const help = await aipOnFullDisk(args, dir);
+      expect(help.stderr, args.join(' ')).toBe('aip: io: ENOSPC\n');
+      expect(help.code, args.join(' ')).toBe(6);
+    }
   });
 });
