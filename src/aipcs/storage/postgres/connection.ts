@@ -33,6 +33,9 @@ export interface PostgresConnectionOptions {
 /** pg-pool's error for a unit that waited its whole connect timeout in the queue for a pooled connection. */
 const POOL_WAIT_TIMEOUT = 'timeout exceeded when trying to connect';
 
+/** too_many_connections: the server, the database or the role has no connection slot left. */
+const NO_FREE_SLOT = '53300';
+
 /** The SQLSTATEs that mean "contended, try again": serialization, deadlock, lock_timeout, statement_timeout. */
 const BUSY_SQLSTATES = new Set(['40001', '40P01', '55P03', '57014']);
 
@@ -156,6 +159,10 @@ interface SessionFacts {
 export class PostgresConnection {
   private readonly pool: pg.Pool;
   private readonly prepared = new WeakSet<pg.PoolClient>();
+  /** Prepared connections still in the pool (checked out or idle). */
+  private readonly live = new Set<pg.PoolClient>();
+  /** Units waiting for a connection slot, woken when a pooled connection is released or removed. */
+  private readonly waiting = new Set<() => void>();
   private readonly max: number;
   private closed = false;
   private versionNum: number | undefined;
@@ -208,6 +215,52 @@ export class PostgresConnection {
     // client's failure still reaches the unit through its first query, and
     // the client is discarded.
     this.pool.on('connect', (client) => client.on('error', () => undefined));
+    this.pool.on('release', () => this.wake());
+    this.pool.on('remove', (client) => {
+      this.live.delete(client);
+      this.wake();
+    });
+  }
+
+  private wake(): void {
+    for (const resolve of this.waiting) resolve();
+    this.waiting.clear();
+  }
+
+  /** Resolves when a pooled connection is released or removed, or at `deadline` (epoch ms). */
+  private async nextRelease(deadline: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    let woken!: () => void;
+    await new Promise<void>((resolve) => {
+      woken = resolve;
+      this.waiting.add(woken);
+      timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+    });
+    clearTimeout(timer);
+    this.waiting.delete(woken);
+  }
+
+  /**
+   * pool.connect(), except that a server with no connection slot left for
+   * another connection (its max_connections or the role's or database's
+   * CONNECTION LIMIT reached, by other clients or by this pool itself, or
+   * only counted so while several connections start at once) is waited out
+   * within the connect timeout, as a full pool is: the unit tries again when
+   * one of the pool's connections is released, and after a short pause
+   * otherwise. Still none then: busy while the pool holds connections of its
+   * own (they are the contention), unavailable when it holds none.
+   */
+  private async poolConnect(): Promise<pg.PoolClient> {
+    const deadline = Date.now() + this.options.connectTimeoutSeconds * 1000;
+    for (let pause = 25; ; pause = Math.min(pause * 2, 500)) {
+      try {
+        return await this.pool.connect();
+      } catch (error) {
+        if (!(error instanceof pg.DatabaseError) || error.code !== NO_FREE_SLOT) throw error;
+        if (Date.now() >= deadline) throw this.live.size > 0 ? new StorageFailure('busy', { cause: summarise(error) }) : error;
+        await this.nextRelease(Math.min(deadline, Date.now() + pause));
+      }
+    }
   }
 
   /** A connection from the pool, and whether it had served units before (false: opened and prepared just now). */
@@ -215,7 +268,7 @@ export class PostgresConnection {
     if (this.closed) throw new StorageFailure('unavailable');
     let client: pg.PoolClient;
     try {
-      client = await this.pool.connect();
+      client = await this.poolConnect();
     } catch (error) {
       // Waiting for a pooled connection that every other unit holds is
       // contention, not an outage. Only pg-pool's queue timeout says so: a
@@ -263,6 +316,7 @@ export class PostgresConnection {
       throw toStorageFailure(error);
     }
     this.prepared.add(client);
+    this.live.add(client);
     return { client, reused: false };
   }
 

@@ -9,7 +9,7 @@ import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
 import { isAcceptableDsn, PostgresConnection, toStorageFailure } from '../../../../src/aipcs/storage/postgres/connection.js';
 import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../../src/aipcs/storage/postgres/index.js';
 import { binDirFor, startCluster, type RunningCluster } from '../../../support/postgres-cluster.js';
-import { createTestDatabase, postgresClusters } from '../../../support/postgres.js';
+import { createTestDatabase, postgresClusters, queryRows } from '../../../support/postgres.js';
 
 const timeouts = { connectTimeoutSeconds: 2, lockTimeoutMs: 1000, statementTimeoutMs: 5000 };
 
@@ -142,6 +142,62 @@ describe('a server that is not listening', () => {
       expect(kinds).toEqual(Array.from({ length: 12 }, () => 'unavailable'));
     } finally {
       await connection.close();
+    }
+  });
+});
+
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('a role without a connection slot left on PostgreSQL %s', (_version, cluster) => {
+  /** A connection over a fresh database whose role may hold at most `limit` connections. */
+  async function limitedTo(limit: number, connectTimeoutSeconds: number): Promise<{ connection: PostgresConnection; done(): Promise<void> }> {
+    const db = await createTestDatabase(cluster);
+    await queryRows(cluster.adminUrl, `ALTER ROLE ${new URL(db.url).username} CONNECTION LIMIT ${limit}`);
+    const connection = new PostgresConnection({ dsn: db.url, ...timeouts, connectTimeoutSeconds, maxConnections: 10 });
+    return {
+      connection,
+      async done() {
+        await connection.close();
+        await db.drop();
+      },
+    };
+  }
+
+  it('lets units wait for the connections it already holds instead of failing them as unavailable', async () => {
+    const { connection, done } = await limitedTo(2, 30);
+    try {
+      const answers = await Promise.all(Array.from({ length: 8 }, async (_, i) => connection.transaction('read', async (session) => (await session.rows<{ n: number }>('SELECT $1::int AS n, pg_sleep(0.05)', [i]))[0]?.n)));
+      expect(answers).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    } finally {
+      await done();
+    }
+  });
+
+  it('is busy when none of its connections comes back within the connect timeout, and unavailable when it holds none', async () => {
+    const { connection, done } = await limitedTo(1, 1);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const holder = connection.transaction('read', async () => {
+      entered();
+      await held;
+    });
+    try {
+      await inside;
+      expect((await failureOf(connection.transaction('read', (session) => session.rows('SELECT 1')))).kind).toBe('busy');
+      release();
+      await holder;
+      await expect(connection.transaction('read', async (session) => (await session.rows('SELECT 1 AS one')).length)).resolves.toBe(1);
+    } finally {
+      release();
+      await holder;
+      await done();
+    }
+    const none = await limitedTo(0, 1);
+    try {
+      const kinds = await Promise.all(Array.from({ length: 6 }, async () => (await failureOf(none.connection.transaction('read', (session) => session.rows('SELECT 1')))).kind));
+      expect(kinds).toEqual(Array.from({ length: 6 }, () => 'unavailable'));
+    } finally {
+      await none.done();
     }
   });
 });
