@@ -40,6 +40,18 @@ const DISCARD_LIMIT_MS = 10_000;
  */
 const DEFAULT_KEEPALIVE_MS = 15_000;
 
+/**
+ * How long an idle keep-alive connection stays open (Node's default is 5 s).
+ * A client whose event loop is busy longer than that between two requests
+ * (the SDK client compiles every tool's output schema after tools/list; an
+ * agent's own work) reuses a socket the listener already closed, and the
+ * SDK does not retry that POST: the call fails with "other side closed".
+ * fetch itself drops an idle socket after 4 s when no hint says otherwise
+ * (the SDK transport's `Connection: keep-alive` header keeps Node from
+ * sending one), so the longer wait matters to a client too busy to do so.
+ */
+const IDLE_CONNECTION_MS = 60_000;
+
 export interface HttpTransportOptions {
   /** Literal IP to bind. */
   readonly host: string;
@@ -865,6 +877,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       else res.destroy();
     });
   });
+  server.keepAliveTimeout = IDLE_CONNECTION_MS;
 
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error): void => reject(error);

@@ -3,6 +3,7 @@
 // through the normal flow, with the same catalogue, envelopes and lossless
 // arguments as stdio; two concurrent sessions; session deletion; SIGTERM.
 
+import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJson, type JsonObject } from '../../../src/common/json.js';
 import { PACKAGE_VERSION } from '../../../src/aipcs/version.js';
@@ -160,6 +161,28 @@ describe('aipcs serve --transport streamable-http --profile sqlite', () => {
     const refused = await ping('2024-10-07');
     expect(refused.status).toBe(400);
     expect(refused.body).toContain('(supported versions: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)');
+  });
+
+  it('keeps an idle connection open past 5 s, so a client busy for seconds does not send into a closed socket', async () => {
+    // The SDK client's fetch reuses its connection and does not retry a POST that meets a closed one.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const headers = sessionHeaders(await rawSession(aipcs.port));
+    const ping = () =>
+      new Promise<{ status: number | undefined; reusedSocket: boolean }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port: aipcs.port, method: 'POST', path: '/mcp', headers, agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode, reusedSocket: req.reusedSocket }));
+        });
+        req.on('error', reject);
+        req.end('{"jsonrpc":"2.0","id":1,"method":"ping"}');
+      });
+    try {
+      expect(await ping()).toEqual({ status: 200, reusedSocket: false });
+      await new Promise((resolve) => setTimeout(resolve, 6_000)); // Node's default would close the socket after 5 s
+      expect(await ping()).toEqual({ status: 200, reusedSocket: true });
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('answers a plain GET (liveness probe) with 406', async () => {
