@@ -175,10 +175,18 @@ export async function readTreeIgnoreRules(root: string, maxObjectBytes: number):
 
 /**
  * Writes every file of `files` under `dir` (which must exist) with mode 0755
- * or 0644; `content` supplies artifact bytes. Errors (for example a path the
- * file system cannot hold) come back as `io` failures naming the path.
+ * or 0644: exactly, whatever the umask, for the runner (spec 8 fixes them:
+ * a command may depend on them), or `withinUmask` for a checkout, as git
+ * does (umask 077 keeps a private user's files private). `content` supplies
+ * artifact bytes. Errors (for example a path the file system cannot hold)
+ * come back as `io` failures naming the path.
  */
-export async function materialize(dir: string, files: FileMap, content: (id: Id) => Promise<Outcome<Uint8Array>>): Promise<Outcome<number>> {
+export async function materialize(
+  dir: string,
+  files: FileMap,
+  content: (id: Id) => Promise<Outcome<Uint8Array>>,
+  modes: 'exact' | 'withinUmask' = 'exact',
+): Promise<Outcome<number>> {
   const paths = [...files.keys()].sort(compareUtf8);
   for (const path of paths) {
     const entry = files.get(path) as FileEntry;
@@ -190,7 +198,7 @@ export async function materialize(dir: string, files: FileMap, content: (id: Id)
       const slash = path.lastIndexOf('/');
       if (slash !== -1) await mkdir(join(dir, path.slice(0, slash)), { recursive: true });
       await writeFile(target, bytes.value, { mode, flag: 'wx' });
-      await chmod(target, mode); // the umask may have narrowed the mode
+      if (modes === 'exact') await chmod(target, mode); // the umask may have narrowed the mode
     } catch (error) {
       return ioFailure(`cannot write ${path}`, error);
     }
@@ -215,7 +223,7 @@ export async function checkout(dir: string, files: FileMap, content: (id: Id) =>
     existing = false;
   }
   if (existing) {
-    const written = await materialize(dir, files, content);
+    const written = await materialize(dir, files, content, 'withinUmask');
     if (!written.ok) {
       // The folder was empty: every top-level name of the state is this checkout's.
       const tops = new Set([...files.keys()].map((path) => path.split('/')[0] as string));
@@ -230,7 +238,7 @@ export async function checkout(dir: string, files: FileMap, content: (id: Id) =>
     firstMadeParent = await mkdir(parent, { recursive: true });
     work = join(parent, `.aip-checkout-${randomBytes(8).toString('hex')}`);
     await mkdir(work);
-    const written = await materialize(work, files, content);
+    const written = await materialize(work, files, content, 'withinUmask');
     if (!written.ok) {
       await undoCheckout(work, parent, firstMadeParent);
       return written;

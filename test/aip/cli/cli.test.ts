@@ -363,6 +363,19 @@ describe('commands', () => {
     expect(await readFile(file, 'utf8')).toBe('A\n');
   });
 
+  it('checkout writes files within the umask, as git does (umask 077: 0700 and 0600)', async () => {
+    const dir = await initialized();
+    await writeFile(join(dir, 'run.sh'), '#!/bin/sh\n');
+    await chmod(join(dir, 'run.sh'), 0o755);
+    await writeFile(join(dir, 'notes.txt'), 'private\n');
+    expect((await aip(['snapshot', '--title', 't', '--goal', 'g'], { cwd: dir })).code).toBe(0);
+    const into = join(await tempDir(), 'out');
+    const privately = { cwd: dir, nodeArgs: ['--import', 'data:text/javascript,process.umask(0o077)'] };
+    expect((await aip(['checkout', 'HEAD', '--into', into], privately)).code).toBe(0);
+    const modes = await Promise.all(['run.sh', 'notes.txt'].map(async (name) => (await lstat(join(into, name))).mode & 0o777));
+    expect(modes).toEqual([0o700, 0o600]);
+  });
+
   it('snapshot refuses an empty diff unless allowed, and prints JSON for scripts', async () => {
     const dir = await initialized();
     const first = await aip(['--format', 'json', 'snapshot', '--title', 't', '--goal', 'g'], { cwd: dir });
