@@ -186,35 +186,62 @@ function errorCode(error: unknown): string | undefined {
 }
 
 /**
- * Whether any member of process group `pgid` is still alive. On Linux, /proc
- * tells zombies apart: an exited member that nobody reaped (as under a PID 1
- * that does not reap orphans) holds no pipes and changes no files.
+ * The living members of a process group or session, from /proc (Linux), or
+ * undefined without a usable /proc. Zombies are left out: an exited member
+ * that nobody reaped (as under a PID 1 that does not reap orphans) holds no
+ * pipes and changes no files.
  */
-export async function groupAlive(pgid: number): Promise<boolean> {
-  if (process.platform === 'linux') {
-    try {
-      const entries = await readdir('/proc');
-      for (const entry of entries) {
-        if (!/^\d+$/.test(entry)) continue;
-        let text: string;
-        try {
-          text = await readFile(`/proc/${entry}/stat`, 'utf8');
-        } catch {
-          continue; // gone meanwhile
-        }
-        const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-        if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
-      }
-      return false;
-    } catch {
-      // no usable /proc: fall back to signal 0
-    }
+async function livingMembers(of: 'group' | 'session', id: number): Promise<number[] | undefined> {
+  if (process.platform !== 'linux') return undefined;
+  let entries: string[];
+  try {
+    entries = await readdir('/proc');
+  } catch {
+    return undefined;
   }
+  const column = of === 'group' ? 2 : 3; // after the command name: state, ppid, pgrp, session
+  const members: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let text: string;
+    try {
+      text = await readFile(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[column]) === id && fields[0] !== 'Z' && fields[0] !== 'X') members.push(Number(entry));
+  }
+  return members;
+}
+
+/** Whether any member of process group `pgid` is still alive. */
+export async function groupAlive(pgid: number): Promise<boolean> {
+  const members = await livingMembers('group', pgid);
+  if (members !== undefined) return members.length > 0;
   try {
     process.kill(-pgid, 0);
     return true;
   } catch (error) {
     return errorCode(error) !== 'ESRCH';
+  }
+}
+
+/**
+ * Kills what is left of the command's session (it leads one: spawned
+ * detached): a shell with job control (`set -m`) puts background jobs in
+ * groups of their own, which the group kill of step 6 does not reach. Done
+ * after the EOF wait, so the evidence is what step 6 says (such a job
+ * holding a pipe is a capture error); only then nothing the command started
+ * outlives the run, except a process that left the session (setsid).
+ */
+async function killSession(sid: number): Promise<void> {
+  for (const pid of (await livingMembers('session', sid)) ?? []) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
   }
 }
 
@@ -411,6 +438,7 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
   ]);
   graceTimer.abort();
   waitOver.abort();
+  await killSession(pgid);
   options.signal?.removeEventListener('abort', onAbort);
   for (const name of ['stdout', 'stderr'] as const) {
     if (skipped[name] > 0) {

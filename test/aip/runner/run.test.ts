@@ -2,7 +2,7 @@
 // kind, truncation at exactly output_limit, argv preserved without a shell,
 // and clean/changed/unknown workspaces, each stored as a valid evidence v2.
 import { Writable } from 'node:stream';
-import { chmod, readdir, rm, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EvidenceV2, Id, IntentV1 } from '../../../src/aip/core/objects.js';
@@ -132,6 +132,17 @@ describe('terminations', () => {
     const e = await run(repo, state, [NODE, '-e', script], { graceMs: 200 });
     expect(e.data).toMatchObject({ termination: 'capture_error', exit_code: null, result: 'unknown' });
     expect(e.data.error).toMatch(/stdout and stderr did not reach end of file/);
+  });
+
+  it('a job in a group of its own (job control) is still a capture error, and does not outlive the run', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    const pidFile = join(await tempDir(), 'job.pid');
+    const e = await run(repo, state, ['bash', '-c', 'set -m; sleep 30 & echo $! > "$1"', 'job', pidFile], { graceMs: 200 });
+    expect(e.data).toMatchObject({ termination: 'capture_error', result: 'unknown' });
+    const job = Number(await readFile(pidFile, 'utf8'));
+    const alive = await readFile(`/proc/${job}/stat`, 'utf8').then((text) => !/^\S+ \(.*\) [ZX] /s.test(text), () => false);
+    if (alive) process.kill(job, 'SIGKILL'); // not left behind by this test either
+    expect(alive).toBe(false);
   });
 });
 
