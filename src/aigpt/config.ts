@@ -19,7 +19,7 @@ import {
   MAX_MEMORY_LIMIT,
 } from './limits.js';
 import { BOM, isWellFormedText, negativeZeroAsFloat } from './record-format.js';
-import { type RecordTree, recordTree } from './record-paths.js';
+import { joinLikeRust, type RecordTree, recordTree } from './record-paths.js';
 
 export interface Environment {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -152,23 +152,6 @@ export function configBaseDir(environment: Environment): string {
   return home === '' ? '.' : joinLikeRust(physical(home), '.config');
 }
 
-/**
- * Rust's `PathBuf::join` on POSIX: the parts are appended as written, with a
- * `/` only where none ends the path so far, and an absolute part replaces
- * what precedes it. No normalisation: `HOME=/a//b` or
- * `XDG_CONFIG_HOME=/a/./c` stay as they are in the printed `config:` and
- * `path:` lines, as in the reference (Node's join would print `/a/b`,
- * `/a/c`). The kernel reads both spellings as the same folder.
- */
-export function joinLikeRust(base: string, ...parts: readonly string[]): string {
-  let path = base;
-  for (const part of parts) {
-    if (part.startsWith('/') || path === '') path = part;
-    else path = path.endsWith('/') ? path + part : `${path}/${part}`;
-  }
-  return path;
-}
-
 /** `{config_dir}/ai.syui.gpt`, or a file in it, spelt as the reference spells it (Windows: Node's join). */
 function underConfigDir(environment: Environment, ...parts: readonly string[]): string {
   const base = configBaseDir(environment);
@@ -193,13 +176,13 @@ export function resolveParentSteps(path: string, cwd: () => string, platform: No
   for (const [index, part] of parts.entries()) {
     if (part === '' || part === '.') continue;
     if (part !== '..') {
-      current = current.endsWith('/') ? current + part : `${current}/${part}`;
+      current = joinLikeRust(current, part);
       continue;
     }
     const real = realPrefix(current);
     // No folder to step back from (a file, a dangling link, a link loop): the
     // rest is left to the kernel, which then refuses it as it refuses the reference.
-    if (real === undefined) return `${current.replace(/\/$/, '')}/${parts.slice(index).join('/')}`;
+    if (real === undefined) return joinLikeRust(current, parts.slice(index).join('/'));
     current = dirname(real);
   }
   return current;

@@ -14,13 +14,29 @@ export interface RecordTree {
 }
 
 /**
- * `dir/name` appended as the reference's PathBuf::join appends, without
- * normalising (POSIX): a `..` that config.ts left for the kernel to refuse
- * (after a file or a link loop) must not be dropped by name here.
+ * Rust's `PathBuf::join` on POSIX: the parts are appended as written, with a
+ * `/` only where none ends the path so far, and an absolute part replaces
+ * what precedes it. No normalisation: `HOME=/a//b` or
+ * `XDG_CONFIG_HOME=/a/./c` stay as they are in the printed `config:` and
+ * `path:` lines, as in the reference (Node's join would print `/a/b`,
+ * `/a/c`). The kernel reads both spellings as the same folder.
+ */
+export function joinLikeRust(base: string, ...parts: readonly string[]): string {
+  let path = base;
+  for (const part of parts) {
+    if (part.startsWith('/') || path === '') path = part;
+    else path = path.endsWith('/') ? path + part : `${path}/${part}`;
+  }
+  return path;
+}
+
+/**
+ * `dir/name` as the reference appends it, without normalising (POSIX): a
+ * `..` that config.ts left for the kernel to refuse (after a file or a link
+ * loop) must not be dropped by name here.
  */
 function under(dir: string, name: string): string {
-  if (sep !== '/') return join(dir, name);
-  return dir.endsWith('/') ? dir + name : `${dir}/${name}`;
+  return sep === '/' ? joinLikeRust(dir, name) : join(dir, name);
 }
 
 export function recordTree(base: string, identity: string): RecordTree {

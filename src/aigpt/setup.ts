@@ -6,7 +6,8 @@
 import { spawn } from 'node:child_process';
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { configBaseDir, configFilePath, type Environment, joinLikeRust, resolveFrom, writeInitialConfig } from './config.js';
+import { configBaseDir, configFilePath, type Environment, resolveFrom, writeInitialConfig } from './config.js';
+import { joinLikeRust } from './record-paths.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { exists, fsyncDir, tempSuffix } from './fs-atomic.js';
 import { CONFIG_FILE_NAME, SITE_CONFIG_APP_DIR } from './limits.js';

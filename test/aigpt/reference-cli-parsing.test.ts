@@ -5,7 +5,8 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { configFilePath, joinLikeRust } from '../../src/aigpt/config.js';
+import { configFilePath } from '../../src/aigpt/config.js';
+import { joinLikeRust } from '../../src/aigpt/record-paths.js';
 import { rootOptionsAsClapReadsThem } from '../../src/aigpt/cli/program.js';
 import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
 import { makeTempHome, runAigpt, type TempHome } from './support.js';

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { Termination } from '../core/objects.js';
 import { formatTime } from '../core/value-rules.js';
+import { errorCode } from '../repository/object-store.js';
 
 export interface ExecuteOptions {
   readonly argv: readonly string[];
@@ -179,10 +180,6 @@ export async function unrunnableFormat(path: string, cwd = dirname(path)): Promi
     // not mounted: no handler this process could see
   }
   return `spawn ${path} ENOEXEC`;
-}
-
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
 }
 
 /**
