@@ -109,7 +109,9 @@ export function parseSize(text: string, max: number): number {
 }
 
 export function parseTime(text: string, option: string): string {
-  if (!isTime(text)) throw usage(`${option} must look like 2026-01-01T00:00:00.000000000Z (UTC, nine fractional digits)`);
+  if (!isTime(text)) {
+    throw usage(`${option} ${quoted(text)} is not a time: UTC with nine fractional digits on a date and time that exist, like 2026-01-01T00:00:00.000000000Z`);
+  }
   return text;
 }
 

@@ -64,6 +64,12 @@ describe('aip option help', () => {
     expect(six.code).toBe(2);
     const nine = await aip(['intent', '--title', 't', '--goal', 'g', '--created-at', '2026-01-01T00:00:00.000000000Z'], { cwd: dir });
     expect(nine.code).toBe(0);
+    // A well-shaped time on a day that does not exist (spec 3.3, P4) is not told to "look like" the shape it has.
+    const february30 = await aip(['report', '--kind', 'k', '--command', 'c', '--result', 'pass', '--recorded-at', '2026-02-30T00:00:00.000000000Z'], { cwd: dir });
+    expect(february30.code).toBe(2);
+    expect(february30.stderr).toBe(
+      'aip: usage: --recorded-at "2026-02-30T00:00:00.000000000Z" is not a time: UTC with nine fractional digits on a date and time that exist, like 2026-01-01T00:00:00.000000000Z\n',
+    );
   });
 
   it('init and verify say all they cover: init also writes .aipignore, verify also checks HEAD (docs/aip.md)', async () => {
