@@ -163,6 +163,12 @@ export class OperatorClaims {
   }
 }
 
+/** A storage failure after admission: busy stays busy, anything else is uncertain (spec §4.3). */
+function busyOrUncertain(error: unknown): never {
+  if (error instanceof StorageFailure && error.kind === 'busy') throw error;
+  throw new StorageFailure('uncertain', { cause: error });
+}
+
 function expectedRevisionOf(claim: ClaimRow): bigint {
   return (claim.intent as JsonObject)['expected_service_revision'] as bigint;
 }
@@ -263,11 +269,12 @@ export class OperatorService {
    * transition). A resumed intent finding the target takes it as its own
    * earlier change. A change that fails is trusted only when a re-read shows
    * the target, otherwise the claim stays prepared and the caller gets busy
-   * or uncertain.
+   * or uncertain, also when the store cannot be read at all (the intent is
+   * admitted: only a retry of the same operation id moves it on).
    */
   private async moveFence(locator: StorageLocator, target: FenceState, firstAttempt: boolean): Promise<void> {
     const stores = this.deps.storage.stores;
-    const current = await stores.readFence(locator);
+    const current = await stores.readFence(locator).catch(busyOrUncertain);
     if (current.state === target && !firstAttempt) return;
     let changed = null;
     try {
@@ -275,11 +282,10 @@ export class OperatorService {
     } catch (error) {
       const reread = await stores.readFence(locator).catch(() => null);
       if (reread?.state === target) return;
-      if (error instanceof StorageFailure && error.kind === 'busy') throw error;
-      throw new StorageFailure('uncertain', { cause: error });
+      busyOrUncertain(error);
     }
     if (changed) return;
-    const reread = await stores.readFence(locator);
+    const reread = await stores.readFence(locator).catch(busyOrUncertain);
     if (reread.state !== target) throw new StorageFailure('busy');
   }
 

@@ -2,11 +2,11 @@
 // results, machine-mode requirements, revision preconditions, operation ids
 // shared with MCP keys, and what MCP clients see afterwards.
 
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aipcs, createNote, freshDataRoot, key, materialisedService, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
+import { aipcs, createNote, freshDataRoot, key, materialisedService, materialisedServiceThenStop, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
 import type { AipcsClient } from '../../support/aipcs-client.js';
 import { wireNotesManifest } from '../../support/wire-manifests.js';
 
@@ -202,5 +202,27 @@ describe('aipcs service lifecycle commands', () => {
     expect(replay.envelope.result).toMatchObject({ operation: 'import', operation_id: REPLAY_OP(12), service: { service_id: sourceId, operational_status: 'active', service_revision: 5 } });
     const inspect = aipcs(['service', 'inspect', sourceId, ...destinationArgs]);
     expect(replay.envelope.result?.['service']).toEqual(inspect.envelope.result);
+  });
+
+  // Spec §4.3: once the intent is admitted, a fence change that cannot be
+  // made keeps the claim prepared and answers busy or uncertain, so that
+  // the operator repeats the same command (until round 17 a store that could
+  // not be read answered the non-retryable storage_unavailable, exit 6,
+  // while the service stayed pending).
+  it('a suspend whose store cannot be read after admission is operation_uncertain and converges on retry', async () => {
+    const root = freshDataRoot();
+    const serviceId = await materialisedServiceThenStop(root, 'store_away');
+    const storeArgs = rootArgs(root);
+    const store = join(root, 'service-stores', `svc_${serviceId.replaceAll('-', '')}.sqlite`);
+    const suspend = ['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(900), ...storeArgs];
+    renameSync(store, `${store}.away`);
+    const refused = aipcs(suspend);
+    expect([refused.status, refused.envelope.error?.code, refused.envelope.error?.retryable]).toEqual([4, 'operation_uncertain', true]);
+    expect(aipcs(['service', 'inspect', serviceId, ...storeArgs]).envelope.result).toMatchObject({ operational_status: 'active', service_revision: 3, recovery_state: 'pending' });
+
+    renameSync(`${store}.away`, store);
+    const retried = aipcs(suspend);
+    expect(retried.status, retried.stderr).toBe(0);
+    expect(retried.envelope.result).toMatchObject({ service: { operational_status: 'suspended', service_revision: 4, recovery_state: 'clear' } });
   });
 });
