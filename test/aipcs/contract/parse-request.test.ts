@@ -182,6 +182,16 @@ describe('service design', () => {
     const withHistory = manifest(undefined, { migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: ['x'] }] });
     expect(issues('aipcs_service_design', design(withHistory))).toEqual([['invalid_value', 'request']]);
   });
+
+  it.each([
+    ['a string', '1'],
+    ['a boolean', true],
+    ['null', null],
+    ['a float', 1.0],
+  ] as const)('reports a design schema_version that is %s at its own path, as evolve does', (_name, version) => {
+    const typed = manifest(undefined, { schema_version: version });
+    expect(issues('aipcs_service_design', design(typed))).toEqual([['invalid_value', 'schema.schema_version']]);
+  });
 });
 
 describe('service materialise and evolve', () => {

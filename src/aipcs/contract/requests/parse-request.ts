@@ -360,13 +360,17 @@ export function parseToolRequest(name: string, args: JsonObject, options: ParseO
   return { ok: true, command: buildCommand(name, obj(normalised)) };
 }
 
-/** A design whose manifest is not a first version: schema_version other than 1 or a non-empty history. */
+/**
+ * A design whose manifest is not a first version: an integer schema_version
+ * other than 1, or a non-empty history. A schema_version that is no integer
+ * is a type error, reported at its own path as evolve does.
+ */
 function designsLaterVersion(args: JsonObject): boolean {
   const schema = args['schema'];
   if (!isJsonObject(schema)) return false;
   const history = schema['migration_history'];
   const version = schema['schema_version'];
-  return (version !== undefined && version !== 1n) || (Array.isArray(history) && history.length > 0);
+  return (typeof version === 'bigint' && version !== 1n) || (Array.isArray(history) && history.length > 0);
 }
 
 /** An evolve whose target schema_version is not expected_schema_version + 1 (both valid integers). */
