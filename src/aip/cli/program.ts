@@ -636,6 +636,8 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
         count = await writeOutputFile(ctx.path(opts.output), (out) => exportBundle(repo, roots, out));
       }
       await write(ctx.io.stderr, `exported ${count} objects\n`);
+      // With the bundle in FILE, stdout is free for the one JSON document of 9.1.
+      if (ctx.json && opts.output !== undefined) await ctx.outJson(map([['exported', count]]));
     }));
 
   program

@@ -439,6 +439,16 @@ describe('commands', () => {
     expect(bad.code).toBe(5);
   });
 
+  it('export to a file in JSON mode prints one document on stdout', async () => {
+    const dir = await initialized();
+    const json = await aip(['--format', 'json', 'export', '-o', 'all.aipb'], { cwd: dir });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.text)).toEqual({ exported: 1 });
+    expect(json.stderr).toBe('exported 1 objects\n');
+    const text = await aip(['export', '-o', 'again.aipb'], { cwd: dir });
+    expect(text.text).toBe('');
+  });
+
   it('a folder given as input is an io error naming it', async () => {
     const dir = await initialized();
     for (const args of [['put', '.aip'], ['put', '--from', 'raw', '.aip'], ['import', '.aip']]) {
