@@ -4,14 +4,22 @@
 // store no evidence. Writes through this wrapper stop quietly once the pipe
 // is closed (as a program killed by SIGPIPE would stop writing) and the
 // command finishes with its own exit code. Other write errors still reach the
-// writer's callback, so they are reported as `io` errors.
+// writer's callback, so they are reported as `io` errors naming the stream
+// (`cannot write to stdout: ENOSPC`; a bare `ENOSPC` did not say what failed).
 import { Writable } from 'node:stream';
+import { AipError } from '../core/errors.js';
 
 function isClosedPipe(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'EPIPE';
 }
 
-export function tolerateClosedPipe(stream: NodeJS.WritableStream): Writable {
+/** A failed write to `name` (stdout, stderr) as the `io` error the user reads. */
+function writeFailure(error: Error, name: string): AipError {
+  const code = (error as { code?: unknown }).code;
+  return new AipError('io', typeof code === 'string' ? `cannot write to ${name}: ${code}` : `cannot write to ${name}`, { cause: error });
+}
+
+export function tolerateClosedPipe(stream: NodeJS.WritableStream, name: string): Writable {
   let closed = false;
   stream.on('error', (error) => {
     if (isClosedPipe(error)) closed = true;
@@ -25,7 +33,7 @@ export function tolerateClosedPipe(stream: NodeJS.WritableStream): Writable {
       }
       stream.write(chunk, (error) => {
         if (error && isClosedPipe(error)) closed = true;
-        callback(error && !closed ? error : null);
+        callback(error && !closed ? writeFailure(error, name) : null);
       });
     },
   });

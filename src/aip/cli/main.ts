@@ -13,8 +13,8 @@ const nonUtf8Argument = firstNonUtf8Argument(args);
 
 process.exitCode = await runCli(args, {
   ...(nonUtf8Argument === undefined ? {} : { nonUtf8Argument }),
-  stdout: tolerateClosedPipe(process.stdout),
-  stderr: tolerateClosedPipe(process.stderr),
+  stdout: tolerateClosedPipe(process.stdout, 'stdout'),
+  stderr: tolerateClosedPipe(process.stderr, 'stderr'),
   stdin: process.stdin,
   cwd: currentFolder,
   now: () => Date.now(),

@@ -5,7 +5,8 @@
 // ERR_STREAM_DESTROYED, reported as `aip: internal: internal error`: the
 // cause was lost. The line's write now reports the error that broke the
 // stream. The evidence is stored either way. Help text is output too: it
-// exited 0 on a full disk with nothing written.
+// exited 0 on a full disk with nothing written. The message names the stream
+// that failed: a bare `aip: io: ENOSPC` did not say what could not be written.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -32,12 +33,12 @@ async function aipOnFullDisk(args: string[], cwd: string): Promise<{ code: numbe
 }
 
 describe('aip run --tee with stdout on a full disk', () => {
-  it.runIf(existsSync('/dev/full'))('is an io error naming ENOSPC, not an internal error, and the evidence is stored', async () => {
+  it.runIf(existsSync('/dev/full'))('is an io error naming stdout and ENOSPC, not an internal error, and the evidence is stored', async () => {
     const dir = await tempDir();
     expect((await aip(['init'], { cwd: dir })).code).toBe(0);
 
     const run = await aipOnFullDisk(['run', '--tee', '--', 'echo', 'hi'], dir);
-    expect(run.stderr).toBe('aip: io: ENOSPC\n');
+    expect(run.stderr).toBe('aip: io: cannot write to stdout: ENOSPC\n');
     expect(run.code).toBe(6);
 
     const log = await aip(['log'], { cwd: dir });
@@ -46,12 +47,24 @@ describe('aip run --tee with stdout on a full disk', () => {
 });
 
 describe('help text with stdout on a full disk', () => {
-  it.runIf(existsSync('/dev/full'))('is an io error naming ENOSPC, as every other output aip cannot write', async () => {
+  it.runIf(existsSync('/dev/full'))('is an io error naming stdout and ENOSPC, as every other output aip cannot write', async () => {
     const dir = await tempDir();
     for (const args of [['--help'], ['help', 'init'], ['log', '--help']]) {
       const help = await aipOnFullDisk(args, dir);
-      expect(help.stderr, args.join(' ')).toBe('aip: io: ENOSPC\n');
+      expect(help.stderr, args.join(' ')).toBe('aip: io: cannot write to stdout: ENOSPC\n');
       expect(help.code, args.join(' ')).toBe(6);
+    }
+  });
+});
+
+describe('command output with stdout on a full disk', () => {
+  it.runIf(existsSync('/dev/full'))('says which stream could not be written, with the system code', async () => {
+    const dir = await tempDir();
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    for (const args of [['head'], ['export'], ['--format', 'json', 'log']]) {
+      const out = await aipOnFullDisk(args, dir);
+      expect(out.stderr, args.join(' ')).toBe('aip: io: cannot write to stdout: ENOSPC\n');
+      expect(out.code, args.join(' ')).toBe(6);
     }
   });
 });
