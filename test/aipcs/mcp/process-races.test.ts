@@ -48,7 +48,7 @@ describe.each(profiles)('several aipcs processes on one storage ($name)', (profi
     }
   });
 
-  it('keep exactly one winner per record version across processes', async () => {
+  it('keep exactly one winner per record version across processes, with the same and with different expected versions', async () => {
     const storage = await profile.fresh();
     const [a, b] = await Promise.all([startAipcs(storage.args, storage.env), startAipcs(storage.args, storage.env)]);
     try {
@@ -58,16 +58,33 @@ describe.each(profiles)('several aipcs processes on one storage ($name)', (profi
       const created = await a!.call('aipcs_record_create', { service_id: serviceId, entity_name: 'note', record: { title: 't', priority: 0 }, idempotency_key: 'c' });
       const recordId = (created.result?.['record'] as Record<string, unknown>)['id'];
       let version = 1;
+      const winners: unknown[] = [];
+      const update = (client: AipcsClient, who: string, round: number, expected: number) =>
+        retryUntilSettled(client, 'aipcs_record_update', { service_id: serviceId, entity_name: 'note', record_id: recordId, updates: { title: `${who}-${round}` }, expected_record_version: expected, idempotency_key: `${who}-${round}` });
       for (let round = 0; round < 10; round++) {
-        const update = (client: AipcsClient, who: string) =>
-          retryUntilSettled(client, 'aipcs_record_update', { service_id: serviceId, entity_name: 'note', record_id: recordId, updates: { title: who }, expected_record_version: version, idempotency_key: `${who}-${round}` });
-        const outcomes = await Promise.all([update(a!, 'a'), update(b!, 'b')]);
+        const outcomes = await Promise.all([update(a!, 'a', round, version), update(b!, 'b', round, version)]);
         expect(outcomes.filter((envelope) => envelope.ok)).toHaveLength(1);
         expect(outcomes.filter((envelope) => envelope.error?.code === 'stale_record_version')).toHaveLength(1);
+        winners.push(outcomes.find((envelope) => envelope.ok)?.result?.['record']);
+        version++;
+      }
+      // Different expected versions at once: only the current one wins, whichever process holds it.
+      for (let round = 10; round < 16; round++) {
+        const [holder, other] = round % 2 === 0 ? [a!, b!] : [b!, a!];
+        const stale = round % 4 < 2 ? version - 1 : 1;
+        const outcomes = await Promise.all([update(holder, 'current', round, version), update(other, 'stale', round, stale)]);
+        expect(outcomes.map((envelope) => envelope.ok)).toEqual([true, false]);
+        expect(outcomes[0]?.result?.['record']).toMatchObject({ record_version: version + 1, fields: { title: `current-${round}` } });
+        expect(outcomes[1]?.error).toMatchObject({ code: 'stale_record_version', retryable: false });
+        winners.push(outcomes[0]?.result?.['record']);
         version++;
       }
       const history = await b!.call('aipcs_record_history', { service_id: serviceId, entity_name: 'note', record_id: recordId, limit: 100 });
-      expect((history.result?.['events'] as { record_version: number }[]).map((event) => event.record_version)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
+      const events = history.result?.['events'] as { record_version: number; kind: string; after: { fields: Record<string, unknown> } }[];
+      expect(events.map((event) => event.record_version)).toEqual(Array.from({ length: 17 }, (_, i) => i + 1));
+      expect(events.map((event) => event.kind)).toEqual(['create', ...Array.from({ length: 16 }, () => 'update')]);
+      // Every winner's write, and nothing else, is in the history.
+      expect(events.slice(1).map((event) => event.after.fields['title'])).toEqual(winners.map((record) => (record as { fields: Record<string, unknown> }).fields['title']));
     } finally {
       await Promise.all([a!.close(), b!.close()]);
       await storage.drop();
