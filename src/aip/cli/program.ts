@@ -692,15 +692,20 @@ function helpFailure(argv: readonly string[]): string {
   return words.includes('help') && asked !== undefined ? `unknown command '${asked}'` : 'missing command';
 }
 
-/** `aip run ...` with no `--` on the command line. */
-function runWithoutSeparator(argv: readonly string[]): boolean {
-  if (argv.includes('--')) return false;
+/** The command word (`run`, `show`, ...) before any `--`, if there is one. */
+function commandWord(argv: readonly string[]): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
+    if (arg === '--') return undefined;
     if (arg === '--repo' || arg === '--format') i++; // their value is not a command word
-    else if (!arg.startsWith('-')) return arg === 'run';
+    else if (!arg.startsWith('-')) return arg;
   }
-  return false;
+  return undefined;
+}
+
+/** `aip run ...` with no `--` on the command line. */
+function runWithoutSeparator(argv: readonly string[]): boolean {
+  return !argv.includes('--') && commandWord(argv) === 'run';
 }
 
 /** Runs `aip` with `argv` (without the node and script paths) and returns the exit code. */
@@ -732,6 +737,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       // `aip run ls -la`: the command's own option was read as one of aip's.
       if (thrown.code === 'commander.unknownOption' && runWithoutSeparator(argv)) {
         message += ' (put the command after --: aip run [options] -- ARGV...)';
+      }
+      // `aip run` with nothing to run: commander names its internal argument ('argv').
+      if (thrown.code === 'commander.missingArgument' && commandWord(argv) === 'run') {
+        message = 'no command to run: give it after --: aip run [options] -- ARGV...';
       }
       error = new AipError('usage', message);
     } else error = toAipError(thrown);
