@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aipcs, aipcsAsync, createNote, freshDataRoot, materialisedService, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
 import type { AipcsClient } from '../../support/aipcs-client.js';
 import { wireNotesManifest } from '../../support/wire-manifests.js';
+import { parseJson, type JsonObject } from '../../../src/common/json.js';
+import { frameLine } from '../portable/fixtures.js';
 
 const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
 const TIMESTAMP27 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
@@ -359,6 +361,21 @@ describe('aipcs export and import', () => {
         ['a line removed', () => {
           const l = lines();
           l.splice(4, 1);
+          return Buffer.from(`${l.join('\n')}\n`);
+        }],
+        ['a record line duplicated', () => {
+          const l = lines();
+          l.splice(3, 0, l[2] as string);
+          return Buffer.from(`${l.join('\n')}\n`);
+        }],
+        ['a record substituted on a correctly re-hashed line', () => {
+          const l = lines();
+          const at = l.findIndex((line) => line.startsWith('{"kind":"record"'));
+          const payload = (parseJson(l[at] as string) as JsonObject)['payload'] as JsonObject;
+          payload['created_via'] = payload['created_via'] === 'cli' ? 'mcp' : 'cli';
+          const rehashed = frameLine('record', at, payload);
+          expect(rehashed).not.toBe(l[at]);
+          l[at] = rehashed;
           return Buffer.from(`${l.join('\n')}\n`);
         }],
       ];
