@@ -15,7 +15,7 @@ import { requireRunnable, resolveConfiguration, transportPreflight, type Resolve
 import { openStorageForAdmin, TRANSFER_CODEC, type AdminComposition } from '../compose.js';
 import { AdminRefusal, adminError, adminErrorFrom, invalidArgument, refusal } from './admin-errors.js';
 import { checkFilePath, checkLimit, checkOptionalUuid, checkRevision, checkUuid, isInteractive, missingFlag, type Checked } from './admin-flags.js';
-import { ArtefactSpool, ExportFile, fileChunks, openArtefact, requireAbsent } from './artefact-files.js';
+import { ArtefactSpool, ExportFile, fileChunks, INPUT_UNAVAILABLE, openArtefact, requireAbsent } from './artefact-files.js';
 import { renderHumanResult, type CliObject } from './human-format.js';
 import type { CliOutcome, OutputFormat } from './output.js';
 import { TransferProgress } from './progress.js';
@@ -397,7 +397,7 @@ export const importCommand: AdminCommand<ImportPlan> = {
       try {
         const progress = importProgress(plan, fd);
         progress?.begin('validating');
-        const artefact = await TRANSFER_CODEC.read(() => fileChunks(fd, (chunk) => progress?.add(chunk.length)));
+        const artefact = await TRANSFER_CODEC.read(() => fileChunks(fd, (chunk) => progress?.add(chunk.length), INPUT_UNAVAILABLE));
         progress?.end();
         return importDryRunResult(artefact, TRANSFER_CODEC);
       } finally {

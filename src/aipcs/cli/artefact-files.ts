@@ -10,8 +10,33 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { holdSignals, removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { processExists } from '../../common/process.js';
 import { refusal } from './admin-errors.js';
+import type { CliIssue } from './error-document.js';
 
 const errno = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | null)?.code;
+
+// A file of the operator's that cannot be used is storage_unavailable (ops
+// spec §1.9.4-1.9.5, §9.10), whose message alone ("Storage is unavailable.")
+// sent the operator to the database for a mistyped --input or a missing
+// --output folder. The issue names the flag (never the path, §2.9).
+export const INPUT_UNAVAILABLE: readonly CliIssue[] = [
+  {
+    code: 'input_unavailable',
+    path: '--input',
+    message: 'The input file cannot be opened or read: it is missing, not readable, or its file system failed.',
+    remediation: 'Check that --input names an existing, readable file written by aipcs export.',
+  },
+];
+const OUTPUT_UNAVAILABLE: readonly CliIssue[] = [
+  {
+    code: 'output_unavailable',
+    path: '--output',
+    message: 'The output file cannot be created or written: its folder is missing or not writable, or its file system failed or is full.',
+    remediation: 'Name a new file in an existing, writable folder with room for the artifact.',
+  },
+];
+const OUTPUT_EXISTS: readonly CliIssue[] = [
+  { code: 'path_exists', path: '--output', message: 'The output path already exists.', remediation: 'Choose a new path; existing files are never overwritten.' },
+];
 
 /** Refuses an existing destination of any type (a dangling symlink too) before any registry work. */
 export function requireAbsent(path: string): void {
@@ -19,9 +44,9 @@ export function requireAbsent(path: string): void {
     lstatSync(path);
   } catch (error) {
     if (errno(error) === 'ENOENT') return;
-    throw refusal('storage_unavailable', [], error);
+    throw refusal('storage_unavailable', OUTPUT_UNAVAILABLE, error);
   }
-  throw refusal('already_exists', [{ code: 'path_exists', path: '--output', message: 'The output path already exists.', remediation: 'Choose a new path; existing files are never overwritten.' }]);
+  throw refusal('already_exists', OUTPUT_EXISTS);
 }
 
 function writeAll(fd: number, chunk: Uint8Array): void {
@@ -54,7 +79,7 @@ export class ExportFile {
       finalPath = isAbsolute(path) ? path : `${process.cwd()}/${path}`;
     } catch (error) {
       // A relative path while the working directory is deleted (process.cwd() throws ENOENT): it names no folder.
-      throw refusal('storage_unavailable', [], error);
+      throw refusal('storage_unavailable', OUTPUT_UNAVAILABLE, error);
     }
     const tempPath = `${dirname(finalPath)}/.aipcs-export-${randomBytes(16).toString('hex')}.tmp`;
     // A Ctrl-C between creating the file and registering it for removal would
@@ -65,7 +90,7 @@ export class ExportFile {
       try {
         fd = openSync(tempPath, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
       } catch (error) {
-        throw refusal('storage_unavailable', [], error);
+        throw refusal('storage_unavailable', OUTPUT_UNAVAILABLE, error);
       }
       try {
         // The umask may have narrowed or the file system widened it: force 0600.
@@ -73,7 +98,7 @@ export class ExportFile {
       } catch (error) {
         closeSync(fd);
         unlinkSync(tempPath);
-        throw refusal('storage_unavailable', [], error);
+        throw refusal('storage_unavailable', OUTPUT_UNAVAILABLE, error);
       }
       return new ExportFile(finalPath, tempPath, fd);
     } finally {
@@ -87,7 +112,7 @@ export class ExportFile {
     try {
       writeAll(this.fd, chunk);
     } catch (error) {
-      throw refusal('storage_unavailable', [], error);
+      throw refusal('storage_unavailable', OUTPUT_UNAVAILABLE, error);
     }
   };
 
@@ -101,8 +126,8 @@ export class ExportFile {
       this.fd = null;
       linkSync(this.tempPath, this.finalPath);
     } catch (error) {
-      if (errno(error) === 'EEXIST') throw refusal('already_exists', [], error);
-      throw refusal('storage_unavailable', [], error);
+      if (errno(error) === 'EEXIST') throw refusal('already_exists', OUTPUT_EXISTS, error);
+      throw refusal('storage_unavailable', OUTPUT_UNAVAILABLE, error);
     }
     try {
       unlinkSync(this.tempPath);
@@ -152,14 +177,14 @@ export function openArtefact(path: string): number {
   } catch (error) {
     const code = errno(error);
     if (code === 'ELOOP' || code === 'EMLINK') throw refusal('validation_failed', [inputIssue('The input path is a symbolic link.')], error);
-    throw refusal('storage_unavailable', [], error);
+    throw refusal('storage_unavailable', INPUT_UNAVAILABLE, error);
   }
   let regular = false;
   try {
     regular = fstatSync(fd).isFile();
   } catch (error) {
     closeSync(fd);
-    throw refusal('storage_unavailable', [], error);
+    throw refusal('storage_unavailable', INPUT_UNAVAILABLE, error);
   }
   if (!regular) {
     closeSync(fd);
@@ -172,8 +197,8 @@ function inputIssue(message: string): { code: string; path: string; message: str
   return { code: 'invalid_input_file', path: '--input', message, remediation: 'Name a regular file written by aipcs export.' };
 }
 
-/** The bytes of an open file from its start, in chunks; read errors are storage_unavailable. */
-export async function* fileChunks(fd: number, tee?: (chunk: Uint8Array) => void): AsyncGenerator<Uint8Array> {
+/** The bytes of an open file from its start, in chunks; read errors are storage_unavailable (with `issues` when it is the operator's file). */
+export async function* fileChunks(fd: number, tee?: (chunk: Uint8Array) => void, issues: readonly CliIssue[] = []): AsyncGenerator<Uint8Array> {
   let position = 0;
   for (;;) {
     const buffer = Buffer.allocUnsafe(CHUNK);
@@ -181,7 +206,7 @@ export async function* fileChunks(fd: number, tee?: (chunk: Uint8Array) => void)
     try {
       read = readSync(fd, buffer, 0, CHUNK, position);
     } catch (error) {
-      throw refusal('storage_unavailable', [], error);
+      throw refusal('storage_unavailable', issues, error);
     }
     if (read === 0) return;
     position += read;
@@ -307,15 +332,19 @@ export class ArtefactSpool {
     observer?.pass(this.passes);
     if (this.passes === 1) {
       const writer = this.writer;
-      return fileChunks(this.input, (chunk) => {
-        observer?.chunk(chunk.length);
-        if (writer === null) return;
-        try {
-          writeAll(writer, chunk);
-        } catch (error) {
-          throw refusal('storage_unavailable', [], error);
-        }
-      });
+      return fileChunks(
+        this.input,
+        (chunk) => {
+          observer?.chunk(chunk.length);
+          if (writer === null) return;
+          try {
+            writeAll(writer, chunk);
+          } catch (error) {
+            throw refusal('storage_unavailable', [], error);
+          }
+        },
+        INPUT_UNAVAILABLE,
+      );
     }
     if (this.writer !== null) {
       closeSync(this.writer);

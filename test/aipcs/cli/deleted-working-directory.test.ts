@@ -3,6 +3,8 @@
 // `storage_unavailable` (exit 6) like a missing parent folder, not an
 // `internal_error` (process.cwd() threw ENOENT inside path resolution).
 // Nothing is claimed: the same operation id then exports from a folder that exists.
+// The error names --output (never the path, §2.9): "Storage is unavailable."
+// alone sent the operator to the database for a folder that is not there.
 
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, statSync } from 'node:fs';
@@ -36,7 +38,11 @@ describe('aipcs in a deleted working directory', () => {
       timeout: 60_000,
     });
     expect(run.stdout).toBe('');
-    expect(run.stderr).toBe('{"ok":false,"result":null,"error":{"code":"storage_unavailable","message":"Storage is unavailable.","issues":[],"retryable":false}}\n');
+    expect(run.stderr).toBe(
+      '{"ok":false,"result":null,"error":{"code":"storage_unavailable","message":"Storage is unavailable.","issues":[{"code":"output_unavailable","path":"--output",' +
+        '"message":"The output file cannot be created or written: its folder is missing or not writable, or its file system failed or is full.",' +
+        '"remediation":"Name a new file in an existing, writable folder with room for the artifact."}],"retryable":false}}\n',
+    );
     expect(run.status).toBe(6);
 
     const again = aipcs(exportArgs, { cwd: parent });

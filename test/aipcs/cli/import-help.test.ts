@@ -4,7 +4,7 @@
 // dry run, which refuses it; the help now says so, and the command does it.
 
 import { describe, expect, it } from 'vitest';
-import { aipcs } from '../../support/aipcs-admin.js';
+import { aipcs, freshDataRoot, rootArgs } from '../../support/aipcs-admin.js';
 
 const OP = '00000000-0000-4000-8000-000000000001';
 
@@ -20,5 +20,38 @@ describe('aipcs import --help and the dry run', () => {
       expect(run.status, run.stdout).toBe(2);
       expect(run.envelope.error).toMatchObject({ code: 'validation_failed' });
     }
+  });
+});
+
+describe('aipcs import of an --input file that cannot be opened', () => {
+  // Ops spec §1.9.5 and §9.10: storage_unavailable (6), the path never printed.
+  // "Storage is unavailable." alone sent the operator to the database for a
+  // mistyped file name; the issue names the flag and what to check.
+  it('is storage_unavailable with an issue naming --input, in JSON and in human form', () => {
+    const missing = '/nonexistent/typo-h10.jsonl';
+    const args = ['import', '--input', missing, '--dry-run', ...rootArgs(freshDataRoot())];
+    const json = aipcs(args);
+    expect(json.status).toBe(6);
+    expect(json.envelope.error).toEqual({
+      code: 'storage_unavailable',
+      message: 'Storage is unavailable.',
+      issues: [
+        {
+          code: 'input_unavailable',
+          path: '--input',
+          message: 'The input file cannot be opened or read: it is missing, not readable, or its file system failed.',
+          remediation: 'Check that --input names an existing, readable file written by aipcs export.',
+        },
+      ],
+      retryable: false,
+    });
+    const human = aipcs([...args, '--format', 'human']);
+    expect(human.status).toBe(6);
+    expect(human.stderr).toBe(
+      'error [storage_unavailable]: Storage is unavailable.\n' +
+        '- --input: The input file cannot be opened or read: it is missing, not readable, or its file system failed.\n' +
+        '  Check that --input names an existing, readable file written by aipcs export.\n',
+    );
+    expect(`${json.stderr}${human.stderr}`).not.toContain('typo-h10');
   });
 });
