@@ -293,6 +293,20 @@ function quotedPrefix(value: string): string {
   return `${JSON.stringify(characters.slice(0, MAX_QUOTED_CONFIG_CHARS).join(''))}... (${characters.length} characters)`;
 }
 
+/**
+ * ` at line L, column C` (1-based, columns in characters) where a syntax
+ * error stopped the parse, so a hand-edited config can be mended; only the
+ * line when `-0` was rewritten on the way (the columns moved).
+ */
+function whereJsonStops(text: string, offset: number | undefined, columnsKept: boolean): string {
+  if (offset === undefined) return '';
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  if (!columnsKept) return ` at line ${line}`;
+  const column = [...before.slice(before.lastIndexOf('\n') + 1)].length + 1;
+  return ` at line ${line}, column ${column}`;
+}
+
 /** Reads and validates the config. A missing file is an error here: call ensureConfigFile first. */
 export async function loadConfig(environment: Environment): Promise<AigptConfig> {
   const file = configFilePath(environment);
@@ -316,11 +330,12 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
   }
   if (text.startsWith(BOM)) throw invalid('not valid JSON (the file starts with a UTF-8 byte order mark)');
   let document: JsonValue;
+  // `-0` is a float for serde_json, so `"memory": -0` is refused like `5.0`.
+  const parsed = negativeZeroAsFloat(text);
   try {
-    // `-0` is a float for serde_json, so `"memory": -0` is refused like `5.0`.
-    document = parseJson(negativeZeroAsFloat(text), { maxBytes: 2 * MAX_CONFIG_FILE_BYTES, maxDepth: MAX_JSON_DEPTH });
+    document = parseJson(parsed, { maxBytes: 2 * MAX_CONFIG_FILE_BYTES, maxDepth: MAX_JSON_DEPTH });
   } catch (error) {
-    if (error instanceof JsonError) throw invalid(`not valid JSON (${error.message})`);
+    if (error instanceof JsonError) throw invalid(`not valid JSON${whereJsonStops(parsed, error.offset, parsed === text)} (${error.message})`);
     throw error;
   }
   if (!isJsonObject(document)) throw invalid('the file must hold a JSON object');

@@ -4,7 +4,7 @@
 // Owns no I/O; callers decide limits and which rendering a format needs.
 
 import { randomBytes } from 'node:crypto';
-import { SafeError } from './errors.js';
+import { SafeError, type SafeErrorOptions } from './errors.js';
 
 export type JsonValue = null | boolean | string | number | bigint | JsonValue[] | JsonObject;
 export interface JsonObject {
@@ -15,6 +15,13 @@ export type JsonErrorCode = 'json_too_large' | 'json_too_deep' | 'json_syntax' |
 
 export class JsonError extends SafeError<JsonErrorCode> {
   override readonly name = 'JsonError';
+  /** For `json_syntax`: the UTF-16 index where the text stops being JSON (a caller may show it as a line and column). */
+  readonly offset: number | undefined;
+
+  constructor(code: JsonErrorCode, safeMessage: string, options: SafeErrorOptions & { readonly offset?: number } = {}) {
+    super(code, safeMessage, options);
+    this.offset = options.offset;
+  }
 }
 
 export interface JsonParseLimits {
@@ -108,7 +115,7 @@ class LosslessParser {
   }
 
   private fail(): never {
-    throw new JsonError('json_syntax', 'The JSON document is malformed.');
+    throw new JsonError('json_syntax', 'The JSON document is malformed.', { offset: this.pos });
   }
 
   private skipWhitespace(): void {

@@ -162,8 +162,10 @@ describe('loading', () => {
     ['{"bot":{"path":"/p\\ud800q"}}', 'bot.path holds a lone surrogate escape'],
     ['{"bot":{"path":null,"path":"/p"}}', 'bot.path appears twice'],
     ['[]', 'the file must hold a JSON object'],
-    ['{"bot":', 'not valid JSON'],
-    ['', 'not valid JSON'],
+    // Where the text stops being JSON, so a hand-edited config can be mended.
+    ['{"bot":', 'not valid JSON at line 1, column 8 (The JSON document is malformed.)'],
+    ['', 'not valid JSON at line 1, column 1 (The JSON document is malformed.)'],
+    ['{\n  "bot": {\n    "memory": 5,\n  }\n}', 'not valid JSON at line 4, column 3 (The JSON document is malformed.)'],
   ];
   for (const [text, detail] of bad) {
     it(`rejects ${JSON.stringify(text)} naming the file and the field`, async () => {
