@@ -5,7 +5,7 @@
 import { promises as fs, lstatSync, realpathSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { isJsonObject, type JsonValue, JsonError, parseJson } from '../common/json.js';
+import { isJsonObject, type JsonValue, JsonError, parseJson, textPosition } from '../common/json.js';
 import { rawEnvironmentEntries } from '../common/raw-arguments.js';
 import { FileTooLargeError, NotRegularFileError, readRegularFile } from '../common/regular-file.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
@@ -300,11 +300,8 @@ function quotedPrefix(value: string): string {
  */
 function whereJsonStops(text: string, offset: number | undefined, columnsKept: boolean): string {
   if (offset === undefined) return '';
-  const before = text.slice(0, offset);
-  const line = before.split('\n').length;
-  if (!columnsKept) return ` at line ${line}`;
-  const column = [...before.slice(before.lastIndexOf('\n') + 1)].length + 1;
-  return ` at line ${line}, column ${column}`;
+  const { line, column } = textPosition(text, offset);
+  return columnsKept ? ` at line ${line}, column ${column}` : ` at line ${line}`;
 }
 
 /** Reads and validates the config. A missing file is an error here: call ensureConfigFile first. */

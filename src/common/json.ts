@@ -24,6 +24,13 @@ export class JsonError extends SafeError<JsonErrorCode> {
   }
 }
 
+/** Line and column (1-based; columns in characters) of a UTF-16 offset in `text`, to show where a syntax error stopped the parse. */
+export function textPosition(text: string, offset: number): { readonly line: number; readonly column: number } {
+  const before = text.slice(0, offset);
+  const lineStart = before.lastIndexOf('\n') + 1;
+  return { line: before.split('\n').length, column: [...before.slice(lineStart)].length + 1 };
+}
+
 export interface JsonParseLimits {
   /** Maximum UTF-8 size of the text; checked before any parsing. */
   readonly maxBytes: number;

@@ -1,7 +1,7 @@
 // The JSON presentation of objects (spec 9.4): writing it with canonical key
 // order, base64 content and exact integers, and reading it back through the
 // same schema checks. Presentation only: IDs always come from the CBOR bytes.
-import { DEFAULT_JSON_LIMITS, JsonError, parseJson as parseLosslessJson, type JsonValue } from '../../common/json.js';
+import { DEFAULT_JSON_LIMITS, JsonError, parseJson as parseLosslessJson, textPosition, type JsonValue } from '../../common/json.js';
 import { type CborValue } from './cbor-profile.js';
 import { encodeObject, type Encoded } from './codec.js';
 import { failure, success, type Outcome } from './errors.js';
@@ -150,7 +150,11 @@ export function parseJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxBytes)
     return success(toJsonTree(value));
   } catch (error) {
     if (error instanceof JsonFailure) return failure('object.envelope', `invalid JSON: ${error.message}`);
-    if (error instanceof JsonError) return failure('object.envelope', `invalid JSON: ${error.message}`);
+    if (error instanceof JsonError) {
+      // Where the text stops being JSON, so a hand-written file can be mended.
+      const at = error.offset === undefined ? undefined : textPosition(text, error.offset);
+      return failure('object.envelope', `invalid JSON${at === undefined ? '' : ` at line ${at.line}, column ${at.column}`}: ${error.message}`);
+    }
     throw error;
   }
 }

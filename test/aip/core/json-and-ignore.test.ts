@@ -28,6 +28,14 @@ describe('JSON presentation', () => {
     expect(objectFromJson('[1]')).toMatchObject({ ok: false, error: { code: 'object.envelope', message: 'the JSON presentation must be an object' } });
   });
 
+  it('says where a text stops being JSON, by line and column', () => {
+    expect(objectFromJson('{\n  "type": "intent",\n}')).toMatchObject({
+      ok: false,
+      error: { code: 'object.envelope', message: 'invalid JSON at line 3, column 1: The JSON document is malformed.' },
+    });
+    expect(parseJson('{"é": tru}')).toMatchObject({ ok: false, error: { message: 'invalid JSON at line 1, column 7: The JSON document is malformed.' } });
+  });
+
   it('is strict about JSON itself', () => {
     expect(parseJson('{"a":1,"a":2}').ok).toBe(false);
     expect(parseJson('1.0').ok).toBe(false);
