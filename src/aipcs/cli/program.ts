@@ -57,7 +57,8 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (stdoutFailed || stdoutContent === null || error.code === 'EPIPE') return;
   stdoutFailed = true;
   if (stdoutContent === 'help') {
-    process.stderr.write('aipcs: error: cannot write to stdout\n');
+    // The system code says why (ENOSPC, EIO), as aigpt and aip say it; it names no path (§2.9).
+    process.stderr.write(`aipcs: error: cannot write to stdout${typeof error.code === 'string' ? `: ${error.code}` : ''}\n`);
     process.exitCode = 2;
     return;
   }

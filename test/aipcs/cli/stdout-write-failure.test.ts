@@ -39,10 +39,11 @@ describe.skipIf(!existsSync('/dev/full'))('aipcs output that stdout cannot take'
     expect(run.stderr).toMatch(/^error \[internal_error\]: .*\n- stdout: /);
   });
 
-  it('help lost to a full disk is a parser-style error, exit 2', () => {
+  it('help lost to a full disk is a parser-style error naming the system code, exit 2', () => {
     const run = toFullDisk(['--help']);
     expect(run.status).toBe(2);
-    expect(run.stderr).toBe('aipcs: error: cannot write to stdout\n');
+    // The code says why (a full disk, a failing device), as aigpt and aip say it.
+    expect(run.stderr).toBe('aipcs: error: cannot write to stdout: ENOSPC\n');
   });
 
   it('a reader that went away only ends the output: exit 0, stderr silent', async () => {
