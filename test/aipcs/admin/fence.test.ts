@@ -3,13 +3,16 @@
 // suspends the service with the CLI. No write may commit after the fence
 // closed, every acknowledged write must be there, and every writer ends with
 // the specified refusal (storage_busy while the suspend is pending, then
-// storage_unavailable).
+// storage_unavailable). On SQLite and on every started PostgreSQL (issue 11:
+// "on PostgreSQL too").
 
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aipcsAsync, freshDataRoot, key, materialisedService, rootArgs, serveOn } from '../../support/aipcs-admin.js';
-import type { AipcsClient } from '../../support/aipcs-client.js';
+import { startAipcs, type AipcsClient } from '../../support/aipcs-client.js';
+import { createTestDatabase, postgresClusters } from '../../support/postgres.js';
 
 const WRITERS = 4;
 const BEFORE_SUSPEND = 15;
@@ -43,6 +46,40 @@ async function hammer(client: AipcsClient, serviceId: string, progress: () => vo
   return log;
 }
 
+/**
+ * Starts every writer, suspends the service through the CLI once each has
+ * BEFORE_SUSPEND acknowledged writes, and checks that every writer ended
+ * refused as specified. Returns the writers' logs.
+ */
+async function hammerThenSuspend(writers: AipcsClient[], serviceId: string, cliArgs: string[], env: Record<string, string> = {}): Promise<WriterLog[]> {
+  const writes = writers.map(() => 0);
+  let release: () => void = () => undefined;
+  const enough = new Promise<void>((resolve) => (release = resolve));
+  const logs = Promise.all(
+    writers.map((client, index) =>
+      hammer(client, serviceId, () => {
+        writes[index] = (writes[index] ?? 0) + 1;
+        if (writes.every((count) => count >= BEFORE_SUSPEND)) release();
+      }),
+    ),
+  );
+  // A writer that stopped early must not leave the test waiting.
+  void logs.then(release, release);
+  await enough;
+  const suspend = await aipcsAsync(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', '00000000-0000-4000-8000-00000000f00d', ...cliArgs], { env });
+  expect(suspend.status, suspend.stderr).toBe(0);
+  expect(suspend.envelope.result).toMatchObject({ service: { operational_status: 'suspended', service_revision: 4 } });
+  const results = await logs;
+  for (const log of results) {
+    expect(log.acknowledged.length).toBeGreaterThan(0);
+    expect(log.refusals.at(-1)).toBe('storage_unavailable');
+    expect(log.refusals.every((code) => code === 'storage_busy' || code === 'storage_unavailable')).toBe(true);
+  }
+  return results;
+}
+
+const acknowledgedWrites = (results: WriterLog[]): string[] => results.flatMap((log) => log.acknowledged.map((write) => `${write.id}/${write.version}`)).sort();
+
 describe('the write fence', () => {
   let dataRoot: string;
   let setup: AipcsClient;
@@ -70,31 +107,7 @@ describe('the write fence', () => {
     END`);
     probe.close();
 
-    // The suspend starts once every writer is in full swing.
-    const writes = writers.map(() => 0);
-    let release: () => void = () => undefined;
-    const enough = new Promise<void>((resolve) => (release = resolve));
-    const logs = Promise.all(
-      writers.map((client, index) =>
-        hammer(client, serviceId, () => {
-          writes[index] = (writes[index] ?? 0) + 1;
-          if (writes.every((count) => count >= BEFORE_SUSPEND)) release();
-        }),
-      ),
-    );
-    // A writer that stopped early must not leave the test waiting.
-    void logs.then(release, release);
-    await enough;
-    const suspend = await aipcsAsync(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', '00000000-0000-4000-8000-00000000f00d', ...rootArgs(dataRoot)]);
-    expect(suspend.status, suspend.stderr).toBe(0);
-    expect(suspend.envelope.result).toMatchObject({ service: { operational_status: 'suspended', service_revision: 4 } });
-    const results = await logs;
-
-    for (const log of results) {
-      expect(log.acknowledged.length).toBeGreaterThan(0);
-      expect(log.refusals.at(-1)).toBe('storage_unavailable');
-      expect(log.refusals.every((code) => code === 'storage_busy' || code === 'storage_unavailable')).toBe(true);
-    }
+    const results = await hammerThenSuspend(writers, serviceId, rootArgs(dataRoot));
 
     const db = new Database(store, { readonly: true });
     try {
@@ -108,10 +121,60 @@ describe('the write fence', () => {
       // Every acknowledged write is there, and nothing else.
       const events = db.prepare(`SELECT record_id, record_version FROM __aipcs_record_history`).all() as { record_id: string; record_version: bigint }[];
       const stored = events.map((event) => `${event.record_id}/${Number(event.record_version)}`).sort();
-      const acknowledged = results.flatMap((log) => log.acknowledged.map((write) => `${write.id}/${write.version}`)).sort();
-      expect(stored).toEqual(acknowledged);
+      expect(stored).toEqual(acknowledgedWrites(results));
     } finally {
       db.close();
+    }
+  });
+});
+
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('the write fence on PostgreSQL %s', (_version, cluster) => {
+  it('admits no write after a suspend closed it, loses none before, and refuses every writer', async () => {
+    const database = await createTestDatabase(cluster);
+    const env = { AIPCS_TEST_FENCE_DSN: database.url };
+    const args = ['--profile', 'postgresql', '--principal-id', 'local-agent', '--postgres-dsn-env', 'AIPCS_TEST_FENCE_DSN'];
+    const clients: AipcsClient[] = [];
+    const observer = new pg.Client({ connectionString: database.url });
+    try {
+      for (let i = 0; i <= WRITERS; i++) clients.push(await startAipcs(args, env));
+      const serviceId = await materialisedService(clients[0]!, 'hammered');
+      const schema = `"svc_${serviceId.replaceAll('-', '')}"`;
+      // A store of ours may hold no trigger (the adapter refuses one), so an
+      // observer stands in for the SQLite probe: one statement, one snapshot,
+      // reads the fence and counts the committed history. The first snapshot
+      // that sees the fence closed was taken after the suspend committed it;
+      // a write committed later would make the final count larger.
+      await observer.connect();
+      let closedSeenWith: number | undefined;
+      let abandoned = false;
+      const watcher = (async () => {
+        while (closedSeenWith === undefined && !abandoned) {
+          const row = (await observer.query<{ state: string; events: string }>(`SELECT f."state", (SELECT count(*) FROM ${schema}."__aipcs_record_history") AS events FROM ${schema}."__aipcs_write_fence" f`)).rows[0];
+          if (row?.state === 'closed') closedSeenWith = Number(row.events);
+        }
+      })();
+      let results: WriterLog[];
+      try {
+        results = await hammerThenSuspend(clients.slice(1), serviceId, args, env);
+      } catch (error) {
+        abandoned = true;
+        await watcher.catch(() => undefined);
+        throw error;
+      }
+      // The suspend has closed the fence: the watcher's next snapshot sees it.
+      await watcher;
+
+      const fence = (await observer.query<{ generation: string; state: string }>(`SELECT "generation", "state" FROM ${schema}."__aipcs_write_fence"`)).rows[0];
+      expect([Number(fence?.generation), fence?.state]).toEqual([2, 'closed']);
+      const events = (await observer.query<{ record_id: string; record_version: string }>(`SELECT "record_id", "record_version" FROM ${schema}."__aipcs_record_history"`)).rows;
+      // Nothing committed after the fence closed.
+      expect(closedSeenWith).toBe(events.length);
+      // Every acknowledged write is there, and nothing else.
+      expect(events.map((event) => `${event.record_id}/${Number(event.record_version)}`).sort()).toEqual(acknowledgedWrites(results));
+    } finally {
+      await observer.end().catch(() => undefined);
+      await Promise.all(clients.map((client) => client.close()));
+      await database.drop();
     }
   });
 });
