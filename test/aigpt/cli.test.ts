@@ -341,7 +341,8 @@ describe('aigpt CLI', () => {
     const script = `exec "$0" "$1" save-memory "$(printf 'a\\377b')"`;
     const result = spawnSync('/bin/sh', ['-c', script, process.execPath, aigptBin()], { env: home.childEnv, encoding: 'utf8' });
     expect(result.status).toBe(2);
-    expect(result.stderr).toContain('not valid UTF-8');
+    // Which argument, counted as aip counts it (the subcommand is argument 1).
+    expect(result.stderr).toBe('error: argument 2 is not valid UTF-8\n(run aigpt --help for usage)\n');
     expect(result.stdout).toBe('');
     expect(await fs.readdir(join(home.appDir, 'self', 'ai.syui.gpt.memory')).catch(() => [])).toEqual([]);
     // Valid UTF-8 and an empty argument still pass.

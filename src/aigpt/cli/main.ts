@@ -66,8 +66,10 @@ const argv = process.argv.slice(2);
 let exitCode: number;
 // `aigpt save-memory $'\xff'` would store a text nobody typed: an argument
 // that is not UTF-8 is a usage error, as in the reference (clap, String arguments).
-if (firstNonUtf8Argument(argv) !== undefined) {
-  writeStderr('error: an argument is not valid UTF-8\n(run aigpt --help for usage)\n');
+const nonUtf8Argument = firstNonUtf8Argument(argv);
+if (nonUtf8Argument !== undefined) {
+  // Which one, 1-based as aip counts it, so the user knows what to retype.
+  writeStderr(`error: argument ${nonUtf8Argument} is not valid UTF-8\n(run aigpt --help for usage)\n`);
   exitCode = 2;
 } else {
   exitCode = await runCli(argv, {
