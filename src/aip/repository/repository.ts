@@ -173,7 +173,7 @@ export class Repository {
   /** Opens the repository whose project root is exactly `root`. */
   static async open(root: string, options: RepositoryOptions = {}): Promise<Repository> {
     const abs = resolve(root);
-    if (!(await isDirectory(join(abs, '.aip')))) throw new AipError('repo.not_found', `no .aip repository in ${abs}`);
+    if (!(await isDirectory(join(abs, '.aip')))) throw new AipError('repo.not_found', `no .aip repository in ${abs} (to make one: aip init ${abs})`);
     let text: string;
     try {
       text = await readRegularText(join(abs, '.aip', 'config.json'), MAX_CONFIG_FILE_BYTES);
@@ -191,7 +191,7 @@ export class Repository {
     for (;;) {
       if (await isDirectory(join(dir, '.aip'))) return Repository.open(dir, options);
       const parent = dirname(dir);
-      if (parent === dir) throw new AipError('repo.not_found', `no .aip repository in ${resolve(start)} or any parent folder`);
+      if (parent === dir) throw new AipError('repo.not_found', `no .aip repository in ${resolve(start)} or any parent folder (to make one here: aip init)`);
       dir = parent;
     }
   }

@@ -51,6 +51,18 @@ describe('init', () => {
     expect((await Repository.find(join(repo.root, 'a', 'b'))).root).toBe(repo.root);
     await expect(Repository.open(join(repo.root, 'a'))).rejects.toMatchObject({ code: 'repo.not_found' });
   });
+
+  it('says, when there is none, how to make one', async () => {
+    const dir = await tempDir();
+    await expect(Repository.open(dir)).rejects.toMatchObject({
+      code: 'repo.not_found',
+      message: `no .aip repository in ${dir} (to make one: aip init ${dir})`,
+    });
+    await expect(Repository.find(dir)).rejects.toMatchObject({
+      code: 'repo.not_found',
+      message: `no .aip repository in ${dir} or any parent folder (to make one here: aip init)`,
+    });
+  });
 });
 
 describe('config', () => {
