@@ -149,13 +149,13 @@ async function sayStoredThoughHeadMoved(ctx: Context, what: string, others: read
   await write(ctx.io.stderr, `aip: warning: HEAD was not moved; ${what} is stored as ${stored} (based on ${base}); to move HEAD to it: aip head ${state}\n`);
 }
 
-/** The names in `dir`, or none when it does not exist; a non-folder is a usage error. */
-async function readdirIfPresent(dir: string): Promise<string[]> {
+/** The names in `dir` (given as `option`), or none when it does not exist; a non-folder is a usage error. */
+async function readdirIfPresent(dir: string, option: string): Promise<string[]> {
   try {
     return await readdir(dir);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return [];
-    if (errorCode(error) === 'ENOTDIR') throw usage(`${dir} is not a folder`);
+    if (errorCode(error) === 'ENOTDIR') throw usage(`${option} ${dir} is not a folder`);
     throw error;
   }
 }
@@ -416,7 +416,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
       const repo = await ctx.repo();
       const state = await repo.getTyped(await repo.resolve(ref), 'state');
       const dir = ctx.path(opts.into);
-      if ((await readdirIfPresent(dir)).length > 0) throw usage(`${dir} is not empty`);
+      if ((await readdirIfPresent(dir, '--into')).length > 0) throw usage(`--into ${dir} is not empty; checkout writes only into a new or empty folder`);
       const written = await checkout(dir, state.data.files, (id) => repo.artifactContent(id));
       if (!written.ok) throw written.error;
       if (ctx.json) await ctx.outJson(map([['path', dir], ['files', written.value]]));

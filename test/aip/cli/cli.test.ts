@@ -354,13 +354,15 @@ describe('commands', () => {
     expect([none.code, none.text]).toEqual([0, '{"refs":[]}\n']);
   });
 
-  it('checkout --into a path that is a file is a usage error (exit 2) naming it, and writes nothing', async () => {
+  it('checkout --into a path that is a file or a folder with files is a usage error (exit 2) naming --into and it, and writes nothing', async () => {
     const dir = await initialized();
     const file = join(dir, 'a.txt');
     await writeFile(file, 'A\n');
     const checkout = await aip(['checkout', 'HEAD', '--into', file], { cwd: dir });
-    expect([checkout.code, checkout.stderr, checkout.text]).toEqual([2, `aip: usage: ${file} is not a folder\n`, '']);
+    expect([checkout.code, checkout.stderr, checkout.text]).toEqual([2, `aip: usage: --into ${file} is not a folder\n`, '']);
     expect(await readFile(file, 'utf8')).toBe('A\n');
+    const full = await aip(['checkout', 'HEAD', '--into', dir], { cwd: dir });
+    expect([full.code, full.stderr, full.text]).toEqual([2, `aip: usage: --into ${dir} is not empty; checkout writes only into a new or empty folder\n`, '']);
   });
 
   it('checkout writes files within the umask, as git does (umask 077: 0700 and 0600)', async () => {
