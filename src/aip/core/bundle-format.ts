@@ -33,22 +33,28 @@ export function decodeBundleHeader(bytes: Uint8Array): Outcome<{ objects: number
 
 export { byteStringHeader as bundleItemHeader };
 
-/** Reads a byte-string item header at the start of `bytes`: the content length and header size. */
-export function decodeItemHeader(bytes: Uint8Array): Outcome<{ length: number; headerLength: number }> {
+/**
+ * Reads a byte-string item header at the start of `bytes`: the content length and header size.
+ * With `maxBytes`, a longer item is `cbor.too_large`, its length named exactly (it may exceed 2^53-1).
+ */
+export function decodeItemHeader(bytes: Uint8Array, maxBytes?: number): Outcome<{ length: number; headerLength: number }> {
   const initial = bytes[0];
   if (initial === undefined) return failure('cbor.truncated', 'input ends before an item');
   if (initial >> 5 !== 2) return failure('bundle.format', 'a bundle item must be a byte string');
   const info = initial & 0x1f;
   if (info === 31) return failure('cbor.indefinite', 'indefinite-length byte string');
   if (info >= 28) return failure('cbor.reserved', `reserved additional information ${info}`);
-  if (info < 24) return success({ length: info, headerLength: 1 });
-  const width = 1 << (info - 24);
+  const width = info < 24 ? 0 : 1 << (info - 24);
   if (bytes.length < 1 + width) return failure('cbor.truncated', 'input ends inside an item header');
-  let length = 0;
-  for (let i = 1; i <= width; i++) length = length * 256 + (bytes[i] as number);
-  const minimum = [24, 0x100, 0x10000, 0x1_0000_0000][info - 24] as number;
-  if (length < minimum) return failure('cbor.not_shortest', 'item length not in its shortest form');
-  return success({ length, headerLength: 1 + width });
+  let length = BigInt(info);
+  if (width > 0) {
+    length = 0n;
+    for (let i = 1; i <= width; i++) length = length * 256n + BigInt(bytes[i] as number);
+    const minimum = [24n, 0x100n, 0x10000n, 0x1_0000_0000n][info - 24] as bigint;
+    if (length < minimum) return failure('cbor.not_shortest', 'item length not in its shortest form');
+  }
+  if (maxBytes !== undefined && length > BigInt(maxBytes)) return failure('cbor.too_large', `${length} bytes exceed max_object_bytes ${maxBytes}`);
+  return success({ length: Number(length), headerLength: 1 + width });
 }
 
 class MinHeap {

@@ -168,11 +168,8 @@ export async function importBundle(repo: Repository, input: Readable): Promise<O
   for (let item = 1; item <= header.value.objects; item++) {
     // Numbered as spec 7.8 numbers the items: the header is item 1, so object k is item k + 1.
     const where = `item ${item + 1} (object ${item} of ${header.value.objects})`;
-    const itemHeader = decodeItemHeader(await reader.peek(9));
+    const itemHeader = decodeItemHeader(await reader.peek(9), repo.config.maxObjectBytes);
     if (!itemHeader.ok) return failure(itemHeader.error.code, `${where}: ${itemHeader.error.message}`);
-    if (itemHeader.value.length > repo.config.maxObjectBytes) {
-      return failure('cbor.too_large', `${where}: ${itemHeader.value.length} bytes exceed max_object_bytes ${repo.config.maxObjectBytes}`);
-    }
     await reader.read(itemHeader.value.headerLength);
     const bytes = await reader.read(itemHeader.value.length);
     if (bytes === undefined) return failure('cbor.truncated', `${where}: the bundle ends inside the item`);

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { chmod, lstat, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { encodeBundleHeader } from '../../../src/aip/core/bundle-format.js';
 import { objectToJson } from '../../../src/aip/core/json-presentation.js';
 import { ROOT_STATE_ID } from '../../../src/aip/core/objects.js';
 import { AIP_BIN, aip, requireBuiltBin } from '../support/cli.js';
@@ -153,6 +154,11 @@ describe('objects in and out', () => {
     const imported = await aip(['import', bundle], { cwd: small });
     expect([imported.code, imported.text]).toEqual([5, '']);
     expect(imported.stderr).toBe(`aip: cbor.too_large: item 2 (object 1 of 1): ${bytes.length} bytes exceed max_object_bytes 1048576\n`);
+    // A declared length above 2^53-1 is named exactly, not as the nearest double.
+    const huge = join(await tempDir(), 'huge.aip');
+    await writeFile(huge, Buffer.concat([encodeBundleHeader(1), Buffer.from('5b7fffffffffffffff', 'hex')]));
+    const hugeImport = await aip(['import', huge], { cwd: small });
+    expect([hugeImport.code, hugeImport.stderr]).toEqual([5, 'aip: cbor.too_large: item 2 (object 1 of 1): 9223372036854775807 bytes exceed max_object_bytes 1048576\n']);
     const raw = await aip(['put', '--from', 'raw'], { cwd: small, input: content });
     expect([raw.code, raw.stderr]).toEqual([5, `aip: cbor.too_large: input exceeds ${1048576 - 53} bytes\n`]);
     expect((await aip(['verify'], { cwd: small })).text).toBe(`ok ${ROOT_STATE_ID} state/1\n1 verified, 0 invalid\n`);
