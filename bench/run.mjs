@@ -7,10 +7,22 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
-const files = readdirSync(here)
+const all = readdirSync(here)
   .filter((name) => name.endsWith('.bench.mjs'))
-  .filter((name) => only.length === 0 || only.some((word) => name.includes(word)))
+  .map((name) => name.slice(0, -'.bench.mjs'.length))
   .sort();
+if (only.some((word) => word === '-h' || word === '--help')) {
+  process.stdout.write(`usage: node bench/run.mjs [NAME...]\nRuns every benchmark, or those named: a whole name (${all.join(', ')}) or a part of one (records).\n`);
+  process.exit(0);
+}
+// A whole name picks that benchmark only (`aip` is not every `aipcs-*`); any other word picks the names containing it.
+const picks = (word) => (all.includes(word) ? [word] : all.filter((name) => name.includes(word)));
+const unknown = only.filter((word) => picks(word).length === 0);
+if (unknown.length > 0) {
+  process.stderr.write(`bench: no benchmark named ${unknown.join(', ')} (have: ${all.join(', ')})\n`);
+  process.exit(2);
+}
+const files = (only.length === 0 ? all : [...new Set(only.flatMap(picks))].sort()).map((name) => `${name}.bench.mjs`);
 
 let failed = 0;
 for (const name of files) {
