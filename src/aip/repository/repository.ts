@@ -2,7 +2,7 @@
 // compare-and-swap under the lock, verified object writes (the store
 // invariant, 5.7), ID resolution, reverse queries answered from the index but
 // confirmed against the objects, the index kept present, and full verification.
-import { lstat, mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
@@ -173,7 +173,11 @@ export class Repository {
   /** Opens the repository whose project root is exactly `root`. */
   static async open(root: string, options: RepositoryOptions = {}): Promise<Repository> {
     const abs = resolve(root);
-    if (!(await isDirectory(join(abs, '.aip')))) throw new AipError('repo.not_found', `no .aip repository in ${abs} (to make one: aip init ${abs})`);
+    if (!(await isDirectory(join(abs, '.aip')))) {
+      // `--repo FILE`: aip init cannot make a repository there, so no hint to.
+      const notFolder = await stat(abs).then((found) => !found.isDirectory(), () => false);
+      throw new AipError('repo.not_found', notFolder ? `no .aip repository in ${abs}: it is not a folder` : `no .aip repository in ${abs} (to make one: aip init ${abs})`);
+    }
     let text: string;
     try {
       text = await readRegularText(join(abs, '.aip', 'config.json'), MAX_CONFIG_FILE_BYTES);

@@ -62,6 +62,10 @@ describe('init', () => {
       code: 'repo.not_found',
       message: `no .aip repository in ${dir} or any parent folder (to make one here: aip init)`,
     });
+    // A file cannot become one: no init hint there.
+    const file = join(dir, 'file');
+    await writeFile(file, 'x');
+    await expect(Repository.open(file)).rejects.toMatchObject({ code: 'repo.not_found', message: `no .aip repository in ${file}: it is not a folder` });
   });
 });
 
