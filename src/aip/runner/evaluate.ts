@@ -82,6 +82,10 @@ async function exists(path: string): Promise<boolean> {
 /** Step 7: compare the evaluation folder with the state. */
 async function inspect(dir: string, state: StateV1, rules: IgnoreRules, maxObjectBytes: number, run: ExecuteResult): Promise<{ workspace: Workspace; error: string }> {
   if (run.groupLingered) return { workspace: 'unknown', error: 'process group still had members after the command ended' };
+  if (run.escaped > 0) {
+    const [processes, were] = run.escaped === 1 ? ['process', 'was'] : ['processes', 'were'];
+    return { workspace: 'unknown', error: `${run.escaped} ${processes} the command started outside its process group and session ${were} still running in the evaluation folder` };
+  }
   // The folder itself replaced by a link (to a copy of the state, say): the walk would follow it and see a clean tree.
   if ((await lstat(dir).catch(() => undefined))?.isSymbolicLink() === true) return { workspace: 'changed', error: '' };
   if (await exists(join(dir, '.aip'))) return { workspace: 'unknown', error: 'the command created .aip in the evaluation directory' };

@@ -4,7 +4,7 @@
 // nothing about repositories, states or evidence objects.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access, open, readdir, readFile, stat } from 'node:fs/promises';
+import { access, open, readdir, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { endianness } from 'node:os';
 import type { Writable } from 'node:stream';
@@ -46,6 +46,8 @@ export interface ExecuteResult {
   readonly stderr: CapturedStream;
   /** The process group still had live members after cleanup: the workspace cannot be trusted. */
   readonly groupLingered: boolean;
+  /** Processes outside the group and session still working in `cwd` at the end (killed then): neither can it. */
+  readonly escaped: number;
 }
 
 /** Keeps the first `limit` bytes, counts and discards the rest, so the pipe is always drained. */
@@ -242,6 +244,38 @@ async function killSession(sid: number): Promise<void> {
   }
 }
 
+/**
+ * Kills the processes whose working directory is `folder` or below it, and
+ * says how many there were. A daemon the command started with `setsid` left
+ * its group and session, so neither kill reaches it, but it keeps the
+ * working directory it inherited unless it changes it; nothing else has
+ * business in a fresh evaluation folder. From /proc (Linux); none elsewhere.
+ */
+async function killWorkingIn(folder: string): Promise<number> {
+  if (process.platform !== 'linux') return 0;
+  let entries: string[];
+  let root: string;
+  try {
+    entries = await readdir('/proc');
+    root = await realpath(folder);
+  } catch {
+    return 0;
+  }
+  let killed = 0;
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    const cwd = await readlink(`/proc/${entry}/cwd`).catch(() => undefined); // gone, a zombie, or not ours to see
+    if (cwd === undefined || (cwd !== root && !cwd.startsWith(`${root}${sep}`))) continue;
+    try {
+      process.kill(Number(entry), 'SIGKILL');
+      killed++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return killed;
+}
+
 function killGroup(pgid: number): void {
   try {
     process.kill(-pgid, 'SIGKILL');
@@ -284,7 +318,7 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
     const now = formatTime(Date.now());
     return {
       termination: 'start_error', exitCode: null, error: `executable not found: ${program}`, executable: '', startedAt: now,
-      finishedAt: now, durationNs: 0n, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false,
+      finishedAt: now, durationNs: 0n, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false, escaped: 0,
     };
   }
 
@@ -293,7 +327,7 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
     const now = formatTime(Date.now());
     return {
       termination: 'start_error', exitCode: null, error: refused, executable, startedAt: now,
-      finishedAt: now, durationNs: 0n, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false,
+      finishedAt: now, durationNs: 0n, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false, escaped: 0,
     };
   }
 
@@ -307,7 +341,7 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
   if (options.signal?.aborted === true) {
     return {
       termination: 'cancelled', exitCode: null, error: `cancelled by ${String(options.signal.reason)}`, executable, startedAt,
-      finishedAt: startedAt, durationNs: 0n, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false,
+      finishedAt: startedAt, durationNs: 0n, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false, escaped: 0,
     };
   }
   let child: ChildProcess;
@@ -332,7 +366,7 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
     const code = errorCode(error);
     return {
       termination: 'start_error', exitCode: null, error: code === undefined ? `spawn ${executable}: ${String(error)}` : `spawn ${executable} ${code}`,
-      executable, startedAt, finishedAt: formatTime(Date.now()), durationNs: finishedNs - startedNs, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false,
+      executable, startedAt, finishedAt: formatTime(Date.now()), durationNs: finishedNs - startedNs, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false, escaped: 0,
     };
   }
 
@@ -348,7 +382,7 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
     const finishedNs = process.hrtime.bigint();
     return {
       termination: 'start_error', exitCode: null, error: started.message, executable, startedAt,
-      finishedAt: formatTime(Date.now()), durationNs: finishedNs - startedNs, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false,
+      finishedAt: formatTime(Date.now()), durationNs: finishedNs - startedNs, stdout: emptyCapture, stderr: emptyCapture, groupLingered: false, escaped: 0,
     };
   }
   const pgid = child.pid as number;
@@ -435,7 +469,6 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
   ]);
   graceTimer.abort();
   waitOver.abort();
-  await killSession(pgid);
   options.signal?.removeEventListener('abort', onAbort);
   for (const name of ['stdout', 'stderr'] as const) {
     if (skipped[name] > 0) {
@@ -449,6 +482,9 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
     child.stdout?.destroy();
     child.stderr?.destroy();
   }
+  // After the pipes are judged: a leftover killed now closes the pipes it held.
+  await killSession(pgid);
+  const escaped = await killWorkingIn(options.cwd);
 
   let termination: Termination;
   let error = '';
@@ -471,6 +507,6 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
   }
   return {
     termination, exitCode, error, executable, startedAt, finishedAt, durationNs: finishedNs - startedNs,
-    stdout: stdout.result(), stderr: stderr.result(), groupLingered,
+    stdout: stdout.result(), stderr: stderr.result(), groupLingered, escaped,
   };
 }

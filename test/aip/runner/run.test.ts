@@ -144,6 +144,20 @@ describe('terminations', () => {
     if (alive) process.kill(job, 'SIGKILL'); // not left behind by this test either
     expect(alive).toBe(false);
   });
+
+  it('a daemon that left the session (setsid) but still works in the folder makes the workspace unknown, and does not outlive the run', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    const pidFile = join(await tempDir(), 'daemon.pid');
+    const daemon = 'echo $$ > "$1"; sleep 1; echo late > a';
+    const script = `setsid sh -c '${daemon}' daemon "$1" </dev/null >/dev/null 2>&1 & while [ ! -s "$1" ]; do sleep 0.05; done`;
+    const e = await run(repo, state, ['sh', '-c', script, 'run', pidFile], { graceMs: 200 });
+    expect(e.data).toMatchObject({ termination: 'exited', exit_code: 0, result: 'unknown', workspace: 'unknown' });
+    expect(e.data.workspace_error).toMatch(/^\d+ process(es)? the command started outside its process group and session (was|were) still running in the evaluation folder$/);
+    const pid = Number(await readFile(pidFile, 'utf8'));
+    const alive = await readFile(`/proc/${pid}/stat`, 'utf8').then((text) => !/^\S+ \(.*\) [ZX] /s.test(text), () => false);
+    if (alive) process.kill(pid, 'SIGKILL'); // not left behind by this test either
+    expect(alive).toBe(false);
+  });
 });
 
 describe('capture', () => {
