@@ -60,15 +60,17 @@ describe('8 step 5: a signal to the runner cancels the run while it still waits 
       child.kill('SIGINT');
       const code = await closed;
 
-      expect(stderr).toBe('');
+      expect(stderr).toBe('aip: warning: workspace unknown: 1 process the command started outside its process group and session was still running in the evaluation folder\n');
       expect(code).toBe(130);
-      expect(stdout).toMatch(/^started\nevidence [0-9a-f]{64}\nresult unknown \(termination cancelled, exit -, workspace clean\)\n$/);
+      // The escaped process still works in the evaluation folder: killed, and the workspace is unknown (D61).
+      expect(stdout).toMatch(/^started\nevidence [0-9a-f]{64}\nresult unknown \(termination cancelled, exit -, workspace unknown\)\n$/);
       // Before, the signal was ignored: the run went on to the end of the grace
       // period and was recorded as capture_error, exit 4 (the result line above).
       const id = /evidence ([0-9a-f]{64})/.exec(stdout)?.[1] as string;
       const shown = await aip(['--format', 'json', 'show', id], { cwd: dir });
       const data = (JSON.parse(shown.text) as { data: Record<string, unknown> }).data;
-      expect(data).toMatchObject({ termination: 'cancelled', error: 'cancelled by SIGINT', exit_code: null, result: 'unknown' });
+      expect(data).toMatchObject({ termination: 'cancelled', error: 'cancelled by SIGINT', exit_code: null, result: 'unknown', workspace: 'unknown' });
+      expect(data['workspace_error']).toMatch(/still running in the evaluation folder$/);
     } finally {
       child.kill('SIGKILL');
       await killEscaped(pidFile);
