@@ -184,40 +184,39 @@ export async function unrunnableFormat(path: string, cwd = dirname(path)): Promi
   return `spawn ${path} ENOEXEC`;
 }
 
-/**
- * The living members of a process group or session, from /proc (Linux), or
- * undefined without a usable /proc. Zombies are left out: an exited member
- * that nobody reaped (as under a PID 1 that does not reap orphans) holds no
- * pipes and changes no files.
- */
-async function livingMembers(of: 'group' | 'session', id: number): Promise<number[] | undefined> {
+/** The /proc entries of processes (Linux), or undefined without a usable /proc. */
+async function processIds(): Promise<number[] | undefined> {
   if (process.platform !== 'linux') return undefined;
-  let entries: string[];
   try {
-    entries = await readdir('/proc');
+    return (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry)).map(Number);
   } catch {
     return undefined;
   }
-  const column = of === 'group' ? 2 : 3; // after the command name: state, ppid, pgrp, session
-  const members: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    let text: string;
-    try {
-      text = await readFile(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[column]) === id && fields[0] !== 'Z' && fields[0] !== 'X') members.push(Number(entry));
-  }
-  return members;
+}
+
+/**
+ * The state, group and session of a process from /proc/PID/stat, or
+ * undefined once it is gone. A zombie (`Z`, `X`: an exited process nobody
+ * reaped, as under a PID 1 that does not reap orphans) holds no pipes and
+ * changes no files, so callers treat it as gone.
+ */
+async function processStat(pid: number): Promise<{ readonly living: boolean; readonly group: number; readonly session: number } | undefined> {
+  const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' '); // state, ppid, pgrp, session, ...
+  return { living: fields[0] !== 'Z' && fields[0] !== 'X', group: Number(fields[2]), session: Number(fields[3]) };
 }
 
 /** Whether any member of process group `pgid` is still alive. */
 export async function groupAlive(pgid: number): Promise<boolean> {
-  const members = await livingMembers('group', pgid);
-  if (members !== undefined) return members.length > 0;
+  const pids = await processIds();
+  if (pids !== undefined) {
+    for (const pid of pids) {
+      const stat = await processStat(pid);
+      if (stat?.living === true && stat.group === pgid) return true;
+    }
+    return false;
+  }
   try {
     process.kill(-pgid, 0);
     return true;
@@ -226,54 +225,44 @@ export async function groupAlive(pgid: number): Promise<boolean> {
   }
 }
 
-/**
- * Kills what is left of the command's session (it leads one: spawned
- * detached): a shell with job control (`set -m`) puts background jobs in
- * groups of their own, which the group kill of step 6 does not reach. Done
- * after the EOF wait, so the evidence is what step 6 says (such a job
- * holding a pipe is a capture error); only then nothing the command started
- * outlives the run, except a process that left the session (setsid).
- */
-async function killSession(sid: number): Promise<void> {
-  for (const pid of (await livingMembers('session', sid)) ?? []) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
+function killProcess(pid: number): boolean {
+  try {
+    process.kill(pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false; // already gone
   }
 }
 
 /**
- * Kills the processes whose working directory is `folder` or below it, and
- * says how many there were. A daemon the command started with `setsid` left
- * its group and session, so neither kill reaches it, but it keeps the
- * working directory it inherited unless it changes it; nothing else has
- * business in a fresh evaluation folder. From /proc (Linux); none elsewhere.
+ * Kills what the command left behind, in one walk over /proc, and says how
+ * many of them had left its session. The command leads a session (spawned
+ * detached): a shell with job control (`set -m`) puts background jobs in
+ * groups of their own, which the group kill of step 6 does not reach (D60).
+ * A daemon started with `setsid` left the session too, but keeps the working
+ * directory it inherited unless it changes it, and nothing else has business
+ * in a fresh evaluation folder (D61). Done after the EOF wait, so the
+ * evidence is what step 6 says (such a process holding a pipe is a capture
+ * error). Session members are not counted: they are the command's own.
  */
-async function killWorkingIn(folder: string): Promise<number> {
-  if (process.platform !== 'linux') return 0;
-  let entries: string[];
-  let root: string;
-  try {
-    entries = await readdir('/proc');
-    root = await realpath(folder);
-  } catch {
-    return 0;
-  }
-  let killed = 0;
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    const cwd = await readlink(`/proc/${entry}/cwd`).catch(() => undefined); // gone, a zombie, or not ours to see
-    if (cwd === undefined || (cwd !== root && !cwd.startsWith(`${root}${sep}`))) continue;
-    try {
-      process.kill(Number(entry), 'SIGKILL');
-      killed++;
-    } catch {
-      // gone meanwhile
+async function killLeftovers(sid: number, folder: string): Promise<number> {
+  const pids = await processIds();
+  const root = await realpath(folder).catch(() => undefined);
+  if (pids === undefined) return 0;
+  let escaped = 0;
+  for (const pid of pids) {
+    if (pid === process.pid) continue;
+    const stat = await processStat(pid);
+    if (stat?.living !== true) continue;
+    if (stat.session === sid) {
+      killProcess(pid);
+      continue;
     }
+    if (root === undefined) continue;
+    const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => undefined); // gone, or not ours to see
+    if (cwd !== undefined && (cwd === root || cwd.startsWith(`${root}${sep}`)) && killProcess(pid)) escaped++;
   }
-  return killed;
+  return escaped;
 }
 
 function killGroup(pgid: number): void {
@@ -483,8 +472,7 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
     child.stderr?.destroy();
   }
   // After the pipes are judged: a leftover killed now closes the pipes it held.
-  await killSession(pgid);
-  const escaped = await killWorkingIn(options.cwd);
+  const escaped = await killLeftovers(pgid, options.cwd);
 
   let termination: Termination;
   let error = '';
