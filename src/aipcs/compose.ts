@@ -143,10 +143,16 @@ export async function serve(runtime: RuntimeConfig): Promise<number> {
     }
     // Until stdin ends, or SIGINT/SIGTERM/SIGHUP (calls already read are answered first).
     const answerWaitMs = testAnswerWaitMs(process.env, ANSWER_WAIT_ENV);
-    await serveStdio(aipcsServerOptions(tools, createDispatcher(app, tools), logger), {
+    const session = await serveStdio(aipcsServerOptions(tools, createDispatcher(app, tools), logger), {
       shutdownSignals: SHUTDOWN_SIGNALS,
       ...(answerWaitMs === undefined ? {} : { answerWaitMs }),
     });
+    // Answers lost to a failing stdout (a full disk, an I/O error) are a
+    // failure while running (§1.6), not a session the client ended.
+    if (session.outputError !== undefined) {
+      logger.warn(`stdout could not be written (${session.outputError}); the session ended`);
+      throw new StartupError();
+    }
     return 0;
   } finally {
     await storage?.close();

@@ -79,6 +79,7 @@ export class LosslessStdioTransport implements Transport {
   private directPending = 0;
   /** The last answer written or waiting to be (answers go out one at a time, in order). */
   private writing: Promise<void> = Promise.resolve();
+  private outputFailure: string | undefined;
 
   constructor(private readonly options: StdioTransportOptions) {
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -335,11 +336,20 @@ export class LosslessStdioTransport implements Transport {
    * answered, so the session ends now rather than waiting for a drain that
    * never comes (ANSWER_WAIT_MS at the end of input, one listener per answer).
    */
-  private readonly onOutputGone = (): void => {
+  private readonly onOutputGone = (reason?: unknown): void => {
     if (this.closed) return;
+    // A reader that went away (EPIPE) is a client ending the session; any
+    // other write failure (ENOSPC, EIO) lost answers the client was owed.
+    const code = reason instanceof Error ? ((reason as NodeJS.ErrnoException).code ?? 'unknown error') : undefined;
+    if (code !== undefined && code !== 'EPIPE' && code !== 'ECONNRESET') this.outputFailure = code;
     this.options.logger.debug('the output closed; ending the session');
     void this.close();
   };
+
+  /** The system code of a failure to write the output other than a reader going away, if one ended the session. */
+  get outputError(): string | undefined {
+    return this.outputFailure;
+  }
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return;

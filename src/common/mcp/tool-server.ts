@@ -314,6 +314,8 @@ export interface StdioSessionEnd {
    * but not taken may still be queued on the output.
    */
   readonly answersAbandoned: boolean;
+  /** The system code (ENOSPC, EIO) when writing the output failed for another reason than the reader going away. */
+  readonly outputError: string | undefined;
 }
 
 /** How long a shutdown signal waits for the answers owed (as the HTTP listener's shutdown does). */
@@ -378,5 +380,5 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
   // alive for good). The signal then takes its default action after all.
   if (signalled !== undefined && transport.abandonedAnswers) raise(signalled);
   if (transport.abandonedAnswers && io.output === undefined) abandonStdoutAnswers();
-  return { answersAbandoned: transport.abandonedAnswers };
+  return { answersAbandoned: transport.abandonedAnswers, outputError: transport.outputError };
 }

@@ -4,7 +4,9 @@
 // only ends the output, and the command keeps its own exit status.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { aipcsBin } from '../../support/bins.js';
 
@@ -44,6 +46,32 @@ describe.skipIf(!existsSync('/dev/full'))('aipcs output that stdout cannot take'
     expect(run.status).toBe(2);
     // The code says why (a full disk, a failing device), as aigpt and aip say it.
     expect(run.stderr).toBe('aipcs: error: cannot write to stdout: ENOSPC\n');
+  });
+
+  it('serve whose answers a full disk loses fails while running: internal_error envelope, exit 2', () => {
+    const root = mkdtempSync(join(tmpdir(), 'aipcs-serve-full-'));
+    const full = openSync('/dev/full', 'w');
+    try {
+      const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+      const run = spawnSync(process.execPath, [aipcsBin(), 'serve', '--profile', 'sqlite', '--principal-id', 'p', '--sqlite-data-root', root], {
+        env,
+        encoding: 'utf8',
+        input: `${JSON.stringify(initialize)}\n`,
+        stdio: ['pipe', full, 'pipe'],
+        timeout: 60_000,
+      });
+      expect(run.status).toBe(2);
+      const lines = run.stderr.trimEnd().split('\n');
+      expect(lines[0]).toContain('stdout could not be written (ENOSPC)');
+      expect(JSON.parse(lines.at(-1) ?? '')).toEqual({
+        ok: false,
+        result: null,
+        error: { code: 'internal_error', message: 'Server could not be started safely.', issues: [], retryable: false },
+      });
+    } finally {
+      closeSync(full);
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('a reader that went away only ends the output: exit 0, stderr silent', async () => {
