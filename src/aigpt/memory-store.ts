@@ -386,7 +386,7 @@ export class MemoryStore {
     const path = this.tree.coreFile;
     const outcome = await readRecordFile(path);
     if (!outcome.ok) {
-      throw new AigptError(outcome.stage === 'read' ? 'read_failed' : 'parse_failed', outcome.message);
+      throw new AigptError(outcome.stage === 'read' ? 'read_failed' : 'parse_failed', recordFileFailure(outcome, path));
     }
     return { path, value: outcome.value, text: outcome.text };
   }
@@ -477,8 +477,7 @@ export class MemoryStore {
             // A record that alone outgrows the budget (a 1 MiB file of numbers
             // re-serialised) is skipped by itself instead of ending the read
             // there and hiding every older memory.
-            const path = join(this.tree.memoryDir, toRead[start + index]!.name);
-            outcome = { ok: false, stage: 'read', message: `Failed to read ${path}: larger than the ${options.maxBytes}-byte read bound when re-serialised` };
+            outcome = { ok: false, stage: 'read', cause: `larger than the ${options.maxBytes}-byte read bound when re-serialised` };
             size = 0;
           }
           if (used + size > options.maxBytes) {
@@ -551,7 +550,7 @@ export class MemoryStore {
 
   private scanItem({ name }: RecordEntry, outcome: RecordFileOutcome): ScanItem {
     const path = join(this.tree.memoryDir, name);
-    if (!outcome.ok) return { skipped: { path, reason: outcome.message } };
+    if (!outcome.ok) return { skipped: { path, reason: recordFileFailure(outcome) } };
     if (outcome.text === undefined) return { skipped: { path, reason: outcome.shapeProblem ?? 'not a record' } };
     return { record: { name, path, text: outcome.text, value: outcome.value } };
   }
@@ -817,31 +816,36 @@ class EntryHeap {
 
 type RecordFileOutcome =
   | { readonly ok: true; readonly bytes: number; readonly value: JsonValue; readonly text: string | undefined; readonly shapeProblem: string | undefined }
-  | { readonly ok: false; readonly stage: 'read' | 'parse'; readonly message: string; readonly gone?: true };
+  | { readonly ok: false; readonly stage: 'read' | 'parse'; readonly cause: string; readonly gone?: true };
+
+/** The reference's `Failed to read|parse {path}` with the cause appended (the path left out where the caller names it already). */
+function recordFileFailure(outcome: { readonly stage: 'read' | 'parse'; readonly cause: string }, path?: string): string {
+  return `Failed to ${outcome.stage}${path === undefined ? '' : ` ${path}`}: ${outcome.cause}`;
+}
 
 /**
- * Reads one record file with the product's bounds. The message keeps the
- * reference's `Failed to read|parse {path}` prefix with the cause appended.
+ * Reads one record file with the product's bounds; a failure says at which
+ * stage and why (recordFileFailure words it).
  */
 async function readRecordFile(file: string | Buffer, path: string = file.toString()): Promise<RecordFileOutcome> {
-  const tooLarge = `Failed to read ${path}: larger than ${MAX_RECORD_FILE_BYTES} bytes`;
+  const tooLarge = `larger than ${MAX_RECORD_FILE_BYTES} bytes`;
   let bytes: Buffer;
   let handle: fs.FileHandle | undefined;
   try {
     // O_NONBLOCK so a FIFO named *.json cannot hang the reader.
     handle = await fs.open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
     const stat = await handle.stat();
-    if (!stat.isFile()) return { ok: false, stage: 'read', message: `Failed to read ${path}: not a regular file` };
-    if (stat.size > MAX_RECORD_FILE_BYTES) return { ok: false, stage: 'read', message: tooLarge };
+    if (!stat.isFile()) return { ok: false, stage: 'read', cause: 'not a regular file' };
+    if (stat.size > MAX_RECORD_FILE_BYTES) return { ok: false, stage: 'read', cause: tooLarge };
     // Not readFile: it reads to the end whatever the bound, and a pseudo-file
     // says size 0 (a link to /proc/self/pagemap read 2 GiB before failing).
     bytes = await readToEndBounded(handle, stat.size, MAX_RECORD_FILE_BYTES, path);
   } catch (error) {
-    if (error instanceof FileTooLargeError) return { ok: false, stage: 'read', message: tooLarge };
+    if (error instanceof FileTooLargeError) return { ok: false, stage: 'read', cause: tooLarge };
     // Listed but removed before it was opened (a concurrent compress deleting
     // the old set): gone, not unreadable. A dangling link is still reported.
     const gone = errnoCode(error) === 'ENOENT' && !(await exists(file).catch(() => true)) ? ({ gone: true } as const) : {};
-    return { ok: false, stage: 'read', message: `Failed to read ${path}: ${describeCause(error)}`, ...gone };
+    return { ok: false, stage: 'read', cause: describeCause(error), ...gone };
   } finally {
     await handle?.close();
   }
@@ -850,10 +854,10 @@ async function readRecordFile(file: string | Buffer, path: string = file.toStrin
     // ignoreBOM keeps a leading BOM in the text so the parser refuses it, as serde_json does.
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
-    return { ok: false, stage: 'read', message: `Failed to read ${path}: stream did not contain valid UTF-8` };
+    return { ok: false, stage: 'read', cause: 'stream did not contain valid UTF-8' };
   }
   const parsed = parseRecordText(text);
-  if (!parsed.ok) return { ok: false, stage: 'parse', message: `Failed to parse ${path}: ${parsed.reason}` };
+  if (!parsed.ok) return { ok: false, stage: 'parse', cause: parsed.reason };
   return { ok: true, bytes: bytes.length, value: parsed.value, text: parsed.text, shapeProblem: parsed.shapeProblem };
 }
 

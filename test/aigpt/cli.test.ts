@@ -179,7 +179,7 @@ describe('aigpt CLI', () => {
     const memories = await run(['read-memory']);
     expect(memories.code).toBe(0);
     expect(memories.stdout).toBe(`${GOLDEN_MEMORY}\n`);
-    expect(memories.stderr).toBe(`aigpt: skipped ${withBom}: Failed to parse ${withBom}: the file starts with a UTF-8 byte order mark (BOM)\n`);
+    expect(memories.stderr).toBe(`aigpt: skipped ${withBom}: Failed to parse: the file starts with a UTF-8 byte order mark (BOM)\n`);
 
     const coreFile = join(identity, 'ai.syui.gpt.core', 'self.json');
     await fs.writeFile(coreFile, Buffer.concat([bom, await fs.readFile(coreFile)]));

@@ -106,7 +106,7 @@ describe('aigpt server over stdio (SDK client)', () => {
     const payload = JSON.parse(result.content[0]!.text) as { count: number; records: { value: { content: { text: string } } }[]; skipped: { path: string; reason: string }[] };
     expect(payload.count).toBe(3);
     expect(payload.records.map((r) => r.value.content.text)).toEqual(['syuiはRustを好む', 'ATProto設計に詳しい', '原神プレイヤー']);
-    expect(payload.skipped).toEqual([{ path: join(memoryDir, '3mfyouuy6222b.json'), reason: `Failed to parse ${join(memoryDir, '3mfyouuy6222b.json')}: The JSON document is malformed.` }]);
+    expect(payload.skipped).toEqual([{ path: join(memoryDir, '3mfyouuy6222b.json'), reason: 'Failed to parse: The JSON document is malformed.' }]);
     expect(result.content[0]!.text.startsWith('{"count":3,"records":[{"uri":"at://did:plc:xxx/ai.syui.gpt.memory/3mfyouuy62222","value":{"$type"')).toBe(true);
     // One text item, the spec's result shape (5.4): the skipped file is in the payload.
     expect(result.content).toHaveLength(1);
