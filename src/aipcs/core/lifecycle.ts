@@ -97,11 +97,19 @@ function recoveryStateOf(claim: ClaimRow | undefined): RecoveryState {
   return claim.phase === 'prepared' ? 'pending' : 'recovery_required';
 }
 
+/**
+ * Parsed manifests kept by one server, most recently used last: enough for
+ * the services an agent works with at once, while a principal's thousands of
+ * services (or services purged since) do not stay parsed for good.
+ */
+export const MAX_CACHED_MANIFESTS = 256;
+
 export class LifecycleService {
   /**
-   * The parsed manifest of each service met, for its current schema version
-   * only: an evolve replaces the entry, so a long-lived server does not keep
-   * every version (each up to a megabyte of canonical JSON) it ever parsed.
+   * The parsed manifest of recently met services (at most
+   * MAX_CACHED_MANIFESTS), for the current schema version only: an evolve
+   * replaces the entry, so a long-lived server does not keep every version
+   * (each up to a megabyte of canonical JSON) it ever parsed.
    */
   private readonly manifestCache = new Map<string, { readonly schemaVersion: number; readonly manifest: ManifestV2 }>();
 
@@ -163,9 +171,17 @@ export class LifecycleService {
   manifestOf(service: ServiceRow): ManifestV2 | null {
     if (service.manifest === null || service.schemaVersion === null) return null;
     const cached = this.manifestCache.get(service.serviceId);
-    if (cached?.schemaVersion === service.schemaVersion) return cached.manifest;
+    this.manifestCache.delete(service.serviceId);
+    if (cached?.schemaVersion === service.schemaVersion) {
+      this.manifestCache.set(service.serviceId, cached);
+      return cached.manifest;
+    }
     const manifest = this.deps.manifests.fromDocument(service.manifest);
     this.manifestCache.set(service.serviceId, { schemaVersion: service.schemaVersion, manifest });
+    if (this.manifestCache.size > MAX_CACHED_MANIFESTS) {
+      const oldest = this.manifestCache.keys().next();
+      if (oldest.done !== true) this.manifestCache.delete(oldest.value);
+    }
     return manifest;
   }
 
