@@ -2,6 +2,8 @@
 // single-user tool whose users need to see which file failed, so its safe
 // messages deliberately carry absolute paths and a short cause (spec 4.7, 5.5).
 
+import { getSystemErrorMap } from 'node:util';
+
 import { SafeError } from '../common/errors.js';
 
 export type AigptErrorCode =
@@ -26,6 +28,10 @@ export class AigptError extends SafeError<AigptErrorCode> {
 export function describeCause(error: unknown): string {
   if (error instanceof Error) {
     const sys = error as NodeJS.ErrnoException;
+    // libuv's own text for the errno: Node's message wording changes between
+    // releases (Node 22 rewrote uv_cwd's), and users compare these lines.
+    const known = typeof sys.errno === 'number' ? getSystemErrorMap().get(sys.errno) : undefined;
+    if (known !== undefined && known[0] === sys.code) return `${known[0]}: ${known[1]}`;
     let message = error.message;
     if (sys.syscall !== undefined) {
       const at = message.indexOf(`, ${sys.syscall}`);
