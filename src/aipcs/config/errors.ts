@@ -83,17 +83,29 @@ export const SQLITE_PLATFORM_UNSUPPORTED: ConfigErrorDocument = Object.freeze({
  */
 export function sqliteRuntimeUnsupported(detected: string | null): ConfigErrorDocument {
   const shown = detected !== null && /^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$/.test(detected) ? detected : 'an unrecognised version';
+  return sqliteRuntimeFailure(
+    `Detected SQLite ${shown}; SQLite ${SQLITE_MINIMUM_VERSION} or newer is required.`,
+    `Use a runtime whose SQLite library is ${SQLITE_MINIMUM_VERSION} or newer, or select the PostgreSQL profile. See the SQLite troubleshooting guidance.`,
+  );
+}
+
+/**
+ * No SQLite to ask: better-sqlite3's native module did not load (its install
+ * script was skipped, or it was built for another Node.js). A rebuild mends
+ * it, a newer SQLite would not, so the remediation says so.
+ */
+export function sqliteDriverNotLoaded(): ConfigErrorDocument {
+  return sqliteRuntimeFailure(
+    `Detected no SQLite: the better-sqlite3 native module did not load; SQLite ${SQLITE_MINIMUM_VERSION} or newer is required.`,
+    'Rebuild it for this Node.js (`npm rebuild better-sqlite3`; npm 12 runs its install script only when allowScripts approves it), or select the PostgreSQL profile.',
+  );
+}
+
+function sqliteRuntimeFailure(message: string, remediation: string): ConfigErrorDocument {
   return {
     code: 'unsupported_operation',
     message: `SQLite storage requires SQLite ${SQLITE_MINIMUM_VERSION} or newer because older runtimes contain the WAL-reset data-integrity defect.`,
-    issues: [
-      {
-        code: 'sqlite_runtime_unsupported',
-        path: 'sqlite_runtime',
-        message: `Detected SQLite ${shown}; SQLite ${SQLITE_MINIMUM_VERSION} or newer is required.`,
-        remediation: `Use a runtime whose SQLite library is ${SQLITE_MINIMUM_VERSION} or newer, or select the PostgreSQL profile. See the SQLite troubleshooting guidance.`,
-      },
-    ],
+    issues: [{ code: 'sqlite_runtime_unsupported', path: 'sqlite_runtime', message, remediation }],
     retryable: false,
   };
 }

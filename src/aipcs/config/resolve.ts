@@ -9,6 +9,7 @@ import {
   invalidConfiguration,
   SQLITE_MINIMUM_VERSION,
   SQLITE_PLATFORM_UNSUPPORTED,
+  sqliteDriverNotLoaded,
   sqliteRuntimeUnsupported,
   TRANSPORT_NOT_SUPPORTED,
   type ConfigErrorDocument,
@@ -71,6 +72,12 @@ export interface HostFacts {
   readonly platform: NodeJS.Platform;
   /** The detected SQLite version if it was readable as x.y.z; null when unreadable or the profile is not sqlite. */
   readonly sqliteVersion: SqliteVersion | null;
+  /**
+   * False when the sqlite profile found no SQLite to ask: the driver's native
+   * binding did not load (its install script was skipped, or it was built for
+   * another Node.js), which a reinstall mends and a newer SQLite does not.
+   */
+  readonly sqliteDriverLoaded: boolean;
 }
 
 export interface ResolvedConfig {
@@ -274,12 +281,14 @@ function resolveOrReject(input: ResolveInput): ResolvedConfig {
     sqlite: { dataRoot, dataRootExplicit: explicit('sqlite_data_root'), busyTimeoutMs },
     postgres: { dsnEnv, connectTimeoutSeconds, lockTimeoutMs, statementTimeoutMs },
     sources,
-    host: { platform: input.platform, sqliteVersion: profile === 'sqlite' ? detectSqliteVersion(input.sqliteVersion) : null },
+    host: hostFacts(input, profile),
   };
 }
 
-function detectSqliteVersion(source: ResolveInput['sqliteVersion']): SqliteVersion | null {
-  return parseSqliteVersion(typeof source === 'function' ? source() : source);
+function hostFacts(input: ResolveInput, profile: Profile): HostFacts {
+  if (profile !== 'sqlite') return { platform: input.platform, sqliteVersion: null, sqliteDriverLoaded: true };
+  const text = typeof input.sqliteVersion === 'function' ? input.sqliteVersion() : input.sqliteVersion;
+  return { platform: input.platform, sqliteVersion: parseSqliteVersion(text), sqliteDriverLoaded: text !== null };
 }
 
 // ---------------------------------------------------------------------------
@@ -418,6 +427,7 @@ export function runnabilityFailure(config: ResolvedConfig): ConfigErrorDocument 
   if (config.profile !== 'sqlite') return null;
   if (!isSupportedSqlitePlatform(config.host.platform)) return SQLITE_PLATFORM_UNSUPPORTED;
   const version = config.host.sqliteVersion;
+  if (!config.host.sqliteDriverLoaded) return sqliteDriverNotLoaded();
   if (!isSupportedSqliteVersion(version)) return sqliteRuntimeUnsupported(version === null ? null : formatSqliteVersion(version));
   return null;
 }

@@ -55,7 +55,6 @@ describe('runnability (§2.8)', () => {
     ['3.50.9', '3.50.9'],
     ['3.45.1', '3.45.1'],
     ['2.99.99', '2.99.99'],
-    [null, 'an unrecognised version'],
     ['3.51', 'an unrecognised version'],
     ['3.51.3-beta', 'an unrecognised version'],
     ['', 'an unrecognised version'],
@@ -76,6 +75,26 @@ describe('runnability (§2.8)', () => {
         remediation: expect.stringContaining('PostgreSQL profile'),
       },
     ]);
+  });
+
+  it('says the SQLite driver did not load, and how to rebuild it, when there was no SQLite to ask', () => {
+    const outcome = requireRunnable(ok(sqliteOn('linux', null)));
+    expect(outcome.ok).toBe(false);
+    if (outcome.ok) return;
+    expect(outcome.error).toEqual({
+      code: 'unsupported_operation',
+      message: 'SQLite storage requires SQLite 3.51.3 or newer because older runtimes contain the WAL-reset data-integrity defect.',
+      issues: [
+        {
+          code: 'sqlite_runtime_unsupported',
+          path: 'sqlite_runtime',
+          message: 'Detected no SQLite: the better-sqlite3 native module did not load; SQLite 3.51.3 or newer is required.',
+          remediation:
+            'Rebuild it for this Node.js (`npm rebuild better-sqlite3`; npm 12 runs its install script only when allowScripts approves it), or select the PostgreSQL profile.',
+        },
+      ],
+      retryable: false,
+    });
   });
 
   it('checks the platform before the version', () => {
