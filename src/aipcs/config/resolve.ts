@@ -102,9 +102,10 @@ export interface ResolveInput {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly platform: NodeJS.Platform;
   /**
-   * `sqlite_version()` as reported by the driver, or null if it could not be
-   * read. A function is called only when the profile is sqlite, so other
-   * profiles never load the SQLite library.
+   * `sqlite_version()` as reported by the driver, or null if the driver could
+   * not be loaded or asked (reported as "Detected no SQLite"). A function is
+   * called only when the profile is sqlite, so other profiles never load the
+   * SQLite library.
    */
   readonly sqliteVersion: string | null | (() => string | null);
   /** Reads the `--config` file; defaults to the real file system. Tests inject bytes. */
