@@ -29,7 +29,7 @@ export function describeCause(error: unknown): string {
   if (error instanceof Error) {
     const sys = error as NodeJS.ErrnoException;
     // libuv's own text for the errno: Node's message wording changes between
-    // releases (Node 22 rewrote uv_cwd's), and users compare these lines.
+    // releases (Node 24 rewrote uv_cwd's), and users compare these lines.
     const known = typeof sys.errno === 'number' ? getSystemErrorMap().get(sys.errno) : undefined;
     if (known !== undefined && known[0] === sys.code) return `${known[0]}: ${known[1]}`;
     let message = error.message;

@@ -9,11 +9,11 @@ function systemError(message: string, fields: { errno: number; code: string; sys
 
 describe("aigpt's one-line causes", () => {
   it("say a deleted working directory's ENOENT the same way whatever Node's wording", () => {
-    // Node 20 wrote the first, Node 22 and 24 the second, for the same uv_cwd failure.
+    // Node 20 and 22 write the first, Node 24 the second, for the same uv_cwd failure.
     const node20 = systemError('ENOENT: no such file or directory, uv_cwd', { errno: -2, code: 'ENOENT', syscall: 'uv_cwd' });
     const node24 = systemError(
       'ENOENT: process.cwd failed with error no such file or directory, the current working directory was likely removed without changing the working directory, uv_cwd',
-      { errno: -2, code: 'ENOENT', syscall: 'process.cwd' },
+      { errno: -2, code: 'ENOENT', syscall: 'uv_cwd' },
     );
     expect(describeCause(node20)).toBe('ENOENT: no such file or directory');
     expect(describeCause(node24)).toBe('ENOENT: no such file or directory');
