@@ -21,6 +21,13 @@ export class AigptError extends SafeError<AigptErrorCode> {
   override readonly name = 'AigptError';
 }
 
+let systemErrorMap: Map<number, [string, string]> | undefined;
+
+/** Node builds the errno table afresh on every call; a listing may skip thousands of files. */
+function systemErrors(): Map<number, [string, string]> {
+  return (systemErrorMap ??= getSystemErrorMap());
+}
+
 /**
  * A one-line cause from a Node system error: `ENOENT: no such file or directory`
  * without the trailing `, open '/path'` that would repeat the path we already print.
@@ -30,7 +37,7 @@ export function describeCause(error: unknown): string {
     const sys = error as NodeJS.ErrnoException;
     // libuv's own text for the errno: Node's message wording changes between
     // releases (Node 24 rewrote uv_cwd's), and users compare these lines.
-    const known = typeof sys.errno === 'number' ? getSystemErrorMap().get(sys.errno) : undefined;
+    const known = typeof sys.errno === 'number' ? systemErrors().get(sys.errno) : undefined;
     if (known !== undefined && known[0] === sys.code) return `${known[0]}: ${known[1]}`;
     let message = error.message;
     if (sys.syscall !== undefined) {

@@ -427,8 +427,8 @@ export function sqliteRuntimeReport(config: ResolvedConfig): SqliteRuntimeReport
 export function runnabilityFailure(config: ResolvedConfig): ConfigErrorDocument | null {
   if (config.profile !== 'sqlite') return null;
   if (!isSupportedSqlitePlatform(config.host.platform)) return SQLITE_PLATFORM_UNSUPPORTED;
-  const version = config.host.sqliteVersion;
   if (!config.host.sqliteDriverLoaded) return sqliteDriverNotLoaded();
+  const version = config.host.sqliteVersion;
   if (!isSupportedSqliteVersion(version)) return sqliteRuntimeUnsupported(version === null ? null : formatSqliteVersion(version));
   return null;
 }
