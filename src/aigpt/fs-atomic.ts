@@ -34,17 +34,45 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** Creates `path` exclusively with `content`, fsynced and closed. */
+/**
+ * Creates `path` exclusively with `content`, fsynced and closed. A write the
+ * file system refuses (a full disk, an I/O error) removes the file again, so
+ * a failed save leaves nothing behind; only a crash leaves a temp file, for
+ * recovery to remove.
+ */
 export async function writeExclusiveSynced(path: string, content: string, fault: FaultHook, label: string): Promise<void> {
   const handle = await fs.open(path, 'wx');
   try {
     fault(`${label}:opened`);
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  await writeSyncClose(handle, path, content);
+  fault(`${label}:synced`);
+}
+
+/** Writes, fsyncs and closes a file this process created; on failure it is closed and removed. */
+async function writeSyncClose(handle: fs.FileHandle, path: string, content: string): Promise<void> {
+  try {
     await handle.writeFile(content, 'utf8');
     await handle.sync();
-  } finally {
-    await handle.close();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await removeQuietly(path);
+    throw error;
   }
-  fault(`${label}:synced`);
+  try {
+    await handle.close();
+  } catch (error) {
+    await removeQuietly(path);
+    throw error;
+  }
+}
+
+/** Removes a file this process created, when a write to it failed; a failure to remove changes nothing the caller reports. */
+async function removeQuietly(path: string): Promise<void> {
+  await fs.rm(path, { force: true }).catch(() => undefined);
 }
 
 /**
@@ -71,7 +99,8 @@ export class BatchFileError extends Error {
  * writeExclusiveSynced for every file of a batch at once. The fault points
  * are reported in file order once the whole batch has reached them, so they
  * are the same in every run. Nothing is left in flight when it returns or
- * throws; a file's failure is a BatchFileError (the first by file order).
+ * throws; a file's failure is a BatchFileError (the first by file order),
+ * and then none of the batch's files stays behind.
  */
 export async function writeExclusiveSyncedBatch(
   files: readonly { readonly path: string; readonly content: string }[],
@@ -80,24 +109,23 @@ export async function writeExclusiveSyncedBatch(
 ): Promise<void> {
   const opened = await Promise.allSettled(files.map((file) => fs.open(file.path, 'wx')));
   const handles = opened.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
-  try {
+  if (handles.length < files.length) {
+    // Only the files this call created are removed: a name that was taken stays as it was.
+    await Promise.allSettled(handles.map((handle) => handle.close()));
+    await Promise.allSettled(files.flatMap((file, index) => (opened[index]!.status === 'fulfilled' ? [removeQuietly(file.path)] : [])));
     throwFirstFailure(opened);
+  }
+  try {
     for (let index = 0; index < files.length; index++) fault(`${label}:opened`);
   } catch (error) {
     await Promise.allSettled(handles.map((handle) => handle.close()));
     throw error;
   }
-  const written = await Promise.allSettled(
-    handles.map(async (handle, index) => {
-      try {
-        await handle.writeFile(files[index]!.content, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    }),
-  );
-  throwFirstFailure(written);
+  const written = await Promise.allSettled(handles.map((handle, index) => writeSyncClose(handle, files[index]!.path, files[index]!.content)));
+  if (written.some((outcome) => outcome.status === 'rejected')) {
+    await Promise.allSettled(files.map((file) => removeQuietly(file.path)));
+    throwFirstFailure(written);
+  }
   for (let index = 0; index < files.length; index++) fault(`${label}:synced`);
 }
 

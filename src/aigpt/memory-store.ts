@@ -357,6 +357,16 @@ export class MemoryStore {
     return problems;
   }
 
+  /**
+   * Removes the staged records of a compress that failed before its commit
+   * point, so that a full disk is not left fuller; what cannot be removed
+   * now, the next write's recovery removes.
+   */
+  private async removeStaged(tids: readonly string[]): Promise<void> {
+    const dir = this.tree.memoryDir;
+    await Promise.allSettled(tids.map((tid) => fs.rm(join(dir, `.${tid}${STAGED_SUFFIX}`), { force: true })));
+  }
+
   /** Renames one staged record to its name; a problem to report when it is missing. */
   private async publishStaged(tid: string): Promise<string | undefined> {
     const dir = this.tree.memoryDir;
@@ -662,19 +672,30 @@ export class MemoryStore {
         try {
           await writeExclusiveSyncedBatch(files, this.fault, 'compress:stage');
         } catch (error) {
+          if (isInjectedFault(error)) throw error;
+          // A full disk: the batch removed its own files, the earlier batches' go too.
+          await this.removeStaged(created);
           if (error instanceof BatchFileError) throw failedTo('write_failed', join(dir, `${tids[error.index]!}.json`), error.cause);
           throw error;
         }
         created.push(...tids);
       }
       // Every staged record is durable before the journal names it.
-      await fsyncDir(dir);
+      try {
+        await fsyncDir(dir);
+      } catch (error) {
+        await this.removeStaged(created);
+        throw error;
+      }
       this.fault('compress:staged');
       // The commit point: once this rename is durable the new set wins.
       try {
         await replaceFileAtomic(dir, JOURNAL_FILE, journalText(created), this.fault);
       } catch (error) {
         if (isInjectedFault(error)) throw error;
+        // Not committed unless the journal got its name (its folder's fsync
+        // failed after the rename): then recovery needs the staged records.
+        if (!(await this.entryExists(JOURNAL_FILE))) await this.removeStaged(created);
         throw failedTo('write_failed', join(dir, JOURNAL_FILE), error);
       }
       const problems = await this.rollForward({ create: created, remove: oldNames, removeRaw: oldRaw });

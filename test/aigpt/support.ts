@@ -146,9 +146,20 @@ export interface ServerChild {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Spawns `aigpt server` and speaks raw newline-delimited JSON-RPC to it. */
-export function startServerChild(env: NodeJS.ProcessEnv): ServerChild {
-  const child = spawn(process.execPath, [aigptBin(), 'server'], { env, cwd: tmpdir(), stdio: 'pipe' });
+/**
+ * `command args…` run by /bin/sh under `ulimit -f blocks`: a write past that
+ * size fails with EFBIG, as a write to a full disk fails with ENOSPC, for an
+ * unprivileged test (Node ignores the SIGXFSZ that comes with it).
+ */
+export function underFileSizeLimit(blocks: number, command: string, args: readonly string[]): [string, string[]] {
+  return ['/bin/sh', ['-c', `ulimit -f ${blocks} && exec "$0" "$@"`, command, ...args]];
+}
+
+/** Spawns `aigpt server` and speaks raw newline-delimited JSON-RPC to it; optionally under a file size limit (underFileSizeLimit). */
+export function startServerChild(env: NodeJS.ProcessEnv, options: { readonly fileSizeLimitBlocks?: number } = {}): ServerChild {
+  const argv = [aigptBin(), 'server'];
+  const [command, args] = options.fileSizeLimitBlocks === undefined ? [process.execPath, argv] : underFileSizeLimit(options.fileSizeLimitBlocks, process.execPath, argv);
+  const child = spawn(command, args, { env, cwd: tmpdir(), stdio: 'pipe' });
   let err = '';
   let out = '';
   const responses = new Map<number, Record<string, unknown>>();
