@@ -23,6 +23,15 @@ export function errorCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
 }
 
+/**
+ * A failed write of an object's bytes (a full disk: ENOSPC), said as what
+ * could not be done: the bare code named neither the object nor a path.
+ */
+function objectNotWritten(id: Id, error: unknown): unknown {
+  const code = errorCode(error);
+  return code !== undefined && /^E[A-Z0-9]+$/.test(code) ? new AipError('io', `cannot write object ${id}: ${code}`, { cause: error }) : error;
+}
+
 /** Reads at most `size` bytes (a size already checked against a bound) from the start of an open file. */
 export async function readUpTo(handle: FileHandle, size: number): Promise<Uint8Array> {
   const bytes = new Uint8Array(size);
@@ -163,7 +172,9 @@ export class ObjectStore {
   }
 
   private async writeTemp(id: Id, bytes: Uint8Array, tmpPath: string, finalPath: string, beforeRename: () => Promise<void>): Promise<boolean> {
-    const handle = await open(tmpPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o444);
+    const handle = await open(tmpPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o444).catch((error: unknown) => {
+      throw objectNotWritten(id, error);
+    });
     try {
       let written = 0;
       while (written < bytes.length) {
@@ -174,7 +185,7 @@ export class ObjectStore {
     } catch (error) {
       await handle.close();
       await rm(tmpPath, { force: true });
-      throw error;
+      throw objectNotWritten(id, error);
     }
     await handle.close();
     try {

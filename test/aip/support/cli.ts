@@ -25,11 +25,16 @@ export interface CliOptions {
   /** Node options before the bin (e.g. a `--import` preload) and extra environment. */
   readonly nodeArgs?: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
+  /** Runs under /bin/sh's `ulimit -f` (blocks): a write past that size fails with EFBIG, as a full disk fails with ENOSPC. */
+  readonly fileSizeLimitBlocks?: number;
 }
 
 export function aip(args: readonly string[], options: CliOptions): Promise<CliResult> {
   return new Promise((settle, reject) => {
-    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), AIP_BIN, ...args], {
+    const argv = [...(options.nodeArgs ?? []), AIP_BIN, ...args];
+    const limit = options.fileSizeLimitBlocks;
+    const [command, commandArgs] = limit === undefined ? [process.execPath, argv] : ['/bin/sh', ['-c', `ulimit -f ${limit} && exec "$0" "$@"`, process.execPath, ...argv]];
+    const child = spawn(command, commandArgs, {
       cwd: options.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
       ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
