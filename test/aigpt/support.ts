@@ -7,6 +7,7 @@ import { mkdtempSync, promises as fs, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { builtBin } from '../support/bins.js';
+import { underFileSizeLimit } from '../support/file-size-limit.js';
 import type { Environment } from '../../src/aigpt/config.js';
 import { recordTree, type RecordTree } from '../../src/aigpt/record-paths.js';
 
@@ -146,16 +147,7 @@ export interface ServerChild {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/**
- * `command args…` run by /bin/sh under `ulimit -f blocks`: a write past that
- * size fails with EFBIG, as a write to a full disk fails with ENOSPC, for an
- * unprivileged test (Node ignores the SIGXFSZ that comes with it).
- */
-export function underFileSizeLimit(blocks: number, command: string, args: readonly string[]): [string, string[]] {
-  return ['/bin/sh', ['-c', `ulimit -f ${blocks} && exec "$0" "$@"`, command, ...args]];
-}
-
-/** Spawns `aigpt server` and speaks raw newline-delimited JSON-RPC to it; optionally under a file size limit (underFileSizeLimit). */
+/** Spawns `aigpt server` and speaks raw newline-delimited JSON-RPC to it; optionally under a file size limit (test/support/file-size-limit.ts). */
 export function startServerChild(env: NodeJS.ProcessEnv, options: { readonly fileSizeLimitBlocks?: number } = {}): ServerChild {
   const argv = [aigptBin(), 'server'];
   const [command, args] = options.fileSizeLimitBlocks === undefined ? [process.execPath, argv] : underFileSizeLimit(options.fileSizeLimitBlocks, process.execPath, argv);

@@ -17,9 +17,9 @@ import {
   snapshotMemories,
   startServerChild,
   type TempHome,
-  underFileSizeLimit,
   writeConfig,
 } from './support.js';
+import { underFileSizeLimit } from '../support/file-size-limit.js';
 
 /** 8 blocks: 4 KiB for dash's 512-byte blocks, 8 KiB for 1024-byte ones; a 15 000-byte memory does not fit, a short one does. */
 const LIMIT_BLOCKS = 8;

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { underFileSizeLimit } from '../../support/file-size-limit.js';
 
 export const AIP_BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../../dist/src/aip/cli/main.js');
 
@@ -25,7 +26,7 @@ export interface CliOptions {
   /** Node options before the bin (e.g. a `--import` preload) and extra environment. */
   readonly nodeArgs?: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
-  /** Runs under /bin/sh's `ulimit -f` (blocks): a write past that size fails with EFBIG, as a full disk fails with ENOSPC. */
+  /** Runs under a file size limit in blocks (test/support/file-size-limit.ts): a write past it fails as on a full disk. */
   readonly fileSizeLimitBlocks?: number;
 }
 
@@ -33,7 +34,7 @@ export function aip(args: readonly string[], options: CliOptions): Promise<CliRe
   return new Promise((settle, reject) => {
     const argv = [...(options.nodeArgs ?? []), AIP_BIN, ...args];
     const limit = options.fileSizeLimitBlocks;
-    const [command, commandArgs] = limit === undefined ? [process.execPath, argv] : ['/bin/sh', ['-c', `ulimit -f ${limit} && exec "$0" "$@"`, process.execPath, ...argv]];
+    const [command, commandArgs] = limit === undefined ? [process.execPath, argv] : underFileSizeLimit(limit, process.execPath, argv);
     const child = spawn(command, commandArgs, {
       cwd: options.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
