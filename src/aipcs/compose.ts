@@ -9,13 +9,15 @@ import { createLogger, type Logger, type LogLevel as LoggerLevel } from '../comm
 import { createApplication, createOperator, type Application, type Operator, type OperatorStoragePorts, type StoragePorts } from './core/application.js';
 import type { AdminContext } from './core/admin-reports.js';
 import type { TransferCodec } from './core/transfer-codec.js';
+import { AipcsError } from './contract/error-codes.js';
 import { AIPCS_MCP_CONTRACT_VERSION } from './contract/server-info.js';
 import { isBundleInvalidError, readBundle, summaryToJson, writeBundle } from './portable/index.js';
 import { Utf8Sha256 } from './portable/text-digest.js';
 import { PACKAGE_VERSION } from './version.js';
 import type { LogLevel, RuntimeConfig } from './config/index.js';
 import { isAcceptableDsn } from './storage/postgres/dsn.js';
-import { describeStorageFailure, PostgresRefusal } from './storage/postgres/failure-reason.js';
+import { PostgresRefusal } from './storage/postgres/failure-reason.js';
+import { describeStorageFailure, storageFailureIn } from './storage/failure-reason.js';
 import { openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
 import { StorageFailure, type MigrationState } from './core/ports.js';
@@ -64,11 +66,44 @@ export class StartupError extends Error {
   }
 }
 
+/**
+ * One log line for a failure that is the server's, not the caller's: a
+ * storage fault (a full disk, a database gone or damaged, a write whose
+ * outcome is unknown) at warning level, an unexpected error at error level.
+ * Contention, conflicts and refusals are answers the client acts on; they
+ * are not logged. Fixed words only (§2.9): the client's envelope is the
+ * contract's and says no more.
+ */
+export function reportFailure(logger: Logger, command: string, error: unknown): void {
+  const failure = storageFailureIn(error);
+  if (failure !== undefined) {
+    if (failure.kind === 'unavailable' || failure.kind === 'incompatible' || failure.kind === 'uncertain') logger.warn(`${command}: ${describeStorageFailure(failure)}`);
+    return;
+  }
+  if (!(error instanceof AipcsError) || error.code === 'internal_error') logger.error(`${command}: failed unexpectedly (${error instanceof Error ? error.name : typeof error})`);
+}
+
+/**
+ * reportFailure for an administration command: at --log-level info or debug
+ * only, because its stderr carries exactly one line, the error envelope
+ * (operations spec §1.3), unless the operator asks for more.
+ */
+export function reportAdminFailure(level: LogLevel, command: string, error: unknown): void {
+  const logger = loggerFor(level);
+  const quiet: Logger = { ...logger, warn: logger.info, error: logger.info };
+  // Composition refused the root or the DSN: the same words as serve's start-up refusal.
+  if (error instanceof AdminStorageUnavailable) quiet.warn(`${command}: ${describeStorageFailure(new StorageFailure('unavailable', { cause: error.cause }))}`);
+  else reportFailure(quiet, command, error);
+}
+
 function startupReason(error: unknown): string {
   if (error instanceof UnsafeLocationError) return error.message;
   if (error instanceof StorageFailure) return describeStorageFailure(error);
   return 'storage could not be opened';
 }
+
+const DSN_UNSET = 'the DSN variable is not set';
+const DSN_UNACCEPTABLE = 'the DSN variable holds no acceptable DSN (blank, NUL or too long)';
 
 /** Opens the backend of a persistent profile (migrating the registry, as only `serve` does). */
 export async function openStorage(runtime: RuntimeConfig): Promise<StoragePorts | null> {
@@ -85,8 +120,8 @@ export async function openStorage(runtime: RuntimeConfig): Promise<StoragePorts 
       // The DSN is read once, here, from the variable the operator named; it
       // never appears in output, logs or errors.
       const dsn = process.env[runtime.postgres.dsnEnv];
-      if (dsn === undefined) throw new StorageFailure('unavailable', { cause: new PostgresRefusal('the DSN variable is not set') });
-      if (!isAcceptableDsn(dsn)) throw new StorageFailure('unavailable', { cause: new PostgresRefusal('the DSN variable holds no acceptable DSN (blank, NUL or too long)') });
+      if (dsn === undefined) throw new StorageFailure('unavailable', { cause: new PostgresRefusal(DSN_UNSET) });
+      if (!isAcceptableDsn(dsn)) throw new StorageFailure('unavailable', { cause: new PostgresRefusal(DSN_UNACCEPTABLE) });
       const adapter = await postgresAdapter();
       if (adapter === null) throw new StorageFailure('unavailable', { cause: new PostgresRefusal('the PostgreSQL driver is not installed') });
       return adapter.openPostgresStorage({
@@ -136,14 +171,15 @@ export async function serve(runtime: RuntimeConfig): Promise<number> {
     const app = storage && runtime.profile !== 'stateless' ? applicationOver(storage, runtime.principalId, 'mcp') : null;
     // The tools a profile exposes; the persistent catalogue is the contract's 21.
     const tools = app ? AIPCS_TOOLS : STATELESS_TOOLS;
+    const server = aipcsServerOptions(tools, createDispatcher(app, tools, (tool, error) => reportFailure(logger, tool, error)), logger);
     if (runtime.transport === 'streamable-http') {
       // Until SIGINT/SIGTERM/SIGHUP; a listener that cannot start is a start-up failure.
-      await serveAipcsHttp(runtime.http, aipcsServerOptions(tools, createDispatcher(app, tools), logger), logger, (cause) => new StartupError({ cause }));
+      await serveAipcsHttp(runtime.http, server, logger, (cause) => new StartupError({ cause }));
       return 0;
     }
     // Until stdin ends, or SIGINT/SIGTERM/SIGHUP (calls already read are answered first).
     const answerWaitMs = testAnswerWaitMs(process.env, ANSWER_WAIT_ENV);
-    const session = await serveStdio(aipcsServerOptions(tools, createDispatcher(app, tools), logger), {
+    const session = await serveStdio(server, {
       shutdownSignals: SHUTDOWN_SIGNALS,
       ...(answerWaitMs === undefined ? {} : { answerWaitMs }),
     });
@@ -219,7 +255,8 @@ export async function openStorageForAdmin(runtime: RuntimeConfig, mode: { readon
     // The DSN is read once, here; it never reaches output, logs or errors.
     // An unreachable server or unsupported version shows as an unavailable registry.
     const dsn = process.env[runtime.postgres.dsnEnv];
-    if (dsn === undefined || !isAcceptableDsn(dsn)) throw new AdminStorageUnavailable();
+    if (dsn === undefined) throw new AdminStorageUnavailable({ cause: new PostgresRefusal(DSN_UNSET) });
+    if (!isAcceptableDsn(dsn)) throw new AdminStorageUnavailable({ cause: new PostgresRefusal(DSN_UNACCEPTABLE) });
     const { connectTimeoutSeconds, lockTimeoutMs, statementTimeoutMs } = runtime.postgres;
     const adapter = await postgresAdapter();
     opened =

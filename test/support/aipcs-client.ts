@@ -9,6 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { aipcsBin } from './bins.js';
+import { underFileSizeLimit } from './file-size-limit.js';
 
 export interface Envelope {
   ok: boolean;
@@ -29,11 +30,13 @@ export function freshDataRoot(): string {
   return join(mkdtempSync(join(tmpdir(), 'aipcs-e2e-')), 'data');
 }
 
-export async function startAipcs(args: string[], env: Record<string, string> = {}): Promise<AipcsClient> {
+export async function startAipcs(args: string[], env: Record<string, string> = {}, options: { readonly fileSizeLimitBlocks?: number } = {}): Promise<AipcsClient> {
   const client = new Client({ name: 'aipcs-test', version: '1.0.0' });
+  const argv = [aipcsBin(), 'serve', ...args];
+  const [command, commandArgs] = options.fileSizeLimitBlocks === undefined ? [process.execPath, argv] : underFileSizeLimit(options.fileSizeLimitBlocks, process.execPath, argv);
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [aipcsBin(), 'serve', ...args],
+    command,
+    args: commandArgs,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root', ...env },
     stderr: 'pipe',
   });

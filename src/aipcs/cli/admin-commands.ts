@@ -12,7 +12,7 @@ import type { Operator } from '../core/application.js';
 import { TRANSITIONS, type PurgeAuthority, type TransitionKind } from '../core/operations.js';
 import { importDryRunResult } from '../core/transfer.js';
 import { requireRunnable, resolveConfiguration, transportPreflight, type ResolveInput, type RuntimeConfig } from '../config/index.js';
-import { openStorageForAdmin, TRANSFER_CODEC, type AdminComposition } from '../compose.js';
+import { openStorageForAdmin, reportAdminFailure, TRANSFER_CODEC, type AdminComposition } from '../compose.js';
 import { AdminRefusal, adminError, adminErrorFrom, invalidArgument, refusal } from './admin-errors.js';
 import { checkFilePath, checkLimit, checkOptionalUuid, checkRevision, checkUuid, isInteractive, missingFlag, type Checked } from './admin-flags.js';
 import { ArtefactSpool, ExportFile, fileChunks, INPUT_UNAVAILABLE, openArtefact, requireAbsent } from './artefact-files.js';
@@ -30,6 +30,8 @@ export interface AdminInvocation {
   readonly resolveInput: ResolveInput;
   readonly stdinIsTty: boolean;
   readonly stdoutIsTty: boolean;
+  /** The command as typed (`aipcs service suspend`), for the log line of a failure. */
+  readonly commandName: string;
 }
 
 interface AdminCommand<P> {
@@ -63,6 +65,7 @@ export async function runAdmin<P>(command: AdminCommand<P>, invocation: AdminInv
   try {
     result = markFloats(await command.run(plan.value, runnable.runtime, interactive)) as CliObject;
   } catch (error) {
+    reportAdminFailure(runnable.runtime.logLevel, invocation.commandName, error);
     return { ok: false, error: adminErrorFrom(error) };
   }
   // A result beyond the human format's bounds (a manifest with over 100

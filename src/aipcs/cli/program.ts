@@ -290,8 +290,11 @@ function adminAction(command: AdminRunner, positional: boolean) {
   return async (...args: unknown[]): Promise<void> => {
     const serviceId = positional ? (args[0] as string) : undefined;
     const options = (positional ? args[1] : args[0]) as Record<string, unknown>;
+    // Commander passes the command itself last.
+    const invoked = args[args.length - 1] as Command;
     const outcome = await runAdmin(command, {
       options,
+      commandName: commandPath(invoked),
       ...(serviceId === undefined ? {} : { serviceId }),
       resolveInput: resolveInput(options),
       stdinIsTty: process.stdin.isTTY === true,

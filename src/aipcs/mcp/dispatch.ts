@@ -68,8 +68,11 @@ async function run(app: Application | null, command: ToolCommand): Promise<JsonO
   }
 }
 
+/** Told of every failure of a known tool's call (the client gets its envelope either way). */
+export type ToolFailureObserver = (tool: string, error: unknown) => void;
+
 /** Builds the dispatcher for the tools a profile exposes. */
-export function createDispatcher(app: Application | null, tools: readonly AipcsToolDefinition[]): ToolDispatcher {
+export function createDispatcher(app: Application | null, tools: readonly AipcsToolDefinition[], onFailure?: ToolFailureObserver): ToolDispatcher {
   const available = new Set(tools.map((tool) => tool.name));
   return async (name, args) => {
     const parsed = parseToolRequest(name, args, { available });
@@ -77,6 +80,7 @@ export function createDispatcher(app: Application | null, tools: readonly AipcsT
     try {
       return successEnvelope(await run(app, parsed.command));
     } catch (error) {
+      onFailure?.(parsed.command.tool, error);
       return envelopeForError(error);
     }
   };

@@ -11,6 +11,7 @@ const invocation = (format: 'json' | 'human') => ({
   resolveInput: { options: {}, env: {}, platform: 'linux' as const, sqliteVersion: null },
   stdinIsTty: false,
   stdoutIsTty: false,
+  commandName: 'aipcs status',
 });
 
 const wide = { items: Array.from({ length: 101 }, (_, index) => ({ index: BigInt(index) })) };

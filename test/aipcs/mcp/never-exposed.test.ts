@@ -2,7 +2,8 @@
 // storage made unusable under a running server (SQLite files replaced or
 // removed; PostgreSQL schema dropped, backends terminated) still answers
 // with contract codes and fixed messages, no path, SQL, schema, principal or
-// DSN anywhere, stderr silent, and the server keeps serving; a guessed
+// DSN anywhere, stderr only the fixed words of each storage fault
+// (decisions-aipcs-config.md 35), and the server keeps serving; a guessed
 // `--postgres-dsn=<dsn>` option is refused without printing the DSN.
 
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,14 @@ const PASSWORD = 'pw-S3cret-walk';
 function expectNothingInternal(text: string, secrets: readonly string[]): void {
   for (const secret of secrets) expect(text).not.toContain(secret);
   expect(text).not.toMatch(/svc_[0-9a-f]{32}|aipcs_registry|__aipcs_|\.sqlite|service-stores|SQLITE_|SELECT |INSERT |postgres(ql)?:\/\/|\n\s+at |Error:/);
+}
+
+/** stderr holds nothing but one warning in fixed words per failed call (decisions-aipcs-config.md 35). */
+function expectOnlyFaultLines(stderr: string, reason: string): void {
+  const lines = stderr.split('\n');
+  expect(lines.pop()).toBe('');
+  expect(lines.length).toBeGreaterThan(0);
+  for (const line of lines) expect(line).toMatch(new RegExp(`^aipcs warn: aipcs_[a-z_]+: storage unavailable: ${reason}$`));
 }
 
 async function materialisedService(client: AipcsClient): Promise<string> {
@@ -77,7 +86,7 @@ describe('aipcs serve on SQLite whose files are damaged while it runs', () => {
   let dataRoot: string;
   afterAll(async () => client?.close());
 
-  it('answers storage_unavailable with no path or principal, logs nothing, and keeps serving', async () => {
+  it('answers storage_unavailable with no path or principal, logs only fixed words, and keeps serving', async () => {
     dataRoot = freshDataRoot();
     client = await startAipcs(sqliteArgs(dataRoot, PRINCIPAL));
     const serviceId = await materialisedService(client);
@@ -92,13 +101,13 @@ describe('aipcs serve on SQLite whose files are damaged while it runs', () => {
     const registryGone = await probe(client, serviceId);
     expect(Object.values(registryGone.codes)).toEqual(Array(6).fill('storage_unavailable'));
     expectNothingInternal(storeGone.text + registryGone.text + client.stderr(), [PRINCIPAL, dataRoot]);
-    expect(client.stderr()).toBe('');
+    expectOnlyFaultLines(client.stderr(), 'a database file was removed or replaced while in use');
     expect((await client.call('aipcs_server_info')).ok).toBe(true);
   });
 });
 
 describe.each(postgresClusters())('aipcs serve on PostgreSQL $version whose schema is dropped while it runs', (cluster) => {
-  it('answers storage_unavailable with no schema, DSN or password, logs nothing, keeps serving; doctor prints no DSN', async () => {
+  it('answers storage_unavailable with no schema, DSN or password, logs only fixed words, keeps serving; doctor prints no DSN', async () => {
     const database = await createTestDatabase(cluster);
     // Trust authentication ignores the password; it is here to be looked for.
     const dsn = database.url.replace(/^postgresql:\/\/([^@]+)@/, `postgresql://$1:${PASSWORD}@`);
@@ -115,7 +124,7 @@ describe.each(postgresClusters())('aipcs serve on PostgreSQL $version whose sche
       expect(dropped.codes['aipcs_record_list']).toBe('storage_unavailable');
       expect(dropped.codes['aipcs_record_create']).toBe('storage_unavailable');
       expectNothingInternal(dropped.text + client.stderr(), [PRINCIPAL, PASSWORD, dsn, database.name, schema]);
-      expect(client.stderr()).toBe('');
+      expectOnlyFaultLines(client.stderr(), 'a (table|schema) storage needs does not exist');
       expect((await client.call('aipcs_server_info')).ok).toBe(true);
       for (const command of [['doctor', '--service', serviceId], ['status'], ['config', 'show']]) {
         const run = aipcs([...command, ...args], { env: { AIPCS_WALK_DSN: dsn, AIPCS_LOG_LEVEL: 'debug' } });

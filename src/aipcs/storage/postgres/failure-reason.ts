@@ -1,10 +1,8 @@
 // What is left of a PostgreSQL failure once its text is gone, and the fixed
-// reason an operator reads for it: `serve --log-level info` names why start-up
-// was refused (decision D11) without the DSN, a host, a role or database
-// name, SQL, a SQLSTATE or driver text (operations spec §2.9). Free of the
-// driver, so composition can describe a failure without loading it.
-
-import type { StorageFailure } from '../../core/ports.js';
+// reason an operator reads for it (../failure-reason.ts): without the DSN, a
+// host, a role or database name, SQL, a SQLSTATE or driver text (operations
+// spec §2.9). Free of the driver, so composition can describe a failure
+// without loading it.
 
 /**
  * What survives of a driver error as a StorageFailure cause: the SQLSTATE and,
@@ -41,6 +39,8 @@ const SERVER_REASONS: Readonly<Record<string, string>> = {
   '53300': 'no connection slot is free (the server or the role has reached its connection limit)',
   '57P03': 'the server is starting up, shutting down or in recovery',
   '08004': 'the server rejected the connection',
+  '3F000': 'a schema storage needs does not exist',
+  '42P01': 'a table storage needs does not exist',
 };
 
 const CLIENT_REASONS: Readonly<Record<string, string>> = {
@@ -64,16 +64,13 @@ function serverReason(sqlstate: string): string {
 }
 
 /**
- * `storage <kind>` for any backend's failure, followed by a fixed reason when
- * it came from the PostgreSQL adapter: "storage unavailable: the database does
- * not exist". SQLite failures keep the bare `storage <kind>`.
+ * The fixed reason of a PostgreSQL adapter's failure cause ("the database
+ * does not exist"); undefined for a cause that is not the adapter's.
  */
-export function describeStorageFailure(failure: StorageFailure): string {
-  const head = `storage ${failure.kind}`;
-  const cause = failure.cause;
-  if (cause instanceof PostgresRefusal) return `${head}: ${cause.message}`;
-  if (!(cause instanceof PostgresErrorSummary)) return head;
-  if (cause.sqlstate !== null) return `${head}: ${serverReason(cause.sqlstate)}`;
+export function postgresCauseReason(cause: unknown): string | undefined {
+  if (cause instanceof PostgresRefusal) return cause.message;
+  if (!(cause instanceof PostgresErrorSummary)) return undefined;
+  if (cause.sqlstate !== null) return serverReason(cause.sqlstate);
   const client = cause.clientCode === null ? undefined : CLIENT_REASONS[cause.clientCode];
-  return `${head}: ${client ?? 'the connection could not be opened or was lost (no answer within the connect timeout, TLS refused, or the server closed it)'}`;
+  return client ?? 'the connection could not be opened or was lost (no answer within the connect timeout, TLS refused, or the server closed it)';
 }

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { sleepSync } from '../../../common/clock.js';
 import { Mutex } from '../../../common/mutex.js';
 import { StorageFailure } from '../../core/ports.js';
-import { isClosedWalDatabase } from './location.js';
+import { isClosedWalDatabase, UnsafeLocationError } from './location.js';
 
 export const SQLITE_MINIMUM_VERSION = '3.51.3';
 
@@ -89,6 +89,10 @@ export function toStorageFailure(error: unknown): StorageFailure {
   }
   return new StorageFailure('unavailable', { cause: error });
 }
+
+// The reasons an operator reads for the identity checks (storage/failure-reason.ts).
+const DATABASE_REPLACED = 'a database file was removed or replaced while in use';
+const SIDECAR_REPLACED = "a database's -wal or -shm file was removed or replaced while in use";
 
 /**
  * A write's COMMIT that failed. In WAL mode SQLite writes the transaction's
@@ -289,7 +293,7 @@ export class SqliteConnection {
         // A database removed or replaced under an open connection would
         // otherwise keep answering from the unlinked file, and writes would
         // vanish with it: refuse instead (checked inside the transaction).
-        if (this.identity === null || fileIdentity(this.path) !== this.identity) throw new StorageFailure('unavailable');
+        if (this.identity === null || fileIdentity(this.path) !== this.identity) throw new StorageFailure('unavailable', { cause: new UnsafeLocationError(DATABASE_REPLACED) });
         const result = await work(this.db);
         // A -wal removed (or replaced) under the open connection would take
         // this commit into a file no other connection or restart ever reads;
@@ -328,7 +332,7 @@ export class SqliteConnection {
     const shm = fileIdentity(`${this.path}-shm`);
     const current = wal === null || shm === null ? null : `${wal}/${shm}`;
     if (this.walIdentity !== null) {
-      if (current !== this.walIdentity) throw new StorageFailure('unavailable');
+      if (current !== this.walIdentity) throw new StorageFailure('unavailable', { cause: new UnsafeLocationError(SIDECAR_REPLACED) });
     } else if (current !== null && this.journalMode().toLowerCase() === 'wal') {
       this.walIdentity = current;
     }

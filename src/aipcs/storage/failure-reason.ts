@@ -1,0 +1,77 @@
+// The fixed words an operator reads for a storage failure: why `serve` refused
+// to start (decision D11), why a tool call failed while serving, why an
+// administration command failed (at --log-level info). Never a path, a name,
+// SQL, a SQLSTATE or driver text (operations spec §2.9): only codes of our own
+// choosing are turned into text. Free of the drivers.
+
+import { StorageFailure } from '../core/ports.js';
+import { postgresCauseReason } from './postgres/failure-reason.js';
+import { UnsafeLocationError } from './sqlite/location.js';
+
+/** SQLite result codes (better-sqlite3 gives the extended name, e.g. SQLITE_IOERR_WRITE) by primary code. */
+const SQLITE_REASONS: Readonly<Record<string, string>> = {
+  SQLITE_FULL: 'the file system is full',
+  SQLITE_IOERR: 'the file system failed a read or write',
+  SQLITE_CORRUPT: 'a database file is damaged',
+  SQLITE_NOTADB: 'a database file is damaged',
+  SQLITE_READONLY: 'a database file cannot be written',
+  SQLITE_CANTOPEN: 'a database file could not be opened',
+  SQLITE_PERM: 'access to a database file was refused',
+  SQLITE_NOMEM: 'SQLite ran out of memory',
+  SQLITE_BUSY: 'another connection holds the database',
+  SQLITE_LOCKED: 'another connection holds the database',
+};
+
+/** System error codes of file operations (Node's `code`). */
+const ERRNO_REASONS: Readonly<Record<string, string>> = {
+  ENOSPC: 'the file system is full',
+  EDQUOT: 'the disk quota is used up',
+  EIO: 'the file system reported an I/O error',
+  EROFS: 'the file system is read-only',
+  EACCES: 'access to a storage file was refused',
+  EPERM: 'access to a storage file was refused',
+  EMFILE: 'the process has too many open files',
+  ENFILE: 'the system has too many open files',
+};
+
+function codeOf(cause: unknown): string | undefined {
+  const code = (cause as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The reason of one cause, when it is one we can say in our own words. */
+function causeReason(cause: unknown): string | undefined {
+  if (cause instanceof UnsafeLocationError) return cause.message;
+  const postgres = postgresCauseReason(cause);
+  if (postgres !== undefined) return postgres;
+  const code = codeOf(cause);
+  if (code === undefined) return undefined;
+  if (code.startsWith('SQLITE_')) return SQLITE_REASONS[/^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code];
+  return ERRNO_REASONS[code];
+}
+
+/**
+ * `storage <kind>`, followed by a fixed reason when its cause is one we can
+ * name: "storage unavailable: the file system is full".
+ */
+export function describeStorageFailure(failure: StorageFailure): string {
+  const head = `storage ${failure.kind}`;
+  // The adapters wrap a driver or file error once; a few levels cover any re-wrapping.
+  let cause: unknown = failure.cause;
+  for (let depth = 0; depth < 4 && cause !== undefined && cause !== null; depth++) {
+    const reason = causeReason(cause);
+    if (reason !== undefined) return `${head}: ${reason}`;
+    cause = cause instanceof Error ? cause.cause : undefined;
+  }
+  return head;
+}
+
+/** The first StorageFailure in `error`'s cause chain (an application error wraps the adapter's), if any. */
+export function storageFailureIn(error: unknown): StorageFailure | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (current instanceof StorageFailure) return current;
+    current = current.cause;
+  }
+  return undefined;
+}

@@ -1,0 +1,36 @@
+// An administration command that storage refuses prints the one envelope
+// line of operations spec §1.3 on stderr; `--log-level info` (or debug) adds
+// the reason before it, in the fixed words `serve` uses for a refused
+// start-up, without the path, the variable's name or driver text (§2.9).
+
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { aipcs } from '../../support/aipcs-admin.js';
+
+const ENVELOPE = '{"ok":false,"result":null,"error":{"code":"storage_unavailable","message":"Storage is unavailable.","issues":[],"retryable":false}}\n';
+
+describe('why an administration command found storage unavailable', () => {
+  it('names the location check that refused the data root, at --log-level info only', () => {
+    const parent = mkdtempSync(join(tmpdir(), 'aipcs-admin-reason-'));
+    try {
+      chmodSync(parent, 0o777);
+      const args = ['status', '--profile', 'sqlite', '--principal-id', 'p', '--sqlite-data-root', join(parent, 'data')];
+      const quiet = aipcs(args);
+      expect(quiet.status).toBe(6);
+      expect(quiet.stderr).toBe(ENVELOPE);
+      const told = aipcs([...args, '--log-level', 'info']);
+      expect(told.status).toBe(6);
+      expect(told.stderr).toBe(`aipcs info: aipcs status: storage unavailable: the parent of the data root is writable by group or others\n${ENVELOPE}`);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('says the DSN variable is not set, without naming it', () => {
+    const told = aipcs(['service', 'list', '--profile', 'postgresql', '--principal-id', 'p', '--postgres-dsn-env', 'AIPCS_TEST_NO_SUCH_DSN', '--log-level', 'debug']);
+    expect(told.status).toBe(6);
+    expect(told.stderr).toBe(`aipcs info: aipcs service list: storage unavailable: the DSN variable is not set\n${ENVELOPE}`);
+  });
+});

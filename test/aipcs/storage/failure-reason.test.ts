@@ -1,0 +1,61 @@
+// The fixed words of a storage failure's reason: from the codes of the
+// drivers and the file system, never from their message text, which can
+// hold paths and SQL (operations spec §2.9).
+
+import { describe, expect, it } from 'vitest';
+import { StorageFailure } from '../../../src/aipcs/core/ports.js';
+import { describeStorageFailure, storageFailureIn } from '../../../src/aipcs/storage/failure-reason.js';
+import { PostgresErrorSummary, PostgresRefusal } from '../../../src/aipcs/storage/postgres/failure-reason.js';
+import { UnsafeLocationError } from '../../../src/aipcs/storage/sqlite/location.js';
+import { AipcsError } from '../../../src/aipcs/contract/error-codes.js';
+
+/** A driver or file error as the adapters see one: a code, and a message that must never show. */
+const driverError = (code: string): Error => Object.assign(new Error(`disk I/O error at /secret/path/svc.sqlite: INSERT INTO note ...`), { code });
+
+describe('describeStorageFailure', () => {
+  it.each([
+    ['SQLITE_FULL', 'storage unavailable: the file system is full'],
+    ['SQLITE_IOERR_WRITE', 'storage unavailable: the file system failed a read or write'],
+    ['SQLITE_IOERR_FSYNC', 'storage unavailable: the file system failed a read or write'],
+    ['SQLITE_CORRUPT', 'storage unavailable: a database file is damaged'],
+    ['SQLITE_NOTADB', 'storage unavailable: a database file is damaged'],
+    ['SQLITE_READONLY_DBMOVED', 'storage unavailable: a database file cannot be written'],
+    ['SQLITE_CANTOPEN', 'storage unavailable: a database file could not be opened'],
+    ['ENOSPC', 'storage unavailable: the file system is full'],
+    ['EROFS', 'storage unavailable: the file system is read-only'],
+    ['SQLITE_MISUSE', 'storage unavailable'],
+    ['ENOENT', 'storage unavailable'],
+  ])('says %s as fixed words', (code, text) => {
+    const described = describeStorageFailure(new StorageFailure('unavailable', { cause: driverError(code) }));
+    expect(described).toBe(text);
+    expect(described).not.toContain('/secret');
+  });
+
+  it('finds the reason under a re-wrapped cause, and keeps the failure kind', () => {
+    const cause = new Error('wrapper', { cause: driverError('SQLITE_FULL') });
+    expect(describeStorageFailure(new StorageFailure('uncertain', { cause }))).toBe('storage uncertain: the file system is full');
+  });
+
+  it('uses the words of the location policy and of the PostgreSQL adapter', () => {
+    expect(describeStorageFailure(new StorageFailure('unavailable', { cause: new UnsafeLocationError('a storage directory is not mode 0700') }))).toBe(
+      'storage unavailable: a storage directory is not mode 0700',
+    );
+    expect(describeStorageFailure(new StorageFailure('unavailable', { cause: new PostgresRefusal('the DSN variable is not set') }))).toBe('storage unavailable: the DSN variable is not set');
+    expect(describeStorageFailure(new StorageFailure('unavailable', { cause: new PostgresErrorSummary('3D000', null, 'database "x" does not exist') }))).toBe(
+      'storage unavailable: the database does not exist',
+    );
+  });
+
+  it('is bare without a cause it can name', () => {
+    expect(describeStorageFailure(new StorageFailure('unavailable'))).toBe('storage unavailable');
+  });
+});
+
+describe('storageFailureIn', () => {
+  it('finds the adapter failure an application error wraps', () => {
+    const failure = new StorageFailure('unavailable');
+    expect(storageFailureIn(new AipcsError('storage_unavailable', { cause: failure }))).toBe(failure);
+    expect(storageFailureIn(failure)).toBe(failure);
+    expect(storageFailureIn(new AipcsError('not_found_data'))).toBeUndefined();
+  });
+});
