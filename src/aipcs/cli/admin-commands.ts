@@ -13,6 +13,7 @@ import { TRANSITIONS, type PurgeAuthority, type TransitionKind } from '../core/o
 import { importDryRunResult } from '../core/transfer.js';
 import { requireRunnable, resolveConfiguration, transportPreflight, type ResolveInput, type RuntimeConfig } from '../config/index.js';
 import { openStorageForAdmin, reportAdminFailure, TRANSFER_CODEC, type AdminComposition } from '../compose.js';
+import { storageFailureIn } from '../storage/failure-reason.js';
 import { AdminRefusal, adminError, adminErrorFrom, invalidArgument, refusal } from './admin-errors.js';
 import { checkFilePath, checkLimit, checkOptionalUuid, checkRevision, checkUuid, isInteractive, missingFlag, type Checked } from './admin-flags.js';
 import { ArtefactSpool, ExportFile, fileChunks, INPUT_UNAVAILABLE, openArtefact, requireAbsent } from './artefact-files.js';
@@ -65,7 +66,8 @@ export async function runAdmin<P>(command: AdminCommand<P>, invocation: AdminInv
   try {
     result = markFloats(await command.run(plan.value, runnable.runtime, interactive)) as CliObject;
   } catch (error) {
-    reportAdminFailure(runnable.runtime.logLevel, invocation.commandName, error);
+    // A refusal is the command's answer; it is logged only when storage caused it.
+    if (!(error instanceof AdminRefusal) || storageFailureIn(error) !== undefined) reportAdminFailure(runnable.runtime.logLevel, invocation.commandName, error);
     return { ok: false, error: adminErrorFrom(error) };
   }
   // A result beyond the human format's bounds (a manifest with over 100

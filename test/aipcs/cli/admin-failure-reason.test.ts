@@ -7,7 +7,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { aipcs } from '../../support/aipcs-admin.js';
+import { aipcs, freshDataRoot, rootArgs, serveOn } from '../../support/aipcs-admin.js';
 
 const ENVELOPE = '{"ok":false,"result":null,"error":{"code":"storage_unavailable","message":"Storage is unavailable.","issues":[],"retryable":false}}\n';
 
@@ -26,6 +26,15 @@ describe('why an administration command found storage unavailable', () => {
     } finally {
       rmSync(parent, { recursive: true, force: true });
     }
+  });
+
+  it('logs nothing for a refusal that is the answer, even at --log-level debug', async () => {
+    const dataRoot = freshDataRoot();
+    await (await serveOn(dataRoot)).close();
+    const missing = aipcs(['storage', 'status', '--service', '11111111-2222-4333-8444-555555555555', ...rootArgs(dataRoot), '--log-level', 'debug']);
+    expect(missing.status).toBe(3);
+    expect(missing.envelope.error?.code).toBe('not_found');
+    expect(missing.stderr.split('\n')).toHaveLength(2);
   });
 
   it('says the DSN variable is not set, without naming it', () => {
