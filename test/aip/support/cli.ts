@@ -49,6 +49,10 @@ export function aip(args: readonly string[], options: CliOptions): Promise<CliRe
       const stdout = Buffer.concat(out);
       settle({ code, signal, stdout, stderr: Buffer.concat(err).toString('utf8'), text: stdout.toString('utf8') });
     });
+    // A command that refuses its input (too large) exits without reading the rest: EPIPE is its answer, not a failure of the test.
+    child.stdin.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') reject(error);
+    });
     child.stdin.end(options.input ?? '');
   });
 }
