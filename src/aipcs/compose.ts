@@ -17,7 +17,7 @@ import { PACKAGE_VERSION } from './version.js';
 import type { LogLevel, RuntimeConfig } from './config/index.js';
 import { isAcceptableDsn } from './storage/postgres/dsn.js';
 import { PostgresRefusal } from './storage/postgres/failure-reason.js';
-import { describeStorageFailure, storageFailureIn } from './storage/failure-reason.js';
+import { describeStorage, describeStorageFailure, storageFailureIn } from './storage/failure-reason.js';
 import { openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
 import { StorageFailure, type MigrationState } from './core/ports.js';
@@ -92,7 +92,7 @@ export function reportAdminFailure(level: LogLevel, command: string, error: unkn
   const logger = loggerFor(level);
   const quiet: Logger = { ...logger, warn: logger.info, error: logger.info };
   // Composition refused the root or the DSN: the same words as serve's start-up refusal.
-  if (error instanceof AdminStorageUnavailable) quiet.warn(`${command}: ${describeStorageFailure(new StorageFailure('unavailable', { cause: error.cause }))}`);
+  if (error instanceof AdminStorageUnavailable) quiet.warn(`${command}: ${describeStorage('unavailable', error.cause)}`);
   else reportFailure(quiet, command, error);
 }
 

@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { aipcsBin } from './bins.js';
-import { underFileSizeLimit } from './file-size-limit.js';
+import { nodeCommand } from './file-size-limit.js';
 
 export interface Envelope {
   ok: boolean;
@@ -32,8 +32,7 @@ export function freshDataRoot(): string {
 
 export async function startAipcs(args: string[], env: Record<string, string> = {}, options: { readonly fileSizeLimitBlocks?: number } = {}): Promise<AipcsClient> {
   const client = new Client({ name: 'aipcs-test', version: '1.0.0' });
-  const argv = [aipcsBin(), 'serve', ...args];
-  const [command, commandArgs] = options.fileSizeLimitBlocks === undefined ? [process.execPath, argv] : underFileSizeLimit(options.fileSizeLimitBlocks, process.execPath, argv);
+  const [command, commandArgs] = nodeCommand([aipcsBin(), 'serve', ...args], options.fileSizeLimitBlocks);
   const transport = new StdioClientTransport({
     command,
     args: commandArgs,

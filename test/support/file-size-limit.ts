@@ -3,7 +3,8 @@
 // ENOSPC (Node ignores the SIGXFSZ that comes with it). Blocks are 512 bytes
 // under dash and 1024 under bash; tests choose sizes that hold for both.
 
-/** `[command, args]` that run `command args…` under a file size limit of `blocks`. */
-export function underFileSizeLimit(blocks: number, command: string, args: readonly string[]): [string, string[]] {
-  return ['/bin/sh', ['-c', `ulimit -f ${blocks} && exec "$0" "$@"`, command, ...args]];
+/** `[command, args]` that run `node args…`, under a file size limit of `blocks` when one is given. */
+export function nodeCommand(args: readonly string[], blocks?: number): [string, string[]] {
+  if (blocks === undefined) return [process.execPath, [...args]];
+  return ['/bin/sh', ['-c', `ulimit -f ${blocks} && exec "$0" "$@"`, process.execPath, ...args]];
 }

@@ -51,27 +51,36 @@ function causeReason(cause: unknown): string | undefined {
 }
 
 /**
- * `storage <kind>`, followed by a fixed reason when its cause is one we can
+ * `error` and what it wraps: the adapters wrap a driver or file error once,
+ * the application wraps the adapter's failure; a few levels cover any
+ * re-wrapping.
+ */
+function* causeChain(error: unknown): Generator<unknown> {
+  let current = error;
+  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
+    yield current;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+}
+
+/**
+ * `storage <kind>`, followed by a fixed reason when `cause` is one we can
  * name: "storage unavailable: the file system is full".
  */
-export function describeStorageFailure(failure: StorageFailure): string {
-  const head = `storage ${failure.kind}`;
-  // The adapters wrap a driver or file error once; a few levels cover any re-wrapping.
-  let cause: unknown = failure.cause;
-  for (let depth = 0; depth < 4 && cause !== undefined && cause !== null; depth++) {
-    const reason = causeReason(cause);
-    if (reason !== undefined) return `${head}: ${reason}`;
-    cause = cause instanceof Error ? cause.cause : undefined;
+export function describeStorage(kind: StorageFailure['kind'], cause: unknown): string {
+  for (const link of causeChain(cause)) {
+    const reason = causeReason(link);
+    if (reason !== undefined) return `storage ${kind}: ${reason}`;
   }
-  return head;
+  return `storage ${kind}`;
+}
+
+export function describeStorageFailure(failure: StorageFailure): string {
+  return describeStorage(failure.kind, failure.cause);
 }
 
 /** The first StorageFailure in `error`'s cause chain (an application error wraps the adapter's), if any. */
 export function storageFailureIn(error: unknown): StorageFailure | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-    if (current instanceof StorageFailure) return current;
-    current = current.cause;
-  }
+  for (const link of causeChain(error)) if (link instanceof StorageFailure) return link;
   return undefined;
 }
