@@ -7,7 +7,7 @@ import { mkdtempSync, promises as fs, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { builtBin } from '../support/bins.js';
-import { nodeCommand } from '../support/file-size-limit.js';
+import { nodeCommand } from '../support/resource-limits.js';
 import type { Environment } from '../../src/aigpt/config.js';
 import { recordTree, type RecordTree } from '../../src/aigpt/record-paths.js';
 
@@ -149,7 +149,7 @@ export interface ServerChild {
 
 /** Spawns `aigpt server` and speaks raw newline-delimited JSON-RPC to it; optionally under a file size limit (test/support/file-size-limit.ts). */
 export function startServerChild(env: NodeJS.ProcessEnv, options: { readonly fileSizeLimitBlocks?: number } = {}): ServerChild {
-  const [command, args] = nodeCommand([aigptBin(), 'server'], options.fileSizeLimitBlocks);
+  const [command, args] = nodeCommand([aigptBin(), 'server'], { fileSizeBlocks: options.fileSizeLimitBlocks });
   const child = spawn(command, args, { env, cwd: tmpdir(), stdio: 'pipe' });
   let err = '';
   let out = '';

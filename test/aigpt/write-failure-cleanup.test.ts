@@ -19,7 +19,7 @@ import {
   type TempHome,
   writeConfig,
 } from './support.js';
-import { nodeCommand } from '../support/file-size-limit.js';
+import { nodeCommand } from '../support/resource-limits.js';
 
 /** 8 blocks: 4 KiB for dash's 512-byte blocks, 8 KiB for 1024-byte ones; a 15 000-byte memory does not fit, a short one does. */
 const LIMIT_BLOCKS = 8;
@@ -40,7 +40,7 @@ describe('aigpt after a refused write', () => {
 
   it('save-memory fails with the cause and leaves the folder as it was', async () => {
     const before = await snapshotMemories(memoryDir);
-    const [command, args] = nodeCommand([aigptBin(), 'save-memory', TOO_LARGE], LIMIT_BLOCKS);
+    const [command, args] = nodeCommand([aigptBin(), 'save-memory', TOO_LARGE], { fileSizeBlocks: LIMIT_BLOCKS });
     const run = await runToEnd(command, args, { env: home.childEnv, cwd: tmpdir() });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^aigpt: Failed to write .*\.json: EFBIG: file too large\n$/);

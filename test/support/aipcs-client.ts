@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { aipcsBin } from './bins.js';
-import { nodeCommand } from './file-size-limit.js';
+import { nodeCommand, type ResourceLimits } from './resource-limits.js';
 
 export interface Envelope {
   ok: boolean;
@@ -30,9 +30,9 @@ export function freshDataRoot(): string {
   return join(mkdtempSync(join(tmpdir(), 'aipcs-e2e-')), 'data');
 }
 
-export async function startAipcs(args: string[], env: Record<string, string> = {}, options: { readonly fileSizeLimitBlocks?: number } = {}): Promise<AipcsClient> {
+export async function startAipcs(args: string[], env: Record<string, string> = {}, limits: ResourceLimits = {}): Promise<AipcsClient> {
   const client = new Client({ name: 'aipcs-test', version: '1.0.0' });
-  const [command, commandArgs] = nodeCommand([aipcsBin(), 'serve', ...args], options.fileSizeLimitBlocks);
+  const [command, commandArgs] = nodeCommand([aipcsBin(), 'serve', ...args], limits);
   const transport = new StdioClientTransport({
     command,
     args: commandArgs,

@@ -55,7 +55,7 @@ function causeReason(cause: unknown): string | undefined {
  * the application wraps the adapter's failure; a few levels cover any
  * re-wrapping.
  */
-function* causeChain(error: unknown): Generator<unknown> {
+export function* causeChain(error: unknown): Generator<unknown> {
   let current = error;
   for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
     yield current;

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nodeCommand } from '../../support/file-size-limit.js';
+import { nodeCommand } from '../../support/resource-limits.js';
 
 export const AIP_BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../../dist/src/aip/cli/main.js');
 
@@ -32,7 +32,7 @@ export interface CliOptions {
 
 export function aip(args: readonly string[], options: CliOptions): Promise<CliResult> {
   return new Promise((settle, reject) => {
-    const [command, commandArgs] = nodeCommand([...(options.nodeArgs ?? []), AIP_BIN, ...args], options.fileSizeLimitBlocks);
+    const [command, commandArgs] = nodeCommand([...(options.nodeArgs ?? []), AIP_BIN, ...args], { fileSizeBlocks: options.fileSizeLimitBlocks });
     const child = spawn(command, commandArgs, {
       cwd: options.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -23,7 +23,7 @@ describe('a storage failure while serving', () => {
     const dataRoot = freshDataRoot();
     const serviceId = await materialisedServiceThenStop(dataRoot, 'full_disk');
     // 400 blocks (200 or 400 KiB): the registry and a fresh store fit, a few notes of 15 KB each do not.
-    const server = await startAipcs(sqliteArgs(dataRoot), {}, { fileSizeLimitBlocks: 400 });
+    const server = await startAipcs(sqliteArgs(dataRoot), {}, { fileSizeBlocks: 400 });
     servers.push(server);
     let failed;
     const created: string[] = [];

@@ -2,7 +2,9 @@
 // store connections open (each holds the database, -wal and -shm files), so
 // a server that touches every service of a large principal does not run out
 // of descriptors. A connection in use is never closed under its unit, and a
-// store file replaced while its connection was closed is still refused.
+// store file replaced while its connection was closed is still refused. A
+// process whose descriptors run out before the bound (a low `ulimit -n`)
+// closes its idle stores instead of failing every new one.
 
 import { copyFileSync, mkdtempSync, readdirSync, readlinkSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +14,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OperatorStoragePorts } from '../../../src/aipcs/core/application.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import type { JsonObject } from '../../../src/common/json.js';
+import { createNote, freshDataRoot, materialisedService } from '../../support/aipcs-admin.js';
+import { sqliteArgs, startAipcs, type AipcsClient } from '../../support/aipcs-client.js';
 import { notesManifest } from '../../support/manifests.js';
 import { appOver, manifest, type TestApp } from '../../conformance/harness.js';
 
@@ -89,5 +93,30 @@ describe('open SQLite service stores', () => {
     copyFileSync(a.file, `${a.file}.copy`);
     renameSync(`${a.file}.copy`, a.file);
     await expect(titles(a.serviceId)).rejects.toMatchObject({ code: 'storage_unavailable' });
+  });
+});
+
+describe('a serving process short of descriptors', () => {
+  let server: AipcsClient | undefined;
+  afterEach(async () => {
+    await server?.close();
+  });
+
+  // 200 descriptors: enough for Node to load the server (about 150), not for
+  // the 64 idle stores of the bound (three each) besides: before, the store
+  // opened past the limit, and every one after it, failed.
+  it('gives back idle stores when opening one more fails, and keeps serving every service', { timeout: 120_000 }, async () => {
+    server = await startAipcs(sqliteArgs(freshDataRoot()), {}, { openFiles: 200 });
+    const services: string[] = [];
+    for (let i = 0; i < 70; i++) {
+      const serviceId = await materialisedService(server, `many_${i}`);
+      await createNote(server, serviceId, { title: `note ${i}` });
+      services.push(serviceId);
+    }
+    for (const [i, serviceId] of services.entries()) {
+      const listed = await server.call('aipcs_record_list', { service_id: serviceId, entity_name: 'note', limit: 10 });
+      expect((listed.result?.['records'] as { fields: { title: string } }[]).map((record) => record.fields.title)).toEqual([`note ${i}`]);
+    }
+    expect(server.stderr()).toBe('');
   });
 });

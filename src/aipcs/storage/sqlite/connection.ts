@@ -194,6 +194,20 @@ export class SqliteConnection {
     return this.users === 0;
   }
 
+  /**
+   * Reads once outside any unit, so that SQLite opens a WAL database's -wal
+   * and -shm now rather than in the first unit. Only a file it could not
+   * open (for want of descriptors, say) is reported here; any other failure
+   * is the first unit's to report, as it was before.
+   */
+  openSidecars(): void {
+    try {
+      this.db.prepare('SELECT 1 FROM sqlite_schema LIMIT 1').get();
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code === 'SQLITE_CANTOPEN') throw toStorageFailure(error);
+    }
+  }
+
   journalMode(): string {
     return String(this.db.pragma('journal_mode', { simple: true }));
   }

@@ -19,6 +19,7 @@ import {
   type WriteFence,
 } from '../../core/ports.js';
 import { prepared, SqliteConnection, toStorageFailure, type SqliteDatabase } from './connection.js';
+import { causeChain } from '../failure-reason.js';
 import { checkDatabaseFile, checkPrivateSubdirectory, createDatabaseFile, dataRootPaths } from './location.js';
 
 export const SERVICE_STORE_ADAPTER_ID = 'aipcs.sqlite.service_store';
@@ -319,6 +320,19 @@ function ownJournalMode(connection: SqliteConnection): boolean {
   return (connection.db.prepare(`SELECT count(*) AS n FROM sqlite_schema`).get() as { n: bigint }).n === 0n;
 }
 
+/**
+ * Whether opening a store failed for want of file descriptors: EMFILE or
+ * ENFILE from Node, SQLITE_CANTOPEN from SQLite (which keeps no errno; a
+ * store it cannot open for another reason fails the second try too).
+ */
+function outOfDescriptors(error: unknown): boolean {
+  for (const link of causeChain(error)) {
+    const code = (link as { code?: unknown } | null)?.code;
+    if (code === 'EMFILE' || code === 'ENFILE' || code === 'SQLITE_CANTOPEN') return true;
+  }
+  return false;
+}
+
 function readFenceRow(db: SqliteDatabase): WriteFence {
   const row = prepared(db, `SELECT generation, state FROM __aipcs_write_fence WHERE singleton = 1`).get() as { generation: bigint; state: FenceState } | undefined;
   return row ? { generation: row.generation, state: row.state } : { generation: 1n, state: 'open' };
@@ -369,6 +383,17 @@ export class SqliteServiceStores implements OperatorStorePort {
       this.connections.set(locator.namespace, cached);
       return cached;
     }
+    try {
+      return this.open(locator, create);
+    } catch (error) {
+      // The process ran out of descriptors (a low `ulimit -n`, many HTTP
+      // sessions): idle stores give theirs back and the open is tried once more.
+      if (!outOfDescriptors(error) || this.closeIdle(locator.namespace, 0) === 0) throw error;
+      return this.open(locator, create);
+    }
+  }
+
+  private open(locator: StorageLocator, create: boolean): SqliteConnection | undefined {
     const path = this.pathOf(locator);
     const readonly = this.options.readonly === true;
     if (readonly && create) throw new StorageFailure('unavailable');
@@ -399,27 +424,34 @@ export class SqliteServiceStores implements OperatorStorePort {
       if ((known !== undefined && connection.fileIdentity !== known) || (!readonly && (!ownJournalMode(connection) || !connection.enableWal()))) {
         throw new StorageFailure('unavailable');
       }
+      // SQLite opens a WAL database's -wal and -shm at its first read: done
+      // here, a want of descriptors shows while it can still be relieved.
+      connection.openSidecars();
     } catch (error) {
       connection.close();
       throw toStorageFailure(error);
     }
     this.connections.set(locator.namespace, connection);
-    this.closeIdleBeyondBound(locator.namespace);
+    this.closeIdle(locator.namespace, this.options.maxOpenStores ?? DEFAULT_OPEN_STORES);
     return connection;
   }
 
-  /** Closes idle connections other than `keep`'s, least recently used first, while more than the bound are open. */
-  private closeIdleBeyondBound(keep: string): void {
-    let excess = this.connections.size - (this.options.maxOpenStores ?? DEFAULT_OPEN_STORES);
+  /**
+   * Closes idle connections other than `keep`'s, least recently used first,
+   * while more than `bound` are open; returns how many it closed.
+   */
+  private closeIdle(keep: string, bound: number): number {
+    let closed = 0;
     for (const [namespace, connection] of this.connections) {
-      if (excess <= 0) return;
+      if (this.connections.size <= bound) break;
       if (namespace === keep || !connection.idle) continue;
       const identity = connection.fileIdentity;
       if (identity !== null) this.closedIdentities.set(namespace, identity);
       connection.close();
       this.connections.delete(namespace);
-      excess--;
+      closed++;
     }
+    return closed;
   }
 
   async observe(locator: StorageLocator, layout: StoreLayout): Promise<StoreObservation> {
