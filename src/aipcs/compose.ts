@@ -148,6 +148,22 @@ export function applicationOver(storage: StoragePorts, principalId: string, crea
 }
 
 /**
+ * The MCP edge's modules. Node reads a module graph's files all at once, and
+ * the SDK's (its schema library's locales) take about 150 descriptors: under
+ * a lower open files limit the load fails, for good in this process.
+ */
+async function loadServeEdge(logger: Logger): Promise<typeof import('./serve-edge.js')> {
+  try {
+    return await import('./serve-edge.js');
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    const reason = code === 'EMFILE' || code === 'ENFILE' ? ': too many open files (raise the open files limit, ulimit -n)' : '';
+    logger.info(`start-up refused: the server's modules could not be loaded${reason}`);
+    throw new StartupError({ cause: error });
+  }
+}
+
+/**
  * Composes and serves until the client goes away. Resolves with the exit
  * status; throws StartupError when composition fails (nothing was served).
  */
@@ -155,7 +171,7 @@ export async function serve(runtime: RuntimeConfig): Promise<number> {
   const logger = loggerFor(runtime.logLevel);
   // The MCP edge is loaded here, not with this module: the administration
   // commands (export, import, status...) never serve and start faster without it.
-  const { AIPCS_TOOLS, STATELESS_TOOLS, aipcsServerOptions, createDispatcher, httpExposureAllowed, serveAipcsHttp, serveStdio, SHUTDOWN_SIGNALS, testAnswerWaitMs } = await import('./serve-edge.js');
+  const { AIPCS_TOOLS, STATELESS_TOOLS, aipcsServerOptions, createDispatcher, httpExposureAllowed, serveAipcsHttp, serveStdio, SHUTDOWN_SIGNALS, testAnswerWaitMs } = await loadServeEdge(logger);
   // Refused before storage is opened (and again where the socket is bound).
   if (runtime.transport === 'streamable-http' && !httpExposureAllowed(runtime.http)) throw new StartupError();
   let storage: StoragePorts | null;
