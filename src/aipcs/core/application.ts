@@ -15,6 +15,7 @@ import type { BackendName, Micros, OperatorDataPort, OperatorRegistryPort, Opera
 import { fingerprintText } from './record-rules.js';
 import { RecordService } from './records.js';
 import { storeLayoutOf } from './layout.js';
+import { representableTime } from './time.js';
 
 export interface StoragePorts {
   readonly backend: BackendName;
@@ -55,6 +56,7 @@ export const MANIFEST_RULES: ManifestRules = {
 };
 
 export function createApplication(storage: StoragePorts, options: ApplicationOptions): Application {
+  const nowMicros = (): Micros => representableTime(options.nowMicros());
   const lifecycle = new LifecycleService(
     {
       registry: storage.registry,
@@ -63,7 +65,7 @@ export function createApplication(storage: StoragePorts, options: ApplicationOpt
       principalId: options.principalId,
       createdVia: options.createdVia,
       manifests: MANIFEST_RULES,
-      nowMicros: options.nowMicros,
+      nowMicros,
       newServiceId: options.uuid,
       sha256: options.sha256,
       canonical: fingerprintText,
@@ -90,7 +92,7 @@ export function createApplication(storage: StoragePorts, options: ApplicationOpt
     lifecycle,
     data: storage.data,
     principalId: options.principalId,
-    nowMicros: options.nowMicros,
+    nowMicros,
     newRecordId: options.uuid,
     sha256: options.sha256,
   });
@@ -98,12 +100,12 @@ export function createApplication(storage: StoragePorts, options: ApplicationOpt
     lifecycle,
     data: storage.data,
     principalId: options.principalId,
-    nowMicros: options.nowMicros,
+    nowMicros,
     newBranchId: options.uuid,
     sha256: options.sha256,
   });
   const discovery = new DiscoveryService({ lifecycle, registry: storage.registry, data: storage.data, principalId: options.principalId });
-  const maintenance = new MaintenanceService({ lifecycle, data: storage.data, principalId: options.principalId, nowMicros: options.nowMicros });
+  const maintenance = new MaintenanceService({ lifecycle, data: storage.data, principalId: options.principalId, nowMicros });
   return { lifecycle, records, branches, discovery, maintenance };
 }
 
@@ -126,7 +128,7 @@ export function createOperator(storage: OperatorStoragePorts, options: OperatorO
     storage,
     lifecycle: application.lifecycle,
     principalId: options.principalId,
-    nowMicros: options.nowMicros,
+    nowMicros: (): Micros => representableTime(options.nowMicros()),
     newId: options.uuid,
     sha256: options.sha256,
     canonical: fingerprintText,

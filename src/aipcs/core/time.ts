@@ -29,6 +29,19 @@ export function formatTimestamp27(micros: bigint): string {
  */
 const LAST_INSTANT = 253_402_300_799_999_999n;
 
+/** The first instant a server timestamp can name, 0001-01-01T00:00:00Z. */
+const FIRST_INSTANT = -62_135_596_800_000_000n;
+
+/**
+ * `now` kept to the instants a timestamp can name. A system clock set past
+ * 9999-12-31 (or before year 1) would otherwise stamp a record with a time
+ * that renders as no timestamp, and the record could not be read back.
+ */
+export function representableTime(now: bigint): bigint {
+  if (now > LAST_INSTANT) return LAST_INSTANT;
+  return now < FIRST_INSTANT ? FIRST_INSTANT : now;
+}
+
 /**
  * The time to stamp on a change of an object whose times so far are
  * `previous` (its creation, last update, last activity): `now`, or one

@@ -144,3 +144,39 @@ describe('timestamps written by processes whose clocks disagree', () => {
     expect(micros(resumed['updated_at'])).toBeGreaterThan(micros(suspended['updated_at']));
   });
 });
+
+// A system clock set past 9999-12-31 stamped records with `+010000-01-01T00:00…`,
+// which no timestamp parser reads back: the create succeeded, then every
+// read of that entity failed as storage_unavailable.
+describe('a system clock outside the years a timestamp can name', () => {
+  let base: string;
+  let storage: OperatorStoragePorts;
+
+  beforeEach(async () => {
+    base = mkdtempSync(join(tmpdir(), 'aipcs-clock-range-'));
+    storage = await openSqliteStorage({ dataRoot: join(base, 'data'), busyTimeoutMs: 5000, defaultRoot: false });
+  });
+
+  afterEach(async () => {
+    await storage.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['past 9999', 253_402_300_800_000_000n, '9999-12-31T23:59:59.999999Z'],
+    ['before year 1', -62_135_596_801_000_000n, '0001-01-01T00:00:00Z'],
+  ])('%s: times stay at the nearest instant one can name, and what was written reads back', async (_, start, stamped) => {
+    const app = appOver(storage, { clock: manualClock(start) });
+    const seeded = await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' });
+    const serviceId = seeded['service_id'] as string;
+    expect(seeded['created_at']).toBe(stamped);
+    await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
+    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+    const created = (await app.records.create({ serviceId, entityName: 'note', record: { title: 'a', status: 'draft' }, idempotencyKey: 'c1' }))['record'] as JsonObject;
+    expect(created['created_at']).toBe(stamped);
+    const found = (await app.records.list({ serviceId, entityName: 'note', filters: { status: 'draft' }, limit: 10, cursor: null, branch: null }))['records'] as JsonObject[];
+    expect(found).toEqual([created]);
+    const events = (await app.records.history({ serviceId, entityName: 'note', recordId: created['id'] as string, limit: 10, cursor: null }))['events'] as JsonObject[];
+    expect(events.map((event) => event['occurred_at'])).toEqual([stamped]);
+  });
+});
