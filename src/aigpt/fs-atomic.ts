@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
+import { folderSyncUnsupported } from '../common/folder-sync.js';
 import { errnoCode } from './errors.js';
 
 /**
@@ -26,9 +27,10 @@ export async function fsyncDir(dir: string): Promise<void> {
     handle = await fs.open(dir, 'r');
     await handle.sync();
   } catch (error) {
-    // Some platforms and file systems cannot fsync a folder; that is not a write failure.
+    // Some platforms and file systems cannot fsync a folder (or open one to
+    // sync it); that is not a write failure.
     const code = errnoCode(error);
-    if (code !== 'EINVAL' && code !== 'EPERM' && code !== 'EISDIR' && code !== 'ENOTSUP' && code !== 'EACCES') throw error;
+    if (!folderSyncUnsupported(error) && code !== 'EPERM' && code !== 'EISDIR' && code !== 'EACCES') throw error;
   } finally {
     await handle?.close();
   }

@@ -10,6 +10,7 @@ import { AipError, failure, success, type Outcome } from '../core/errors.js';
 import type { Id } from '../core/objects.js';
 import type { LoadResult } from '../core/verify-graph.js';
 import { isId } from '../core/value-rules.js';
+import { folderSyncUnsupported } from '../../common/folder-sync.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { processExists } from '../../common/process.js';
 
@@ -48,6 +49,8 @@ export async function fsyncDirectory(path: string): Promise<void> {
   const handle = await open(path, constants.O_RDONLY);
   try {
     await handle.sync();
+  } catch (error) {
+    if (!folderSyncUnsupported(error)) throw error;
   } finally {
     await handle.close();
   }

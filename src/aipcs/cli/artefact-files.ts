@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
+import { folderSyncUnsupported } from '../../common/folder-sync.js';
 import { holdSignals, removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { processExists } from '../../common/process.js';
 import { refusal } from './admin-errors.js';
@@ -134,6 +135,8 @@ export class ExportFile {
       const directory = openSync(dirname(this.finalPath), constants.O_RDONLY);
       try {
         fsyncSync(directory);
+      } catch (error) {
+        if (!folderSyncUnsupported(error)) throw error;
       } finally {
         closeSync(directory);
       }

@@ -26,7 +26,7 @@ export interface CliOptions {
   /** Node options before the bin (e.g. a `--import` preload) and extra environment. */
   readonly nodeArgs?: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
-  /** Runs under a file size limit in blocks (test/support/file-size-limit.ts): a write past it fails as on a full disk. */
+  /** Runs under a file size limit in blocks (test/support/resource-limits.ts): a write past it fails as on a full disk. */
   readonly fileSizeLimitBlocks?: number;
 }
 

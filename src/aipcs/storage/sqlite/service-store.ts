@@ -19,6 +19,7 @@ import {
   type WriteFence,
 } from '../../core/ports.js';
 import { prepared, SqliteConnection, toStorageFailure, type SqliteDatabase } from './connection.js';
+import { folderSyncUnsupported } from '../../../common/folder-sync.js';
 import { causeChain } from '../failure-reason.js';
 import { checkDatabaseFile, checkPrivateSubdirectory, createDatabaseFile, dataRootPaths } from './location.js';
 
@@ -300,6 +301,8 @@ function syncDirectory(path: string): void {
     const fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
     try {
       fsyncSync(fd);
+    } catch (error) {
+      if (!folderSyncUnsupported(error)) throw error;
     } finally {
       closeSync(fd);
     }
