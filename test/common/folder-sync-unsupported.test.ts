@@ -14,13 +14,13 @@ import { describe, expect, it } from 'vitest';
 import { aigptBin } from '../aigpt/support.js';
 import { aip } from '../aip/support/cli.js';
 import { aipcs, createNote, freshDataRoot, materialisedService, rootArgs, serveOn } from '../support/aipcs-admin.js';
-import { folderSyncRefusedEnv } from '../support/folder-sync-refused.js';
+import { refusedSyscallsEnv } from '../support/refused-syscalls.js';
 
 const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
 
 describe('a file system that cannot fsync a folder', () => {
   it('aip: init, put, run and verify complete', async () => {
-    const env = folderSyncRefusedEnv();
+    const env = refusedSyscallsEnv('folder-fsync');
     const dir = mkdtempSync(join(tmpdir(), 'aip-folder-sync-'));
     const init = await aip(['init'], { cwd: dir, env });
     expect(init.stderr).toBe('');
@@ -43,7 +43,7 @@ describe('a file system that cannot fsync a folder', () => {
     await client.close();
     expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(1), ...args]).status).toBe(0);
     const work = mkdtempSync(join(tmpdir(), 'aipcs-folder-sync-'));
-    const exported = aipcs(['export', serviceId, '--output', join(work, 'out.jsonl'), '--expected-revision', '4', '--operation-id', OP(2), ...args], { env: folderSyncRefusedEnv() });
+    const exported = aipcs(['export', serviceId, '--output', join(work, 'out.jsonl'), '--expected-revision', '4', '--operation-id', OP(2), ...args], { env: refusedSyscallsEnv('folder-fsync') });
     expect(exported.stderr).toBe('');
     expect(exported.status).toBe(0);
     expect(readdirSync(work)).toEqual(['out.jsonl']);
@@ -53,7 +53,7 @@ describe('a file system that cannot fsync a folder', () => {
 
   it('aigpt: a save completes', () => {
     const home = mkdtempSync(join(tmpdir(), 'aigpt-folder-sync-'));
-    const save = spawnSync(process.execPath, [aigptBin(), 'save-memory', 'kept'], { env: { PATH: process.env['PATH'] ?? '', HOME: home, ...folderSyncRefusedEnv() }, encoding: 'utf8' });
+    const save = spawnSync(process.execPath, [aigptBin(), 'save-memory', 'kept'], { env: { PATH: process.env['PATH'] ?? '', HOME: home, ...refusedSyscallsEnv('folder-fsync') }, encoding: 'utf8' });
     expect(save.stderr).toBe('');
     expect(save.status).toBe(0);
   });

@@ -31,8 +31,8 @@ const OUTPUT_UNAVAILABLE: readonly CliIssue[] = [
   {
     code: 'output_unavailable',
     path: '--output',
-    message: 'The output file cannot be created or written: its folder is missing or not writable, or its file system failed or is full.',
-    remediation: 'Name a new file in an existing, writable folder with room for the artifact.',
+    message: 'The output file cannot be created or written: its folder is missing or not writable, or its file system failed, is full or has no hard links.',
+    remediation: 'Name a new file in an existing, writable folder with room for the artifact, on a file system with hard links.',
   },
 ];
 const OUTPUT_EXISTS: readonly CliIssue[] = [

@@ -40,8 +40,8 @@ describe('aipcs in a deleted working directory', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
       '{"ok":false,"result":null,"error":{"code":"storage_unavailable","message":"Storage is unavailable.","issues":[{"code":"output_unavailable","path":"--output",' +
-        '"message":"The output file cannot be created or written: its folder is missing or not writable, or its file system failed or is full.",' +
-        '"remediation":"Name a new file in an existing, writable folder with room for the artifact."}],"retryable":false}}\n',
+        '"message":"The output file cannot be created or written: its folder is missing or not writable, or its file system failed, is full or has no hard links.",' +
+        '"remediation":"Name a new file in an existing, writable folder with room for the artifact, on a file system with hard links."}],"retryable":false}}\n',
     );
     expect(run.status).toBe(6);
 
