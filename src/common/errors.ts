@@ -23,3 +23,9 @@ export class SafeError<Code extends string = string> extends Error {
 export function isSafeError(value: unknown): value is SafeError {
   return value instanceof SafeError;
 }
+
+/** The `code` a Node system error (ENOSPC) or a driver error (SQLITE_FULL) carries, when it is a string. */
+export function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}

@@ -6,10 +6,12 @@
 // and treating the refusal as a failed write would fail every write on it.
 // Write-back failures (EIO, ENOSPC, EDQUOT) are still failures.
 
+import { errorCode } from './errors.js';
+
 const UNSUPPORTED = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP']);
 
 /** Whether a folder's fsync failed only because its file system cannot sync folders. */
 export function folderSyncUnsupported(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && UNSUPPORTED.has(code);
+  const code = errorCode(error);
+  return code !== undefined && UNSUPPORTED.has(code);
 }

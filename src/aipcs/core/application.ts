@@ -15,7 +15,7 @@ import type { BackendName, Micros, OperatorDataPort, OperatorRegistryPort, Opera
 import { fingerprintText } from './record-rules.js';
 import { RecordService } from './records.js';
 import { storeLayoutOf } from './layout.js';
-import { representableTime } from './time.js';
+import { representableClock } from './time.js';
 
 export interface StoragePorts {
   readonly backend: BackendName;
@@ -56,7 +56,7 @@ export const MANIFEST_RULES: ManifestRules = {
 };
 
 export function createApplication(storage: StoragePorts, options: ApplicationOptions): Application {
-  const nowMicros = (): Micros => representableTime(options.nowMicros());
+  const nowMicros = representableClock(options.nowMicros);
   const lifecycle = new LifecycleService(
     {
       registry: storage.registry,
@@ -123,12 +123,13 @@ export interface Operator {
 
 /** The `aipcs` operator commands' services over storage that offers the operator ports. */
 export function createOperator(storage: OperatorStoragePorts, options: OperatorOptions): Operator {
-  const application = createApplication(storage, options);
+  const nowMicros = representableClock(options.nowMicros);
+  const application = createApplication(storage, { ...options, nowMicros });
   const deps = {
     storage,
     lifecycle: application.lifecycle,
     principalId: options.principalId,
-    nowMicros: (): Micros => representableTime(options.nowMicros()),
+    nowMicros,
     newId: options.uuid,
     sha256: options.sha256,
     canonical: fingerprintText,

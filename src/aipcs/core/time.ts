@@ -33,13 +33,16 @@ const LAST_INSTANT = 253_402_300_799_999_999n;
 const FIRST_INSTANT = -62_135_596_800_000_000n;
 
 /**
- * `now` kept to the instants a timestamp can name. A system clock set past
- * 9999-12-31 (or before year 1) would otherwise stamp a record with a time
- * that renders as no timestamp, and the record could not be read back.
+ * `clock`'s readings kept to the instants a timestamp can name. A system
+ * clock set past 9999-12-31 (or before year 1) would otherwise stamp a record
+ * with a time that renders as no timestamp, and it could not be read back.
  */
-export function representableTime(now: bigint): bigint {
-  if (now > LAST_INSTANT) return LAST_INSTANT;
-  return now < FIRST_INSTANT ? FIRST_INSTANT : now;
+export function representableClock(clock: () => bigint): () => bigint {
+  return () => {
+    const now = clock();
+    if (now > LAST_INSTANT) return LAST_INSTANT;
+    return now < FIRST_INSTANT ? FIRST_INSTANT : now;
+  };
 }
 
 /**

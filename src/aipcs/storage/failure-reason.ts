@@ -4,6 +4,7 @@
 // SQL, a SQLSTATE or driver text (operations spec §2.9): only codes of our own
 // choosing are turned into text. Free of the drivers.
 
+import { errorCode } from '../../common/errors.js';
 import { StorageFailure } from '../core/ports.js';
 import { postgresCauseReason } from './postgres/failure-reason.js';
 import { UnsafeLocationError } from './sqlite/location.js';
@@ -34,17 +35,12 @@ const ERRNO_REASONS: Readonly<Record<string, string>> = {
   ENFILE: 'the system has too many open files',
 };
 
-function codeOf(cause: unknown): string | undefined {
-  const code = (cause as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
 /** The reason of one cause, when it is one we can say in our own words. */
 function causeReason(cause: unknown): string | undefined {
   if (cause instanceof UnsafeLocationError) return cause.message;
   const postgres = postgresCauseReason(cause);
   if (postgres !== undefined) return postgres;
-  const code = codeOf(cause);
+  const code = errorCode(cause);
   if (code === undefined) return undefined;
   if (code.startsWith('SQLITE_')) return SQLITE_REASONS[/^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code];
   return ERRNO_REASONS[code];

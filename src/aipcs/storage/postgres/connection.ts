@@ -5,6 +5,7 @@
 // any text derived from it) reach an error, a log line or an output.
 
 import pg from 'pg';
+import { errorCode } from '../../../common/errors.js';
 import { StorageFailure } from '../../core/ports.js';
 import { driverConnectionString } from './conninfo.js';
 import { isAcceptableDsn } from './dsn.js';
@@ -57,8 +58,8 @@ function summarise(error: unknown): PostgresErrorSummary {
     const sensitive = sqlstate === null || SENSITIVE_CLASSES.has(sqlstate.slice(0, 2));
     return new PostgresErrorSummary(sqlstate, error.constraint ?? null, sensitive ? `postgresql server error ${sqlstate ?? 'without sqlstate'}` : error.message);
   }
-  const code = (error as { code?: unknown } | null)?.code;
-  const clientCode = typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? code : null;
+  const code = errorCode(error);
+  const clientCode = code !== undefined && /^[A-Z0-9_]{1,40}$/.test(code) ? code : null;
   return new PostgresErrorSummary(null, null, `postgresql client error${clientCode === null ? '' : ` ${clientCode}`}`, clientCode);
 }
 

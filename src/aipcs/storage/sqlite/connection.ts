@@ -7,6 +7,7 @@ import { lstatSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { sleepSync } from '../../../common/clock.js';
+import { errorCode } from '../../../common/errors.js';
 import { Mutex } from '../../../common/mutex.js';
 import { StorageFailure } from '../../core/ports.js';
 import { isClosedWalDatabase, UnsafeLocationError } from './location.js';
@@ -82,8 +83,8 @@ export interface SqliteConnectionOptions {
 /** Maps a driver error to a StorageFailure without keeping any of its text visible. */
 export function toStorageFailure(error: unknown): StorageFailure {
   if (error instanceof StorageFailure) return error;
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') {
+  const code = errorCode(error);
+  if (code !== undefined) {
     if (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_') || code === 'SQLITE_LOCKED' || code.startsWith('SQLITE_LOCKED_')) return new StorageFailure('busy', { cause: error });
     if (code.startsWith('SQLITE_CONSTRAINT')) return new StorageFailure('constraint', { cause: error });
   }
@@ -107,7 +108,7 @@ const SIDECAR_REPLACED = "a database's -wal or -shm file was removed or replaced
  */
 function commitFailure(error: unknown): StorageFailure {
   const failure = toStorageFailure(error);
-  const code = (error as { code?: unknown } | null)?.code;
+  const code = errorCode(error);
   if (failure.kind !== 'unavailable' || code === 'SQLITE_FULL' || code === 'SQLITE_IOERR_WRITE') return failure;
   return new StorageFailure('uncertain', { cause: error });
 }
@@ -204,7 +205,7 @@ export class SqliteConnection {
     try {
       this.db.prepare('SELECT 1 FROM sqlite_schema LIMIT 1').get();
     } catch (error) {
-      if ((error as { code?: unknown } | null)?.code === 'SQLITE_CANTOPEN') throw toStorageFailure(error);
+      if (errorCode(error) === 'SQLITE_CANTOPEN') throw toStorageFailure(error);
     }
   }
 

@@ -19,6 +19,7 @@ import {
   type WriteFence,
 } from '../../core/ports.js';
 import { prepared, SqliteConnection, toStorageFailure, type SqliteDatabase } from './connection.js';
+import { errorCode } from '../../../common/errors.js';
 import { folderSyncUnsupported } from '../../../common/folder-sync.js';
 import { causeChain } from '../failure-reason.js';
 import { checkDatabaseFile, checkPrivateSubdirectory, createDatabaseFile, dataRootPaths } from './location.js';
@@ -329,11 +330,7 @@ function ownJournalMode(connection: SqliteConnection): boolean {
  * store it cannot open for another reason fails the second try too).
  */
 function outOfDescriptors(error: unknown): boolean {
-  for (const link of causeChain(error)) {
-    const code = (link as { code?: unknown } | null)?.code;
-    if (code === 'EMFILE' || code === 'ENFILE' || code === 'SQLITE_CANTOPEN') return true;
-  }
-  return false;
+  return [...causeChain(error)].some((link) => ['EMFILE', 'ENFILE', 'SQLITE_CANTOPEN'].includes(errorCode(link) ?? ''));
 }
 
 function readFenceRow(db: SqliteDatabase): WriteFence {
