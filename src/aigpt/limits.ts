@@ -1,8 +1,8 @@
 // Every numeric bound of aigpt in one place (spec section 8) plus the fixed
 // names of the record tree. Pure constants: no I/O, no logic.
 
-/** The product version reported by `aigpt v` and in MCP serverInfo; kept equal to package.json by a test. */
-export const AIGPT_VERSION = '0.1.0';
+/** The product version reported by `aigpt v` and in MCP serverInfo. */
+export { PACKAGE_VERSION as AIGPT_VERSION } from '../common/package-version.js';
 
 /** Maximum UTF-8 size of one memory text (save_memory content or one compress item). */
 export const MAX_MEMORY_TEXT_BYTES = 16 * 1024;

@@ -2,4 +2,4 @@
 // "version" in package.json (a test checks it); the contract version lives in contract/server-info.ts.
 
 export { SERVER_NAME as PACKAGE_NAME } from './contract/server-info.js';
-export const PACKAGE_VERSION = '0.1.0';
+export { PACKAGE_VERSION } from '../common/package-version.js';

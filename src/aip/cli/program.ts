@@ -7,6 +7,7 @@ import { userInfo } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
+import { PACKAGE_VERSION } from '../../common/package-version.js';
 import { maxArtifactContent } from '../core/codec.js';
 import { AipError, isAipError } from '../core/errors.js';
 import { oneLine } from '../core/quote.js';
@@ -171,6 +172,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
     .description('AIP v1 objects: content-addressed intents, operations, states, evidence and decisions in a local .aip repository')
     .option('--repo <dir>', 'the project root (default: search upwards for .aip)')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .version(PACKAGE_VERSION, '-V, --version', 'print the version')
     .exitOverride()
     .configureOutput({
       writeOut: (text) => {

@@ -217,6 +217,11 @@ describe('exit codes', () => {
     const help = await aip(['--help'], { cwd: dir });
     expect(help.code).toBe(0);
     expect(help.text).toContain('snapshot');
+    // The version, as aipcs and aigpt print theirs: the bare package version.
+    const pkg = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      expect(await aip([flag], { cwd: dir }), flag).toMatchObject({ code: 0, text: `${pkg.version}\n`, stderr: '' });
+    }
   });
 
   it('2 with a plain message when no command (or no index subcommand) is given', async () => {
