@@ -6,6 +6,7 @@
 import { writeSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { type AigptConfig, type Environment, ensureConfigFile, loadConfig } from './config.js';
+import { errnoCode } from './errors.js';
 import { type FaultHook, removeStaleTemps } from './fs-atomic.js';
 import { LOCK_TIMEOUT_MS } from './limits.js';
 import { Mutex } from '../common/mutex.js';
@@ -74,8 +75,20 @@ export class AigptApp {
   }
 
   private async load(): Promise<LoadedApp> {
-    const { clock, fault } = this.options;
-    const config = await loadConfig(this.options.environment);
+    const { clock, fault, environment } = this.options;
+    let config: AigptConfig;
+    let firstRun = false;
+    try {
+      config = await loadConfig(environment);
+    } catch (error) {
+      if (!(error instanceof Error) || errnoCode(error.cause) !== 'ENOENT') throw error;
+      // A config deleted under a running server: a missing file is a first run
+      // (spec 2.4), here as at the next CLI command; the reference would
+      // quietly use the defaults without writing them.
+      await ensureConfigFile(environment);
+      config = await loadConfig(environment);
+      firstRun = true;
+    }
     const store = new MemoryStore({
       did: config.did,
       handle: config.handle,
@@ -86,6 +99,7 @@ export class AigptApp {
       ...(clock === undefined ? {} : { clock }),
       ...(fault === undefined ? {} : { fault }),
     });
+    if (firstRun) await store.ensureRecordTree();
     return { config, store };
   }
 }

@@ -5,6 +5,7 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { INITIAL_CONFIG_TEXT } from '../../src/aigpt/config.js';
 import {
   INITIALIZE_REQUEST,
   INITIALIZED_NOTIFICATION,
@@ -77,5 +78,23 @@ describe('a running server and later changes on disk', () => {
       `{"error":"invalid config ${home.configFile}: bot.memory must be a non-negative integer"}`,
     ]);
     expect(await texts(second)).toEqual(['elsewhere']);
+  });
+
+  it('a config deleted under the running server is a first run: recreated, and the call goes on', async () => {
+    server.send(INITIALIZE_REQUEST);
+    await server.response(1);
+    server.send(INITIALIZED_NOTIFICATION);
+    expect(await call('save_memory', { content: 'kept where it was' })).toEqual(['{"count":1,"limit":3,"success":true}']);
+
+    await fs.rm(home.appDir, { recursive: true });
+    expect(await call('read_memory', {})).toEqual(['{"count":0,"records":[]}']);
+    expect(await fs.readFile(home.configFile, 'utf8')).toBe(INITIAL_CONFIG_TEXT);
+    expect(await call('save_memory', { content: 'after the reset' })).toEqual(['{"count":1,"limit":100,"success":true}']);
+    server.send({ ...INITIALIZE_REQUEST, id: 2 });
+    const result = (await server.response(2))['result'] as { instructions: string };
+    expect(result.instructions).toBe('after the reset\n\n[aigpt] memory records: 1/100');
+    // The memory of the old location is untouched.
+    const old = await snapshotMemories(join(home.root, 'first', 'self', 'ai.syui.gpt.memory'));
+    expect(old.map(([, text]) => (JSON.parse(text) as { value: { content: { text: string } } }).value.content.text)).toEqual(['kept where it was']);
   });
 });
