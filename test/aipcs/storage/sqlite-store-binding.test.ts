@@ -7,13 +7,14 @@
 // of serving another service's records or writing rows the newer layout
 // does not expect.
 
-import { copyFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNote, freshDataRoot, key, materialisedService, serveOn } from '../../support/aipcs-admin.js';
+import { createNote, freshDataRoot, key, materialisedService, seedService, serveOn } from '../../support/aipcs-admin.js';
 import type { AipcsClient } from '../../support/aipcs-client.js';
 import { foreignRollbackDatabase } from '../../support/sqlite.js';
+import { wireNotesManifest } from '../../support/wire-manifests.js';
 
 let client: AipcsClient | undefined;
 afterEach(async () => {
@@ -71,6 +72,27 @@ describe('a service store bound to its service and revision', () => {
     client = undefined;
     expect(readFileSync(path).equals(before)).toBe(true);
     expect(readdirSync(join(dataRoot, 'service-stores'))).toEqual([`svc_${serviceId.replaceAll('-', '')}.sqlite`]);
+  });
+
+  it('ends a materialise that meets another rollback-journal database at the store path recovery_required, leaving it untouched', async () => {
+    const dataRoot = freshDataRoot();
+    client = await serveOn(dataRoot);
+    const serviceId = await seedService(client, 'occupied');
+    const designed = await client.call('aipcs_service_design', { service_id: serviceId, schema: wireNotesManifest(), idempotency_key: key('design') });
+    expect(designed.ok).toBe(true);
+    const path = storePath(dataRoot, serviceId);
+    mkdirSync(join(dataRoot, 'service-stores'), { recursive: true, mode: 0o700 });
+    const before = foreignRollbackDatabase(path);
+    const materialise = { service_id: serviceId, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: key('mat') };
+    // The same answer on the retry: a terminal state, not operation_uncertain for ever.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      expect((await client.call('aipcs_service_materialise', materialise)).error?.code, `attempt ${attempt}`).toBe('recovery_required');
+    }
+    const inspected = await client.call('aipcs_service_inspect', { service_id: serviceId });
+    expect(inspected.result).toMatchObject({ recovery_state: 'recovery_required', design_state: 'seeded' });
+    await client.close();
+    client = undefined;
+    expect(readFileSync(path).equals(before)).toBe(true);
   });
 
   it('refuses data tools on a store a newer build moved to a later revision', async () => {

@@ -421,9 +421,12 @@ export class SqliteServiceStores implements OperatorStorePort {
     const connection = new SqliteConnection(path, { busyTimeoutMs: this.options.busyTimeoutMs, readonly });
     try {
       const known = this.closedIdentities.get(locator.namespace);
-      if ((known !== undefined && connection.fileIdentity !== known) || (!readonly && (!ownJournalMode(connection) || !connection.enableWal()))) {
-        throw new StorageFailure('unavailable');
-      }
+      if (known !== undefined && connection.fileIdentity !== known) throw new StorageFailure('unavailable');
+      // A file with tables in another journal mode is not a store of ours
+      // (§3.2.5): incompatible, so that a materialise or evolve meeting it
+      // ends recovery_required (§4.2) instead of a retry that never converges.
+      if (!readonly && !ownJournalMode(connection)) throw new StorageFailure('incompatible');
+      if (!readonly && !connection.enableWal()) throw new StorageFailure('unavailable');
       // SQLite opens a WAL database's -wal and -shm at its first read: done
       // here, a want of descriptors shows while it can still be relieved.
       connection.openSidecars();
