@@ -22,6 +22,7 @@ import { describeStorage, describeStorageFailure, storageFailureIn } from './sto
 import { openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
 import { StorageFailure, type MigrationState } from './core/ports.js';
+import { unavailableState } from './storage/shared/migration-state.js';
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -105,6 +106,7 @@ function startupReason(error: unknown): string {
 
 const DSN_UNSET = 'the DSN variable is not set';
 const DSN_UNACCEPTABLE = 'the DSN variable holds no acceptable DSN (blank, NUL or too long)';
+const DRIVER_MISSING = 'the PostgreSQL driver is not installed';
 
 /** Opens the backend of a persistent profile (migrating the registry, as only `serve` does). */
 export async function openStorage(runtime: RuntimeConfig): Promise<StoragePorts | null> {
@@ -124,7 +126,7 @@ export async function openStorage(runtime: RuntimeConfig): Promise<StoragePorts 
       if (dsn === undefined) throw new StorageFailure('unavailable', { cause: new PostgresRefusal(DSN_UNSET) });
       if (!isAcceptableDsn(dsn)) throw new StorageFailure('unavailable', { cause: new PostgresRefusal(DSN_UNACCEPTABLE) });
       const adapter = await postgresAdapter();
-      if (adapter === null) throw new StorageFailure('unavailable', { cause: new PostgresRefusal('the PostgreSQL driver is not installed') });
+      if (adapter === null) throw new StorageFailure('unavailable', { cause: new PostgresRefusal(DRIVER_MISSING) });
       return adapter.openPostgresStorage({
         dsn,
         connectTimeoutSeconds: runtime.postgres.connectTimeoutSeconds,
@@ -278,7 +280,7 @@ export async function openStorageForAdmin(runtime: RuntimeConfig, mode: { readon
     const adapter = await postgresAdapter();
     opened =
       adapter === null
-        ? { registry: { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: 'unavailable' }, ports: null }
+        ? { registry: unavailableState(new PostgresRefusal(DRIVER_MISSING)), ports: null }
         : await adapter.openPostgresStorageForAdmin({ dsn, connectTimeoutSeconds, lockTimeoutMs, statementTimeoutMs }, mode);
   } else {
     try {

@@ -113,7 +113,7 @@ function requireReady(context: AdminContext): NonNullable<AdminContext['lifecycl
   const status = context.registry?.status;
   if (status === 'ready' && context.storage && context.lifecycle) return context.lifecycle;
   if (status === 'unavailable' && context.registry?.reason === 'busy') throw refusal('storage_busy');
-  if (status === undefined || status === 'unavailable' || status === 'ready') throw refusal('storage_unavailable');
+  if (status === undefined || status === 'unavailable' || status === 'ready') throw refusal('storage_unavailable', [], context.registry?.failure);
   // `serve` migrates an uninitialised or outdated registry, but refuses an
   // incompatible or dirty one: do not send the operator there for those.
   if (status === 'incompatible' || status === 'dirty') throw new AdminRefusal({ ...adminError('storage_migration_required'), message: REGISTRY_UNUSABLE });

@@ -394,6 +394,8 @@ export interface MigrationState {
   readonly targetRevision: bigint | null;
   /** Why the state is `unavailable`. */
   readonly reason: 'busy' | 'unavailable' | null;
+  /** What made it unavailable, for the operator's log only (never output). */
+  readonly failure?: StorageFailure;
 }
 
 export type IdentityState = 'import_prepared' | 'tombstoned';

@@ -42,4 +42,19 @@ describe('why an administration command found storage unavailable', () => {
     expect(told.status).toBe(6);
     expect(told.stderr).toBe(`aipcs info: aipcs service list: storage unavailable: the DSN variable is not set\n${ENVELOPE}`);
   });
+
+  it('says no PostgreSQL server listens, for read-only and operator commands alike', () => {
+    // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+    const env = { AIPCS_TEST_UNREACHABLE_DSN: 'postgresql://u:secret@127.0.0.1:1/db' };
+    const profile = ['--profile', 'postgresql', '--principal-id', 'p', '--postgres-dsn-env', 'AIPCS_TEST_UNREACHABLE_DSN'];
+    const reason = 'storage unavailable: the connection was refused (no server listens at that address)';
+    const list = aipcs(['service', 'list', ...profile, '--log-level', 'info'], { env });
+    expect(list.status).toBe(6);
+    expect(list.stderr).toBe(`aipcs info: aipcs service list: ${reason}\n${ENVELOPE}`);
+    const id = '11111111-2222-4333-8444-555555555555';
+    const suspend = aipcs(['service', 'suspend', id, '--expected-revision', '1', '--operation-id', id, ...profile, '--log-level', 'info'], { env });
+    expect(suspend.status).toBe(6);
+    expect(suspend.stderr).toBe(`aipcs info: aipcs service suspend: ${reason}\n${ENVELOPE}`);
+    expect(aipcs(['service', 'list', ...profile], { env }).stderr).toBe(ENVELOPE);
+  });
 });

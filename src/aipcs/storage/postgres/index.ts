@@ -9,6 +9,7 @@ import { PostgresConnection } from './connection.js';
 import { inspectPostgresRegistry, migratePostgresRegistry, type PostgresRegistry } from './registry.js';
 import { PostgresServiceData } from './service-data.js';
 import { PostgresServiceStores } from './service-store.js';
+import { unavailableState } from '../shared/migration-state.js';
 
 export interface PostgresStorageOptions {
   /** The connection string, read by composition from the variable named by --postgres-dsn-env. */
@@ -80,8 +81,8 @@ export async function openPostgresStorageForAdmin(options: PostgresStorageOption
   let connection: PostgresConnection;
   try {
     connection = connect(options, !mode.writable);
-  } catch {
-    return { registry: { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: 'unavailable' }, ports: null };
+  } catch (error) {
+    return { registry: unavailableState(error), ports: null };
   }
   const { state, registry } = await inspectPostgresRegistry(connection);
   if (!registry) {

@@ -20,6 +20,7 @@ import {
   type WriteFence,
 } from '../../core/ports.js';
 import { schemaIsEmpty, schemaPresence, schemaSignature, shapeSignature } from './catalog.js';
+import { unavailableState } from '../shared/migration-state.js';
 import { REGISTRY_SHAPE } from './catalog-shapes.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { PostgresRefusal } from './failure-reason.js';
@@ -193,8 +194,7 @@ export async function inspectPostgresRegistry(connection: PostgresConnection): P
     const state: MigrationState = { status, appliedRevision, targetRevision: REGISTRY_REVISION, reason: null };
     return { state, registry: status === 'ready' ? new PostgresRegistry(connection) : null };
   } catch (error) {
-    const busy = error instanceof StorageFailure && error.kind === 'busy';
-    return { state: { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: busy ? 'busy' : 'unavailable' }, registry: null };
+    return { state: unavailableState(error), registry: null };
   }
 }
 

@@ -24,6 +24,7 @@ import {
 import { quotedIdentifiers, schemaIsEmpty, schemaPresence, schemaSignature, shapeSignature, type CatalogShape, type ColumnShape, type TableShape } from './catalog.js';
 import { FOUNDATION_SHAPE } from './catalog-shapes.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
+import { unavailableState } from '../shared/migration-state.js';
 
 export const SERVICE_STORE_ADAPTER_ID = 'aipcs.postgresql.service_store';
 export const SERVICE_STORE_REVISION = 1n;
@@ -561,8 +562,7 @@ export class PostgresServiceStores implements OperatorStorePort {
           : { status: 'incompatible', appliedRevision: null, targetRevision: target, reason: null };
       });
     } catch (error) {
-      const busy = error instanceof StorageFailure && error.kind === 'busy';
-      return { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: busy ? 'busy' : 'unavailable' };
+      return unavailableState(error);
     }
   }
 

@@ -4,6 +4,7 @@
 // set, so a file that is not ours, or only half ours, is never ready.
 
 import Database from 'better-sqlite3';
+import { unavailableState } from '../shared/migration-state.js';
 import {
   StorageFailure,
   TOMBSTONED_FINGERPRINT,
@@ -281,10 +282,6 @@ export async function openSqliteRegistryForAdmin(options: SqliteRegistryOptions,
   return { state, missing: false, registry: new SqliteRegistry(connection) };
 }
 
-function unavailableState(error: unknown): MigrationState {
-  const busy = error instanceof StorageFailure && error.kind === 'busy';
-  return { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: busy ? 'busy' : 'unavailable' };
-}
 
 const SERVICE_COLUMNS = `service_id, principal_id, domain_name, domain_class, intent_description, created_at, updated_at, last_activity_at,
   manifest_json, schema_version, design_state, operational_status, service_revision, materialised_at, storage_backend, storage_namespace`;

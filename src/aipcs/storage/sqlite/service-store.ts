@@ -23,6 +23,7 @@ import { errorCode } from '../../../common/errors.js';
 import { folderSyncUnsupported } from '../../../common/folder-sync.js';
 import { causeChain } from '../failure-reason.js';
 import { checkDatabaseFile, checkPrivateSubdirectory, createDatabaseFile, dataRootPaths } from './location.js';
+import { unavailableState } from '../shared/migration-state.js';
 
 export const SERVICE_STORE_ADAPTER_ID = 'aipcs.sqlite.service_store';
 export const SERVICE_STORE_REVISION = 1n;
@@ -519,8 +520,7 @@ export class SqliteServiceStores implements OperatorStorePort {
         return { status: 'ready', appliedRevision: SERVICE_STORE_REVISION, targetRevision: target, reason: null };
       });
     } catch (error) {
-      const busy = error instanceof StorageFailure && error.kind === 'busy';
-      return { status: 'unavailable', appliedRevision: null, targetRevision: null, reason: busy ? 'busy' : 'unavailable' };
+      return unavailableState(error);
     }
   }
 
