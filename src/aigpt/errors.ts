@@ -2,9 +2,8 @@
 // single-user tool whose users need to see which file failed, so its safe
 // messages deliberately carry absolute paths and a short cause (spec 4.7, 5.5).
 
-import { getSystemErrorMap } from 'node:util';
 
-import { SafeError } from '../common/errors.js';
+import { SafeError, systemErrorText } from '../common/errors.js';
 
 export type AigptErrorCode =
   | 'config_invalid'
@@ -21,13 +20,6 @@ export class AigptError extends SafeError<AigptErrorCode> {
   override readonly name = 'AigptError';
 }
 
-let systemErrorMap: Map<number, [string, string]> | undefined;
-
-/** Node builds the errno table afresh on every call; a listing may skip thousands of files. */
-function systemErrors(): Map<number, [string, string]> {
-  return (systemErrorMap ??= getSystemErrorMap());
-}
-
 /**
  * A one-line cause from a Node system error: `ENOENT: no such file or directory`
  * without the trailing `, open '/path'` that would repeat the path we already print.
@@ -35,10 +27,9 @@ function systemErrors(): Map<number, [string, string]> {
 export function describeCause(error: unknown): string {
   if (error instanceof Error) {
     const sys = error as NodeJS.ErrnoException;
-    // libuv's own text for the errno: Node's message wording changes between
-    // releases (Node 24 rewrote uv_cwd's), and users compare these lines.
-    const known = typeof sys.errno === 'number' ? systemErrors().get(sys.errno) : undefined;
-    if (known !== undefined && known[0] === sys.code) return `${known[0]}: ${known[1]}`;
+    // libuv's own text for the errno: users compare these lines across Node releases.
+    const known = systemErrorText(error);
+    if (known !== undefined) return `${sys.code}: ${known}`;
     let message = error.message;
     if (sys.syscall !== undefined) {
       const at = message.indexOf(`, ${sys.syscall}`);

@@ -10,10 +10,10 @@ import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
 import { PACKAGE_VERSION } from '../../common/package-version.js';
 import { maxArtifactContent } from '../core/codec.js';
 import { AipError, isAipError } from '../core/errors.js';
-import { oneLine } from '../core/quote.js';
+import { oneLine, quoted } from '../core/quote.js';
 import { objectFromJson, objectToJson, stringifyJson, type JsonTree } from '../core/json-presentation.js';
 import type { AipObject, DecisionV1, EvidenceResult, EvidenceV1, Id, IntentV1, StateV1 } from '../core/objects.js';
-import { formatTime, isNonemptyText, isPath, sortedIds } from '../core/value-rules.js';
+import { formatTime, isNonemptyText, PATH_PROBLEM_TEXT, pathProblem, sortedIds } from '../core/value-rules.js';
 import { exportBundle, importBundle } from '../repository/bundle.js';
 import { ARTIFACT_ENVELOPE_ROOM } from '../repository/config.js';
 import { Repository } from '../repository/repository.js';
@@ -446,7 +446,13 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
       const repo = await ctx.repo();
       const stateId = await repo.resolve(opts.state ?? 'HEAD');
       const state = await repo.getTyped(stateId, 'state');
-      if (opts.cwd !== '.' && !isPath(opts.cwd)) throw usage('--cwd must be . or a relative path');
+      if (opts.cwd !== '.') {
+        const problem = pathProblem(opts.cwd);
+        if (problem !== undefined) {
+          const why = opts.cwd.startsWith('/') ? 'is absolute' : PATH_PROBLEM_TEXT[problem];
+          throw usage(`--cwd must be . or a relative path inside the project: ${quoted(opts.cwd)} ${why}`);
+        }
+      }
       let operations: Id[] = [];
       if (opts.operation.length > 0) operations = await ctx.resolveIds(opts.operation);
       else if (opts.operations) operations = [...state.data.operations];

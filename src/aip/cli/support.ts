@@ -6,6 +6,7 @@ import { constants } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { AipError, PROTOCOL_CODES, isAipError, type AipErrorCode } from '../core/errors.js';
 import { isTime } from '../core/value-rules.js';
+import { systemErrorText } from '../../common/errors.js';
 import { quoted } from '../core/quote.js';
 
 export interface CliIo {
@@ -69,7 +70,9 @@ export function toAipError(error: unknown): AipError {
   const code = typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : '';
   if (/^E[A-Z]+$/.test(code)) {
     const path = typeof error === 'object' && error !== null && 'path' in error ? ` ${String((error as { path: unknown }).path)}` : '';
-    return new AipError('io', `${code}${path}`, { cause: error });
+    // The code first, as scripts read it; then what it means, in libuv's words.
+    const text = systemErrorText(error);
+    return new AipError('io', `${code}${path}${text === undefined ? '' : ` (${text})`}`, { cause: error });
   }
   return new AipError('internal', 'internal error', { cause: error });
 }

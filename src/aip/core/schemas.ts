@@ -403,6 +403,9 @@ export function validateObjectValue(value: CborValue, options: SchemaOptions = {
   const type = value.get('type');
   const version = value.get('version');
   const data = value.get('data');
+  // Three keys, but not those three: name the one that does not belong.
+  const stranger = [...value.keys()].find((key) => key !== 'type' && key !== 'version' && key !== 'data');
+  if (stranger !== undefined) return failure('object.envelope', `an object is a map with exactly type, version and data, not ${typeof stranger === 'string' ? quoted(stranger) : 'a non-text key'}`);
   if (typeof type !== 'string') return failure('object.envelope', 'type must be text');
   if (!isUnsigned(version)) return failure('object.envelope', 'version must be an unsigned integer');
   if (!isCborMap(data)) return failure('object.envelope', 'data must be a map');

@@ -467,8 +467,19 @@ describe('commands', () => {
     for (const args of [['put', '.aip'], ['put', '--from', 'raw', '.aip'], ['import', '.aip']]) {
       const folder = await aip(args, { cwd: dir });
       expect(folder.code, args.join(' ')).toBe(6);
-      expect(folder.stderr, args.join(' ')).toBe('aip: io: EISDIR .aip\n');
+      expect(folder.stderr, args.join(' ')).toBe('aip: io: EISDIR .aip (illegal operation on a directory)\n');
     }
+  });
+
+  it('names a path a report --cwd cannot take and says why', async () => {
+    const dir = await initialized();
+    const report = ['report', '--kind', 'k', '--command', 'c', '--result', 'pass', '--cwd'];
+    for (const [cwd, why] of [['.aip/x', 'is under the top-level .aip'], ['/abs', 'is absolute'], ['a/../b', 'has a . or .. component']] as const) {
+      const refused = await aip([...report, cwd], { cwd: dir });
+      expect(refused.code, cwd).toBe(2);
+      expect(refused.stderr).toBe(`aip: usage: --cwd must be . or a relative path inside the project: ${JSON.stringify(cwd)} ${why}\n`);
+    }
+    expect((await aip([...report, 'a/.aip/x'], { cwd: dir })).code).toBe(0);
   });
 
   it('an input FILE that is a FIFO is read only up to the limit, not to its end', async () => {

@@ -75,7 +75,7 @@ describe('aip export -o onto an existing file', () => {
       child.on('close', (code) => settle({ code, stderr: Buffer.concat(err).toString('utf8') }));
     });
     expect(refused.code, refused.stderr).toBe(6);
-    expect(refused.stderr).toBe(`aip: io: EACCES ${target}\n`);
+    expect(refused.stderr).toBe(`aip: io: EACCES ${target} (permission denied)\n`);
     expect(await readFile(target)).toEqual(OLD);
     expect(await readdir(out)).toEqual(['read-only.bundle']);
   });

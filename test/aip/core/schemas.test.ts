@@ -40,6 +40,13 @@ describe('envelope and versions', () => {
     expect(valueCode([1, 2, 3])).toBe('object.envelope');
   });
 
+  it('names the key that is not type, version or data', () => {
+    const value = objectToValue(OBJECTS.V4) as Map<string, CborValue>;
+    const misspelt = new Map([...value].map(([key, v]) => [key === 'data' ? 'date' : key, v]));
+    const result = validateObjectValue(misspelt);
+    expect(result.ok ? undefined : [result.error.code, result.error.message]).toEqual(['object.envelope', 'an object is a map with exactly type, version and data, not "date"']);
+  });
+
   it('rejects unknown pairs and never reads them as another version', () => {
     const root = objectToValue(OBJECTS.V1) as Map<string, CborValue>;
     expect(valueCode(new Map([...root, ['version', 0]]))).toBe('object.unsupported');
