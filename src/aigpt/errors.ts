@@ -2,7 +2,6 @@
 // single-user tool whose users need to see which file failed, so its safe
 // messages deliberately carry absolute paths and a short cause (spec 4.7, 5.5).
 
-
 import { SafeError, systemErrorText } from '../common/errors.js';
 
 export type AigptErrorCode =

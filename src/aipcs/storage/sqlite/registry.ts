@@ -282,7 +282,6 @@ export async function openSqliteRegistryForAdmin(options: SqliteRegistryOptions,
   return { state, missing: false, registry: new SqliteRegistry(connection) };
 }
 
-
 const SERVICE_COLUMNS = `service_id, principal_id, domain_name, domain_class, intent_description, created_at, updated_at, last_activity_at,
   manifest_json, schema_version, design_state, operational_status, service_revision, materialised_at, storage_backend, storage_namespace`;
 
