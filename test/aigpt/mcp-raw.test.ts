@@ -72,6 +72,21 @@ describe('aigpt server, raw JSON-RPC lines', () => {
     expect(((await server.response(31))['result'] as { tools: unknown[] }).tools).toHaveLength(4);
   });
 
+  it('answers a call whose arguments are no object as one without arguments: a result, never -32602 (spec 5.4)', async () => {
+    const calls: [string, unknown, string][] = [
+      ['compress', [], '{"error":"items must be an array of strings"}'],
+      ['compress', ['a', 'b'], '{"error":"items must be an array of strings"}'],
+      ['save_memory', 'remember this', '{"error":"content must be a string"}'],
+      ['save_memory', 7, '{"error":"content must be a string"}'],
+    ];
+    for (const [index, [name, args, text]] of calls.entries()) {
+      server.send({ jsonrpc: '2.0', id: 50 + index, method: 'tools/call', params: { name, arguments: args } });
+      expect(await server.response(50 + index), `${name} ${JSON.stringify(args)}`).toEqual({ jsonrpc: '2.0', id: 50 + index, result: { content: [{ type: 'text', text }], isError: true } });
+    }
+    server.send({ jsonrpc: '2.0', id: 60, method: 'tools/call', params: { name: 'read_memory', arguments: 'x' } });
+    expect(await server.response(60)).toEqual({ jsonrpc: '2.0', id: 60, result: { content: [{ type: 'text', text: '{"count":0,"records":[]}' }] } });
+  });
+
   it('reads optional params members set to null as absent and ignores task metadata, not an invalid request or an internal error', async () => {
     server.send({ jsonrpc: '2.0', id: 40, method: 'ping', params: { _meta: null } });
     expect(await server.response(40)).toEqual({ jsonrpc: '2.0', id: 40, result: {} });

@@ -83,8 +83,11 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
       tools: AIGPT_TOOLS,
       logger,
       maxLineBytes: MAX_INPUT_LINE_BYTES,
-      // Spec 5.4: a call without a name is an unknown tool named "".
+      // Spec 5.4: a call without a name is an unknown tool named "", and
+      // every call gets a result: arguments that are no object (the
+      // reference reads no member from them) are missing arguments.
       unnamedToolCall: 'unknown-tool',
+      nonObjectArguments: 'absent',
       callTool: (name, args) => handler.call(name, args),
       onInvalidArguments: (tool, issues) => handler.invalidArguments(tool, issues),
       onUnknownTool: (name) => handler.unknownTool(name),

@@ -93,7 +93,7 @@ export interface SplitMessage {
   readonly invalidArguments?: boolean;
 }
 
-export function splitToolArguments(received: JsonValue): SplitMessage {
+export function splitToolArguments(received: JsonValue, nonObjectArgumentsAbsent = false): SplitMessage {
   // `"params": null` is absent params to the Python SDK (an optional field);
   // the TypeScript SDK would refuse the whole message.
   const message = isJsonObject(received) ? withoutTaskMetadata(withoutNullParams(jsonRpcMembers(received))) : received;
@@ -105,7 +105,7 @@ export function splitToolArguments(received: JsonValue): SplitMessage {
   const id = typeof rawId === 'bigint' ? Number(rawId) : typeof rawId === 'string' || typeof rawId === 'number' ? rawId : undefined;
   const args = params['arguments'];
   const sdkParams: JsonObject = { ...params };
-  if (args === null || args === undefined) {
+  if (args === null || args === undefined || (nonObjectArgumentsAbsent && !isJsonObject(args))) {
     // No arguments are `{}`: the SDK's copy has none, which the handler reads as such.
     delete sdkParams['arguments'];
     return { sdkMessage: { ...message, params: sdkParams }, ...(id === undefined ? {} : { id }) };

@@ -21,6 +21,8 @@ export interface StdioTransportOptions {
   readonly maxDepth?: number;
   /** The data member of -32602 answers (none when undefined). */
   readonly invalidParamsData?: string;
+  /** tools/call arguments that are not an object: -32602 (default) or read as absent (ToolServerOptions). */
+  readonly nonObjectArguments?: 'invalid-params' | 'absent';
   /** How long the end of input waits for the answers still owed (ANSWER_WAIT_MS unless set; tests shorten it). */
   readonly answerWaitMs?: number;
   /** When it answers true as that wait runs out, a call is still being served: the wait starts over instead of giving up. */
@@ -161,7 +163,7 @@ export class LosslessStdioTransport implements Transport {
       }
       return;
     }
-    const { sdkMessage, id, args, token, invalidArguments } = splitToolArguments(parsed);
+    const { sdkMessage, id, args, token, invalidArguments } = splitToolArguments(parsed, this.options.nonObjectArguments === 'absent');
     const plain = toPlainJson(sdkMessage);
     const isRequest = isJSONRPCRequest(plain);
     // A message with an id that is no request the SDK recognises (params or

@@ -55,6 +55,12 @@ export interface ToolServerOptions {
    * answered: JSON-RPC -32602 (default), or as an unknown tool named "".
    */
   readonly unnamedToolCall?: 'invalid-params' | 'unknown-tool';
+  /**
+   * How a tools/call whose `arguments` is not an object (an array, a string)
+   * is answered: JSON-RPC -32602 (default), or run as a call without
+   * arguments, whose tool then says what it is missing (stdio only).
+   */
+  readonly nonObjectArguments?: 'invalid-params' | 'absent';
   /** Normalises arguments (for example trimming strings) before validation. */
   prepareArguments?(tool: ToolDefinition, args: JsonObject): JsonObject;
   /**
@@ -342,6 +348,7 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
     logger,
     ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     ...(options.invalidParamsData === undefined ? {} : { invalidParamsData: options.invalidParamsData }),
+    ...(options.nonObjectArguments === undefined ? {} : { nonObjectArguments: options.nonObjectArguments }),
     ...(io.answerWaitMs === undefined ? {} : { answerWaitMs: io.answerWaitMs }),
     ...(running === undefined ? {} : { callsRunning: () => running.any }),
   });
