@@ -715,7 +715,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       // batch line over stdio gets no answer. It is an invalid request here.
       if (Array.isArray(parsed)) return rejection(res, 400, -32600, 'Invalid Request');
       const messages = [parsed];
-      const splits = messages.map((message) => splitToolArguments(message));
+      const splits = [splitToolArguments(parsed)];
       const plain = splits.map((split) => toPlainJson(split.sdkMessage));
       // JSON that is no JSON-RPC message (params or _meta not an object, an id
       // beyond 2^53, null or of another type): the SDK would call it a parse

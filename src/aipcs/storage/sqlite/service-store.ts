@@ -426,8 +426,10 @@ export class SqliteServiceStores implements OperatorStorePort {
       // A file with tables in another journal mode is not a store of ours
       // (§3.2.5): incompatible, so that a materialise or evolve meeting it
       // ends recovery_required (§4.2) instead of a retry that never converges.
-      if (!readonly && !ownJournalMode(connection)) throw new StorageFailure('incompatible');
-      if (!readonly && !connection.enableWal()) throw new StorageFailure('unavailable');
+      if (!readonly) {
+        if (!ownJournalMode(connection)) throw new StorageFailure('incompatible');
+        if (!connection.enableWal()) throw new StorageFailure('unavailable');
+      }
       // SQLite opens a WAL database's -wal and -shm at its first read: done
       // here, a want of descriptors shows while it can still be relieved.
       connection.openSidecars();
