@@ -146,14 +146,32 @@ function serviceArgument(invocation: AdminInvocation): Checked<string> {
 // ---------------------------------------------------------------------------
 // Read-only administration (§1.8)
 
+/**
+ * status, doctor and storage status report an unavailable registry as their
+ * answer (spec §1.8) instead of refusing; at --log-level info the operator
+ * also reads why, in the words a refused command logs.
+ */
+function explainUnavailableRegistry(runtime: RuntimeConfig, command: string, context: AdminContext): void {
+  const failure = context.registry?.status === 'unavailable' ? context.registry.failure : undefined;
+  if (failure !== undefined) reportAdminFailure(runtime.logLevel, command, failure);
+}
+
 export const statusCommand: AdminCommand<null> = {
   check: () => ok(null),
-  run: (_plan, runtime) => withComposition(runtime, false, (composition) => statusReport(composition.context)),
+  run: (_plan, runtime) =>
+    withComposition(runtime, false, (composition) => {
+      explainUnavailableRegistry(runtime, 'aipcs status', composition.context);
+      return statusReport(composition.context);
+    }),
 };
 
 export const doctorCommand: AdminCommand<string | null> = {
   check: (invocation) => checkOptionalUuid(invocation.options['service'], '--service'),
-  run: (serviceId, runtime) => withComposition(runtime, false, (composition) => doctorReport(composition.context, serviceId)),
+  run: (serviceId, runtime) =>
+    withComposition(runtime, false, (composition) => {
+      explainUnavailableRegistry(runtime, 'aipcs doctor', composition.context);
+      return doctorReport(composition.context, serviceId);
+    }),
 };
 
 export const storageStatusCommand: AdminCommand<string | null> = {
@@ -163,6 +181,7 @@ export const storageStatusCommand: AdminCommand<string | null> = {
     return withComposition(runtime, false, async ({ context }) => {
       if (serviceId === null) {
         if (!context.backend || !context.registry) throw refusal('unsupported_operation');
+        explainUnavailableRegistry(runtime, 'aipcs storage status', context);
         return migrationStateObject('registry', context.backend, context.registry);
       }
       requireReady(context);

@@ -57,4 +57,19 @@ describe('why an administration command found storage unavailable', () => {
     expect(suspend.stderr).toBe(`aipcs info: aipcs service suspend: ${reason}\n${ENVELOPE}`);
     expect(aipcs(['service', 'list', ...profile], { env }).stderr).toBe(ENVELOPE);
   });
+
+  it('says why for the reports that answer with an unavailable registry (status, doctor, storage status)', () => {
+    const env = { AIPCS_TEST_UNREACHABLE_DSN: 'postgresql://u:secret@127.0.0.1:1/db' };
+    const profile = ['--profile', 'postgresql', '--principal-id', 'p', '--postgres-dsn-env', 'AIPCS_TEST_UNREACHABLE_DSN'];
+    const reason = 'storage unavailable: the connection was refused (no server listens at that address)';
+    for (const command of [['status'], ['doctor'], ['storage', 'status']]) {
+      const told = aipcs([...command, ...profile, '--log-level', 'info'], { env });
+      expect(told.status).toBe(0);
+      expect(told.stderr).toBe(`aipcs info: aipcs ${command.join(' ')}: ${reason}\n`);
+      expect(JSON.stringify(told.envelope.result)).toContain('"issue_code":"storage_unavailable"');
+      const quiet = aipcs([...command, ...profile], { env });
+      expect(quiet.status).toBe(0);
+      expect(quiet.stderr).toBe('');
+    }
+  });
 });
