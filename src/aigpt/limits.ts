@@ -31,8 +31,12 @@ export const MAX_INPUT_LINE_BYTES = 4 * 1024 * 1024;
 export const MAX_JOURNAL_BYTES = 64 * 1024 * 1024;
 /** Config files are small; anything larger is certainly not ours. */
 export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
-/** serde_json's recursion limit: deeper documents do not parse in the reference either. */
-export const MAX_JSON_DEPTH = 128;
+/**
+ * The deepest nesting serde_json reads: its recursion budget of 128 fails on
+ * entering the 128th container, so 127 nested arrays or objects parse and 128
+ * do not, in the reference as here.
+ */
+export const MAX_JSON_DEPTH = 127;
 /** Default of bot.memory. */
 export const DEFAULT_MEMORY_LIMIT = 100n;
 /** Largest accepted bot.memory (u64 in the reference). */

@@ -67,12 +67,15 @@ describe('reading records written by others', () => {
     expect(array.ok && array.shapeProblem).toMatch(/not a JSON object/);
   });
 
-  it('rejects what serde_json rejects: syntax errors, BOM, lone surrogate escapes, depth over 128', () => {
+  it('rejects what serde_json rejects: syntax errors, BOM, lone surrogate escapes, 128 nested containers', () => {
     expect(parseRecordText('{"value":').ok).toBe(false);
     expect(parseRecordText('\ufeff{}').ok).toBe(false);
     expect(parseRecordText('{"value":{"content":{"text":"\\ud800"}}}').ok).toBe(false);
-    expect(parseRecordText(`${'['.repeat(129)}${']'.repeat(129)}`).ok).toBe(false);
-    expect(parseRecordText(`${'['.repeat(128)}${']'.repeat(128)}`).ok).toBe(true);
+    expect(parseRecordText(`${'['.repeat(128)}${']'.repeat(128)}`).ok).toBe(false);
+    expect(parseRecordText(`${'['.repeat(127)}${']'.repeat(127)}`).ok).toBe(true);
+    const wrapped = (depth: number): string => `{"value":{"content":{"text":"t"},"d":${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}}}`;
+    expect(parseRecordText(wrapped(128)).ok).toBe(false);
+    expect(parseRecordText(wrapped(127)).ok).toBe(true);
   });
 
   it('rejects an integer too large for an f64, as serde_json does, instead of rendering it as null', () => {
