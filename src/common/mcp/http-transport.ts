@@ -514,8 +514,9 @@ function carriesExactNumbers(message: JsonValue): boolean {
   return isJsonObject(message) && (message['method'] === 'tools/list' || message['method'] === 'tools/call');
 }
 
+/** An initialize request: one sent as a notification (no id) could never learn its session id, so it opens none. */
 function isInitialize(message: JsonValue): boolean {
-  return isJsonObject(message) && message['method'] === 'initialize';
+  return isJsonObject(message) && message['method'] === 'initialize' && Object.hasOwn(message, 'id');
 }
 
 /** The SDK transport's own flag (SDK 1.32, pinned): true once its session was initialized. */

@@ -122,7 +122,9 @@ describe('aipcs serve over HTTP, row by row against the reference', () => {
   });
 
   it('answers a request without a session id 400 "Missing session ID" once the checks before it pass; the liveness probe stays 406', async () => {
-    for (const request of [{ headers: MCP_HEADERS, body: PING }, { method: 'GET', headers: { accept: 'text/event-stream' } }, { method: 'DELETE' }] as RawRequest[]) {
+    // An initialize sent as a notification could never learn a session id: it opens none.
+    const initializeNotification = JSON.stringify({ ...JSON.parse(initializeBody()), id: undefined });
+    for (const request of [{ headers: MCP_HEADERS, body: PING }, { headers: MCP_HEADERS, body: initializeNotification }, { method: 'GET', headers: { accept: 'text/event-stream' } }, { method: 'DELETE' }] as RawRequest[]) {
       const refused = await send(request);
       expect(refused.status, request.method ?? 'POST').toBe(400);
       expect(error(refused.body)).toEqual({ code: -32600, message: 'Bad Request: Missing session ID' });
