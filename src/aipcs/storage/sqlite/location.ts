@@ -284,6 +284,26 @@ export function checkDatabaseFile(path: string): boolean {
   }
 }
 
+/**
+ * checkDatabaseFile() for a database this process has open: ownership, mode
+ * and links of the file and its sidecars, by lstat alone. It never opens the
+ * file to read its header: closing any descriptor on a file drops every
+ * POSIX lock the process holds on it, SQLite's SHARED lock among them, and
+ * without that lock an older SQLite (3.40, say: the sqlite3 shell or
+ * Python's module) closing its own connection finds itself the last user,
+ * checkpoints and deletes the -wal from under ours. The open connection
+ * reports its journal mode itself.
+ */
+export function checkOpenDatabaseFile(path: string): void {
+  const stats = lstatOrUndefined(path);
+  if (!stats) throw new UnsafeLocationError('a database file was removed or replaced while in use');
+  assertPrivateFile(stats);
+  for (const suffix of ['-wal', '-shm', '-journal']) {
+    const sidecar = lstatOrUndefined(path + suffix);
+    if (sidecar) assertPrivateFile(sidecar);
+  }
+}
+
 const SIDECAR_SETTLE_ATTEMPTS = 25;
 const SIDECAR_SETTLE_PAUSE_MS = 20;
 

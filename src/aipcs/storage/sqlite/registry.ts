@@ -18,7 +18,7 @@ import {
   type ServiceRow,
 } from '../../core/ports.js';
 import { prepared, SqliteConnection, type SqliteDatabase } from './connection.js';
-import { checkDatabaseFile, checkDataRoot, createDatabaseFile, dataRootPaths } from './location.js';
+import { checkDatabaseFile, checkDataRoot, checkOpenDatabaseFile, createDatabaseFile, dataRootPaths } from './location.js';
 import {
   claimParams,
   serviceParams,
@@ -221,7 +221,7 @@ export async function migrateSqliteRegistry(options: SqliteRegistryOptions): Pro
     // whatever touched the bad pages while writing beside them.
     const { status, intact } = await connection.read((db) => ({ ...classifyRegistry(db), intact: db.pragma('quick_check(1)', { simple: true }) === 'ok' }));
     if (status !== 'ready' || !intact || connection.journalMode().toLowerCase() !== 'wal') throw new StorageFailure('unavailable');
-    checkDatabaseFile(paths.registry);
+    checkOpenDatabaseFile(paths.registry);
     return new SqliteRegistry(connection);
   } catch (error) {
     connection.close();
