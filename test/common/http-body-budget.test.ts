@@ -16,6 +16,8 @@ import { echoServerOptions, loopbackListener } from './echo-session.js';
 const logger = createLogger('http-body-budget-test', 'silent');
 const LARGE = 60_000;
 
+type ListenerOverrides = { shutdownGraceMs?: number; bodyDeadlineMs?: number };
+
 /** The tags of the echo calls started so far; a call with `hold: true` waits until `open()`. */
 interface Probe {
   readonly started: string[];
@@ -23,7 +25,7 @@ interface Probe {
   open(): void;
 }
 
-function probedListener(probe: Probe, overrides: { shutdownGraceMs?: number } = {}): Promise<HttpListener> {
+function probedListener(probe: Probe, overrides: ListenerOverrides = {}): Promise<HttpListener> {
   const base = echoServerOptions([], logger);
   const createSession = (): ToolServer =>
     createToolServer({
@@ -112,7 +114,7 @@ interface Budgeted {
 }
 
 /** Runs `test` against a fresh budgeted listener with one session; the probe's gate is opened and the listener closed afterwards. */
-async function withBudgetedListener(test: (budgeted: Budgeted) => Promise<void>, overrides: { shutdownGraceMs?: number } = {}): Promise<void> {
+async function withBudgetedListener(test: (budgeted: Budgeted) => Promise<void>, overrides: ListenerOverrides = {}): Promise<void> {
   const probe = newProbe();
   const listener = await probedListener(probe, overrides);
   try {
@@ -162,6 +164,24 @@ describe('the HTTP listener bounds the request-body bytes it holds at once', () 
       expect(one !== 'closed' && answeredTag(one)).toBe('partial');
       expect(two !== 'closed' && answeredTag(two)).toBe('second');
     });
+  });
+
+  it('a body that stops arriving is answered 408 at its deadline, and its reservation goes to the next', { timeout: 20_000 }, async () => {
+    await withBudgetedListener(
+      async ({ probe, port, session }) => {
+        const body = largeCall(1, 'stalled');
+        const stalled = openPost(port, session, body.length);
+        stalled.write(body.slice(0, LARGE / 2));
+        await pause(100);
+        const second = post(port, session, largeCall(2, 'second'));
+        const refused = await stalled.answer;
+        expect(refused !== 'closed' && refused.status).toBe(408);
+        expect(refused !== 'closed' && JSON.parse(refused.body)).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Request Timeout' }, id: null });
+        expect(answeredTag((await second.answer) as RawResponse)).toBe('second');
+        expect(probe.started).toEqual(['second']);
+      },
+      { bodyDeadlineMs: 1_000 },
+    );
   });
 
   it('serves small requests beside a large body that holds most of the budget', { timeout: 20_000 }, async () => {

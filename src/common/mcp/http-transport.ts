@@ -4,7 +4,7 @@
 // settings and a factory for each session's tool server.
 
 import { randomUUID } from 'node:crypto';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, type Socket } from 'node:net';
 import { isUtf8 } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -52,6 +52,15 @@ const DEFAULT_KEEPALIVE_MS = 15_000;
  */
 const IDLE_CONNECTION_MS = 60_000;
 
+/**
+ * How long a POST's body may take to arrive once its bytes are reserved
+ * (D43). Node ends an incomplete request only after 300 s, and a body held
+ * open that long kept its share of the body budget from every other POST.
+ * A JSON-RPC body is sent in one go: over loopback even 8 MiB takes
+ * milliseconds.
+ */
+const BODY_DEADLINE_MS = 30_000;
+
 export interface HttpTransportOptions {
   /** Literal IP to bind. */
   readonly host: string;
@@ -85,6 +94,10 @@ export interface HttpTransportOptions {
   readonly maxSessions?: number;
   /** Request-body bytes all POSTs together may hold at once (default BODY_BUDGET_BODIES bodies of maxBodyBytes). */
   readonly bodyBudgetBytes?: number;
+  /** How long a POST body may take to arrive once reserved (default BODY_DEADLINE_MS); later, 408. */
+  readonly bodyDeadlineMs?: number;
+  /** How long a connection may stay open without sending a request, first or next (default IDLE_CONNECTION_MS). */
+  readonly idleConnectionMs?: number;
 }
 
 export type SessionCloseReason = 'deleted' | 'expired' | 'shutdown' | 'evicted';
@@ -280,7 +293,7 @@ interface Session {
   closed: boolean;
 }
 
-type BodyOutcome = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly status: 400 | 413; readonly undecodable?: string };
+type BodyOutcome = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly status: 400 | 408 | 413; readonly undecodable?: string };
 
 /**
  * Reads and discards what is left of a request body, up to a bound in bytes
@@ -357,6 +370,22 @@ async function rejection(
     return;
   }
   await discardBody(res.req);
+  writeRefusal(res, status, code, message, headers, id, data);
+}
+
+/**
+ * The refusal of a POST whose body stopped arriving before its deadline:
+ * nothing more is read from it, and its connection is closed once the answer
+ * is out (or at once, should the client not read it either).
+ */
+function bodyTimedOut(res: ServerResponse): void {
+  const socket = res.req.socket;
+  res.once('finish', () => socket.destroy());
+  res.once('close', () => socket.destroy());
+  writeRefusal(res, 408, -32000, 'Request Timeout');
+}
+
+function writeRefusal(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}, id: RequestKey | bigint | null = null, data?: string): void {
   // An answer to a request that shows its id is written as the stdio transport writes it.
   const error = data === undefined ? { code, message } : { code, message, data };
   const body = Buffer.from(stringifyExact(id === null ? { jsonrpc: '2.0', error, id } : { jsonrpc: '2.0', id, error }));
@@ -464,8 +493,8 @@ class BodyBudget {
   }
 }
 
-/** Reads at most `maxBytes`; a declared or actual larger body stops the read at once. */
-function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> {
+/** Reads at most `maxBytes` within `deadlineMs`; a declared or actual larger body stops the read at once, as does the deadline. */
+function readBody(req: IncomingMessage, maxBytes: number, deadlineMs: number): Promise<BodyOutcome> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBytes) return Promise.resolve({ ok: false, status: 413 });
   // A request whose client left while it waited for the body budget: nothing more will come.
@@ -477,6 +506,7 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> 
     const finish = (outcome: BodyOutcome): void => {
       if (done) return;
       done = true;
+      clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onAbort);
@@ -498,6 +528,10 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> 
       else finish({ ok: false, status: 400, undecodable: bytes.toString('utf8') });
     };
     const onAbort = (): void => finish({ ok: false, status: 400 });
+    const timer = setTimeout(() => {
+      req.pause();
+      finish({ ok: false, status: 408 });
+    }, deadlineMs);
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onAbort);
@@ -695,8 +729,9 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       // that long); meanwhile the session counts as busy.
       releaseBody = await bodyBudget.reserve(bodyReservation(req, maxBodyBytes), req, res);
       if (releaseBody === undefined) return closing ? rejection(res, 503, -32000, 'Service Unavailable') : undefined;
-      const body = await readBody(req, maxBodyBytes);
+      const body = await readBody(req, maxBodyBytes, options.bodyDeadlineMs ?? BODY_DEADLINE_MS);
       if (!body.ok) {
+        if (body.status === 408) return bodyTimedOut(res);
         if (body.status === 413) return rejection(res, 413, -32000, 'Payload Too Large');
         // Text that is not UTF-8 gets the answer the stdio transport gives it.
         if (body.undecodable !== undefined) return rejection(res, 400, -32600, 'Invalid Request', {}, requestIdFromPrefix(body.undecodable) ?? null);
@@ -870,7 +905,14 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     }
   }
 
+  // Node times out a connection idle between two requests (keepAliveTimeout)
+  // but not one that never sends its first: each held a descriptor for good,
+  // and a few hundred of them left none for the stores (ulimit -n 256).
+  const idleConnectionMs = options.idleConnectionMs ?? IDLE_CONNECTION_MS;
+  const awaitingFirstRequest = new WeakMap<Socket, NodeJS.Timeout>();
   const server: NodeHttpServer = createServer((req, res) => {
+    clearTimeout(awaitingFirstRequest.get(req.socket));
+    awaitingFirstRequest.delete(req.socket);
     handle(req, res).catch(() => {
       // Only a bug gets here; the detail stays out of the response and the log.
       logger.error('an HTTP request failed unexpectedly');
@@ -878,7 +920,13 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       else res.destroy();
     });
   });
-  server.keepAliveTimeout = IDLE_CONNECTION_MS;
+  server.keepAliveTimeout = idleConnectionMs;
+  server.on('connection', (socket: Socket) => {
+    const timer = setTimeout(() => socket.destroy(), idleConnectionMs);
+    timer.unref();
+    awaitingFirstRequest.set(socket, timer);
+    socket.once('close', () => clearTimeout(timer));
+  });
 
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error): void => reject(error);
