@@ -19,7 +19,7 @@ import type { LogLevel, RuntimeConfig } from './config/index.js';
 import { isAcceptableDsn } from './storage/postgres/dsn.js';
 import { PostgresRefusal } from './storage/postgres/failure-reason.js';
 import { describeStorage, describeStorageFailure, storageFailureIn } from './storage/failure-reason.js';
-import { openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
+import { checkSqliteDataRoot, openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
 import { StorageFailure, type MigrationState } from './core/ports.js';
 import { unavailableState } from './storage/shared/migration-state.js';
@@ -271,11 +271,8 @@ export async function openStorageForAdmin(runtime: RuntimeConfig, mode: { readon
   }
   let opened: { readonly registry: MigrationState; readonly ports: OperatorStoragePorts | null };
   if (runtime.profile === 'postgresql') {
-    // The DSN is read once, here; it never reaches output, logs or errors.
     // An unreachable server or unsupported version shows as an unavailable registry.
-    const dsn = process.env[runtime.postgres.dsnEnv];
-    if (dsn === undefined) throw new AdminStorageUnavailable({ cause: new PostgresRefusal(DSN_UNSET) });
-    if (!isAcceptableDsn(dsn)) throw new AdminStorageUnavailable({ cause: new PostgresRefusal(DSN_UNACCEPTABLE) });
+    const dsn = adminDsn(runtime);
     const { connectTimeoutSeconds, lockTimeoutMs, statementTimeoutMs } = runtime.postgres;
     const adapter = await postgresAdapter();
     opened =
@@ -301,4 +298,31 @@ export async function openStorageForAdmin(runtime: RuntimeConfig, mode: { readon
     principalId: runtime.principalId,
   };
   return { context, operator, close: async () => storage?.close() };
+}
+
+/** The DSN of the configured variable, read once; it never reaches output, logs or errors. */
+function adminDsn(runtime: RuntimeConfig & { profile: 'postgresql' }): string {
+  const dsn = process.env[runtime.postgres.dsnEnv];
+  if (dsn === undefined) throw new AdminStorageUnavailable({ cause: new PostgresRefusal(DSN_UNSET) });
+  if (!isAcceptableDsn(dsn)) throw new AdminStorageUnavailable({ cause: new PostgresRefusal(DSN_UNACCEPTABLE) });
+  return dsn;
+}
+
+/**
+ * Composition without storage, for an import dry run (which needs no
+ * registry and opens none): the same refusals as openStorageForAdmin for an
+ * unset or unacceptable DSN variable and for a SQLite root the location
+ * policy rejects, so that a dry run does not pass where the import would be
+ * refused before reading a byte of storage (spec §1.5, §1.8).
+ */
+export function checkAdminComposition(runtime: RuntimeConfig): void {
+  if (runtime.profile === 'postgresql') {
+    adminDsn(runtime);
+  } else if (runtime.profile === 'sqlite') {
+    try {
+      checkSqliteDataRoot({ dataRoot: runtime.sqlite.dataRoot, defaultRoot: !runtime.sqlite.dataRootExplicit });
+    } catch (error) {
+      throw new AdminStorageUnavailable({ cause: error });
+    }
+  }
 }

@@ -12,7 +12,7 @@ import type { Operator } from '../core/application.js';
 import { TRANSITIONS, type PurgeAuthority, type TransitionKind } from '../core/operations.js';
 import { importDryRunResult } from '../core/transfer.js';
 import { requireRunnable, resolveConfiguration, transportPreflight, type ResolveInput, type RuntimeConfig } from '../config/index.js';
-import { openStorageForAdmin, reportAdminFailure, TRANSFER_CODEC, type AdminComposition } from '../compose.js';
+import { checkAdminComposition, openStorageForAdmin, reportAdminFailure, TRANSFER_CODEC, type AdminComposition } from '../compose.js';
 import { storageFailureIn } from '../storage/failure-reason.js';
 import { AdminRefusal, adminError, adminErrorFrom, invalidArgument, refusal } from './admin-errors.js';
 import { checkFilePath, checkLimit, checkOptionalUuid, checkRevision, checkUuid, isInteractive, missingFlag, type Checked } from './admin-flags.js';
@@ -416,7 +416,9 @@ export const importCommand: AdminCommand<ImportPlan> = {
   async run(plan, runtime, interactive) {
     requirePersistent(runtime);
     if (plan.dryRun) {
-      // A dry run needs no registry and writes nothing anywhere.
+      // A dry run needs no registry and writes nothing anywhere, but its
+      // configuration composes as the import's would.
+      checkAdminComposition(runtime);
       const fd = openArtefact(plan.input);
       try {
         const progress = importProgress(plan, fd);

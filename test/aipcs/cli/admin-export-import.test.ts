@@ -5,7 +5,7 @@
 // command: exit code, output, zero writes).
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -267,6 +267,24 @@ describe('aipcs export and import', () => {
       });
       expect(run.stdout).not.toContain(work);
       expect(() => statSync(empty)).toThrow();
+    });
+
+    it('dry-runs only where the import would compose: an unset DSN variable or a root the location policy rejects is storage_unavailable (exit 6)', () => {
+      const open = join(mkdtempSync(join(tmpdir(), 'aipcs-open-root-')), 'data');
+      mkdirSync(open, { mode: 0o777 });
+      chmodSync(open, 0o777);
+      const configurations = [
+        ['--profile', 'postgresql', '--principal-id', 'local-agent', '--postgres-dsn-env', 'AIPCS_TEST_UNSET_DSN'],
+        ['--profile', 'sqlite', '--principal-id', 'local-agent', '--sqlite-data-root', '/'],
+        rootArgs(open),
+      ];
+      for (const configuration of configurations) {
+        const dry = aipcs(['import', '--input', artefact, '--dry-run', ...configuration]);
+        const status = aipcs(['status', ...configuration]);
+        expect([dry.status, dry.envelope.error?.code], configuration.join(' ')).toEqual([6, 'storage_unavailable']);
+        expect([status.status, status.envelope.error?.code], configuration.join(' ')).toEqual([6, 'storage_unavailable']);
+      }
+      expect(readdirSync(open)).toEqual([]);
     });
 
     it('checks its flags: a dry run takes no operation id or --yes; an import needs both in machine mode', () => {

@@ -4,6 +4,7 @@
 
 import type { OperatorStoragePorts } from '../../core/application.js';
 import type { MigrationState } from '../../core/ports.js';
+import { checkDataRoot, dataRootPaths } from './location.js';
 import { migrateSqliteRegistry, openSqliteRegistryForAdmin } from './registry.js';
 import { SqliteServiceData } from './service-data.js';
 import { SqliteServiceStores } from './service-store.js';
@@ -62,4 +63,13 @@ export async function openSqliteStorageForAdmin(options: SqliteStorageOptions, m
       },
     },
   };
+}
+
+/**
+ * The location policy's verdict on a data root, as the admin opening checks
+ * it, without opening anything: throws UnsafeLocationError for a root it
+ * rejects; a root that does not exist yet passes.
+ */
+export function checkSqliteDataRoot(options: Pick<SqliteStorageOptions, 'dataRoot' | 'defaultRoot'>): void {
+  checkDataRoot(dataRootPaths(options.dataRoot).root, { create: false, defaultRoot: options.defaultRoot });
 }
