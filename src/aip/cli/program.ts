@@ -151,6 +151,25 @@ async function sayStoredThoughHeadMoved(ctx: Context, what: string, others: read
 }
 
 /** The names in `dir` (given as `option`), or none when it does not exist; a non-folder is a usage error. */
+/**
+ * `aip head STATE`: moves HEAD to an existing state by compare-and-swap. It is
+ * also how a missing or damaged HEAD is repaired, which is then said.
+ */
+async function setHead(ctx: Context, repo: Repository, ref: string): Promise<Id> {
+  let current: Id | null;
+  try {
+    current = await repo.readHead();
+  } catch (error) {
+    if (!(error instanceof AipError)) throw error;
+    current = null;
+  }
+  const head = await repo.resolve(ref);
+  await repo.getTyped(head, 'state');
+  if (head !== current) await repo.moveHead(current, head);
+  if (current === null) await write(ctx.io.stderr, `aip: warning: HEAD could not be read; it is now ${head}\n`);
+  return head;
+}
+
 async function readdirIfPresent(dir: string, option: string): Promise<string[]> {
   try {
     return await readdir(dir);
@@ -398,13 +417,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
     .argument('[state]', 'state ID or prefix')
     .action(action(async (ctx, ref: string | undefined) => {
       const repo = await ctx.repo();
-      const current = await repo.readHead();
-      let head = current;
-      if (ref !== undefined) {
-        head = await repo.resolve(ref);
-        await repo.getTyped(head, 'state');
-        if (head !== current) await repo.moveHead(current, head);
-      }
+      const head = ref === undefined ? await repo.readHead() : await setHead(ctx, repo, ref);
       if (ctx.json) await ctx.outJson(map([['head', head]]));
       else await ctx.out(head);
     }));

@@ -214,11 +214,16 @@ export class Repository {
     return id;
   }
 
-  /** Compare-and-swap of HEAD under the lock: fails with head.moved if HEAD is no longer `from`. */
-  async moveHead(from: Id, to: Id): Promise<void> {
+  /**
+   * Compare-and-swap of HEAD under the lock: fails with head.moved if HEAD is
+   * no longer `from`. A `from` of null stands for a HEAD that could not be
+   * read (missing, or not a state ID): `aip head STATE` repairs it, unless
+   * another command set it meanwhile.
+   */
+  async moveHead(from: Id | null, to: Id): Promise<void> {
     await this.locked(async () => {
-      const current = await this.readHead();
-      if (current !== from) throw new AipError('head.moved', `HEAD moved from ${from} to ${current}`);
+      const current = from === null ? await this.readHead().catch(() => null) : await this.readHead();
+      if (current !== from) throw new AipError('head.moved', `HEAD moved from ${from ?? 'an unreadable HEAD'} to ${current ?? 'an unreadable HEAD'}`);
       await writeAtomically(join(this.aipDir, 'HEAD'), `${to}\n`);
     });
   }
