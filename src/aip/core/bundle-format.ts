@@ -15,11 +15,15 @@ export function encodeBundleHeader(objects: number): Uint8Array {
   return bytes.value;
 }
 
-/** Parses the header at the start of `bytes` (at most 256 bytes are looked at). */
+/** Parses the header at the start of `bytes` (at most 256 bytes are looked at; give it one byte more, if there is one, to tell a header too long from a truncated one). */
 export function decodeBundleHeader(bytes: Uint8Array): Outcome<{ objects: number; length: number }> {
   const window = bytes.subarray(0, MAX_BUNDLE_HEADER_BYTES);
   const scanned = scanItem(window);
-  if (!scanned.ok) return failure('bundle.format', `bundle header: ${scanned.error.code}: ${scanned.error.message}`);
+  if (!scanned.ok) {
+    // Cut off by the bound rather than by the end of the input: too long, not truncated.
+    if (scanned.error.code === 'cbor.truncated' && bytes.length > MAX_BUNDLE_HEADER_BYTES) return failure('bundle.format', `bundle header: longer than ${MAX_BUNDLE_HEADER_BYTES} bytes`);
+    return failure('bundle.format', `bundle header: ${scanned.error.code}: ${scanned.error.message}`);
+  }
   const value = scanned.value.value;
   if (!isCborMap(value) || value.size !== 3 || value.get('format') !== 'aip-bundle' || value.get('version') !== 1) {
     return failure('bundle.format', 'not an aip-bundle version 1 header');

@@ -160,7 +160,7 @@ export interface ImportSummary {
 
 export async function importBundle(repo: Repository, input: Readable): Promise<Outcome<ImportSummary>> {
   const reader = new ByteReader(input);
-  const headerBytes = await reader.peek(MAX_BUNDLE_HEADER_BYTES);
+  const headerBytes = await reader.peek(MAX_BUNDLE_HEADER_BYTES + 1);
   const header = decodeBundleHeader(headerBytes);
   if (!header.ok) return header;
   await reader.read(header.value.length);

@@ -192,6 +192,13 @@ describe('bundle format', () => {
     if (!extra.ok) throw extra.error;
     const withExtra = decodeBundleHeader(extra.value);
     expect(withExtra.ok || withExtra.error.code).toBe('bundle.format');
+    // A header past the 256-byte bound is too long; one the input cuts short is truncated.
+    const long = encodeCanonical(new Map<string, CborValue>([['format', 'aip-bundle'], ['objects', 1], ['version', 1], ['padding', 'x'.repeat(300)]]));
+    if (!long.ok) throw long.error;
+    const tooLong = decodeBundleHeader(long.value);
+    expect(tooLong.ok ? undefined : tooLong.error).toEqual(expect.objectContaining({ code: 'bundle.format', message: 'bundle header: longer than 256 bytes' }));
+    const cut = decodeBundleHeader(header.subarray(0, header.length - 1));
+    expect(cut.ok ? undefined : cut.error.message).toMatch(/^bundle header: cbor\.truncated: /);
   });
 
   it('reads an item header with the reader\'s codes: reserved 28..30, indefinite 31, shortest lengths only', () => {
