@@ -24,6 +24,7 @@ import type {
   OperationalStatus,
   SourceBackend,
 } from './content.js';
+import { encodeCanonical } from './canonical-json.js';
 import { BundleInvalidError, type BundleDefect } from './errors.js';
 import { decodeFieldSet, type EntityFieldRules } from './field-rules.js';
 import { CANONICALIZATION_PROFILE, EXPORT_FORMAT_VERSION, INT64_MAX, LIMIT_PROFILE, PRODUCER_PACKAGE } from './format.js';
@@ -401,8 +402,11 @@ export function decodeHistory(payload: JsonValue | undefined, entities: Readonly
   const kind = p.oneOf<HistoryKind>('kind', HISTORY_KINDS);
   const rawBefore = p.raw('before');
   const rawAfter = p.raw('after');
-  if (kind === 'create' && (rawBefore !== null || rawAfter === null)) p.fail();
-  if (kind === 'delete' && (rawBefore === null || rawAfter !== null)) p.fail();
+  // The sides each kind has (contract §6.11): create has no before, delete no
+  // after, every other kind both; a membership change leaves the fields as
+  // they were, so its sides are the same fields.
+  if ((rawBefore === null) !== (kind === 'create') || (rawAfter === null) !== (kind === 'delete')) p.fail();
+  if (kind !== 'create' && kind !== 'update' && kind !== 'delete' && encodeCanonical(rawBefore) !== encodeCanonical(rawAfter)) p.fail();
   return {
     entityName: entity.name,
     recordId: p.uuid('record_id'),

@@ -100,20 +100,16 @@ const content: fc.Arbitrary<Generated> = fc
     for (const seed of sorted) {
       const [created, updated] = seed.created <= seed.updated ? [seed.created, seed.updated] : [seed.updated, seed.created];
       let version = 0n;
-      seed.snapshots.forEach((snapshot, i) => {
+      let last: FieldSet | null = null;
+      for (const [i, snapshot] of seed.snapshots.entries()) {
         version++;
-        const previous = seed.snapshots[i - 1];
-        history.push({
-          entityName: seed.entity,
-          recordId: seed.id,
-          recordVersion: version,
-          kind: i === 0 ? 'create' : (seed.kinds[i - 1] as HistoryKind),
-          occurredAt: created,
-          before: previous ?? null,
-          after: snapshot,
-        });
-      });
-      const last = seed.snapshots.at(-1) as FieldSet;
+        const kind = i === 0 ? 'create' : (seed.kinds[i - 1] as HistoryKind);
+        // Only create and update change the fields; a membership event keeps them.
+        const after: FieldSet = kind === 'create' || kind === 'update' || last === null ? snapshot : last;
+        history.push({ entityName: seed.entity, recordId: seed.id, recordVersion: version, kind, occurredAt: created, before: last, after });
+        last = after;
+      }
+      if (last === null) throw new Error('a record has at least its create');
       if (seed.deleted) {
         history.push({ entityName: seed.entity, recordId: seed.id, recordVersion: version + 1n, kind: 'delete', occurredAt: updated, before: last, after: null });
       } else {
