@@ -50,19 +50,21 @@ describe('legacy v1 conversion', () => {
     const value = converted(
       convertLegacyV1(
         json(`{"manifest_version": 1, "entities": [
-          {"name": "reading", "attributes": [{"name": "score", "type": "float"}, {"name": "weight", "data_type": "float"}, {"name": "unit", "type": "string", "data_type": "string"}]}
+          {"name": "reading", "attributes": [{"name": "score", "type": "float"}, {"name": "weight", "data_type": "float"}, {"name": "unit", "type": "string", "data_type": "string"}, {"name": "level", "type": "number", "data_type": " float "}]}
         ]}`),
       ),
     );
     const attributes = value.manifest.entities[0]?.attributes ?? [];
-    expect(attributes.slice(0, 3).map((attribute) => [attribute.name, attribute.type])).toEqual([
+    expect(attributes.slice(0, 4).map((attribute) => [attribute.name, attribute.type])).toEqual([
       ['score', 'number'],
       ['weight', 'number'],
       ['unit', 'string'],
+      ['level', 'number'],
     ]);
     expect(value.warnings.filter((warning) => warning.code === 'legacy_type_normalised').map((warning) => warning.message)).toEqual([
       'Converted the legacy float type of reading.score to number.',
       'Converted the legacy float type of reading.weight to number.',
+      'Converted the legacy float type of reading.level to number.',
     ]);
   });
 
@@ -228,6 +230,7 @@ describe('legacy v1 documents that cannot be converted', () => {
     ['an attribute without a name', '{"name": "note", "fields": [{"type": "string"}]}', ['field_required', 'entities.0.fields.0.name']],
     ['an attribute without a type', '{"name": "note", "fields": [{"name": "title"}]}', ['field_required', 'entities.0.fields.0.type']],
     ['conflicting type and data_type', '{"name": "note", "fields": [{"name": "title", "type": "string", "data_type": "float"}]}', ['invalid_value', 'entities.0.fields.0.data_type']],
+    ['a type that names an Object.prototype member', '{"name": "note", "fields": [{"name": "title", "type": "constructor"}]}', ['invalid_value', 'entities.0.attributes.0.type']],
   ])('refuses %s', (_name, entityText, issue) => {
     const document = jsonObject(`{"manifest_version": 1, "entities": [${entityText}]}`);
     const failure = refused(convertLegacyV1(document));

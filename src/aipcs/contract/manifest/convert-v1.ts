@@ -62,7 +62,16 @@ const ATTRIBUTE_KEYS: ReadonlySet<string> = new Set([
   'allowed_values',
   'retrieval_mode',
 ]);
-const TYPE_ALIASES: Readonly<Record<string, string>> = { float: 'number' };
+const TYPE_ALIASES: ReadonlyMap<string, string> = new Map([['float', 'number']]);
+
+/** A legacy type name trimmed, with its v2 name for an alias; anything not a string as it is. */
+function legacyType(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const trimmed = trimContractString(value);
+  return TYPE_ALIASES.get(trimmed) ?? trimmed;
+}
+
+const isTypeAlias = (value: unknown): boolean => typeof value === 'string' && TYPE_ALIASES.has(trimContractString(value));
 
 /**
  * `manifest_version` equality as the reference's intake applies it: the
@@ -146,19 +155,17 @@ function convertEntity(raw: JsonValue, index: number, problems: LegacyProblems, 
     const name = trimContractString(rawName);
     const hasType = Object.hasOwn(rawAttribute, 'type');
     const hasDataType = Object.hasOwn(rawAttribute, 'data_type');
-    let rawType = hasType ? rawAttribute['type'] : rawAttribute['data_type'];
-    if (hasType && hasDataType && rawAttribute['type'] !== rawAttribute['data_type']) {
+    // Both given: they must name the same type once trimmed and `float` read as `number`.
+    if (hasType && hasDataType && legacyType(rawAttribute['type']) !== legacyType(rawAttribute['data_type'])) {
       problems.add('invalid_value', [...attributePath, 'data_type']);
       return;
     }
+    const rawType = legacyType(hasType ? rawAttribute['type'] : rawAttribute['data_type']);
     if (typeof rawType !== 'string') {
       problems.add(rawType === undefined ? 'field_required' : 'invalid_value', [...attributePath, hasDataType && !hasType ? 'data_type' : 'type']);
       return;
     }
-    rawType = trimContractString(rawType);
-    const alias = TYPE_ALIASES[rawType];
-    if (alias !== undefined) {
-      rawType = alias;
+    if (isTypeAlias(rawAttribute['type']) || isTypeAlias(rawAttribute['data_type'])) {
       warnings.push({ code: 'legacy_type_normalised', message: `Converted the legacy float type of ${entityName}.${name} to number.` });
     }
     names.push(name);
