@@ -294,6 +294,9 @@ export function transitionCommand(kind: TransitionKind): AdminCommand<Preconditi
           const filled = await completeInteractively(operator, plan);
           expectedRevision = filled.expectedRevision;
           operationId = filled.operationId;
+          // A fresh operation (its id generated, so no replay) from a status
+          // the transition does not leave is refused before any prompt.
+          if (filled.generatedOperationId && !TRANSITIONS[kind].from.includes(filled.current.operationalStatus)) throw refusal('unsupported_transition');
           if (kind === 'archive' || filled.generated) {
             await confirmOnTerminal({
               title: `aipcs service ${kind}`,
@@ -522,6 +525,8 @@ export const purgeCommand: AdminCommand<PurgePlan> = {
         const filled = await completeInteractively(operator, plan);
         expectedRevision = filled.expectedRevision;
         operationId = filled.operationId;
+        // Only an archived service can be purged: the operator is not asked to type its id for nothing.
+        if (filled.generatedOperationId && filled.current.operationalStatus !== 'archived') throw refusal('unsupported_transition');
         await confirmOnTerminal({
           title: 'aipcs service purge (irreversible)',
           fields: [

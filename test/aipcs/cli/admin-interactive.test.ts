@@ -118,6 +118,16 @@ describe('interactive operator commands', () => {
     expect(aipcs(['service', 'inspect', serviceId, ...args]).envelope.result).toMatchObject({ operational_status: 'active', service_revision: 1 });
   });
 
+  it('a fresh transition or purge the service status does not allow is refused before any prompt', async () => {
+    const serviceId = await seedService(client, 'tty_refused');
+    for (const command of [['service', 'resume'], ['service', 'restore'], ['service', 'purge', '--override']]) {
+      const run = onTerminal([...command.slice(0, 2), serviceId, ...command.slice(2), '--format', 'human', ...args], serviceId);
+      expect([run.status, run.output.includes('[y/N]') || run.output.includes('Type the service id')], command.join(' ')).toEqual([3, false]);
+      expect(run.output).toContain('error [unsupported_transition]');
+    }
+    expect(aipcs(['service', 'inspect', serviceId, ...args]).envelope.result).toMatchObject({ operational_status: 'active', service_revision: 1 });
+  });
+
   it('purge asks for the exact service id to be typed', async () => {
     const serviceId = await seedService(client, 'tty_purge');
     expect(aipcs(['service', 'archive', serviceId, '--expected-revision', '1', '--operation-id', '00000000-0000-4000-8000-00000000bb01', '--yes', ...args]).status).toBe(0);
