@@ -3,12 +3,15 @@
 // descriptor until the client went away (a few hundred left `aipcs serve`
 // none for its stores). The listener closes them after the idle interval;
 // a connection that does send its request in time is answered as usual.
+// And a client that asks to close after its request is closed, also after
+// an SSE response (the SDK transport said keep-alive on those).
 
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/common/logger.js';
 import type { HttpListener } from '../../src/common/mcp/http-transport.js';
 import { createToolServer } from '../../src/common/mcp/tool-server.js';
+import { initializeBody } from '../aipcs/http/support.js';
 import { echoServerOptions, loopbackListener } from './echo-session.js';
 
 const logger = createLogger('http-idle-connections-test', 'silent');
@@ -49,5 +52,27 @@ describe('connections idle before their first request', () => {
     const received = untilClosed(socket);
     socket.write(`GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:${listener.port}\r\nAccept: application/json\r\n\r\n`);
     expect(await received).toMatch(/^HTTP\/1\.1 406 /);
+  });
+});
+
+describe('a request that asks to close its connection', () => {
+  it('is answered Connection: close and its connection is closed, also after an SSE response', { timeout: 10_000 }, async () => {
+    const listener = await loopbackListener({ createSession: () => createToolServer(echoServerOptions([], logger)), logger });
+    try {
+      const socket = await opened(listener.port);
+      const received = untilClosed(socket);
+      const body = initializeBody();
+      socket.write(
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${listener.port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+          `Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      const response = await received;
+      expect(response).toMatch(/^HTTP\/1\.1 200 /);
+      expect(response).toMatch(/\r\ncontent-type: text\/event-stream/i);
+      expect(response).toMatch(/\r\nconnection: close\r\n/i);
+      expect(response).not.toMatch(/keep-alive/i);
+    } finally {
+      await listener.close();
+    }
   });
 });

@@ -328,6 +328,26 @@ function discardBody(req: IncomingMessage): Promise<void> {
 }
 
 /**
+ * The SDK transport says `Connection: keep-alive` on every response it
+ * writes (its SSE streams), also to a client that asked to close after its
+ * request, and the socket then stayed open: such a request is answered
+ * `close`, and closed, as Node answers it everywhere else.
+ */
+function closingWhenAsked(res: ServerResponse): void {
+  if (!/(^|,)\s*close\s*(,|$)/i.test(res.req.headers.connection ?? '')) return;
+  const writeHead = res.writeHead.bind(res) as (status: number, ...rest: unknown[]) => ServerResponse;
+  (res as unknown as { writeHead: typeof writeHead }).writeHead = (status, ...rest) => {
+    for (const headers of rest) {
+      if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) continue;
+      const record = headers as Record<string, unknown>;
+      for (const name of Object.keys(record)) if (name.toLowerCase() === 'connection') record[name] = 'close';
+    }
+    res.removeHeader('connection');
+    return writeHead(status, ...rest);
+  };
+}
+
+/**
  * Turns the number stand-ins of the response events written to `res` back
  * into exact numbers. The SDK writes each SSE event as one chunk; an SSE
  * response that completed before its headers went out gets a Content-Length
@@ -828,6 +848,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // Operations spec §6.1: no Date header (and node sends no Server header).
     res.sendDate = false;
+    closingWhenAsked(res);
     const url = req.url ?? '';
     const query = url.indexOf('?');
     const requestPath = query === -1 ? url : url.slice(0, query);
