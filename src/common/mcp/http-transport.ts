@@ -327,6 +327,13 @@ function discardBody(req: IncomingMessage): Promise<void> {
   });
 }
 
+/** An HTTP/1.1 request without Host (RFC 9112 §3.2): 400 in plain text, and the connection closed. */
+function missingHost(res: ServerResponse): void {
+  const body = 'Invalid HTTP request received.';
+  res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' });
+  res.end(body);
+}
+
 /**
  * The SDK transport says `Connection: keep-alive` on every response it
  * writes (its SSE streams), also to a client that asked to close after its
@@ -848,6 +855,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // Operations spec §6.1: no Date header (and node sends no Server header).
     res.sendDate = false;
+    if (req.httpVersion === '1.1' && req.headersDistinct['host'] === undefined) return missingHost(res);
     closingWhenAsked(res);
     const url = req.url ?? '';
     const query = url.indexOf('?');
@@ -931,7 +939,10 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   // and a few hundred of them left none for the stores (ulimit -n 256).
   const idleConnectionMs = options.idleConnectionMs ?? IDLE_CONNECTION_MS;
   const awaitingFirstRequest = new WeakMap<Socket, NodeJS.Timeout>();
-  const server: NodeHttpServer = createServer((req, res) => {
+  // Node answers an HTTP/1.1 request without Host 400 itself, with a Date
+  // header (§6.1: none); the handler answers it instead, as the reference's
+  // HTTP server does.
+  const server: NodeHttpServer = createServer({ requireHostHeader: false }, (req, res) => {
     clearTimeout(awaitingFirstRequest.get(req.socket));
     awaitingFirstRequest.delete(req.socket);
     handle(req, res).catch(() => {

@@ -26,8 +26,8 @@ function sessionLines(sessionIds: string[]): string[] {
 }
 
 /** Sends a hand-written POST of `body` with these header lines (repeats kept, as node's client would not) and returns the whole answer. */
-function handWrittenPost(port: number, headerLines: string[], body: string): Promise<string> {
-  const request = ['POST /mcp HTTP/1.1', ...headerLines, `Content-Length: ${body.length}`, 'Connection: close', '', body].join('\r\n');
+function handWrittenPost(port: number, headerLines: string[], body: string, version = '1.1'): Promise<string> {
+  const request = [`POST /mcp HTTP/${version}`, ...headerLines, `Content-Length: ${body.length}`, 'Connection: close', '', body].join('\r\n');
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => socket.end(request));
     let received = '';
@@ -151,6 +151,18 @@ describe('request checks of the Streamable HTTP listener', () => {
       const text = await handWrittenPost(aipcs.port, lines, body);
       expect(text.split('\r\n')[0]).toBe('HTTP/1.1 421 Misdirected Request');
     }
+  });
+
+  // RFC 9112 §3.2: an HTTP/1.1 request needs a Host. Node answered it 400
+  // itself, with a Date header (§6.1: none); now as the reference's server
+  // does, in plain text; HTTP/1.0 may leave Host out, and meets the allow-list.
+  it('answers an HTTP/1.1 request without Host 400 in plain text, without Date; an HTTP/1.0 one 421', async () => {
+    const body = '{"jsonrpc":"2.0","id":9,"method":"ping"}';
+    const text = await handWrittenPost(aipcs.port, ['Content-Type: application/json', ...sessionLines([session])], body);
+    expect(text).toBe('HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 30\r\nConnection: close\r\n\r\nInvalid HTTP request received.');
+    const old = await handWrittenPost(aipcs.port, ['Content-Type: application/json', ...sessionLines([session])], body, '1.0');
+    expect(old.split('\r\n')[0]).toBe('HTTP/1.1 421 Misdirected Request');
+    expect(old).not.toMatch(/\r\ndate:/i);
   });
 
   // Node keeps only the first of repeated Content-Type lines, while the SDK's
