@@ -451,18 +451,18 @@ export function recordsSuite(harness: StorageHarness): void {
       });
 
       // The cursor's check value is a plain hash: a client can build one with any position.
-      it('refuses a well-formed cursor whose position no page could have issued (beyond a signed 64-bit sequence, or holding U+0000)', async () => {
+      it('refuses a well-formed cursor whose position no page could have issued (not a canonical id or sequence, beyond a signed 64-bit sequence, or holding U+0000)', async () => {
         await create({ title: 'one' });
         const identity = (tool: string, query: JsonObject) => ({ principal: 'agent-a', service_id: serviceId, schema_version: 1n, tool, query });
         const historyAt = (position: string) =>
           app.records.history({ serviceId, entityName: 'note', recordId: null, limit: 5, cursor: encodeCursor({ sha256 }, 'history', position, identity('history', { entity_name: 'note', record_id: null })) });
         expect(((await historyAt('9223372036854775807'))['events'] as JsonObject[]).length).toBe(0);
-        expect(((await historyAt('0'))['events'] as JsonObject[]).length).toBe(1);
-        for (const position of ['9223372036854775808', '9999999999999999999']) await rejects(historyAt(position), 'validation_failed');
+        expect(((await historyAt('1'))['events'] as JsonObject[]).length).toBe(0);
+        for (const position of ['9223372036854775808', '9999999999999999999', '0', '00002', '-1', '', '1 ']) await rejects(historyAt(position), 'validation_failed');
         const listAt = (position: string) =>
           app.records.list({ serviceId, entityName: 'note', limit: 5, cursor: encodeCursor({ sha256 }, 'record', position, identity('list', { entity_name: 'note', filters: null, branch: null })), branch: null });
-        expect(((await listAt('0'))['records'] as JsonObject[]).length).toBe(1);
-        await rejects(listAt('0\u0000'), 'validation_failed');
+        expect(((await listAt('00000000-0000-4000-8000-000000000000'))['records'] as JsonObject[]).length).toBe(1);
+        for (const position of ['0', '0\u0000', '', 'zzzz', "' OR 1=1 --", '00000000-0000-0000-0000-000000000000', 'AAAAAAAA-0000-4000-8000-000000000000']) await rejects(listAt(position), 'validation_failed');
       });
 
       it('binds a history cursor to its record id (null = the whole entity is another query)', async () => {

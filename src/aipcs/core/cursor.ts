@@ -4,11 +4,14 @@
 // service or schema version, or with altered bytes, fails validation.
 
 import { AipcsError } from '../contract/error-codes.js';
+import { isCanonicalUuid } from '../contract/schema-check.js';
 import { fingerprintText } from './record-rules.js';
 
 export type CursorKind = 'record' | 'history' | 'branch';
 
 const CURSOR_TEXT = /^[A-Za-z0-9_-]{1,1024}$/;
+/** An event sequence as issued: a positive integer in decimal, no leading zero. */
+const EVENT_SEQUENCE = /^[1-9][0-9]{0,18}$/;
 
 export interface CursorCodec {
   sha256(text: string): string;
@@ -44,5 +47,8 @@ export function decodeCursor(codec: CursorCodec, kind: CursorKind, cursor: strin
   if (codec.sha256(fingerprintText(body)).slice(0, 16) !== check) throw invalid;
   if (base64url(fingerprintText({ ...body, check })) !== cursor) throw invalid;
   if (query !== codec.sha256(fingerprintText(queryIdentity))) throw invalid;
+  // The check is no secret: a position must also be one a page could have
+  // ended on (an id, or an event sequence), as issued.
+  if (kind === 'history' ? !EVENT_SEQUENCE.test(position) : !isCanonicalUuid(position)) throw invalid;
   return position;
 }

@@ -220,7 +220,7 @@ export class RecordService {
     const identity = this.queryIdentity(admission, 'history', { entity_name: entity.name, record_id: command.recordId });
     const after = command.cursor === null ? null : decodeCursor(this.deps, 'history', command.cursor, identity);
     // An event sequence is a signed 64-bit integer: a larger position was never issued, and no store binds it.
-    if (after !== null && (!/^[0-9]{1,19}$/.test(after) || BigInt(after) > MAX_EVENT_SEQUENCE)) throw new AipcsError('validation_failed');
+    if (after !== null && BigInt(after) > MAX_EVENT_SEQUENCE) throw new AipcsError('validation_failed');
     try {
       const rows = await this.deps.data.read(storageLocator(admission), this.deps.principalId, (tx) =>
         tx.history(entity.name, command.recordId, after === null ? null : BigInt(after), command.limit + 1),
