@@ -199,6 +199,19 @@ describe('LosslessStdioTransport', () => {
     expect(closed).toBe(true);
   });
 
+  it('answers a request whose cancellation came before it (a cancellation of nothing read), and ends', async () => {
+    // The SDK applies a cancellation a turn late: read in the same batch just
+    // before its request, it silenced that request's answer for good.
+    const session = gatedEchoSession();
+    session.release();
+    session.input.write('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}\n');
+    session.input.write('{"jsonrpc":"2.0","id":"x","method":"ping"}\n');
+    session.input.write('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}\n');
+    session.input.end('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"n":7}}}\n');
+    await session.ended;
+    expect(session.written.map((line) => (JSON.parse(line) as { id: unknown }).id)).toEqual(['x', 7]);
+  });
+
   it('still owes the answer to a request whose cancellation the SDK does not act on (id 0, a reason that is no string)', async () => {
     // The SDK's Server cancels only when its schema reads the notification
     // and the requestId is truthy; for any other it answers the call, so the

@@ -190,12 +190,18 @@ export class LosslessStdioTransport implements Transport {
       return;
     }
     if (token !== undefined && args !== undefined) this.options.lossless.put(token, args);
-    this.noteOwed(plain, isRequest);
+    if (!this.noteOwed(plain, isRequest)) return;
     this.onmessage?.(plain);
   }
 
-  /** Counts a request as owed an answer; a cancelled one is owed none (the SDK sends nothing for it). */
-  private noteOwed(message: JSONRPCMessage, isRequest: boolean): void {
+  /**
+   * Counts a request as owed an answer; a cancelled one is owed none (the SDK
+   * sends nothing for it). False for a cancellation of no request still owed
+   * an answer: it cancels nothing, yet the SDK applies a cancellation a turn
+   * late, so one read just before its request (same line batch) silenced that
+   * request's answer, and the end of input waited for it in vain.
+   */
+  private noteOwed(message: JSONRPCMessage, isRequest: boolean): boolean {
     const id = (message as { id?: unknown }).id;
     if (isRequest && (typeof id === 'string' || typeof id === 'number')) {
       const key = idKey(id);
@@ -207,8 +213,11 @@ export class LosslessStdioTransport implements Transport {
       // still answers, and the end of input waits for that answer.
       const cancel = CancelledNotificationSchema.safeParse(message);
       const requestId = cancel.success ? cancel.data.params.requestId : undefined;
-      if (requestId) this.settle(requestId);
+      if (!requestId) return true;
+      if (!this.owed.has(idKey(requestId))) return false;
+      this.settle(requestId);
     }
+    return true;
   }
 
   private settle(id: string | number): void {
