@@ -8,7 +8,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isJsonObject, type JsonValue, JsonError, parseJson, textPosition } from '../common/json.js';
 import { rawEnvironmentEntries } from '../common/raw-arguments.js';
 import { FileTooLargeError, NotRegularFileError, readRegularFile } from '../common/regular-file.js';
-import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
+import { absolutePath, AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { writeNewFileAtomic } from './fs-atomic.js';
 import {
   CONFIG_APP_DIR,
@@ -237,7 +237,7 @@ export async function ensureConfigFile(environment: Environment): Promise<string
       } catch (error) {
         if (errnoCode(error) === 'ENOENT') {
           const target = await fs.readlink(file).catch(() => '?');
-          throw new AigptError('config_invalid', `invalid config ${file}: dangling symlink to ${target}`);
+          throw new AigptError('config_invalid', `invalid config ${absolutePath(file)}: dangling symlink to ${target}`);
         }
         throw failedTo('read_failed', file, error);
       }
@@ -307,7 +307,7 @@ function whereJsonStops(text: string, offset: number | undefined, columnsKept: b
 /** Reads and validates the config. A missing file is an error here: call ensureConfigFile first. */
 export async function loadConfig(environment: Environment): Promise<AigptConfig> {
   const file = configFilePath(environment);
-  const invalid = (detail: string): AigptError => new AigptError('config_invalid', `invalid config ${file}: ${detail}`);
+  const invalid = (detail: string): AigptError => new AigptError('config_invalid', `invalid config ${absolutePath(file)}: ${detail}`);
   let bytes: Buffer;
   try {
     // Bounded while reading, not only by the stat size: a pseudo-file says 0 whatever it holds.
@@ -316,7 +316,7 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
     // A folder, FIFO, device or socket (which open refuses with ENXIO) is no config file.
     if (error instanceof NotRegularFileError || errnoCode(error) === 'EISDIR' || errnoCode(error) === 'ENXIO') throw invalid('not a regular file');
     if (error instanceof FileTooLargeError) throw invalid(`larger than ${MAX_CONFIG_FILE_BYTES} bytes`);
-    throw new AigptError('config_invalid', `invalid config ${file}: cannot read it (${describeCause(error)})`, { cause: error });
+    throw new AigptError('config_invalid', `invalid config ${absolutePath(file)}: cannot read it (${describeCause(error)})`, { cause: error });
   }
   let text: string;
   try {

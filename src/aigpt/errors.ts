@@ -2,6 +2,7 @@
 // single-user tool whose users need to see which file failed, so its safe
 // messages deliberately carry absolute paths and a short cause (spec 4.7, 5.5).
 
+import { isAbsolute, sep } from 'node:path';
 import { SafeError, systemErrorText } from '../common/errors.js';
 
 export type AigptErrorCode =
@@ -47,11 +48,26 @@ export function errnoCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * A path as messages show it: absolute (spec 5.5), a relative one (under a
+ * relative HOME) put after the working directory without normalising it,
+ * since a `..` after a symlink does not mean what dropping a component does.
+ */
+export function absolutePath(path: string): string {
+  if (isAbsolute(path)) return path;
+  try {
+    return `${process.cwd()}${sep}${path}`;
+  } catch {
+    return path; // the working directory was deleted: the path as given is all there is
+  }
+}
+
+/** `Failed to {verb} {path}: {cause}`, the path made absolute (spec 5.5: paths in messages are absolute, also under a relative HOME). */
 export function failedTo(
   code: 'read_failed' | 'parse_failed' | 'create_failed' | 'write_failed',
   path: string,
   cause: unknown,
 ): AigptError {
   const verb = { read_failed: 'read', parse_failed: 'parse', create_failed: 'create', write_failed: 'write' }[code];
-  return new AigptError(code, `Failed to ${verb} ${path}: ${describeCause(cause)}`, { cause });
+  return new AigptError(code, `Failed to ${verb} ${absolutePath(path)}: ${describeCause(cause)}`, { cause });
 }

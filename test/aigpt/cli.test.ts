@@ -369,6 +369,18 @@ describe('aigpt CLI', () => {
     expect(await fs.readdir(home.appDir)).toEqual(['config.json']);
   });
 
+  it('names the config file by its absolute path in errors, also under a relative HOME (spec 5.5)', async () => {
+    await writeConfig(home, '{"bot":{"memory":"100"}}');
+    const relative: NodeJS.ProcessEnv = { ...home.childEnv, HOME: 'home' };
+    delete relative['XDG_CONFIG_HOME'];
+    const parent = join(home.root, 'relative');
+    await fs.mkdir(join(parent, 'home', '.config'), { recursive: true });
+    await fs.cp(home.appDir, join(parent, 'home', '.config', 'ai.syui.gpt'), { recursive: true });
+    const result = await runAigpt(['read-memory'], relative, { cwd: parent });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`aigpt: invalid config ${join(parent, 'home', '.config', 'ai.syui.gpt', 'config.json')}: bot.memory must be a non-negative integer\n`);
+  });
+
   it('prints the version and help for every command', async () => {
     for (const args of [['v'], ['-v'], ['--version'], ['-v', 'server']]) {
       expect(await run(args)).toMatchObject({ code: 0, stdout: `${AIGPT_VERSION}\n` });
