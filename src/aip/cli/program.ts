@@ -150,7 +150,6 @@ async function sayStoredThoughHeadMoved(ctx: Context, what: string, others: read
   await write(ctx.io.stderr, `aip: warning: HEAD was not moved; ${what} is stored as ${stored} (based on ${base}); to move HEAD to it: aip head ${state}\n`);
 }
 
-/** The names in `dir` (given as `option`), or none when it does not exist; a non-folder is a usage error. */
 /**
  * `aip head STATE`: moves HEAD to an existing state by compare-and-swap. It is
  * also how a missing or damaged HEAD is repaired, which is then said.
@@ -170,6 +169,7 @@ async function setHead(ctx: Context, repo: Repository, ref: string): Promise<Id>
   return head;
 }
 
+/** The names in `dir` (given as `option`), or none when it does not exist; a non-folder is a usage error. */
 async function readdirIfPresent(dir: string, option: string): Promise<string[]> {
   try {
     return await readdir(dir);
