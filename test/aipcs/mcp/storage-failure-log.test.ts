@@ -34,7 +34,8 @@ describe('a storage failure while serving', () => {
     }
     expect(failed?.error).toEqual(UNAVAILABLE);
     // SQLite reports a refused write as an I/O error (the limit's EFBIG; a full disk's ENOSPC says "full").
-    expect(server.stderr()).toBe('aipcs warn: aipcs_record_create: storage unavailable: the file system failed a read or write\n');
+    // stderr is another pipe: its line may reach this process after the answer.
+    await expect.poll(() => server.stderr()).toBe('aipcs warn: aipcs_record_create: storage unavailable: the file system failed a read or write\n');
     expect(server.stderr()).not.toContain(dirname(dataRoot));
     // What was acknowledged is still there.
     const listed = await server.call('aipcs_record_list', { service_id: serviceId, entity_name: 'note', limit: 100 });
@@ -57,6 +58,6 @@ describe('a storage failure while serving', () => {
     renameSync(join(stores, 'copy'), join(stores, database!));
     const refused = await server.call('aipcs_record_create', { service_id: serviceId, entity_name: 'note', record: { title: 'lost?' }, idempotency_key: 'after-replace' });
     expect(refused.error).toEqual(UNAVAILABLE);
-    expect(server.stderr()).toBe('aipcs warn: aipcs_record_create: storage unavailable: a database file was removed or replaced while in use\n');
+    await expect.poll(() => server.stderr()).toBe('aipcs warn: aipcs_record_create: storage unavailable: a database file was removed or replaced while in use\n');
   });
 });
