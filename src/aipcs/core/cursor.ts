@@ -10,8 +10,11 @@ import { fingerprintText } from './record-rules.js';
 export type CursorKind = 'record' | 'history' | 'branch';
 
 const CURSOR_TEXT = /^[A-Za-z0-9_-]{1,1024}$/;
-/** An event sequence as issued: a positive integer in decimal, no leading zero. */
+/** An event sequence as issued: a positive integer in decimal, no leading zero, at most 2^63-1 (a signed 64-bit integer). */
 const EVENT_SEQUENCE = /^[1-9][0-9]{0,18}$/;
+const MAX_EVENT_SEQUENCE = 2n ** 63n - 1n;
+
+const isEventSequence = (position: string): boolean => EVENT_SEQUENCE.test(position) && BigInt(position) <= MAX_EVENT_SEQUENCE;
 
 export interface CursorCodec {
   sha256(text: string): string;
@@ -49,6 +52,6 @@ export function decodeCursor(codec: CursorCodec, kind: CursorKind, cursor: strin
   if (query !== codec.sha256(fingerprintText(queryIdentity))) throw invalid;
   // The check is no secret: a position must also be one a page could have
   // ended on (an id, or an event sequence), as issued.
-  if (kind === 'history' ? !EVENT_SEQUENCE.test(position) : !isCanonicalUuid(position)) throw invalid;
+  if (kind === 'history' ? !isEventSequence(position) : !isCanonicalUuid(position)) throw invalid;
   return position;
 }

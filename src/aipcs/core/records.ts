@@ -86,9 +86,6 @@ export interface HistoryCommand {
   readonly cursor: string | null;
 }
 
-/** The largest event sequence a store holds (signed 64-bit). */
-const MAX_EVENT_SEQUENCE = 2n ** 63n - 1n;
-
 export function layoutOf(admission: DataAdmission, entityName: string): EntityLayout {
   const layout = admission.layout.entities.find((entity) => entity.name === entityName);
   if (!layout) throw new AipcsError('validation_failed');
@@ -219,8 +216,6 @@ export class RecordService {
     const entity = findEntity(admission.manifest, command.entityName);
     const identity = this.queryIdentity(admission, 'history', { entity_name: entity.name, record_id: command.recordId });
     const after = command.cursor === null ? null : decodeCursor(this.deps, 'history', command.cursor, identity);
-    // An event sequence is a signed 64-bit integer: a larger position was never issued, and no store binds it.
-    if (after !== null && BigInt(after) > MAX_EVENT_SEQUENCE) throw new AipcsError('validation_failed');
     try {
       const rows = await this.deps.data.read(storageLocator(admission), this.deps.principalId, (tx) =>
         tx.history(entity.name, command.recordId, after === null ? null : BigInt(after), command.limit + 1),

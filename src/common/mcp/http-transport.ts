@@ -342,14 +342,19 @@ function missingHost(res: ServerResponse): void {
  */
 function closingWhenAsked(res: ServerResponse): void {
   if (!/(^|,)\s*close\s*(,|$)/i.test(res.req.headers.connection ?? '')) return;
+  editingHeadHeaders(res, (record) => {
+    for (const name of Object.keys(record)) if (name.toLowerCase() === 'connection') record[name] = 'close';
+    res.removeHeader('connection');
+  });
+}
+
+/** Lets `edit` change the header objects handed to `res.writeHead` before they go out. */
+function editingHeadHeaders(res: ServerResponse, edit: (record: Record<string, unknown>) => void): void {
   const writeHead = res.writeHead.bind(res) as (status: number, ...rest: unknown[]) => ServerResponse;
   (res as unknown as { writeHead: typeof writeHead }).writeHead = (status, ...rest) => {
     for (const headers of rest) {
-      if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) continue;
-      const record = headers as Record<string, unknown>;
-      for (const name of Object.keys(record)) if (name.toLowerCase() === 'connection') record[name] = 'close';
+      if (typeof headers === 'object' && headers !== null && !Array.isArray(headers)) edit(headers as Record<string, unknown>);
     }
-    res.removeHeader('connection');
     return writeHead(status, ...rest);
   };
 }
@@ -369,18 +374,12 @@ function writingExactNumbers(res: ServerResponse): void {
     return chunk;
   };
   (res as unknown as { write: typeof write }).write = (chunk, ...rest) => write(restored(chunk), ...rest);
-  const writeHead = res.writeHead.bind(res) as (status: number, ...rest: unknown[]) => ServerResponse;
-  (res as unknown as { writeHead: typeof writeHead }).writeHead = (status, ...rest) => {
-    for (const headers of rest) {
-      if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) continue;
-      const record = headers as Record<string, unknown>;
-      const type = Object.entries(record).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
-      if (typeof type === 'string' && type.startsWith('text/event-stream')) {
-        for (const name of Object.keys(record)) if (name.toLowerCase() === 'content-length') delete record[name];
-      }
+  editingHeadHeaders(res, (record) => {
+    const type = Object.entries(record).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+    if (typeof type === 'string' && type.startsWith('text/event-stream')) {
+      for (const name of Object.keys(record)) if (name.toLowerCase() === 'content-length') delete record[name];
     }
-    return writeHead(status, ...rest);
-  };
+  });
 }
 
 async function rejection(

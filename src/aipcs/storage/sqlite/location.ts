@@ -223,6 +223,9 @@ function assertPrivateFile(stats: Stats): void {
   if (stats.nlink !== 1) throw new UnsafeLocationError('a database file has more than one link');
 }
 
+/** The files SQLite keeps beside a database. */
+const SIDECAR_SUFFIXES = ['-wal', '-shm', '-journal'] as const;
+
 /**
  * The journal mode the database header records (bytes 18-19: `01 01`
  * rollback, `02 02` WAL), read directly; `empty` before SQLite wrote a header.
@@ -243,7 +246,7 @@ function headerJournalMode(path: string): 'empty' | 'rollback' | 'wal' | 'other'
 /** Whether a WAL-mode database lies closed: no `-wal`, `-shm` or `-journal` beside it. */
 export function isClosedWalDatabase(path: string): boolean {
   try {
-    if (['-wal', '-shm', '-journal'].some((suffix) => lstatOrUndefined(path + suffix) !== undefined)) return false;
+    if (SIDECAR_SUFFIXES.some((suffix) => lstatOrUndefined(path + suffix) !== undefined)) return false;
     return headerJournalMode(path) === 'wal';
   } catch {
     return false;
@@ -263,7 +266,7 @@ export function checkDatabaseFile(path: string): boolean {
   for (let attempt = 0; ; attempt++) {
     const stats = lstatOrUndefined(path);
     const present = new Set<string>();
-    for (const suffix of ['-wal', '-shm', '-journal']) {
+    for (const suffix of SIDECAR_SUFFIXES) {
       const sidecar = lstatOrUndefined(path + suffix);
       if (!sidecar) continue;
       if (stats) assertPrivateFile(sidecar);
@@ -298,7 +301,7 @@ export function checkOpenDatabaseFile(path: string): void {
   const stats = lstatOrUndefined(path);
   if (!stats) throw new UnsafeLocationError('a database file was removed or replaced while in use');
   assertPrivateFile(stats);
-  for (const suffix of ['-wal', '-shm', '-journal']) {
+  for (const suffix of SIDECAR_SUFFIXES) {
     const sidecar = lstatOrUndefined(path + suffix);
     if (sidecar) assertPrivateFile(sidecar);
   }
