@@ -643,22 +643,23 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
     .command('export')
     .description('write a bundle: every object (default) or the reference closure of IDs')
     .option('--all', 'every stored object (default without IDs)')
-    .option('-o, --output <file>', 'write to FILE instead of stdout')
+    .option('-o, --output <file>', 'write to FILE instead of stdout (- is stdout, as import reads - as stdin)')
     .argument('[ids...]', 'objects whose closure to export')
     .action(action(async (ctx, refs: string[], opts: { all?: boolean; output?: string }) => {
       const repo = await ctx.repo();
       if (opts.all === true && refs.length > 0) throw usage('give IDs or --all, not both');
       const roots = refs.length === 0 ? undefined : await Promise.all(refs.map((r) => repo.resolve(r)));
+      const outputFile = opts.output === '-' ? undefined : opts.output;
       let count: number;
-      if (opts.output === undefined) count = await exportBundle(repo, roots, ctx.io.stdout);
+      if (outputFile === undefined) count = await exportBundle(repo, roots, ctx.io.stdout);
       else {
         // Written beside FILE and renamed over it when complete (D28): a failed or
         // interrupted export leaves FILE as it was, or absent (D46).
-        count = await writeOutputFile(ctx.path(opts.output), (out) => exportBundle(repo, roots, out));
+        count = await writeOutputFile(ctx.path(outputFile), (out) => exportBundle(repo, roots, out));
       }
       await write(ctx.io.stderr, `exported ${count} objects\n`);
       // With the bundle in FILE, stdout is free for the one JSON document of 9.1.
-      if (ctx.json && opts.output !== undefined) await ctx.outJson(map([['exported', count]]));
+      if (ctx.json && outputFile !== undefined) await ctx.outJson(map([['exported', count]]));
     }));
 
   program

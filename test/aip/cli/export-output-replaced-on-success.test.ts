@@ -106,4 +106,14 @@ describe('aip export -o onto an existing file', () => {
     expect(await readFile(fresh)).toEqual(expected);
     expect((await readdir(out)).sort()).toEqual(['fresh.bundle', 'old.bundle']);
   });
+
+  it('-o - writes the bundle to stdout, as import reads - as stdin, and makes no file named -', async () => {
+    const { dir } = await repository();
+    const expected = (await aip(['export'], { cwd: dir })).stdout;
+    const dashed = await aip(['export', '-o', '-'], { cwd: dir });
+    expect(dashed.code).toBe(0);
+    expect(dashed.stdout).toEqual(expected);
+    expect(dashed.stderr).toMatch(/^exported \d+ objects\n$/);
+    expect((await readdir(dir)).includes('-')).toBe(false);
+  });
 });
