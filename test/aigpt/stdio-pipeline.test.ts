@@ -60,6 +60,27 @@ describe('aigpt server with its whole input piped at once', () => {
     expect(texts[7]).toBe('instructions:z\n\n[aigpt] memory records: 1/100');
   });
 
+  it('answers lines that are no valid request (-32600) in their place among the others', async () => {
+    const lines = [
+      INITIALIZE_REQUEST,
+      { jsonrpc: '2.0', id: 2, method: 'ping' },
+      { id: 3, method: 'ping' },
+      { jsonrpc: '2.0', id: 4, method: 'ping' },
+      { jsonrpc: '1.0', id: 5, method: 'ping' },
+      { jsonrpc: '2.0', id: 6, method: 7 },
+      { jsonrpc: '2.0', id: 7.5, method: 'ping' },
+      { jsonrpc: '2.0', id: 8, method: 'ping' },
+      { jsonrpc: '2.0', id: 9 },
+      { jsonrpc: '2.0', id: 10, method: 'ping' },
+    ].map((line) => JSON.stringify(line));
+    const run = await runAigpt(['server'], home.childEnv, { input: `${lines.join('\n')}\n` });
+    expect(run.code).toBe(0);
+    const answers = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(answers.map((answer) => answer['id'])).toEqual([1, 2, 3, 4, 5, 6, 7.5, 8, 9, 10]);
+    for (const index of [2, 4, 5, 6, 8]) expect((answers[index]?.['error'] as { code: number }).code).toBe(-32600);
+    for (const index of [1, 3, 7, 9]) expect(answers[index]?.['result']).toEqual({});
+  });
+
   it('holds the next request back for as long as the one before it is still being served', async () => {
     // The hold is bounded only for a request nothing is serving: a save that
     // waits for another writer's lock (up to 10 s, then a compress of up to

@@ -34,7 +34,8 @@ export interface AnswerGate {
 /** The identity of a JSON-RPC id, as the request and its answer both carry it. */
 function idKey(id: unknown): string | undefined {
   if (typeof id === 'string') return `s${id}`;
-  if (typeof id === 'number' && Number.isInteger(id)) return `n${String(id)}`;
+  // A fractional id is no JSON-RPC request, but the transport answers it (-32600) with that id.
+  if (typeof id === 'number' && Number.isFinite(id)) return `n${String(id)}`;
   // From the lossless fallback of parseLine: the same key JSON.parse's number would give.
   if (typeof id === 'bigint') return `n${String(Number(id))}`;
   return undefined;
@@ -79,10 +80,15 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The id key of a line that is a request the server will answer, else undefined. */
+/**
+ * The id key of a line the transport will answer, else undefined: a request,
+ * or any other message with an id that is no response (no or another
+ * `jsonrpc`, a method that is no string), which it answers -32600 itself.
+ * Waiting for those too keeps every answer in the order of its line.
+ */
 function requestKey(line: Buffer): string | undefined {
   const message = parseLine(line.toString('utf8'));
-  if (!isObject(message) || message['jsonrpc'] !== '2.0' || typeof message['method'] !== 'string') return undefined;
+  if (!isObject(message) || 'result' in message || 'error' in message) return undefined;
   return idKey(message['id']);
 }
 
