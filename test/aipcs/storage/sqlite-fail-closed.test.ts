@@ -133,6 +133,18 @@ describe('sqlite start-up', () => {
     writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, Math.floor(pages / 2) * 4096);
     closeSync(fd);
     expectRefused(serve(dataRoot), dataRoot);
+    // Read-only inspection fails closed on it as well (ops spec §3.2.5): reported, never ready.
+    const admin = (...command: string[]) => {
+      const run = spawnSync(process.execPath, [aipcsBin(), ...command, ...sqliteArgs(dataRoot)], { encoding: 'utf8', timeout: 30_000 });
+      expect(run.status).toBe(0);
+      return (JSON.parse(run.stdout) as { result: Record<string, unknown> }).result;
+    };
+    const unavailable = { component: 'registry', backend: 'sqlite', status: 'unavailable', applied_revision: null, target_revision: null, issue_code: 'storage_unavailable' };
+    expect(admin('storage', 'status')).toEqual(unavailable);
+    expect(admin('status')['registry']).toEqual(unavailable);
+    const doctor = admin('doctor');
+    expect(doctor['overall']).toBe('fail');
+    expect((doctor['checks'] as { check_id: string }[]).find((check) => check.check_id === 'registry_migration')).toEqual({ check_id: 'registry_migration', status: 'fail', issue_code: 'storage_unavailable' });
   });
 
   it('refuses a registry held busy beyond the busy timeout', () => {

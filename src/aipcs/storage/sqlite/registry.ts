@@ -265,7 +265,14 @@ export async function openSqliteRegistryForAdmin(options: SqliteRegistryOptions,
   }
   let classification: RegistryClassification;
   try {
-    classification = await connection.read((db) => classifyRegistry(db));
+    // A damaged page the schema and meta reads do not touch (a service or
+    // claim page) still fails inspection closed (ops spec §3.2.5), as serve
+    // fails on it: never `ready` to status, doctor or storage status.
+    classification = await connection.read((db) => {
+      const found = classifyRegistry(db);
+      if (found.status === 'ready' && db.pragma('quick_check(1)', { simple: true }) !== 'ok') throw new StorageFailure('unavailable');
+      return found;
+    });
     // Ready operation needs WAL (ops spec §3.2.3). A ready registry put back in
     // another journal mode is `outdated` to every admin command, read-only ones
     // too: `serve` switches it back to WAL, which no admin command does.
