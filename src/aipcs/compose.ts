@@ -19,7 +19,7 @@ import type { LogLevel, RuntimeConfig } from './config/index.js';
 import { isAcceptableDsn } from './storage/postgres/dsn.js';
 import { PostgresRefusal } from './storage/postgres/failure-reason.js';
 import { describeStorage, describeStorageFailure, storageFailureIn } from './storage/failure-reason.js';
-import { checkSqliteDataRoot, openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
+import { checkSqliteDataRootText, openSqliteStorage, openSqliteStorageForAdmin } from './storage/sqlite/index.js';
 import { UnsafeLocationError } from './storage/sqlite/location.js';
 import { StorageFailure, type MigrationState } from './core/ports.js';
 import { unavailableState } from './storage/shared/migration-state.js';
@@ -283,7 +283,7 @@ export async function openStorageForAdmin(runtime: RuntimeConfig, mode: { readon
     try {
       opened = await openSqliteStorageForAdmin({ dataRoot: runtime.sqlite.dataRoot, busyTimeoutMs: runtime.sqlite.busyTimeoutMs, defaultRoot: !runtime.sqlite.dataRootExplicit }, mode);
     } catch (error) {
-      // A root the location policy rejects.
+      // A root the location policy's textual rules reject.
       throw new AdminStorageUnavailable({ cause: error });
     }
   }
@@ -312,15 +312,15 @@ function adminDsn(runtime: RuntimeConfig & { profile: 'postgresql' }): string {
  * Composition without storage, for an import dry run (which needs no
  * registry and opens none): the same refusals as openStorageForAdmin for an
  * unset or unacceptable DSN variable and for a SQLite root the location
- * policy rejects, so that a dry run does not pass where the import would be
- * refused before reading a byte of storage (spec §1.5, §1.8).
+ * policy's textual rules reject, so that a dry run does not pass where the
+ * import would be refused before reading a byte of storage (spec §1.5, §1.8).
  */
 export function checkAdminComposition(runtime: RuntimeConfig): void {
   if (runtime.profile === 'postgresql') {
     adminDsn(runtime);
   } else if (runtime.profile === 'sqlite') {
     try {
-      checkSqliteDataRoot({ dataRoot: runtime.sqlite.dataRoot, defaultRoot: !runtime.sqlite.dataRootExplicit });
+      checkSqliteDataRootText({ dataRoot: runtime.sqlite.dataRoot });
     } catch (error) {
       throw new AdminStorageUnavailable({ cause: error });
     }

@@ -269,21 +269,31 @@ describe('aipcs export and import', () => {
       expect(() => statSync(empty)).toThrow();
     });
 
-    it('dry-runs only where the import would compose: an unset DSN variable or a root the location policy rejects is storage_unavailable (exit 6)', () => {
-      const open = join(mkdtempSync(join(tmpdir(), 'aipcs-open-root-')), 'data');
-      mkdirSync(open, { mode: 0o777 });
-      chmodSync(open, 0o777);
-      const configurations = [
+    it('dry-runs only where the import would compose: an unset DSN variable or a root the textual rules reject is storage_unavailable (exit 6); a root unsafe on disk is the state of the registry', () => {
+      const refusedAtComposition = [
         ['--profile', 'postgresql', '--principal-id', 'local-agent', '--postgres-dsn-env', 'AIPCS_TEST_UNSET_DSN'],
         ['--profile', 'sqlite', '--principal-id', 'local-agent', '--sqlite-data-root', '/'],
-        rootArgs(open),
       ];
-      for (const configuration of configurations) {
+      for (const configuration of refusedAtComposition) {
         const dry = aipcs(['import', '--input', artefact, '--dry-run', ...configuration]);
         const status = aipcs(['status', ...configuration]);
         expect([dry.status, dry.envelope.error?.code], configuration.join(' ')).toEqual([6, 'storage_unavailable']);
         expect([status.status, status.envelope.error?.code], configuration.join(' ')).toEqual([6, 'storage_unavailable']);
       }
+      // A root open to others (ops spec §3.2.2) needs no registry for a dry
+      // run; status reports the registry unavailable (exit 0, §1.8), and the
+      // import itself, which needs the registry, is refused.
+      const open = join(mkdtempSync(join(tmpdir(), 'aipcs-open-root-')), 'data');
+      mkdirSync(open, { mode: 0o777 });
+      chmodSync(open, 0o777);
+      const dry = aipcs(['import', '--input', artefact, '--dry-run', ...rootArgs(open)]);
+      expect([dry.status, dry.envelope.result?.['operation']]).toEqual([0, 'import_dry_run']);
+      const status = aipcs(['status', ...rootArgs(open)]);
+      expect(status.status).toBe(0);
+      expect(status.envelope.result?.['registry']).toEqual({ component: 'registry', backend: 'sqlite', status: 'unavailable', applied_revision: null, target_revision: null, issue_code: 'storage_unavailable' });
+      expect(status.envelope.result?.['overall']).toBe('unavailable');
+      const real = aipcs(['import', '--input', artefact, '--operation-id', OP(19), '--yes', ...rootArgs(open)]);
+      expect([real.status, real.envelope.error?.code]).toEqual([6, 'storage_unavailable']);
       expect(readdirSync(open)).toEqual([]);
     });
 

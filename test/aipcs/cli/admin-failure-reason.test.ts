@@ -16,13 +16,13 @@ describe('why an administration command found storage unavailable', () => {
     const parent = mkdtempSync(join(tmpdir(), 'aipcs-admin-reason-'));
     try {
       chmodSync(parent, 0o777);
-      const args = ['status', '--profile', 'sqlite', '--principal-id', 'p', '--sqlite-data-root', join(parent, 'data')];
+      const args = ['service', 'list', '--profile', 'sqlite', '--principal-id', 'p', '--sqlite-data-root', join(parent, 'data')];
       const quiet = aipcs(args);
       expect(quiet.status).toBe(6);
       expect(quiet.stderr).toBe(ENVELOPE);
       const told = aipcs([...args, '--log-level', 'info']);
       expect(told.status).toBe(6);
-      expect(told.stderr).toBe(`aipcs info: aipcs status: storage unavailable: the parent of the data root is writable by group or others\n${ENVELOPE}`);
+      expect(told.stderr).toBe(`aipcs info: aipcs service list: storage unavailable: the parent of the data root is writable by group or others\n${ENVELOPE}`);
     } finally {
       rmSync(parent, { recursive: true, force: true });
     }

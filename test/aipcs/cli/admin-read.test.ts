@@ -96,7 +96,7 @@ describe('read-only administration', () => {
       expect(aipcs(['status', ...rootArgs(many)]).envelope.result?.['services']).toEqual({ design: { seeded: 100 }, operational: { active: 100 }, recovery: { clear: 100 }, truncated: true });
     });
 
-    it('shows a busy registry as unavailable (exit 0) and an unsafe root as storage_unavailable (exit 6)', async () => {
+    it('shows a busy registry and a root unsafe on disk as unavailable (exit 0); commands needing the registry refuse with storage_unavailable (exit 6)', async () => {
       const root = freshDataRoot();
       await (await serveOn(root)).close();
       // In WAL mode only an exclusive locking mode keeps readers out.
@@ -117,11 +117,21 @@ describe('read-only administration', () => {
       const loose = freshDataRoot();
       mkdirSync(loose, { mode: 0o755 });
       chmodSync(loose, 0o755);
-      for (const command of [['status'], ['doctor'], ['service', 'list']]) {
+      const unavailable = { component: 'registry', backend: 'sqlite', status: 'unavailable', applied_revision: null, target_revision: null, issue_code: 'storage_unavailable' };
+      const status = aipcs(['status', ...rootArgs(loose)]);
+      expect(status.status).toBe(0);
+      expect(status.envelope.result).toMatchObject({ registry: unavailable, overall: 'unavailable' });
+      const storage = aipcs(['storage', 'status', ...rootArgs(loose)]);
+      expect([storage.status, storage.envelope.result]).toEqual([0, unavailable]);
+      const doctor = aipcs(['doctor', ...rootArgs(loose)]);
+      expect(doctor.status).toBe(0);
+      expect(checks(doctor.envelope.result)).toContainEqual(['registry_migration', 'fail', 'storage_unavailable']);
+      for (const command of [['service', 'list'], ['service', 'inspect', '0190a4a4-0000-7000-8000-000000000001']]) {
         const run = aipcs([...command, ...rootArgs(loose)]);
         expect([run.status, run.envelope.error?.code]).toEqual([6, 'storage_unavailable']);
         expect(run.stderr).not.toContain(loose);
       }
+      expect(readdirSync(loose)).toEqual([]);
     });
 
     it('reports a pending intent as attention_required', async () => {

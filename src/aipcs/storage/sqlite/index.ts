@@ -4,7 +4,7 @@
 
 import type { OperatorStoragePorts } from '../../core/application.js';
 import type { MigrationState } from '../../core/ports.js';
-import { checkDataRoot, dataRootPaths } from './location.js';
+import { checkRootText } from './location.js';
 import { migrateSqliteRegistry, openSqliteRegistryForAdmin } from './registry.js';
 import { SqliteServiceData } from './service-data.js';
 import { SqliteServiceStores } from './service-store.js';
@@ -43,7 +43,7 @@ export interface SqliteAdminStorage {
  * The admin commands' storage: the registry is inspected and, only when it
  * is ready, opened (read-only for the inspection commands, writable for the
  * operator commands). Throws UnsafeLocationError for a root the location
- * policy rejects.
+ * policy's textual rules reject.
  */
 export async function openSqliteStorageForAdmin(options: SqliteStorageOptions, mode: { writable: boolean }): Promise<SqliteAdminStorage> {
   const opened = await openSqliteRegistryForAdmin(options, mode);
@@ -66,10 +66,10 @@ export async function openSqliteStorageForAdmin(options: SqliteStorageOptions, m
 }
 
 /**
- * The location policy's verdict on a data root, as the admin opening checks
- * it, without opening anything: throws UnsafeLocationError for a root it
- * rejects; a root that does not exist yet passes.
+ * The location policy's textual rules for a data root, which composition
+ * applies (ops spec §1.8): throws UnsafeLocationError for a root they
+ * reject. What is on disk is the registry's state, not composition's.
  */
-export function checkSqliteDataRoot(options: Pick<SqliteStorageOptions, 'dataRoot' | 'defaultRoot'>): void {
-  checkDataRoot(dataRootPaths(options.dataRoot).root, { create: false, defaultRoot: options.defaultRoot });
+export function checkSqliteDataRootText(options: Pick<SqliteStorageOptions, 'dataRoot'>): void {
+  checkRootText(options.dataRoot);
 }

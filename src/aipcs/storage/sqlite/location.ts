@@ -95,7 +95,11 @@ function fitsSqlitePaths(root: string): boolean {
  * is taken as written, never normalised: `/a/../b` is refused, not read as `/b`.
  * Also refused: a root too long for SQLite's paths (above).
  */
-function checkRootText(root: string): void {
+/**
+ * The textual rules of the location policy (no file system access): what
+ * composition refuses before any storage is looked at (ops spec §1.8).
+ */
+export function checkRootText(root: string): void {
   if (root.includes('\u0000')) throw new UnsafeLocationError('the data root contains NUL');
   if (root.startsWith('file:') || root.startsWith('//') || root.startsWith('\\\\')) throw new UnsafeLocationError('the data root has a forbidden prefix');
   if (!isAbsolute(root)) throw new UnsafeLocationError('the data root is not absolute');

@@ -18,7 +18,7 @@ import {
   type ServiceRow,
 } from '../../core/ports.js';
 import { prepared, SqliteConnection, type SqliteDatabase } from './connection.js';
-import { checkDatabaseFile, checkDataRoot, checkOpenDatabaseFile, createDatabaseFile, dataRootPaths } from './location.js';
+import { checkDatabaseFile, checkDataRoot, checkOpenDatabaseFile, checkRootText, createDatabaseFile, dataRootPaths } from './location.js';
 import {
   claimParams,
   serviceParams,
@@ -247,16 +247,26 @@ export interface AdminRegistryOpening {
 }
 
 /**
- * The admin commands' view of the registry: checks the location (an unsafe
- * one throws UnsafeLocationError), never creates a directory or file, never
+ * The admin commands' view of the registry: checks the location (a root
+ * the textual rules reject throws UnsafeLocationError; one unsafe on disk is
+ * an unavailable registry), never creates a directory or file, never
  * migrates. A ready registry is returned open, read-only unless `writable`
  * (the operator commands write claims, but only into a ready registry).
  */
 export async function openSqliteRegistryForAdmin(options: SqliteRegistryOptions, mode: { writable: boolean }): Promise<AdminRegistryOpening> {
   const paths = dataRootPaths(options.dataRoot);
   const absent: AdminRegistryOpening = { state: { status: 'uninitialised', appliedRevision: 0n, targetRevision: REGISTRY_REVISION, reason: null }, missing: true, registry: null };
-  if (!checkDataRoot(paths.root, { create: false, defaultRoot: options.defaultRoot })) return absent;
-  if (!checkDatabaseFile(paths.registry)) return absent;
+  checkRootText(paths.root);
+  try {
+    if (!checkDataRoot(paths.root, { create: false, defaultRoot: options.defaultRoot })) return absent;
+    if (!checkDatabaseFile(paths.registry)) return absent;
+  } catch (error) {
+    // What is on disk (modes, owners, links, stray sidecars) is reported as
+    // an unavailable registry, as the reference reports it: status, doctor
+    // and storage status still answer (exit 0); commands needing the
+    // registry refuse with storage_unavailable.
+    return { state: unavailableState(error), missing: false, registry: null };
+  }
   let connection: SqliteConnection;
   try {
     connection = new SqliteConnection(paths.registry, { busyTimeoutMs: options.busyTimeoutMs, readonly: !mode.writable });
