@@ -235,7 +235,7 @@ export function buildProgram(): Command {
   withConfigOptions(
     program
       .command('serve')
-      .description('Run the AIPCS MCP server over stdio or Streamable HTTP (profiles: stateless, sqlite, postgresql).')
+      .description('Run the local AIPCS MCP server over stdio. Also over Streamable HTTP with --transport streamable-http (profiles: stateless, sqlite, postgresql).')
       .action(async (parsed: Record<string, unknown>) => {
         const runnable = resolveRunnableConfiguration(resolveInput(parsed));
         if (!runnable.ok) return finish({ ok: false, error: runnable.error }, 'json', 'serve');
