@@ -13,11 +13,14 @@ export const MAX_RECORD_FILE_BYTES = 1024 * 1024;
 /** At most this many memory files are read; older ones beyond it are skipped and reported. */
 export const MAX_RECORDS_READ = 10_000;
 /**
- * Record-file bytes one read_memory result (and one instructions build) reads,
- * newest first, a record counting its re-serialised size where that is larger;
- * older memories beyond it are skipped unread and reported.
+ * Bytes one read_memory result (and one instructions build) reads, newest
+ * first: a record counts what it adds to the answer line (its re-serialised
+ * form, escaped once more as the result text), or its file where that is
+ * larger; older memories beyond it are skipped unread and reported. With the
+ * skipped entries (at most about 1 MiB) the line stays well below the 10 MiB
+ * an MCP SDK client accepts.
  */
-export const MAX_READ_MEMORY_BYTES = 3 * 1024 * 1024;
+export const MAX_READ_MEMORY_BYTES = 6 * 1024 * 1024;
 /** Unreadable memory files a read_memory result names one by one; the rest are one entry with their count. */
 export const MAX_LISTED_UNREADABLE = 100;
 /** Maximum UTF-8 size of the MCP instructions string. */

@@ -883,13 +883,20 @@ async function readRecordFile(file: string | Buffer, path: string = file.toStrin
 }
 
 /**
- * What a record costs against a read budget: its file, or its re-serialised
- * form when that is larger. A number can grow almost fourfold (`1e15` is
- * written `1000000000000000.0`), and 3 MiB of such files made one read_memory
- * answer line longer than the 10 MiB an MCP SDK client accepts.
+ * What a record costs against a read budget: what it adds to the answer
+ * line, or its file when that is larger (so that no more than the budget is
+ * held). In the line the record is re-serialised, where a number can grow
+ * almost fourfold (`1e15` is written `1000000000000000.0`), and that text is
+ * a JSON string inside the JSON-RPC answer, where each quote and backslash
+ * takes one more byte (the rendering escapes every control character, and
+ * JSON.stringify leaves other characters as they are).
  */
 function answerBytes(outcome: { readonly bytes: number; readonly value: JsonValue }): number {
-  return Math.max(outcome.bytes, Buffer.byteLength(renderCompact(outcome.value), 'utf8'));
+  const rendered = renderCompact(outcome.value);
+  let escapes = 0;
+  for (let index = rendered.indexOf('"'); index !== -1; index = rendered.indexOf('"', index + 1)) escapes++;
+  for (let index = rendered.indexOf('\\'); index !== -1; index = rendered.indexOf('\\', index + 1)) escapes++;
+  return Math.max(outcome.bytes, Buffer.byteLength(rendered, 'utf8') + escapes);
 }
 
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

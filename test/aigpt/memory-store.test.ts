@@ -216,7 +216,8 @@ describe('MemoryStore', () => {
     const record = (text: string): string => `{"value":{"content":{"text":"${text}"}}}`;
     await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), record('old'));
     await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy6222a.json'), record('new'));
-    const both = 2 * Buffer.byteLength(record('old'));
+    // Each of its 8 quotes takes one more byte in the answer line.
+    const both = 2 * (Buffer.byteLength(record('old')) + 8);
     expect((await store.readMemories({ maxBytes: both })).records.map((r) => r.text)).toEqual(['old', 'new']);
     const short = await store.readMemories({ maxBytes: both - 1 });
     expect(short.records.map((r) => r.text)).toEqual(['new']);
@@ -241,6 +242,23 @@ describe('MemoryStore', () => {
       'Failed to read: larger than the 2500-byte read bound when re-serialised',
     ]);
     expect(after.notRead).toBe(1);
+  });
+
+  it('a read budget counts the escapes a record takes in the answer line', async () => {
+    // A text of quotes is stored escaped (\") and escaped once more in the
+    // JSON-RPC line (\\\"): counting the file alone let a read of such
+    // records make an answer line twice the budget.
+    const quotes = `{"value":{"content":{"text":"${'\\"'.repeat(100)}"}}}`;
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), quotes);
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy6222a.json'), quotes);
+    const file = Buffer.byteLength(quotes);
+    expect(file).toBe(233);
+    // Both files fit in 600 bytes; in the line each costs 233 + 8 + 200 = 441.
+    const read = await store.readMemories({ maxBytes: 600 });
+    expect(read.records.map((record) => record.name)).toEqual(['3mfyouuy6222a.json']);
+    expect(read.notRead).toBe(1);
+    expect((await store.readMemories({ maxBytes: 882 })).records).toHaveLength(2);
+    expect((await store.readMemories({ maxBytes: 881 })).records).toHaveLength(1);
   });
 
   it('bounds memory text size and rejects lone surrogates, writing nothing', async () => {
