@@ -554,8 +554,8 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
         await write(ctx.io.stderr, `aip: warning: the evaluation folder is left behind: ${oneLine(outcome.removalError)}\n`);
       }
       if (outcome.evaluationDir !== undefined) {
-        const line = `kept ${outcome.evaluationDir}\n`;
-        await write(ctx.json ? ctx.io.stderr : ctx.io.stdout, line);
+        // The path alone, as spec §8 step 11 words it, so a script can take the last line as it is.
+        await write(ctx.json ? ctx.io.stderr : ctx.io.stdout, `${outcome.evaluationDir}\n`);
       }
       ctx.exitCode = d.termination === 'cancelled' ? EXIT.cancelled : d.result === 'pass' ? EXIT.ok : d.result === 'fail' ? EXIT.negative : EXIT.unknownResult;
     }));

@@ -3,7 +3,7 @@
 // during `aip run`. Each test spawns dist/src/aip/cli/main.js in a temp folder.
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { chmod, lstat, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeBundleHeader } from '../../../src/aip/core/bundle-format.js';
@@ -411,8 +411,17 @@ describe('commands', () => {
     const run = await aip(['--format', 'json', 'run', '--keep', '--output-limit', '3', '--', 'echo', 'hello'], { cwd: dir });
     const evidence = JSON.parse(run.text) as { type: string; version: number; data: Record<string, unknown> };
     expect(evidence).toMatchObject({ type: 'evidence', version: 2, data: { argv: ['echo', 'hello'], output_limit: 3, stdout: { truncated: true }, operations: [] } });
-    expect(run.stderr).toMatch(/^kept .*aip-run-/);
-    await rm(run.stderr.slice('kept '.length).trim(), { recursive: true, force: true });
+    expect(run.stderr).toMatch(/^\/.*aip-run-[^/\n]+\n$/);
+    expect((await stat(run.stderr.trim())).isDirectory()).toBe(true);
+    await rm(run.stderr.trim(), { recursive: true, force: true });
+    // In text mode the folder's path alone is the last line on stdout (spec §8 step 11).
+    const text = await aip(['run', '--keep', '--', 'true'], { cwd: dir });
+    const lines = text.stdout.toString().trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^evidence [0-9a-f]{64}$/);
+    expect(lines[1]).toMatch(/^result pass /);
+    expect((await stat(lines[2] ?? '')).isDirectory()).toBe(true);
+    await rm(lines[2] ?? '', { recursive: true, force: true });
   });
 
   it('run works in a repository whose max_object_bytes leaves no room for the default 1 MiB output limit', async () => {
