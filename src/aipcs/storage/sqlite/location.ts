@@ -93,11 +93,8 @@ function fitsSqlitePaths(root: string): boolean {
  * The textual rules of operations spec §2.5.2: absolute, not `/`, no `.` or
  * `..` component, no NUL, none of the prefixes `file:`, `//`, `\\`. The text
  * is taken as written, never normalised: `/a/../b` is refused, not read as `/b`.
- * Also refused: a root too long for SQLite's paths (above).
- */
-/**
- * The textual rules of the location policy (no file system access): what
- * composition refuses before any storage is looked at (ops spec §1.8).
+ * Also refused: a root too long for SQLite's paths (above). No file system
+ * access: what composition refuses before any storage is looked at (§1.8).
  */
 export function checkRootText(root: string): void {
   if (root.includes('\u0000')) throw new UnsafeLocationError('the data root contains NUL');
