@@ -57,14 +57,19 @@ function publicRevision(revision: bigint | null, backend: BackendName, component
   return revision + PUBLIC_REVISION_OFFSET[backend][component];
 }
 
-/** `{"component","backend","status","applied_revision","target_revision","issue_code"}`. */
+/**
+ * `{"component","backend","status","applied_revision","target_revision","issue_code"}`.
+ * Only an unavailable state has null revisions (operations spec §1.8); an
+ * incompatible one whose revision is not ours to name shows 0, as the
+ * reference's integer field does.
+ */
 export function migrationStateObject(component: Component, backend: BackendName, state: MigrationState): JsonObject {
   const unavailable = state.status === 'unavailable';
   return {
     component,
     backend,
     status: state.status,
-    applied_revision: unavailable ? null : publicRevision(state.appliedRevision, backend, component),
+    applied_revision: unavailable ? null : publicRevision(state.appliedRevision ?? 0n, backend, component),
     target_revision: unavailable ? null : publicRevision(state.targetRevision, backend, component),
     issue_code: issueCodeOf(state),
   };

@@ -308,7 +308,8 @@ describe('read-only administration', () => {
       db.exec('CREATE TABLE foreign_table (x INTEGER)');
       db.close();
       chmodSync(path, 0o600);
-      expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toMatchObject({ status: 'incompatible', target_revision: 4, issue_code: 'storage_incompatible' });
+      // Revisions are null only when unavailable (spec §1.8): a revision not ours to name shows 0.
+      expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toEqual({ component: 'registry', backend: 'sqlite', status: 'incompatible', applied_revision: 0, target_revision: 4, issue_code: 'storage_incompatible' });
       const list = aipcs(['service', 'list', ...rootArgs(root)]);
       expect([list.status, list.envelope.error?.code]).toEqual([3, 'storage_migration_required']);
       expect(list.envelope.error?.message).not.toContain('serve');
@@ -334,7 +335,7 @@ describe('read-only administration', () => {
       await again.close();
       expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toEqual(READY_REGISTRY);
       // The data tools refuse a store in another journal mode, and nothing switches it back.
-      expect(aipcs(['storage', 'status', '--service', serviceId, ...rootArgs(root)]).envelope.result).toMatchObject({ component: 'service_store', status: 'incompatible', issue_code: 'storage_incompatible' });
+      expect(aipcs(['storage', 'status', '--service', serviceId, ...rootArgs(root)]).envelope.result).toEqual({ component: 'service_store', backend: 'sqlite', status: 'incompatible', applied_revision: 0, target_revision: 3, issue_code: 'storage_incompatible' });
       expect(checks(aipcs(['doctor', '--service', serviceId, ...rootArgs(root)]).envelope.result)).toContainEqual(['service_store_migration', 'fail', 'storage_incompatible']);
     });
   });
