@@ -56,6 +56,15 @@ export function invalidConfiguration(path: ConfigIssuePath): ConfigErrorDocument
   };
 }
 
+/** The preflight's refusal (ops spec §2.3), in the reference CLI's words. */
+export const LEGACY_LISTENER_REFUSED: ConfigErrorDocument = Object.freeze({
+  code: 'transport_not_supported',
+  message: 'Use documented AIPCS transport configuration; legacy listener settings are disabled.',
+  issues: Object.freeze([]) as readonly ConfigIssue[],
+  retryable: false,
+}) as ConfigErrorDocument;
+
+/** An invalid resolved transport (from AIPCS_TRANSPORT or the file), in the reference's words for that path. */
 export const TRANSPORT_NOT_SUPPORTED: ConfigErrorDocument = Object.freeze({
   code: 'transport_not_supported',
   message: 'The selected transport is not supported by the documented configuration.',

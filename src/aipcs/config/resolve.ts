@@ -7,6 +7,7 @@
 import {
   CONFIGURATION_INTERNAL_ERROR,
   invalidConfiguration,
+  LEGACY_LISTENER_REFUSED,
   SQLITE_MINIMUM_VERSION,
   SQLITE_PLATFORM_UNSUPPORTED,
   sqliteDriverNotLoaded,
@@ -145,7 +146,7 @@ export function transportPreflight(options: ConfigOptions, env: Readonly<Record<
     (cliTransport !== undefined && !(TRANSPORTS as readonly string[]).includes(cliTransport)) ||
     isNonEmpty(env[RETIRED_TRANSPORT_ENV]) ||
     LISTENER_GUARD_ENV.some((name) => isNonEmpty(env[name]));
-  return refused ? { ok: false, error: TRANSPORT_NOT_SUPPORTED } : { ok: true };
+  return refused ? { ok: false, error: LEGACY_LISTENER_REFUSED } : { ok: true };
 }
 
 function isNonEmpty(value: string | undefined): boolean {

@@ -5,7 +5,7 @@ const REFUSED = {
   ok: false,
   error: {
     code: 'transport_not_supported',
-    message: 'The selected transport is not supported by the documented configuration.',
+    message: 'Use documented AIPCS transport configuration; legacy listener settings are disabled.',
     issues: [],
     retryable: false,
   },
