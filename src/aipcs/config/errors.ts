@@ -56,21 +56,16 @@ export function invalidConfiguration(path: ConfigIssuePath): ConfigErrorDocument
   };
 }
 
+/** A fixed refusal without issues, frozen so that no caller can change the shared document. */
+function fixedRefusal(code: ConfigErrorCode, message: string): ConfigErrorDocument {
+  return Object.freeze({ code, message, issues: Object.freeze([]) as readonly ConfigIssue[], retryable: false }) as ConfigErrorDocument;
+}
+
 /** The preflight's refusal (ops spec §2.3), in the reference CLI's words. */
-export const LEGACY_LISTENER_REFUSED: ConfigErrorDocument = Object.freeze({
-  code: 'transport_not_supported',
-  message: 'Use documented AIPCS transport configuration; legacy listener settings are disabled.',
-  issues: Object.freeze([]) as readonly ConfigIssue[],
-  retryable: false,
-}) as ConfigErrorDocument;
+export const LEGACY_LISTENER_REFUSED = fixedRefusal('transport_not_supported', 'Use documented AIPCS transport configuration; legacy listener settings are disabled.');
 
 /** An invalid resolved transport (from AIPCS_TRANSPORT or the file), in the reference's words for that path. */
-export const TRANSPORT_NOT_SUPPORTED: ConfigErrorDocument = Object.freeze({
-  code: 'transport_not_supported',
-  message: 'The selected transport is not supported by the documented configuration.',
-  issues: Object.freeze([]) as readonly ConfigIssue[],
-  retryable: false,
-}) as ConfigErrorDocument;
+export const TRANSPORT_NOT_SUPPORTED = fixedRefusal('transport_not_supported', 'The selected transport is not supported by the documented configuration.');
 
 export const SQLITE_PLATFORM_UNSUPPORTED: ConfigErrorDocument = Object.freeze({
   code: 'unsupported_operation',
@@ -120,9 +115,4 @@ function sqliteRuntimeFailure(message: string, remediation: string): ConfigError
 }
 
 /** Anything unexpected while resolving: no issues, no detail. */
-export const CONFIGURATION_INTERNAL_ERROR: ConfigErrorDocument = Object.freeze({
-  code: 'internal_error',
-  message: 'Configuration could not be processed safely.',
-  issues: Object.freeze([]) as readonly ConfigIssue[],
-  retryable: false,
-}) as ConfigErrorDocument;
+export const CONFIGURATION_INTERNAL_ERROR = fixedRefusal('internal_error', 'Configuration could not be processed safely.');
