@@ -329,11 +329,25 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
   let document: JsonValue;
   // `-0` is a float for serde_json, so `"memory": -0` is refused like `5.0`.
   const parsed = negativeZeroAsFloat(text);
+  const parse = (source: string): JsonValue => parseJson(source, { maxBytes: 2 * MAX_CONFIG_FILE_BYTES, maxDepth: MAX_JSON_DEPTH });
   try {
-    document = parseJson(parsed, { maxBytes: 2 * MAX_CONFIG_FILE_BYTES, maxDepth: MAX_JSON_DEPTH });
+    document = parse(parsed);
   } catch (error) {
-    if (error instanceof JsonError) throw invalid(`not valid JSON${whereJsonStops(parsed, error.offset, parsed === text)} (${error.message})`);
-    throw error;
+    if (!(error instanceof JsonError)) throw error;
+    // A number beyond f64 or deep nesting where serde never reads (a site
+    // generator's own members): serde skips such values unconverted and
+    // unbounded, so the config loads; the values aigpt reads are still held
+    // to every rule.
+    const kept = error.code === 'json_syntax' ? undefined : withIgnoredValuesNulled(text);
+    let reparsed: JsonValue | undefined;
+    try {
+      reparsed = kept === undefined ? undefined : parse(negativeZeroAsFloat(kept));
+    } catch (second) {
+      if (!(second instanceof JsonError)) throw second;
+      throw invalid(`not valid JSON (${second.message})`);
+    }
+    if (reparsed === undefined) throw invalid(`not valid JSON${whereJsonStops(parsed, error.offset, parsed === text)} (${error.message})`);
+    document = reparsed;
   }
   if (!isJsonObject(document)) throw invalid('the file must hold a JSON object');
   const repeated = repeatedConfigField(text);
@@ -432,6 +446,89 @@ function repeatedConfigField(text: string): string | undefined {
     }
   }
   return undefined;
+}
+
+const JSON_SPACE = /[ \t\n\r]*/y;
+const JSON_STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
+const JSON_SCALAR = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null/y;
+
+/**
+ * The config text with every value serde never reads (a top-level member
+ * other than `bot`, a member of `bot` other than its fields) replaced by
+ * `null`, once the whole text is checked to be JSON, without converting a
+ * number or bounding nesting (the scan keeps its own stack); undefined when
+ * the text is not JSON or not an object.
+ */
+function withIgnoredValuesNulled(text: string): string | undefined {
+  interface Frame {
+    readonly object: boolean;
+    readonly place: 'top' | 'bot' | 'other';
+    key: string;
+  }
+  let pos = 0;
+  const take = (pattern: RegExp): string | undefined => {
+    pattern.lastIndex = pos;
+    const found = pattern.exec(text)?.[0];
+    if (found !== undefined) pos += found.length;
+    return found;
+  };
+  const readKey = (frame: Frame): boolean => {
+    take(JSON_SPACE);
+    const key = take(JSON_STRING);
+    if (key === undefined) return false;
+    frame.key = JSON.parse(key) as string;
+    take(JSON_SPACE);
+    return text[pos++] === ':';
+  };
+  const stack: Frame[] = [];
+  const cuts: [number, number][] = [];
+  let cut: { readonly start: number; readonly depth: number } | undefined;
+  take(JSON_SPACE);
+  if (text[pos] !== '{') return undefined;
+  for (;;) {
+    // A value starts here.
+    take(JSON_SPACE);
+    const parent = stack.at(-1);
+    const ignored = parent?.object === true && (parent.place === 'top' ? parent.key !== 'bot' : parent.place === 'bot' && !BOT_FIELDS.has(parent.key));
+    if (ignored && cut === undefined) cut = { start: pos, depth: stack.length };
+    const opening = text[pos];
+    let complete = true;
+    if (opening === '{' || opening === '[') {
+      pos++;
+      const place = parent === undefined ? 'top' : parent.place === 'top' && parent.key === 'bot' && opening === '{' ? 'bot' : 'other';
+      const frame: Frame = { object: opening === '{', place, key: '' };
+      stack.push(frame);
+      take(JSON_SPACE);
+      if (text[pos] === (frame.object ? '}' : ']')) {
+        pos++;
+        stack.pop();
+      } else {
+        if (frame.object && !readKey(frame)) return undefined;
+        complete = false;
+      }
+    } else if (take(opening === '"' ? JSON_STRING : JSON_SCALAR) === undefined) {
+      return undefined;
+    }
+    // The value is complete: close what it completes, up to the next value.
+    while (complete) {
+      if (cut !== undefined && stack.length === cut.depth) {
+        cuts.push([cut.start, pos]);
+        cut = undefined;
+      }
+      const frame = stack.at(-1);
+      take(JSON_SPACE);
+      if (frame === undefined) return pos === text.length ? cuts.reduceRight((result, [start, end]) => result.slice(0, start) + 'null' + result.slice(end), text) : undefined;
+      const next = text[pos++];
+      if (next === ',') {
+        if (frame.object && !readKey(frame)) return undefined;
+        complete = false;
+      } else if (next === (frame.object ? '}' : ']')) {
+        stack.pop();
+      } else {
+        return undefined;
+      }
+    }
+  }
 }
 
 /**

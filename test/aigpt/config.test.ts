@@ -130,6 +130,26 @@ describe('loading', () => {
     expect((await loadConfig(home.environment)).did).toBe('did:plc:a');
   });
 
+  it('loads a config whose ignored members hold numbers beyond f64 or deep nesting, as serde skips them unread (spec 2.2)', async () => {
+    const deep = `${'['.repeat(300)}${']'.repeat(300)}`;
+    await writeConfig(home, `{"site":{"big":1e400,"n":${'9'.repeat(5000)},"deep":${deep}},"bot":{"memory":3,"x":1e400,"d":${deep}},"tail":[-1.5e-400,true,null,"\\u00e9"]}`);
+    expect((await loadConfig(home.environment)).memory).toBe(3n);
+    await writeConfig(home, `{"deep":${deep},"b\\u006ft":{"did":"did:plc:a"}}`);
+    expect((await loadConfig(home.environment)).did).toBe('did:plc:a');
+    // What aigpt reads is held to every rule, and the whole text must still be JSON.
+    const refused: [string, string][] = [
+      ['{"bot":{"memory":1e400},"x":1e400}', 'not valid JSON (The JSON document holds a number out of range.)'],
+      [`{"bot":{"path":${deep}}}`, 'not valid JSON (The JSON document is nested too deeply.)'],
+      [`{"bot":{"memory":3},"x":${deep},"y":tru}`, 'not valid JSON'],
+      [`{"bot":{"memory":3},"x":${deep}`, 'not valid JSON'],
+      [`[${deep}]`, 'not valid JSON'],
+    ];
+    for (const [text, detail] of refused) {
+      await writeConfig(home, text);
+      await expect(loadConfig(home.environment)).rejects.toThrow(`invalid config ${home.configFile}: ${detail}`);
+    }
+  });
+
   it('accepts the full u64 range for memory and null/absent bot', async () => {
     await writeConfig(home, { memory: 0 });
     expect((await loadConfig(home.environment)).memory).toBe(0n);
