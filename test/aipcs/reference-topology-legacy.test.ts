@@ -261,8 +261,11 @@ describe('SQLite location policy cases of the reference (operator view)', () => 
       else writeFileSync(journal, 'journal', { mode: 0o644 });
       const started = serve(root);
       expect([kind, started.status, started.envelope.error?.code]).toEqual([kind, 2, 'internal_error']);
+      // Inspection reports the registry unavailable (exit 0); a command needing it refuses (exit 6).
       const inspected = status(root);
-      expect([kind, inspected.status, inspected.envelope.error?.code]).toEqual([kind, 6, 'storage_unavailable']);
+      expect([kind, inspected.status, (inspected.envelope.result?.['registry'] as { issue_code?: string } | undefined)?.issue_code]).toEqual([kind, 0, 'storage_unavailable']);
+      const listed = aipcs(['service', 'list', ...sqliteArgs(root)]);
+      expect([kind, listed.status, listed.envelope.error?.code]).toEqual([kind, 6, 'storage_unavailable']);
       expect(readFileSync(outside, 'utf8')).toBe('sentinel');
     }
   });
