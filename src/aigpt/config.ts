@@ -517,7 +517,7 @@ function withIgnoredValuesNulled(text: string): string | undefined {
       }
       const frame = stack.at(-1);
       take(JSON_SPACE);
-      if (frame === undefined) return pos === text.length ? cuts.reduceRight((result, [start, end]) => result.slice(0, start) + 'null' + result.slice(end), text) : undefined;
+      if (frame === undefined) return pos === text.length ? spliceNulls(text, cuts) : undefined;
       const next = text[pos++];
       if (next === ',') {
         if (frame.object && !readKey(frame)) return undefined;
@@ -529,6 +529,18 @@ function withIgnoredValuesNulled(text: string): string | undefined {
       }
     }
   }
+}
+
+/** `text` with each of the ordered, disjoint `cuts` replaced by `null`, built in one pass. */
+function spliceNulls(text: string, cuts: readonly (readonly [number, number])[]): string {
+  const parts: string[] = [];
+  let from = 0;
+  for (const [start, end] of cuts) {
+    parts.push(text.slice(from, start), 'null');
+    from = end;
+  }
+  parts.push(text.slice(from));
+  return parts.join('');
 }
 
 /**
