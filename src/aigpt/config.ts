@@ -327,6 +327,7 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
   }
   if (text.startsWith(BOM)) throw invalid('not valid JSON (the file starts with a UTF-8 byte order mark)');
   let document: JsonValue;
+  let scan: ConfigScan | undefined;
   // `-0` is a float for serde_json, so `"memory": -0` is refused like `5.0`.
   const parsed = negativeZeroAsFloat(text);
   const parse = (source: string): JsonValue => parseJson(source, { maxBytes: 2 * MAX_CONFIG_FILE_BYTES, maxDepth: MAX_JSON_DEPTH });
@@ -338,7 +339,8 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
     // generator's own members): serde skips such values unconverted and
     // unbounded, so the config loads; the values aigpt reads are still held
     // to every rule.
-    const kept = error.code === 'json_syntax' ? undefined : withIgnoredValuesNulled(text);
+    scan = error.code === 'json_syntax' ? undefined : scanConfigText(text);
+    const kept = scan === undefined ? undefined : spliceNulls(text, scan.ignored);
     let reparsed: JsonValue | undefined;
     try {
       reparsed = kept === undefined ? undefined : parse(negativeZeroAsFloat(kept));
@@ -350,7 +352,7 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
     document = reparsed;
   }
   if (!isJsonObject(document)) throw invalid('the file must hold a JSON object');
-  const repeated = repeatedConfigField(text);
+  const repeated = (scan ?? scanConfigText(text))?.repeated;
   if (repeated !== undefined) throw invalid(`${repeated} appears twice`);
   const bot = document['bot'];
   if (bot !== undefined && bot !== null && !isJsonObject(bot)) throw invalid('bot must be an object');
@@ -407,64 +409,36 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
 
 /** The members the reference deserialises into structs; serde refuses a repeated one (the others it ignores). */
 const BOT_FIELDS = new Set(['did', 'handle', 'path', 'memory']);
-const JSON_TOKEN = /\s*("(?:[^"\\]|\\.)*"|[{}[\],:]|[^\s{}[\],:"]+)/gy;
-
-/**
- * `bot`, or `bot.{field}`, when it is repeated in one object of a config
- * that parsed: serde's derived struct fails on a duplicate field, so the
- * reference would fall back to the defaults, where our parser keeps the last
- * one and would name another folder. Repeats elsewhere are ignored, as in serde.
- */
-function repeatedConfigField(text: string): string | undefined {
-  interface Frame {
-    readonly object: boolean;
-    /** '' for the top-level object, 'bot' for the bot object, undefined for any other. */
-    readonly path: string | undefined;
-    readonly keys: Set<string>;
-    key: string | undefined;
-    expectKey: boolean;
-  }
-  const stack: Frame[] = [];
-  JSON_TOKEN.lastIndex = 0;
-  for (let match = JSON_TOKEN.exec(text); match !== null; match = JSON_TOKEN.exec(text)) {
-    const token = match[1]!;
-    const top = stack[stack.length - 1];
-    if (token === '{' || token === '[') {
-      const path = top === undefined ? '' : top.path === '' && top.key === 'bot' ? 'bot' : undefined;
-      stack.push({ object: token === '{', path, keys: new Set(), key: undefined, expectKey: token === '{' });
-    } else if (token === '}' || token === ']') {
-      stack.pop();
-    } else if (token === ',') {
-      if (top?.object === true) top.expectKey = true;
-    } else if (top?.object === true && top.expectKey && token.startsWith('"')) {
-      const key = JSON.parse(token) as string;
-      top.key = key;
-      top.expectKey = false;
-      const tracked = top.path === '' ? key === 'bot' : top.path === 'bot' && BOT_FIELDS.has(key);
-      if (tracked && top.keys.has(key)) return top.path === '' ? key : `bot.${key}`;
-      top.keys.add(key);
-    }
-  }
-  return undefined;
-}
 
 const JSON_SPACE = /[ \t\n\r]*/y;
 const JSON_STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
 const JSON_SCALAR = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null/y;
 
+interface ConfigScan {
+  /**
+   * `bot`, or `bot.{field}`, first repeated in one object: serde's derived
+   * struct fails on a duplicate field, so the reference would fall back to
+   * the defaults, where our parser keeps the last one and would name another
+   * folder. Repeats elsewhere are ignored, as in serde.
+   */
+  readonly repeated: string | undefined;
+  /** The spans of the values serde never reads (a top-level member other than `bot`, a member of `bot` other than its fields). */
+  readonly ignored: readonly (readonly [number, number])[];
+}
+
 /**
- * The config text with every value serde never reads (a top-level member
- * other than `bot`, a member of `bot` other than its fields) replaced by
- * `null`, once the whole text is checked to be JSON, without converting a
- * number or bounding nesting (the scan keeps its own stack); undefined when
- * the text is not JSON or not an object.
+ * One pass over the config text that checks it is a JSON object, without
+ * converting a number or bounding nesting (the scan keeps its own stack);
+ * undefined when the text is not JSON or not an object.
  */
-function withIgnoredValuesNulled(text: string): string | undefined {
+function scanConfigText(text: string): ConfigScan | undefined {
   interface Frame {
     readonly object: boolean;
     readonly place: 'top' | 'bot' | 'other';
+    readonly keys: Set<string>;
     key: string;
   }
+  let repeated: string | undefined;
   let pos = 0;
   const take = (pattern: RegExp): string | undefined => {
     pattern.lastIndex = pos;
@@ -477,6 +451,11 @@ function withIgnoredValuesNulled(text: string): string | undefined {
     const key = take(JSON_STRING);
     if (key === undefined) return false;
     frame.key = JSON.parse(key) as string;
+    const tracked = frame.place === 'top' ? frame.key === 'bot' : frame.place === 'bot' && BOT_FIELDS.has(frame.key);
+    if (tracked) {
+      if (repeated === undefined && frame.keys.has(frame.key)) repeated = frame.place === 'top' ? 'bot' : `bot.${frame.key}`;
+      frame.keys.add(frame.key);
+    }
     take(JSON_SPACE);
     return text[pos++] === ':';
   };
@@ -496,7 +475,7 @@ function withIgnoredValuesNulled(text: string): string | undefined {
     if (opening === '{' || opening === '[') {
       pos++;
       const place = parent === undefined ? 'top' : parent.place === 'top' && parent.key === 'bot' && opening === '{' ? 'bot' : 'other';
-      const frame: Frame = { object: opening === '{', place, key: '' };
+      const frame: Frame = { object: opening === '{', place, keys: new Set(), key: '' };
       stack.push(frame);
       take(JSON_SPACE);
       if (text[pos] === (frame.object ? '}' : ']')) {
@@ -517,7 +496,7 @@ function withIgnoredValuesNulled(text: string): string | undefined {
       }
       const frame = stack.at(-1);
       take(JSON_SPACE);
-      if (frame === undefined) return pos === text.length ? spliceNulls(text, cuts) : undefined;
+      if (frame === undefined) return pos === text.length ? { repeated, ignored: cuts } : undefined;
       const next = text[pos++];
       if (next === ',') {
         if (frame.object && !readKey(frame)) return undefined;

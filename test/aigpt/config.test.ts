@@ -179,6 +179,9 @@ describe('loading', () => {
     ['{"bot":{"did":"did:plc:a"},"x":{"bot":1},"bot":{"did":"did:plc:b"}}', 'bot appears twice'],
     ['{"bot":{"did":"did:plc:a","n":{"did":1},"did":"did:plc:b"}}', 'bot.did appears twice'],
     ['{"bot":{"memory":5,"memory":7}}', 'bot.memory appears twice'],
+    // Found by the same scan that lets an ignored 1e400 load, keys compared unescaped.
+    ['{"x":1e400,"bot":{"did":"did:plc:a","d\\u0069d":"did:plc:b"}}', 'bot.did appears twice'],
+    ['{"bot":{},"x":[1e400],"b\\u006ft":null}', 'bot appears twice'],
     ['{"bot":{"path":"/p\\ud800q"}}', 'bot.path holds a lone surrogate escape'],
     ['{"bot":{"path":null,"path":"/p"}}', 'bot.path appears twice'],
     ['[]', 'the file must hold a JSON object'],
