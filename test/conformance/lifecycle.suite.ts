@@ -305,7 +305,7 @@ export function lifecycleSuite(harness: StorageHarness): void {
         expect(evolved).toMatchObject({ schema_version: 2n, recovery_state: 'clear' });
       });
 
-      it('marks the intent recovery_required when a duplicate slipped in after the admission check', async () => {
+      it('drops the intent and refuses the evolve when a duplicate slipped in after the admission check', async () => {
         const serviceId = await materialised();
         for (const key of ['a', 'b']) await app.records.create({ serviceId, entityName: 'note', record: { title: 'same' }, idempotencyKey: key });
         // No precheck: as if the duplicate was written between the check and the DDL (D7).
@@ -322,10 +322,15 @@ export function lifecycleSuite(harness: StorageHarness): void {
           canonical: fingerprintText,
         });
         const command = { serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2({ uniqueOnTitle: true })), idempotencyKey: 'e' };
-        await rejects(unchecked.evolve(command), 'recovery_required');
-        await rejects(unchecked.evolve(command), 'recovery_required');
-        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ recovery_state: 'recovery_required', schema_version: 1n, service_revision: 3n });
-        await rejects(app.records.get(serviceId, 'note', '00000000-0000-4000-8000-000000000002'), 'storage_unavailable');
+        // The failed DDL changed nothing: refused as at admission, the service left clear and writable.
+        await rejects(unchecked.evolve(command), 'unsupported_transition');
+        await rejects(unchecked.evolve(command), 'unsupported_transition');
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ recovery_state: 'clear', schema_version: 1n, service_revision: 3n });
+        const records = (await app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null }))['records'] as JsonObject[];
+        expect(records).toHaveLength(2);
+        // Once the agent mends the data, the same key evolves.
+        await app.records.delete({ serviceId, entityName: 'note', recordId: records[1]!['id'] as string, expectedRecordVersion: 1n, idempotencyKey: 'fix' });
+        expect(await unchecked.evolve(command)).toMatchObject({ schema_version: 2n, service_revision: 4n, recovery_state: 'clear' });
       });
 
       it('replays and rejects a changed request under the key', async () => {

@@ -517,12 +517,12 @@ export class LifecycleService {
       }
     } catch (error) {
       if (error instanceof StorageFailure && error.kind === 'busy') throw error;
-      // A constraint failure of the DDL (a unique index over duplicates that
-      // slipped in after the admission check) repeats on every retry, and data
-      // tools cannot fix the data while the intent is pending: terminal (D7).
-      if (error instanceof StorageFailure && (error.kind === 'incompatible' || error.kind === 'constraint')) {
-        return this.finalise(claim, () => undefined, true);
-      }
+      // A constraint failure of the DDL (a unique index over duplicates
+      // written after the admission check) rolled the whole evolution back:
+      // nothing was done, so the intent is dropped and the evolve refused as
+      // at admission, leaving the agent free to mend the data (D7).
+      if (error instanceof StorageFailure && error.kind === 'constraint') return this.abandon(claim);
+      if (error instanceof StorageFailure && error.kind === 'incompatible') return this.finalise(claim, () => undefined, true);
       throw new StorageFailure('uncertain', { cause: error });
     }
     this.deps.checkpoint?.(`${claim.kind}:applied`);
@@ -545,6 +545,23 @@ export class LifecycleService {
       },
       false,
     );
+  }
+
+  /**
+   * Drops a prepared intent whose physical step changed nothing and never
+   * will, then refuses the request as admission would have. A concurrent
+   * retry of the same key may have dropped it already, or finished it.
+   */
+  private async abandon(claim: ClaimRow): Promise<JsonObject> {
+    const completed = await this.deps.registry.write(async (tx: RegistryWriter) => {
+      const stored = await tx.getClaim(this.deps.principalId, claim.idempotencyKey);
+      if (stored?.phase === 'completed') return stored.result;
+      if (stored?.phase === 'recovery_required') throw new AipcsError('recovery_required');
+      if (stored !== undefined && stored.createdAt === claim.createdAt) await tx.deleteClaim(this.deps.principalId, claim.idempotencyKey);
+      return null;
+    });
+    if (completed === null) throw new AipcsError('unsupported_transition');
+    return this.withRecovery(completed, 'clear');
   }
 
   /** Finalises in a fresh unit with compare-and-swap; a lost race marks the intent recovery-required. */

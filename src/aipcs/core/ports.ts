@@ -75,6 +75,8 @@ export interface RegistryWriter extends RegistryReader {
   updateService(row: ServiceRow, expectedRevision: bigint): Promise<boolean>;
   insertClaim(row: ClaimRow): Promise<void>;
   updateClaim(row: ClaimRow): Promise<void>;
+  /** Removes a claim, which frees its key (a prepared claim whose operation did nothing and never will). */
+  deleteClaim(principalId: string, idempotencyKey: string): Promise<void>;
 }
 
 export interface RegistryPort {
@@ -449,8 +451,6 @@ export interface OperatorRegistryWriter extends RegistryWriter, OperatorRegistry
    * so the keys stay bound and never replay.
    */
   tombstoneClaims(principalId: string, serviceId: string, keepKey: string, now: Micros): Promise<void>;
-  /** Removes a claim, which frees its key (a prepared claim whose operation did nothing and never will). */
-  deleteClaim(principalId: string, idempotencyKey: string): Promise<void>;
 }
 
 export interface OperatorRegistryPort extends RegistryPort {
