@@ -521,6 +521,36 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         await expect(storage.stores.remove(locatorOf(serviceId), operator.application.lifecycle.layoutOf(manifest(notesManifest())))).rejects.toMatchObject({ kind: 'incompatible' });
         expect(await storage.stores.inspect(locatorOf(serviceId))).toMatchObject({ status: 'ready' });
       });
+
+      it('replays a concurrent run of the same purge that removed the store under it, and leaves a failed removal retryable', async () => {
+        const serviceId = await materialised();
+        await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const command = { serviceId, expectedServiceRevision: 4n, operationId: OP(3), authority: { kind: 'explicit_override' as const } };
+        // The removal fails as a store file vanishing mid-check does (SQLite:
+        // unavailable), optionally after another run of the command finished.
+        const racing = (before: () => Promise<unknown>): OperatorStoragePorts => ({
+          ...storage,
+          stores: new Proxy(storage.stores, {
+            get(target, property) {
+              if (property === 'remove') {
+                return async () => {
+                  await before();
+                  throw new StorageFailure('unavailable');
+                };
+              }
+              const value: unknown = Reflect.get(target, property, target);
+              return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+            },
+          }),
+        });
+        await rejects(operatorOver(racing(async () => undefined)).operations.purge(command), 'operation_uncertain');
+        expect(await storage.stores.isAbsent(locatorOf(serviceId))).toBe(false);
+        let winner: JsonObject | undefined;
+        const loser = await operatorOver(racing(async () => (winner = await operator.operations.purge(command)))).operations.purge(command);
+        expect(winner).toMatchObject({ operation: 'purge', tombstone: { service_id: serviceId, authority: 'explicit_override' } });
+        expect(loser).toEqual(winner);
+        expect(await storage.stores.isAbsent(locatorOf(serviceId))).toBe(true);
+      });
     });
   });
 }

@@ -128,6 +128,12 @@ export class OperatorClaims {
     return { principalId: this.deps.principalId, idempotencyKey: key, kind, fingerprint, serviceId, phase: 'prepared', intent, result: null, createdAt: now, updatedAt: now };
   }
 
+  /** The result of this claim if it is completed by now (a concurrent run of the same operation). */
+  async completedResult(claim: ClaimRow): Promise<JsonObject | undefined> {
+    const stored = await this.deps.storage.registry.read((tx) => tx.getClaim(this.deps.principalId, claim.idempotencyKey));
+    return stored?.phase === 'completed' && stored.fingerprint === claim.fingerprint ? ((stored.result ?? {}) as JsonObject) : undefined;
+  }
+
   /** Marks a prepared claim recovery-required in its own unit and refuses. */
   async markRecoveryRequired(claim: ClaimRow): Promise<never> {
     await this.deps.storage.registry.write(async (tx) => {
@@ -346,13 +352,17 @@ export class OperatorService {
       try {
         await this.deps.storage.stores.remove(service.storage, this.deps.lifecycle.layoutOf(manifest));
       } catch (error) {
+        // A concurrent run of this same operation may have removed the store
+        // under this one (its file vanished while being verified) and finished.
+        const finished = await this.claims.completedResult(claim).catch(() => undefined);
+        if (finished) return finished;
         // Not this locator's store, or its fence is open: nothing may be removed.
         if (error instanceof StorageFailure && error.kind === 'incompatible') return this.claims.markRecoveryRequired(claim);
-        throw error;
+        busyOrUncertain(error);
       }
       // Purge is never reported without independently observed absence; the
       // claim stays prepared so that the same command can retry.
-      if (!(await this.deps.storage.stores.isAbsent(service.storage))) throw new StorageFailure('uncertain');
+      if (!(await this.deps.storage.stores.isAbsent(service.storage).catch(busyOrUncertain))) throw new StorageFailure('uncertain');
     }
     return this.claims.finalise(claim, async (tx, fresh, now) => {
       if (!fresh || fresh.serviceRevision !== expected) return null;
