@@ -3,7 +3,7 @@
 // bytes against their ID before decoding. It never decides what is valid to store.
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm, rmdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeObject, sha256Hex } from '../core/codec.js';
 import { AipError, failure, success, type Outcome } from '../core/errors.js';
@@ -152,10 +152,22 @@ export class ObjectStore {
    */
   async write(id: Id, bytes: Uint8Array, beforeRename: () => Promise<void>): Promise<boolean> {
     const finalPath = this.pathOf(id);
-    if (await this.has(id)) {
+    // Whatever holds the object's name (a file, a link, a FIFO, a folder) is
+    // read and hashed; anything but the object is corrupt and replaced (spec 7.4).
+    const occupant = await lstat(finalPath).catch((error: unknown) => {
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
+      throw error;
+    });
+    if (occupant !== undefined) {
       const existing = await this.readBytes(id);
       if (existing.ok) return false;
       this.options.warn?.(`object ${id} was corrupt (${existing.error.code}); rewriting it`);
+      // A rename cannot replace a folder; an empty one goes, one holding files is left to the user.
+      if (occupant.isDirectory()) {
+        await rmdir(finalPath).catch((error: unknown) => {
+          throw new AipError('io', `cannot write object ${id}: ${finalPath} is a folder holding files; remove it`, { cause: error });
+        });
+      }
     }
     await mkdir(this.tmpDir, { recursive: true });
     if (!this.sweptDeadTemps) {

@@ -3,7 +3,7 @@
 // during `aip run`. Each test spawns dist/src/aip/cli/main.js in a temp folder.
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { chmod, lstat, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeBundleHeader } from '../../../src/aip/core/bundle-format.js';
@@ -136,6 +136,31 @@ describe('objects in and out', () => {
     expect(await readFile(file)).toEqual(good);
     // An intact object is left alone, silently.
     expect((await aip(['put', '--from', 'raw'], { cwd: dir, input: 'hello' })).stderr).toBe('');
+  });
+
+  it('put replaces a link, a FIFO or an empty folder under an object\'s name with a warning, and names a full folder it cannot replace', async () => {
+    const dir = await initialized();
+    const id = (await aip(['put', '--from', 'raw'], { cwd: dir, input: 'hello' })).text.trim();
+    const file = join(dir, '.aip', 'objects', id.slice(0, 2), id.slice(2));
+    const good = await readFile(file);
+    const occupants: [string, () => Promise<void>][] = [
+      ['a link to /dev/zero', () => symlink('/dev/zero', file)],
+      ['a FIFO', () => execFileAsync('mkfifo', [file]).then(() => undefined)],
+      ['an empty folder', () => mkdir(file)],
+    ];
+    for (const [name, occupy] of occupants) {
+      await rm(file, { force: true, recursive: true });
+      await occupy();
+      const put = await aip(['put', '--from', 'raw'], { cwd: dir, input: 'hello' });
+      expect([put.code, put.text, put.stderr], name).toEqual([0, `${id}\n`, `aip: warning: object ${id} was corrupt (io); rewriting it\n`]);
+      expect(await readFile(file), name).toEqual(good);
+    }
+    await rm(file, { force: true });
+    await mkdir(file);
+    await writeFile(join(file, 'kept'), 'x');
+    const refused = await aip(['put', '--from', 'raw'], { cwd: dir, input: 'hello' });
+    expect([refused.code, refused.stderr]).toEqual([6, `aip: warning: object ${id} was corrupt (io); rewriting it\naip: io: cannot write object ${id}: ${file} is a folder holding files; remove it\n`]);
+    expect(await readFile(join(file, 'kept'), 'utf8')).toBe('x');
   });
 
   it('put and import refuse an object above max_object_bytes as cbor.too_large, exit 5, storing nothing', async () => {
