@@ -11,7 +11,7 @@ import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { Termination } from '../core/objects.js';
-import { formatTime } from '../core/value-rules.js';
+import { formatTime, isAbsoluteExecutable } from '../core/value-rules.js';
 import { errorCode } from '../repository/object-store.js';
 
 export interface ExecuteOptions {
@@ -95,6 +95,9 @@ async function isExecutableFile(path: string): Promise<boolean> {
 export async function resolveExecutable(program: string, cwd: string, pathVariable: string | undefined): Promise<string | undefined> {
   if (program.includes('/') || (process.platform === 'win32' && program.includes('\\'))) {
     const candidate = resolve(cwd, program);
+    // `/`, `//` or `/..` name the root folder, which is no program and which
+    // evidence cannot hold as its executable (spec rule 2, P9): not found.
+    if (!isAbsoluteExecutable(candidate)) return undefined;
     try {
       await stat(isAbsolute(program) ? program : `${cwd}${sep}${program}`);
       return candidate;

@@ -96,6 +96,14 @@ describe('terminations', () => {
     expect((await run(repo, state, ['./ok.sh'])).data.termination).toBe('exited');
   });
 
+  it('start_error with no executable for the root folder, which evidence cannot name as one (P9)', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    for (const program of ['/', '//', '/.', '/../']) {
+      const e = await run(repo, state, [program]);
+      expect(e.data, program).toMatchObject({ termination: 'start_error', executable: '', error: `executable not found: ${program}`, result: 'unknown' });
+    }
+  });
+
   it('start_error with the resolved path when the file cannot be executed', async () => {
     const { repo, state } = await project({ 'script.sh': 'echo hi\n' });
     const e = await run(repo, state, ['./script.sh']);
