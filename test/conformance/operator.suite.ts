@@ -522,7 +522,7 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(await storage.stores.inspect(locatorOf(serviceId))).toMatchObject({ status: 'ready' });
       });
 
-      it('replays a concurrent run of the same purge that removed the store under it, and leaves a failed removal retryable', async () => {
+      it('replays or completes a concurrent run of the same purge that removed the store under it, and leaves a failed removal prepared', async () => {
         const serviceId = await materialised();
         await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
         const command = { serviceId, expectedServiceRevision: 4n, operationId: OP(3), authority: { kind: 'explicit_override' as const } };
@@ -543,13 +543,41 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
             },
           }),
         });
-        await rejects(operatorOver(racing(async () => undefined)).operations.purge(command), 'operation_uncertain');
+        // A removal that fails with the store still there: refused, the claim kept for a retry.
+        await rejects(operatorOver(racing(async () => undefined)).operations.purge(command), 'storage_unavailable');
         expect(await storage.stores.isAbsent(locatorOf(serviceId))).toBe(false);
+        await rejects(operator.operations.transition({ kind: 'restore', serviceId, expectedServiceRevision: 4n, operationId: OP(4) }), 'operation_in_progress');
+        // The other run finished: its result is replayed.
         let winner: JsonObject | undefined;
         const loser = await operatorOver(racing(async () => (winner = await operator.operations.purge(command)))).operations.purge(command);
         expect(winner).toMatchObject({ operation: 'purge', tombstone: { service_id: serviceId, authority: 'explicit_override' } });
         expect(loser).toEqual(winner);
         expect(await storage.stores.isAbsent(locatorOf(serviceId))).toBe(true);
+      });
+
+      it('completes a purge whose store another run of it removed before failing', async () => {
+        const serviceId = await materialised();
+        await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const command = { serviceId, expectedServiceRevision: 4n, operationId: OP(3), authority: { kind: 'explicit_override' as const } };
+        const layout = operator.application.lifecycle.layoutOf(manifest(notesManifest()));
+        const removedUnder: OperatorStoragePorts = {
+          ...storage,
+          stores: new Proxy(storage.stores, {
+            get(target, property) {
+              if (property === 'remove') {
+                return async () => {
+                  await target.remove(locatorOf(serviceId), layout);
+                  throw new StorageFailure('unavailable');
+                };
+              }
+              const value: unknown = Reflect.get(target, property, target);
+              return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+            },
+          }),
+        };
+        const purged = await operatorOver(removedUnder).operations.purge(command);
+        expect(purged).toMatchObject({ operation: 'purge', tombstone: { service_id: serviceId, authority: 'explicit_override' } });
+        expect(await operator.operations.purge(command)).toEqual(purged);
       });
     });
   });

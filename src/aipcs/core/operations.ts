@@ -353,12 +353,16 @@ export class OperatorService {
         await this.deps.storage.stores.remove(service.storage, this.deps.lifecycle.layoutOf(manifest));
       } catch (error) {
         // A concurrent run of this same operation may have removed the store
-        // under this one (its file vanished while being verified) and finished.
+        // under this one (its file vanished while being verified), and may
+        // have finished: its result is this one's, and a store already gone
+        // is what this run wants.
         const finished = await this.claims.completedResult(claim).catch(() => undefined);
         if (finished) return finished;
         // Not this locator's store, or its fence is open: nothing may be removed.
         if (error instanceof StorageFailure && error.kind === 'incompatible') return this.claims.markRecoveryRequired(claim);
-        busyOrUncertain(error);
+        // Otherwise (a PostgreSQL view built on the store refusing the
+        // RESTRICT drop, a busy store) the claim stays prepared for a retry.
+        if (!(await this.deps.storage.stores.isAbsent(service.storage).catch(() => false))) throw error;
       }
       // Purge is never reported without independently observed absence; the
       // claim stays prepared so that the same command can retry.

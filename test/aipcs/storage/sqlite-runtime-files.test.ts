@@ -12,6 +12,9 @@ import { StorageFailure } from '../../../src/aipcs/core/ports.js';
 import { SqliteConnection } from '../../../src/aipcs/storage/sqlite/connection.js';
 import { SqliteServiceStores } from '../../../src/aipcs/storage/sqlite/service-store.js';
 import { storageOutcome, walDatabase } from '../../support/sqlite.js';
+import { storeLayoutOf } from '../../../src/aipcs/core/layout.js';
+import { notesManifest } from '../../support/manifests.js';
+import { manifest } from '../../conformance/harness.js';
 
 describe('an open SQLite connection', () => {
   it('runs with every pragma of the storage policy set (ops 3.2.3), query_only on read-only connections only', () => {
@@ -182,6 +185,60 @@ describe('service stores under a data root swapped for a symlink', () => {
       expect(existsSync(dataRoot)).toBe(false);
     } finally {
       void stores.close();
+    }
+  });
+});
+
+describe('removing a service store', () => {
+  const layout = storeLayoutOf(manifest(notesManifest()));
+  const locator = { backend: 'sqlite', namespace: `svc_${'3'.repeat(32)}` } as const;
+
+  /** Two processes' views of one data root, with a closed store that the second has open. */
+  async function closedStoreOpenTwice(): Promise<{ dataRoot: string; first: SqliteServiceStores; second: SqliteServiceStores; path: string }> {
+    const dataRoot = mkdtempSync(join(tmpdir(), 'aipcs-remove-'));
+    const first = new SqliteServiceStores({ dataRoot, busyTimeoutMs: 1000 });
+    const second = new SqliteServiceStores({ dataRoot, busyTimeoutMs: 1000 });
+    await first.materialise(locator, layout);
+    expect(await first.changeFence(locator, await first.readFence(locator), 'closed')).toMatchObject({ state: 'closed' });
+    expect(await second.readFence(locator)).toMatchObject({ state: 'closed' });
+    return { dataRoot, first, second, path: join(dataRoot, 'service-stores', `${locator.namespace}.sqlite`) };
+  }
+
+  /** Runs `meanwhile` when the second view's connection starts its next unit. */
+  function beforeNextUnit(stores: SqliteServiceStores, meanwhile: () => Promise<void>): void {
+    const connection = stores.connection(locator) as SqliteConnection;
+    const write = connection.write.bind(connection);
+    connection.write = (async (work: Parameters<typeof write>[0]) => {
+      await meanwhile();
+      return write(work);
+    }) as typeof connection.write;
+  }
+
+  it('succeeds when another removal (a concurrent run of the same purge) unlinked the store under its open connection', async () => {
+    const { first, second } = await closedStoreOpenTwice();
+    try {
+      beforeNextUnit(second, () => first.remove(locator, layout));
+      await second.remove(locator, layout);
+      expect(await second.isAbsent(locator)).toBe(true);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it('refuses, and leaves the file, when another file was put at the path meanwhile', async () => {
+    const { first, second, path } = await closedStoreOpenTwice();
+    try {
+      beforeNextUnit(second, async () => {
+        await first.close();
+        copyFileSync(path, `${path}.copy`);
+        renameSync(`${path}.copy`, path);
+      });
+      await expect(second.remove(locator, layout)).rejects.toMatchObject({ kind: 'unavailable' });
+      expect(existsSync(path)).toBe(true);
+    } finally {
+      await first.close();
+      await second.close();
     }
   });
 });
