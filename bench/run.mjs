@@ -1,7 +1,7 @@
 // Runs every bench/*.bench.mjs in its own process, one after another, so one
 // benchmark's heap and caches do not colour the next. Each prints markdown.
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,6 +23,12 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const files = (only.length === 0 ? all : [...new Set(only.flatMap(picks))].sort()).map((name) => `${name}.bench.mjs`);
+
+// The benchmarks share test fixtures that only `npm run bench` compiles.
+if (!existsSync(join(here, '..', 'dist', 'test', 'support'))) {
+  process.stderr.write('bench: the benchmark build is missing; run `npm run bench` (or `npm run bench -- NAME...`)\n');
+  process.exit(2);
+}
 
 let failed = 0;
 for (const name of files) {
