@@ -19,4 +19,22 @@ describe('aigpt server logging', () => {
       expect(run.stderr, level).toBe('aigpt warn: dropped a malformed input line\n');
     }
   });
+
+  it('says a line it answered was answered, not dropped', async () => {
+    home = makeTempHome();
+    const input = Buffer.concat([
+      Buffer.from('{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":"'),
+      Buffer.from([0xff]),
+      Buffer.from(`"}}\n{"jsonrpc":"2.0","id":8,"method":"ping","params":{"x":${'['.repeat(5000)}${']'.repeat(5000)}}}\n`),
+    ]);
+    const run = await runAigpt(['server'], home.childEnv, { input });
+    expect(run.code).toBe(0);
+    expect(run.stdout.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { id: number; error: { code: number } })).map(({ id, error }) => [id, error.code])).toEqual([
+      [7, -32600],
+      [8, -32600],
+    ]);
+    expect(run.stderr).toBe(
+      'aigpt warn: answered an input line that is not valid UTF-8 as an invalid request\naigpt warn: answered an input line beyond the JSON bounds as an invalid request\n',
+    );
+  });
 });

@@ -139,11 +139,13 @@ export function answerBeforeExit(
       const line = unread.subarray(0, newline + 1);
       unread = unread.subarray(newline + 1);
       if (line.length - 1 <= maxLineBytes && !isUtf8(line)) {
-        warn('dropped an input line that is not valid UTF-8');
         const message = parseLineExactly(line.subarray(0, -1).toString('utf8'));
         const id = isObject(message) ? message['id'] : undefined;
         if (!gateOpen && isObject(message) && typeof message['method'] === 'string' && idKey(id) !== undefined) {
+          warn('answered an input line that is not valid UTF-8 as an invalid request');
           sink.write(invalidRequestLine(id as string | number | bigint));
+        } else {
+          warn('dropped an input line that is not valid UTF-8');
         }
         continue;
       }

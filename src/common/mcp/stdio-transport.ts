@@ -145,8 +145,8 @@ export class LosslessStdioTransport implements Transport {
     // store text the client never sent: such a line is not served (over HTTP
     // such a body is refused); a request whose id shows is answered.
     if (!isUtf8(line)) {
-      this.options.logger.warn('dropped an input line that is not valid UTF-8');
       const id = requestIdFromPrefix(text);
+      this.options.logger.warn(id === undefined ? 'dropped an input line that is not valid UTF-8' : 'answered an input line that is not valid UTF-8 as an invalid request');
       if (id !== undefined) this.answerDirectly(invalidRequestResponse(id));
       return;
     }
@@ -154,13 +154,11 @@ export class LosslessStdioTransport implements Transport {
     try {
       parsed = parseJson(text, { maxBytes: this.maxLineBytes, maxDepth: this.options.maxDepth ?? MAX_REQUEST_DEPTH, keepNonFiniteFloats: true });
     } catch (error) {
-      this.options.logger.warn('dropped a malformed input line');
       // Well-formed JSON beyond a bound (nesting, integer length) is not a
       // syntax error: a request whose id shows is answered, not left hanging.
-      if (error instanceof JsonError && error.code !== 'json_syntax') {
-        const id = requestIdFromPrefix(text);
-        if (id !== undefined) this.answerDirectly(invalidRequestResponse(id));
-      }
+      const id = error instanceof JsonError && error.code !== 'json_syntax' ? requestIdFromPrefix(text) : undefined;
+      this.options.logger.warn(id === undefined ? 'dropped a malformed input line' : 'answered an input line beyond the JSON bounds as an invalid request');
+      if (id !== undefined) this.answerDirectly(invalidRequestResponse(id));
       return;
     }
     const { sdkMessage, id, args, token, invalidArguments } = splitToolArguments(parsed, this.options.nonObjectArguments === 'absent');
