@@ -217,8 +217,8 @@ describe('removing a service store', () => {
   it('succeeds when another removal (a concurrent run of the same purge) unlinked the store under its open connection', async () => {
     const { first, second } = await closedStoreOpenTwice();
     try {
-      beforeNextUnit(second, () => first.remove(locator, layout));
-      await second.remove(locator, layout);
+      beforeNextUnit(second, () => first.remove(locator));
+      await second.remove(locator);
       expect(await second.isAbsent(locator)).toBe(true);
     } finally {
       await first.close();
@@ -234,7 +234,7 @@ describe('removing a service store', () => {
         copyFileSync(path, `${path}.copy`);
         renameSync(`${path}.copy`, path);
       });
-      await expect(second.remove(locator, layout)).rejects.toMatchObject({ kind: 'unavailable' });
+      await expect(second.remove(locator)).rejects.toMatchObject({ kind: 'unavailable' });
       expect(existsSync(path)).toBe(true);
     } finally {
       await first.close();
