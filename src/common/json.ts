@@ -476,8 +476,11 @@ const SHORT_ESCAPES: Record<number, string> = {
   0x0d: '\\r',
 };
 
+/** Two lowercase hex digits per byte value: hex4 runs once per escaped UTF-16 unit, so its cost counts. */
+const HEX_BYTE = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+
 function hex4(code: number): string {
-  return '\\u' + code.toString(16).padStart(4, '0');
+  return '\\u' + HEX_BYTE[code >> 8]! + HEX_BYTE[code & 0xff]!;
 }
 
 // Characters that need more than copying: controls, quote, backslash,
