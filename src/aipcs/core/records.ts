@@ -263,8 +263,7 @@ export function boundedPage<T>(rows: readonly T[], limit: number, document: (row
   const budget = new TextBudget(PAGE_TEXT_BUDGET);
   const documents: JsonObject[] = [];
   // Built one at a time up to the first that does not fit: a page of large
-  // records or snapshots keeps a few, and the rest were built and measured
-  // for nothing (about 40 ms each for 64 KiB of escaped astral text).
+  // records or snapshots keeps a few, and the rest were built for nothing.
   for (const row of rows.slice(0, limit)) {
     const kept = budget.prefix([document(row)], documents.length === 0);
     if (kept.length === 0) break;
