@@ -349,6 +349,7 @@ export class OperatorService {
       // The store's tables are known from the manifest only; without one nothing can be removed safely.
       const manifest = this.deps.lifecycle.manifestOf(service);
       if (!manifest) return this.claims.markRecoveryRequired(claim);
+      let removalFailure: unknown;
       try {
         await this.deps.storage.stores.remove(service.storage, this.deps.lifecycle.layoutOf(manifest));
       } catch (error) {
@@ -360,13 +361,14 @@ export class OperatorService {
         if (finished) return finished;
         // Not this locator's store, or its fence is open: nothing may be removed.
         if (error instanceof StorageFailure && error.kind === 'incompatible') return this.claims.markRecoveryRequired(claim);
-        // Otherwise (a PostgreSQL view built on the store refusing the
-        // RESTRICT drop, a busy store) the claim stays prepared for a retry.
-        if (!(await this.deps.storage.stores.isAbsent(service.storage).catch(() => false))) throw error;
+        removalFailure = error;
       }
       // Purge is never reported without independently observed absence; the
-      // claim stays prepared so that the same command can retry.
-      if (!(await this.deps.storage.stores.isAbsent(service.storage).catch(busyOrUncertain))) throw new StorageFailure('uncertain');
+      // claim stays prepared so that the same command can retry. A removal
+      // that failed with the store still there (a PostgreSQL view built on it
+      // refusing the RESTRICT drop, a busy store) keeps its own failure.
+      const absent = await this.deps.storage.stores.isAbsent(service.storage).catch((error: unknown) => (removalFailure === undefined ? busyOrUncertain(error) : false));
+      if (!absent) throw removalFailure ?? new StorageFailure('uncertain');
     }
     return this.claims.finalise(claim, async (tx, fresh, now) => {
       if (!fresh || fresh.serviceRevision !== expected) return null;

@@ -566,25 +566,21 @@ export class SqliteServiceStores implements OperatorStorePort {
     const path = this.pathOf(locator);
     const connection = exists(path) ? this.connection(locator) : undefined;
     if (connection) {
-      let removedMeanwhile = false;
       try {
         // Only this locator's own store, with its fence closed, is ever removed.
         await connection.write((db) => {
           if (!metaMatches(db, locator.namespace) || readFenceRow(db).state !== 'closed') throw new StorageFailure('incompatible');
         });
-      } catch (error) {
-        // Unlinked under this connection by another removal of the store (a
-        // concurrent run of the same purge): gone is what this one wants. A
-        // file replaced at the path is another matter and stays.
-        if (!(error instanceof StorageFailure && error.kind === 'unavailable') || exists(path)) throw error;
-        removedMeanwhile = true;
-      }
-      if (!removedMeanwhile) {
         try {
           connection.db.pragma('wal_checkpoint(TRUNCATE)');
         } catch {
           // Readers elsewhere may hold the WAL; removal does not depend on it.
         }
+      } catch (error) {
+        // Unlinked under this connection by another removal of the store (a
+        // concurrent run of the same purge): gone is what this one wants. A
+        // file replaced at the path is another matter and stays.
+        if (!(error instanceof StorageFailure && error.kind === 'unavailable') || exists(path)) throw error;
       }
       connection.close();
       if (this.connections.get(locator.namespace) === connection) this.connections.delete(locator.namespace);
