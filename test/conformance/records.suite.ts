@@ -465,6 +465,23 @@ export function recordsSuite(harness: StorageHarness): void {
         for (const position of ['0', '0\u0000', '', 'zzzz', "' OR 1=1 --", '00000000-0000-0000-0000-000000000000', 'AAAAAAAA-0000-4000-8000-000000000000']) await rejects(listAt(position), 'validation_failed');
       });
 
+      it('stops reading history past a text budget, never before two events, and says it did', async () => {
+        for (let i = 0; i < 5; i++) await create({ title: `${i}${'t'.repeat(999)}` });
+        const locator = { backend: storage.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` };
+        const read = (limit: number, textBudget?: number) => storage.data.read(locator, 'agent-a', (tx) => tx.history('note', null, null, limit, textBudget));
+        const summary = async (limit: number, textBudget?: number) => {
+          const rows = await read(limit, textBudget);
+          return { versions: rows.events.map((event) => (event.after as Record<string, unknown>)['title']), cut: rows.cut };
+        };
+        const titles = Array.from({ length: 5 }, (_, i) => `${i}${'t'.repeat(999)}`);
+        expect(await summary(10)).toEqual({ versions: titles, cut: false });
+        expect(await summary(10, 1_000_000)).toEqual({ versions: titles, cut: false });
+        // Each event holds 1000 characters of title and under 250 of the other (null) fields.
+        expect(await summary(10, 2500)).toEqual({ versions: titles.slice(0, 3), cut: true });
+        expect(await summary(10, 0)).toEqual({ versions: titles.slice(0, 2), cut: true });
+        expect(await summary(2, 0)).toEqual({ versions: titles.slice(0, 2), cut: false });
+      });
+
       it('binds a history cursor to its record id (null = the whole entity is another query)', async () => {
         const one = (await create({ title: 'one' }))['id'] as string;
         const two = (await create({ title: 'two' }))['id'] as string;

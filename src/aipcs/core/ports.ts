@@ -213,6 +213,12 @@ export interface StoredHistoryEvent extends HistoryEvent {
   readonly sequence: bigint;
 }
 
+export interface HistoryRows {
+  readonly events: StoredHistoryEvent[];
+  /** Reading stopped for the text budget: more events may follow the last. */
+  readonly cut: boolean;
+}
+
 export interface ReplayRow {
   readonly idempotencyKey: string;
   readonly kind: string;
@@ -304,7 +310,13 @@ export interface ScannedRecord extends StoredRecord {
 export interface ServiceDataReader {
   getRecord(entity: EntityLayout, id: string): Promise<StoredRecord | undefined>;
   queryRecords(entity: EntityLayout, query: RecordQuery): Promise<StoredRecord[]>;
-  history(entityName: string, recordId: string | null, afterSequence: bigint | null, limit: number): Promise<StoredHistoryEvent[]>;
+  /**
+   * Events in sequence order, at most `limit`. With `textBudget`, reading may
+   * stop early (`cut`) once the events read hold more than that many
+   * characters of stored snapshot text (never before two events): the caller
+   * cuts its page to that budget anyway.
+   */
+  history(entityName: string, recordId: string | null, afterSequence: bigint | null, limit: number, textBudget?: number): Promise<HistoryRows>;
   /** Whether two records of the entity share non-null values in all `columns` (all principals). */
   hasDuplicates(entityName: string, columns: readonly string[]): Promise<boolean>;
 

@@ -218,9 +218,9 @@ export class RecordService {
     const after = command.cursor === null ? null : decodeCursor(this.deps, 'history', command.cursor, identity);
     try {
       const rows = await this.deps.data.read(storageLocator(admission), this.deps.principalId, (tx) =>
-        tx.history(entity.name, command.recordId, after === null ? null : BigInt(after), command.limit + 1),
+        tx.history(entity.name, command.recordId, after === null ? null : BigInt(after), command.limit + 1, PAGE_TEXT_BUDGET),
       );
-      const page = boundedPage(rows, command.limit, (event) => historyEventDocument(entity, event));
+      const page = boundedPage(rows.events, command.limit, (event) => historyEventDocument(entity, event), rows.cut);
       return {
         events: page.documents,
         next_cursor: page.more && page.last ? encodeCursor(this.deps, 'history', page.last.sequence.toString(), identity) : null,
@@ -256,10 +256,11 @@ export const PAGE_TEXT_BUDGET = 3 * 1024 * 1024;
 /**
  * The first rows of a page, at most `limit` and (always at least one) as many
  * as fit PAGE_TEXT_BUDGET; `more` when rows beyond the page exist (`rows`
- * holds one more than `limit` when there are more), so a page cut short for
- * size still gets a cursor to the rest.
+ * holds one more than `limit` when there are more, or storage stopped
+ * reading for size: `cut`), so a page cut short for size still gets a cursor
+ * to the rest.
  */
-export function boundedPage<T>(rows: readonly T[], limit: number, document: (row: T) => JsonObject): { documents: JsonObject[]; last: T | undefined; more: boolean } {
+export function boundedPage<T>(rows: readonly T[], limit: number, document: (row: T) => JsonObject, cut = false): { documents: JsonObject[]; last: T | undefined; more: boolean } {
   const budget = new TextBudget(PAGE_TEXT_BUDGET);
   const documents: JsonObject[] = [];
   // Built one at a time up to the first that does not fit: a page of large
@@ -269,7 +270,7 @@ export function boundedPage<T>(rows: readonly T[], limit: number, document: (row
     if (kept.length === 0) break;
     documents.push(...kept);
   }
-  return { documents, last: rows[documents.length - 1], more: rows.length > documents.length };
+  return { documents, last: rows[documents.length - 1], more: cut || rows.length > documents.length };
 }
 
 /** Search filters (contract §6.8): declared, filterable, value valid for the field. */

@@ -37,10 +37,10 @@ import {
   type StoreLayout,
   type WriteFence,
   type StoredBranch,
-  type StoredHistoryEvent,
+  type HistoryRows,
   type StoredRecord,
 } from '../../core/ports.js';
-import { comparableTimestamp27, decodeFieldSet, encodeFieldSet, historyEventFromArrayRow, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
+import { comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { PostgresStagingTx } from './staging.js';
@@ -232,7 +232,7 @@ export class PostgresDataTx implements OperatorDataWriter {
     return ranges.map((_, i) => Number(row?.[`c${i}`] ?? 0n));
   }
 
-  async history(entityName: string, recordId: string | null, afterSequence: bigint | null, limit: number): Promise<StoredHistoryEvent[]> {
+  async history(entityName: string, recordId: string | null, afterSequence: bigint | null, limit: number, textBudget?: number): Promise<HistoryRows> {
     const params: unknown[] = [this.principalId, entityName];
     let where = `"principal_id" = $1 AND "entity_name" = $2`;
     if (recordId !== null) {
@@ -249,16 +249,7 @@ export class PostgresDataTx implements OperatorDataWriter {
          FROM ${this.s}."__aipcs_record_history" WHERE ${where} ORDER BY "event_sequence" LIMIT $${params.length}`,
       params,
     );
-    return rows.map((row) => ({
-      sequence: row['event_sequence'] as bigint,
-      entityName: row['entity_name'] as string,
-      recordId: row['record_id'] as string,
-      recordVersion: row['record_version'] as bigint,
-      kind: row['event_kind'] as HistoryEvent['kind'],
-      before: decodeFieldSet(row['before_json'] as string | null),
-      after: decodeFieldSet(row['after_json'] as string | null),
-      occurredAt: row['occurred_at'] as bigint,
-    }));
+    return historyRowsWithinBudget(rows, textBudget);
   }
 
   async hasDuplicates(entityName: string, columns: readonly string[]): Promise<boolean> {

@@ -5,7 +5,7 @@
 
 import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';
 import { formatTimestamp27 } from '../../core/time.js';
-import { StorageFailure, type ColumnLayout, type EntityLayout, type FieldSet, type FieldValue, type HistoryEvent, type StoredRecord } from '../../core/ports.js';
+import { StorageFailure, type ColumnLayout, type EntityLayout, type FieldSet, type FieldValue, type HistoryEvent, type HistoryRows, type StoredHistoryEvent, type StoredRecord } from '../../core/ports.js';
 
 /** Server-managed columns of every domain table; the rest are domain fields. */
 export const SERVER_COLUMNS: ReadonlySet<string> = new Set(['id', 'owner_id', 'created_at', 'updated_at', 'created_via', 'record_version']);
@@ -40,6 +40,34 @@ export function historyEventFromArrayRow(row: readonly unknown[]): HistoryEvent 
     after: decodeFieldSet(row[5] as string | null),
     occurredAt: row[6] as bigint,
   };
+}
+
+/**
+ * History events from rows of `event_sequence, entity_name, record_id,
+ * record_version, event_kind, before_json, after_json, occurred_at`, read in
+ * order and decoded one at a time, so that with a text budget the rows past
+ * it are neither converted nor parsed (see ServiceDataReader.history).
+ */
+export function historyRowsWithinBudget(rows: Iterable<Row>, textBudget: number | undefined): HistoryRows {
+  const events: StoredHistoryEvent[] = [];
+  let text = 0;
+  for (const row of rows) {
+    if (textBudget !== undefined && events.length >= 2 && text > textBudget) return { events, cut: true };
+    const before = row['before_json'] as string | null;
+    const after = row['after_json'] as string | null;
+    text += (before?.length ?? 0) + (after?.length ?? 0);
+    events.push({
+      sequence: row['event_sequence'] as bigint,
+      entityName: row['entity_name'] as string,
+      recordId: row['record_id'] as string,
+      recordVersion: row['record_version'] as bigint,
+      kind: row['event_kind'] as HistoryEvent['kind'],
+      before: decodeFieldSet(before),
+      after: decodeFieldSet(after),
+      occurredAt: row['occurred_at'] as bigint,
+    });
+  }
+  return { events, cut: false };
 }
 
 export function encodeFieldSet(fields: FieldSet | null): string | null {

@@ -31,11 +31,11 @@ import {
   type StoreLayout,
   type WriteFence,
   type StoredBranch,
-  type StoredHistoryEvent,
+  type HistoryRows,
   type StoredRecord,
 } from '../../core/ports.js';
 import { prepared, preparedRaw, type SqliteDatabase } from './connection.js';
-import { comparableTimestamp27, decodeFieldSet, encodeFieldSet, historyEventFromArrayRow, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
+import { comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { SqliteStagingTx } from './staging.js';
 import { assertStoreBinding, BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
 
@@ -218,7 +218,7 @@ export class SqliteDataTx implements OperatorDataWriter {
     return best;
   }
 
-  async history(entityName: string, recordId: string | null, afterSequence: bigint | null, limit: number): Promise<StoredHistoryEvent[]> {
+  async history(entityName: string, recordId: string | null, afterSequence: bigint | null, limit: number, textBudget?: number): Promise<HistoryRows> {
     const sql = `SELECT event_sequence, entity_name, record_id, record_version, event_kind, before_json, after_json, occurred_at
       FROM __aipcs_record_history WHERE principal_id = ? AND entity_name = ?${recordId === null ? '' : ' AND record_id = ?'}${afterSequence === null ? '' : ' AND event_sequence > ?'}
       ORDER BY event_sequence LIMIT ?`;
@@ -226,16 +226,8 @@ export class SqliteDataTx implements OperatorDataWriter {
     if (recordId !== null) params.push(recordId);
     if (afterSequence !== null) params.push(afterSequence);
     params.push(BigInt(limit));
-    return (prepared(this.db, sql).all(...params) as Row[]).map((row) => ({
-      sequence: row['event_sequence'] as bigint,
-      entityName: row['entity_name'] as string,
-      recordId: row['record_id'] as string,
-      recordVersion: row['record_version'] as bigint,
-      kind: row['event_kind'] as HistoryEvent['kind'],
-      before: decodeFieldSet(row['before_json'] as string | null),
-      after: decodeFieldSet(row['after_json'] as string | null),
-      occurredAt: row['occurred_at'] as bigint,
-    }));
+    // Stepped row by row: a page cut for size stops reading there.
+    return historyRowsWithinBudget(prepared(this.db, sql).iterate(...params) as Iterable<Row>, textBudget);
   }
 
   async hasDuplicates(entityName: string, columns: readonly string[]): Promise<boolean> {
