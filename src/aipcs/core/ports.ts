@@ -215,7 +215,7 @@ export interface StoredHistoryEvent extends HistoryEvent {
 
 export interface HistoryRows {
   readonly events: StoredHistoryEvent[];
-  /** Reading stopped for the text budget: more events may follow the last. */
+  /** Reading stopped for the text budget, with at least one more event left unread. */
   readonly cut: boolean;
 }
 

@@ -45,8 +45,9 @@ export function historyEventFromArrayRow(row: readonly unknown[]): HistoryEvent 
 /**
  * History events from rows of `event_sequence, entity_name, record_id,
  * record_version, event_kind, before_json, after_json, occurred_at`, read in
- * order and decoded one at a time, so that with a text budget the rows past
- * it are neither converted nor parsed (see ServiceDataReader.history).
+ * order and decoded one at a time: with a text budget, reading stops at the
+ * first row past it (which proves that more follow) and nothing after it is
+ * parsed, or on SQLite stepped (see ServiceDataReader.history).
  */
 export function historyRowsWithinBudget(rows: Iterable<Row>, textBudget: number | undefined): HistoryRows {
   const events: StoredHistoryEvent[] = [];
