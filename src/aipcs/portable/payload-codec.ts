@@ -335,7 +335,7 @@ export function decodeService(payload: JsonValue | undefined): DecodedService {
   if ((rawManifest === null) !== (schemaVersion === null)) p.fail();
   let manifest: ManifestV2 | null = null;
   if (rawManifest !== null) {
-    const checked = validateManifest(rawManifest);
+    const checked = validateManifest(rawManifest, { sizeBound: false });
     if (!checked.ok) throw new BundleInvalidError('manifest_invalid');
     manifest = checked.manifest;
     if (manifest.schema_version !== schemaVersion) p.fail();

@@ -237,6 +237,61 @@ describe('aipcs export and import', () => {
       expect((await client.call('aipcs_record_list', { service_id: serviceId, entity_name: 'e0' })).ok).toBe(true);
     });
 
+    it('moves a manifest past design\'s byte bound that still fits the artefact line: import leaves that bound to the line', async () => {
+      // Design refuses a manifest over 1,040,384 bytes; an artefact's service
+      // line may carry one up to the 1 MiB line limit (operations §5.7), and
+      // import accepts every line the format allows. Simulated as above: the
+      // registry copy of a designed manifest gains descriptions.
+      const managed = (wireNotesManifest()['entities'] as { attributes: Record<string, unknown>[] }[])[0]!.attributes.slice(0, 6);
+      const schema = {
+        manifest_version: 2,
+        schema_version: 1,
+        entities: Array.from({ length: 32 }, (_, e) => ({ name: `e${e}`, attributes: [...managed, ...Array.from({ length: 58 }, (_, a) => ({ name: `a${a}`, type: 'string' }))] })),
+        relationships: [],
+        indices: [],
+        query_patterns: [],
+        discovery_facets: [],
+        retrieval_guidance: 'g',
+      };
+      const serviceId = await seedService(client, 'large_manifest');
+      expect((await client.call('aipcs_service_design', { service_id: serviceId, schema, idempotency_key: 'large-design' })).ok).toBe(true);
+      const registry = new Database(join(dataRoot, 'registry.sqlite'));
+      let size = 0;
+      try {
+        const stored = JSON.parse((registry.prepare('SELECT manifest_json FROM aipcs_registry_service WHERE service_id = ?').get(serviceId) as { manifest_json: string }).manifest_json) as {
+          entities: { description?: string; attributes: { name: string; description?: string }[] }[];
+        };
+        let inflated = '';
+        for (let length = 500; length > 0; length--) {
+          for (const entity of stored.entities) {
+            entity.description = 'd'.repeat(1000);
+            for (const attribute of entity.attributes) if (attribute.name.startsWith('a')) attribute.description = 'x'.repeat(length);
+          }
+          inflated = JSON.stringify(stored);
+          size = Buffer.byteLength(inflated);
+          if (size < 1_046_000) break;
+        }
+        expect(size).toBeGreaterThan(1_040_384 + 2000);
+        registry.prepare('UPDATE aipcs_registry_service SET manifest_json = ? WHERE service_id = ?').run(inflated, serviceId);
+      } finally {
+        registry.close();
+      }
+      const path = join(work, 'large.jsonl');
+      const exported = await aipcsAsync(['export', serviceId, '--output', path, '--expected-revision', '2', '--operation-id', OP(50), ...args]);
+      expect(exported.status, exported.stderr).toBe(0);
+      const serviceLine = readFileSync(path, 'utf8').split('\n')[1] as string;
+      expect(Buffer.byteLength(serviceLine) + 1).toBeGreaterThan(size);
+      expect(Buffer.byteLength(serviceLine) + 1).toBeLessThanOrEqual(1024 * 1024);
+
+      const other = freshDataRoot();
+      await (await serveOn(other)).close();
+      const imported = await aipcsAsync(['import', '--input', path, '--operation-id', OP(51), '--yes', ...rootArgs(other)]);
+      expect(imported.status, imported.stderr).toBe(0);
+      const again = await aipcsAsync(['export', serviceId, '--output', join(work, 'large-again.jsonl'), '--expected-revision', '2', '--operation-id', OP(52), ...rootArgs(other)]);
+      expect(again.status, again.stderr).toBe(0);
+      expect(readFileSync(join(work, 'large-again.jsonl'), 'utf8').split('\n')[1]).toBe(serviceLine);
+    });
+
     it('exports a seeded service in any status, and refuses to replay once the revision moved', async () => {
       const seeded = await seedService(client, 'seeded_export');
       const path = join(work, 'seeded.jsonl');

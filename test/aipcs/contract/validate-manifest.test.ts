@@ -136,6 +136,11 @@ describe('valid manifests', () => {
     if (atBound.ok) expect(canonicalJsonByteLength(manifestToJson(atBound.manifest))).toBe(MANIFEST_BOUNDS.maxCanonicalBytes);
     lengths[lengths.length - 1] = (lengths[lengths.length - 1] as number) + 1;
     expect(issuesOf(build())).toEqual([['invalid_length', 'schema']]);
+    // An import leaves the bound to the artefact's 1 MiB line; every other rule still holds.
+    expect(validateManifest(build(), { sizeBound: false }).ok).toBe(true);
+    lengths[0] = 501;
+    const overLong = validateManifest(build(), { sizeBound: false });
+    expect(overLong.ok ? [] : overLong.issues.map((issue) => issue.code)).toEqual(['invalid_length']);
   });
 
   it('accepts index and relationship names of 48 characters', () => {

@@ -309,12 +309,20 @@ const refineManifest: Refiner = (value, path, sink) => {
   for (const edge of requiredEdges) {
     if (reaches(edge.target, edge.source)) sink.report('invalid_value', at('relationships', edge.index));
   }
-  // Within every part's bound a manifest can still reach megabytes: then no
-  // export could carry it and its answers would pass an MCP client's line limit.
-  if (sink.total === 0 && canonicalJsonByteLength(manifestToJson(manifestFromNormalised(value))) > MANIFEST_BOUNDS.maxCanonicalBytes) {
-    sink.report('invalid_length', at());
-  }
   return value;
+};
+
+/**
+ * Within every part's bound a manifest can still reach megabytes: then no
+ * export could carry it and its answers would pass an MCP client's line
+ * limit. Checked once every other rule holds.
+ */
+const refineManifestSize: Refiner = (value, path, sink, raw) => {
+  const refined = refineManifest(value, path, sink, raw);
+  if (sink.total === 0 && canonicalJsonByteLength(manifestToJson(manifestFromNormalised(refined))) > MANIFEST_BOUNDS.maxCanonicalBytes) {
+    sink.report('invalid_length', [...path]);
+  }
+  return refined;
 };
 
 /** The cross-field rules, keyed by the `$defs` node they refine. */
@@ -323,8 +331,11 @@ export const MANIFEST_REFINERS: ReadonlyMap<SchemaNode, Refiner> = new Map<Schem
   [ENTITY_DEFINITION_SCHEMA, refineEntity],
   [INDEX_DEFINITION_SCHEMA, refineIndex],
   [MIGRATION_HISTORY_ENTRY_SCHEMA, refineHistoryEntry],
-  [MANIFEST_V2_SCHEMA, refineManifest],
+  [MANIFEST_V2_SCHEMA, refineManifestSize],
 ]);
+
+/** The same rules without the manifest's own byte bound (see ManifestValidationOptions.sizeBound). */
+const MANIFEST_REFINERS_UNSIZED: ReadonlyMap<SchemaNode, Refiner> = new Map<SchemaNode, Refiner>([...MANIFEST_REFINERS, [MANIFEST_V2_SCHEMA, refineManifest]]);
 
 const MANIFEST_ROOT: SchemaNode = { $defs: MANIFEST_DEFS };
 
@@ -333,6 +344,13 @@ export type ManifestValidation = { readonly ok: true; readonly manifest: Manifes
 export interface ManifestValidationOptions {
   /** Where the manifest sits in the request, e.g. `['schema']`; issue paths start there. */
   readonly path?: readonly PathSegment[];
+  /**
+   * Hold the manifest to MANIFEST_BOUNDS.maxCanonicalBytes (default). An
+   * import leaves it out: the artefact's 1 MiB line already bounds the
+   * manifest it carries (operations §5.7), and refusing a line the format
+   * allows would refuse a valid artefact.
+   */
+  readonly sizeBound?: boolean;
 }
 
 /**
@@ -342,7 +360,8 @@ export interface ManifestValidationOptions {
  */
 export function validateManifest(input: JsonValue, options: ManifestValidationOptions = {}): ManifestValidation {
   const sink = new IssueSink();
-  const normalised = checkValue(MANIFEST_V2_SCHEMA, input, options.path ?? [], sink, { root: MANIFEST_ROOT, refiners: MANIFEST_REFINERS });
+  const refiners = options.sizeBound === false ? MANIFEST_REFINERS_UNSIZED : MANIFEST_REFINERS;
+  const normalised = checkValue(MANIFEST_V2_SCHEMA, input, options.path ?? [], sink, { root: MANIFEST_ROOT, refiners });
   if (sink.total > 0) return { ok: false, issues: sink.toIssues() };
   return { ok: true, manifest: manifestFromNormalised(normalised) };
 }
