@@ -20,6 +20,49 @@ const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padSta
 const TIMESTAMP27 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 /** What the registry and the store directory hold, for "nothing was written" checks. */
+/** A valid manifest of 32 entities of 58 undescribed string fields: small, and near the byte bounds once described. */
+function wideSchema() {
+  const managed = (wireNotesManifest()['entities'] as { attributes: JsonObject[] }[])[0]!.attributes.slice(0, 6);
+  return {
+    manifest_version: 2,
+    schema_version: 1,
+    entities: Array.from({ length: 32 }, (_, e) => ({ name: `e${e}`, attributes: [...managed, ...Array.from({ length: 58 }, (_, a) => ({ name: `a${a}`, type: 'string' }))] })),
+    relationships: [],
+    indices: [],
+    query_patterns: [],
+    discovery_facets: [],
+    retrieval_guidance: 'g',
+  };
+}
+
+/**
+ * Gives the registry copy of a wideSchema() service's manifest descriptions
+ * (no layout change, each within its bound): 1000 characters per entity and
+ * the longest of 500, 499, ... per domain field whose JSON size `fits`.
+ * Returns that size in bytes. Design could not accept such a manifest.
+ */
+function inflateStoredManifest(dataRoot: string, serviceId: string, fits: (bytes: number) => boolean): number {
+  const registry = new Database(join(dataRoot, 'registry.sqlite'));
+  try {
+    const stored = JSON.parse((registry.prepare('SELECT manifest_json FROM aipcs_registry_service WHERE service_id = ?').get(serviceId) as { manifest_json: string }).manifest_json) as {
+      entities: { description?: string; attributes: { name: string; description?: string }[] }[];
+    };
+    for (let length = 500; length > 0; length--) {
+      for (const entity of stored.entities) {
+        entity.description = 'd'.repeat(1000);
+        for (const attribute of entity.attributes) if (attribute.name.startsWith('a')) attribute.description = 'x'.repeat(length);
+      }
+      const inflated = JSON.stringify(stored);
+      if (!fits(Buffer.byteLength(inflated))) continue;
+      registry.prepare('UPDATE aipcs_registry_service SET manifest_json = ? WHERE service_id = ?').run(inflated, serviceId);
+      return Buffer.byteLength(inflated);
+    }
+    throw new Error('no description length fits');
+  } finally {
+    registry.close();
+  }
+}
+
 function registryFacts(dataRoot: string): unknown {
   let stores: string[] = [];
   try {
@@ -184,17 +227,7 @@ describe('aipcs export and import', () => {
       // one. Simulated: a small manifest is designed and materialised, then its
       // registry copy gains descriptions (no layout change) that take it to about
       // 1.1 MB, beyond the artefact's 1 MiB line.
-      const managed = (wireNotesManifest()['entities'] as { attributes: Record<string, unknown>[] }[])[0]!.attributes.slice(0, 6);
-      const schema = {
-        manifest_version: 2,
-        schema_version: 1,
-        entities: Array.from({ length: 32 }, (_, e) => ({ name: `e${e}`, attributes: [...managed, ...Array.from({ length: 58 }, (_, a) => ({ name: `a${a}`, type: 'string' }))] })),
-        relationships: [],
-        indices: [],
-        query_patterns: [],
-        discovery_facets: [],
-        retrieval_guidance: 'g',
-      };
+      const schema = wideSchema();
       const described = {
         ...schema,
         entities: schema.entities.map((entity) => ({
@@ -208,21 +241,7 @@ describe('aipcs export and import', () => {
       const serviceId = await seedService(client, 'huge_manifest');
       expect((await client.call('aipcs_service_design', { service_id: serviceId, schema, idempotency_key: 'huge-design' })).ok).toBe(true);
       expect((await client.call('aipcs_service_materialise', { service_id: serviceId, expected_service_revision: 2, expected_schema_version: 1, idempotency_key: 'huge-mat' })).ok).toBe(true);
-      const registry = new Database(join(dataRoot, 'registry.sqlite'));
-      try {
-        const stored = JSON.parse((registry.prepare('SELECT manifest_json FROM aipcs_registry_service WHERE service_id = ?').get(serviceId) as { manifest_json: string }).manifest_json) as {
-          entities: { description?: string; attributes: { name: string; description?: string }[] }[];
-        };
-        for (const entity of stored.entities) {
-          entity.description = 'd'.repeat(1000);
-          for (const attribute of entity.attributes) if (attribute.name.startsWith('a')) attribute.description = 'x'.repeat(500);
-        }
-        const inflated = JSON.stringify(stored);
-        expect(Buffer.byteLength(inflated)).toBeGreaterThan(1024 * 1024);
-        registry.prepare('UPDATE aipcs_registry_service SET manifest_json = ? WHERE service_id = ?').run(inflated, serviceId);
-      } finally {
-        registry.close();
-      }
+      expect(inflateStoredManifest(dataRoot, serviceId, () => true)).toBeGreaterThan(1024 * 1024);
       // The lifecycle results print the whole manifest: more than spawnSync's default buffer.
       expect((await aipcsAsync(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(40), ...args])).status).toBe(0);
       const before = registryFacts(dataRoot);
@@ -242,40 +261,11 @@ describe('aipcs export and import', () => {
       // line may carry one up to the 1 MiB line limit (operations §5.7), and
       // import accepts every line the format allows. Simulated as above: the
       // registry copy of a designed manifest gains descriptions.
-      const managed = (wireNotesManifest()['entities'] as { attributes: Record<string, unknown>[] }[])[0]!.attributes.slice(0, 6);
-      const schema = {
-        manifest_version: 2,
-        schema_version: 1,
-        entities: Array.from({ length: 32 }, (_, e) => ({ name: `e${e}`, attributes: [...managed, ...Array.from({ length: 58 }, (_, a) => ({ name: `a${a}`, type: 'string' }))] })),
-        relationships: [],
-        indices: [],
-        query_patterns: [],
-        discovery_facets: [],
-        retrieval_guidance: 'g',
-      };
+      const schema = wideSchema();
       const serviceId = await seedService(client, 'large_manifest');
       expect((await client.call('aipcs_service_design', { service_id: serviceId, schema, idempotency_key: 'large-design' })).ok).toBe(true);
-      const registry = new Database(join(dataRoot, 'registry.sqlite'));
-      let size = 0;
-      try {
-        const stored = JSON.parse((registry.prepare('SELECT manifest_json FROM aipcs_registry_service WHERE service_id = ?').get(serviceId) as { manifest_json: string }).manifest_json) as {
-          entities: { description?: string; attributes: { name: string; description?: string }[] }[];
-        };
-        let inflated = '';
-        for (let length = 500; length > 0; length--) {
-          for (const entity of stored.entities) {
-            entity.description = 'd'.repeat(1000);
-            for (const attribute of entity.attributes) if (attribute.name.startsWith('a')) attribute.description = 'x'.repeat(length);
-          }
-          inflated = JSON.stringify(stored);
-          size = Buffer.byteLength(inflated);
-          if (size < 1_046_000) break;
-        }
-        expect(size).toBeGreaterThan(1_040_384 + 2000);
-        registry.prepare('UPDATE aipcs_registry_service SET manifest_json = ? WHERE service_id = ?').run(inflated, serviceId);
-      } finally {
-        registry.close();
-      }
+      const size = inflateStoredManifest(dataRoot, serviceId, (bytes) => bytes < 1_046_000);
+      expect(size).toBeGreaterThan(1_040_384 + 2000);
       const path = join(work, 'large.jsonl');
       const exported = await aipcsAsync(['export', serviceId, '--output', path, '--expected-revision', '2', '--operation-id', OP(50), ...args]);
       expect(exported.status, exported.stderr).toBe(0);
