@@ -299,17 +299,21 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
       // One line per object, however often it is named (`aip verify HEAD <head id>`).
       const ids = refs.length === 0 ? undefined : [...new Set(await Promise.all(refs.map((r) => repo.resolve(r))))];
       const report = await repo.verify(ids);
+      // Sorted by ID, HEAD first, in both forms (D19), whatever order the IDs were given in.
+      const byId = (a: { id: string }, b: { id: string }): number => (a.id === b.id ? 0 : a.id === 'HEAD' ? -1 : b.id === 'HEAD' ? 1 : a.id < b.id ? -1 : 1);
+      const valid = [...report.valid].sort(byId);
+      const invalid = [...report.invalid].sort(byId);
       if (ctx.json) {
         await ctx.outJson(map([
-          ['valid', report.valid.map((v) => v.id)],
-          ['invalid', report.invalid.map((i) => map([['id', i.id], ['code', i.code], ['message', i.message]]))],
+          ['valid', valid.map((v) => v.id)],
+          ['invalid', invalid.map((i) => map([['id', i.id], ['code', i.code], ['message', i.message]]))],
         ]));
       } else {
         const perObject = [
-          ...report.valid.map((v) => [v.id, `ok ${v.id} ${v.type}/${v.version}`] as const),
-          ...report.invalid.map((i) => [i.id, `invalid ${i.id} ${i.code}: ${oneLine(i.message)}`] as const),
-        ].sort(([a], [b]) => (a === b ? 0 : a === 'HEAD' ? -1 : b === 'HEAD' ? 1 : a < b ? -1 : 1));
-        const lines = [...perObject.map(([, line]) => line), `${report.valid.length} verified, ${report.invalid.length} invalid`];
+          ...valid.map((v) => ({ id: v.id, line: `ok ${v.id} ${v.type}/${v.version}` })),
+          ...invalid.map((i) => ({ id: i.id, line: `invalid ${i.id} ${i.code}: ${oneLine(i.message)}` })),
+        ].sort(byId);
+        const lines = [...perObject.map(({ line }) => line), `${valid.length} verified, ${invalid.length} invalid`];
         await ctx.out(lines.join('\n'));
       }
       if (report.invalid.length > 0) ctx.exitCode = EXIT.negative;

@@ -111,6 +111,13 @@ describe('objects in and out', () => {
     expect(JSON.parse(verify.text)).toEqual({ valid: [ROOT_STATE_ID], invalid: [] });
     const twice = await aip(['verify', 'HEAD', ROOT_STATE_ID, ROOT_STATE_ID.slice(0, 8)], { cwd: dir });
     expect(twice.text).toBe(`ok ${ROOT_STATE_ID} state/1\n1 verified, 0 invalid\n`);
+    // IDs given out of order come back sorted by ID in both forms (D19).
+    const other = (await aip(['put', '--from', 'raw'], { cwd: dir, input: 'hello' })).text.trim();
+    const [low, high] = [ROOT_STATE_ID, other].sort() as [string, string];
+    const jsonOrder = await aip(['--format', 'json', 'verify', high, low], { cwd: dir });
+    expect(JSON.parse(jsonOrder.text)).toEqual({ valid: [low, high], invalid: [] });
+    const textOrder = await aip(['verify', high, low], { cwd: dir });
+    expect(textOrder.text.split('\n').slice(0, 2).map((line) => line.split(' ')[1])).toEqual([low, high]);
   });
 
   it('put and import replace a corrupt stored object and print a warning (spec 7.4 step 1)', async () => {
