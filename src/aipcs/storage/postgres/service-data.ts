@@ -244,8 +244,8 @@ export class PostgresDataTx implements OperatorDataWriter {
       where += ` AND "event_sequence" > $${params.length}`;
     }
     params.push(limit);
-    const rows = await this.session.rows<Row>(
-      `SELECT "event_sequence", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at"
+    const rows = await this.session.arrayRows(
+      `SELECT "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at", "event_sequence"
          FROM ${this.s}."__aipcs_record_history" WHERE ${where} ORDER BY "event_sequence" LIMIT $${params.length}`,
       params,
     );

@@ -43,30 +43,19 @@ export function historyEventFromArrayRow(row: readonly unknown[]): HistoryEvent 
 }
 
 /**
- * History events from rows of `event_sequence, entity_name, record_id,
- * record_version, event_kind, before_json, after_json, occurred_at`, read in
- * order and decoded one at a time: with a text budget, reading stops at the
- * first row past it (which proves that more follow) and nothing after it is
- * parsed, or on SQLite stepped (see ServiceDataReader.history).
+ * History events from array rows of the history page query's select list
+ * followed by `event_sequence`, read in order and decoded one at a time: with
+ * a text budget, reading stops at the first row past it (which proves that
+ * more follow) and nothing after it is parsed, or on SQLite stepped (see
+ * ServiceDataReader.history).
  */
-export function historyRowsWithinBudget(rows: Iterable<Row>, textBudget: number | undefined): HistoryRows {
+export function historyRowsWithinBudget(rows: Iterable<readonly unknown[]>, textBudget: number | undefined): HistoryRows {
   const events: StoredHistoryEvent[] = [];
   let text = 0;
   for (const row of rows) {
     if (textBudget !== undefined && events.length >= 2 && text > textBudget) return { events, cut: true };
-    const before = row['before_json'] as string | null;
-    const after = row['after_json'] as string | null;
-    text += (before?.length ?? 0) + (after?.length ?? 0);
-    events.push({
-      sequence: row['event_sequence'] as bigint,
-      entityName: row['entity_name'] as string,
-      recordId: row['record_id'] as string,
-      recordVersion: row['record_version'] as bigint,
-      kind: row['event_kind'] as HistoryEvent['kind'],
-      before: decodeFieldSet(before),
-      after: decodeFieldSet(after),
-      occurredAt: row['occurred_at'] as bigint,
-    });
+    text += ((row[4] as string | null)?.length ?? 0) + ((row[5] as string | null)?.length ?? 0);
+    events.push({ ...historyEventFromArrayRow(row), sequence: row[7] as bigint });
   }
   return { events, cut: false };
 }

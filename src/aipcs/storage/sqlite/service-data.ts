@@ -219,7 +219,7 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   async history(entityName: string, recordId: string | null, afterSequence: bigint | null, limit: number, textBudget?: number): Promise<HistoryRows> {
-    const sql = `SELECT event_sequence, entity_name, record_id, record_version, event_kind, before_json, after_json, occurred_at
+    const sql = `SELECT entity_name, record_id, record_version, event_kind, before_json, after_json, occurred_at, event_sequence
       FROM __aipcs_record_history WHERE principal_id = ? AND entity_name = ?${recordId === null ? '' : ' AND record_id = ?'}${afterSequence === null ? '' : ' AND event_sequence > ?'}
       ORDER BY event_sequence LIMIT ?`;
     const params: unknown[] = [this.principalId, entityName];
@@ -227,7 +227,7 @@ export class SqliteDataTx implements OperatorDataWriter {
     if (afterSequence !== null) params.push(afterSequence);
     params.push(BigInt(limit));
     // Stepped row by row: a page cut for size stops reading there.
-    return historyRowsWithinBudget(prepared(this.db, sql).iterate(...params) as Iterable<Row>, textBudget);
+    return historyRowsWithinBudget(preparedRaw(this.db, sql).iterate(...params) as Iterable<unknown[]>, textBudget);
   }
 
   async hasDuplicates(entityName: string, columns: readonly string[]): Promise<boolean> {
