@@ -64,6 +64,11 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
+/** `.aip` exists but is no folder: aip follows no link there (D49, D64), and init refuses it too. */
+function notAFolderMessage(aipDir: string): string {
+  return `${aipDir} is not a folder (a symbolic link or a file); aip opens only a real .aip folder and does not look further up`;
+}
+
 /** Prefix of the private folders `aip init` builds a repository in, beside `.aip`. */
 const INIT_PREFIX = '.aip-init-';
 
@@ -176,6 +181,7 @@ export class Repository {
     if (!(await isDirectory(join(abs, '.aip')))) {
       // `--repo FILE`: aip init cannot make a repository there, so no hint to.
       const notFolder = await stat(abs).then((found) => !found.isDirectory(), () => false);
+      if (!notFolder && (await exists(join(abs, '.aip')))) throw new AipError('repo.not_found', notAFolderMessage(join(abs, '.aip')));
       throw new AipError('repo.not_found', notFolder ? `no .aip repository in ${abs}: it is not a folder` : `no .aip repository in ${abs} (to make one: aip init ${abs})`);
     }
     let text: string;
@@ -193,7 +199,10 @@ export class Repository {
   static async find(start: string, options: RepositoryOptions = {}): Promise<Repository> {
     let dir = resolve(start);
     for (;;) {
-      if (await isDirectory(join(dir, '.aip'))) return Repository.open(dir, options);
+      const aipDir = join(dir, '.aip');
+      if (await isDirectory(aipDir)) return Repository.open(dir, options);
+      // Something else named `.aip` (a link, a file) stops the search: walking past it would act on a parent repository (D64).
+      if (await exists(aipDir)) throw new AipError('repo.not_found', notAFolderMessage(aipDir));
       const parent = dirname(dir);
       if (parent === dir) throw new AipError('repo.not_found', `no .aip repository in ${resolve(start)} or any parent folder (to make one here: aip init)`);
       dir = parent;

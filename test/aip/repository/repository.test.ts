@@ -1,7 +1,7 @@
 // The `.aip` repository on a real temp folder (spec 7): layout, verified
 // write-once storage, reads checked against IDs, reverse queries from a
 // deletable index, HEAD compare-and-swap, the lock, and ID resolution.
-import { chmod, readFile, readdir, rm, stat, writeFile, mkdir } from 'node:fs/promises';
+import { chmod, readFile, readdir, rm, stat, symlink, writeFile, mkdir } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { hostname } from 'node:os';
 import { promisify } from 'node:util';
@@ -66,6 +66,21 @@ describe('init', () => {
     const file = join(dir, 'file');
     await writeFile(file, 'x');
     await expect(Repository.open(file)).rejects.toMatchObject({ code: 'repo.not_found', message: `no .aip repository in ${file}: it is not a folder` });
+  });
+
+  it('stops at a .aip that is a link or a file instead of opening a parent repository (D64)', async () => {
+    const parent = await Repository.init(await tempDir());
+    const child = join(parent.root, 'child');
+    const other = await Repository.init(await tempDir());
+    await mkdir(join(child, 'deeper'), { recursive: true });
+    const refused = { code: 'repo.not_found', message: `${join(child, '.aip')} is not a folder (a symbolic link or a file); aip opens only a real .aip folder and does not look further up` };
+    for (const make of [() => symlink(other.aipDir, join(child, '.aip')), () => symlink(join(child, 'gone'), join(child, '.aip')), () => writeFile(join(child, '.aip'), 'x')]) {
+      await make();
+      await expect(Repository.find(join(child, 'deeper'))).rejects.toMatchObject(refused);
+      await expect(Repository.open(child)).rejects.toMatchObject(refused);
+      await rm(join(child, '.aip'));
+    }
+    expect((await Repository.find(join(child, 'deeper'))).root).toBe(parent.root);
   });
 });
 
