@@ -3,7 +3,7 @@
 // invariant, 5.7), ID resolution, reverse queries answered from the index but
 // confirmed against the objects, the index kept present, and full verification.
 import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { decodeWithId, encodeObject, makeArtifact, type Encoded } from '../core/codec.js';
@@ -45,13 +45,18 @@ export interface VerifyReport {
   readonly invalid: { id: Id | 'HEAD'; code: string; message: string }[];
 }
 
-async function isDirectory(path: string): Promise<boolean> {
+/** What `path` names, links not followed; undefined when nothing does (ENOENT, or ENOTDIR under a file). */
+async function entryAt(path: string): Promise<Stats | undefined> {
   try {
-    return (await lstat(path)).isDirectory();
+    return await lstat(path);
   } catch (error) {
-    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return false;
+    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
     throw error;
   }
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return (await entryAt(path))?.isDirectory() ?? false;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -178,10 +183,11 @@ export class Repository {
   /** Opens the repository whose project root is exactly `root`. */
   static async open(root: string, options: RepositoryOptions = {}): Promise<Repository> {
     const abs = resolve(root);
-    if (!(await isDirectory(join(abs, '.aip')))) {
+    const aipEntry = await entryAt(join(abs, '.aip'));
+    if (!aipEntry?.isDirectory()) {
+      if (aipEntry !== undefined) throw new AipError('repo.not_found', notAFolderMessage(join(abs, '.aip')));
       // `--repo FILE`: aip init cannot make a repository there, so no hint to.
       const notFolder = await stat(abs).then((found) => !found.isDirectory(), () => false);
-      if (!notFolder && (await exists(join(abs, '.aip')))) throw new AipError('repo.not_found', notAFolderMessage(join(abs, '.aip')));
       throw new AipError('repo.not_found', notFolder ? `no .aip repository in ${abs}: it is not a folder` : `no .aip repository in ${abs} (to make one: aip init ${abs})`);
     }
     let text: string;
@@ -200,9 +206,10 @@ export class Repository {
     let dir = resolve(start);
     for (;;) {
       const aipDir = join(dir, '.aip');
-      if (await isDirectory(aipDir)) return Repository.open(dir, options);
+      const aipEntry = await entryAt(aipDir);
+      if (aipEntry?.isDirectory()) return Repository.open(dir, options);
       // Something else named `.aip` (a link, a file) stops the search: walking past it would act on a parent repository (D64).
-      if (await exists(aipDir)) throw new AipError('repo.not_found', notAFolderMessage(aipDir));
+      if (aipEntry !== undefined) throw new AipError('repo.not_found', notAFolderMessage(aipDir));
       const parent = dirname(dir);
       if (parent === dir) throw new AipError('repo.not_found', `no .aip repository in ${resolve(start)} or any parent folder (to make one here: aip init)`);
       dir = parent;
