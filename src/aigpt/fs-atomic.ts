@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
+import { linkIfAbsent } from '../common/exclusive-link.js';
 import { folderSyncUnsupported } from '../common/folder-sync.js';
 import { errnoCode } from './errors.js';
 
@@ -137,8 +138,6 @@ function throwFirstFailure(outcomes: readonly PromiseSettledResult<unknown>[]): 
   if (index >= 0) throw new BatchFileError(index, (outcomes[index] as PromiseRejectedResult).reason);
 }
 
-const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
-
 export type PublishOutcome = 'created' | 'exists';
 
 /**
@@ -156,12 +155,9 @@ export async function writeNewFileAtomic(
   const target = join(dir, name);
   await writeExclusiveSynced(tmp, content, fault, `write:${name}`);
   try {
-    try {
-      await fs.link(tmp, target);
-    } catch (error) {
-      const code = errnoCode(error);
-      if (code === 'EEXIST') return 'exists';
-      if (code === undefined || !LINK_UNSUPPORTED.has(code)) throw error;
+    const linked = await linkIfAbsent(tmp, target);
+    if (linked === 'exists') return 'exists';
+    if (linked === 'unsupported') {
       if (await exists(target)) return 'exists';
       await fs.rename(tmp, target);
     }

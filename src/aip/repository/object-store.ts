@@ -1,5 +1,5 @@
 // The write-once object store under `.aip/objects` (spec 7.4): atomic writes
-// (temp file, fsync, rename, directory fsync) and reads that always check the
+// (temp file, fsync, link or rename, directory fsync) and reads that always check the
 // bytes against their ID before decoding. It never decides what is valid to store.
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -10,6 +10,7 @@ import { AipError, failure, success, type Outcome } from '../core/errors.js';
 import type { Id } from '../core/objects.js';
 import type { LoadResult } from '../core/verify-graph.js';
 import { isId } from '../core/value-rules.js';
+import { linkIfAbsent } from '../../common/exclusive-link.js';
 import { folderSyncUnsupported } from '../../common/folder-sync.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { processExists } from '../../common/process.js';
@@ -180,13 +181,20 @@ export class ObjectStore {
     // A signal (Ctrl-C during an import) removes it; only a kill -9 leaves it to the sweep above.
     const releaseOnInterrupt = removeOnInterrupt(tmpPath);
     try {
-      return await this.writeTemp(id, bytes, tmpPath, finalPath, beforeRename);
+      return await this.writeTemp(id, bytes, tmpPath, finalPath, beforeRename, occupant !== undefined);
     } finally {
       releaseOnInterrupt();
     }
   }
 
-  private async writeTemp(id: Id, bytes: Uint8Array, tmpPath: string, finalPath: string, beforeRename: () => Promise<void>): Promise<boolean> {
+  private async writeTemp(
+    id: Id,
+    bytes: Uint8Array,
+    tmpPath: string,
+    finalPath: string,
+    beforeRename: () => Promise<void>,
+    replacing: boolean,
+  ): Promise<boolean> {
     const handle = await open(tmpPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o444).catch((error: unknown) => {
       throw objectNotWritten(id, error);
     });
@@ -210,12 +218,38 @@ export class ObjectStore {
       if (created !== undefined) await fsyncDirectory(this.objectsDir);
       // aip makes the fan-out folders itself: one that is a link would put the object outside the repository.
       else if (!(await isRealFolder(dir))) throw new AipError('io', `${dir} is not a folder (a symbolic link?); move what it holds into a folder of that name`);
-      await rename(tmpPath, finalPath);
+      const stored = await this.publish(id, tmpPath, finalPath, replacing);
       await fsyncDirectory(dir);
+      return stored;
     } catch (error) {
       await rm(tmpPath, { force: true });
       throw error;
     }
+  }
+
+  /**
+   * Puts the synced temp file under the object's name. A name that was free
+   * when looked at is taken by link, so of two writers storing one object at
+   * once (two imports of one bundle) only one says it stored it; a corrupt
+   * occupant is replaced by rename.
+   */
+  private async publish(id: Id, tmpPath: string, finalPath: string, replacing: boolean): Promise<boolean> {
+    if (!replacing) {
+      const linked = await linkIfAbsent(tmpPath, finalPath);
+      if (linked === 'linked') {
+        await rm(tmpPath, { force: true });
+        return true;
+      }
+      if (linked === 'exists') {
+        const existing = await this.readBytes(id);
+        if (existing.ok) {
+          await rm(tmpPath, { force: true });
+          return false;
+        }
+        this.options.warn?.(`object ${id} was corrupt (${existing.error.code}); rewriting it`);
+      }
+    }
+    await rename(tmpPath, finalPath);
     return true;
   }
 

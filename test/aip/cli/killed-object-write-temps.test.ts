@@ -1,4 +1,4 @@
-// An object write killed with kill -9 between its temp file and the rename
+// An object write killed with kill -9 between its temp file and its link
 // (spec 7.4 steps 2-4) leaves the temp file in .aip/tmp; it can be as large
 // as an object and nothing else would ever remove it. The next aip that
 // writes an object removes the temp files of writers that are gone (their
@@ -19,7 +19,7 @@ describe('temp files of killed object writers', () => {
     const dir = await tempDir();
     expect((await aip(['init'], { cwd: dir })).code).toBe(0);
     const tmp = join(dir, '.aip', 'tmp');
-    const killed = await aip(['put', '--from', 'raw', '-'], { cwd: dir, input: 'killed before its rename', nodeArgs: ['--import', CRASH_AT], env: { AIP_TEST_CRASH_AT: 'rename:1' } });
+    const killed = await aip(['put', '--from', 'raw', '-'], { cwd: dir, input: 'killed before its link', nodeArgs: ['--import', CRASH_AT], env: { AIP_TEST_CRASH_AT: 'link:1' } });
     expect(killed.signal).toBe('SIGKILL');
     const left = await readdir(tmp);
     expect(left).toHaveLength(1);

@@ -29,7 +29,7 @@ async function exists(path: string): Promise<boolean> {
 describe('aip init interrupted', () => {
   // Four processes per crash point, a few dozen points: about a minute on a loaded 2-core machine.
   it('leaves no .aip or a working one, and init again always ends with a working repository', { timeout: 240_000 }, async () => {
-    for (const operation of ['mkdir', 'rename', 'open']) {
+    for (const operation of ['mkdir', 'link', 'rename', 'open']) {
       for (let nth = 1; ; nth++) {
         const dir = await tempDir();
         const crashed = await aipCrashingAt(operation, nth, ['init'], dir);

@@ -38,8 +38,8 @@ describe('aip commands interrupted by a signal', () => {
 
     const target = await tempDir();
     expect((await aip(['init'], { cwd: target })).code).toBe(0);
-    // The 3rd object's rename: its temp file is complete and waiting.
-    const imported = await aip(['import', bundle], { cwd: target, ...signalAt('rename:3', 'SIGINT') });
+    // The 3rd object's link under its name: its temp file is complete and waiting.
+    const imported = await aip(['import', bundle], { cwd: target, ...signalAt('link:3', 'SIGINT') });
     expect(imported.signal).toBe('SIGINT');
     expect(await readdir(join(target, '.aip', 'tmp'))).toEqual([]);
     const verified = await aip(['verify'], { cwd: target });

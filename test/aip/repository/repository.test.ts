@@ -177,6 +177,33 @@ describe('object store', () => {
     expect((await repo.load(ID.V2)).kind).toBe('found');
   });
 
+  it('says stored for only one of two writers of one object at once', async () => {
+    const repo = await repoWith([]);
+    const bytes = hexToBytes(VECTORS.positive.find((v) => v.id === ID.V2)?.hex ?? '');
+    let second: boolean | undefined;
+    // The first writer has found the name free and synced its temp file when the second stores the object.
+    const first = await repo.store.write(ID.V2, bytes, async () => {
+      second = await repo.store.write(ID.V2, bytes, () => Promise.resolve());
+    });
+    expect([first, second]).toEqual([false, true]);
+    expect((await repo.load(ID.V2)).kind).toBe('found');
+    expect(await readdir(join(repo.aipDir, 'tmp'))).toEqual([]);
+  });
+
+  it('replaces a corrupt file that appears under the name while the object is written', async () => {
+    const warnings: string[] = [];
+    const repo = await repoWith([], { warn: (m) => warnings.push(m) });
+    const bytes = hexToBytes(VECTORS.positive.find((v) => v.id === ID.V2)?.hex ?? '');
+    const stored = await repo.store.write(ID.V2, bytes, async () => {
+      await mkdir(join(repo.aipDir, 'objects', ID.V2.slice(0, 2)), { recursive: true });
+      await writeFile(repo.store.pathOf(ID.V2), 'garbage');
+    });
+    expect(stored).toBe(true);
+    expect(warnings.join()).toContain(ID.V2);
+    expect((await repo.load(ID.V2)).kind).toBe('found');
+    expect(await readdir(join(repo.aipDir, 'tmp'))).toEqual([]);
+  });
+
   it('reports a folder under an object name for that object instead of stopping verify', async () => {
     const repo = await repoWith(['V2']);
     const id = 'ab'.repeat(32);
