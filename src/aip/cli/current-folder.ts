@@ -11,7 +11,7 @@
 // are now `io` errors (exit 6); see decisions-aip D36.
 import { statSync } from 'node:fs';
 import { AipError } from '../core/errors.js';
-import { errorCode } from '../repository/object-store.js';
+import { errorCode } from '../../common/errors.js';
 
 /** Whether `path` names the folder the process is in (same device and inode as `.`). */
 function namesCurrentFolder(path: string): boolean {

@@ -10,7 +10,8 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { AipError } from '../core/errors.js';
 import { holdSignals, removeOnInterrupt } from '../../common/interrupt-cleanup.js';
-import { errorCode, fsyncDirectory } from '../repository/object-store.js';
+import { fsyncDirectory } from '../repository/object-store.js';
+import { errorCode } from '../../common/errors.js';
 
 async function statOrUndefined(read: (path: string) => Promise<Stats>, path: string): Promise<Stats | undefined> {
   try {

@@ -17,12 +17,12 @@ import { formatTime, isNonemptyText, PATH_PROBLEM_TEXT, pathProblem, sortedIds }
 import { exportBundle, importBundle } from '../repository/bundle.js';
 import { ARTIFACT_ENVELOPE_ROOM } from '../repository/config.js';
 import { Repository } from '../repository/repository.js';
-import { errorCode } from '../repository/object-store.js';
 import { checkout } from '../repository/tree.js';
 import { commitSnapshot, deriveState, recordOperation, SnapshotHeadMoved, workingTreeChanges } from '../repository/workflows.js';
 import { platformName, runEvidence } from '../runner/evaluate.js';
 import { writeOutputFile } from './output-file.js';
 import { EXIT, exitCodeFor, namingSource, parseDuration, parseSize, parseTime, readInput, toAipError, usage, write, type CliIo } from './support.js';
+import { errorCode } from '../../common/errors.js';
 
 interface GlobalOptions {
   readonly repo?: string;

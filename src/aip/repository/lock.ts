@@ -13,7 +13,7 @@ import { AipError } from '../core/errors.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { lockHolderAlive, processStartMark } from '../../common/process.js';
 import { readRegularText, readSmallTextNow, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
-import { errorCode } from './object-store.js';
+import { errorCode } from '../../common/errors.js';
 
 export interface LockOptions {
   /** How long to wait for another holder (default 10 s). */

@@ -10,6 +10,7 @@ import { AipError, failure, success, type Outcome } from '../core/errors.js';
 import type { Id } from '../core/objects.js';
 import type { LoadResult } from '../core/verify-graph.js';
 import { isId } from '../core/value-rules.js';
+import { errorCode } from '../../common/errors.js';
 import { linkIfAbsent } from '../../common/exclusive-link.js';
 import { folderSyncUnsupported } from '../../common/folder-sync.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
@@ -19,10 +20,6 @@ export interface ObjectStoreOptions {
   readonly maxObjectBytes: number;
   /** Non-fatal notices (a corrupt file replaced); the CLI sends them to stderr. */
   readonly warn?: (message: string) => void;
-}
-
-export function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
 }
 
 /**

@@ -19,8 +19,9 @@ import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { processExists } from '../../common/process.js';
 import { FileTooLargeError, NotRegularFileError, readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { withLock } from './lock.js';
-import { ObjectStore, errorCode, fsyncDirectory } from './object-store.js';
+import { ObjectStore, fsyncDirectory } from './object-store.js';
 import { IndexLineTable, ReverseIndex, type IndexLine, type RebuildResult, type TargetedIndexLine } from './reverse-index.js';
+import { errorCode } from '../../common/errors.js';
 
 export interface RepositoryOptions {
   readonly warn?: (message: string) => void;

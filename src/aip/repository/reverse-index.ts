@@ -11,7 +11,8 @@ import type { AipObject, Id, ObjectType } from '../core/objects.js';
 import { indexEntriesOf } from '../core/references.js';
 import { isId } from '../core/value-rules.js';
 import { readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
-import { errorCode, fsyncDirectory, isRealFolder, type ObjectStore } from './object-store.js';
+import { fsyncDirectory, isRealFolder, type ObjectStore } from './object-store.js';
+import { errorCode } from '../../common/errors.js';
 
 /**
  * One target's refs file: a line per referencing field, so about 800 000

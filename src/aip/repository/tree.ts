@@ -11,8 +11,9 @@ import { NO_IGNORE_RULES, isIgnored, parseIgnoreRules, type IgnoreRules } from '
 import type { FileEntry, FileMap, Id } from '../core/objects.js';
 import { compareUtf8 } from '../core/cbor-profile.js';
 import { PATH_PROBLEM_TEXT, pathProblem } from '../core/value-rules.js';
-import { errorCode, readUpTo } from './object-store.js';
+import { readUpTo } from './object-store.js';
 import { FileTooLargeError, readToEndBounded } from '../../common/regular-file.js';
+import { errorCode } from '../../common/errors.js';
 
 export interface SnapshotOptions {
   readonly rules: IgnoreRules;

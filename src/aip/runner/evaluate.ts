@@ -14,10 +14,10 @@ import { AipError } from '../core/errors.js';
 import type { EvidenceV2, EvidenceV2Data, FileMap, Id, StateV1, Workspace } from '../core/objects.js';
 import { expectedResult } from '../core/schemas.js';
 import type { Repository } from '../repository/repository.js';
-import { errorCode } from '../repository/object-store.js';
 import { materialize, snapshotTree } from '../repository/tree.js';
 import { isIgnored, type IgnoreRules } from '../core/ignore-rules.js';
 import { execute, type ExecuteResult } from './execute.js';
+import { errorCode } from '../../common/errors.js';
 
 export interface RunRequest {
   readonly stateId: Id;

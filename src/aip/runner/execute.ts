@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { Termination } from '../core/objects.js';
 import { formatTime, isAbsoluteExecutable } from '../core/value-rules.js';
-import { errorCode } from '../repository/object-store.js';
+import { errorCode } from '../../common/errors.js';
 
 export interface ExecuteOptions {
   readonly argv: readonly string[];
