@@ -143,12 +143,12 @@ export class ObjectStore {
   }
 
   /**
-   * Writes verified bytes under their ID. `beforeRename` runs after the temp
+   * Writes verified bytes under their ID. `beforePublish` runs after the temp
    * file is durable and before the object appears (the reverse index appends
    * its lines there, so it never misses a stored object). Returns false when
    * an identical object was already stored.
    */
-  async write(id: Id, bytes: Uint8Array, beforeRename: () => Promise<void>): Promise<boolean> {
+  async write(id: Id, bytes: Uint8Array, beforePublish: () => Promise<void>): Promise<boolean> {
     const finalPath = this.pathOf(id);
     // Whatever holds the object's name (a file, a link, a FIFO, a folder) is
     // read and hashed; anything but the object is corrupt and replaced (spec 7.4).
@@ -178,7 +178,7 @@ export class ObjectStore {
     // A signal (Ctrl-C during an import) removes it; only a kill -9 leaves it to the sweep above.
     const releaseOnInterrupt = removeOnInterrupt(tmpPath);
     try {
-      return await this.writeTemp(id, bytes, tmpPath, finalPath, beforeRename, occupant !== undefined);
+      return await this.writeTemp(id, bytes, tmpPath, finalPath, beforePublish, occupant !== undefined);
     } finally {
       releaseOnInterrupt();
     }
@@ -189,7 +189,7 @@ export class ObjectStore {
     bytes: Uint8Array,
     tmpPath: string,
     finalPath: string,
-    beforeRename: () => Promise<void>,
+    beforePublish: () => Promise<void>,
     replacing: boolean,
   ): Promise<boolean> {
     const handle = await open(tmpPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o444).catch((error: unknown) => {
@@ -209,7 +209,7 @@ export class ObjectStore {
     }
     await handle.close();
     try {
-      await beforeRename();
+      await beforePublish();
       const dir = join(this.objectsDir, id.slice(0, 2));
       const created = await mkdir(dir, { recursive: true });
       if (created !== undefined) await fsyncDirectory(this.objectsDir);

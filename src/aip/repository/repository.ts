@@ -326,7 +326,7 @@ export class Repository {
     const generation = indexEntriesOf(object).length > 0 ? await this.ensureIndex() : undefined;
     const written = await this.store.write(id, bytes, () => this.index.record(id, object));
     if (written && generation !== undefined && (await this.index.generation()) !== generation) {
-      // A rebuild ran between the append and the rename, so the lines may
+      // A rebuild ran between the append and the publish, so the lines may
       // have gone with the old index. Under the lock no rebuild is running:
       // append again (queries remove duplicates) or, with no index, build one,
       // which now includes this object.
@@ -381,7 +381,7 @@ export class Repository {
    * field. Index lines are only hints (spec 1, 7.5): each is confirmed
    * against its source object, which must be stored, readable, of the claimed
    * type and version, and hold `target` in the claimed field. A line whose
-   * source was never stored (a crash between append and rename) is dropped
+   * source was never stored (a crash between append and publish) is dropped
    * silently; any other line that does not hold is dropped with a warning.
    */
   async reverse(target: Id, filter: { type?: ObjectType; field?: string } = {}): Promise<ReverseRef[]> {
