@@ -5,6 +5,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import { promises as fs, constants as fsConstants } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import { join, sep } from 'node:path';
 import { isJsonObject, type JsonValue, parseJson } from '../common/json.js';
 import { Mutex } from '../common/mutex.js';
@@ -34,6 +35,9 @@ const STAGED_SUFFIX = '.json.tmp-compress';
 const CORE_FILE = `${CORE_RKEY}.json`;
 /** Leftovers of interrupted writes (`.*.tmp-*`, which includes `.*.tmp-compress`). */
 const TEMP_NAME = /^\..*\.tmp-/;
+/** Reads of the memory set that met a concurrent compress, and the first pause between them (then 4x each time). */
+const READ_ATTEMPTS = 4;
+const READ_RETRY_PAUSE_MS = 5;
 
 /**
  * A temp file recovery may delete. A name ending in `.json` (`.a.tmp-1.json`)
@@ -463,7 +467,23 @@ export class MemoryStore {
    * older ones are skipped unread and counted in `notRead`.
    */
   async readMemories(options: { readonly maxBytes?: number } = {}): Promise<MemoryReadResult> {
+    // A file listed but gone when read was removed meanwhile: only compress
+    // removes records, so the listing caught the old set being replaced
+    // (spec 7.4 step 5) and this read holds part of it. Read again, a few
+    // times, so that a reader racing a compress gets a whole set instead of
+    // a silent fraction of the old one (an agent compressing from that would
+    // drop the rest). A compress of thousands of files can outlast the retries;
+    // the last read is then answered as it is.
+    for (let attempt = 1; ; attempt++) {
+      const { result, gone } = await this.readMemoriesOnce(options);
+      if (gone === 0 || attempt === READ_ATTEMPTS) return result;
+      await delay(READ_RETRY_PAUSE_MS * 4 ** (attempt - 1));
+    }
+  }
+
+  private async readMemoriesOnce(options: { readonly maxBytes?: number }): Promise<{ result: MemoryReadResult; gone: number }> {
     const listing = await this.listFolder(MAX_RECORDS_READ);
+    this.fault('read:listed');
     const read = (entry: RecordEntry): Promise<RecordFileOutcome> => readRecordFile(this.entryPath(entry), join(this.tree.memoryDir, entry.name));
     const overflow = listing.selected - listing.entries.length;
     let toRead = listing.entries;
@@ -515,7 +535,7 @@ export class MemoryStore {
       if ('record' in item) records.push(item.record);
       else skipped.push(item.skipped);
     });
-    return { records, skipped, selected: listing.selected - gone, notRead: overflow + overBudget, compressPending: listing.journal };
+    return { result: { records, skipped, selected: listing.selected - gone, notRead: overflow + overBudget, compressPending: listing.journal }, gone };
   }
 
   /**

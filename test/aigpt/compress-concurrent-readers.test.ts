@@ -4,8 +4,10 @@
 // gone, not "unreadable". It was reported as an unreadable file (ENOENT)
 // in read_memory, the status line and the instructions, telling the agent
 // its memory was damaged. A dangling link named *.json is still reported.
+// A read whose listing caught the old set being replaced reads again, so that
+// it answers a whole set, not the part of the old one that was left.
 
-import { promises as fs } from 'node:fs';
+import { promises as fs, readdirSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore, type ScanItem } from '../../src/aigpt/memory-store.js';
@@ -75,6 +77,67 @@ describe('readers racing a compress', () => {
     const status = await runAigpt([], home.childEnv);
     expect(status.stdout).toContain('records: 2/1000');
     expect(status.stdout).toContain('warning: 1 unreadable memory file(s)');
+  });
+
+  /** A store over the test's tree; `fault` sees every fault point of it. */
+  function storeOf(did: string, clockId: number, fault?: (point: string) => void): MemoryStore {
+    return new MemoryStore({
+      did,
+      handle: 'ai.syui.ai',
+      tree: recordTree(join(home.root, 'content'), did),
+      memoryLimit: 1000n,
+      tids: new TidGenerator({ clockId }),
+      ...(fault ? { fault } : {}),
+    });
+  }
+
+  /** Records saved in another identity's folder, to be moved in as a compress's new set. */
+  async function stagedSet(texts: readonly string[]): Promise<string[]> {
+    const staging = storeOf('did:plc:staging', 4);
+    await staging.ensureLayout();
+    for (const text of texts) await staging.saveMemory(text);
+    return (await staging.listMemoryNames()).map((name) => join(staging.tree.memoryDir, name));
+  }
+
+  /** Compress step 5, as another process would run it: publish the new set, then unlink the old one. */
+  function switchSets(memoryDir: string, staged: readonly string[]): void {
+    const old = readdirSync(memoryDir).filter((name) => name.endsWith('.json'));
+    for (const path of staged) renameSync(path, join(memoryDir, path.slice(path.lastIndexOf('/') + 1)));
+    for (const name of old) unlinkSync(join(memoryDir, name));
+  }
+
+  it('reads again when the listing caught the old set being replaced, and answers the new set whole', async () => {
+    const newSet = await stagedSet(['new 1', 'new 2', 'new 3']);
+    let listings = 0;
+    const store = storeOf('did:plc:xxx', 3, (point) => {
+      if (point !== 'read:listed') return;
+      // The first listing names the 40 old records; they are all gone by the time they are read.
+      if (++listings === 1) switchSets(store.tree.memoryDir, newSet);
+    });
+    await store.ensureLayout();
+    for (let i = 0; i < 40; i++) await store.saveMemory(`old ${i}`);
+    const read = await store.readMemories();
+    expect(listings).toBe(2);
+    expect(read.records.map((record) => record.text)).toEqual(['new 1', 'new 2', 'new 3']);
+    expect(read.skipped).toEqual([]);
+    expect(read.selected).toBe(3);
+  });
+
+  it('answers after a bounded number of reads when the set keeps changing under it', async () => {
+    let listings = 0;
+    const store = storeOf('did:plc:xxx', 3, (point) => {
+      if (point !== 'read:listed') return;
+      listings++;
+      // Each listing loses its newest record before it is read.
+      const names = readdirSync(store.tree.memoryDir).filter((name) => name.endsWith('.json')).sort();
+      unlinkSync(join(store.tree.memoryDir, names.at(-1)!));
+    });
+    await store.ensureLayout();
+    for (let i = 0; i < 10; i++) await store.saveMemory(`m${i}`);
+    const read = await store.readMemories();
+    expect(listings).toBe(4);
+    expect(read.records.map((record) => record.text)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5']);
+    expect(read.selected).toBe(6);
   });
 
   it('the CLI scan leaves out a file removed after the listing and does not count it', async () => {
