@@ -117,7 +117,8 @@ export function mergeRecovery(first: RecoveryReport | undefined, second: Recover
 export function describeRecovery(report: RecoveryReport | undefined): string[] {
   if (report === undefined) return [];
   const lines: string[] = [];
-  if (report.rolledForward) lines.push('finished an interrupted compress (the new memory set is complete)');
+  // A roll-forward's problems are staged records it could not restore.
+  if (report.rolledForward) lines.push(report.problems.length === 0 ? 'finished an interrupted compress (the new memory set is complete)' : 'finished an interrupted compress, but the new memory set is incomplete:');
   if (report.removedTemps.length > 0) lines.push(`removed ${report.removedTemps.length} leftover temporary file(s) of interrupted writes`);
   lines.push(...report.problems);
   return lines;

@@ -293,4 +293,15 @@ describe('compress crash safety, kill -9 of a real server process', () => {
     expect(killed).toBe(true);
     expect(texts).toEqual(items);
   });
+
+  it('a roll-forward that cannot restore a staged record says the new set is incomplete, not complete', async () => {
+    const oldNames = oldSet.map(([name]) => name);
+    // Committed (the journal parses) but its one staged record is gone.
+    await writeFile(join(memoryDir, JOURNAL_FILE), JSON.stringify({ version: 1, create: ['3mfyouuy6zzzz'], delete: oldNames }));
+    const saved = await runAigpt(['save-memory', 'next'], home.childEnv);
+    expect(saved.code).toBe(0);
+    expect(saved.stderr).toContain('finished an interrupted compress, but the new memory set is incomplete:');
+    expect(saved.stderr).toContain('staged record 3mfyouuy6zzzz is missing; it cannot be restored');
+    expect(saved.stderr).not.toContain('the new memory set is complete');
+  });
 });
