@@ -47,6 +47,11 @@ describe('Host allow-list', () => {
     ['lan.example:65536', false],
     ['[::1]:99999', false],
     ['lan.example.evil:80', false],
+    // The entry's own text is no Host: it passed as an exact match and met
+    // the same bare 400 instead of 421.
+    ['lan.example:*', false],
+    ['LAN.example:*', false],
+    ['[::1]:*', false],
     ['evil.example', false],
     ['', false],
     [undefined, false],

@@ -193,12 +193,12 @@ export function isAllowedHost(header: string | undefined, allowed: readonly stri
   const host = header.toLowerCase();
   for (const entry of allowed) {
     const candidate = entry.toLowerCase();
-    if (candidate === host) return true;
     if (candidate.endsWith(':*')) {
+      // A wildcard matches ports only: a Host of the entry's own text (`name:*`) is no host.
       const base = candidate.slice(0, -1);
       const port = host.slice(base.length);
       if (host.startsWith(base) && /^[0-9]{1,5}$/.test(port) && Number(port) <= 65535) return true;
-    }
+    } else if (candidate === host) return true;
   }
   return false;
 }
