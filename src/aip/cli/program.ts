@@ -49,12 +49,18 @@ class Context {
     this.repository ??=
       this.options.repo === undefined
         ? await Repository.find(this.io.cwd(), { warn })
-        : await Repository.open(this.path(this.options.repo), { warn });
+        : await Repository.open(this.path(this.options.repo, '--repo'), { warn });
     return this.repository;
   }
 
-  /** `path` made absolute; the current folder is asked for only when `path` is relative. */
-  path(path: string): string {
+  /**
+   * `path` made absolute; the current folder is asked for only when `path` is
+   * relative. An empty path is a usage error: resolved, it named the current
+   * folder (`--repo ""` turned off the upward search, `init` then made a
+   * nested repository).
+   */
+  path(path: string, what: string): string {
+    if (path === '') throw usage(`${what} must not be empty`);
     return isAbsolute(path) ? resolve(path) : resolve(this.io.cwd(), path);
   }
 
@@ -219,10 +225,10 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
     .action(action(async (ctx, dir: string | undefined) => {
       // --repo names the project root for every command, init included; it was ignored here.
       const given = ctx.options.repo;
-      if (dir !== undefined && given !== undefined && ctx.path(dir) !== ctx.path(given)) {
+      if (dir !== undefined && given !== undefined && ctx.path(dir, 'DIR') !== ctx.path(given, '--repo')) {
         throw usage(`init DIR and --repo name different folders (${dir}, ${given})`);
       }
-      const repo = await Repository.init(ctx.path(dir ?? given ?? '.'));
+      const repo = await Repository.init(dir !== undefined ? ctx.path(dir, 'DIR') : ctx.path(given ?? '.', '--repo'));
       const head = await repo.readHead();
       if (ctx.json) await ctx.outJson(map([['repository', repo.aipDir], ['head', head]]));
       else await ctx.out(`initialized ${repo.aipDir}\nHEAD ${head}`);
@@ -434,7 +440,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
     .action(action(async (ctx, ref: string, opts: { into: string }) => {
       const repo = await ctx.repo();
       const state = await repo.getTyped(await repo.resolve(ref), 'state');
-      const dir = ctx.path(opts.into);
+      const dir = ctx.path(opts.into, '--into');
       if ((await readdirIfPresent(dir, '--into')).length > 0) throw usage(`--into ${dir} is not empty; checkout writes only into a new or empty folder`);
       const written = await checkout(dir, state.data.files, (id) => repo.artifactContent(id));
       if (!written.ok) throw written.error;
@@ -659,7 +665,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
       else {
         // Written beside FILE and renamed over it when complete (D28): a failed or
         // interrupted export leaves FILE as it was, or absent (D46).
-        count = await writeOutputFile(ctx.path(outputFile), (out) => exportBundle(repo, roots, out));
+        count = await writeOutputFile(ctx.path(outputFile, '--output'), (out) => exportBundle(repo, roots, out));
       }
       await write(ctx.io.stderr, `exported ${count} objects\n`);
       // With the bundle in FILE, stdout is free for the one JSON document of 9.1.
@@ -672,7 +678,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
     .argument('[file]', 'bundle file, or - for stdin')
     .action(action(async (ctx, file: string | undefined) => {
       const repo = await ctx.repo();
-      const input = file === undefined || file === '-' ? ctx.io.stdin : createReadStream(ctx.path(file));
+      const input = file === undefined || file === '-' ? ctx.io.stdin : createReadStream(ctx.path(file, 'FILE'));
       const imported = await importBundle(repo, input).catch((error: unknown) => {
         throw file === undefined || file === '-' ? error : namingSource(error, file);
       });

@@ -256,6 +256,26 @@ describe('exit codes', () => {
     }
   });
 
+  it('2 for an empty path, which named the current folder (--repo "" turned off the search, init nested a repository)', async () => {
+    const dir = await initialized();
+    const sub = join(dir, 'sub');
+    await mkdir(sub);
+    const cases: [string[], string][] = [
+      [['--repo', '', 'status'], '--repo'],
+      [['--repo', '', 'init'], '--repo'],
+      [['init', ''], 'DIR'],
+      [['put', ''], 'FILE'],
+      [['import', ''], 'FILE'],
+      [['export', '-o', ''], '--output'],
+      [['checkout', 'HEAD', '--into', ''], '--into'],
+    ];
+    for (const [args, what] of cases) {
+      expect(await aip(args, { cwd: sub }), args.join(' ')).toMatchObject({ code: 2, stderr: `aip: usage: ${what} must not be empty\n` });
+    }
+    expect(await stat(join(sub, '.aip')).catch(() => undefined)).toBeUndefined();
+    expect((await aip(['status'], { cwd: sub })).code).toBe(0);
+  });
+
   it('2 with a plain message when no command (or no index subcommand) is given', async () => {
     const dir = await initialized();
     for (const args of [[], ['index'], ['--format', 'json']]) {
