@@ -60,7 +60,7 @@ class Context {
    * nested repository).
    */
   path(path: string, what: string): string {
-    if (path === '') throw usage(`${what} must not be empty`);
+    refuseEmptyPath(path, what);
     return isAbsolute(path) ? resolve(path) : resolve(this.io.cwd(), path);
   }
 
@@ -86,6 +86,11 @@ class Context {
     for (const ref of refs) ids.push(await repo.resolve(ref));
     return sortedIds(ids);
   }
+}
+
+/** An empty path argument names nothing: refused before the repository is looked for, as other usage errors are. */
+function refuseEmptyPath(value: string | undefined, what: string): void {
+  if (value === '') throw usage(`${what} must not be empty`);
 }
 
 function requireText(value: string, option: string): string {
@@ -240,6 +245,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
     .addOption(new Option('--from <format>', 'input format').choices(['cbor', 'json', 'raw']).default('cbor'))
     .argument('[file]', 'input file, or - for stdin')
     .action(action(async (ctx, file: string | undefined, opts: { from: 'cbor' | 'json' | 'raw' }) => {
+      refuseEmptyPath(file, 'FILE');
       const repo = await ctx.repo();
       const max = repo.config.maxObjectBytes;
       let put;
@@ -438,6 +444,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
     .argument('<state>', 'state ID, prefix or HEAD')
     .requiredOption('--into <dir>', 'target folder, new or empty (required)')
     .action(action(async (ctx, ref: string, opts: { into: string }) => {
+      refuseEmptyPath(opts.into, '--into');
       const repo = await ctx.repo();
       const state = await repo.getTyped(await repo.resolve(ref), 'state');
       const dir = ctx.path(opts.into, '--into');
@@ -656,6 +663,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
     .option('-o, --output <file>', 'write to FILE instead of stdout (- is stdout, as import reads - as stdin)')
     .argument('[ids...]', 'objects whose closure to export')
     .action(action(async (ctx, refs: string[], opts: { all?: boolean; output?: string }) => {
+      refuseEmptyPath(opts.output, '--output');
       const repo = await ctx.repo();
       if (opts.all === true && refs.length > 0) throw usage('give IDs or --all, not both');
       const roots = refs.length === 0 ? undefined : await Promise.all(refs.map((r) => repo.resolve(r)));
@@ -677,6 +685,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
     .description('import a bundle; every object is verified before it is stored; HEAD does not move')
     .argument('[file]', 'bundle file, or - for stdin')
     .action(action(async (ctx, file: string | undefined) => {
+      refuseEmptyPath(file, 'FILE');
       const repo = await ctx.repo();
       const input = file === undefined || file === '-' ? ctx.io.stdin : createReadStream(ctx.path(file, 'FILE'));
       const imported = await importBundle(repo, input).catch((error: unknown) => {

@@ -274,6 +274,11 @@ describe('exit codes', () => {
     }
     expect(await stat(join(sub, '.aip')).catch(() => undefined)).toBeUndefined();
     expect((await aip(['status'], { cwd: sub })).code).toBe(0);
+    // A usage error, before the repository is looked for (none above this folder).
+    const outside = await tempDir();
+    for (const [args, what] of cases.filter(([args]) => args[0] !== 'init' && args[1] !== 'init')) {
+      expect(await aip(args, { cwd: outside }), args.join(' ')).toMatchObject({ code: 2, stderr: `aip: usage: ${what} must not be empty\n` });
+    }
   });
 
   it('2 with a plain message when no command (or no index subcommand) is given', async () => {
