@@ -270,6 +270,8 @@ export async function writeInitialConfig(file: string): Promise<void> {
 const DID_PATTERN = /^did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]$/;
 const HANDLE_PATTERN = /^([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/;
 export const DEFAULT_IDENTITY = 'self';
+/** NAME_MAX of Linux and macOS file systems: the longest identity folder name (spec 3.1). */
+export const MAX_FOLDER_NAME_BYTES = 255;
 
 export function isValidDid(value: string): boolean {
   return value.length <= 2048 && DID_PATTERN.test(value);
@@ -390,6 +392,12 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
   if (pathValue?.includes('\0') === true) throw invalid('bot.path holds a NUL character');
   const base = expandPath(pathValue, appDir, environment);
   const identity = environment.platform === 'win32' ? handle : did;
+  // A valid DID may be 2048 characters, but it names a folder: past NAME_MAX every mkdir would fail with ENAMETOOLONG.
+  if (Buffer.byteLength(identity) > MAX_FOLDER_NAME_BYTES) {
+    throw invalid(
+      `bot.did is ${identity.length} characters, longer than a folder name may be (${MAX_FOLDER_NAME_BYTES}); it names the identity folder`,
+    );
+  }
   const physicalBase = resolveParentSteps(base, environment.cwd, environment.platform);
   // A `..` still there is one the kernel refuses (after a file or a link loop): resolve would drop it by name.
   const keptParentStep = environment.platform !== 'win32' && physicalBase.split('/').includes('..');

@@ -208,7 +208,9 @@ describe('loading', () => {
     const handle = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`;
     expect([did.length, handle.length]).toEqual([2048, 253]);
     await writeConfig(home, { did, handle });
-    expect(await loadConfig(home.environment)).toMatchObject({ did, handle });
+    // On Windows the handle names the identity folder, so the DID's length is only its syntax's bound.
+    const windows = { ...home.environment, platform: 'win32' as const, env: { APPDATA: home.configHome } };
+    expect(await loadConfig(windows)).toMatchObject({ did, handle, identity: handle });
     const refused: [Record<string, string>, string][] = [
       [{ did: `${did}a` }, 'bot.did is not a valid DID'],
       [{ did: 'did:plc:abc:' }, 'bot.did is not a valid DID'],
@@ -219,6 +221,18 @@ describe('loading', () => {
       await writeConfig(home, bot);
       await expect(loadConfig(home.environment), detail).rejects.toThrow(`invalid config ${home.configFile}: ${detail}`);
     }
+  });
+
+  it('refuses a valid DID longer than a folder name may be where it names the identity folder, at 256 bytes not 255', async () => {
+    const did = `did:plc:${'a'.repeat(247)}`;
+    await writeConfig(home, { did });
+    expect(await loadConfig(home.environment)).toMatchObject({ did, identity: did });
+    await writeConfig(home, { did: `${did}a` });
+    await expect(loadConfig(home.environment)).rejects.toThrow(
+      `invalid config ${home.configFile}: bot.did is 256 characters, longer than a folder name may be (255); it names the identity folder`,
+    );
+    await writeConfig(home, { did: `did:plc:${'a'.repeat(2040)}` });
+    await expect(loadConfig(home.environment)).rejects.toThrow('bot.did is 2048 characters, longer than a folder name may be (255)');
   });
 
   it('reads a config file of exactly 1 MiB and refuses one byte more', async () => {
