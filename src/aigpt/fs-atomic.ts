@@ -163,7 +163,9 @@ export async function writeNewFileAtomic(
     }
     fault(`write:${name}:linked`);
   } finally {
-    await fs.rm(tmp, { force: true });
+    // Best effort: once linked the file is written, and a failure here must not report it lost (or hide
+    // the error already on its way); recovery removes a temp file left behind.
+    await fs.rm(tmp, { force: true }).catch(() => undefined);
   }
   fault(`write:${name}:tmp-removed`);
   await fsyncDir(dir);

@@ -234,13 +234,13 @@ export class ObjectStore {
     if (!replacing) {
       const linked = await linkIfAbsent(tmpPath, finalPath);
       if (linked === 'linked') {
-        await rm(tmpPath, { force: true });
+        await removeSpareTemp(tmpPath);
         return true;
       }
       if (linked === 'exists') {
         const existing = await this.readBytes(id);
         if (existing.ok) {
-          await rm(tmpPath, { force: true });
+          await removeSpareTemp(tmpPath);
           return false;
         }
         this.options.warn?.(`object ${id} was corrupt (${existing.error.code}); rewriting it`);
@@ -315,5 +315,18 @@ export class ObjectStore {
       .map((name) => prefix.slice(0, 2) + name)
       .filter(isId)
       .sort();
+  }
+}
+
+/**
+ * Removes a temp file whose bytes are already stored under the object's name.
+ * Best effort: the object is in the store, so a failure here must not report
+ * the write as failed; the dead-writer sweep removes what stays.
+ */
+async function removeSpareTemp(tmpPath: string): Promise<void> {
+  try {
+    await rm(tmpPath, { force: true });
+  } catch {
+    // Left for removeDeadWritersTemps.
   }
 }
