@@ -73,7 +73,7 @@ async function writeSyncClose(handle: fs.FileHandle, path: string, content: stri
   }
 }
 
-/** Removes a file this process created, when a write to it failed; a failure to remove changes nothing the caller reports. */
+/** Removes a file this process created (a failed write's, or a temp name already linked); a failure to remove changes nothing the caller reports. */
 async function removeQuietly(path: string): Promise<void> {
   await fs.rm(path, { force: true }).catch(() => undefined);
 }
@@ -163,9 +163,8 @@ export async function writeNewFileAtomic(
     }
     fault(`write:${name}:linked`);
   } finally {
-    // Best effort: once linked the file is written, and a failure here must not report it lost (or hide
-    // the error already on its way); recovery removes a temp file left behind.
-    await fs.rm(tmp, { force: true }).catch(() => undefined);
+    // Once linked the file is written: a failed removal must not report it lost (recovery removes the leftover).
+    await removeQuietly(tmp);
   }
   fault(`write:${name}:tmp-removed`);
   await fsyncDir(dir);

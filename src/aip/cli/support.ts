@@ -139,7 +139,6 @@ export async function readInput(io: CliIo, source: string | undefined, limit: nu
     }
     return new Uint8Array(Buffer.concat(chunks, total));
   }
-  if (source === '') throw usage('FILE must not be empty');
   const handle = await open(source, constants.O_RDONLY);
   try {
     const { size } = await handle.stat();
