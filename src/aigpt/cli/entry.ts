@@ -1,0 +1,83 @@
+// The `aigpt` executable: binds the command tree to the real process (argv,
+// env, stdio). Sets process.exitCode and never calls process.exit, so pending
+// output is flushed. All behaviour lives in program.ts.
+
+import { endIfStdoutAbandoned } from '../../common/mcp/abandoned-stdout.js';
+import { firstNonUtf8Argument } from '../../common/raw-arguments.js';
+import { faultHookFromEnv } from '../app.js';
+import { processEnvironment } from '../config.js';
+import { errnoCode } from '../errors.js';
+import { runCli } from './program.js';
+
+let outputFailed = false;
+
+/**
+ * Writes to a standard stream until it breaks. A reader that went away
+ * (EPIPE: `aigpt read-memory | head -1`) ends the output, not the command:
+ * the work finishes (setup must not stop half-way) and the process exits
+ * quietly. Any other write error is named once and makes the exit code 1.
+ */
+interface Writer {
+  readonly write: (text: string) => void;
+  /**
+   * Resolves once the stream has taken what was written (at once unless it
+   * is behind). A pipe on Node queues every write in memory: without waiting,
+   * `aigpt read-memory | less` on a big folder queued gigabytes and failed
+   * with ENOBUFS.
+   */
+  readonly drained: () => Promise<void>;
+}
+
+function writerTo(stream: NodeJS.WriteStream, name: string): Writer {
+  let broken = false;
+  stream.on('error', (error) => {
+    if (broken) return;
+    broken = true;
+    const code = errnoCode(error);
+    if (code === 'EPIPE') return;
+    outputFailed = true;
+    process.exitCode = 1;
+    if (stream !== process.stderr) writeStderr(`aigpt: cannot write to ${name}: ${code ?? 'unknown error'}\n`);
+  });
+  return {
+    write: (text) => {
+      if (!broken) stream.write(text);
+    },
+    drained: () =>
+      broken || !stream.writableNeedDrain
+        ? Promise.resolve()
+        : new Promise((resolve) => {
+            const done = (): void => {
+              for (const event of ['drain', 'error', 'close']) stream.off(event, done);
+              resolve();
+            };
+            for (const event of ['drain', 'error', 'close']) stream.once(event, done);
+          }),
+  };
+}
+
+const stderr = writerTo(process.stderr, 'stderr');
+const stdout = writerTo(process.stdout, 'stdout');
+const writeStderr = stderr.write;
+
+const fault = faultHookFromEnv(process.env);
+const argv = process.argv.slice(2);
+let exitCode: number;
+// `aigpt save-memory $'\xff'` would store a text nobody typed: an argument
+// that is not UTF-8 is a usage error, as in the reference (clap, String arguments).
+const nonUtf8Argument = firstNonUtf8Argument(argv);
+if (nonUtf8Argument !== undefined) {
+  // Which one, 1-based as aip counts it, so the user knows what to retype.
+  writeStderr(`error: argument ${nonUtf8Argument} is not valid UTF-8\n(run aigpt --help for usage)\n`);
+  exitCode = 2;
+} else {
+  exitCode = await runCli(argv, {
+    environment: processEnvironment(),
+    io: { stdout: stdout.write, stderr: writeStderr, stdoutDrained: stdout.drained },
+    ...(fault === undefined ? {} : { fault }),
+  });
+}
+process.exitCode = outputFailed ? 1 : exitCode;
+// `aigpt server` gave up on answers its client never read: their pending
+// writes on stdout would keep the process alive for good.
+endIfStdoutAbandoned(process.exitCode);
