@@ -601,7 +601,19 @@ export class MemoryStore {
    * takes seconds a pass, and five passes kept a second writer waiting past
    * its 10 s lock timeout.
    */
-  async saveMemory(text: string, { recovered }: { readonly recovered?: (report: RecoveryReport | undefined) => void } = {}): Promise<{ tid: string; count: number }> {
+  async saveMemory(
+    text: string,
+    hooks: {
+      readonly recovered?: (report: RecoveryReport | undefined) => void;
+      /**
+       * Called under the lock once the record is in place: a signal that
+       * arrived during the write ends the process when the lock is released,
+       * so whatever must be said of a finished save is said here.
+       */
+      readonly written?: (saved: { readonly tid: string; readonly count: number }) => void;
+    } = {},
+  ): Promise<{ tid: string; count: number }> {
+    const { recovered, written } = hooks;
     const problem = checkMemoryText(text);
     if (problem !== undefined) throw new AigptError('invalid_argument', problem);
     return this.withLock(async (lock) => {
@@ -629,7 +641,11 @@ export class MemoryStore {
         }
         // Under the lock only the reference, which ignores it (7.3), changes the
         // set; the listing is the set before this write unless a name was taken.
-        if (outcome === 'created') return { tid, count: attempt === 0 ? listing.selected + 1 : await this.countMemories() };
+        if (outcome === 'created') {
+          const saved = { tid, count: attempt === 0 ? listing.selected + 1 : await this.countMemories() };
+          written?.(saved);
+          return saved;
+        }
         // Someone outside the lock (e.g. the reference) took the name: move past it.
         floor = tidMicros(tid);
         if (attempt > 1000) throw new AigptError('write_failed', `Failed to write ${join(dir, name)}: no free record key`);

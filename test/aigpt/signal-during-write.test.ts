@@ -44,13 +44,15 @@ describe('aigpt writes interrupted by a signal', () => {
   afterEach(() => home.cleanup());
 
   it('save-memory finishes the write and releases the lock, then ends by the signal', { timeout: 30_000 }, async () => {
-    for (const [signal, point] of [
+    for (const [count, [signal, point]] of ([
       ['SIGTERM', 'write:*:opened'],
       ['SIGINT', 'write:*:linked'],
       ['SIGHUP', 'write:*:tmp-removed'],
-    ] as const) {
+    ] as const).entries()) {
       const ended = await run(['save-memory', point], { ...home.childEnv, AIGPT_TEST_FAULT_SIGNAL: `${signal}@${point}` });
       expect(ended.signal).toBe(signal);
+      // The write is complete, so the user is told, or a retry would save it twice.
+      expect(ended.stdout).toBe(`Saved. (${count + 1} records)\n`);
       expect(readdirSync(memoryDir(home)).filter((name) => name.startsWith('.'))).toEqual([]);
     }
     const listed = await run(['read-memory'], home.childEnv);

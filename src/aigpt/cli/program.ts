@@ -127,15 +127,20 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
         if (!told) tellRecovery(mergeRecovery(memory, recovery));
         told = true;
       };
-      let saved;
+      // Said under the lock, as soon as the record is in place: a Ctrl-C
+      // during the write ends the command once the lock is released, and
+      // the user must still learn that the memory was saved (a retry would
+      // save it twice).
+      const announce = (saved: { readonly count: number }): void => {
+        io.stdout(`Saved. (${saved.count} records)\n`);
+        if (BigInt(saved.count) > config.memory) {
+          io.stderr(`warning: ${saved.count} records exceed the memory limit of ${config.memory}; compress is needed\n`);
+        }
+      };
       try {
-        saved = await store.saveMemory(content, { recovered: tell });
+        await store.saveMemory(content, { recovered: tell, written: announce });
       } finally {
         tell(undefined);
-      }
-      io.stdout(`Saved. (${saved.count} records)\n`);
-      if (BigInt(saved.count) > config.memory) {
-        io.stderr(`warning: ${saved.count} records exceed the memory limit of ${config.memory}; compress is needed\n`);
       }
     }));
 
