@@ -4,12 +4,27 @@
  * is longer than 80, so a message never grows with its input.
  */
 export function quoted(text: string): string {
-  if (text.length <= 80) return JSON.stringify(text);
+  return JSON.stringify(cut(text, 80));
+}
+
+/**
+ * A state's file path as a message names it. Paths have no length bound in
+ * an object (only the object's size bounds them), so one of a megabyte,
+ * which no file system can hold, would make a megabyte of error line: past
+ * 1024 code units it is cut as `quoted` cuts.
+ */
+export function shownPath(path: string): string {
+  return cut(path, 1024);
+}
+
+/** `text` when it has at most `max` code units, else its first `max - 3` and `...`. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
   // Never between the two halves of a surrogate pair: the message would show
   // an escaped half (`\ud83d`) of a character nobody typed.
-  const high = text.charCodeAt(76);
-  const end = high >= 0xd800 && high <= 0xdbff ? 76 : 77;
-  return JSON.stringify(`${text.slice(0, end)}...`);
+  const high = text.charCodeAt(max - 4);
+  const end = high >= 0xd800 && high <= 0xdbff ? max - 4 : max - 3;
+  return `${text.slice(0, end)}...`;
 }
 
 /**

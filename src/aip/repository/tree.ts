@@ -11,6 +11,7 @@ import { NO_IGNORE_RULES, isIgnored, parseIgnoreRules, type IgnoreRules } from '
 import type { FileEntry, FileMap, Id } from '../core/objects.js';
 import { compareUtf8 } from '../core/cbor-profile.js';
 import { PATH_PROBLEM_TEXT, pathProblem } from '../core/value-rules.js';
+import { shownPath } from '../core/quote.js';
 import { readUpTo } from './object-store.js';
 import { FileTooLargeError, readToEndBounded } from '../../common/regular-file.js';
 import { errorCode } from '../../common/errors.js';
@@ -201,7 +202,7 @@ export async function materialize(
       await writeFile(target, bytes.value, { mode, flag: 'wx' });
       if (modes === 'exact') await chmod(target, mode); // the umask may have narrowed the mode
     } catch (error) {
-      return ioFailure(`cannot write ${path}`, error);
+      return ioFailure(`cannot write ${shownPath(path)}`, error);
     }
   }
   return success(paths.length);

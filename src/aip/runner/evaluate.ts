@@ -11,6 +11,7 @@ import type { Writable } from 'node:stream';
 import { encodeObject } from '../core/codec.js';
 import { diffFiles, sameFiles } from '../core/effects.js';
 import { AipError } from '../core/errors.js';
+import { shownPath } from '../core/quote.js';
 import type { EvidenceV2, EvidenceV2Data, FileMap, Id, StateV1, Workspace } from '../core/objects.js';
 import { expectedResult } from '../core/schemas.js';
 import type { Repository } from '../repository/repository.js';
@@ -314,11 +315,11 @@ function ignoredByRules(rules: IgnoreRules, path: string): boolean {
 function firstMismatch(expected: FileMap, found: FileMap, rules: IgnoreRules): string {
   const first = diffFiles(expected, found)[0];
   if (first === undefined) return 'no path differs';
-  const { path } = first;
+  const path = shownPath(first.path);
   if (first.after !== null && first.before !== null) return `${path} differs from the state's file`;
   if (first.after !== null) return `${path} is not in the state`;
   // A state can hold a path its own .aipignore ignores (made by another tool, or an operation put as is).
-  if (ignoredByRules(rules, path)) return `the state holds ${path}, which the state's .aipignore ignores, so a run could not see it change`;
+  if (ignoredByRules(rules, first.path)) return `the state holds ${path}, which the state's .aipignore ignores, so a run could not see it change`;
   return `${path} is missing`;
 }
 

@@ -72,3 +72,35 @@ describe('text output keeps each item on its line', () => {
     expect(status.text).toBe('A b\\nA fake\n');
   });
 });
+
+describe('a state path in an error line', () => {
+  // A state's path has no length bound but the object's size: one of 100 000
+  // characters was named whole (checkout's `io`, run's `run.materialize`),
+  // however long, in text and in the JSON error document.
+  it('is cut past 1024 characters when the file cannot be written', async () => {
+    const dir = await tempDir();
+    expect((await aip(['init'], { cwd: dir })).code).toBe(0);
+    await writeFile(join(dir, 'kept.txt'), 'kept\n');
+    const made = await aip(['snapshot', '--title', 'a', '--goal', 'a'], { cwd: dir });
+    expect(made.code, made.stderr).toBe(0);
+    const recorded = /operation ([0-9a-f]{64})/.exec(made.text)![1]!;
+    const operation = JSON.parse((await aip(['show', recorded], { cwd: dir })).text) as { id?: string; data: { effects: { path: string }[] } };
+    delete operation.id;
+    const long = 'y'.repeat(100_000);
+    for (const effect of operation.data.effects) if (effect.path === 'kept.txt') effect.path = long;
+    await writeFile(join(dir, 'op.json'), JSON.stringify(operation));
+    const put = await aip(['put', '--from', 'json', 'op.json'], { cwd: dir });
+    expect(put.code, put.stderr).toBe(0);
+    const state = (await aip(['apply', put.text.trim()], { cwd: dir })).text.trim();
+    const shown = `${'y'.repeat(1021)}...`;
+
+    const checkout = await aip(['checkout', state, '--into', join(dir, 'out')], { cwd: dir });
+    expect(checkout.code).toBe(6);
+    expect(checkout.stderr).toBe(`aip: io: cannot write ${shown}: ENAMETOOLONG\n`);
+    const json = await aip(['--format', 'json', 'checkout', state, '--into', join(dir, 'out')], { cwd: dir });
+    expect(JSON.parse(json.text)).toEqual({ error: { code: 'io', message: `cannot write ${shown}: ENAMETOOLONG` } });
+    const run = await aip(['run', '--state', state, '--', 'true'], { cwd: dir });
+    expect(run.code).toBe(6);
+    expect(run.stderr).toBe(`aip: run.materialize: cannot materialise state ${state}: cannot write ${shown}: ENAMETOOLONG\n`);
+  });
+});
