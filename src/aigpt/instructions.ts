@@ -47,16 +47,23 @@ export function buildInstructions(input: InstructionsInput): string {
     return line;
   };
 
-  // Drop the oldest memories until everything fits; sizes are summed once.
-  const sizes = memories.map((text) => bytes(text) + bytes(SEPARATOR));
-  let memoryBytes = sizes.reduce((sum, size) => sum + size, 0);
   const coreBytes = core === undefined ? 0 : bytes(core) + bytes(SEPARATOR);
+  // A memory that would not fit even beside the core alone, under the
+  // shortest status line (a file the reference, which bounds no text, wrote)
+  // is left out by itself: dropping the oldest first would have dropped
+  // every other memory before it. Nothing that could fit is left out here.
+  const aloneLimit = maxBytes - coreBytes - bytes(statusFor(input.notRead, false));
+  const fitting = memories.filter((text) => bytes(text) + bytes(SEPARATOR) <= aloneLimit);
+  // Then the oldest are dropped until everything fits; sizes are summed once.
+  const sizes = fitting.map((text) => bytes(text) + bytes(SEPARATOR));
+  let memoryBytes = sizes.reduce((sum, size) => sum + size, 0);
+  const oversized = memories.length - fitting.length;
   let dropped = 0;
-  while (dropped < memories.length && coreBytes + memoryBytes + bytes(statusFor(dropped + input.notRead, false)) > maxBytes) {
+  while (dropped < fitting.length && coreBytes + memoryBytes + bytes(statusFor(oversized + dropped + input.notRead, false)) > maxBytes) {
     memoryBytes -= sizes[dropped]!;
     dropped++;
   }
-  const omitted = dropped + input.notRead;
+  const omitted = oversized + dropped + input.notRead;
   let coreText = core;
   let coreTruncated = false;
   if (core !== undefined && coreBytes + memoryBytes + bytes(statusFor(omitted, false)) > maxBytes) {
@@ -64,7 +71,7 @@ export function buildInstructions(input: InstructionsInput): string {
     coreText = truncateUtf8(core, Math.max(0, room));
     coreTruncated = true;
   }
-  const parts = [...(coreText === undefined ? [] : [coreText]), ...memories.slice(dropped), statusFor(omitted, coreTruncated)];
+  const parts = [...(coreText === undefined ? [] : [coreText]), ...fitting.slice(dropped), statusFor(omitted, coreTruncated)];
   return parts.join(SEPARATOR);
 }
 

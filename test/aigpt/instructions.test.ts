@@ -47,6 +47,18 @@ describe('instructions (spec 5.2)', () => {
     expect(over).toBe(`${newest}\n\n${status} (1 oldest memories omitted for size; use read_memory)`);
   });
 
+  it('leaves out a memory too large to fit by itself without taking the older ones with it', () => {
+    // Such a file comes from the reference, which bounds no text; the oldest-first
+    // rule alone dropped every memory before reaching it.
+    const huge = 'h'.repeat(400);
+    const text = buildInstructions({ ...base, coreText: 'core', memoryTexts: ['old', 'mid', huge], count: 3, maxBytes: 300 });
+    expect(text).toBe('core\n\nold\n\nmid\n\n[aigpt] memory records: 3/100 (1 oldest memories omitted for size; use read_memory)');
+    // One that fits beside the core alone is not oversized: the oldest go first, as before.
+    const large = 'l'.repeat(280);
+    const kept = buildInstructions({ ...base, coreText: 'core', memoryTexts: ['o'.repeat(50), 'm'.repeat(50), large], count: 3, maxBytes: 400 });
+    expect(kept).toBe(`core\n\n${large}\n\n[aigpt] memory records: 3/100 (2 oldest memories omitted for size; use read_memory)`);
+  });
+
   it('counts the memories left unread by the read bound among the omitted ones', () => {
     const text = buildInstructions({ ...base, coreText: 'core', memoryTexts: ['newest'], count: 3, notRead: 2 });
     expect(text).toBe('core\n\nnewest\n\n[aigpt] memory records: 3/100 (2 oldest memories omitted for size; use read_memory)');
