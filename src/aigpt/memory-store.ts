@@ -539,32 +539,27 @@ export class MemoryStore {
   }
 
   /**
-   * The owner's full read (CLI): every memory file within the file-count
-   * bound, oldest first, handed to `visit` one at a time (it may wait, for
-   * stdout say) and not kept. readMemories holds every record at once, and
-   * 10 000 files of up to 1 MiB are 10 GB: `aigpt` ran out of heap on a
-   * folder within the bounds. `onListed` is called before the first visit.
-   * With `visitNotRead` the files beyond the file-count bound are visited
-   * first, each as skipped, and so listed whole; without it only counted.
+   * A read of the folder that keeps nothing: each memory file, oldest first,
+   * is handed to `visit` one at a time (it may wait, for stdout say) and not
+   * kept. readMemories holds every record at once, and 10 000 files of up to
+   * 1 MiB are 10 GB: `aigpt` ran out of heap on a folder within the bounds.
+   * `onListed` is called before the first visit. With `readAll` (the CLI's
+   * `read-memory`, the owner's full dump, which spec 8's file-count bound on
+   * the `read_memory` tool does not cover) every file is read; without it
+   * (the status count) those beyond the bound are only counted.
    */
   async scanMemories(
     visit: (item: ScanItem) => void | Promise<void>,
-    onListed?: (listing: MemoryListing) => void,
-    { visitNotRead = true }: { readonly visitNotRead?: boolean } = {},
+    onListed: ((listing: MemoryListing) => void) | undefined,
+    { readAll }: { readonly readAll: boolean },
   ): Promise<MemoryListing> {
-    const folder = await this.listFolder(visitNotRead ? Infinity : MAX_RECORDS_READ);
-    const overflow = Math.max(0, folder.selected - MAX_RECORDS_READ);
-    const listing = { selected: folder.selected, notRead: overflow, compressPending: folder.journal };
-    onListed?.(listing);
+    const folder = await this.listFolder(readAll ? Infinity : MAX_RECORDS_READ);
     const names = folder.entries;
-    const unread = names.length - Math.min(names.length, MAX_RECORDS_READ);
-    for (const { name } of names.slice(0, unread)) {
-      await visit({ skipped: { path: join(this.tree.memoryDir, name), reason: `beyond the ${MAX_RECORDS_READ}-record read bound (oldest first)` } });
-    }
-    const toRead = names.slice(unread);
+    const listing = { selected: folder.selected, notRead: folder.selected - names.length, compressPending: folder.journal };
+    onListed?.(listing);
     let gone = 0;
-    for (let start = 0; start < toRead.length; start += 32) {
-      const batch = toRead.slice(start, start + 32);
+    for (let start = 0; start < names.length; start += 32) {
+      const batch = names.slice(start, start + 32);
       const outcomes = await mapLimited(batch, 32, (entry) => readRecordFile(this.entryPath(entry), join(this.tree.memoryDir, entry.name)));
       for (const [index, outcome] of outcomes.entries()) {
         // Removed since the listing (a concurrent compress): nothing to show.

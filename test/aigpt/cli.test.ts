@@ -86,7 +86,7 @@ describe('aigpt CLI', () => {
     expect(await fs.readdir(cwd)).toEqual([]);
   });
 
-  it('status does not call files beyond the 10 000-file read bound unreadable', async () => {
+  it('status does not call files beyond the 10 000-file read bound unreadable, and read-memory prints them all', async () => {
     await writeConfig(home, { path: join(home.root, 'c') });
     const memoryDir = join(home.root, 'c', 'self', 'ai.syui.gpt.memory');
     await fs.mkdir(memoryDir, { recursive: true });
@@ -97,6 +97,16 @@ describe('aigpt CLI', () => {
     const result = await run([]);
     expect(result.code).toBe(0);
     expect(result.stdout.endsWith('\nrecords: 10001/100\n')).toBe(true);
+    // read-memory is the owner's full dump: spec 8 bounds the read_memory
+    // tool and the instructions, not the command. It printed the newest
+    // 10 000 and named the oldest on stderr as skipped.
+    const dump = await run(['read-memory']);
+    expect(dump.code).toBe(0);
+    expect(dump.stderr).toBe('');
+    const documents = dump.stdout.split('\n}\n').filter((part) => part !== '');
+    expect(documents).toHaveLength(10_001);
+    expect(documents[0]).toContain('note-00000');
+    expect(documents.at(-1)).toContain('note-10000');
   });
 
   it('a core record that cannot be created is reported as a failure to create, not to read', async () => {

@@ -194,15 +194,18 @@ describe('MemoryStore', () => {
     expect(read.records.at(-1)?.text).toBe(String(raws.length - 1));
     expect(read).toMatchObject({ selected: 10_050, notRead: 50, skipped: [] });
 
-    // The status's scan counts the 50; the owner's dump names them, oldest first.
+    // The status's scan counts the 50; the owner's dump reads them too, oldest first.
     const counted: string[] = [];
-    expect(await store.scanMemories((item) => void counted.push('record' in item ? item.record.name : 'skipped'), undefined, { visitNotRead: false })).toMatchObject({
+    expect(await store.scanMemories((item) => void counted.push('record' in item ? item.record.name : 'skipped'), undefined, { readAll: false })).toMatchObject({
       selected: 10_050,
       notRead: 50,
     });
     expect(counted).toEqual(read.records.map((r) => r.name));
     const dumped: string[] = [];
-    await store.scanMemories((item) => void dumped.push('record' in item ? item.record.name : item.skipped.path.slice(dir.length + 1)));
+    expect(await store.scanMemories((item) => void dumped.push('record' in item ? item.record.name : 'skipped'), undefined, { readAll: true })).toMatchObject({
+      selected: 10_050,
+      notRead: 0,
+    });
     expect(dumped).toEqual([...tids.map((tid) => `${tid}.json`), ...read.records.map((r) => r.name)]);
     expect(await store.countMemories()).toBe(10_050);
 

@@ -268,7 +268,7 @@ async function status(app: OpenedApp, io: CliIo): Promise<number> {
         if ('skipped' in item) skipped++;
       },
       undefined,
-      { visitNotRead: false },
+      { readAll: false },
     );
     count = scan.selected;
     unreadable = skipped;
@@ -324,6 +324,7 @@ async function readMemory(app: OpenedApp, io: CliIo): Promise<number> {
     (listing) => {
       if (listing.compressPending) io.stderr(`aigpt: ${COMPRESS_PENDING}\n`);
     },
+    { readAll: true },
   );
   if (records > 0) return EXIT_OK;
   if (scan.selected > 0) return EXIT_FAILURE;
