@@ -23,7 +23,11 @@ export function isValidHttpPath(path: string): boolean {
   );
 }
 
-const NAME = '[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?';
+// Letters, digits, dots and hyphens, starting with a letter or digit and
+// ending with one or with the dot of a fully qualified name (`example.com.`);
+// as long as a list entry may be (255). §2.5.4 gives the entry's length but
+// no grammar for `name`, so no DNS label or 253-character rule is added.
+const NAME = '[a-z0-9](?:[a-z0-9.-]{0,253}[a-z0-9.])?';
 const BRACKETED = '\\[([0-9a-f:.]+)\\]';
 const HOST_ENTRY = new RegExp(`^(?:${NAME}|${BRACKETED})(?::([1-9][0-9]{0,4}|\\*))?$`, 'i');
 const ORIGIN_ENTRY = new RegExp(`^https?://(?:${NAME}|${BRACKETED})(?::([1-9][0-9]{0,4}))?$`, 'i');

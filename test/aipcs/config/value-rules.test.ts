@@ -319,9 +319,13 @@ describe('Host and Origin lists (§2.5.4)', () => {
     const exact = `${'a'.repeat(250)}:8080`; // 255 characters
     expect(ok({ options: { http_allowed_hosts: exact } }).http.allowedHosts).toEqual([exact]);
     expectInvalid({ options: { http_allowed_hosts: `a${exact}` } }, 'streamable_http');
-    // A bare name is at most 253 characters.
-    expect(ok({ options: { http_allowed_hosts: 'a'.repeat(253) } }).http.allowedHosts).toHaveLength(1);
-    expectInvalid({ options: { http_allowed_hosts: 'a'.repeat(254) } }, 'streamable_http');
+    // A bare name may take the whole 255 (§2.5.4 gives no DNS rule; 254 and
+    // 255 were refused), and may end with the dot of a fully qualified name.
+    expect(ok({ options: { http_allowed_hosts: 'a'.repeat(255) } }).http.allowedHosts).toHaveLength(1);
+    expect(ok({ options: { http_allowed_hosts: `${'a'.repeat(254)}.` } }).http.allowedHosts).toHaveLength(1);
+    expectInvalid({ options: { http_allowed_hosts: 'a'.repeat(256) } }, 'streamable_http');
+    expect(ok({ options: { http_allowed_hosts: 'a.example.,a.example.:8000' } }).http.allowedHosts).toEqual(['a.example.', 'a.example.:8000']);
+    expect(ok({ options: { http_allowed_origins: 'https://a.example.' } }).http.allowedOrigins).toEqual(['https://a.example.']);
   });
 
   it('allows an empty Origin list only as TOML allowed_origins = []', () => {
