@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { linkIfAbsent } from '../common/exclusive-link.js';
+import { linkIfAbsent, removeQuietly } from '../common/exclusive-link.js';
 import { folderSyncUnsupported } from '../common/folder-sync.js';
 import { errnoCode } from './errors.js';
 
@@ -71,11 +71,6 @@ async function writeSyncClose(handle: fs.FileHandle, path: string, content: stri
     await removeQuietly(path);
     throw error;
   }
-}
-
-/** Removes a file this process created (a failed write's, or a temp name already linked); a failure to remove changes nothing the caller reports. */
-async function removeQuietly(path: string): Promise<void> {
-  await fs.rm(path, { force: true }).catch(() => undefined);
 }
 
 /**

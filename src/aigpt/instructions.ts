@@ -53,14 +53,13 @@ export function buildInstructions(input: InstructionsInput): string {
   // is left out by itself: dropping the oldest first would have dropped
   // every other memory before it. Nothing that could fit is left out here.
   const aloneLimit = maxBytes - coreBytes - bytes(statusFor(input.notRead, false));
-  const fitting = memories.filter((text) => bytes(text) + bytes(SEPARATOR) <= aloneLimit);
+  const fitting = memories.map((text) => ({ text, size: bytes(text) + bytes(SEPARATOR) })).filter(({ size }) => size <= aloneLimit);
   // Then the oldest are dropped until everything fits; sizes are summed once.
-  const sizes = fitting.map((text) => bytes(text) + bytes(SEPARATOR));
-  let memoryBytes = sizes.reduce((sum, size) => sum + size, 0);
+  let memoryBytes = fitting.reduce((sum, { size }) => sum + size, 0);
   const oversized = memories.length - fitting.length;
   let dropped = 0;
   while (dropped < fitting.length && coreBytes + memoryBytes + bytes(statusFor(oversized + dropped + input.notRead, false)) > maxBytes) {
-    memoryBytes -= sizes[dropped]!;
+    memoryBytes -= fitting[dropped]!.size;
     dropped++;
   }
   const omitted = oversized + dropped + input.notRead;
@@ -71,7 +70,7 @@ export function buildInstructions(input: InstructionsInput): string {
     coreText = truncateUtf8(core, Math.max(0, room));
     coreTruncated = true;
   }
-  const parts = [...(coreText === undefined ? [] : [coreText]), ...fitting.slice(dropped), statusFor(omitted, coreTruncated)];
+  const parts = [...(coreText === undefined ? [] : [coreText]), ...fitting.slice(dropped).map(({ text }) => text), statusFor(omitted, coreTruncated)];
   return parts.join(SEPARATOR);
 }
 

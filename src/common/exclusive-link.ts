@@ -5,7 +5,7 @@
 // and refuse with one of the codes below; callers then fall back to their
 // own check-then-rename, exclusive only under their own lock.
 
-import { link } from 'node:fs/promises';
+import { link, rm } from 'node:fs/promises';
 import { errorCode } from './errors.js';
 
 const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
@@ -23,4 +23,14 @@ export async function linkIfAbsent(source: string, target: string): Promise<Link
     if (code !== undefined && LINK_UNSUPPORTED.has(code)) return 'unsupported';
     throw error;
   }
+}
+
+/**
+ * Removes a file this process created: a failed write's, or a temp name whose
+ * bytes are already linked under their final name. Best effort: a failure to
+ * remove changes nothing the caller reports (the caller's sweep or recovery
+ * removes a leftover), so a stored file is never reported lost.
+ */
+export async function removeQuietly(path: string): Promise<void> {
+  await rm(path, { force: true }).catch(() => undefined);
 }

@@ -7,7 +7,7 @@
 import { errorCode } from './errors.js';
 
 /** Exit status of a broken install: outside every command's own classes. */
-export const EXIT_BROKEN_INSTALL = 1;
+const EXIT_BROKEN_INSTALL = 1;
 
 /**
  * The package a failed import names when it is missing from node_modules, or

@@ -6,19 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
-const failing = vi.hoisted(() => ({ under: undefined as string | undefined }));
-
-vi.mock('node:fs', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:fs')>();
-  const rm: typeof actual.promises.rm = async (path, options) => {
-    if (failing.under !== undefined && String(path).startsWith(failing.under)) {
-      throw Object.assign(new Error(`EACCES: permission denied, rm '${String(path)}'`), { code: 'EACCES' });
-    }
-    return actual.promises.rm(path, options);
-  };
-  const promises = { ...actual.promises, rm };
-  return { ...actual, promises, default: { ...actual, promises } };
-});
+// The removal goes through common/exclusive-link's removeQuietly (node:fs/promises).
+vi.mock('node:fs/promises', async (original) => (await import('../support/failing-rm.js')).withFailingRm(await original()));
+const { failingRm: failing } = await import('../support/failing-rm.js');
 
 const { writeNewFileAtomic } = await import('../../src/aigpt/fs-atomic.js');
 

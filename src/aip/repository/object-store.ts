@@ -11,7 +11,7 @@ import type { Id } from '../core/objects.js';
 import type { LoadResult } from '../core/verify-graph.js';
 import { isId } from '../core/value-rules.js';
 import { errorCode } from '../../common/errors.js';
-import { linkIfAbsent } from '../../common/exclusive-link.js';
+import { linkIfAbsent, removeQuietly } from '../../common/exclusive-link.js';
 import { folderSyncUnsupported } from '../../common/folder-sync.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { processExists } from '../../common/process.js';
@@ -234,13 +234,13 @@ export class ObjectStore {
     if (!replacing) {
       const linked = await linkIfAbsent(tmpPath, finalPath);
       if (linked === 'linked') {
-        await removeSpareTemp(tmpPath);
+        await removeQuietly(tmpPath);
         return true;
       }
       if (linked === 'exists') {
         const existing = await this.readBytes(id);
         if (existing.ok) {
-          await removeSpareTemp(tmpPath);
+          await removeQuietly(tmpPath);
           return false;
         }
         this.options.warn?.(`object ${id} was corrupt (${existing.error.code}); rewriting it`);
@@ -315,18 +315,5 @@ export class ObjectStore {
       .map((name) => prefix.slice(0, 2) + name)
       .filter(isId)
       .sort();
-  }
-}
-
-/**
- * Removes a temp file whose bytes are already stored under the object's name.
- * Best effort: the object is in the store, so a failure here must not report
- * the write as failed; the dead-writer sweep removes what stays.
- */
-async function removeSpareTemp(tmpPath: string): Promise<void> {
-  try {
-    await rm(tmpPath, { force: true });
-  } catch {
-    // Left for removeDeadWritersTemps.
   }
 }

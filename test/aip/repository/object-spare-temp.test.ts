@@ -6,18 +6,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
-const failing = vi.hoisted(() => ({ under: undefined as string | undefined }));
-
-vi.mock('node:fs/promises', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:fs/promises')>();
-  const rm: typeof actual.rm = async (path, options) => {
-    if (failing.under !== undefined && String(path).startsWith(failing.under)) {
-      throw Object.assign(new Error(`EACCES: permission denied, rm '${String(path)}'`), { code: 'EACCES' });
-    }
-    return actual.rm(path, options);
-  };
-  return { ...actual, rm, default: { ...actual, rm } };
-});
+// The removal goes through common/exclusive-link's removeQuietly (node:fs/promises).
+vi.mock('node:fs/promises', async (original) => (await import('../../support/failing-rm.js')).withFailingRm(await original()));
+const { failingRm: failing } = await import('../../support/failing-rm.js');
 
 const { Repository } = await import('../../../src/aip/repository/repository.js');
 const { ID, OBJECTS } = await import('../support/vectors.js');
