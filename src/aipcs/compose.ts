@@ -247,12 +247,14 @@ export const TRANSFER_CODEC: TransferCodec = {
 
 function operatorOver(storage: OperatorStoragePorts, principalId: string): Operator {
   const clock = systemClock();
+  const checkpoint = faultCheckpoint();
   return createOperator(storage, {
     principalId,
     createdVia: 'cli',
     nowMicros: () => clock.nowMicros(),
     uuid: () => systemIds.uuid(),
     sha256: sha256Hex,
+    ...(checkpoint ? { checkpoint } : {}),
     codec: TRANSFER_CODEC,
     producer: { packageVersion: PACKAGE_VERSION, mcpContract: AIPCS_MCP_CONTRACT_VERSION },
   });

@@ -6,7 +6,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApplication, createOperator, type Operator, type OperatorStoragePorts } from '../../src/aipcs/core/application.js';
 import { TRANSFER_CODEC } from '../../src/aipcs/compose.js';
+import { AipcsError } from '../../src/aipcs/contract/error-codes.js';
 import { storeLayoutOf } from '../../src/aipcs/core/layout.js';
+import { UnfinishedOperation } from '../../src/aipcs/core/operations.js';
 import { StorageFailure, type EntityLayout, type StoredRecord } from '../../src/aipcs/core/ports.js';
 import type { TransferCodec } from '../../src/aipcs/core/transfer-codec.js';
 import { writeWithLimits } from '../../src/aipcs/portable/bundle-writer.js';
@@ -31,10 +33,17 @@ export interface OperatorStorageHarness {
 
 let idPrefix = 9000;
 
-function operatorOver(storage: OperatorStoragePorts, principalId = 'agent-a', codec: TransferCodec = TRANSFER_CODEC, startMicros = 1_800_000_000_000_000n): Operator {
+function operatorOver(
+  storage: OperatorStoragePorts,
+  principalId = 'agent-a',
+  codec: TransferCodec = TRANSFER_CODEC,
+  startMicros = 1_800_000_000_000_000n,
+  checkpoint?: (name: string) => void,
+): Operator {
   const clock = manualClock(startMicros);
   const ids = sequentialIds(idPrefix++);
   return createOperator(storage, {
+    ...(checkpoint ? { checkpoint } : {}),
     principalId,
     createdVia: 'cli',
     nowMicros: () => {
@@ -388,6 +397,22 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ recovery_state: 'clear' });
       });
 
+      it('names an import stopped after admission to its principal in already_exists, and finishes it when repeated', async () => {
+        const serviceId = await materialised();
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const { bytes } = await exportBytes(operator, serviceId, 4n, OP(2));
+        const importer = await freshLocation('agent-b');
+        const stopped = new Error('the process ended here');
+        const crashing = operatorOver(storage, 'agent-b', TRANSFER_CODEC, undefined, (name) => {
+          if (name === 'import:admitted') throw stopped;
+        });
+        await expect(importBytes(crashing, bytes, OP(3))).rejects.toBe(stopped);
+        await expect(importBytes(importer, bytes, OP(4))).rejects.toMatchObject({ code: 'already_exists', operation: 'import', operationId: OP(3) });
+        // Another principal is told only that the id is taken.
+        await expect(importBytes(operatorOver(storage, 'agent-c'), bytes, OP(5))).rejects.toSatisfy((error) => error instanceof AipcsError && error.code === 'already_exists' && !(error instanceof UnfinishedOperation));
+        expect(await importBytes(importer, bytes, OP(3))).toMatchObject({ operation: 'import', service: { service_id: serviceId, operational_status: 'suspended', recovery_state: 'clear' } });
+      });
+
       it('moves a service to another location with its content, identity, revision and status', async () => {
         const serviceId = await materialised();
         const note = (await app.records.create({ serviceId, entityName: 'note', record: { title: 'Kept', confidence: 1, tags: ['a', 'b'] }, idempotencyKey: 'c1' }))['record'] as JsonObject;
@@ -546,7 +571,11 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         // A removal that fails with the store still there: refused, the claim kept for a retry.
         await rejects(operatorOver(racing(async () => undefined)).operations.purge(command), 'storage_unavailable');
         expect(await storage.stores.isAbsent(locatorOf(serviceId))).toBe(false);
-        await rejects(operator.operations.transition({ kind: 'restore', serviceId, expectedServiceRevision: 4n, operationId: OP(4) }), 'operation_in_progress');
+        await expect(operator.operations.transition({ kind: 'restore', serviceId, expectedServiceRevision: 4n, operationId: OP(4) })).rejects.toMatchObject({
+          code: 'operation_in_progress',
+          operation: 'purge',
+          operationId: OP(3),
+        });
         // The other run finished: its result is replayed.
         let winner: JsonObject | undefined;
         const loser = await operatorOver(racing(async () => (winner = await operator.operations.purge(command)))).operations.purge(command);

@@ -4,6 +4,7 @@
 // internal_error. Never echoes a path, value, principal or driver text.
 
 import { AipcsError, isRetryableCode } from '../contract/error-codes.js';
+import { UnfinishedOperation } from '../core/operations.js';
 import { StorageFailure } from '../core/ports.js';
 import { isBundleInvalidError } from '../portable/index.js';
 import { AdminStorageUnavailable } from '../compose.js';
@@ -32,6 +33,22 @@ const ADMIN_MESSAGES: Partial<Record<CliErrorCode, string>> = {
 
 export function adminError(code: CliErrorCode, issues: readonly CliIssue[] = []): CliErrorDocument {
   return { code, message: ADMIN_MESSAGES[code] ?? CLI_INTERNAL_ERROR.message, issues, retryable: isRetryableCode(code) };
+}
+
+/**
+ * The refusal's text, then which operation never finished and how to finish
+ * it (D54): repeating that command is the only way on, and nothing else
+ * shows its id. An operation id is the operator's own UUID; an MCP client's
+ * key is never shown.
+ */
+function unfinishedOperationError(error: UnfinishedOperation): CliErrorDocument {
+  const document = adminError(error.code);
+  const id = error.operationId;
+  const hint =
+    id === null
+      ? `An MCP client's ${error.operation} has not finished; it finishes when that client repeats the request with the same idempotency key.`
+      : `The ${error.operation} with operation id ${id} has not finished; repeat that command with --operation-id ${id} to finish it.`;
+  return { ...document, message: `${document.message} ${hint}` };
 }
 
 /** A validation failure naming the flag or argument at fault. */
@@ -68,6 +85,7 @@ export function refusal(code: CliErrorCode, issues: readonly CliIssue[] = [], ca
 export function adminErrorFrom(error: unknown): CliErrorDocument {
   if (error instanceof AdminRefusal) return error.document;
   if (isBundleInvalidError(error)) return adminError('validation_failed', [artefactIssue(error.line)]);
+  if (error instanceof UnfinishedOperation) return unfinishedOperationError(error);
   if (error instanceof AipcsError) {
     const issues = error.issues.map((issue) => ({ code: issue.code, path: issue.path, message: issue.message, remediation: issue.remediation }));
     return adminError(error.code, issues);

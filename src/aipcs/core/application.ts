@@ -133,6 +133,7 @@ export function createOperator(storage: OperatorStoragePorts, options: OperatorO
     newId: options.uuid,
     sha256: options.sha256,
     canonical: fingerprintText,
+    ...(options.checkpoint ? { checkpoint: options.checkpoint } : {}),
   };
   const operations = new OperatorService(deps);
   const transfer = options.codec ? new ServiceTransfer({ ...deps, codec: options.codec, producer: options.producer }, operations.claims, application.lifecycle) : null;

@@ -34,6 +34,8 @@ export interface OperatorDependencies {
   sha256(text: string): string;
   /** Canonical JSON text used for fingerprints. */
   canonical(value: unknown): string;
+  /** Crash tests only: a named checkpoint may end the process (`{kind}:admitted` once a claim is admitted). */
+  checkpoint?(name: string): void;
 }
 
 export type TransitionKind = 'suspend' | 'resume' | 'archive' | 'restore';
@@ -69,6 +71,30 @@ export const TRANSITIONS: Readonly<Record<TransitionKind, TransitionRule>> = {
   archive: { from: ['active', 'suspended'], to: 'archived', fence: 'closed' },
   restore: { from: ['archived'], to: 'suspended', fence: 'closed' },
 };
+
+/** The claim kinds only the operator commands admit; their keys are the operation ids the operator chose. */
+const OPERATOR_KINDS: ReadonlySet<ClaimKind> = new Set<ClaimKind>(['suspend', 'resume', 'archive', 'restore', 'export', 'import', 'purge']);
+
+/**
+ * A refusal because an earlier operation on the service never finished (its
+ * process was killed, or the machine went down): `operation_in_progress`, or
+ * `already_exists` for an import of a service id whose import is unfinished.
+ * The operator finishes it by repeating that command with its operation id
+ * (spec §1.9.2), and nothing else shows that id, so the refusal carries it
+ * (D54). An MCP client's key is not carried: only that client can repeat its
+ * request.
+ */
+export class UnfinishedOperation extends AipcsError {
+  readonly operation: ClaimKind;
+  /** The operation id to repeat it with; null for an MCP client's lifecycle request. */
+  readonly operationId: string | null;
+
+  constructor(situation: 'operation_in_progress' | 'already_exists', claim: Pick<ClaimRow, 'kind' | 'idempotencyKey'>) {
+    super(situation);
+    this.operation = claim.kind;
+    this.operationId = OPERATOR_KINDS.has(claim.kind) ? claim.idempotencyKey : null;
+  }
+}
 
 export type KeyResolution = { readonly replay: JsonObject } | { readonly claim: ClaimRow } | undefined;
 
@@ -119,8 +145,13 @@ export class OperatorClaims {
   /** No other intent may be active on the service (spec §4.1 last row). */
   async requireNoActiveIntent(tx: OperatorRegistryReader, serviceId: string): Promise<void> {
     const active = await tx.getActiveClaim(this.deps.principalId, serviceId);
-    if (active?.phase === 'prepared') throw new AipcsError('operation_in_progress');
+    if (active?.phase === 'prepared') throw new UnfinishedOperation('operation_in_progress', active);
     if (active?.phase === 'recovery_required') throw new AipcsError('recovery_required');
+  }
+
+  /** A claim admitted (or resumed) and committed: the crash tests' checkpoint before its work. */
+  admitted(claim: ClaimRow): void {
+    this.deps.checkpoint?.(`${claim.kind}:admitted`);
   }
 
   prepared(kind: ClaimKind, key: string, fingerprint: string, serviceId: string, intent: JsonObject): ClaimRow {
@@ -234,6 +265,7 @@ export class OperatorService {
         return { claim, admittedNow: true };
       });
       if ('replay' in admitted) return admitted.replay;
+      this.claims.admitted(admitted.claim);
       return this.completeTransition(command.kind, admitted.claim, 'admittedNow' in admitted);
     });
   }
@@ -336,6 +368,7 @@ export class OperatorService {
         return { claim };
       });
       if ('replay' in admitted) return admitted.replay;
+      this.claims.admitted(admitted.claim);
       return this.completePurge(admitted.claim);
     });
   }

@@ -9,7 +9,7 @@ import type { IssueCode } from '../contract/issues.js';
 import type { ManifestV2 } from '../contract/manifest/types.js';
 import type { LifecycleService } from './lifecycle.js';
 import { namespaceOf } from './lifecycle.js';
-import { guarded, type OperatorClaims, type OperatorDependencies } from './operations.js';
+import { guarded, UnfinishedOperation, type OperatorClaims, type OperatorDependencies } from './operations.js';
 import {
   StorageFailure,
   type ClaimRow,
@@ -339,6 +339,7 @@ export class ServiceTransfer {
         return { claim };
       });
       if ('replay' in admitted) return this.replayExport(admitted.replay, sink);
+      this.claims.admitted(admitted.claim);
       return this.runExport(admitted.claim, sink);
     });
   }
@@ -534,7 +535,13 @@ export class ServiceTransfer {
         const resolved = await this.claims.resolve(tx, operationId, 'import', fingerprint);
         if (resolved) return resolved;
         // Identity collisions: live (any principal), import-prepared or tombstoned ids; live or reserved domain names.
-        if ((await tx.serviceIdInUse(service.serviceId)) || (await tx.getIdentity(service.serviceId))) throw new AipcsError('already_exists');
+        if (await tx.serviceIdInUse(service.serviceId)) throw new AipcsError('already_exists');
+        const identity = await tx.getIdentity(service.serviceId);
+        if (identity) {
+          // This principal's own import of that id, unfinished: name it, so it can be repeated.
+          const unfinished = identity.state === 'import_prepared' && identity.principalId === this.principalId ? await tx.getClaim(this.principalId, identity.idempotencyKey) : undefined;
+          throw unfinished?.phase === 'prepared' ? new UnfinishedOperation('already_exists', unfinished) : new AipcsError('already_exists');
+        }
         if ((await tx.findServiceByDomain(this.principalId, service.domainName)) || (await tx.domainReserved(this.principalId, service.domainName))) {
           throw new AipcsError('already_exists');
         }
@@ -558,6 +565,7 @@ export class ServiceTransfer {
         return { claim };
       });
       if ('replay' in admitted) return admitted.replay;
+      this.claims.admitted(admitted.claim);
       return this.runImport(admitted.claim, artefact, locator);
     });
   }
