@@ -36,19 +36,16 @@ export function adminError(code: CliErrorCode, issues: readonly CliIssue[] = [])
 }
 
 /**
- * The refusal's text, then which operation never finished and how to finish
- * it (D54): repeating that command is the only way on, and nothing else
- * shows its id. An operation id is the operator's own UUID; an MCP client's
- * key is never shown.
+ * The refusal's text, then which kind of operation is unfinished and how to
+ * finish it (D54): repeating that command is the only way on. Its operation
+ * id is not printed (operations spec §2.9); the operator has it.
  */
 function unfinishedOperationError(error: UnfinishedOperation): CliErrorDocument {
   const document = adminError(error.code);
-  const id = error.operationId;
-  const hint =
-    id === null
-      ? `An MCP client's ${error.operation} has not finished; it finishes when that client repeats the request with the same idempotency key.`
-      : `The ${error.operation} with operation id ${id} has not finished; repeat that command with --operation-id ${id} to finish it.`;
-  return { ...document, message: `${document.message} ${hint}` };
+  const article = /^[aeiou]/.test(error.operation) ? 'An' : 'A';
+  const subject = error.code === 'already_exists' ? 'An import of this service id' : error.byOperator ? `${article} ${error.operation} of this service` : `An MCP client's ${error.operation} of this service`;
+  const remedy = error.byOperator ? 'to finish it, repeat that command with the operation id it was given.' : 'it finishes when that client repeats its request.';
+  return { ...document, message: `${document.message} ${subject} is unfinished or still running; ${remedy}` };
 }
 
 /** A validation failure naming the flag or argument at fault. */

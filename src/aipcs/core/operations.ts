@@ -72,27 +72,27 @@ export const TRANSITIONS: Readonly<Record<TransitionKind, TransitionRule>> = {
   restore: { from: ['archived'], to: 'suspended', fence: 'closed' },
 };
 
-/** The claim kinds only the operator commands admit; their keys are the operation ids the operator chose. */
+/** The claim kinds only the operator commands admit (the others are MCP lifecycle requests). */
 const OPERATOR_KINDS: ReadonlySet<ClaimKind> = new Set<ClaimKind>(['suspend', 'resume', 'archive', 'restore', 'export', 'import', 'purge']);
 
 /**
- * A refusal because an earlier operation on the service never finished (its
- * process was killed, or the machine went down): `operation_in_progress`, or
- * `already_exists` for an import of a service id whose import is unfinished.
- * The operator finishes it by repeating that command with its operation id
- * (spec §1.9.2), and nothing else shows that id, so the refusal carries it
- * (D54). An MCP client's key is not carried: only that client can repeat its
- * request.
+ * A refusal because another operation on the service is unfinished (still
+ * running, or its process was killed or the machine went down after it was
+ * admitted): `operation_in_progress`, or `already_exists` for an import of a
+ * service id that this principal's unfinished import holds. Only repeating
+ * that operation finishes it (spec §1.9.2), so the refusal says which kind
+ * of operation it is (D54). Its idempotency key is not carried: keys are
+ * never printed (operations spec §2.9).
  */
 export class UnfinishedOperation extends AipcsError {
   readonly operation: ClaimKind;
-  /** The operation id to repeat it with; null for an MCP client's lifecycle request. */
-  readonly operationId: string | null;
+  /** Whether an operator command holds it (else an MCP client's lifecycle request). */
+  readonly byOperator: boolean;
 
-  constructor(situation: 'operation_in_progress' | 'already_exists', claim: Pick<ClaimRow, 'kind' | 'idempotencyKey'>) {
+  constructor(situation: 'operation_in_progress' | 'already_exists', claim: Pick<ClaimRow, 'kind'>) {
     super(situation);
     this.operation = claim.kind;
-    this.operationId = OPERATOR_KINDS.has(claim.kind) ? claim.idempotencyKey : null;
+    this.byOperator = OPERATOR_KINDS.has(claim.kind);
   }
 }
 

@@ -1,8 +1,8 @@
 // An operator command killed after its claim was admitted leaves the service
 // pending: every other operation on it is refused until that one is repeated
-// with its operation id. The refusal names the unfinished operation and its id
-// (D54), since nothing else shows it; the code, retryable flag, exit code and
-// issues stay those of the contract.
+// with its operation id. The refusal says which kind of operation is
+// unfinished (D54), never its id (operations spec §2.9: keys are never
+// printed); the code, retryable flag, exit code and issues stay the contract's.
 
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,7 +31,7 @@ describe('an operation that never finished', () => {
     await client.close();
   });
 
-  it('is named, with its operation id, by the refusal of any other operation, and finishes when repeated', async () => {
+  it('is named, without its operation id, by the refusal of any other operation, and finishes when repeated', async () => {
     const serviceId = await materialisedService(client, 'killed_suspend');
     const suspendArgs = ['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(1), ...args];
     const killed = aipcs(suspendArgs, killedAt('suspend:admitted'));
@@ -41,10 +41,11 @@ describe('an operation that never finished', () => {
     expect(archive.status).toBe(4);
     expect(archive.envelope.error).toEqual({
       code: 'operation_in_progress',
-      message: `A lifecycle operation is already in progress. The suspend with operation id ${OP(1)} has not finished; repeat that command with --operation-id ${OP(1)} to finish it.`,
+      message: 'A lifecycle operation is already in progress. A suspend of this service is unfinished or still running; to finish it, repeat that command with the operation id it was given.',
       issues: [],
       retryable: true,
     });
+    expect(archive.stderr).not.toContain(OP(1));
     const human = aipcs(['service', 'archive', serviceId, '--expected-revision', '3', '--operation-id', OP(2), '--yes', '--format', 'human', ...args]);
     expect(human.stderr).toBe(`error [operation_in_progress]: ${archive.envelope.error?.message}\n`);
 
@@ -63,7 +64,10 @@ describe('an operation that never finished', () => {
 
     const other = aipcs(['export', serviceId, '--output', join(folder, 'other.jsonl'), '--expected-revision', '4', '--operation-id', OP(12), ...args]);
     expect([other.status, other.envelope.error?.code, other.envelope.error?.retryable]).toEqual([4, 'operation_in_progress', true]);
-    expect(other.envelope.error?.message).toContain(`The export with operation id ${OP(11)} has not finished; repeat that command with --operation-id ${OP(11)}`);
+    expect(other.envelope.error?.message).toBe(
+      'A lifecycle operation is already in progress. An export of this service is unfinished or still running; to finish it, repeat that command with the operation id it was given.',
+    );
+    expect(other.stderr).not.toContain(OP(11));
     expect(existsSync(join(folder, 'other.jsonl'))).toBe(false);
 
     const repeated = aipcs(exportArgs);
@@ -88,8 +92,9 @@ describe('an operation that never finished', () => {
     const again = aipcs(['import', '--input', artefact, '--operation-id', OP(23), '--yes', ...destinationArgs]);
     expect([again.status, again.envelope.error?.code, again.envelope.error?.issues]).toEqual([3, 'already_exists', []]);
     expect(again.envelope.error?.message).toBe(
-      `The target already exists. The import with operation id ${OP(22)} has not finished; repeat that command with --operation-id ${OP(22)} to finish it.`,
+      'The target already exists. An import of this service id is unfinished or still running; to finish it, repeat that command with the operation id it was given.',
     );
+    expect(again.stderr).not.toContain(OP(22));
     // Another principal learns nothing of it.
     const stranger = aipcs(['import', '--input', artefact, '--operation-id', OP(24), '--yes', ...rootArgs(destination, 'other-agent')]);
     expect([stranger.status, stranger.envelope.error?.message]).toEqual([3, 'The target already exists.']);
@@ -99,7 +104,7 @@ describe('an operation that never finished', () => {
     expect(repeated.envelope.result).toMatchObject({ operation: 'import', operation_id: OP(22), service: { service_id: sourceId, operational_status: 'suspended' } });
   });
 
-  it("names an MCP client's unfinished lifecycle request without its key", async () => {
+  it("names an MCP client's unfinished lifecycle request, without its key", async () => {
     const seeded = await client.call('aipcs_service_seed', { domain_name: 'killed_materialise', domain_class: 'knowledge', intent_description: 'Notes.', idempotency_key: 'seed-killed-materialise' });
     const serviceId = seeded.result?.['service_id'] as string;
     await client.call('aipcs_service_design', { service_id: serviceId, schema: wireNotesManifest(), idempotency_key: 'design-killed-materialise' });
@@ -111,7 +116,7 @@ describe('an operation that never finished', () => {
     const suspend = aipcs(['service', 'suspend', serviceId, '--expected-revision', '2', '--operation-id', OP(30), ...args]);
     expect([suspend.status, suspend.envelope.error?.code]).toEqual([4, 'operation_in_progress']);
     expect(suspend.envelope.error?.message).toBe(
-      "A lifecycle operation is already in progress. An MCP client's materialise has not finished; it finishes when that client repeats the request with the same idempotency key.",
+      "A lifecycle operation is already in progress. An MCP client's materialise of this service is unfinished or still running; it finishes when that client repeats its request.",
     );
     expect(suspend.stderr).not.toContain(agentKey);
   });
