@@ -3,8 +3,10 @@
 // names another namespace (another service's schema renamed or restored under
 // this name) or a later revision (a newer build moved it on) answers
 // storage_unavailable to data tools, as `doctor` reports it incompatible,
-// instead of serving its records and taking writes. The meta row is changed
-// through a separate connection while the server runs: every unit checks it.
+// instead of serving its records and taking writes. So does a schema another
+// role owns or PUBLIC was granted (§3.3.2: incompatible), which other roles
+// could read. The store is changed through a separate connection while the
+// server runs: every unit checks it.
 
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -30,7 +32,13 @@ describe('a PostgreSQL service store bound to its service and revision', () => {
 
   describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s', (_version, cluster) => {
     const meta = (schema: string) => `"${schema}"."__aipcs_service_store_meta"`;
-    const cases = [
+    interface Change {
+      readonly sql: string;
+      readonly params: string[];
+      /** Made by the cluster's superuser rather than the store's role. */
+      readonly asAdmin?: boolean;
+    }
+    const cases: { name: string; change: (schema: string, peer: string) => Change }[] = [
       {
         name: "refuses data tools on a schema whose meta names another service's store",
         change: (schema: string, peer: string) => ({ sql: `UPDATE ${meta(schema)} SET "namespace" = $1 WHERE "singleton" = 1`, params: [peer] }),
@@ -40,6 +48,22 @@ describe('a PostgreSQL service store bound to its service and revision', () => {
         change: (schema: string) => ({ sql: `UPDATE ${meta(schema)} SET "applied_revision" = "applied_revision" + 1 WHERE "singleton" = 1`, params: [] }),
       },
       { name: 'refuses data tools on a schema without its meta table', change: (schema: string) => ({ sql: `DROP TABLE ${meta(schema)}`, params: [] }) },
+      // Inspection calls these incompatible (operations spec §3.3.2); SQLite refuses an unsafe store file alike.
+      { name: 'refuses data tools on a schema PUBLIC was granted USAGE on', change: (schema: string) => ({ sql: `GRANT USAGE ON SCHEMA "${schema}" TO PUBLIC`, params: [] }) },
+      { name: 'refuses data tools on a schema PUBLIC was granted CREATE on', change: (schema: string) => ({ sql: `GRANT CREATE ON SCHEMA "${schema}" TO PUBLIC`, params: [] }) },
+      {
+        // The store's role keeps USAGE and CREATE, so only the ownership check refuses it.
+        name: 'refuses data tools on a schema another role owns',
+        change: (schema: string) => ({
+          sql: `DO $$ DECLARE store_role text; BEGIN
+                  SELECT nspowner::regrole::text INTO store_role FROM pg_namespace WHERE nspname = '${schema}';
+                  EXECUTE format('ALTER SCHEMA %I OWNER TO CURRENT_USER', '${schema}');
+                  EXECUTE format('GRANT USAGE, CREATE ON SCHEMA %I TO %s', '${schema}', store_role);
+                END $$`,
+          params: [],
+          asAdmin: true,
+        }),
+      },
     ];
     it.each(cases)('$name', async ({ change }) => {
       db = await createTestDatabase(cluster);
@@ -49,10 +73,18 @@ describe('a PostgreSQL service store bound to its service and revision', () => {
       const note = await createNote(server, serviceId, { title: 'Before' });
       const schema = schemaOf(serviceId);
 
-      other = new pg.Client({ connectionString: db.url });
+      // The superuser, in this database: it may give a schema away, and reads it after.
+      other = new pg.Client({ connectionString: cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`) });
       await other.connect();
-      const { sql, params } = change(schema, schemaOf(peer));
-      await other.query(sql, params);
+      const { sql, params, asAdmin = false } = change(schema, schemaOf(peer));
+      if (asAdmin) {
+        await other.query(sql, params);
+      } else {
+        // As the store's own role, as an operator would.
+        const owner = new pg.Client({ connectionString: db.url });
+        await owner.connect();
+        await owner.query(sql, params).finally(() => owner.end());
+      }
 
       const get = await server.call('aipcs_record_get', { service_id: serviceId, entity_name: 'note', record_id: note['id'] });
       expect(get.error?.code).toBe('storage_unavailable');

@@ -100,6 +100,24 @@ export async function schemaSignature(session: PgSession, schema: string, tableP
 
 export type SchemaPresence = 'missing' | 'trusted' | 'untrusted';
 
+/** Over `pg_namespace n`: the schema is owned by the current user. */
+const SCHEMA_OWNED = 'n.nspowner = (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user)';
+/** Over `pg_namespace n`: PUBLIC holds a privilege on the schema (USAGE or CREATE). */
+const SCHEMA_GRANTED_TO_PUBLIC = 'EXISTS (SELECT 1 FROM aclexplode(n.nspacl) AS acl WHERE acl.grantee = 0)';
+
+/**
+ * A scalar subquery: whether the schema is still ours alone at its own level
+ * (owned by the current user, nothing granted to PUBLIC), for a data unit to
+ * read with a statement it runs anyway. Without USAGE on the schema no other
+ * role reaches its tables; the relation-level checks of schemaPresence walk
+ * pg_class and stay with inspection. `schema` must be a store's validated
+ * `svc_<hex>` name (it is written as a literal).
+ */
+export function schemaPrivateSubquery(schema: string): string {
+  if (!/^[a-z0-9_]+$/.test(schema)) throw new Error('schemaPrivateSubquery: not a store schema name');
+  return `(SELECT ${SCHEMA_OWNED} AND NOT ${SCHEMA_GRANTED_TO_PUBLIC} FROM pg_namespace n WHERE n.nspname = '${schema}')`;
+}
+
 /**
  * Whether the schema exists and is ours alone: owned by the current user,
  * with no privilege granted to PUBLIC on it or on anything in it, and every
@@ -107,8 +125,8 @@ export type SchemaPresence = 'missing' | 'trusted' | 'untrusted';
  */
 export async function schemaPresence(session: PgSession, schema: string): Promise<SchemaPresence> {
   const row = await session.first<{ owned: boolean; public_schema: boolean; foreign_relations: boolean; public_relations: boolean }>(
-    `SELECT n.nspowner = (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) AS owned,
-            EXISTS (SELECT 1 FROM aclexplode(n.nspacl) AS acl WHERE acl.grantee = 0) AS public_schema,
+    `SELECT ${SCHEMA_OWNED} AS owned,
+            ${SCHEMA_GRANTED_TO_PUBLIC} AS public_schema,
             EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relowner <> n.nspowner) AS foreign_relations,
             EXISTS (SELECT 1 FROM pg_class c, aclexplode(c.relacl) AS acl WHERE c.relnamespace = n.oid AND acl.grantee = 0) AS public_relations
        FROM pg_namespace n WHERE n.nspname = $1`,

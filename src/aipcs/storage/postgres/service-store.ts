@@ -21,7 +21,17 @@ import {
   type StoreObservation,
   type WriteFence,
 } from '../../core/ports.js';
-import { quotedIdentifiers, schemaIsEmpty, schemaPresence, schemaSignature, shapeSignature, type CatalogShape, type ColumnShape, type TableShape } from './catalog.js';
+import {
+  quotedIdentifiers,
+  schemaIsEmpty,
+  schemaPresence,
+  schemaPrivateSubquery,
+  schemaSignature,
+  shapeSignature,
+  type CatalogShape,
+  type ColumnShape,
+  type TableShape,
+} from './catalog.js';
 import { FOUNDATION_SHAPE } from './catalog-shapes.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { unavailableState } from '../shared/migration-state.js';
@@ -418,25 +428,35 @@ export interface StoreMetaRow {
   readonly adapter_id: string | null;
   readonly namespace: string | null;
   readonly applied_revision: bigint | null;
+  /** Whether the schema is still owned by the current user with nothing granted to PUBLIC. */
+  readonly private: boolean | null;
 }
 
 /** Reads the meta row (alias "m", its columns named as in StoreMetaRow), and `columns` of what `joins` adds, in one statement. */
 export function storeMetaSelect(schema: string, columns = '', joins = ''): string {
-  return `SELECT m."adapter_id", m."namespace", m."applied_revision"${columns} FROM ${quoteIdentifier(schema)}."__aipcs_service_store_meta" AS m${joins} WHERE m."singleton" = 1`;
+  return `SELECT m."adapter_id", m."namespace", m."applied_revision", ${schemaPrivateSubquery(schema)} AS "private"${columns} FROM ${quoteIdentifier(schema)}."__aipcs_service_store_meta" AS m${joins} WHERE m."singleton" = 1`;
 }
 
-/** Whether a meta row binds the schema's tables to this adapter, revision and namespace. */
+/** Whether a meta row binds the schema's tables to this adapter, revision and namespace, in a schema still ours alone. */
 function metaBinds(meta: StoreMetaRow | undefined, schema: string): boolean {
   // The namespace binds the tables to their locator: a renamed copy never reads as ready.
-  return meta !== undefined && meta.adapter_id === SERVICE_STORE_ADAPTER_ID && meta.namespace === schema && meta.applied_revision === SERVICE_STORE_REVISION;
+  return (
+    meta !== undefined &&
+    meta.adapter_id === SERVICE_STORE_ADAPTER_ID &&
+    meta.namespace === schema &&
+    meta.applied_revision === SERVICE_STORE_REVISION &&
+    meta.private === true
+  );
 }
 
 /**
  * Refuses a store whose meta row does not bind it to `schema` at this
  * build's revision (operations spec §3.2.6, decision D42): another service's
  * schema renamed or restored under this name, or one a newer build has moved
- * on. Data units read the row with a statement they run anyway
- * (service-data.ts), so the check costs no round trip.
+ * on; or whose schema another role owns or PUBLIC was granted, which
+ * inspection reports incompatible (§3.3.2) and which SQLite's data units
+ * refuse as an unsafe store file. Data units read the row with a statement
+ * they run anyway (service-data.ts), so the check costs no round trip.
  */
 export function assertStoreBinding(meta: StoreMetaRow | undefined, schema: string): void {
   if (!metaBinds(meta, schema)) throw new StorageFailure('incompatible');
