@@ -114,5 +114,20 @@ for (const cluster of clusters) {
       expect(unreachable.envelope.result).toMatchObject({ registry: { status: 'unavailable' }, overall: 'unavailable' });
       expect(unreachable.stdout + unreachable.stderr).not.toContain('secret');
     });
+
+    // node-postgres warns on stderr when it parses these modes; driver text
+    // stays out of every output (operations spec §2.9), and a command that
+    // succeeded prints nothing there.
+    it.each(['prefer', 'require', 'verify-ca'])('prints no driver warning for a DSN with sslmode=%s', async (mode) => {
+      const database = await createTestDatabase(cluster);
+      try {
+        const run = aipcs(['status', ...pgArgs()], { env: { [DSN_ENV]: `${database.url}?sslmode=${mode}` } });
+        expect(run.status).toBe(0);
+        expect(run.envelope.result).toMatchObject({ profile: 'postgresql' });
+        expect(run.stderr).toBe('');
+      } finally {
+        await database.drop();
+      }
+    });
   });
 }

@@ -153,6 +153,35 @@ interface SessionFacts {
   client_encoding: string;
 }
 
+/** The start of the warning node-postgres emits for sslmode prefer, require and verify-ca. */
+const DRIVER_SSL_WARNING = 'SECURITY WARNING: The SSL modes';
+
+/**
+ * node-postgres parses the DSN again for every connection it opens, and on
+ * the first parse of an sslmode of prefer, require or verify-ca it emits a
+ * nine-line warning (process.emitWarning, once per process) that Node prints
+ * on stderr: driver text, which operations spec §2.9 keeps out of every
+ * output, on the stderr where an admin command prints one error line or
+ * nothing. The DSN is parsed once here with that one warning held back; the
+ * driver's once-per-process flag keeps it quiet after. What the modes mean
+ * with this driver is in docs/postgresql.md.
+ */
+function parseWithoutSslWarning(connectionString: string): void {
+  const emitWarning = process.emitWarning;
+  const filtered = (warning: string | Error, ...rest: unknown[]): void => {
+    if ((typeof warning === 'string' ? warning : warning.message).startsWith(DRIVER_SSL_WARNING)) return;
+    Reflect.apply(emitWarning, process, [warning, ...rest]);
+  };
+  process.emitWarning = filtered as typeof process.emitWarning;
+  try {
+    new pg.Client({ connectionString });
+  } catch {
+    // A DSN the driver cannot read fails again, as unavailable, when a connection is opened.
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+}
+
 /**
  * A pool over one DSN. Connections are opened lazily; each new one gets its
  * session settings pinned and the server checked before it runs any work.
@@ -171,9 +200,11 @@ export class PostgresConnection {
   constructor(private readonly options: PostgresConnectionOptions) {
     if (!isAcceptableDsn(options.dsn)) throw new StorageFailure('unavailable');
     this.max = options.maxConnections ?? 10;
+    const connectionString = driverConnectionString(options.dsn);
+    parseWithoutSslWarning(connectionString);
     this.pool = new pg.Pool({
       // libpq's keyword/value form too (host=… dbname=…), which the driver would misread as a URL.
-      connectionString: driverConnectionString(options.dsn),
+      connectionString,
       connectionTimeoutMillis: options.connectTimeoutSeconds * 1000,
       // Startup options apply before the first statement; they are set again
       // and verified after connecting, since a DSN's own `options` wins here.
