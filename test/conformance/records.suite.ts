@@ -403,7 +403,13 @@ export function recordsSuite(harness: StorageHarness): void {
         await rejects(app.records.history({ serviceId, entityName: 'note', recordId: null, limit: 1, cursor }), 'validation_failed');
         const flipped = cursor.slice(0, 10) + (cursor[10] === 'A' ? 'B' : 'A') + cursor.slice(11);
         await rejects(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: flipped, branch: null, filters: { status: 'draft' } }), 'validation_failed');
-        await rejects(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: 'not+base64', branch: null, filters: { status: 'draft' } }), 'validation_failed');
+        // Characters outside the cursor alphabet: a bad cursor like any other (contract §3.3: empty
+        // issues; the reference fails internally), judged after the service is located.
+        for (const bad of ['not+base64', 'a$b', 'ü'] as const) {
+          await expect(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: bad, branch: null, filters: { status: 'draft' } })).rejects.toMatchObject({ code: 'validation_failed', issues: [] });
+          await expect(app.branches.list({ serviceId, status: null, branchType: null, parentBranchId: null, limit: 1, cursor: bad })).rejects.toMatchObject({ code: 'validation_failed', issues: [] });
+        }
+        await rejects(app.records.list({ serviceId: '0190a4a4-0000-7000-8000-00000000abcd', entityName: 'note', limit: 1, cursor: 'a$b', branch: null }), 'not_found');
         // The same query on another service of the same principal and schema version.
         const twin = await materialisedNotes(storage, 'twin_notes');
         await rejects(twin.app.records.list({ serviceId: twin.serviceId, entityName: 'note', limit: 1, cursor, branch: null, filters: { status: 'draft' } }), 'validation_failed');

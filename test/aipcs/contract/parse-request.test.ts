@@ -370,8 +370,9 @@ describe('records', () => {
     expect(issues('aipcs_record_list', { service_id: SERVICE, entity_name: 'note', branch_role: 'related', branch_id: null })).toEqual([['invalid_value', 'request']]);
   });
 
-  it('refuses malformed cursors as validation failures, never internal errors', () => {
-    expect(issues('aipcs_record_history', { service_id: SERVICE, entity_name: 'note', cursor: 'abc+/=' })).toEqual([['invalid_value', 'cursor']]);
+  it("checks only a cursor's length; its characters are the core's to judge, after the service is located", () => {
+    // Contract §3.3 and §6.12: a bad cursor is semantic validation (empty issues), not request shape.
+    expect(command('aipcs_record_history', { service_id: SERVICE, entity_name: 'note', cursor: 'abc+/=' })).toMatchObject({ page: { cursor: 'abc+/=' } });
     expect(issues('aipcs_record_history', { service_id: SERVICE, entity_name: 'note', cursor: 'a'.repeat(1025) })).toEqual([['invalid_length', 'cursor']]);
     expect(issues('aipcs_branch_list', { service_id: SERVICE, cursor: '' })).toEqual([['invalid_length', 'cursor']]);
     expect(command('aipcs_record_history', { service_id: SERVICE, entity_name: 'note' })).toMatchObject({ recordId: null, page: { limit: 50, cursor: null } });

@@ -84,7 +84,7 @@ export interface BranchScope {
 
 export interface PageRequest {
   readonly limit: number;
-  /** Opaque, `[A-Za-z0-9_-]{1,1024}`; decoding and binding belong to the core. */
+  /** Opaque, 1..1024 characters; its alphabet, decoding and binding are the core's (a bad cursor is a semantic failure, contract §3.3). */
   readonly cursor: string | null;
 }
 

@@ -28,7 +28,6 @@ export type RequestParse<C extends ToolCommand = ToolCommand> = { readonly ok: t
 
 /** Idempotency keys with this prefix are reserved for data mutations (contract §6.4). */
 export const RESERVED_KEY_PREFIX = '__aipcs_';
-const CURSOR_CHARACTERS = /^[A-Za-z0-9_-]+$/;
 const DATA_MUTATIONS: ReadonlySet<ToolName> = new Set<ToolName>([
   'aipcs_record_create',
   'aipcs_record_update',
@@ -46,7 +45,6 @@ const DATA_MUTATIONS: ReadonlySet<ToolName> = new Set<ToolName>([
 const NUL_FREE_ARGUMENTS = ['domain_class', 'intent_description', 'title', 'intent', 'retrieval_summary'] as const;
 const NUL_FREE_BRANCH_UPDATES: ReadonlySet<string> = new Set(['title', 'intent', 'retrieval_summary']);
 const holdsNul = (value: JsonValue | undefined): boolean => typeof value === 'string' && value.includes('\u0000');
-const PAGED: ReadonlySet<ToolName> = new Set<ToolName>(['aipcs_record_list', 'aipcs_record_search', 'aipcs_record_history', 'aipcs_branch_list']);
 
 const obj = (value: JsonValue | undefined): JsonObject => (isJsonObject(value ?? null) ? (value as JsonObject) : {});
 
@@ -81,7 +79,6 @@ function toolRefiner(tool: ToolName): Refiner {
     if (DATA_MUTATIONS.has(tool) && String(args['idempotency_key']).startsWith(RESERVED_KEY_PREFIX)) sink.report('invalid_value', ['idempotency_key']);
     else if (holdsNul(args['idempotency_key'])) sink.report('invalid_value', ['idempotency_key']);
     for (const key of NUL_FREE_ARGUMENTS) if (holdsNul(args[key])) sink.report('invalid_value', [key]);
-    if (PAGED.has(tool) && typeof args['cursor'] === 'string' && !CURSOR_CHARACTERS.test(args['cursor'])) sink.report('invalid_value', ['cursor']);
     switch (tool) {
       case 'aipcs_service_evolve': {
         const expected = args['expected_schema_version'] as bigint;
