@@ -73,7 +73,7 @@ export const TRANSITIONS: Readonly<Record<TransitionKind, TransitionRule>> = {
 };
 
 /** The claim kinds only the operator commands admit (the others are MCP lifecycle requests). */
-const OPERATOR_KINDS: ReadonlySet<ClaimKind> = new Set<ClaimKind>(['suspend', 'resume', 'archive', 'restore', 'export', 'import', 'purge']);
+const OPERATOR_KINDS: ReadonlySet<ClaimKind> = new Set<ClaimKind>([...(Object.keys(TRANSITIONS) as TransitionKind[]), 'export', 'import', 'purge']);
 
 /**
  * A refusal because another operation on the service is unfinished (still
