@@ -5,8 +5,9 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { LosslessArguments, splitToolArguments } from '../../src/common/mcp/lossless-arguments.js';
-import { LosslessStdioTransport, requestIdFromPrefix } from '../../src/common/mcp/stdio-transport.js';
+import { LosslessStdioTransport, MAX_REQUESTS_IN_FLIGHT, requestIdFromPrefix } from '../../src/common/mcp/stdio-transport.js';
 import { serveStdio } from '../../src/common/mcp/tool-server.js';
+import type { JsonObject } from '../../src/common/json.js';
 import { createLogger } from '../../src/common/logger.js';
 import { echoServerOptions } from './echo-session.js';
 
@@ -303,6 +304,44 @@ describe('LosslessStdioTransport', () => {
     expect(outcomes.filter((outcome) => outcome === 'own').length).toBeGreaterThanOrEqual(1024);
     const shared = answers.filter(({ id }) => id === 'dup').map(({ result }) => result.content[0]?.text);
     expect(shared.sort()).toEqual(['{"n":"A"}', '{"n":"B"}']);
+  });
+
+  it('serves at most MAX_REQUESTS_IN_FLIGHT requests at once, reading on as they are answered', async () => {
+    // Pipelined requests all started at once, and their answers were all held
+    // in memory together: 2000 list calls in one write ended the process.
+    const session = gatedEchoSession();
+    const calls = 3 * MAX_REQUESTS_IN_FLIGHT + 5;
+    const lines: string[] = [];
+    for (let i = 1; i <= calls; i++) lines.push(`{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"echo","arguments":{"n":${i}}}}`);
+    // One write, its end included: the end of input waits for the held lines.
+    session.input.end(`${lines.join('\n')}\n`);
+    for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(session.started).toBe(MAX_REQUESTS_IN_FLIGHT);
+    expect(session.closed).toBe(false);
+    session.release();
+    await session.ended;
+    expect(session.started).toBe(calls);
+    expect(session.written.map((line) => (JSON.parse(line) as { id: number }).id).sort((a, b) => a - b)).toEqual(Array.from({ length: calls }, (_, i) => i + 1));
+  });
+
+  it('stops reading while a client leaves its answers unread, and serves the rest once it reads them', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough({ highWaterMark: 1024 });
+    const calls: JsonObject[] = [];
+    const ended = serveStdio(echoServerOptions(calls, createLogger('test', 'silent')), { input, output });
+    const total = 500;
+    const payload = 'x'.repeat(4096);
+    for (let i = 1; i <= total; i++) input.write(`{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"echo","arguments":{"n":${i},"p":"${payload}"}}}\n`);
+    input.end();
+    for (let turn = 0; turn < 100; turn++) await new Promise((resolve) => setImmediate(resolve));
+    // Nobody reads the output: only the requests whose answers fill the pipe ran.
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.length).toBeLessThanOrEqual(MAX_REQUESTS_IN_FLIGHT);
+    let text = '';
+    output.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    await ended;
+    expect(calls).toHaveLength(total);
+    expect(text.split('\n').filter(Boolean)).toHaveLength(total);
   });
 
   it('keeps at most 1024 waiting argument sets, dropping the oldest, so unclaimed ones cannot pile up', () => {

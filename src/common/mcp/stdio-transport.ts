@@ -42,6 +42,14 @@ export const MAX_REQUEST_DEPTH = 1000;
 export const ANSWER_WAIT_MS = 60_000;
 
 /**
+ * Requests served at once (answers not yet taken by the output). At the bound
+ * the transport stops reading until one is answered: a client that pipelines
+ * thousands of requests, or never reads its answers, would otherwise have
+ * every one of them running and every answer held in memory at once.
+ */
+export const MAX_REQUESTS_IN_FLIGHT = 16;
+
+/**
  * A test-only override of the answer waits, read from the named environment
  * variable: whole milliseconds, at most seven digits; anything else (or unset)
  * leaves the normal waits.
@@ -74,6 +82,12 @@ export class LosslessStdioTransport implements Transport {
   private readonly maxLineBytes: number;
   /** Requests handed to the server and not yet answered, counted by id (a client may reuse one). */
   private readonly owed = new Map<string, number>();
+  /** The sum of `owed`'s counts. */
+  private owedCount = 0;
+  /** Input not yet read while the requests in flight are at their bound (the input is paused meanwhile). */
+  private held: Buffer | undefined;
+  /** The input ended while some of it was held: its end is taken once that is read. */
+  private endHeld = false;
   private inputEnded = false;
   private answerWait: NodeJS.Timeout | undefined;
   private gaveUp = false;
@@ -96,8 +110,20 @@ export class LosslessStdioTransport implements Transport {
   }
 
   private readonly onData = (chunk: Buffer | string): void => {
-    let data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-    for (;;) {
+    const data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    // A chunk already on its way when the input was paused waits with the rest.
+    if (this.held !== undefined) this.held = Buffer.concat([this.held, data]);
+    else this.consume(data);
+  };
+
+  private consume(input: Buffer): void {
+    let data = input;
+    while (data.length > 0) {
+      if (this.inFlight >= MAX_REQUESTS_IN_FLIGHT) {
+        this.held = data;
+        this.options.input.pause();
+        return;
+      }
       const newline = data.indexOf(0x0a);
       if (newline === -1) {
         this.appendPartial(data);
@@ -112,7 +138,23 @@ export class LosslessStdioTransport implements Transport {
       if (line) this.handleLine(line);
       data = data.subarray(newline + 1);
     }
-  };
+  }
+
+  /** Requests read and not yet answered, the transport's own error answers included. */
+  private get inFlight(): number {
+    return this.owedCount + this.directPending;
+  }
+
+  /** Reads on once an answer has made room below the bound. */
+  private readOnIfRoom(): void {
+    if (this.held === undefined || this.closed || this.inFlight >= MAX_REQUESTS_IN_FLIGHT) return;
+    const data = this.held;
+    this.held = undefined;
+    this.consume(data);
+    if (this.held !== undefined) return;
+    if (this.endHeld) this.onEnd();
+    else this.options.input.resume();
+  }
 
   private appendPartial(part: Buffer): void {
     if (part.length === 0) return;
@@ -204,6 +246,7 @@ export class LosslessStdioTransport implements Transport {
     if (isRequest && (typeof id === 'string' || typeof id === 'number')) {
       const key = idKey(id);
       this.owed.set(key, (this.owed.get(key) ?? 0) + 1);
+      this.owedCount++;
     } else if ('method' in message && message.method === 'notifications/cancelled') {
       // The SDK's Server drops the answer only for a cancellation its own
       // schema reads and whose requestId is truthy (the HTTP listener makes
@@ -224,7 +267,9 @@ export class LosslessStdioTransport implements Transport {
     if (count === undefined) return;
     if (count > 1) this.owed.set(key, count - 1);
     else this.owed.delete(key);
+    this.owedCount--;
     if (this.inputEnded) this.closeWhenAnswered();
+    else this.readOnIfRoom();
   }
 
   /**
@@ -233,6 +278,12 @@ export class LosslessStdioTransport implements Transport {
    * server), and a last line without a newline is still a line.
    */
   private readonly onEnd = (): void => {
+    // The last chunk can be held (pausing in its data event does not hold back the end).
+    if (this.held !== undefined) {
+      this.endHeld = true;
+      return;
+    }
+    this.endHeld = false;
     if (this.discarding) this.answerDiscardedFromTail();
     if (!this.discarding && this.buffered > 0) {
       const line = Buffer.concat(this.chunks, this.buffered);
@@ -265,6 +316,7 @@ export class LosslessStdioTransport implements Transport {
       void this.send(message).finally(() => {
         this.directPending--;
         if (this.inputEnded) this.closeWhenAnswered();
+        else this.readOnIfRoom();
       });
     });
   }
@@ -312,6 +364,8 @@ export class LosslessStdioTransport implements Transport {
     this.options.input.off('end', this.onEnd);
     this.chunks = [];
     this.buffered = 0;
+    this.held = undefined;
+    this.endHeld = false;
     this.discarding = false;
     this.discardedTail = undefined;
     this.inputEnded = true;
@@ -400,6 +454,8 @@ export class LosslessStdioTransport implements Transport {
     this.closed = true;
     clearTimeout(this.answerWait);
     this.owed.clear();
+    this.owedCount = 0;
+    this.held = undefined;
     this.options.input.off('data', this.onData);
     this.options.input.off('end', this.onEnd);
     this.options.input.off('error', this.onInputError);
