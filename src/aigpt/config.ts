@@ -6,6 +6,7 @@ import { promises as fs, lstatSync, realpathSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isJsonObject, type JsonValue, JsonError, parseJson, textPosition } from '../common/json.js';
+import { makeFolders } from '../common/make-folders.js';
 import { rawEnvironmentEntries } from '../common/raw-arguments.js';
 import { FileTooLargeError, NotRegularFileError, readRegularFile } from '../common/regular-file.js';
 import { absolutePath, AigptError, describeCause, errnoCode, failedTo } from './errors.js';
@@ -256,7 +257,7 @@ export async function ensureConfigFile(environment: Environment): Promise<string
 export async function writeInitialConfig(file: string): Promise<void> {
   const dir = dirname(file);
   try {
-    await fs.mkdir(dir, { recursive: true });
+    await makeFolders(dir);
   } catch (error) {
     throw failedTo('create_failed', dir, error);
   }

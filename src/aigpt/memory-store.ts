@@ -8,6 +8,7 @@ import { promises as fs, constants as fsConstants } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join, sep } from 'node:path';
 import { isJsonObject, type JsonValue, parseJson } from '../common/json.js';
+import { makeFolders } from '../common/make-folders.js';
 import { Mutex } from '../common/mutex.js';
 import { FileTooLargeError, readRegularText, readToEndBounded } from '../common/regular-file.js';
 import { acquireCollectionLock, isPendingLockName, type LockHandle, type LockOptions } from './collection-lock.js';
@@ -236,7 +237,7 @@ export class MemoryStore {
     // as the creation or write that failed (spec 5.5).
     if (await fs.lstat(coreFile).then(() => true, () => false)) return;
     try {
-      await fs.mkdir(coreDir, { recursive: true });
+      await makeFolders(coreDir);
     } catch (error) {
       throw failedTo('create_failed', coreDir, error);
     }
@@ -250,7 +251,7 @@ export class MemoryStore {
 
   private async ensureMemoryDir({ writer = false }: { readonly writer?: boolean } = {}): Promise<void> {
     try {
-      await fs.mkdir(this.tree.memoryDir, { recursive: true });
+      await makeFolders(this.tree.memoryDir);
     } catch (error) {
       // Spec 2.5: "already exists" is not an error of the first-run step,
       // even when what exists is not a folder. The reading commands then go

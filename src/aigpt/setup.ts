@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { configBaseDir, configFilePath, type Environment, resolveFrom, writeInitialConfig } from './config.js';
+import { makeFolders } from '../common/make-folders.js';
 import { joinLikeRust } from './record-paths.js';
 import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
 import { exists, fsyncDir, tempSuffix } from './fs-atomic.js';
@@ -90,7 +91,7 @@ async function linkConfig(environment: Environment, now: Date, say: (line: strin
   const dir = dirname(file);
   const site = siteConfigPath(environment);
   try {
-    await fs.mkdir(dir, { recursive: true });
+    await makeFolders(dir);
   } catch (error) {
     throw failedTo('create_failed', dir, error);
   }

@@ -3,7 +3,7 @@
 // bytes against their ID before decoding. It never decides what is valid to store.
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm, rmdir, stat, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readdir, rename, rm, rmdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeObject, sha256Hex } from '../core/codec.js';
 import { AipError, failure, success, type Outcome } from '../core/errors.js';
@@ -13,6 +13,7 @@ import { isId } from '../core/value-rules.js';
 import { errorCode } from '../../common/errors.js';
 import { linkIfAbsent, removeQuietly } from '../../common/exclusive-link.js';
 import { folderSyncUnsupported } from '../../common/folder-sync.js';
+import { makeFolders } from '../../common/make-folders.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { processExists } from '../../common/process.js';
 
@@ -167,7 +168,7 @@ export class ObjectStore {
         });
       }
     }
-    await mkdir(this.tmpDir, { recursive: true });
+    await makeFolders(this.tmpDir);
     if (!this.sweptDeadTemps) {
       // Temps of dead writers are removed from it: never in a folder a link leads to.
       if (!(await isRealFolder(this.tmpDir))) throw new AipError('io', `${this.tmpDir} is not a folder (a symbolic link?); remove it`);
@@ -211,7 +212,7 @@ export class ObjectStore {
     try {
       await beforePublish();
       const dir = join(this.objectsDir, id.slice(0, 2));
-      const created = await mkdir(dir, { recursive: true });
+      const created = await makeFolders(dir);
       if (created !== undefined) await fsyncDirectory(this.objectsDir);
       // aip makes the fan-out folders itself: one that is a link would put the object outside the repository.
       else if (!(await isRealFolder(dir))) throw new AipError('io', `${dir} is not a folder (a symbolic link?); move what it holds into a folder of that name`);

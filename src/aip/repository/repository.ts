@@ -16,6 +16,7 @@ import { quoted } from '../core/quote.js';
 import { GraphVerifier, type LoadResult, type ObjectSource } from '../core/verify-graph.js';
 import { DEFAULT_CONFIG, defaultConfigText, MAX_CONFIG_FILE_BYTES, parseConfig, type RepositoryConfig } from './config.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
+import { makeFolders } from '../../common/make-folders.js';
 import { processExists } from '../../common/process.js';
 import { FileTooLargeError, NotRegularFileError, readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { withLock } from './lock.js';
@@ -146,7 +147,7 @@ export class Repository {
    */
   static async init(dir: string, options: RepositoryOptions = {}): Promise<Repository> {
     const root = resolve(dir);
-    await mkdir(root, { recursive: true });
+    await makeFolders(root);
     const aipDir = join(root, '.aip');
     await removeDeadInitFolders(root);
     if (await exists(aipDir)) throw await existingRepositoryError(aipDir);

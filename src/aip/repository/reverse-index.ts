@@ -13,6 +13,7 @@ import { isId } from '../core/value-rules.js';
 import { readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { fsyncDirectory, isRealFolder, type ObjectStore } from './object-store.js';
 import { errorCode } from '../../common/errors.js';
+import { makeFolders } from '../../common/make-folders.js';
 
 /**
  * One target's refs file: a line per referencing field, so about 800 000
@@ -247,7 +248,7 @@ export class ReverseIndex {
    * index (rebuilt by the next command) or a complete one.
    */
   async rebuild(store: ObjectStore): Promise<RebuildResult> {
-    await mkdir(this.tmpDir, { recursive: true });
+    await makeFolders(this.tmpDir);
     // Build folders found there are removed with their contents: never in a folder a link leads to.
     if (!(await isRealFolder(this.tmpDir))) throw new AipError('io', `${this.tmpDir} is not a folder (a symbolic link?); remove it`);
     // Only the lock holder builds, so any build folder found now is a dead one's.
@@ -257,7 +258,7 @@ export class ReverseIndex {
     const suffix = randomBytes(8).toString('hex');
     const build = join(this.tmpDir, `${BUILD_PREFIX}new-${suffix}`);
     const buildRefs = join(build, VERSION_DIR, 'refs');
-    await mkdir(buildRefs, { recursive: true });
+    await makeFolders(buildRefs);
     const listed = new Set(await store.list());
     let objects = 0;
     const unreadable: { id: Id; error: AipError }[] = [];

@@ -15,6 +15,7 @@ import { shownPath } from '../core/quote.js';
 import { readUpTo } from './object-store.js';
 import { FileTooLargeError, readToEndBounded } from '../../common/regular-file.js';
 import { errorCode } from '../../common/errors.js';
+import { makeFolders } from '../../common/make-folders.js';
 
 export interface SnapshotOptions {
   readonly rules: IgnoreRules;
@@ -198,7 +199,7 @@ export async function materialize(
     const mode = entry.executable ? 0o755 : 0o644;
     try {
       const slash = path.lastIndexOf('/');
-      if (slash !== -1) await mkdir(join(dir, path.slice(0, slash)), { recursive: true });
+      if (slash !== -1) await makeFolders(join(dir, path.slice(0, slash)));
       await writeFile(target, bytes.value, { mode, flag: 'wx' });
       if (modes === 'exact') await chmod(target, mode); // the umask may have narrowed the mode
     } catch (error) {
@@ -237,7 +238,7 @@ export async function checkout(dir: string, files: FileMap, content: (id: Id) =>
   let firstMadeParent: string | undefined;
   let work: string | undefined;
   try {
-    firstMadeParent = await mkdir(parent, { recursive: true });
+    firstMadeParent = await makeFolders(parent);
     work = join(parent, `.aip-checkout-${randomBytes(8).toString('hex')}`);
     await mkdir(work);
     const written = await materialize(work, files, content, 'withinUmask');
