@@ -6,6 +6,7 @@
 // budget: 100 KiB, room for one 60 000-byte body and small requests beside it.
 
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/common/logger.js';
 import type { HttpListener } from '../../src/common/mcp/http-transport.js';
@@ -16,7 +17,7 @@ import { echoServerOptions, loopbackListener } from './echo-session.js';
 const logger = createLogger('http-body-budget-test', 'silent');
 const LARGE = 60_000;
 
-type ListenerOverrides = { shutdownGraceMs?: number; bodyDeadlineMs?: number };
+type ListenerOverrides = { shutdownGraceMs?: number; bodyDeadlineMs?: number; maxPostsAnswering?: number };
 
 /** The tags of the echo calls started so far; a call with `hold: true` waits until `open()`. */
 interface Probe {
@@ -33,6 +34,8 @@ function probedListener(probe: Probe, overrides: ListenerOverrides = {}): Promis
       callTool: async (name, args) => {
         probe.started.push(String(args['tag']));
         if (args['hold'] === true) await probe.gate;
+        // An answer larger than the socket buffers, for a client that does not read it.
+        if (args['answerBytes'] !== undefined) return { content: [{ type: 'text', text: 'x'.repeat(Number(args['answerBytes'])) }] };
         return base.callTool(name, { tag: args['tag'] ?? null });
       },
     });
@@ -248,5 +251,47 @@ describe('the HTTP listener bounds the request-body bytes it holds at once', () 
       await held.answer;
       expect(probe.started).toEqual(['held']);
     }, { shutdownGraceMs: 2_000 });
+  });
+});
+
+describe('the HTTP listener bounds the POSTs it answers at once', () => {
+  it('a POST past the bound waits, reading nothing, until an earlier one has been answered', { timeout: 20_000 }, async () => {
+    await withBudgetedListener(
+      async ({ probe, port, session }) => {
+        const first = post(port, session, largeCall(1, 'first', 300, true));
+        const second = post(port, session, largeCall(2, 'second', 300, true));
+        await expect.poll(() => [...probe.started].sort()).toEqual(['first', 'second']);
+        const third = post(port, session, largeCall(3, 'third', 300));
+        await pause(300);
+        expect(probe.started).not.toContain('third');
+        probe.open();
+        const answers = await Promise.all([first.answer, second.answer, third.answer]);
+        expect(answers.map((response) => answeredTag(response as RawResponse))).toEqual(['first', 'second', 'third']);
+      },
+      { maxPostsAnswering: 2 },
+    );
+  });
+
+  it('an answer its client does not read holds its place until the client goes, so unread answers cannot pile up', { timeout: 20_000 }, async () => {
+    // Each unread answer stayed in memory, about 5 MB a page of records,
+    // however many calls a client sent.
+    await withBudgetedListener(
+      async ({ probe, port, session }) => {
+        const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { tag: 'unread', answerBytes: 32 * 1024 * 1024 } } });
+        const head = Object.entries({ host: `127.0.0.1:${port}`, ...headers(session), 'content-length': String(Buffer.byteLength(body)) }).map(([name, value]) => `${name}: ${value}`);
+        const unread = connect(port, '127.0.0.1');
+        unread.on('error', () => undefined);
+        unread.write(`POST /mcp HTTP/1.1\r\n${head.join('\r\n')}\r\n\r\n${body}`);
+        // The socket is never read from: the answer fills the buffers and waits.
+        unread.pause();
+        await expect.poll(() => probe.started).toEqual(['unread']);
+        const next = post(port, session, largeCall(2, 'next', 300));
+        await pause(500);
+        expect(probe.started).toEqual(['unread']);
+        unread.destroy();
+        expect(answeredTag((await next.answer) as RawResponse)).toBe('next');
+      },
+      { maxPostsAnswering: 1 },
+    );
   });
 });

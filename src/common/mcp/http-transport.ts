@@ -94,6 +94,8 @@ export interface HttpTransportOptions {
   readonly maxSessions?: number;
   /** Request-body bytes all POSTs together may hold at once (default BODY_BUDGET_BODIES bodies of maxBodyBytes). */
   readonly bodyBudgetBytes?: number;
+  /** POSTs whose response has not ended that the listener serves at once (default MAX_POSTS_ANSWERING); later ones wait. */
+  readonly maxPostsAnswering?: number;
   /** How long a POST body may take to arrive once reserved (default BODY_DEADLINE_MS); later, 408. */
   readonly bodyDeadlineMs?: number;
   /** How long a connection may stay open without sending a request, first or next (default IDLE_CONNECTION_MS). */
@@ -122,6 +124,16 @@ export const MAX_SESSIONS = 1000;
  * concurrent 8 MiB bodies took the server past 270 MiB of RSS, 32 past 370.
  */
 export const BODY_BUDGET_BODIES = 4;
+
+/**
+ * POSTs the listener serves at once, counted from admission to the end of
+ * their response (decisions.md D57). The body budget is given back once the
+ * SDK has the message, but the answer is written later and stays in memory
+ * until the client reads it: clients that sent calls without reading their
+ * answers grew the server by about 5 MB per unread page of records, without
+ * a ceiling. Past the bound, a POST waits, reading nothing, for one to end.
+ */
+export const MAX_POSTS_ANSWERING = 32;
 
 export interface HttpListener {
   /** The bound address (the real port when 0 was asked for). */
@@ -440,22 +452,22 @@ function bodyReservation(req: IncomingMessage, maxBytes: number): number {
   return size > maxBytes ? 0 : size;
 }
 
-interface BodyWaiter {
+interface BudgetWaiter {
   readonly bytes: number;
   grant(granted: boolean): void;
 }
 
 /**
- * The request-body bytes all POSTs together may hold (BODY_BUDGET_BODIES).
- * Reservations are granted in arrival order: one that does not fit waits,
- * and so does every later one, however small, so a large body is never
- * passed over for good by a stream of small ones. A waiting request reads
- * nothing from its socket (TCP holds its client back) and leaves the queue
- * when its client goes away.
+ * A budget all POSTs together draw on: request-body bytes (BODY_BUDGET_BODIES)
+ * or POSTs answering (MAX_POSTS_ANSWERING). Reservations are granted in
+ * arrival order: one that does not fit waits, and so does every later one,
+ * however small, so a large body is never passed over for good by a stream
+ * of small ones. A waiting request reads nothing from its socket (TCP holds
+ * its client back) and leaves the queue when its client goes away.
  */
-class BodyBudget {
+class FifoBudget {
   private held = 0;
-  private readonly waiting: BodyWaiter[] = [];
+  private readonly waiting: BudgetWaiter[] = [];
 
   constructor(private readonly total: number) {}
 
@@ -481,7 +493,7 @@ class BodyBudget {
         // The head leaving may let the ones behind it start.
         this.grantWaiting();
       };
-      const waiter: BodyWaiter = {
+      const waiter: BudgetWaiter = {
         bytes,
         grant: (granted) => {
           req.off('close', leave);
@@ -614,7 +626,8 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   const refusesVersion = (req: IncomingMessage): boolean => !isSupportedProtocolVersion(singleHeader(req.headers['mcp-protocol-version']), protocolVersions);
   const sessions = new Map<string, Session>();
   const maxSessions = options.maxSessions ?? MAX_SESSIONS;
-  const bodyBudget = new BodyBudget(options.bodyBudgetBytes ?? BODY_BUDGET_BODIES * maxBodyBytes);
+  const bodyBudget = new FifoBudget(options.bodyBudgetBytes ?? BODY_BUDGET_BODIES * maxBodyBytes);
+  const answering = new FifoBudget(options.maxPostsAnswering ?? MAX_POSTS_ANSWERING);
   let closing = false;
   let busyRequests = 0;
   const quietWaiters: (() => void)[] = [];
@@ -750,6 +763,14 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     if (session) touch(session, 1);
     let releaseBody: (() => void) | undefined;
     try {
+      // A place among the POSTs answering first, held until this response
+      // has closed: its last bytes handed to the system (node finishes a
+      // response only once the socket has written them out; an unread
+      // answer keeps it open), or its connection gone.
+      const releaseAnswering = await answering.reserve(1, req, res);
+      if (releaseAnswering === undefined) return closing ? rejection(res, 503, -32000, 'Service Unavailable') : undefined;
+      res.once('close', releaseAnswering);
+      if (res.closed) releaseAnswering();
       // The body's bytes are reserved before one is read, and held until
       // this request's handling ends (the body, its text and its parse live
       // that long); meanwhile the session counts as busy.
@@ -976,6 +997,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     closed ??= (async () => {
       closing = true;
       bodyBudget.refuseWaiting();
+      answering.refuseWaiting();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       if (busyRequests > 0) {
