@@ -30,6 +30,13 @@ export interface SnapshotOptions {
    * inspection does not (D51).
    */
   readonly skipVanished?: boolean;
+  /**
+   * The paths a state holds: a file at any other path ends the walk at once
+   * with `snapshot.invalid`, the tree being no longer that state. `aip run`'s
+   * inspection only asks whether the tree still is its state, and a command
+   * that made a million files would otherwise have each of them read and kept.
+   */
+  readonly statePaths?: { has(path: string): boolean };
 }
 
 const nameDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -121,6 +128,7 @@ export async function snapshotTree(root: string, options: SnapshotOptions): Prom
       if (!info.isFile()) return notRegular(rel, info.isSymbolicLink() ? 'a symbolic link' : 'not a regular file');
       const problem = pathProblem(rel);
       if (problem) return failure('snapshot.invalid', `path ${JSON.stringify(rel)} ${PATH_PROBLEM_TEXT[problem]}`);
+      if (options.statePaths?.has(rel) === false) return failure('snapshot.invalid', `${rel} is not in the state`);
       let opened: Outcome<Opened>;
       try {
         opened = await readWhole(join(root, rel), rel, maxContent);

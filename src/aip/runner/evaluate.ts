@@ -90,7 +90,7 @@ async function inspect(dir: string, state: StateV1, rules: IgnoreRules, maxObjec
   // The folder itself replaced by a link (to a copy of the state, say): the walk would follow it and see a clean tree.
   if ((await lstat(dir).catch(() => undefined))?.isSymbolicLink() === true) return { workspace: 'changed', error: '' };
   if (await exists(join(dir, '.aip'))) return { workspace: 'unknown', error: 'the command created .aip in the evaluation directory' };
-  const snapshot = await snapshotTree(dir, { rules, maxObjectBytes });
+  const snapshot = await snapshotTree(dir, { rules, maxObjectBytes, statePaths: state.data.files });
   if (!snapshot.ok) {
     // Something a state cannot hold (a link, a bad name) means the tree changed; a read error means we cannot tell.
     // An entry that vanished while being read is such an error here (no skipVanished, D51): after the
@@ -124,6 +124,9 @@ async function removeDeadRunsFolders(parent: string): Promise<void> {
     // Left for the next run.
   }
 }
+
+/** Unlinks of one folder's files in flight at once while an evaluation folder is removed. */
+const UNLINKS_AT_ONCE = 64;
 
 /** A folder deeper than this (in bytes of its path) is moved up before it is emptied: Linux paths end at 4096. */
 const DEEPEST_PATH_BYTES = 2048;
@@ -175,11 +178,18 @@ async function removeTree(dir: string): Promise<void> {
       if (errorCode(error) === 'ENOENT') continue;
       throw error;
     }
-    const files: Buffer[] = [];
+    // Files go as they are listed, a few at a time: one unlink in flight per
+    // file of a folder of a million (a command's build output) held gigabytes.
+    let unlinking: Promise<void>[] = [];
     for (const entry of entries) {
       const path = Buffer.concat([folder, slash, entry.name]);
-      if (!entry.isDirectory()) files.push(path);
-      else if (mounts.has(path.toString('latin1'))) kept.push(path.toString());
+      if (!entry.isDirectory()) {
+        unlinking.push(unlessGone(unlink(path)));
+        if (unlinking.length >= UNLINKS_AT_ONCE) {
+          await Promise.all(unlinking);
+          unlinking = [];
+        }
+      } else if (mounts.has(path.toString('latin1'))) kept.push(path.toString());
       else if (path.length <= DEEPEST_PATH_BYTES) folders.push(path);
       else if (hasMountBelow(mounts, path)) kept.push(path.toString()); // moved up, it would take its mount out of sight
       else {
@@ -189,7 +199,7 @@ async function removeTree(dir: string): Promise<void> {
         folders.push(shallow);
       }
     }
-    await Promise.all(files.map((path) => unlessGone(unlink(path))));
+    await Promise.all(unlinking);
   }
   if (kept.length > 0) throw new Error(`${kept.join(', ')} ${kept.length === 1 ? 'is a mount point' : 'are mount points'}; what is mounted there was left alone`);
   for (const folder of folders.reverse()) await unlessGone(rmdir(folder));

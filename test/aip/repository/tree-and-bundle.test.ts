@@ -59,6 +59,25 @@ describe('snapshots', () => {
     });
   });
 
+  it('stops at the first file outside the state paths it is given, reading none of the others', async () => {
+    // aip run's inspection asks only whether the tree is still its state: a
+    // command that made a million files had each read and kept (4.5 GB).
+    const root = await tempDir();
+    const made: Record<string, string> = { 'kept.txt': 'k' };
+    for (let i = 0; i < 50; i++) made[`made/${i}.txt`] = String(i);
+    await writeTree(root, made);
+    const read: string[] = [];
+    const onContent = async (id: string): Promise<void> => void read.push(id);
+    const whole = await snapshotTree(root, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20, onContent });
+    expect(whole.ok && whole.value.size).toBe(51);
+    read.length = 0;
+    const stopped = await snapshotTree(root, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20, onContent, statePaths: new Set(['kept.txt']) });
+    expect(stopped.ok || [stopped.error.code, /^made\/[0-9]+\.txt is not in the state$/.test(stopped.error.message)]).toEqual(['snapshot.invalid', true]);
+    expect(read.length).toBeLessThanOrEqual(1);
+    const same = await snapshotTree(root, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20, statePaths: new Set(Object.keys(made)) });
+    expect(same.ok && same.value.size).toBe(51);
+  });
+
   it('takes a file that fills an artifact of max_object_bytes exactly, and refuses one byte more', async () => {
     const fits = maxArtifactContent(2000);
     const root = await tempDir();
