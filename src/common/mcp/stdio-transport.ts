@@ -82,8 +82,6 @@ export class LosslessStdioTransport implements Transport {
   private readonly maxLineBytes: number;
   /** Requests handed to the server and not yet answered, counted by id (a client may reuse one). */
   private readonly owed = new Map<string, number>();
-  /** The sum of `owed`'s counts. */
-  private owedCount = 0;
   /** Input not yet read while the requests in flight are at their bound (the input is paused meanwhile). */
   private held: Buffer | undefined;
   /** The input ended while some of it was held: its end is taken once that is read. */
@@ -140,9 +138,11 @@ export class LosslessStdioTransport implements Transport {
     }
   }
 
-  /** Requests read and not yet answered, the transport's own error answers included. */
+  /** Requests read and not yet answered, the transport's own error answers included (`owed` holds at most the bound). */
   private get inFlight(): number {
-    return this.owedCount + this.directPending;
+    let owed = 0;
+    for (const count of this.owed.values()) owed += count;
+    return owed + this.directPending;
   }
 
   /** Reads on once an answer has made room below the bound. */
@@ -246,7 +246,6 @@ export class LosslessStdioTransport implements Transport {
     if (isRequest && (typeof id === 'string' || typeof id === 'number')) {
       const key = idKey(id);
       this.owed.set(key, (this.owed.get(key) ?? 0) + 1);
-      this.owedCount++;
     } else if ('method' in message && message.method === 'notifications/cancelled') {
       // The SDK's Server drops the answer only for a cancellation its own
       // schema reads and whose requestId is truthy (the HTTP listener makes
@@ -267,7 +266,11 @@ export class LosslessStdioTransport implements Transport {
     if (count === undefined) return;
     if (count > 1) this.owed.set(key, count - 1);
     else this.owed.delete(key);
-    this.owedCount--;
+    this.answered();
+  }
+
+  /** An answer has gone out: at the end of input the session may close; before it, reading may go on. */
+  private answered(): void {
     if (this.inputEnded) this.closeWhenAnswered();
     else this.readOnIfRoom();
   }
@@ -315,8 +318,7 @@ export class LosslessStdioTransport implements Transport {
     setImmediate(() => {
       void this.send(message).finally(() => {
         this.directPending--;
-        if (this.inputEnded) this.closeWhenAnswered();
-        else this.readOnIfRoom();
+        this.answered();
       });
     });
   }
@@ -454,7 +456,6 @@ export class LosslessStdioTransport implements Transport {
     this.closed = true;
     clearTimeout(this.answerWait);
     this.owed.clear();
-    this.owedCount = 0;
     this.held = undefined;
     this.options.input.off('data', this.onData);
     this.options.input.off('end', this.onEnd);
