@@ -119,8 +119,13 @@ describe('an unresponsive PostgreSQL server', () => {
   let db: TestDatabase | undefined;
   let relay: Relay | undefined;
   let connection: PostgresConnection | undefined;
+  // A unit a test holds open: released here too, so that a test that fails
+  // or times out while holding it does not leave close() waiting for it.
+  let releaseHeld = (): void => undefined;
 
   afterEach(async () => {
+    releaseHeld();
+    releaseHeld = () => undefined;
     await relay?.close();
     await connection?.close().catch(() => undefined);
     await db?.drop();
@@ -158,11 +163,10 @@ describe('an unresponsive PostgreSQL server', () => {
     it('survives a backend terminated right after its start-up, before the pool hands the connection out', async () => {
       const { relay, connection } = await openThroughRelay();
       // The pooled connection is busy, so the unit below opens a new one.
-      let release = (): void => undefined;
-      const holding = connection.transaction('read', () => new Promise<void>((resolve) => (release = resolve)));
+      const holding = connection.transaction('read', () => new Promise<void>((resolve) => (releaseHeld = resolve)));
       relay.endNextAfterStartup();
       expect((await outcome(connection.transaction('read', (session) => session.rows('SELECT 1 AS one')))).kind).toBe('unavailable');
-      release();
+      releaseHeld();
       await holding;
       expect(await connection.transaction('read', (session) => session.rows('SELECT 4 AS four'))).toEqual([{ four: 4 }]);
     }, 20_000);
