@@ -1,6 +1,8 @@
 // Strict manifest-v2 validation (contract §4): the Appendix A schema first,
-// then every cross-field rule as a refiner on the schema node it belongs to,
-// each issue pointing at the exact path that breaks it. Pure: no state is read;
+// then every cross-field rule as a refiner on the schema node it belongs to
+// (attribute, entity, index, history entry, the whole manifest). As in the
+// reference, a node whose rules break gets one issue at the node itself
+// (`schema` for the cross-reference rules, §4.8). Pure: no state is read;
 // the caller decides where in a request the manifest sits (its base path).
 
 import { canonicalJsonByteLength, isJsonObject, type JsonObject, type JsonValue } from '../../../common/json.js';
@@ -312,30 +314,54 @@ const refineManifest: Refiner = (value, path, sink) => {
   return value;
 };
 
+const refineManifestAtNode = atNode(refineManifest);
+
 /**
  * Within every part's bound a manifest can still reach megabytes: then no
  * export could carry it and its answers would pass an MCP client's line
  * limit. Checked once every other rule holds.
  */
 const refineManifestSize: Refiner = (value, path, sink, raw) => {
-  const refined = refineManifest(value, path, sink, raw);
+  const refined = refineManifestAtNode(value, path, sink, raw);
   if (sink.total === 0 && canonicalJsonByteLength(manifestToJson(manifestFromNormalised(refined))) > MANIFEST_BOUNDS.maxCanonicalBytes) {
     sink.report('invalid_length', [...path]);
   }
   return refined;
 };
 
+/**
+ * One issue at the refined node, with the code of its first broken rule: the
+ * reference checks these rules in each model's own validator, which stops at
+ * the first failure and is reported at the model (contract §4.8: `schema` for
+ * the manifest's cross-reference rules). A client that matches on an issue's
+ * path sees the same path from both servers. The rules above still name the
+ * exact member; only their first report's code is kept.
+ */
+function atNode(refine: Refiner): Refiner {
+  return (value, path, sink, raw) => {
+    const broken = new IssueSink();
+    const refined = refine(value, path, broken, raw);
+    const first = broken.raw[0];
+    if (first !== undefined) sink.report(first.code, path);
+    return refined;
+  };
+}
+
+const NODE_REFINERS: readonly (readonly [SchemaNode, Refiner])[] = [
+  [ATTRIBUTE_DEFINITION_SCHEMA, atNode(refineAttribute)],
+  [ENTITY_DEFINITION_SCHEMA, atNode(refineEntity)],
+  [INDEX_DEFINITION_SCHEMA, atNode(refineIndex)],
+  [MIGRATION_HISTORY_ENTRY_SCHEMA, atNode(refineHistoryEntry)],
+];
+
 /** The cross-field rules, keyed by the `$defs` node they refine. */
 export const MANIFEST_REFINERS: ReadonlyMap<SchemaNode, Refiner> = new Map<SchemaNode, Refiner>([
-  [ATTRIBUTE_DEFINITION_SCHEMA, refineAttribute],
-  [ENTITY_DEFINITION_SCHEMA, refineEntity],
-  [INDEX_DEFINITION_SCHEMA, refineIndex],
-  [MIGRATION_HISTORY_ENTRY_SCHEMA, refineHistoryEntry],
+  ...NODE_REFINERS,
   [MANIFEST_V2_SCHEMA, refineManifestSize],
 ]);
 
 /** The same rules without the manifest's own byte bound (see ManifestValidationOptions.sizeBound). */
-const MANIFEST_REFINERS_UNSIZED: ReadonlyMap<SchemaNode, Refiner> = new Map<SchemaNode, Refiner>([...MANIFEST_REFINERS, [MANIFEST_V2_SCHEMA, refineManifest]]);
+const MANIFEST_REFINERS_UNSIZED: ReadonlyMap<SchemaNode, Refiner> = new Map<SchemaNode, Refiner>([...NODE_REFINERS, [MANIFEST_V2_SCHEMA, refineManifestAtNode]]);
 
 const MANIFEST_ROOT: SchemaNode = { $defs: MANIFEST_DEFS };
 
