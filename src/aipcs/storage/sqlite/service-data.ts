@@ -101,6 +101,16 @@ function insertSql(entity: EntityLayout): string {
   return sql;
 }
 
+/**
+ * The owner filter of pages and scans, never an index's lead: a store holds
+ * one principal's rows (see the aggregates below), so an index a manifest
+ * declares on `owner_id` matches every row, and SQLite, which has no column
+ * statistics, would walk all of it and sort instead of stopping at a page in
+ * id order (a first page of 25 at 36 000 records: 6 ms instead of 0.5). The
+ * unary `+` leaves the check to each row.
+ */
+const OWNER_CHECK = '+r."owner_id" = ?';
+
 export class SqliteDataTx implements OperatorDataWriter {
   constructor(
     private readonly db: SqliteDatabase,
@@ -180,7 +190,7 @@ export class SqliteDataTx implements OperatorDataWriter {
       where.push(`${order} > ?`);
       params.push(query.afterId);
     }
-    where.push('r."owner_id" = ?');
+    where.push(OWNER_CHECK);
     params.push(this.principalId);
     for (const [i, range] of ranges.entries()) {
       if (i === driverIndex && joined) continue;
@@ -416,7 +426,7 @@ export class SqliteDataTx implements OperatorDataWriter {
       // ORDER BY and LIMIT on the compound make SQLite merge the two ranges and stop at the limit.
       const members = `${role('primary')} UNION ALL ${role('related')} ORDER BY record_id LIMIT ?`;
       params.push(BigInt(scan.limit), this.principalId);
-      sql = `SELECT ${select} FROM (${members}) AS d CROSS JOIN ${table} AS r ON r."id" = d.record_id WHERE r."owner_id" = ? ORDER BY d.record_id`;
+      sql = `SELECT ${select} FROM (${members}) AS d CROSS JOIN ${table} AS r ON r."id" = d.record_id WHERE ${OWNER_CHECK} ORDER BY d.record_id`;
     } else {
       params.push(this.principalId);
       if (scan.afterId !== null) params.push(scan.afterId);
@@ -426,7 +436,7 @@ export class SqliteDataTx implements OperatorDataWriter {
         params.push(scan.throughId);
       }
       params.push(BigInt(scan.limit));
-      sql = `SELECT ${select} FROM ${table} AS r WHERE r."owner_id" = ?${scan.afterId === null ? '' : ' AND r."id" > ?'}${narrowed} ORDER BY r."id" LIMIT ?`;
+      sql = `SELECT ${select} FROM ${table} AS r WHERE ${OWNER_CHECK}${scan.afterId === null ? '' : ' AND r."id" > ?'}${narrowed} ORDER BY r."id" LIMIT ?`;
     }
     return (prepared(this.db, sql).all(...params) as Row[]).map((row) => ({ ...this.toRecord(entity, row), hasPrimary: row['__has_primary'] === 1n }));
   }
@@ -496,7 +506,7 @@ export class SqliteDataTx implements OperatorDataWriter {
     params.push(BigInt(limit));
     // Present: not null, and (for strings) not empty or only U+0020 spaces.
     const sql = `SELECT id, n FROM (SELECT r."id" AS id, count(*) OVER (PARTITION BY ${column}) AS n FROM ${quoteIdentifier(entity.name)} AS r
-      WHERE r."owner_id" = ? AND ${column} IS NOT NULL AND trim(${column}, ' ') <> ''${scope}) WHERE n > 1 ORDER BY id LIMIT ?`;
+      WHERE ${OWNER_CHECK} AND ${column} IS NOT NULL AND trim(${column}, ' ') <> ''${scope}) WHERE n > 1 ORDER BY id LIMIT ?`;
     return (prepared(this.db, sql).all(...params) as { id: string; n: bigint }[]).map((row) => ({ id: row.id, count: row.n }));
   }
 
