@@ -204,7 +204,7 @@ export const FOUNDATION_SHAPE: CatalogShape = {
         { name: '__aipcs_memory_branch_parent', keys: ['parent_branch_id', 'principal_id', 'id'] },
         { name: '__aipcs_memory_branch_pkey', keys: ['id'], unique: true, primary: true },
         { name: '__aipcs_memory_branch_principal_id_slug_key', keys: ['principal_id', 'slug'], unique: true },
-        { name: '__aipcs_memory_branch_recent', keys: ['principal_id', 'updated_at', 'id'] },
+        { name: '__aipcs_memory_branch_recent', keys: ['principal_id', 'updated_at', 'id'], order: [0, 3, 0] },
       ],
     },
     {

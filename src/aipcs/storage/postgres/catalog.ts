@@ -65,6 +65,18 @@ export async function schemaSignature(session: PgSession, schema: string, tableP
     `SELECT i.relname AS index_name, t.relname AS table_name, am.amname, ix.indisunique, ix.indisprimary, ix.indimmediate,
             ix.indnullsnotdistinct, ix.indnkeyatts, ix.indnatts,
             (SELECT array_agg(pg_get_indexdef(ix.indexrelid, k, true) ORDER BY k) FROM generate_series(1, ix.indnatts::int) AS k) AS keys,
+            -- pg_get_indexdef renders a key alone without its sort order,
+            -- operator class or collation; each could change what the index
+            -- does (a unique index under another collation or opclass is
+            -- another constraint). Per key: the order flags, then any
+            -- operator class that is not its type's default and any collation
+            -- other than none or "C" (every collatable column of ours is "C").
+            (SELECT array_agg(concat_ws(' ', ix.indoption[k]::text,
+                                        CASE WHEN opc.opcdefault THEN NULL ELSE opc.opcname::text END,
+                                        CASE WHEN ix.indcollation[k] IN (0, 'pg_catalog."C"'::regcollation) THEN NULL ELSE coll.collname::text END) ORDER BY k)
+               FROM generate_series(0, ix.indnkeyatts - 1) AS k
+               JOIN pg_opclass opc ON opc.oid = ix.indclass[k]
+               LEFT JOIN pg_collation coll ON coll.oid = ix.indcollation[k]) AS key_options,
             pg_get_expr(ix.indpred, ix.indrelid, true) AS predicate,
             pg_get_expr(ix.indexprs, ix.indrelid, true) AS expressions
        FROM pg_index ix
@@ -163,6 +175,8 @@ export interface ConstraintShape {
 export interface IndexShape {
   readonly name: string;
   readonly keys: readonly string[];
+  /** Per key, pg_index.indoption (1 DESC, 2 NULLS FIRST); 0, ascending with nulls last, when absent. Operator classes and collations are always the defaults. */
+  readonly order?: readonly number[];
   readonly unique?: true;
   readonly primary?: true;
   readonly method?: string;
@@ -247,6 +261,7 @@ export function shapeSignature(shape: CatalogShape): string {
           indnkeyatts: index.keys.length,
           indnatts: index.keys.length,
           keys: index.keys,
+          key_options: index.keys.map((_key, k) => String(index.order?.[k] ?? 0)),
           predicate: index.predicate ?? null,
           expressions: index.expressions ?? null,
         })),

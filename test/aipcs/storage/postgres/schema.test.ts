@@ -148,6 +148,27 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       await expect(storage.stores.materialise(locator, layout)).rejects.toMatchObject({ kind: 'incompatible' });
       expect(await storage.stores.observe({ ...locator, namespace: `svc_${'0'.repeat(32)}` }, layout)).toEqual({ state: 'uninitialised' });
     });
+
+    it('reports an index rebuilt with another sort order, operator class or collation as incompatible, in a store and in the registry', async () => {
+      const storage = await open();
+      const { serviceId, app } = await materialisedNotes(storage);
+      const service = await app.lifecycle.inspect(serviceId);
+      const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
+      const { storeLayoutOf } = await import('../../../../src/aipcs/core/layout.js');
+      const layout = storeLayoutOf(manifest(notesManifest()));
+      const table = `"${locator.namespace}"."__aipcs_memory_branch"`;
+      const rebuild = (keys: string) => queryRows(db.url, `DROP INDEX "${locator.namespace}"."__aipcs_memory_branch_list"; CREATE INDEX "__aipcs_memory_branch_list" ON ${table} (${keys})`);
+      // Our own DESC key reads as ours; the columns alone, rebuilt the same way, too.
+      await rebuild('"principal_id", "id"');
+      expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'ready' });
+      for (const keys of ['"principal_id" DESC, "id"', '"principal_id" NULLS FIRST, "id"', '"principal_id" text_pattern_ops, "id"', '"principal_id" COLLATE "default", "id"', '"principal_id" COLLATE "POSIX", "id"']) {
+        await rebuild(keys);
+        expect(await storage.stores.observe(locator, layout), keys).toEqual({ state: 'incompatible' });
+      }
+      await storage.close();
+      await queryRows(db.url, `DROP INDEX aipcs_registry.aipcs_registry_service_list; CREATE INDEX aipcs_registry_service_list ON aipcs_registry.aipcs_registry_service ("principal_id", "created_at" DESC, "service_id")`);
+      expect((await failureOf(open())).kind).toBe('unavailable');
+    });
   });
 
   describe('collation "C"', () => {
