@@ -750,8 +750,8 @@ export class PostgresServiceData implements OperatorDataPort {
     return this.connection.transaction('write', async (session) => {
       await lockStore(session, schema);
       const state = await compareLayout(session, schema, expected);
-      if (state !== 'missing' && state !== 'empty') throw new StorageFailure('incompatible');
-      for (const ddl of storeTablesDdl(schema, layout, state === 'missing')) await session.run(ddl);
+      if (state !== 'missing') throw new StorageFailure('incompatible');
+      for (const ddl of storeTablesDdl(schema, layout)) await session.run(ddl);
       await insertStoreMeta(session, schema);
       const result = await work(new PostgresStagingTx(session, schema, principalId));
       for (const ddl of storeKeysDdl(schema, layout)) await session.run(ddl);

@@ -319,10 +319,10 @@ function indexDdl(schema: string, entity: EntityLayout, existing?: EntityLayout)
 }
 
 /** A fresh store without its foreign keys: schema, bookkeeping, domain tables and indexes. */
-export function storeTablesDdl(schema: string, layout: StoreLayout, createSchema = true): string[] {
+export function storeTablesDdl(schema: string, layout: StoreLayout): string[] {
   const s = quoteIdentifier(schema);
   return [
-    ...(createSchema ? [`CREATE SCHEMA ${s} AUTHORIZATION CURRENT_USER`] : []),
+    `CREATE SCHEMA ${s} AUTHORIZATION CURRENT_USER`,
     `REVOKE ALL ON SCHEMA ${s} FROM PUBLIC`,
     ...bookkeepingDdl(schema),
     ...layout.entities.map((entity) => tableDdl(schema, entity)),
@@ -336,8 +336,8 @@ export function storeKeysDdl(schema: string, layout: StoreLayout): string[] {
 }
 
 /** Everything a fresh store needs. */
-export function storeDdl(schema: string, layout: StoreLayout, createSchema = true): string[] {
-  return [...storeTablesDdl(schema, layout, createSchema), ...storeKeysDdl(schema, layout)];
+export function storeDdl(schema: string, layout: StoreLayout): string[] {
+  return [...storeTablesDdl(schema, layout), ...storeKeysDdl(schema, layout)];
 }
 
 /** The columns whose names a layout's index keys render (see entityShape). */
@@ -486,14 +486,19 @@ export async function insertStoreMeta(session: PgSession, schema: string): Promi
   ]);
 }
 
-export type LayoutState = 'missing' | 'empty' | 'matches' | 'differs';
+export type LayoutState = 'missing' | 'matches' | 'differs';
 
-/** How the schema relates to the expected signature of a layout. */
+/**
+ * How the schema relates to the expected signature of a layout. An empty
+ * schema differs, as the reference has it (a collision, never adopted): we
+ * create a store's schema and tables in one unit, so an empty one was made
+ * by someone else, with default privileges or ownership our checks of the
+ * finished store would not all see (as for the registry, decision D31).
+ */
 export async function compareLayout(session: PgSession, schema: string, expected: string): Promise<LayoutState> {
   const presence = await schemaPresence(session, schema);
   if (presence === 'missing') return 'missing';
   if (presence === 'untrusted') return 'differs';
-  if (await schemaIsEmpty(session, schema)) return 'empty';
   if ((await schemaSignature(session, schema)) !== expected) return 'differs';
   return (await metaMatches(session, schema)) ? 'matches' : 'differs';
 }
@@ -539,8 +544,7 @@ export class PostgresServiceStores implements OperatorStorePort {
       const state = await compareLayout(session, schema, expected);
       if (state === 'matches') return;
       if (state === 'differs') throw new StorageFailure('incompatible');
-      // An empty schema that is already ours (made by an operator, or left by a peer) is adopted.
-      for (const ddl of storeDdl(schema, layout, state === 'missing')) await session.run(ddl);
+      for (const ddl of storeDdl(schema, layout)) await session.run(ddl);
       await insertStoreMeta(session, schema);
       await writeFenceRow(session, schema, { generation: 1n, state: 'open' });
       if ((await compareLayout(session, schema, expected)) !== 'matches') throw new StorageFailure('incompatible');
@@ -573,9 +577,7 @@ export class PostgresServiceStores implements OperatorStorePort {
       const expected = FOUNDATION_SIGNATURE;
       return await this.connection.transaction('read', async (session): Promise<MigrationState> => {
         const presence = await schemaPresence(session, schema);
-        if (presence === 'missing' || (presence === 'trusted' && (await schemaIsEmpty(session, schema)))) {
-          return { status: 'uninitialised', appliedRevision: 0n, targetRevision: target, reason: null };
-        }
+        if (presence === 'missing') return { status: 'uninitialised', appliedRevision: 0n, targetRevision: target, reason: null };
         const ours = presence === 'trusted' && (await schemaSignature(session, schema, BOOKKEEPING_PREFIX)) === expected && (await metaMatches(session, schema));
         return ours
           ? { status: 'ready', appliedRevision: SERVICE_STORE_REVISION, targetRevision: target, reason: null }

@@ -12,7 +12,7 @@ import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
 import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
 import { openPostgresStorage, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
 import type { JsonObject } from '../../../../src/common/json.js';
-import { manifest, materialisedNotes } from '../../../conformance/harness.js';
+import { appOver, manifest, materialisedNotes } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../../support/postgres.js';
@@ -147,6 +147,23 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
       await expect(storage.stores.materialise(locator, layout)).rejects.toMatchObject({ kind: 'incompatible' });
       expect(await storage.stores.observe({ ...locator, namespace: `svc_${'0'.repeat(32)}` }, layout)).toEqual({ state: 'uninitialised' });
+    });
+
+    it('never adopts an empty service schema it did not create (as the reference), and leaves it', async () => {
+      const storage = await open();
+      const app = appOver(storage);
+      const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
+      await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
+      const locator = { backend: 'postgresql' as const, namespace: `svc_${serviceId.replaceAll('-', '')}` };
+      await queryRows(db.url, `CREATE SCHEMA "${locator.namespace}"; REVOKE ALL ON SCHEMA "${locator.namespace}" FROM PUBLIC`);
+      const { storeLayoutOf } = await import('../../../../src/aipcs/core/layout.js');
+      const layout = storeLayoutOf(manifest(notesManifest()));
+      expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
+      expect((await storage.stores.inspect(locator)).status).toBe('incompatible');
+      await expect(storage.stores.materialise(locator, layout)).rejects.toMatchObject({ kind: 'incompatible' });
+      const materialised = await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' }).catch((error: unknown) => error);
+      expect(materialised).toMatchObject({ code: 'recovery_required' });
+      expect(await queryRows(db.url, `SELECT count(*)::int AS n FROM pg_class WHERE relnamespace = $1::regnamespace`, [locator.namespace])).toEqual([{ n: 0 }]);
     });
 
     it('reports an index rebuilt with another sort order, operator class or collation as incompatible, in a store and in the registry', async () => {
