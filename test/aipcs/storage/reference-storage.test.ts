@@ -732,6 +732,8 @@ afterAll(() => {
  */
 const SQLITE_DRIFT: readonly [string, readonly string[], 'foundation' | 'layout'][] = [
   ['an extra table', ['CREATE TABLE "unrelated" ("id" TEXT PRIMARY KEY NOT NULL) STRICT'], 'layout'],
+  // Only "sqlite_" names are SQLite's own; the reference names its intruders so on purpose.
+  ['an extra table named sqlite… without the underscore', ['CREATE TABLE "sqliteevil" ("id" TEXT PRIMARY KEY NOT NULL) STRICT'], 'layout'],
   ['an extra index', ['CREATE INDEX "project_owner_extra_idx" ON "project" ("owner_id")'], 'layout'],
   ['a missing table', ['DROP TABLE "note"'], 'layout'],
   ['an added column', ['ALTER TABLE "project" ADD COLUMN "unexpected" TEXT'], 'layout'],
@@ -746,6 +748,7 @@ const SQLITE_DRIFT: readonly [string, readonly string[], 'foundation' | 'layout'
   ],
   ['a view', ['CREATE VIEW "project_view" AS SELECT "id" FROM "project"'], 'foundation'],
   ['a trigger', ['CREATE TRIGGER "project_trigger" AFTER INSERT ON "project" BEGIN SELECT 1; END'], 'foundation'],
+  ['a trigger named sqlite… without the underscore', ['CREATE TRIGGER "sqliteevil" AFTER INSERT ON "project" BEGIN SELECT 1; END'], 'foundation'],
 ];
 
 describe('SQLite store drift (reference test_domain_schema_drift)', () => {

@@ -112,6 +112,17 @@ describe('sqlite start-up', () => {
     expectRefused(serve(dataRoot), dataRoot);
   });
 
+  it('refuses a registry holding a trigger whose name starts with "sqlite" but not SQLite\'s own "sqlite_"', () => {
+    const dataRoot = join(base(), 'data');
+    mkdirSync(dataRoot, { mode: 0o700 });
+    expect(serve(dataRoot).status).toBe(0);
+    const db = new Database(join(dataRoot, 'registry.sqlite'));
+    const table = (db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_' ORDER BY name LIMIT 1`).get() as { name: string }).name;
+    db.exec(`CREATE TRIGGER "sqliteevil" AFTER INSERT ON "${table}" BEGIN SELECT 1; END`);
+    db.close();
+    expectRefused(serve(dataRoot), dataRoot);
+  });
+
   it('leaves a registry that is some other rollback-journal database untouched (not switched to WAL)', () => {
     const dataRoot = join(base(), 'data');
     mkdirSync(dataRoot, { mode: 0o700 });

@@ -122,7 +122,7 @@ const expectedObjects = new Map<bigint, string>();
 
 function schemaSignature(db: SqliteDatabase): string {
   const rows = db
-    .prepare(`SELECT type, name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name`)
+    .prepare(`SELECT type, name, sql FROM sqlite_schema WHERE substr(name, 1, 7) <> 'sqlite_' ORDER BY type, name`)
     .all() as SchemaObject[];
   return JSON.stringify(rows.map((row) => [row.type, row.name, row.sql.replace(/\s+/g, ' ')]));
 }

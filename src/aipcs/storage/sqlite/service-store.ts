@@ -186,7 +186,7 @@ function foreignObjects(db: SqliteDatabase, bookkeepingOnly: boolean): unknown[]
 /** Structural signature of a database (or of its bookkeeping tables only): columns, keys and indexes, and any foreign object. */
 function structureSignature(db: SqliteDatabase, bookkeepingOnly = false): string {
   const filter = bookkeepingOnly ? ` AND substr(name, 1, 8) = '__aipcs_'` : '';
-  const tables = (db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'${filter} ORDER BY name`).all() as { name: string }[]).map((row) => row.name);
+  const tables = (db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_'${filter} ORDER BY name`).all() as { name: string }[]).map((row) => row.name);
   const signature = tables.map((table) => {
     const columns = db.prepare(`SELECT name, type, "notnull" AS nn, pk FROM pragma_table_info(${quoteSqlString(table)}) ORDER BY cid`).all();
     const fks = db.prepare(`SELECT "table" AS target, "from" AS col, "to" AS ref, on_update, on_delete FROM pragma_foreign_key_list(${quoteSqlString(table)}) ORDER BY id, seq`).all();
