@@ -29,7 +29,9 @@ import {
   CLAIM_COLUMN_NAMES,
   SERVICE_VALUE_COLUMNS,
   claimParams,
+  claimRecordDecodes,
   serviceParams,
+  serviceRecordDecodes,
   toClaimRow,
   toIdentityRow,
   toReceiptRow,
@@ -157,7 +159,36 @@ export async function classifyRegistry(session: PgSession, expected: string): Pr
   if (meta.dirty) return { status: 'dirty', appliedRevision: meta.applied_revision };
   const history = await session.rows<{ revision: bigint; migration_id: string }>(`SELECT "revision", "migration_id" FROM ${R}."aipcs_registry_migration" ORDER BY "revision"`);
   const exactHistory = history.length === 1 && history[0]?.revision === REGISTRY_REVISION && history[0].migration_id === REGISTRY_MIGRATION_ID;
-  return meta.applied_revision === REGISTRY_REVISION && exactHistory ? { status: 'ready', appliedRevision: REGISTRY_REVISION } : unknown('incompatible');
+  if (meta.applied_revision !== REGISTRY_REVISION || !exactHistory) return unknown('incompatible');
+  if (!(await rowsDecode(session))) return { status: 'incompatible', appliedRevision: REGISTRY_REVISION };
+  return { status: 'ready', appliedRevision: REGISTRY_REVISION };
+}
+
+/** Rows per page while inspection decodes the registry. */
+const DECODE_PAGE = 500;
+
+/** Every service and claim row decodes (operations spec §3.2.5: inspection fails closed on a row that does not), read in keyset pages. */
+async function rowsDecode(session: PgSession): Promise<boolean> {
+  for (let after: string | null = null; ; ) {
+    const rows: ServiceRecord[] = await session.rows<ServiceRecord>(
+      `SELECT ${SERVICE_COLUMNS} FROM ${R}."aipcs_registry_service"${after === null ? '' : ' WHERE "service_id" > $1'} ORDER BY "service_id" LIMIT ${DECODE_PAGE}`,
+      after === null ? [] : [after],
+    );
+    if (!rows.every(serviceRecordDecodes)) return false;
+    if (rows.length < DECODE_PAGE) break;
+    after = rows[rows.length - 1]?.service_id ?? null;
+  }
+  for (let after: [string, string] | null = null; ; ) {
+    const rows: ClaimRecord[] = await session.rows<ClaimRecord>(
+      `SELECT ${CLAIM_COLUMNS} FROM ${R}."aipcs_registry_claim"${after === null ? '' : ' WHERE ("principal_id", "idempotency_key") > ($1, $2)'} ORDER BY "principal_id", "idempotency_key" LIMIT ${DECODE_PAGE}`,
+      after ?? [],
+    );
+    if (!rows.every(claimRecordDecodes)) return false;
+    if (rows.length < DECODE_PAGE) break;
+    const last = rows[rows.length - 1];
+    after = last === undefined ? null : [last.principal_id, last.idempotency_key];
+  }
+  return true;
 }
 
 /** The signature of the schema registryDdl builds. */

@@ -3,8 +3,10 @@
 // arrive as bigint or number depending on the driver; manifests, intents and
 // results are lossless JSON text. Pure functions; no driver and no SQL.
 
-import { losslessJson, type JsonValue } from '../../../common/json.js';
+import { isJsonObject, losslessJson, type JsonValue } from '../../../common/json.js';
+import { validateManifest } from '../../contract/manifest/validate-manifest.js';
 import { parseStoredJson } from './record-codec.js';
+import { TOMBSTONED_FINGERPRINT } from '../../core/ports.js';
 import type {
   BackendName,
   ClaimKind,
@@ -203,4 +205,51 @@ export function toReceiptRow(row: ReceiptRecord): ReceiptRow {
     verification: row.verification as ReceiptRow['verification'],
     createdAt: row.created_at,
   };
+}
+
+// ---------------------------------------------------------------------------
+// Inspection: rows that decode (operations spec §3.2.5, "decodable rows")
+
+const CLAIM_KINDS: ReadonlySet<string> = new Set<ClaimKind>(['seed', 'design', 'materialise', 'evolve', 'suspend', 'resume', 'archive', 'restore', 'export', 'import', 'purge']);
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+function storedJson(text: string): JsonValue | undefined {
+  try {
+    return parseRegistryJson(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a stored service row decodes as this build writes it: a manifest
+ * (when there is one) that is a valid manifest v2 of the row's schema
+ * version, and a materialised service with its manifest and its store. The
+ * table's own CHECKs hold the rest. A row edited by hand into `{}` would
+ * otherwise be served as a service whose schema is empty.
+ */
+export function serviceRecordDecodes(row: ServiceRecord): boolean {
+  if ((row.manifest_json === null) !== (row.schema_version === null)) return false;
+  if (row.manifest_json !== null) {
+    const manifest = storedJson(row.manifest_json);
+    if (manifest === undefined) return false;
+    const validation = validateManifest(manifest, { sizeBound: false });
+    if (!validation.ok || validation.manifest.schema_version !== Number(row.schema_version)) return false;
+  }
+  if (row.design_state === 'materialised') {
+    return row.manifest_json !== null && row.materialised_at !== null && row.storage_backend !== null && row.storage_namespace !== null;
+  }
+  return row.materialised_at === null && row.storage_backend === null && row.storage_namespace === null;
+}
+
+/**
+ * Whether a stored claim decodes: a known kind, a fingerprint as this build
+ * makes them (a SHA-256, or the mark a purge leaves), an intent that is a
+ * JSON object and a result that is none or one.
+ */
+export function claimRecordDecodes(row: ClaimRecord): boolean {
+  if (!CLAIM_KINDS.has(row.operation_kind)) return false;
+  if (!SHA256_HEX.test(row.fingerprint) && row.fingerprint !== TOMBSTONED_FINGERPRINT) return false;
+  if (!isJsonObject(storedJson(row.intent_json))) return false;
+  return row.result_json === null || isJsonObject(storedJson(row.result_json));
 }

@@ -21,7 +21,9 @@ import { prepared, SqliteConnection, type SqliteDatabase } from './connection.js
 import { checkDatabaseFile, checkDataRoot, checkOpenDatabaseFile, checkRootText, createDatabaseFile, dataRootPaths } from './location.js';
 import {
   claimParams,
+  claimRecordDecodes,
   serviceParams,
+  serviceRecordDecodes,
   toClaimRow,
   toIdentityRow,
   toReceiptRow,
@@ -166,7 +168,19 @@ export function classifyRegistry(db: SqliteDatabase): RegistryClassification {
   if (!meta || meta.adapter_id !== REGISTRY_ADAPTER_ID) return { status: 'incompatible', appliedRevision: null };
   if (meta.dirty !== 0n) return { status: 'dirty', appliedRevision: meta.applied_revision };
   if (meta.applied_revision !== revision) return { status: 'incompatible', appliedRevision: null };
+  if (!rowsDecode(db)) return { status: 'incompatible', appliedRevision: revision };
   return { status: revision === REGISTRY_REVISION ? 'ready' : 'outdated', appliedRevision: revision };
+}
+
+/** Every service and claim row decodes (operations spec §3.2.5: inspection fails closed on a row that does not), read one at a time. */
+function rowsDecode(db: SqliteDatabase): boolean {
+  for (const row of db.prepare(`SELECT * FROM aipcs_registry_service`).iterate() as IterableIterator<ServiceRecord>) {
+    if (!serviceRecordDecodes(row)) return false;
+  }
+  for (const row of db.prepare(`SELECT * FROM aipcs_registry_claim`).iterate() as IterableIterator<ClaimRecord>) {
+    if (!claimRecordDecodes(row)) return false;
+  }
+  return true;
 }
 
 export interface SqliteRegistryOptions {

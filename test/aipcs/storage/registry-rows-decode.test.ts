@@ -1,0 +1,88 @@
+// Registry inspection fails closed on a row that does not decode (operations
+// spec §3.2.5, "decodable rows"; the reference's forged-row tests in
+// test_lifecycle_registry.py): a service whose manifest was edited into `{}`
+// or whose storage columns disagree with its design state, a claim whose
+// result is no JSON object or whose fingerprint no build makes. Storage
+// refuses to open such a registry (serve fails closed) on both backends, and
+// the forged row is left as it was.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { StoragePorts } from '../../../src/aipcs/core/application.js';
+import { StorageFailure } from '../../../src/aipcs/core/ports.js';
+import { openPostgresStorage } from '../../../src/aipcs/storage/postgres/index.js';
+import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
+import { materialisedNotes } from '../../conformance/harness.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows } from '../../support/postgres.js';
+
+/** A forged row, as an UPDATE of the registry's own tables (the same column names on both backends), and the value it leaves. */
+const FORGERIES: readonly [string, (schema: string) => string][] = [
+  ['a manifest edited into {}', (r) => `UPDATE ${r}aipcs_registry_service SET manifest_json = '{}'`],
+  ['a manifest that is no JSON', (r) => `UPDATE ${r}aipcs_registry_service SET manifest_json = 'not json'`],
+  ['a manifest of another schema version', (r) => `UPDATE ${r}aipcs_registry_service SET schema_version = 2`],
+  ['a materialised service without its store', (r) => `UPDATE ${r}aipcs_registry_service SET storage_namespace = NULL`],
+  ['a claim result that is no JSON', (r) => `UPDATE ${r}aipcs_registry_claim SET result_json = 'not json' WHERE result_json IS NOT NULL`],
+  ['a claim result that is no object', (r) => `UPDATE ${r}aipcs_registry_claim SET result_json = '[1]' WHERE result_json IS NOT NULL`],
+  ['a claim fingerprint no build makes', (r) => `UPDATE ${r}aipcs_registry_claim SET fingerprint = 'garbage'`],
+  ['a claim of an unknown kind', (r) => `UPDATE ${r}aipcs_registry_claim SET operation_kind = 'teleport'`],
+];
+
+async function failureOf(promise: Promise<unknown>): Promise<StorageFailure> {
+  const error = await promise.then(
+    (storage) => (storage as StoragePorts).close().then(() => undefined),
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(StorageFailure);
+  return error as StorageFailure;
+}
+
+const bases: string[] = [];
+afterEach(() => {
+  for (const base of bases.splice(0)) rmSync(base, { recursive: true, force: true });
+});
+
+describe('SQLite registry rows', () => {
+  it.each(FORGERIES)('refuses %s, and leaves it', async (_name, forge) => {
+    const base = mkdtempSync(join(tmpdir(), 'aipcs-registry-rows-'));
+    bases.push(base);
+    const dataRoot = join(base, 'data');
+    const open = () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
+    const storage = await open();
+    await materialisedNotes(storage);
+    await storage.close();
+    // Reopened untouched, it is ready: the check reads every row of a real registry.
+    await (await open()).close();
+
+    const db = new Database(join(dataRoot, 'registry.sqlite'));
+    expect(db.prepare(forge('')).run().changes).toBeGreaterThan(0);
+    const dump = () => JSON.stringify(db.prepare('SELECT * FROM aipcs_registry_service').all()) + JSON.stringify(db.prepare('SELECT * FROM aipcs_registry_claim').all());
+    const forged = dump();
+    db.pragma('wal_checkpoint(TRUNCATE)');
+
+    expect((await failureOf(open())).kind).toBe('unavailable');
+    expect(dump()).toBe(forged);
+    db.close();
+  });
+});
+
+expectClustersUnderCi();
+
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s registry rows', (_version, cluster) => {
+  it.each(FORGERIES)('refuses %s, and leaves it', async (_name, forge) => {
+    const db = await createTestDatabase(cluster);
+    const open = () => openPostgresStorage({ dsn: db.url, connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 });
+    try {
+      const storage = await open();
+      await materialisedNotes(storage);
+      await storage.close();
+      await (await open()).close();
+      await queryRows(db.url, forge('aipcs_registry.'));
+      expect((await failureOf(open())).kind).toBe('unavailable');
+    } finally {
+      await db.drop();
+    }
+  });
+});
