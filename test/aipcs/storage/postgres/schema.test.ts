@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
-import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
+import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
+import { StorageFailure, type StorageLocator, type StoreLayout } from '../../../../src/aipcs/core/ports.js';
 import { openPostgresStorage, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
 import type { JsonObject } from '../../../../src/common/json.js';
 import { appOver, manifest, materialisedNotes } from '../../../conformance/harness.js';
@@ -26,6 +27,14 @@ async function failureOf(promise: Promise<unknown>): Promise<StorageFailure> {
   );
   expect(error).toBeInstanceOf(StorageFailure);
   return error as StorageFailure;
+}
+
+/** A materialised notes service over `storage`: its store's locator and layout. */
+async function notesStore(storage: StoragePorts): Promise<{ locator: StorageLocator; layout: StoreLayout }> {
+  const { serviceId, app } = await materialisedNotes(storage);
+  const service = await app.lifecycle.inspect(serviceId);
+  const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
+  return { locator, layout: storeLayoutOf(manifest(notesManifest())) };
 }
 
 expectClustersUnderCi();
@@ -137,11 +146,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
     it('reports a service store whose tables were altered as incompatible, never ready', async () => {
       const storage = await open();
-      const { serviceId, app } = await materialisedNotes(storage);
-      const service = await app.lifecycle.inspect(serviceId);
-      const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
-      const { storeLayoutOf } = await import('../../../../src/aipcs/core/layout.js');
-      const layout = storeLayoutOf(manifest(notesManifest()));
+      const { locator, layout } = await notesStore(storage);
       expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'ready' });
       await queryRows(db.url, `CREATE INDEX extra_index ON "${locator.namespace}"."note" ("title")`);
       expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
@@ -156,7 +161,6 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
       const locator = { backend: 'postgresql' as const, namespace: `svc_${serviceId.replaceAll('-', '')}` };
       await queryRows(db.url, `CREATE SCHEMA "${locator.namespace}"; REVOKE ALL ON SCHEMA "${locator.namespace}" FROM PUBLIC`);
-      const { storeLayoutOf } = await import('../../../../src/aipcs/core/layout.js');
       const layout = storeLayoutOf(manifest(notesManifest()));
       expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
       expect((await storage.stores.inspect(locator)).status).toBe('incompatible');
@@ -168,11 +172,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
     it('reports an index rebuilt with another sort order, operator class or collation as incompatible, in a store and in the registry', async () => {
       const storage = await open();
-      const { serviceId, app } = await materialisedNotes(storage);
-      const service = await app.lifecycle.inspect(serviceId);
-      const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
-      const { storeLayoutOf } = await import('../../../../src/aipcs/core/layout.js');
-      const layout = storeLayoutOf(manifest(notesManifest()));
+      const { locator, layout } = await notesStore(storage);
       const table = `"${locator.namespace}"."__aipcs_memory_branch"`;
       const rebuild = (keys: string) => queryRows(db.url, `DROP INDEX "${locator.namespace}"."__aipcs_memory_branch_list"; CREATE INDEX "__aipcs_memory_branch_list" ON ${table} (${keys})`);
       // Our own DESC key reads as ours; the columns alone, rebuilt the same way, too.
