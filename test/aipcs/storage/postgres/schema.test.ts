@@ -225,7 +225,6 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         expect(lower['records']).toEqual([]);
         // Facet members in code point order among equal counts: Z (0x5A) < a (0x61) < é (0xE9).
         const members = await storage.data.read({ backend: 'postgresql', namespace: `svc_${serviceId.replaceAll('-', '')}` }, 'agent-a', async (tx) => {
-          const { storeLayoutOf } = await import('../../../../src/aipcs/core/layout.js');
           const note = storeLayoutOf(manifest(notesManifest())).entities.find((entity) => entity.name === 'note');
           return note ? tx.facetValues(note, 'tags', 'list_members', 10) : [];
         });
