@@ -135,8 +135,10 @@ export function checkMemoryText(text: string): string | undefined {
 
 /** Why a compress list is refused, or undefined when it is acceptable. */
 export function checkCompressItems(items: readonly string[], memoryLimit: bigint): string | undefined {
-  if (items.length > MAX_COMPRESS_ITEMS) return `compress got ${items.length} items but at most ${MAX_COMPRESS_ITEMS} are accepted`;
+  // The limit first: it is the bound an agent can act on (spec 6), and one
+  // that retried with the server's own cap would only meet the limit next.
   if (BigInt(items.length) > memoryLimit) return `compress got ${items.length} items but the memory limit is ${memoryLimit}`;
+  if (items.length > MAX_COMPRESS_ITEMS) return `compress got ${items.length} items but at most ${MAX_COMPRESS_ITEMS} are accepted`;
   for (const [index, item] of items.entries()) {
     const problem = checkMemoryText(item);
     if (problem === undefined) continue;

@@ -299,6 +299,8 @@ describe('MemoryStore', () => {
     const items = (n: number): string[] => Array.from({ length: n }, () => 'x');
     expect(checkCompressItems(items(10_000), 10_000n)).toBeUndefined();
     expect(checkCompressItems(items(10_001), 20_000n)).toBe('compress got 10001 items but at most 10000 are accepted');
+    // Over both, the limit is named: the bound an agent can act on.
+    expect(checkCompressItems(items(10_001), 100n)).toBe('compress got 10001 items but the memory limit is 100');
     expect(checkCompressItems(items(3), 3n)).toBeUndefined();
     expect(checkCompressItems([], 0n)).toBeUndefined();
   });
