@@ -4,7 +4,10 @@
 // a word. The instructions keep the spec's exact text; the owner is told
 // instead: `aigpt` (status) prints a warning after the records line (like the
 // spec's other product warnings, 4.2) and `aigpt server` says it on stderr.
+// So does the server for a memory folder it cannot list, whose status line
+// would otherwise count no memories without a word.
 
+import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -55,5 +58,35 @@ describe('a core record broken by a hand edit', () => {
       await client.close();
     }
     expect(stderr).toContain(`core record left out of the instructions: Failed to parse ${coreFile}`);
+  });
+
+  it('the server says on stderr that the memories were left out when their folder cannot be listed', async () => {
+    const memoryDir = join(home.root, 'content', 'did:plc:xxx', 'ai.syui.gpt.memory');
+    const server = spawn(process.execPath, [aigptBin(), 'server'], { env: home.childEnv, cwd: home.root, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    server.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    server.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const answer = async (id: number): Promise<Record<string, unknown>> => {
+      for (;;) {
+        const line = stdout.split('\n').find((text) => text.includes(`"id":${id}`));
+        if (line !== undefined) return JSON.parse(line) as Record<string, unknown>;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+    try {
+      // Started with its folder in place; replaced by a file while it runs.
+      server.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+      await answer(1);
+      await fs.rm(memoryDir, { recursive: true });
+      await fs.writeFile(memoryDir, 'not a folder');
+      server.stdin.write('{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n');
+      const initialized = await answer(2);
+      expect((initialized['result'] as { instructions: string }).instructions).toContain('[aigpt] memory records: 0/100');
+    } finally {
+      server.stdin.end();
+      await new Promise((resolve) => server.once('close', resolve));
+    }
+    expect(stderr).toContain('memories left out of the instructions:');
   });
 });

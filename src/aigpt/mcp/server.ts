@@ -30,9 +30,12 @@ export async function instructionsFromStore(store: MemoryStore, warn?: (message:
   let read;
   try {
     read = await store.readMemories({ maxBytes: MAX_READ_MEMORY_BYTES });
-  } catch {
+  } catch (error) {
     // An unlistable folder leaves the memories out; read_memory reports why.
+    // The status line then counts none, so the owner learns why from stderr,
+    // as for the core.
     read = { records: [], skipped: [], selected: 0, notRead: 0 };
+    if (warn !== undefined && error instanceof AigptError) warn(`memories left out of the instructions: ${error.message}`);
   }
   return buildInstructions({
     coreText,
