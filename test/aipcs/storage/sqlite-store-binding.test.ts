@@ -114,4 +114,33 @@ describe('a service store bound to its service and revision', () => {
     client = undefined;
     expect(noteCount(path)).toBe(1n);
   });
+
+  it('refuses data tools on a store holding a trigger or a view, which could rewrite a memory as it is saved, until it is dropped', async () => {
+    const dataRoot = freshDataRoot();
+    client = await serveOn(dataRoot);
+    const serviceId = await materialisedService(client, 'planted');
+    await createNote(client, serviceId, { title: 'Before' });
+    const path = storePath(dataRoot, serviceId);
+    for (const [plant, remove] of [
+      [`CREATE TRIGGER "sqliteevil" AFTER INSERT ON "note" BEGIN UPDATE "note" SET "title" = 'pwned' WHERE "id" = NEW."id"; END`, 'DROP TRIGGER "sqliteevil"'],
+      ['CREATE VIEW "note_view" AS SELECT "id" FROM "note"', 'DROP VIEW "note_view"'],
+    ] as const) {
+      // Planted while the server runs and holds the store open.
+      const db = new Database(path);
+      db.exec(plant);
+      db.close();
+      const create = await client.call('aipcs_record_create', { service_id: serviceId, entity_name: 'note', record: { title: 'Saved as written?' }, idempotency_key: key('c') });
+      expect(create.error?.code).toBe('storage_unavailable');
+      const list = await client.call('aipcs_record_list', { service_id: serviceId, entity_name: 'note' });
+      expect(list.error?.code).toBe('storage_unavailable');
+      expect(noteCount(path)).toBe(1n);
+      const again = new Database(path);
+      again.exec(remove);
+      again.close();
+      const listed = await client.call('aipcs_record_list', { service_id: serviceId, entity_name: 'note' });
+      expect(listed.ok).toBe(true);
+    }
+    await createNote(client, serviceId, { title: 'After' });
+    expect(noteCount(path)).toBe(2n);
+  });
 });

@@ -234,10 +234,14 @@ function metaMatches(db: SqliteDatabase, namespace: string): boolean {
  * build's revision (operations spec §3.2.6): a copy of another service's
  * store, or one a newer build has moved on. Every data unit checks it first,
  * since a file put in place while no connection had it open passes the
- * identity checks, and a newer build may migrate a store in place.
+ * identity checks, and a newer build may migrate a store in place. So is a
+ * store holding a trigger or a view, which our DDL never makes (D30): a
+ * trigger runs inside our writes and could rewrite a memory as it is saved.
+ * Both are single lookups, a few microseconds (decision D58).
  */
 export function assertStoreBinding(db: SqliteDatabase, namespace: string): void {
   if (!metaMatches(db, namespace)) throw new StorageFailure('incompatible');
+  if (prepared(db, `SELECT 1 FROM sqlite_schema WHERE type IN ('trigger', 'view') LIMIT 1`).get() !== undefined) throw new StorageFailure('incompatible');
 }
 
 export type LayoutState = 'empty' | 'matches' | 'differs';
