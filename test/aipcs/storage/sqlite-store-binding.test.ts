@@ -5,7 +5,8 @@
 // service's store, or a store a newer build has moved to a later revision,
 // answers storage_unavailable, as `doctor` reports it incompatible, instead
 // of serving another service's records or writing rows the newer layout
-// does not expect.
+// does not expect. So does a store holding a trigger or a view, which our
+// DDL never makes: a trigger would run inside our writes.
 
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
