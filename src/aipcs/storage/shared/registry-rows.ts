@@ -6,18 +6,18 @@
 import { isJsonObject, losslessJson, type JsonValue } from '../../../common/json.js';
 import { validateManifest } from '../../contract/manifest/validate-manifest.js';
 import { parseStoredJson } from './record-codec.js';
-import { TOMBSTONED_FINGERPRINT } from '../../core/ports.js';
-import type {
-  BackendName,
-  ClaimKind,
-  ClaimPhase,
-  ClaimRow,
-  DesignState,
-  IdentityRow,
-  IdentityState,
-  OperationalStatus,
-  ReceiptRow,
-  ServiceRow,
+import {
+  TOMBSTONED_FINGERPRINT,
+  type BackendName,
+  type ClaimKind,
+  type ClaimPhase,
+  type ClaimRow,
+  type DesignState,
+  type IdentityRow,
+  type IdentityState,
+  type OperationalStatus,
+  type ReceiptRow,
+  type ServiceRow,
 } from '../../core/ports.js';
 
 type DbInteger = bigint | number;
