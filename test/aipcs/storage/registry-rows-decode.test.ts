@@ -6,16 +6,16 @@
 // refuses to open such a registry (serve fails closed) on both backends, and
 // the forged row is left as it was.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../../src/aipcs/core/application.js';
 import { StorageFailure } from '../../../src/aipcs/core/ports.js';
 import { openPostgresStorage } from '../../../src/aipcs/storage/postgres/index.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
+import { openSqliteRegistryForAdmin } from '../../../src/aipcs/storage/sqlite/registry.js';
 import { materialisedNotes } from '../../conformance/harness.js';
+import { freshDataRoot } from '../../support/aipcs-client.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows } from '../../support/postgres.js';
 
 /** A forged row, as an UPDATE of the registry's own tables (the same column names on both backends), and the value it leaves. */
@@ -39,16 +39,9 @@ async function failureOf(promise: Promise<unknown>): Promise<StorageFailure> {
   return error as StorageFailure;
 }
 
-const bases: string[] = [];
-afterEach(() => {
-  for (const base of bases.splice(0)) rmSync(base, { recursive: true, force: true });
-});
-
 describe('SQLite registry rows', () => {
   it.each(FORGERIES)('refuses %s, and leaves it', async (_name, forge) => {
-    const base = mkdtempSync(join(tmpdir(), 'aipcs-registry-rows-'));
-    bases.push(base);
-    const dataRoot = join(base, 'data');
+    const dataRoot = freshDataRoot();
     const open = () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
     const storage = await open();
     await materialisedNotes(storage);
@@ -63,6 +56,9 @@ describe('SQLite registry rows', () => {
     db.pragma('wal_checkpoint(TRUNCATE)');
 
     expect((await failureOf(open())).kind).toBe('unavailable');
+    // What status, doctor and storage status see: incompatible at its revision.
+    const inspected = await openSqliteRegistryForAdmin({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false }, { writable: false });
+    expect([inspected.state.status, inspected.state.appliedRevision, inspected.registry]).toEqual(['incompatible', 2n, null]);
     expect(dump()).toBe(forged);
     db.close();
   });

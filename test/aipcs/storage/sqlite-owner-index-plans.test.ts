@@ -4,28 +4,21 @@
 // whole entity to find a first page in id order). Checked with EXPLAIN QUERY
 // PLAN on the statements the adapter runs; no timings.
 
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { EntityLayout } from '../../../src/aipcs/core/ports.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { SqliteDataTx } from '../../../src/aipcs/storage/sqlite/service-data.js';
 import type { JsonObject } from '../../../src/common/json.js';
 import { appOver, manifest } from '../../conformance/harness.js';
+import { freshDataRoot } from '../../support/aipcs-client.js';
 import { serverManaged } from '../../support/manifests.js';
 import { explainingSqlite } from '../../support/query-plans.js';
 
-const folders: string[] = [];
-afterEach(() => {
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
-});
-
 it('pages an entity in id order without walking an owner_id index the manifest declares', async () => {
-  const base = mkdtempSync(join(tmpdir(), 'aipcs-owner-index-'));
-  folders.push(base);
-  const dataRoot = join(base, 'data');
+  const dataRoot = freshDataRoot();
   const storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
   let layout: EntityLayout;
   const ids: string[] = [];

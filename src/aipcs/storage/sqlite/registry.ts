@@ -168,11 +168,15 @@ export function classifyRegistry(db: SqliteDatabase): RegistryClassification {
   if (!meta || meta.adapter_id !== REGISTRY_ADAPTER_ID) return { status: 'incompatible', appliedRevision: null };
   if (meta.dirty !== 0n) return { status: 'dirty', appliedRevision: meta.applied_revision };
   if (meta.applied_revision !== revision) return { status: 'incompatible', appliedRevision: null };
-  if (!rowsDecode(db)) return { status: 'incompatible', appliedRevision: revision };
   return { status: revision === REGISTRY_REVISION ? 'ready' : 'outdated', appliedRevision: revision };
 }
 
-/** Every service and claim row decodes (operations spec §3.2.5: inspection fails closed on a row that does not), read one at a time. */
+/**
+ * Every service and claim row decodes (operations spec §3.2.5: inspection
+ * fails closed on a row that does not), read one at a time. Checked once per
+ * start and inspection, where the file's pages are checked too, not in every
+ * classification: those under the write lock only ask what to build.
+ */
 function rowsDecode(db: SqliteDatabase): boolean {
   for (const row of db.prepare(`SELECT * FROM aipcs_registry_service`).iterate() as IterableIterator<ServiceRecord>) {
     if (!serviceRecordDecodes(row)) return false;
@@ -226,14 +230,15 @@ export async function migrateSqliteRegistry(options: SqliteRegistryOptions): Pro
         db.prepare(`INSERT INTO aipcs_registry_meta (singleton, adapter_id, applied_revision, dirty) VALUES (1, ?, ?, 0)`).run(REGISTRY_ADAPTER_ID, REGISTRY_REVISION);
         return;
       }
-      if (status !== 'outdated') throw new StorageFailure('unavailable');
+      // An upgrade touches no row, but a registry whose rows do not decode is left as it is.
+      if (status !== 'outdated' || !rowsDecode(db)) throw new StorageFailure('unavailable');
       for (const ddl of REGISTRY_DDL_R2) db.exec(ddl);
       db.prepare(`UPDATE aipcs_registry_meta SET applied_revision = ? WHERE singleton = 1`).run(REGISTRY_REVISION);
     });
     // Fail closed on a damaged file too (ops spec §3.2.5: quick_check(1) =
     // ok); otherwise serve started and answered storage_unavailable for
     // whatever touched the bad pages while writing beside them.
-    const { status, intact } = await connection.read((db) => ({ ...classifyRegistry(db), intact: db.pragma('quick_check(1)', { simple: true }) === 'ok' }));
+    const { status, intact } = await connection.read((db) => ({ ...classifyRegistry(db), intact: db.pragma('quick_check(1)', { simple: true }) === 'ok' && rowsDecode(db) }));
     if (status !== 'ready' || !intact || connection.journalMode().toLowerCase() !== 'wal') throw new StorageFailure('unavailable');
     checkOpenDatabaseFile(paths.registry);
     return new SqliteRegistry(connection);
@@ -295,6 +300,7 @@ export async function openSqliteRegistryForAdmin(options: SqliteRegistryOptions,
     classification = await connection.read((db) => {
       const found = classifyRegistry(db);
       if (found.status === 'ready' && db.pragma('quick_check(1)', { simple: true }) !== 'ok') throw new StorageFailure('unavailable');
+      if ((found.status === 'ready' || found.status === 'outdated') && !rowsDecode(db)) return { status: 'incompatible', appliedRevision: found.appliedRevision };
       return found;
     });
     // Ready operation needs WAL (ops spec §3.2.3). A ready registry put back in
