@@ -3,8 +3,12 @@
 // PostgreSQL session that explains each row query instead of running it.
 // Tests assert the shapes of plans, never timings.
 
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { PgSession } from '../../src/aipcs/storage/postgres/connection.js';
 import type { SqliteDatabase } from '../../src/aipcs/storage/sqlite/connection.js';
+import { SqliteDataTx } from '../../src/aipcs/storage/sqlite/service-data.js';
 
 type StatementMethod = 'all' | 'get' | 'run';
 
@@ -33,6 +37,18 @@ export function explainingSqlite(db: SqliteDatabase, plans: string[][], methods:
       };
     },
   });
+}
+
+/**
+ * The one service store under `dataRoot`, opened read-only, and a unit of
+ * work over it as `principalId` whose `all` statements record their plans
+ * into `plans`. The caller closes `db`.
+ */
+export function explainingStore(dataRoot: string, plans: string[][], principalId = 'agent-a'): { db: Database.Database; tx: SqliteDataTx } {
+  const stores = join(dataRoot, 'service-stores');
+  const db = new Database(join(stores, readdirSync(stores).find((name) => name.endsWith('.sqlite')) as string), { readonly: true, fileMustExist: true });
+  db.defaultSafeIntegers(true);
+  return { db, tx: new SqliteDataTx(explainingSqlite(db, plans, ['all']), principalId) };
 }
 
 /** A node of PostgreSQL's `EXPLAIN (FORMAT JSON)` plan, as far as the tests read it. */

@@ -3,18 +3,16 @@
 // record has a primary branch is one index probe per record. Checked with
 // EXPLAIN QUERY PLAN on the statements the adapter runs; no timings.
 
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
 import type { EntityLayout } from '../../../src/aipcs/core/ports.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
-import { SqliteDataTx } from '../../../src/aipcs/storage/sqlite/service-data.js';
 import type { JsonObject } from '../../../src/common/json.js';
 import { appOver, manifest } from '../../conformance/harness.js';
 import { memoManifest } from '../../conformance/memo-manifest.js';
-import { explainingSqlite } from '../../support/query-plans.js';
+import { explainingStore } from '../../support/query-plans.js';
 
 const folders: string[] = [];
 afterEach(() => {
@@ -52,12 +50,9 @@ it('walks a branch scope from its memberships and probes the primary flag per re
   } finally {
     await storage.close();
   }
-  const stores = join(dataRoot, 'service-stores');
-  const db = new Database(join(stores, readdirSync(stores).find((name) => name.endsWith('.sqlite')) as string), { readonly: true, fileMustExist: true });
-  db.defaultSafeIntegers(true);
+  const plans: string[][] = [];
+  const { db, tx } = explainingStore(dataRoot, plans);
   try {
-    const plans: string[][] = [];
-    const tx = new SqliteDataTx(explainingSqlite(db, plans, ['all']), 'agent-a');
     // Both roles, merged in id order, continued after a position and cut at the limit.
     expect((await tx.scanRecords(layout, { memberOf: branchId, afterId: null, limit: 10 })).map((record) => record.id)).toEqual(members);
     const second = await tx.scanRecords(layout, { memberOf: branchId, afterId: members[1] as string, limit: 2 });

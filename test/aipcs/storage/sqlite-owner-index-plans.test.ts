@@ -4,18 +4,14 @@
 // whole entity to find a first page in id order). Checked with EXPLAIN QUERY
 // PLAN on the statements the adapter runs; no timings.
 
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { expect, it } from 'vitest';
 import type { EntityLayout } from '../../../src/aipcs/core/ports.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
-import { SqliteDataTx } from '../../../src/aipcs/storage/sqlite/service-data.js';
 import type { JsonObject } from '../../../src/common/json.js';
 import { appOver, manifest } from '../../conformance/harness.js';
 import { freshDataRoot } from '../../support/aipcs-client.js';
 import { serverManaged } from '../../support/manifests.js';
-import { explainingSqlite } from '../../support/query-plans.js';
+import { explainingStore } from '../../support/query-plans.js';
 
 it('pages an entity in id order without walking an owner_id index the manifest declares', async () => {
   const dataRoot = freshDataRoot();
@@ -45,12 +41,9 @@ it('pages an entity in id order without walking an owner_id index the manifest d
   } finally {
     await storage.close();
   }
-  const stores = join(dataRoot, 'service-stores');
-  const db = new Database(join(stores, readdirSync(stores).find((name) => name.endsWith('.sqlite')) as string), { readonly: true, fileMustExist: true });
-  db.defaultSafeIntegers(true);
+  const plans: string[][] = [];
+  const { db, tx } = explainingStore(dataRoot, plans);
   try {
-    const plans: string[][] = [];
-    const tx = new SqliteDataTx(explainingSqlite(db, plans, ['all']), 'agent-a');
     expect((await tx.queryRecords(layout, { filters: [], branch: null, afterId: null, limit: 5 })).map((record) => record.id)).toEqual(ids.slice(0, 5));
     expect((await tx.queryRecords(layout, { filters: [], branch: null, afterId: ids[4] as string, limit: 5 })).map((record) => record.id)).toEqual(ids.slice(5, 10));
     expect((await tx.scanRecords(layout, { memberOf: null, afterId: ids[9] as string, limit: 5 })).map((record) => record.id)).toEqual(ids.slice(10, 15));
