@@ -162,8 +162,20 @@ describe('an unresponsive PostgreSQL server', () => {
 
     it('survives a backend terminated right after its start-up, before the pool hands the connection out', async () => {
       const { relay, connection } = await openThroughRelay();
-      // The pooled connection is busy, so the unit below opens a new one.
-      const holding = connection.transaction('read', () => new Promise<void>((resolve) => (releaseHeld = resolve)));
+      // The pooled connection is busy, so the unit below opens a new one. The
+      // unit holds it once its body runs: waited for, so that the relay ends
+      // the next connection, not the one this unit might still be opening.
+      let held!: () => void;
+      const holdingStarted = new Promise<void>((resolve) => (held = resolve));
+      const holding = connection.transaction(
+        'read',
+        () =>
+          new Promise<void>((resolve) => {
+            releaseHeld = resolve;
+            held();
+          }),
+      );
+      await holdingStarted;
       relay.endNextAfterStartup();
       expect((await outcome(connection.transaction('read', (session) => session.rows('SELECT 1 AS one')))).kind).toBe('unavailable');
       releaseHeld();
