@@ -40,7 +40,7 @@ import {
   type HistoryRows,
   type StoredRecord,
 } from '../../core/ports.js';
-import { comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
+import { BRANCH_INSERT_COLUMNS, branchRowValues, comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { PostgresStagingTx } from './staging.js';
@@ -305,23 +305,8 @@ export class PostgresDataTx implements OperatorDataWriter {
 
   async insertBranch(branch: StoredBranch): Promise<void> {
     await this.session.run(
-      `INSERT INTO ${this.s}."__aipcs_memory_branch"
-         ("id", "principal_id", "slug", "title", "intent", "branch_type", "parent_branch_id", "status", "retrieval_summary", "branch_revision", "created_at", "updated_at")
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [
-        branch.id,
-        this.principalId,
-        branch.slug,
-        branch.title,
-        branch.intent,
-        branch.branchType,
-        branch.parentId,
-        branch.status,
-        branch.retrievalSummary,
-        branch.branchRevision,
-        branch.createdAt,
-        branch.updatedAt,
-      ],
+      `INSERT INTO ${this.s}."__aipcs_memory_branch" (${BRANCH_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      branchRowValues(branch, this.principalId),
     );
   }
 

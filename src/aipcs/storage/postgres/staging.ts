@@ -7,7 +7,7 @@
 // INSERT … SELECT: the server sorts it, and the process keeps no history.
 
 import { StorageFailure, type EntityLayout, type HistoryEvent, type MembershipRow, type Micros, type StagingWriter, type StoredBranch, type StoredRecord, type WriteFence } from '../../core/ports.js';
-import { encodeFieldSet, recordColumnValue } from '../shared/record-codec.js';
+import { BRANCH_INSERT_COLUMNS, branchRowValues, encodeFieldSet, recordColumnValue } from '../shared/record-codec.js';
 import { HistoryOrder } from '../shared/history-order.js';
 import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession } from './connection.js';
@@ -156,25 +156,10 @@ export class PostgresStagingTx implements StagingWriter {
 
   async insertBranches(branches: readonly StoredBranch[]): Promise<void> {
     if (branches.length === 0) return;
-    const rows = branches.map((branch) => [
-      branch.id,
-      this.principalId,
-      branch.slug,
-      branch.title,
-      branch.intent,
-      branch.branchType,
-      branch.parentId,
-      branch.status,
-      branch.retrievalSummary,
-      branch.branchRevision,
-      branch.createdAt,
-      branch.updatedAt,
-    ]);
     await this.insertRows(
-      `INSERT INTO ${this.s}."__aipcs_memory_branch"
-         ("id", "principal_id", "slug", "title", "intent", "branch_type", "parent_branch_id", "status", "retrieval_summary", "branch_revision", "created_at", "updated_at")`,
+      `INSERT INTO ${this.s}."__aipcs_memory_branch" (${BRANCH_INSERT_COLUMNS})`,
       12,
-      rows,
+      branches.map((branch) => branchRowValues(branch, this.principalId)),
     );
   }
 

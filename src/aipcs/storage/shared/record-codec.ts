@@ -5,7 +5,7 @@
 
 import { losslessJson, parseJson, type JsonValue } from '../../../common/json.js';
 import { formatTimestamp27 } from '../../core/time.js';
-import { StorageFailure, type ColumnLayout, type EntityLayout, type FieldSet, type FieldValue, type HistoryEvent, type HistoryRows, type StoredHistoryEvent, type StoredRecord } from '../../core/ports.js';
+import { StorageFailure, type ColumnLayout, type EntityLayout, type FieldSet, type FieldValue, type HistoryEvent, type HistoryRows, type StoredBranch, type StoredHistoryEvent, type StoredRecord } from '../../core/ports.js';
 
 /** Server-managed columns of every domain table; the rest are domain fields. */
 export const SERVER_COLUMNS: ReadonlySet<string> = new Set(['id', 'owner_id', 'created_at', 'updated_at', 'created_via', 'record_version']);
@@ -162,3 +162,25 @@ export function comparableTimestamp27(micros: bigint): string | null {
   return micros < FIRST_FIXED_WIDTH_MICROS || micros > LAST_FIXED_WIDTH_MICROS ? null : formatTimestamp27(micros);
 }
 
+
+/** The branch table's columns in the order `branchRowValues` gives its values, quoted for either backend. */
+export const BRANCH_INSERT_COLUMNS =
+  '"id", "principal_id", "slug", "title", "intent", "branch_type", "parent_branch_id", "status", "retrieval_summary", "branch_revision", "created_at", "updated_at"';
+
+/** A branch's row, in the order of `BRANCH_INSERT_COLUMNS`. */
+export function branchRowValues(branch: StoredBranch, principalId: string): unknown[] {
+  return [
+    branch.id,
+    principalId,
+    branch.slug,
+    branch.title,
+    branch.intent,
+    branch.branchType,
+    branch.parentId,
+    branch.status,
+    branch.retrievalSummary,
+    branch.branchRevision,
+    branch.createdAt,
+    branch.updatedAt,
+  ];
+}

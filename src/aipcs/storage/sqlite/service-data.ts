@@ -35,7 +35,7 @@ import {
   type StoredRecord,
 } from '../../core/ports.js';
 import { prepared, preparedRaw, type SqliteDatabase } from './connection.js';
-import { comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
+import { BRANCH_INSERT_COLUMNS, branchRowValues, comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { SqliteStagingTx } from './staging.js';
 import { assertStoreBinding, BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
 
@@ -303,24 +303,7 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   async insertBranch(branch: StoredBranch): Promise<void> {
-    prepared(
-      this.db,
-      `INSERT INTO __aipcs_memory_branch (id, principal_id, slug, title, intent, branch_type, parent_branch_id, status, retrieval_summary, branch_revision, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      branch.id,
-      this.principalId,
-      branch.slug,
-      branch.title,
-      branch.intent,
-      branch.branchType,
-      branch.parentId,
-      branch.status,
-      branch.retrievalSummary,
-      branch.branchRevision,
-      branch.createdAt,
-      branch.updatedAt,
-    );
+    prepared(this.db, `INSERT INTO __aipcs_memory_branch (${BRANCH_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...branchRowValues(branch, this.principalId));
   }
 
   async updateBranch(branch: StoredBranch): Promise<void> {
