@@ -316,6 +316,22 @@ describe('read-only administration', () => {
       const outdatedMessage = aipcs(['service', 'list', ...rootArgs(freshDataRoot())]).envelope.error?.message;
       expect(outdatedMessage).toContain('aipcs serve');
     });
+    it('a drifted registry of ours keeps the revision its meta row names; a revision we cannot name shows 0', async () => {
+      const root = freshDataRoot();
+      const server = await serveOn(root);
+      await server.close();
+      const registry = join(root, 'registry.sqlite');
+      const change = (sql: string) => {
+        const db = new Database(registry);
+        db.exec(sql);
+        db.close();
+      };
+      const state = (applied: number) => ({ component: 'registry', backend: 'sqlite', status: 'incompatible', applied_revision: applied, target_revision: 4, issue_code: 'storage_incompatible' });
+      change('CREATE TABLE intruder (x INTEGER)');
+      expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toEqual(state(4));
+      change('UPDATE aipcs_registry_meta SET applied_revision = 7');
+      expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toEqual(state(0));
+    });
     it('a registry or store put back in rollback-journal mode is not ready to inspection either: serve switches the registry back, the store stays incompatible', async () => {
       const root = freshDataRoot();
       const serviceId = await materialisedServiceThenStop(root, 'rollback_mode');
@@ -335,7 +351,8 @@ describe('read-only administration', () => {
       await again.close();
       expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toEqual(READY_REGISTRY);
       // The data tools refuse a store in another journal mode, and nothing switches it back.
-      expect(aipcs(['storage', 'status', '--service', serviceId, ...rootArgs(root)]).envelope.result).toEqual({ component: 'service_store', backend: 'sqlite', status: 'incompatible', applied_revision: 0, target_revision: 3, issue_code: 'storage_incompatible' });
+      // Its meta row still names our revision: the state keeps it, as the reference's does.
+      expect(aipcs(['storage', 'status', '--service', serviceId, ...rootArgs(root)]).envelope.result).toEqual({ component: 'service_store', backend: 'sqlite', status: 'incompatible', applied_revision: 3, target_revision: 3, issue_code: 'storage_incompatible' });
       expect(checks(aipcs(['doctor', '--service', serviceId, ...rootArgs(root)]).envelope.result)).toContainEqual(['service_store_migration', 'fail', 'storage_incompatible']);
     });
   });

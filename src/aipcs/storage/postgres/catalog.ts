@@ -7,7 +7,7 @@
 // A test builds our DDL on every supported major and checks that the
 // server describes it exactly as these shapes do.
 
-import type { PgSession, PostgresConnection } from './connection.js';
+import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 
 /** Prefix of performance-only indexes that evolution may leave behind; not part of a layout's identity. */
 export const IGNORED_INDEX_PREFIX = '__aipcs_eq_';
@@ -148,6 +148,30 @@ export async function schemaPresence(session: PgSession, schema: string): Promis
   );
   if (!row) return 'missing';
   return row.owned && !row.public_schema && !row.foreign_relations && !row.public_relations ? 'trusted' : 'untrusted';
+}
+
+/**
+ * The revision a drifted schema's meta table still names, for reporting only
+ * (a migration state keeps it, as the reference's does): the
+ * `applied_revision` of the table's one row when that row names `adapterId`
+ * and a revision in `known`, else null. Only for a schema schemaPresence
+ * calls trusted; the row is read from a plain table that still has both
+ * columns, as text whatever their type now, so no drift aborts the unit.
+ */
+export async function metaRevisionOf(session: PgSession, schema: string, table: string, adapterId: string, known: readonly bigint[]): Promise<bigint | null> {
+  const columns = await session.first<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace ns ON ns.oid = c.relnamespace
+      WHERE ns.nspname = $1 AND c.relname = $2 AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped AND a.attname IN ('adapter_id', 'applied_revision')`,
+    [schema, table],
+  );
+  if (columns?.n !== 2) return null;
+  const rows = await session.rows<{ adapter_id: string | null; applied_revision: string | null }>(
+    `SELECT "adapter_id"::text AS "adapter_id", "applied_revision"::text AS "applied_revision" FROM ${quoteIdentifier(schema)}.${quoteIdentifier(table)} LIMIT 2`,
+  );
+  const [row] = rows;
+  if (rows.length !== 1 || row?.adapter_id !== adapterId || row.applied_revision === null || !/^[0-9]{1,19}$/.test(row.applied_revision)) return null;
+  const revision = BigInt(row.applied_revision);
+  return known.includes(revision) ? revision : null;
 }
 
 /** Whether the schema holds no relation at all. */

@@ -19,7 +19,7 @@ import {
   type StorageLocator,
   type WriteFence,
 } from '../../core/ports.js';
-import { schemaIsEmpty, schemaPresence, schemaSignature, shapeSignature } from './catalog.js';
+import { metaRevisionOf, schemaIsEmpty, schemaPresence, schemaSignature, shapeSignature } from './catalog.js';
 import { unavailableState } from '../shared/migration-state.js';
 import { REGISTRY_SHAPE } from './catalog-shapes.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
@@ -151,7 +151,9 @@ export async function classifyRegistry(session: PgSession, expected: string): Pr
   // An empty schema of that name was made by someone else (ours is created
   // with its tables in one transaction): never adopted, as in the reference.
   if (await schemaIsEmpty(session, REGISTRY_SCHEMA)) return { status: 'incompatible', appliedRevision: 0n };
-  if ((await schemaSignature(session, REGISTRY_SCHEMA)) !== expected) return unknown('incompatible');
+  if ((await schemaSignature(session, REGISTRY_SCHEMA)) !== expected) {
+    return { status: 'incompatible', appliedRevision: await metaRevisionOf(session, REGISTRY_SCHEMA, 'aipcs_registry_meta', REGISTRY_ADAPTER_ID, [REGISTRY_REVISION]) };
+  }
   const meta = await session.first<{ adapter_id: string; applied_revision: bigint; dirty: boolean }>(
     `SELECT "adapter_id", "applied_revision", "dirty" FROM ${R}."aipcs_registry_meta" WHERE "singleton" = 1`,
   );
@@ -159,7 +161,8 @@ export async function classifyRegistry(session: PgSession, expected: string): Pr
   if (meta.dirty) return { status: 'dirty', appliedRevision: meta.applied_revision };
   const history = await session.rows<{ revision: bigint; migration_id: string }>(`SELECT "revision", "migration_id" FROM ${R}."aipcs_registry_migration" ORDER BY "revision"`);
   const exactHistory = history.length === 1 && history[0]?.revision === REGISTRY_REVISION && history[0].migration_id === REGISTRY_MIGRATION_ID;
-  if (meta.applied_revision !== REGISTRY_REVISION || !exactHistory) return unknown('incompatible');
+  if (meta.applied_revision !== REGISTRY_REVISION) return unknown('incompatible');
+  if (!exactHistory) return { status: 'incompatible', appliedRevision: REGISTRY_REVISION };
   if (!(await rowsDecode(session))) return { status: 'incompatible', appliedRevision: REGISTRY_REVISION };
   return { status: 'ready', appliedRevision: REGISTRY_REVISION };
 }

@@ -22,6 +22,7 @@ import {
   type WriteFence,
 } from '../../core/ports.js';
 import {
+  metaRevisionOf,
   quotedIdentifiers,
   schemaIsEmpty,
   schemaPresence,
@@ -578,10 +579,11 @@ export class PostgresServiceStores implements OperatorStorePort {
       return await this.connection.transaction('read', async (session): Promise<MigrationState> => {
         const presence = await schemaPresence(session, schema);
         if (presence === 'missing') return { status: 'uninitialised', appliedRevision: 0n, targetRevision: target, reason: null };
-        const ours = presence === 'trusted' && (await schemaSignature(session, schema, BOOKKEEPING_PREFIX)) === expected && (await metaMatches(session, schema));
-        return ours
-          ? { status: 'ready', appliedRevision: SERVICE_STORE_REVISION, targetRevision: target, reason: null }
-          : { status: 'incompatible', appliedRevision: null, targetRevision: target, reason: null };
+        if (presence === 'trusted' && (await schemaSignature(session, schema, BOOKKEEPING_PREFIX)) === expected && (await metaMatches(session, schema))) {
+          return { status: 'ready', appliedRevision: SERVICE_STORE_REVISION, targetRevision: target, reason: null };
+        }
+        const appliedRevision = presence === 'trusted' ? await metaRevisionOf(session, schema, '__aipcs_service_store_meta', SERVICE_STORE_ADAPTER_ID, [SERVICE_STORE_REVISION]) : null;
+        return { status: 'incompatible', appliedRevision, targetRevision: target, reason: null };
       });
     } catch (error) {
       return unavailableState(error);

@@ -49,6 +49,25 @@ function cachedStatement(db: SqliteDatabase, sql: string, raw: boolean): Databas
   return statement;
 }
 
+/**
+ * The revision a drifted database's meta table still names, for reporting
+ * only (a migration state keeps it, as the reference's does): the
+ * `applied_revision` of the table's one row when that row names `adapterId`
+ * and a revision in `known`, else null. Whatever the drift (the table gone or
+ * made a view, its columns changed), it answers rather than fails.
+ */
+export function metaRevisionOf(db: SqliteDatabase, table: string, adapterId: string, known: readonly bigint[]): bigint | null {
+  try {
+    if (db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?`).get(table) === undefined) return null;
+    const rows = db.prepare(`SELECT adapter_id, applied_revision FROM "${table.replaceAll('"', '""')}" LIMIT 2`).all() as { adapter_id: unknown; applied_revision: unknown }[];
+    const [row] = rows;
+    if (rows.length !== 1 || row?.adapter_id !== adapterId || typeof row.applied_revision !== 'bigint') return null;
+    return known.includes(row.applied_revision) ? row.applied_revision : null;
+  } catch {
+    return null;
+  }
+}
+
 let detectedVersion: string | null | undefined;
 
 /** The SQLite library version better-sqlite3 runs on, or null when unreadable. */

@@ -17,7 +17,7 @@ import {
   type ClaimRow,
   type ServiceRow,
 } from '../../core/ports.js';
-import { prepared, SqliteConnection, type SqliteDatabase } from './connection.js';
+import { metaRevisionOf, prepared, SqliteConnection, type SqliteDatabase } from './connection.js';
 import { checkDatabaseFile, checkDataRoot, checkOpenDatabaseFile, checkRootText, createDatabaseFile, dataRootPaths } from './location.js';
 import {
   claimParams,
@@ -37,6 +37,8 @@ import {
 export const REGISTRY_ADAPTER_ID = 'aipcs.sqlite.registry';
 /** Revision 1: services and the claim ledger. Revision 2 adds what operators need. */
 export const REGISTRY_REVISION = 2n;
+/** The revisions this build can name (the one before transfer, and its own). */
+const KNOWN_REVISIONS: readonly bigint[] = [1n, REGISTRY_REVISION];
 
 export const REGISTRY_DDL_R1 = [
   `CREATE TABLE aipcs_registry_meta (
@@ -161,13 +163,13 @@ export function classifyRegistry(db: SqliteDatabase): RegistryClassification {
   if (count === 0n) return { status: 'uninitialised', appliedRevision: 0n };
   const signature = schemaSignature(db);
   const revision = signature === expectedSignature(REGISTRY_REVISION) ? REGISTRY_REVISION : signature === expectedSignature(1n) ? 1n : null;
-  if (revision === null) return { status: 'incompatible', appliedRevision: null };
+  if (revision === null) return { status: 'incompatible', appliedRevision: metaRevisionOf(db, 'aipcs_registry_meta', REGISTRY_ADAPTER_ID, KNOWN_REVISIONS) };
   const meta = db.prepare(`SELECT adapter_id, applied_revision, dirty FROM aipcs_registry_meta WHERE singleton = 1`).get() as
     | { adapter_id: string; applied_revision: bigint; dirty: bigint }
     | undefined;
   if (!meta || meta.adapter_id !== REGISTRY_ADAPTER_ID) return { status: 'incompatible', appliedRevision: null };
   if (meta.dirty !== 0n) return { status: 'dirty', appliedRevision: meta.applied_revision };
-  if (meta.applied_revision !== revision) return { status: 'incompatible', appliedRevision: null };
+  if (meta.applied_revision !== revision) return { status: 'incompatible', appliedRevision: KNOWN_REVISIONS.includes(meta.applied_revision) ? meta.applied_revision : null };
   return { status: revision === REGISTRY_REVISION ? 'ready' : 'outdated', appliedRevision: revision };
 }
 

@@ -18,7 +18,7 @@ import {
   type StoreObservation,
   type WriteFence,
 } from '../../core/ports.js';
-import { prepared, SqliteConnection, toStorageFailure, type SqliteDatabase } from './connection.js';
+import { metaRevisionOf, prepared, SqliteConnection, toStorageFailure, type SqliteDatabase } from './connection.js';
 import { errorCode } from '../../../common/errors.js';
 import { folderSyncUnsupported } from '../../../common/folder-sync.js';
 import { causeChain } from '../failure-reason.js';
@@ -521,7 +521,8 @@ export class SqliteServiceStores implements OperatorStorePort {
         const count = (db.prepare(`SELECT count(*) AS n FROM sqlite_schema`).get() as { n: bigint }).n;
         if (count === 0n) return { status: 'uninitialised', appliedRevision: 0n, targetRevision: target, reason: null };
         if (!wal || structureSignature(db, true) !== foundationSignature() || !metaMatches(db, locator.namespace)) {
-          return { status: 'incompatible', appliedRevision: null, targetRevision: target, reason: null };
+          const appliedRevision = metaRevisionOf(db, '__aipcs_service_store_meta', SERVICE_STORE_ADAPTER_ID, [SERVICE_STORE_REVISION]);
+          return { status: 'incompatible', appliedRevision, targetRevision: target, reason: null };
         }
         return { status: 'ready', appliedRevision: SERVICE_STORE_REVISION, targetRevision: target, reason: null };
       });
