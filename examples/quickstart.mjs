@@ -13,12 +13,24 @@ const dataRoot = resolve(process.argv[2] ?? join(process.cwd(), '.aipcs-quicksta
 const manifest = JSON.parse(readFileSync(join(here, 'quickstart-manifest.json'), 'utf8'));
 
 const client = new Client({ name: 'quickstart', version: '1.0.0' });
-await client.connect(
-  new StdioClientTransport({
-    command: process.execPath,
-    args: [join(here, '..', 'dist', 'src', 'aipcs', 'cli', 'main.js'), 'serve', '--profile', 'sqlite', '--principal-id', 'local-agent', '--sqlite-data-root', dataRoot],
-  }),
-);
+const transport = new StdioClientTransport({
+  command: process.execPath,
+  args: [join(here, '..', 'dist', 'src', 'aipcs', 'cli', 'main.js'), 'serve', '--profile', 'sqlite', '--principal-id', 'local-agent', '--sqlite-data-root', dataRoot],
+  stderr: 'pipe',
+});
+// The server says on stderr why it would not start (an unsafe data root, for
+// example); keep it to show instead of the client's "Connection closed".
+let serverStderr = '';
+transport.stderr?.on('data', (chunk) => (serverStderr += chunk));
+try {
+  await client.connect(transport);
+} catch {
+  process.stderr.write(
+    `The AIPCS server did not start with the data root ${dataRoot}. It said:\n${serverStderr || '(nothing)\n'}` +
+      'A data root, and the folder it is in, must be yours and not writable by group or others (docs/configuration.md); name another one as the argument.\n',
+  );
+  process.exit(1);
+}
 
 async function call(name, args) {
   const result = await client.callTool({ name, arguments: args });
