@@ -2,7 +2,8 @@
 // spec §3.2.5, "decodable rows"; the reference's forged-row tests in
 // test_lifecycle_registry.py): a service whose manifest was edited into `{}`
 // or whose storage columns disagree with its design state, a claim whose
-// result is no JSON object or whose fingerprint no build makes. Storage
+// result is no JSON object, names another service or gives the service
+// another name, or whose fingerprint no build makes. Storage
 // refuses to open such a registry (serve fails closed) on both backends, and
 // the forged row is left as it was.
 
@@ -28,6 +29,9 @@ const FORGERIES: readonly [string, (schema: string) => string][] = [
   ['a claim result that is no object', (r) => `UPDATE ${r}aipcs_registry_claim SET result_json = '[1]' WHERE result_json IS NOT NULL`],
   ['a claim fingerprint no build makes', (r) => `UPDATE ${r}aipcs_registry_claim SET fingerprint = 'garbage'`],
   ['a claim of an unknown kind', (r) => `UPDATE ${r}aipcs_registry_claim SET operation_kind = 'teleport'`],
+  // Across rows: what a completed result says of its service (reference test_completion_current_service_cross_row_drift_is_incompatible).
+  ['a seed result whose domain name was changed', (r) => `UPDATE ${r}aipcs_registry_claim SET result_json = replace(result_json, '"domain_name":"', '"domain_name":"changed_') WHERE operation_kind = 'seed'`],
+  ['a result that names another service', (r) => `UPDATE ${r}aipcs_registry_claim SET result_json = replace(result_json, '"service_id":"', '"service_id":"0') WHERE operation_kind = 'design'`],
 ];
 
 async function failureOf(promise: Promise<unknown>): Promise<StorageFailure> {

@@ -29,9 +29,8 @@ import {
   CLAIM_COLUMN_NAMES,
   SERVICE_VALUE_COLUMNS,
   claimParams,
-  claimRecordDecodes,
   serviceParams,
-  serviceRecordDecodes,
+  RegistryRowsCheck,
   toClaimRow,
   toIdentityRow,
   toReceiptRow,
@@ -172,12 +171,13 @@ const DECODE_PAGE = 500;
 
 /** Every service and claim row decodes (operations spec §3.2.5: inspection fails closed on a row that does not), read in keyset pages. */
 async function rowsDecode(session: PgSession): Promise<boolean> {
+  const check = new RegistryRowsCheck();
   for (let after: string | null = null; ; ) {
     const rows: ServiceRecord[] = await session.rows<ServiceRecord>(
       `SELECT ${SERVICE_COLUMNS} FROM ${R}."aipcs_registry_service"${after === null ? '' : ' WHERE "service_id" > $1'} ORDER BY "service_id" LIMIT ${DECODE_PAGE}`,
       after === null ? [] : [after],
     );
-    if (!rows.every(serviceRecordDecodes)) return false;
+    if (!rows.every((row) => check.service(row))) return false;
     if (rows.length < DECODE_PAGE) break;
     after = rows[rows.length - 1]?.service_id ?? null;
   }
@@ -186,7 +186,7 @@ async function rowsDecode(session: PgSession): Promise<boolean> {
       `SELECT ${CLAIM_COLUMNS} FROM ${R}."aipcs_registry_claim"${after === null ? '' : ' WHERE ("principal_id", "idempotency_key") > ($1, $2)'} ORDER BY "principal_id", "idempotency_key" LIMIT ${DECODE_PAGE}`,
       after ?? [],
     );
-    if (!rows.every(claimRecordDecodes)) return false;
+    if (!rows.every((row) => check.claim(row))) return false;
     if (rows.length < DECODE_PAGE) break;
     const last = rows[rows.length - 1];
     after = last === undefined ? null : [last.principal_id, last.idempotency_key];

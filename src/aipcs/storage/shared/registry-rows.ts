@@ -228,7 +228,7 @@ function storedJson(text: string): JsonValue | undefined {
  * table's own CHECKs hold the rest. A row edited by hand into `{}` would
  * otherwise be served as a service whose schema is empty.
  */
-export function serviceRecordDecodes(row: ServiceRecord): boolean {
+function serviceRecordDecodes(row: ServiceRecord): boolean {
   if ((row.manifest_json === null) !== (row.schema_version === null)) return false;
   if (row.manifest_json !== null) {
     const manifest = storedJson(row.manifest_json);
@@ -247,9 +247,37 @@ export function serviceRecordDecodes(row: ServiceRecord): boolean {
  * makes them (a SHA-256, or the mark a purge leaves), an intent that is a
  * JSON object and a result that is none or one.
  */
-export function claimRecordDecodes(row: ClaimRecord): boolean {
+function claimRecordDecodes(row: ClaimRecord): boolean {
   if (!CLAIM_KINDS.has(row.operation_kind)) return false;
   if (!SHA256_HEX.test(row.fingerprint) && row.fingerprint !== TOMBSTONED_FINGERPRINT) return false;
   if (!isJsonObject(storedJson(row.intent_json))) return false;
   return row.result_json === null || isJsonObject(storedJson(row.result_json));
+}
+
+/**
+ * Decodes a registry's rows in one pass, services first, then claims, and
+ * checks across rows what a claim's stored result says of its service
+ * (the reference's `test_completion_current_service_cross_row_drift_is_incompatible`):
+ * a result that names a service names the claim's own, and the name it
+ * gives is the service's domain name, which never changes. Holds one name
+ * per service, not the rows.
+ */
+export class RegistryRowsCheck {
+  private readonly domainNames = new Map<string, string>();
+
+  service(row: ServiceRecord): boolean {
+    if (!serviceRecordDecodes(row)) return false;
+    this.domainNames.set(row.service_id, row.domain_name);
+    return true;
+  }
+
+  claim(row: ClaimRecord): boolean {
+    if (!claimRecordDecodes(row)) return false;
+    if (row.result_json === null || row.service_id === null) return true;
+    const result = storedJson(row.result_json);
+    if (!isJsonObject(result)) return false;
+    if ('service_id' in result && result['service_id'] !== row.service_id) return false;
+    const domainName = this.domainNames.get(row.service_id);
+    return !('domain_name' in result) || domainName === undefined || result['domain_name'] === domainName;
+  }
 }

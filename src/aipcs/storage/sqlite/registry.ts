@@ -21,9 +21,8 @@ import { metaRevisionOf, prepared, SqliteConnection, type SqliteDatabase } from 
 import { checkDatabaseFile, checkDataRoot, checkOpenDatabaseFile, checkRootText, createDatabaseFile, dataRootPaths } from './location.js';
 import {
   claimParams,
-  claimRecordDecodes,
   serviceParams,
-  serviceRecordDecodes,
+  RegistryRowsCheck,
   toClaimRow,
   toIdentityRow,
   toReceiptRow,
@@ -180,11 +179,12 @@ export function classifyRegistry(db: SqliteDatabase): RegistryClassification {
  * classification: those under the write lock only ask what to build.
  */
 function rowsDecode(db: SqliteDatabase): boolean {
+  const check = new RegistryRowsCheck();
   for (const row of db.prepare(`SELECT * FROM aipcs_registry_service`).iterate() as IterableIterator<ServiceRecord>) {
-    if (!serviceRecordDecodes(row)) return false;
+    if (!check.service(row)) return false;
   }
   for (const row of db.prepare(`SELECT * FROM aipcs_registry_claim`).iterate() as IterableIterator<ClaimRecord>) {
-    if (!claimRecordDecodes(row)) return false;
+    if (!check.claim(row)) return false;
   }
   return true;
 }
