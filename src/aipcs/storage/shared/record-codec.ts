@@ -162,7 +162,6 @@ export function comparableTimestamp27(micros: bigint): string | null {
   return micros < FIRST_FIXED_WIDTH_MICROS || micros > LAST_FIXED_WIDTH_MICROS ? null : formatTimestamp27(micros);
 }
 
-
 /** The branch table's columns in the order `branchRowValues` gives its values, quoted for either backend. */
 export const BRANCH_INSERT_COLUMNS =
   '"id", "principal_id", "slug", "title", "intent", "branch_type", "parent_branch_id", "status", "retrieval_summary", "branch_revision", "created_at", "updated_at"';

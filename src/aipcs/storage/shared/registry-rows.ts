@@ -243,15 +243,14 @@ function serviceRecordDecodes(row: ServiceRecord): boolean {
 }
 
 /**
- * Whether a stored claim decodes: a known kind, a fingerprint as this build
- * makes them (a SHA-256, or the mark a purge leaves), an intent that is a
- * JSON object and a result that is none or one.
+ * Whether a stored claim's own columns decode: a known kind, a fingerprint as
+ * this build makes them (a SHA-256, or the mark a purge leaves) and an intent
+ * that is a JSON object. Its result, none or an object, is RegistryRowsCheck's.
  */
-function claimRecordDecodes(row: ClaimRecord): boolean {
+function claimHeaderDecodes(row: ClaimRecord): boolean {
   if (!CLAIM_KINDS.has(row.operation_kind)) return false;
   if (!SHA256_HEX.test(row.fingerprint) && row.fingerprint !== TOMBSTONED_FINGERPRINT) return false;
-  if (!isJsonObject(storedJson(row.intent_json))) return false;
-  return row.result_json === null || isJsonObject(storedJson(row.result_json));
+  return isJsonObject(storedJson(row.intent_json));
 }
 
 /**
@@ -272,10 +271,11 @@ export class RegistryRowsCheck {
   }
 
   claim(row: ClaimRecord): boolean {
-    if (!claimRecordDecodes(row)) return false;
-    if (row.result_json === null || row.service_id === null) return true;
+    if (!claimHeaderDecodes(row)) return false;
+    if (row.result_json === null) return true;
     const result = storedJson(row.result_json);
     if (!isJsonObject(result)) return false;
+    if (row.service_id === null) return true;
     if ('service_id' in result && result['service_id'] !== row.service_id) return false;
     const domainName = this.domainNames.get(row.service_id);
     return !('domain_name' in result) || domainName === undefined || result['domain_name'] === domainName;
