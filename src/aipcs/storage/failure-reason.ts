@@ -23,6 +23,14 @@ const SQLITE_REASONS: Readonly<Record<string, string>> = {
   SQLITE_LOCKED: 'another connection holds the database',
 };
 
+/** Extended SQLite codes whose cause is more precise than their primary code's. */
+const SQLITE_EXTENDED_REASONS: Readonly<Record<string, string>> = {
+  // A read-only inspection meets the journal of a write that was interrupted
+  // (a first `serve` killed while it built the registry, for example); only
+  // a writer may roll it back, and `aipcs serve` does.
+  SQLITE_READONLY_ROLLBACK: 'an interrupted write left a journal that only a writer can roll back (run aipcs serve once)',
+};
+
 /** System error codes of file operations (Node's `code`). */
 const ERRNO_REASONS: Readonly<Record<string, string>> = {
   ENOSPC: 'the file system is full',
@@ -42,7 +50,7 @@ function causeReason(cause: unknown): string | undefined {
   if (postgres !== undefined) return postgres;
   const code = errorCode(cause);
   if (code === undefined) return undefined;
-  if (code.startsWith('SQLITE_')) return SQLITE_REASONS[/^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code];
+  if (code.startsWith('SQLITE_')) return SQLITE_EXTENDED_REASONS[code] ?? SQLITE_REASONS[/^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code];
   return ERRNO_REASONS[code];
 }
 

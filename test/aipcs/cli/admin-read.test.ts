@@ -3,7 +3,9 @@
 // `maintenance scan`, with their exact outputs and exit codes, and the proof
 // that they never create, migrate or write anything.
 
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,6 +14,8 @@ import { REGISTRY_DDL_R1 } from '../../../src/aipcs/storage/sqlite/registry.js';
 import { aipcs, createNote, freshDataRoot, key, materialisedService, materialisedServiceThenStop, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
 import { startAipcs, sqliteArgs, type AipcsClient } from '../../support/aipcs-client.js';
 import { wireNotesManifest, wireNotesManifestV2 } from '../../support/wire-manifests.js';
+
+const require = createRequire(import.meta.url);
 
 const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
 // Revisions on the public scale of spec §1.8 (SQLite registry 4, store 3), not our adapters' own numbers.
@@ -331,6 +335,28 @@ describe('read-only administration', () => {
       expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toEqual(state(4));
       change('UPDATE aipcs_registry_meta SET applied_revision = 7');
       expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toEqual(state(0));
+    });
+    it('a registry left with the journal of an interrupted write is unavailable to inspection, which says serve rolls it back', () => {
+      const root = freshDataRoot();
+      mkdirSync(root, { mode: 0o700 });
+      const path = join(root, 'registry.sqlite');
+      // A writer killed inside its transaction, its changes spilled to the file: a hot rollback journal, as a first serve killed early leaves.
+      const writer = spawnSync(
+        process.execPath,
+        [
+          '-e',
+          `const D = require(${JSON.stringify(require.resolve('better-sqlite3'))}); const db = new D(${JSON.stringify(path)});
+           db.pragma('journal_mode = DELETE'); db.pragma('cache_size = 10'); db.exec('CREATE TABLE t (x)'); db.exec('BEGIN');
+           const insert = db.prepare('INSERT INTO t VALUES (?)'); for (let i = 0; i < 20000; i++) insert.run('x'.repeat(100));
+           process.kill(process.pid, 'SIGKILL');`,
+        ],
+        { env: { ...process.env, NODE_OPTIONS: '' } },
+      );
+      expect(writer.signal).toBe('SIGKILL');
+      for (const file of [path, `${path}-journal`]) chmodSync(file, 0o600);
+      const doctor = aipcs(['doctor', '--log-level', 'info', ...rootArgs(root)]);
+      expect(doctor.envelope.result?.['overall']).toBe('fail');
+      expect(doctor.stderr).toContain('storage unavailable: an interrupted write left a journal that only a writer can roll back (run aipcs serve once)');
     });
     it('a registry or store put back in rollback-journal mode is not ready to inspection either: serve switches the registry back, the store stays incompatible', async () => {
       const root = freshDataRoot();
