@@ -28,7 +28,7 @@ const SQLITE_EXTENDED_REASONS: Readonly<Record<string, string>> = {
   // A read-only inspection meets the journal of a write that was interrupted
   // (a first `serve` killed while it built the registry, for example); only
   // a writer may roll it back, and `aipcs serve` does.
-  SQLITE_READONLY_ROLLBACK: 'an interrupted write left a journal that only a writer can roll back (run aipcs serve once)',
+  SQLITE_READONLY_ROLLBACK: 'an interrupted write left a journal that only a writer can roll back (aipcs serve does, for the registry)',
 };
 
 /** System error codes of file operations (Node's `code`). */

@@ -356,7 +356,7 @@ describe('read-only administration', () => {
       for (const file of [path, `${path}-journal`]) chmodSync(file, 0o600);
       const doctor = aipcs(['doctor', '--log-level', 'info', ...rootArgs(root)]);
       expect(doctor.envelope.result?.['overall']).toBe('fail');
-      expect(doctor.stderr).toContain('storage unavailable: an interrupted write left a journal that only a writer can roll back (run aipcs serve once)');
+      expect(doctor.stderr).toContain('storage unavailable: an interrupted write left a journal that only a writer can roll back (aipcs serve does, for the registry)');
     });
     it('a registry or store put back in rollback-journal mode is not ready to inspection either: serve switches the registry back, the store stays incompatible', async () => {
       const root = freshDataRoot();

@@ -20,7 +20,7 @@ describe('describeStorageFailure', () => {
     ['SQLITE_CORRUPT', 'storage unavailable: a database file is damaged'],
     ['SQLITE_NOTADB', 'storage unavailable: a database file is damaged'],
     ['SQLITE_READONLY_DBMOVED', 'storage unavailable: a database file cannot be written'],
-    ['SQLITE_READONLY_ROLLBACK', 'storage unavailable: an interrupted write left a journal that only a writer can roll back (run aipcs serve once)'],
+    ['SQLITE_READONLY_ROLLBACK', 'storage unavailable: an interrupted write left a journal that only a writer can roll back (aipcs serve does, for the registry)'],
     ['SQLITE_CANTOPEN', 'storage unavailable: a database file could not be opened'],
     ['ENOSPC', 'storage unavailable: the file system is full'],
     ['EROFS', 'storage unavailable: the file system is read-only'],
