@@ -62,4 +62,12 @@ export default tseslint.config(
       { group: ['**/repository/**', '**/runner/**', '**/cli/**'], message: 'aip/core does not depend on outer layers.' },
     ]),
   },
+  {
+    files: ['src/aigpt/core/**/*.ts'],
+    rules: restrict([
+      aigptBoundary,
+      { group: ['node:fs*', 'node:child_process', 'node:net', 'node:http', 'commander', '@modelcontextprotocol/*'], message: 'aigpt/core is pure: no file or process I/O.' },
+      { group: ['**/storage/**', '**/config/**', '**/mcp/**', '**/cli/**', '**/app*'], message: 'aigpt/core does not depend on outer layers.' },
+    ]),
+  },
 );

@@ -5,13 +5,13 @@
 
 import { writeSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { type AigptConfig, type Environment, ensureConfigFile, loadConfig } from './config.js';
-import { errnoCode } from './errors.js';
-import { type FaultHook, removeStaleTemps } from './fs-atomic.js';
-import { LOCK_TIMEOUT_MS } from './limits.js';
+import { type AigptConfig, type Environment, ensureConfigFile, loadConfig } from './config/config.js';
+import { errnoCode } from './core/errors.js';
+import { type FaultHook, removeStaleTemps } from './storage/fs-atomic.js';
+import { LOCK_TIMEOUT_MS } from './core/limits.js';
 import { Mutex } from '../common/mutex.js';
-import { MemoryStore, type RecoveryReport } from './memory-store.js';
-import { TidGenerator } from './tid.js';
+import { MemoryStore, type RecoveryReport } from './storage/memory-store.js';
+import { TidGenerator } from './core/tid.js';
 
 export interface AppOptions {
   readonly environment: Environment;

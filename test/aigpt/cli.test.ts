@@ -7,9 +7,9 @@ import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/aigpt/cli/program.js';
-import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
-import { memoryRecordJson } from '../../src/aigpt/record-format.js';
-import { tidFromParts } from '../../src/aigpt/tid.js';
+import { AIGPT_VERSION } from '../../src/aigpt/core/limits.js';
+import { memoryRecordJson } from '../../src/aigpt/core/record-format.js';
+import { tidFromParts } from '../../src/aigpt/core/tid.js';
 import { repoRoot } from '../support/bins.js';
 import { aigptBin, GOLDEN_MEMORY, makeTempHome, runAigpt, runAigptStdoutClosed, seedOrderMemory, type TempHome, writeConfig } from './support.js';
 

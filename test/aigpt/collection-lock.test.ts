@@ -2,7 +2,7 @@ import { promises as fs, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acquireCollectionLock, BREAK_FILE, LOCK_FILE, type LockOptions } from '../../src/aigpt/collection-lock.js';
+import { acquireCollectionLock, BREAK_FILE, LOCK_FILE, type LockOptions } from '../../src/aigpt/storage/collection-lock.js';
 import { processStartMark } from '../../src/common/process.js';
 import { listDir, makeTempHome, type TempHome } from './support.js';
 

@@ -10,9 +10,9 @@
 import { promises as fs, readdirSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryStore, type ScanItem } from '../../src/aigpt/memory-store.js';
-import { recordTree } from '../../src/aigpt/record-paths.js';
-import { TidGenerator } from '../../src/aigpt/tid.js';
+import { MemoryStore, type ScanItem } from '../../src/aigpt/storage/memory-store.js';
+import { recordTree } from '../../src/aigpt/core/record-paths.js';
+import { TidGenerator } from '../../src/aigpt/core/tid.js';
 import {
   INITIALIZE_REQUEST,
   INITIALIZED_NOTIFICATION,

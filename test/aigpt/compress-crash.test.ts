@@ -6,10 +6,10 @@ import { watch } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FILE_BATCH } from '../../src/aigpt/fs-atomic.js';
-import { InjectedFault, JOURNAL_FILE, MemoryStore } from '../../src/aigpt/memory-store.js';
-import { recordTree } from '../../src/aigpt/record-paths.js';
-import { isValidTid, TidGenerator } from '../../src/aigpt/tid.js';
+import { FILE_BATCH } from '../../src/aigpt/storage/fs-atomic.js';
+import { InjectedFault, JOURNAL_FILE, MemoryStore } from '../../src/aigpt/storage/memory-store.js';
+import { recordTree } from '../../src/aigpt/core/record-paths.js';
+import { isValidTid, TidGenerator } from '../../src/aigpt/core/tid.js';
 import {
   INITIALIZE_REQUEST,
   INITIALIZED_NOTIFICATION,

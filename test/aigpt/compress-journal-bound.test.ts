@@ -6,9 +6,9 @@
 import { closeSync, openSync, promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_JOURNAL_BYTES } from '../../src/aigpt/limits.js';
-import { MemoryStore } from '../../src/aigpt/memory-store.js';
-import { recordTree } from '../../src/aigpt/record-paths.js';
+import { MAX_JOURNAL_BYTES } from '../../src/aigpt/core/limits.js';
+import { MemoryStore } from '../../src/aigpt/storage/memory-store.js';
+import { recordTree } from '../../src/aigpt/core/record-paths.js';
 import { makeTempHome, type TempHome } from './support.js';
 
 describe('compress and the journal bound', () => {

@@ -4,7 +4,7 @@
 
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isValidTid, tidMicros } from '../../src/aigpt/tid.js';
+import { isValidTid, tidMicros } from '../../src/aigpt/core/tid.js';
 import {
   INITIALIZE_REQUEST,
   INITIALIZED_NOTIFICATION,

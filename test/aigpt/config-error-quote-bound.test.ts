@@ -4,8 +4,8 @@
 // (spec 8): the quote keeps only the value's first characters and its length.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/aigpt/config.js';
-import { MAX_INSTRUCTIONS_BYTES } from '../../src/aigpt/limits.js';
+import { loadConfig } from '../../src/aigpt/config/config.js';
+import { MAX_INSTRUCTIONS_BYTES } from '../../src/aigpt/core/limits.js';
 import { INITIALIZE_REQUEST, makeTempHome, type ServerChild, startServerChild, type TempHome, writeConfig } from './support.js';
 
 describe('config errors quote a refused value with a bound', () => {

@@ -11,8 +11,8 @@ import {
   INITIAL_CONFIG_TEXT,
   loadConfig,
   processEnvironment,
-} from '../../src/aigpt/config.js';
-import { AigptError } from '../../src/aigpt/errors.js';
+} from '../../src/aigpt/config/config.js';
+import { AigptError } from '../../src/aigpt/core/errors.js';
 import { makeTempHome, type TempHome, writeConfig } from './support.js';
 
 const env = (platform: NodeJS.Platform, vars: Record<string, string | undefined>, home = '/users/db-home'): Environment => ({

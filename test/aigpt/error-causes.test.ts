@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { describeCause } from '../../src/aigpt/errors.js';
+import { describeCause } from '../../src/aigpt/core/errors.js';
 
 /** A system error shaped as Node builds them: negative errno, code, syscall, and a message whose wording is Node's. */
 function systemError(message: string, fields: { errno: number; code: string; syscall: string; path?: string }): NodeJS.ErrnoException {

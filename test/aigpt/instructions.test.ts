@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildInstructions, limitStatus, truncateUtf8 } from '../../src/aigpt/instructions.js';
-import { MAX_INSTRUCTIONS_BYTES } from '../../src/aigpt/limits.js';
+import { buildInstructions, limitStatus, truncateUtf8 } from '../../src/aigpt/core/instructions.js';
+import { MAX_INSTRUCTIONS_BYTES } from '../../src/aigpt/core/limits.js';
 
 const base = { count: 0, limit: 100n, unreadable: 0, notRead: 0 };
 

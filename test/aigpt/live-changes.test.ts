@@ -5,7 +5,7 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { INITIAL_CONFIG_TEXT } from '../../src/aigpt/config.js';
+import { INITIAL_CONFIG_TEXT } from '../../src/aigpt/config/config.js';
 import {
   INITIALIZE_REQUEST,
   INITIALIZED_NOTIFICATION,

@@ -6,7 +6,7 @@ import { promises as fs } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { acquireCollectionLock, LOCK_FILE } from '../../src/aigpt/collection-lock.js';
+import { acquireCollectionLock, LOCK_FILE } from '../../src/aigpt/storage/collection-lock.js';
 import { makeTempHome, type TempHome } from './support.js';
 import { steppableWallClock } from '../support/wall-clock.js';
 

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_READ_MEMORY_BYTES } from '../../src/aigpt/limits.js';
-import { memoryRecordJson } from '../../src/aigpt/record-format.js';
+import { MAX_READ_MEMORY_BYTES } from '../../src/aigpt/core/limits.js';
+import { memoryRecordJson } from '../../src/aigpt/core/record-format.js';
 import { aigptBin, GOLDEN_MEMORY, makeTempHome, seedOrderMemory, snapshotMemories, type TempHome, writeConfig } from './support.js';
 
 const CORE_BY_HAND = `{

@@ -1,11 +1,11 @@
 import { existsSync, promises as fs, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AigptError } from '../../src/aigpt/errors.js';
-import { checkCompressItems, InjectedFault, JOURNAL_FILE, MemoryStore } from '../../src/aigpt/memory-store.js';
-import { memoryRecordJson } from '../../src/aigpt/record-format.js';
-import { recordTree } from '../../src/aigpt/record-paths.js';
-import { isValidTid, MAX_TID_MICROS, TidGenerator, tidFromParts } from '../../src/aigpt/tid.js';
+import { AigptError } from '../../src/aigpt/core/errors.js';
+import { checkCompressItems, InjectedFault, JOURNAL_FILE, MemoryStore } from '../../src/aigpt/storage/memory-store.js';
+import { memoryRecordJson } from '../../src/aigpt/core/record-format.js';
+import { recordTree } from '../../src/aigpt/core/record-paths.js';
+import { isValidTid, MAX_TID_MICROS, TidGenerator, tidFromParts } from '../../src/aigpt/core/tid.js';
 import { GOLDEN_MEMORY, listDir, makeTempHome, seedOrderMemory, snapshotMemories, type TempHome } from './support.js';
 
 const NOON_US = Date.parse('2026-03-01T12:00:00Z') * 1000;

@@ -7,7 +7,7 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_LISTED_UNREADABLE } from '../../src/aigpt/limits.js';
+import { MAX_LISTED_UNREADABLE } from '../../src/aigpt/core/limits.js';
 import { INITIALIZE_REQUEST, INITIALIZED_NOTIFICATION, makeTempHome, runAigpt, startServerChild, type TempHome, writeConfig } from './support.js';
 
 describe('read_memory lists unreadable files up to a bound', () => {

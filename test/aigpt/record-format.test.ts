@@ -9,8 +9,8 @@ import {
   parseRecordText,
   renderCompact,
   renderPretty,
-} from '../../src/aigpt/record-format.js';
-import { compareFileNames, isRecordFileName } from '../../src/aigpt/record-paths.js';
+} from '../../src/aigpt/core/record-format.js';
+import { compareFileNames, isRecordFileName } from '../../src/aigpt/core/record-paths.js';
 import { GOLDEN_MEMORY, seedOrderMemory } from './support.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex');

@@ -6,8 +6,8 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Environment, expandPath, loadConfig } from '../../src/aigpt/config.js';
-import { AIGPT_VERSION } from '../../src/aigpt/limits.js';
+import { type Environment, expandPath, loadConfig } from '../../src/aigpt/config/config.js';
+import { AIGPT_VERSION } from '../../src/aigpt/core/limits.js';
 import { makeTempHome, runAigpt, type TempHome, writeConfig } from './support.js';
 
 describe('aigpt against the reference source', () => {

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { builtBin } from '../support/bins.js';
 import { nodeCommand } from '../support/resource-limits.js';
-import type { Environment } from '../../src/aigpt/config.js';
-import { recordTree, type RecordTree } from '../../src/aigpt/record-paths.js';
+import type { Environment } from '../../src/aigpt/config/config.js';
+import { recordTree, type RecordTree } from '../../src/aigpt/core/record-paths.js';
 
 export interface TempHome {
   readonly root: string;

@@ -11,7 +11,7 @@ import {
   tidClockId,
   tidFromParts,
   tidMicros,
-} from '../../src/aigpt/tid.js';
+} from '../../src/aigpt/core/tid.js';
 
 const MARCH_1_2026_NOON_US = Date.parse('2026-03-01T12:00:00Z') * 1000;
 

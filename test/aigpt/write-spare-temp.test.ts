@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 vi.mock('node:fs/promises', async (original) => (await import('../support/failing-rm.js')).withFailingRm(await original()));
 const { failingRm: failing } = await import('../support/failing-rm.js');
 
-const { writeNewFileAtomic } = await import('../../src/aigpt/fs-atomic.js');
+const { writeNewFileAtomic } = await import('../../src/aigpt/storage/fs-atomic.js');
 
 describe('writeNewFileAtomic', () => {
   it('reports a file created when only the removal of its linked temp name fails', async () => {

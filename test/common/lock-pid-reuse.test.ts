@@ -12,7 +12,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { acquireCollectionLock, LOCK_FILE } from '../../src/aigpt/collection-lock.js';
+import { acquireCollectionLock, LOCK_FILE } from '../../src/aigpt/storage/collection-lock.js';
 import { withLock } from '../../src/aip/repository/lock.js';
 import { processStartMark } from '../../src/common/process.js';
 

@@ -1,7 +1,7 @@
 // `rm` from node:fs/promises that fails with EACCES for paths under a chosen
 // prefix, for vi.mock: root ignores file permissions, so a failing removal
 // cannot be made with real files here. Usage:
-//   vi.mock('node:fs/promises', async (original) => (await import('../support/failing-rm.js')).withFailingRm(await original()));
+//   vi.mock('node:fs/promises', async (original) => (await import('./failing-rm.js')).withFailingRm(await original()));
 // then set `failingRm.under` around the call under test.
 
 type FsPromises = typeof import('node:fs/promises');

@@ -5,8 +5,8 @@
 import { endIfStdoutAbandoned } from '../../common/mcp/abandoned-stdout.js';
 import { firstNonUtf8Argument } from '../../common/raw-arguments.js';
 import { faultHookFromEnv } from '../app.js';
-import { processEnvironment } from '../config.js';
-import { errnoCode } from '../errors.js';
+import { processEnvironment } from '../config/config.js';
+import { errnoCode } from '../core/errors.js';
 import { runCli } from './program.js';
 
 let outputFailed = false;

@@ -6,13 +6,13 @@ import { Command, CommanderError } from 'commander';
 import { createLogger } from '../../common/logger.js';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
 import { AigptApp, type AppOptions, describeRecovery, mergeRecovery, type OpenedApp } from '../app.js';
-import { AigptError } from '../errors.js';
-import { AIGPT_VERSION, CORE_COLLECTION, MEMORY_COLLECTION } from '../limits.js';
+import { AigptError } from '../core/errors.js';
+import { AIGPT_VERSION, CORE_COLLECTION, MEMORY_COLLECTION } from '../core/limits.js';
 import { testAnswerWaitMs } from '../../common/mcp/stdio-transport.js';
 import { ANSWER_WAIT_ENV, runServer } from '../mcp/server.js';
-import type { RecoveryReport } from '../memory-store.js';
-import { renderPretty } from '../record-format.js';
-import { runSetup } from '../setup.js';
+import type { RecoveryReport } from '../storage/memory-store.js';
+import { renderPretty } from '../core/record-format.js';
+import { runSetup } from '../config/setup.js';
 
 export interface CliIo {
   readonly stdout: (text: string) => void;

@@ -8,10 +8,10 @@ import { abandonStdoutAnswers } from '../../common/mcp/abandoned-stdout.js';
 import { RunningCalls, serveStdio, SHUTDOWN_SIGNALS, type StdioServeOptions } from '../../common/mcp/tool-server.js';
 import type { Logger } from '../../common/logger.js';
 import type { AigptApp } from '../app.js';
-import { AigptError } from '../errors.js';
-import { buildInstructions } from '../instructions.js';
-import { AIGPT_VERSION, MAX_INPUT_LINE_BYTES, MAX_READ_MEMORY_BYTES } from '../limits.js';
-import type { MemoryStore } from '../memory-store.js';
+import { AigptError } from '../core/errors.js';
+import { buildInstructions } from '../core/instructions.js';
+import { AIGPT_VERSION, MAX_INPUT_LINE_BYTES, MAX_READ_MEMORY_BYTES } from '../core/limits.js';
+import type { MemoryStore } from '../storage/memory-store.js';
 import { answerBeforeExit } from './answer-before-exit.js';
 import { AIGPT_TOOLS, AigptToolHandler, errorResult } from './tools.js';
 

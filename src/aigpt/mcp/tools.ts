@@ -4,10 +4,10 @@
 
 import type { JsonObject, JsonValue } from '../../common/json.js';
 import type { SchemaIssue, ToolCallResult, ToolDefinition } from '../../common/mcp/tool-server.js';
-import { AigptError } from '../errors.js';
-import { MAX_LISTED_UNREADABLE, MAX_READ_MEMORY_BYTES, MAX_RECORDS_READ } from '../limits.js';
-import { checkCompressItems, checkMemoryText, type MemoryStore } from '../memory-store.js';
-import { renderCompact } from '../record-format.js';
+import { AigptError } from '../core/errors.js';
+import { MAX_LISTED_UNREADABLE, MAX_READ_MEMORY_BYTES, MAX_RECORDS_READ } from '../core/limits.js';
+import { checkCompressItems, checkMemoryText, type MemoryStore } from '../storage/memory-store.js';
+import { renderCompact } from '../core/record-format.js';
 
 // The schemas are exactly the reference's (spec 5.3): no additionalProperties,
 // so extra arguments are ignored as the reference ignores them.

@@ -3,7 +3,7 @@
 // messages deliberately carry absolute paths and a short cause (spec 4.7, 5.5).
 
 import { isAbsolute, sep } from 'node:path';
-import { SafeError, systemErrorText } from '../common/errors.js';
+import { SafeError, systemErrorText } from '../../common/errors.js';
 
 export type AigptErrorCode =
   | 'config_invalid'

@@ -7,12 +7,12 @@ import { isUtf8 } from 'node:buffer';
 import { promises as fs, constants as fsConstants } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join, sep } from 'node:path';
-import { isJsonObject, type JsonValue, parseJson } from '../common/json.js';
-import { makeFolders } from '../common/make-folders.js';
-import { Mutex } from '../common/mutex.js';
-import { FileTooLargeError, readRegularText, readToEndBounded } from '../common/regular-file.js';
+import { isJsonObject, type JsonValue, parseJson } from '../../common/json.js';
+import { makeFolders } from '../../common/make-folders.js';
+import { Mutex } from '../../common/mutex.js';
+import { FileTooLargeError, readRegularText, readToEndBounded } from '../../common/regular-file.js';
 import { acquireCollectionLock, isPendingLockName, type LockHandle, type LockOptions } from './collection-lock.js';
-import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
+import { AigptError, describeCause, errnoCode, failedTo } from '../core/errors.js';
 import {
   BatchFileError,
   exists,
@@ -26,10 +26,10 @@ import {
   writeExclusiveSyncedBatch,
   writeNewFileAtomic,
 } from './fs-atomic.js';
-import { CORE_RKEY, LOCK_TIMEOUT_MS, MAX_COMPRESS_ITEMS, MAX_JOURNAL_BYTES, MAX_MEMORY_TEXT_BYTES, MAX_RECORD_FILE_BYTES, MAX_RECORDS_READ } from './limits.js';
-import { coreRecordJson, formatCreatedAt, isWellFormedText, memoryRecordJson, parseRecordText, renderCompact } from './record-format.js';
-import { compareFileNames, isRecordFileName, type RecordTree, recordStem } from './record-paths.js';
-import { isGeneratedTid, isValidTid, MAX_TID_MICROS, TidGenerator, tidMicros } from './tid.js';
+import { CORE_RKEY, LOCK_TIMEOUT_MS, MAX_COMPRESS_ITEMS, MAX_JOURNAL_BYTES, MAX_MEMORY_TEXT_BYTES, MAX_RECORD_FILE_BYTES, MAX_RECORDS_READ } from '../core/limits.js';
+import { coreRecordJson, formatCreatedAt, isWellFormedText, memoryRecordJson, parseRecordText, renderCompact } from '../core/record-format.js';
+import { compareFileNames, isRecordFileName, type RecordTree, recordStem } from '../core/record-paths.js';
+import { isGeneratedTid, isValidTid, MAX_TID_MICROS, TidGenerator, tidMicros } from '../core/tid.js';
 
 export const JOURNAL_FILE = '.compress-journal';
 const STAGED_SUFFIX = '.json.tmp-compress';

@@ -7,11 +7,11 @@ import { spawn } from 'node:child_process';
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { configBaseDir, configFilePath, type Environment, resolveFrom, writeInitialConfig } from './config.js';
-import { makeFolders } from '../common/make-folders.js';
-import { joinLikeRust } from './record-paths.js';
-import { AigptError, describeCause, errnoCode, failedTo } from './errors.js';
-import { exists, fsyncDir, tempSuffix } from './fs-atomic.js';
-import { CONFIG_FILE_NAME, SITE_CONFIG_APP_DIR } from './limits.js';
+import { makeFolders } from '../../common/make-folders.js';
+import { joinLikeRust } from '../core/record-paths.js';
+import { AigptError, describeCause, errnoCode, failedTo } from '../core/errors.js';
+import { exists, fsyncDir, tempSuffix } from '../storage/fs-atomic.js';
+import { CONFIG_FILE_NAME, SITE_CONFIG_APP_DIR } from '../core/limits.js';
 
 /** Runs `file` with `args`; resolves with its exit code (null when killed by a signal), rejects when it cannot start. */
 export type CommandRunner = (file: string, args: readonly string[]) => Promise<number | null>;

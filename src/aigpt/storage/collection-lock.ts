@@ -9,11 +9,11 @@ import { promises as fs } from 'node:fs';
 import { hostname as osHostname, uptime } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { holdSignals, removeOnInterrupt } from '../common/interrupt-cleanup.js';
-import { lockHolderAlive, processExists, processStartMark } from '../common/process.js';
-import { readRegularText, readSmallTextNow, SMALL_METADATA_MAX_BYTES } from '../common/regular-file.js';
-import { AigptError, errnoCode } from './errors.js';
-import { LOCK_TIMEOUT_MS } from './limits.js';
+import { holdSignals, removeOnInterrupt } from '../../common/interrupt-cleanup.js';
+import { lockHolderAlive, processExists, processStartMark } from '../../common/process.js';
+import { readRegularText, readSmallTextNow, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
+import { AigptError, errnoCode } from '../core/errors.js';
+import { LOCK_TIMEOUT_MS } from '../core/limits.js';
 
 export const LOCK_FILE = '.lock';
 /**

@@ -5,9 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { linkIfAbsent, removeQuietly } from '../common/exclusive-link.js';
-import { folderSyncUnsupported } from '../common/folder-sync.js';
-import { errnoCode } from './errors.js';
+import { linkIfAbsent, removeQuietly } from '../../common/exclusive-link.js';
+import { folderSyncUnsupported } from '../../common/folder-sync.js';
+import { errnoCode } from '../core/errors.js';
 
 /**
  * Called after every file operation with a label; tests throw from it to

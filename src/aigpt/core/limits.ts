@@ -2,7 +2,7 @@
 // names of the record tree. Pure constants: no I/O, no logic.
 
 /** The product version reported by `aigpt v` and in MCP serverInfo. */
-export { PACKAGE_VERSION as AIGPT_VERSION } from '../common/package-version.js';
+export { PACKAGE_VERSION as AIGPT_VERSION } from '../../common/package-version.js';
 
 /** Maximum UTF-8 size of one memory text (save_memory content or one compress item). */
 export const MAX_MEMORY_TEXT_BYTES = 16 * 1024;

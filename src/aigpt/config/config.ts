@@ -5,12 +5,12 @@
 import { promises as fs, lstatSync, realpathSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { isJsonObject, type JsonValue, JsonError, parseJson, textPosition } from '../common/json.js';
-import { makeFolders } from '../common/make-folders.js';
-import { rawEnvironmentEntries } from '../common/raw-arguments.js';
-import { FileTooLargeError, NotRegularFileError, readRegularFile } from '../common/regular-file.js';
-import { absolutePath, AigptError, describeCause, errnoCode, failedTo } from './errors.js';
-import { writeNewFileAtomic } from './fs-atomic.js';
+import { isJsonObject, type JsonValue, JsonError, parseJson, textPosition } from '../../common/json.js';
+import { makeFolders } from '../../common/make-folders.js';
+import { rawEnvironmentEntries } from '../../common/raw-arguments.js';
+import { FileTooLargeError, NotRegularFileError, readRegularFile } from '../../common/regular-file.js';
+import { absolutePath, AigptError, describeCause, errnoCode, failedTo } from '../core/errors.js';
+import { writeNewFileAtomic } from '../storage/fs-atomic.js';
 import {
   CONFIG_APP_DIR,
   CONFIG_FILE_NAME,
@@ -18,9 +18,9 @@ import {
   MAX_CONFIG_FILE_BYTES,
   MAX_JSON_DEPTH,
   MAX_MEMORY_LIMIT,
-} from './limits.js';
-import { BOM, isWellFormedText, negativeZeroAsFloat } from './record-format.js';
-import { joinLikeRust, type RecordTree, recordTree } from './record-paths.js';
+} from '../core/limits.js';
+import { BOM, isWellFormedText, negativeZeroAsFloat } from '../core/record-format.js';
+import { joinLikeRust, type RecordTree, recordTree } from '../core/record-paths.js';
 
 export interface Environment {
   readonly env: Readonly<Record<string, string | undefined>>;

@@ -2,7 +2,7 @@
 // renderings (serde_json: keys sorted bytewise, two-space pretty or compact,
 // ryu floats). Also parses record files into checked shapes. No file I/O here.
 
-import { type JsonValue, compareCodePoints, isJsonObject, JsonError, parseJson } from '../common/json.js';
+import { type JsonValue, compareCodePoints, isJsonObject, JsonError, parseJson } from '../../common/json.js';
 import { CORE_COLLECTION, MAX_JSON_DEPTH, MAX_RECORD_FILE_BYTES, MEMORY_COLLECTION } from './limits.js';
 import { coreUri, memoryUri } from './record-paths.js';
 
