@@ -12,8 +12,8 @@ import type { Operator } from '../core/application.js';
 import { TRANSITIONS, type PurgeAuthority, type TransitionKind } from '../core/operations.js';
 import { importDryRunResult } from '../core/transfer.js';
 import { requireRunnable, resolveConfiguration, transportPreflight, type ResolveInput, type RuntimeConfig } from '../config/index.js';
-import { checkAdminComposition, openStorageForAdmin, reportAdminFailure, TRANSFER_CODEC, type AdminComposition } from '../compose.js';
-import { storageFailureIn } from '../storage/failure-reason.js';
+import { checkAdminComposition, loggerFor, openStorageForAdmin, reportAdminFailure, TRANSFER_CODEC, type AdminComposition } from '../compose.js';
+import { describeFileFailure, storageFailureIn } from '../storage/failure-reason.js';
 import { AdminRefusal, adminError, adminErrorFrom, invalidArgument, refusal } from './admin-errors.js';
 import { checkFilePath, checkLimit, checkOptionalUuid, checkRevision, checkUuid, isInteractive, missingFlag, type Checked } from './admin-flags.js';
 import { ArtefactSpool, ExportFile, fileChunks, INPUT_UNAVAILABLE, openArtefact, requireAbsent } from './artefact-files.js';
@@ -66,14 +66,28 @@ export async function runAdmin<P>(command: AdminCommand<P>, invocation: AdminInv
   try {
     result = markFloats(await command.run(plan.value, runnable.runtime, interactive)) as CliObject;
   } catch (error) {
-    // A refusal is the command's answer; it is logged only when storage caused it.
+    // A refusal is the command's answer; it is logged only when storage or the operator's file caused it.
     if (!(error instanceof AdminRefusal) || storageFailureIn(error) !== undefined) reportAdminFailure(runnable.runtime.logLevel, invocation.commandName, error);
+    else reportFileRefusal(runnable.runtime.logLevel, invocation.commandName, error);
     return { ok: false, error: adminErrorFrom(error) };
   }
   // A result beyond the human format's bounds (a manifest with over 100
   // indexes, say) must not read as a failed operation: say what happened.
   if (formatOf(invocation.options) === 'human' && !renderHumanResult(result).ok) return { ok: false, error: NOT_RENDERABLE };
   return { ok: true, result };
+}
+
+/**
+ * Why the operator's input or output file failed (a full disk, a missing
+ * folder), at --log-level info as storage reasons are: the issue alone lists
+ * every possible cause. Fixed words, never the path (§2.9).
+ */
+function reportFileRefusal(level: RuntimeConfig['logLevel'], command: string, error: AdminRefusal): void {
+  const issue = error.document.issues[0]?.code;
+  if (issue !== 'input_unavailable' && issue !== 'output_unavailable') return;
+  const reason = describeFileFailure(error.cause);
+  const file = issue === 'input_unavailable' ? 'input' : 'output';
+  loggerFor(level).info(`${command}: ${file} unavailable${reason === undefined ? '' : `: ${reason}`}`);
 }
 
 const NOT_RENDERABLE = adminError('internal_error', [

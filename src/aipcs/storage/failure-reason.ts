@@ -43,6 +43,34 @@ const ERRNO_REASONS: Readonly<Record<string, string>> = {
   ENFILE: 'the system has too many open files',
 };
 
+/**
+ * What the operator's own files (an export's output, an import's input)
+ * fail with, said of them; ERRNO_REASONS covers the rest.
+ */
+const FILE_ERRNO_REASONS: Readonly<Record<string, string>> = {
+  ENOENT: 'the file or its folder does not exist',
+  ENOTDIR: 'a part of the path is not a folder',
+  ELOOP: 'the path is a symbolic link',
+  EISDIR: 'the path is a folder',
+  ENOTSUP: 'the file system does not support hard links',
+  EOPNOTSUPP: 'the file system does not support hard links',
+  ENAMETOOLONG: 'the path is too long',
+  EACCES: 'access to the file or its folder was refused',
+  EPERM: 'access to the file or its folder was refused',
+};
+
+/**
+ * Why an operator's file could not be used, when its system error is one we
+ * can name: "the file system is full". Fixed words only, never the path.
+ */
+export function describeFileFailure(cause: unknown): string | undefined {
+  for (const link of causeChain(cause)) {
+    const code = errorCode(link);
+    if (code !== undefined && !code.startsWith('SQLITE_')) return FILE_ERRNO_REASONS[code] ?? ERRNO_REASONS[code];
+  }
+  return undefined;
+}
+
 /** The reason of one cause, when it is one we can say in our own words. */
 function causeReason(cause: unknown): string | undefined {
   if (cause instanceof UnsafeLocationError) return cause.message;

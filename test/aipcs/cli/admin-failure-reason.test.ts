@@ -58,6 +58,25 @@ describe('why an administration command found storage unavailable', () => {
     expect(aipcs(['service', 'list', ...profile], { env }).stderr).toBe(ENVELOPE);
   });
 
+  it("says why the operator's own file failed, at --log-level info only", async () => {
+    const dataRoot = freshDataRoot();
+    await (await serveOn(dataRoot)).close();
+    const id = '11111111-2222-4333-8444-555555555555';
+    const missingFolder = join(dataRoot, 'no-such-folder', 'out.jsonl');
+    const exportArgs = ['export', id, '--output', missingFolder, '--expected-revision', '4', '--operation-id', id, '--yes', ...rootArgs(dataRoot)];
+    const quiet = aipcs(exportArgs);
+    expect(quiet.status).toBe(6);
+    expect(quiet.stderr.split('\n')).toHaveLength(2);
+    const told = aipcs([...exportArgs, '--log-level', 'info']);
+    expect(told.status).toBe(6);
+    expect(told.stderr).toMatch(/^aipcs info: aipcs export: output unavailable: the file or its folder does not exist\n\{"ok":false,/);
+    expect(told.envelope.error?.issues[0]?.code).toBe('output_unavailable');
+    expect(told.stderr).not.toContain(dataRoot);
+    const input = aipcs(['import', '--input', join(dataRoot, 'missing.jsonl'), '--dry-run', ...rootArgs(dataRoot), '--log-level', 'info']);
+    expect(input.status).toBe(6);
+    expect(input.stderr).toMatch(/^aipcs info: aipcs import: input unavailable: the file or its folder does not exist\n\{"ok":false,/);
+  });
+
   it('says why for the reports that answer with an unavailable registry (status, doctor, storage status)', () => {
     const env = { AIPCS_TEST_UNREACHABLE_DSN: 'postgresql://u:secret@127.0.0.1:1/db' };
     const profile = ['--profile', 'postgresql', '--principal-id', 'p', '--postgres-dsn-env', 'AIPCS_TEST_UNREACHABLE_DSN'];

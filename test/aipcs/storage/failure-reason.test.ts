@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { StorageFailure } from '../../../src/aipcs/core/ports.js';
-import { describeStorageFailure, storageFailureIn } from '../../../src/aipcs/storage/failure-reason.js';
+import { describeFileFailure, describeStorageFailure, storageFailureIn } from '../../../src/aipcs/storage/failure-reason.js';
 import { PostgresErrorSummary, PostgresRefusal } from '../../../src/aipcs/storage/postgres/failure-reason.js';
 import { UnsafeLocationError } from '../../../src/aipcs/storage/sqlite/location.js';
 import { AipcsError } from '../../../src/aipcs/contract/error-codes.js';
@@ -49,6 +49,25 @@ describe('describeStorageFailure', () => {
 
   it('is bare without a cause it can name', () => {
     expect(describeStorageFailure(new StorageFailure('unavailable'))).toBe('storage unavailable');
+  });
+});
+
+describe("describeFileFailure (an export's output, an import's input)", () => {
+  it.each([
+    ['ENOSPC', 'the file system is full'],
+    ['EDQUOT', 'the disk quota is used up'],
+    ['EROFS', 'the file system is read-only'],
+    ['ENOENT', 'the file or its folder does not exist'],
+    ['EACCES', 'access to the file or its folder was refused'],
+    ['EOPNOTSUPP', 'the file system does not support hard links'],
+  ])('says %s as fixed words', (code, text) => {
+    expect(describeFileFailure(new Error('wrapper', { cause: driverError(code) }))).toBe(text);
+  });
+
+  it('names no driver code and nothing it does not know', () => {
+    expect(describeFileFailure(driverError('SQLITE_FULL'))).toBeUndefined();
+    expect(describeFileFailure(driverError('EWHATEVER'))).toBeUndefined();
+    expect(describeFileFailure(undefined)).toBeUndefined();
   });
 });
 
