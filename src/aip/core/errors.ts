@@ -1,7 +1,7 @@
 // The AIP error vocabulary: one stable code per failure (spec 5.9 plus the
 // repository, runner and CLI codes this product adds) and the Outcome type
 // used wherever a failure is an expected result. Pure: no I/O.
-import { SafeError } from '../../common/errors.js';
+import { errorCode, SafeError } from '../../common/errors.js';
 
 export const PROTOCOL_CODES = [
   'cbor.too_large',
@@ -87,6 +87,16 @@ export function isAipError(value: unknown): value is AipError {
 }
 
 export type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: AipError };
+
+/**
+ * A failed write (a full disk: ENOSPC), said as what could not be written:
+ * the bare system code named neither the object nor a path. Anything that
+ * is no system error passes through unchanged.
+ */
+export function notWritten(what: string, error: unknown): unknown {
+  const code = errorCode(error);
+  return code !== undefined && /^E[A-Z0-9]+$/.test(code) ? new AipError('io', `cannot write ${what}: ${code}`, { cause: error }) : error;
+}
 
 export function success<T>(value: T): Outcome<T> {
   return { ok: true, value };

@@ -9,7 +9,7 @@ import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { constants } from 'node:fs';
-import { AipError } from '../core/errors.js';
+import { AipError, notWritten } from '../core/errors.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { lockHolderAlive, processStartMark } from '../../common/process.js';
 import { readRegularText, readSmallTextNow, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
@@ -100,6 +100,8 @@ export async function withLock<T>(lockPath: string, work: () => Promise<T>, opti
       const handle = await open(draft, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
       try {
         await handle.write(record);
+      } catch (error) {
+        throw notWritten(`the lock record ${draft}`, error);
       } finally {
         await handle.close();
       }
@@ -156,6 +158,8 @@ async function createLock(lockPath: string, draft: string): Promise<void> {
   const handle = await open(lockPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
   try {
     await handle.writeFile(await readFile(draft));
+  } catch (error) {
+    throw notWritten(`the lock ${lockPath}`, error);
   } finally {
     await handle.close();
   }

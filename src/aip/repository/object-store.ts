@@ -6,7 +6,7 @@ import { constants } from 'node:fs';
 import { lstat, open, readdir, rename, rm, rmdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeObject, sha256Hex } from '../core/codec.js';
-import { AipError, failure, success, type Outcome } from '../core/errors.js';
+import { AipError, failure, notWritten, success, type Outcome } from '../core/errors.js';
 import type { Id } from '../core/objects.js';
 import type { LoadResult } from '../core/verify-graph.js';
 import { isId } from '../core/value-rules.js';
@@ -21,15 +21,6 @@ export interface ObjectStoreOptions {
   readonly maxObjectBytes: number;
   /** Non-fatal notices (a corrupt file replaced); the CLI sends them to stderr. */
   readonly warn?: (message: string) => void;
-}
-
-/**
- * A failed write of an object's bytes (a full disk: ENOSPC), said as what
- * could not be done: the bare code named neither the object nor a path.
- */
-function objectNotWritten(id: Id, error: unknown): unknown {
-  const code = errorCode(error);
-  return code !== undefined && /^E[A-Z0-9]+$/.test(code) ? new AipError('io', `cannot write object ${id}: ${code}`, { cause: error }) : error;
 }
 
 /** Reads at most `size` bytes (a size already checked against a bound) from the start of an open file. */
@@ -194,7 +185,7 @@ export class ObjectStore {
     replacing: boolean,
   ): Promise<boolean> {
     const handle = await open(tmpPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o444).catch((error: unknown) => {
-      throw objectNotWritten(id, error);
+      throw notWritten(`object ${id}`, error);
     });
     try {
       let written = 0;
@@ -206,7 +197,7 @@ export class ObjectStore {
     } catch (error) {
       await handle.close();
       await rm(tmpPath, { force: true });
-      throw objectNotWritten(id, error);
+      throw notWritten(`object ${id}`, error);
     }
     await handle.close();
     try {

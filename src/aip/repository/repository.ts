@@ -7,7 +7,7 @@ import { constants, type Stats } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { decodeWithId, encodeObject, makeArtifact, type Encoded } from '../core/codec.js';
-import { AipError, failure, success, withArticle, type Outcome } from '../core/errors.js';
+import { AipError, failure, notWritten, success, withArticle, type Outcome } from '../core/errors.js';
 import { NO_IGNORE_RULES, parseIgnoreRules, type IgnoreRules } from '../core/ignore-rules.js';
 import { ROOT_STATE, ROOT_STATE_ID, type AipObject, type Id, type ObjectType, type StateV1 } from '../core/objects.js';
 import { indexEntriesOf } from '../core/references.js';
@@ -109,6 +109,8 @@ async function writeAtomically(path: string, text: string): Promise<void> {
     try {
       await handle.writeFile(text);
       await handle.sync();
+    } catch (error) {
+      throw notWritten(path, error);
     } finally {
       await handle.close();
     }

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AipError } from '../core/errors.js';
+import { AipError, notWritten } from '../core/errors.js';
 import type { AipObject, Id, ObjectType } from '../core/objects.js';
 import { indexEntriesOf } from '../core/references.js';
 import { isId } from '../core/value-rules.js';
@@ -173,6 +173,8 @@ export class ReverseIndex {
         // lost too. Two appenders racing here at worst leave an empty line.
         const torn = await endsTorn(handle);
         await handle.write(`${torn ? '\n' : ''}${lineText(source, object, field)}`);
+      } catch (error) {
+        throw notWritten(`the reverse index file ${path}`, error);
       } finally {
         await handle.close();
       }
@@ -309,6 +311,8 @@ export class ReverseIndex {
     try {
       await handle.writeFile(`${generation}\n`);
       await handle.sync();
+    } catch (error) {
+      throw notWritten(`the reverse index marker ${this.markerPath}`, error);
     } finally {
       await handle.close();
     }
