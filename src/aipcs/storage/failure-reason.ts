@@ -29,6 +29,9 @@ const SQLITE_EXTENDED_REASONS: Readonly<Record<string, string>> = {
   // (a first `serve` killed while it built the registry, for example); only
   // a writer may roll it back, and `aipcs serve` does.
   SQLITE_READONLY_ROLLBACK: 'an interrupted write left a journal that only a writer can roll back (aipcs serve does, for the registry)',
+  // Growing a -shm file failed; reading a WAL database nobody has open needs
+  // one, so on a full disk even the read-only commands meet this.
+  SQLITE_IOERR_SHMSIZE: "the file system has no room for a database's -shm file (is it full?)",
 };
 
 /** System error codes of file operations (Node's `code`). */

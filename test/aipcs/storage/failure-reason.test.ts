@@ -17,6 +17,7 @@ describe('describeStorageFailure', () => {
     ['SQLITE_FULL', 'storage unavailable: the file system is full'],
     ['SQLITE_IOERR_WRITE', 'storage unavailable: the file system failed a read or write'],
     ['SQLITE_IOERR_FSYNC', 'storage unavailable: the file system failed a read or write'],
+    ['SQLITE_IOERR_SHMSIZE', "storage unavailable: the file system has no room for a database's -shm file (is it full?)"],
     ['SQLITE_CORRUPT', 'storage unavailable: a database file is damaged'],
     ['SQLITE_NOTADB', 'storage unavailable: a database file is damaged'],
     ['SQLITE_READONLY_DBMOVED', 'storage unavailable: a database file cannot be written'],
