@@ -1,15 +1,57 @@
 // Process facts shared by the file locks of aigpt and aip.
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 
-/** Whether a process with this id exists on this host (EPERM: it does, owned by someone else). */
+/**
+ * Whether a process with this id is alive on this host (EPERM: it is, owned
+ * by someone else). A zombie (`Z`, `X` in /proc: killed, not yet reaped by
+ * its parent) is not: it holds no lock and writes nothing, yet `kill(pid, 0)`
+ * finds it until its parent calls wait, which may be never.
+ */
 export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException | null)?.code !== 'ESRCH';
   }
+  return !isZombie(pid);
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const state = stat.charAt(stat.lastIndexOf(')') + 2);
+    return state === 'Z' || state === 'X';
+  } catch {
+    return false; // no /proc here, or gone meanwhile (the next check sees it)
+  }
+}
+
+let ownNamespace: { readonly value: string | undefined } | undefined;
+
+/**
+ * This process's PID namespace (`pid:[4026531836]`), or undefined where
+ * /proc cannot tell. Pids compare only within one namespace: containers that
+ * share a host name (docker's host network, the containers of one Kubernetes
+ * pod, `unshare -p`) each have their own pid 1, so a lock recorded in another
+ * namespace is judged like one from another host, never by its pid.
+ */
+export function ownPidNamespace(): string | undefined {
+  if (ownNamespace === undefined) {
+    let value: string | undefined;
+    try {
+      value = readlinkSync('/proc/self/ns/pid');
+    } catch {
+      value = undefined;
+    }
+    ownNamespace = { value };
+  }
+  return ownNamespace.value;
+}
+
+/** Whether a lock's recorded PID namespace (undefined: it recorded none) lets its pid be judged here. */
+export function inOwnPidNamespace(recorded: string | undefined): boolean {
+  return recorded === undefined || recorded === ownPidNamespace();
 }
 
 /**

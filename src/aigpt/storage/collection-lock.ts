@@ -10,7 +10,7 @@ import { hostname as osHostname, uptime } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { holdSignals, removeOnInterrupt } from '../../common/interrupt-cleanup.js';
-import { lockHolderAlive, processExists, processStartMark } from '../../common/process.js';
+import { inOwnPidNamespace, lockHolderAlive, ownPidNamespace, processExists, processStartMark } from '../../common/process.js';
 import { readRegularText, readSmallTextNow, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { AigptError, errnoCode } from '../core/errors.js';
 import { LOCK_TIMEOUT_MS } from '../core/limits.js';
@@ -48,6 +48,8 @@ interface LockContent {
   readonly nonce?: string;
   /** The holder's start mark (see processStartMark); aigpt's own locks carry it where /proc tells. */
   readonly proc?: string;
+  /** The holder's PID namespace (see ownPidNamespace); a pid from another one is not judged here. */
+  readonly pidns?: string;
 }
 
 export interface LockHandle {
@@ -91,13 +93,15 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
   const nonce = randomBytes(8).toString('hex');
   // The start mark only for a lock naming this very process (tests may name another pid).
   const proc = pid === process.pid ? processStartMark(pid) : undefined;
-  const text = JSON.stringify({ pid, host, started: new Date().toISOString(), nonce, ...(proc === undefined ? {} : { proc }) });
+  const pidns = pid === process.pid ? ownPidNamespace() : undefined;
+  const text = JSON.stringify({ pid, host, started: new Date().toISOString(), nonce, ...(proc === undefined ? {} : { proc }), ...(pidns === undefined ? {} : { pidns }) });
   const lockPath = join(dir, LOCK_FILE);
   // Not `.*.tmp-*`: recovery, which runs under the lock, must not delete a
   // waiter's pending file.
   const pending = join(dir, `${LOCK_FILE}.${pid}.${nonce}.pending`);
   const deadline = now() + timeoutMs;
   let delay = 1;
+  let goneInARow = 0;
   let acquired = false;
 
   ownNonces.add(nonce);
@@ -130,9 +134,13 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
         };
       }
       const seen = await readLock(lockPath);
-      if (seen === 'gone') continue;
-      const holder = seen.content;
-      if (await isAbandoned(lockPath, seen, host, options)) {
+      // 'gone': released since our attempt, so retried at once; gone again
+      // means a `.lock` that exists but reads as nothing (a dangling
+      // symbolic link), waited for like a held lock rather than spun on.
+      if (seen === 'gone' && goneInARow++ === 0) continue;
+      if (seen !== 'gone') goneInARow = 0;
+      const holder = seen === 'gone' ? undefined : seen.content;
+      if (seen !== 'gone' && (await isAbandoned(lockPath, seen, host, options))) {
         if (await breakStaleLock(dir, lockPath, seen.raw, { pending, text, host, options })) continue;
       }
       if (now() >= deadline) {
@@ -200,13 +208,14 @@ function parseLockContent(raw: string): LockContent | undefined {
     return undefined;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { pid, host, started, nonce, proc } = value as Record<string, unknown>;
+  const { pid, host, started, nonce, proc, pidns } = value as Record<string, unknown>;
   return {
     ...(typeof pid === 'number' && Number.isSafeInteger(pid) && pid > 0 ? { pid } : {}),
     ...(typeof host === 'string' ? { host } : {}),
     ...(typeof started === 'string' ? { started } : {}),
     ...(typeof nonce === 'string' ? { nonce } : {}),
     ...(typeof proc === 'string' ? { proc } : {}),
+    ...(typeof pidns === 'string' ? { pidns } : {}),
   };
 }
 
@@ -221,9 +230,14 @@ function instantOf(started: string): number {
   return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/i.test(started) ? Date.parse(started) : NaN;
 }
 
-/** Spec 7.3: same host and the process is gone. A lock naming no pid or no host is never stale. */
+/**
+ * Spec 7.3: same host and the process is gone. A lock naming no pid or no
+ * host is never stale, nor is one taken in another PID namespace under the
+ * same host name (a container on the host's network): its pid means another
+ * process here, and breaking it let a live compress lose its staged records.
+ */
 function isStale(content: LockContent, host: string, options: LockOptions): boolean {
-  if (content.pid === undefined || content.host !== host) return false;
+  if (content.pid === undefined || content.host !== host || !inOwnPidNamespace(content.pidns)) return false;
   // Another process now runs under the holder's pid (reused after a kill -9 and a restart): the holder is gone.
   if (content.proc !== undefined && !lockHolderAlive(content.pid, content.proc, options.isProcessAlive ?? processExists)) return true;
   if (content.pid === (options.pid ?? process.pid)) return content.nonce === undefined || !ownNonces.has(content.nonce);

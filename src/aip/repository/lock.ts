@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { constants } from 'node:fs';
 import { AipError, notWritten } from '../core/errors.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
-import { lockHolderAlive, processStartMark } from '../../common/process.js';
+import { inOwnPidNamespace, lockHolderAlive, ownPidNamespace, processStartMark } from '../../common/process.js';
 import { readRegularText, readSmallTextNow, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { errorCode } from '../../common/errors.js';
 
@@ -41,8 +41,10 @@ async function staleText(lockPath: string): Promise<string | null> {
     return null; // being written right now, or damaged: wait rather than steal
   }
   if (typeof holder !== 'object' || holder === null) return null;
-  const { pid, host, proc } = holder as { pid?: unknown; host?: unknown; proc?: unknown };
+  const { pid, host, proc, pidns } = holder as { pid?: unknown; host?: unknown; proc?: unknown; pidns?: unknown };
   if (typeof pid !== 'number' || host !== hostname()) return null;
+  // A pid of another PID namespace under the same host name (a container on the host's network) names another process here.
+  if (!inOwnPidNamespace(typeof pidns === 'string' ? pidns : undefined)) return null;
   // Gone, or its pid now belongs to a later process (reused after a kill -9 and a restart).
   return lockHolderAlive(pid, typeof proc === 'string' ? proc : undefined) ? null : text;
 }
@@ -88,7 +90,8 @@ export async function withLock<T>(lockPath: string, work: () => Promise<T>, opti
   // `proc` (where /proc tells) names this process beyond its pid, so a later
   // process that reuses the pid does not keep a dead holder's lock alive.
   const proc = processStartMark(process.pid);
-  const record = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString(), ...(proc === undefined ? {} : { proc }) });
+  const pidns = ownPidNamespace();
+  const record = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString(), ...(proc === undefined ? {} : { proc }), ...(pidns === undefined ? {} : { pidns }) });
   // Ctrl-C, SIGTERM or SIGHUP ends the process as a crash would (HEAD moves
   // and index builds are crash-safe), minus the draft and the lock file. Both
   // are registered before they exist, so a signal the moment one is created
