@@ -98,6 +98,21 @@ function openPost(port: number, session: string, length: number): OpenPost {
   return { answer, write: (chunk) => void sending.write(chunk), end: (chunk) => void sending.end(chunk), abort: () => void sending.destroy() };
 }
 
+/** A POST that declares no length: node sends its body chunked. */
+function chunkedPost(port: number, session: string, body: string): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/mcp', headers: { host: `127.0.0.1:${port}`, ...headers(session) }, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+    });
+    req.on('error', reject);
+    req.write(body);
+    req.end();
+  });
+}
+
 function post(port: number, session: string, body: string): OpenPost {
   const sent = openPost(port, session, Buffer.byteLength(body));
   sent.end(body);
@@ -166,6 +181,20 @@ describe('the HTTP listener bounds the request-body bytes it holds at once', () 
       expect(order).toEqual(['partial', 'second']);
       expect(one !== 'closed' && answeredTag(one)).toBe('partial');
       expect(two !== 'closed' && answeredTag(two)).toBe('second');
+    });
+  });
+
+  it('a chunked body reserves the bound only until it is read, then what it holds', { timeout: 20_000 }, async () => {
+    await withBudgetedListener(async ({ probe, port, session }) => {
+      // Each reserves the 64 KiB bound before reading; two did not fit the
+      // 100 KiB budget, so the second waited for the first call to end.
+      const first = chunkedPost(port, session, largeCall(1, 'first', 300, true));
+      await expect.poll(() => probe.started).toEqual(['first']);
+      const second = await chunkedPost(port, session, largeCall(2, 'second', 300));
+      expect(answeredTag(second)).toBe('second');
+      expect(probe.started).toEqual(['first', 'second']);
+      probe.open();
+      expect(answeredTag(await first)).toBe('first');
     });
   });
 

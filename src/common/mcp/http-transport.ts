@@ -117,8 +117,9 @@ export const MAX_SESSIONS = 1000;
 /**
  * Request bodies of the largest size the listener reads and keeps at once
  * (decisions D43). Each POST reserves its declared Content-Length (the body
- * bound when it declares none) before it reads a byte and holds it until its
- * handling ends; one that does not fit waits, first come first served,
+ * bound when it declares none, cut to the bytes that came once read) before
+ * it reads a byte and holds it until its handling ends; one that does not
+ * fit waits, first come first served,
  * without reading its socket. A body costs about three times its size while
  * it is read and parsed (about 26 MB for 8 MiB), so without a bound 16
  * concurrent 8 MiB bodies took the server past 270 MiB of RSS, 32 past 370.
@@ -457,6 +458,9 @@ interface BudgetWaiter {
   grant(granted: boolean): void;
 }
 
+/** Gives reserved bytes back: all of them, or all but `keep`, which a later call gives back. */
+type BudgetRelease = (keep?: number) => void;
+
 /**
  * A budget all POSTs together draw on: request-body bytes (BODY_BUDGET_BODIES)
  * or POSTs answering (MAX_POSTS_ANSWERING). Reservations are granted in
@@ -476,7 +480,7 @@ class FifoBudget {
    * reserved, or undefined when the client went away (or the listener
    * closed) first. A reservation larger than the whole budget is cut to it.
    */
-  reserve(wanted: number, req: IncomingMessage, res: ServerResponse): Promise<(() => void) | undefined> {
+  reserve(wanted: number, req: IncomingMessage, res: ServerResponse): Promise<BudgetRelease | undefined> {
     const bytes = Math.min(wanted, this.total);
     if (bytes === 0) return Promise.resolve(() => undefined);
     if (req.destroyed || req.socket.destroyed) return Promise.resolve(undefined);
@@ -512,12 +516,13 @@ class FifoBudget {
     for (const waiter of this.waiting.splice(0)) waiter.grant(false);
   }
 
-  private releaser(bytes: number): () => void {
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.held -= bytes;
+  private releaser(bytes: number): BudgetRelease {
+    let kept = bytes;
+    return (keep = 0) => {
+      const given = kept - Math.min(Math.max(keep, 0), kept);
+      if (given === 0) return;
+      kept -= given;
+      this.held -= given;
       this.grantWaiting();
     };
   }
@@ -761,7 +766,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   async function handlePost(req: IncomingMessage, res: ServerResponse, known: Session | undefined): Promise<void> {
     let session = known;
     if (session) touch(session, 1);
-    let releaseBody: (() => void) | undefined;
+    let releaseBody: BudgetRelease | undefined;
     try {
       // A place among the POSTs answering first, held until this response
       // has closed: its last bytes handed to the system (node finishes a
@@ -773,10 +778,14 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       if (res.closed) releaseAnswering();
       // The body's bytes are reserved before one is read, and held until
       // this request's handling ends (the body, its text and its parse live
-      // that long); meanwhile the session counts as busy.
+      // that long); meanwhile the session counts as busy. A body that
+      // declared no length (chunked) reserved the whole bound: once read, it
+      // keeps only what it holds, or four small chunked calls would hold the
+      // budget for as long as they run and every other POST would wait.
       releaseBody = await bodyBudget.reserve(bodyReservation(req, maxBodyBytes), req, res);
       if (releaseBody === undefined) return closing ? rejection(res, 503, -32000, 'Service Unavailable') : undefined;
       const body = await readBody(req, maxBodyBytes, options.bodyDeadlineMs ?? BODY_DEADLINE_MS);
+      if (body.ok) releaseBody(Buffer.byteLength(body.text));
       if (!body.ok) {
         if (body.status === 408) return bodyTimedOut(res);
         if (body.status === 413) return rejection(res, 413, -32000, 'Payload Too Large');
