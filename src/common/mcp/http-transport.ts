@@ -596,6 +596,9 @@ function isInitialize(message: JsonValue): boolean {
   return isJsonObject(message) && message['method'] === 'initialize' && Object.hasOwn(message, 'id');
 }
 
+/** The SDK transport's map from a request to the stream that answers it (SDK 1.32, pinned). */
+type StreamRoutes = { _webStandardTransport?: { _requestToStreamMapping?: unknown } };
+
 /** The SDK transport's own flag (SDK 1.32, pinned): true once its session was initialized. */
 type InitializedFlag = { _webStandardTransport?: { _initialized?: unknown } };
 
@@ -663,7 +666,13 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
    */
   function endIfOnlyCancelled(session: Session, group: Set<RequestKey>): void {
     const [first] = group;
-    if (first !== undefined && [...group].every((id) => session.cancelled.has(id))) session.transport.closeSSEStream(first);
+    if (first === undefined || ![...group].every((id) => session.cancelled.has(id))) return;
+    session.transport.closeSSEStream(first);
+    // The SDK forgets a request's stream only when it answers it, and a
+    // cancelled one is never answered: without this a long session kept one
+    // entry per cancelled request for good.
+    const routes = (session.transport as unknown as StreamRoutes)._webStandardTransport?._requestToStreamMapping;
+    if (routes instanceof Map) for (const id of group) routes.delete(id);
   }
 
   function answered(session: Session, id: RequestKey): void {
