@@ -82,6 +82,12 @@ export class LosslessStdioTransport implements Transport {
   private readonly maxLineBytes: number;
   /** Requests handed to the server and not yet answered, counted by id (a client may reuse one). */
   private readonly owed = new Map<string, number>();
+  /**
+   * Of those, the ones the client cancelled, by id: their handlers still run
+   * (none looks at the cancellation), so they count against the bound until
+   * the server's answer comes, which is then dropped unwritten.
+   */
+  private readonly cancelled = new Map<string, number>();
   /** Input not yet read while the requests in flight are at their bound (the input is paused meanwhile). */
   private held: Buffer | undefined;
   /** The input ended while some of it was held: its end is taken once that is read. */
@@ -235,8 +241,12 @@ export class LosslessStdioTransport implements Transport {
   }
 
   /**
-   * Counts a request as owed an answer; a cancelled one is owed none (the SDK
-   * sends nothing for it). False for a cancellation of no request still owed
+   * Counts a request as owed an answer. A cancellation of one still owed is
+   * kept here rather than passed on (false): the SDK would drop the answer
+   * but not stop the handler, so a cancelled call stopped counting against
+   * the bound while it ran, and a client sending call and cancel in turn had
+   * any number of calls running at once. Its answer is dropped in send(),
+   * which settles it. False too for a cancellation of no request still owed
    * an answer: it cancels nothing, yet the SDK applies a cancellation a turn
    * late, so one read just before its request (same line batch) silenced that
    * request's answer, and the end of input waited for it in vain.
@@ -254,8 +264,11 @@ export class LosslessStdioTransport implements Transport {
       const cancel = CancelledNotificationSchema.safeParse(message);
       const requestId = cancel.success ? cancel.data.params.requestId : undefined;
       if (!requestId) return true;
-      if (!this.owed.has(idKey(requestId))) return false;
-      this.settle(requestId);
+      const key = idKey(requestId);
+      const owed = this.owed.get(key) ?? 0;
+      const cancelled = this.cancelled.get(key) ?? 0;
+      if (owed > cancelled) this.cancelled.set(key, cancelled + 1);
+      return false;
     }
     return true;
   }
@@ -418,6 +431,8 @@ export class LosslessStdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return;
+    const answerId = (message as { id?: unknown }).id;
+    if (('result' in message || 'error' in message) && (typeof answerId === 'string' || typeof answerId === 'number') && this.dropCancelled(answerId)) return;
     // Exact numbers: the tools/list schemas carry 2^63-1 bounds, and tool
     // results carry their numbers as stand-ins (tool-server.ts).
     const text = restoreExactNumbers(stringifyExact(message)) + '\n';
@@ -428,6 +443,17 @@ export class LosslessStdioTransport implements Transport {
     await turn;
     const id = (message as { id?: unknown }).id;
     if (('result' in message || 'error' in message) && (typeof id === 'string' || typeof id === 'number')) this.settle(id);
+  }
+
+  /** True (and the request settled) when `id` names a cancelled request, whose answer is not written. */
+  private dropCancelled(id: string | number): boolean {
+    const key = idKey(id);
+    const count = this.cancelled.get(key);
+    if (count === undefined) return false;
+    if (count > 1) this.cancelled.set(key, count - 1);
+    else this.cancelled.delete(key);
+    this.settle(id);
+    return true;
   }
 
   /** Writes one line; resolves once the output takes more, or once the reader has gone (error, close). */
@@ -456,6 +482,7 @@ export class LosslessStdioTransport implements Transport {
     this.closed = true;
     clearTimeout(this.answerWait);
     this.owed.clear();
+    this.cancelled.clear();
     this.held = undefined;
     this.options.input.off('data', this.onData);
     this.options.input.off('end', this.onEnd);
