@@ -64,6 +64,30 @@ function idKey(id: string | number): string {
   return `${typeof id}:${String(id)}`;
 }
 
+function increment(counts: Map<string, number>, key: string): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+}
+
+/**
+ * A tools/call request the SDK will hand to the tool server's handler: all
+ * of them but one asking for a task (the SDK refuses it first, as this
+ * server declares no tasks).
+ */
+function startsToolCall(message: JSONRPCMessage): boolean {
+  if (!('method' in message) || message.method !== 'tools/call') return false;
+  const task = (message.params as { task?: unknown } | undefined)?.task;
+  return typeof task !== 'object' || task === null;
+}
+
+/** Counts one down; false when there was none. */
+function decrement(counts: Map<string, number>, key: string): boolean {
+  const count = counts.get(key);
+  if (count === undefined) return false;
+  if (count > 1) counts.set(key, count - 1);
+  else counts.delete(key);
+  return true;
+}
+
 export class LosslessStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -82,12 +106,15 @@ export class LosslessStdioTransport implements Transport {
   private readonly maxLineBytes: number;
   /** Requests handed to the server and not yet answered, counted by id (a client may reuse one). */
   private readonly owed = new Map<string, number>();
+  /** Tool calls read whose handlers have not ended, by id (the tool server says when one ends). */
+  private readonly callsAtWork = new Map<string, number>();
   /**
-   * Of those, the ones the client cancelled, by id: their handlers still run
-   * (none looks at the cancellation), so they count against the bound until
-   * the server's answer comes, which is then dropped unwritten.
+   * Of those, the ones the client cancelled: the SDK drops their answers but
+   * cannot stop them (no tool looks at the cancellation), so they count
+   * against the bound until they end. Freed at the cancellation, call and
+   * cancel sent in turn had any number of calls running at once.
    */
-  private readonly cancelled = new Map<string, number>();
+  private readonly cancelledAtWork = new Map<string, number>();
   /** Input not yet read while the requests in flight are at their bound (the input is paused meanwhile). */
   private held: Buffer | undefined;
   /** The input ended while some of it was held: its end is taken once that is read. */
@@ -148,8 +175,16 @@ export class LosslessStdioTransport implements Transport {
   private get inFlight(): number {
     let owed = 0;
     for (const count of this.owed.values()) owed += count;
+    for (const count of this.cancelledAtWork.values()) owed += count;
     return owed + this.directPending;
   }
+
+  /** The tool server's word that a call's handler has ended (see cancelledAtWork). */
+  readonly callSettled = (id: string | number): void => {
+    const key = idKey(id);
+    decrement(this.callsAtWork, key);
+    if (decrement(this.cancelledAtWork, key) && !this.inputEnded) this.readOnIfRoom();
+  };
 
   /** Reads on once an answer has made room below the bound. */
   private readOnIfRoom(): void {
@@ -241,12 +276,8 @@ export class LosslessStdioTransport implements Transport {
   }
 
   /**
-   * Counts a request as owed an answer. A cancellation of one still owed is
-   * kept here rather than passed on (false): the SDK would drop the answer
-   * but not stop the handler, so a cancelled call stopped counting against
-   * the bound while it ran, and a client sending call and cancel in turn had
-   * any number of calls running at once. Its answer is dropped in send(),
-   * which settles it. False too for a cancellation of no request still owed
+   * Counts a request as owed an answer; a cancelled one is owed none (the SDK
+   * sends nothing for it). False for a cancellation of no request still owed
    * an answer: it cancels nothing, yet the SDK applies a cancellation a turn
    * late, so one read just before its request (same line batch) silenced that
    * request's answer, and the end of input waited for it in vain.
@@ -254,8 +285,10 @@ export class LosslessStdioTransport implements Transport {
   private noteOwed(message: JSONRPCMessage, isRequest: boolean): boolean {
     const id = (message as { id?: unknown }).id;
     if (isRequest && (typeof id === 'string' || typeof id === 'number')) {
-      const key = idKey(id);
-      this.owed.set(key, (this.owed.get(key) ?? 0) + 1);
+      increment(this.owed, idKey(id));
+      // Counted from here, not from its start: a call and its cancellation
+      // read in one chunk are both handled before the handler starts.
+      if (startsToolCall(message)) increment(this.callsAtWork, idKey(id));
     } else if ('method' in message && message.method === 'notifications/cancelled') {
       // The SDK's Server drops the answer only for a cancellation its own
       // schema reads and whose requestId is truthy (the HTTP listener makes
@@ -265,21 +298,15 @@ export class LosslessStdioTransport implements Transport {
       const requestId = cancel.success ? cancel.data.params.requestId : undefined;
       if (!requestId) return true;
       const key = idKey(requestId);
-      const owed = this.owed.get(key) ?? 0;
-      const cancelled = this.cancelled.get(key) ?? 0;
-      if (owed > cancelled) this.cancelled.set(key, cancelled + 1);
-      return false;
+      if (!this.owed.has(key)) return false;
+      if ((this.callsAtWork.get(key) ?? 0) > (this.cancelledAtWork.get(key) ?? 0)) increment(this.cancelledAtWork, key);
+      this.settle(requestId);
     }
     return true;
   }
 
   private settle(id: string | number): void {
-    const key = idKey(id);
-    const count = this.owed.get(key);
-    if (count === undefined) return;
-    if (count > 1) this.owed.set(key, count - 1);
-    else this.owed.delete(key);
-    this.answered();
+    if (decrement(this.owed, idKey(id))) this.answered();
   }
 
   /** An answer has gone out: at the end of input the session may close; before it, reading may go on. */
@@ -431,8 +458,6 @@ export class LosslessStdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return;
-    const answerId = (message as { id?: unknown }).id;
-    if (('result' in message || 'error' in message) && (typeof answerId === 'string' || typeof answerId === 'number') && this.dropCancelled(answerId)) return;
     // Exact numbers: the tools/list schemas carry 2^63-1 bounds, and tool
     // results carry their numbers as stand-ins (tool-server.ts).
     const text = restoreExactNumbers(stringifyExact(message)) + '\n';
@@ -443,17 +468,6 @@ export class LosslessStdioTransport implements Transport {
     await turn;
     const id = (message as { id?: unknown }).id;
     if (('result' in message || 'error' in message) && (typeof id === 'string' || typeof id === 'number')) this.settle(id);
-  }
-
-  /** True (and the request settled) when `id` names a cancelled request, whose answer is not written. */
-  private dropCancelled(id: string | number): boolean {
-    const key = idKey(id);
-    const count = this.cancelled.get(key);
-    if (count === undefined) return false;
-    if (count > 1) this.cancelled.set(key, count - 1);
-    else this.cancelled.delete(key);
-    this.settle(id);
-    return true;
   }
 
   /** Writes one line; resolves once the output takes more, or once the reader has gone (error, close). */
@@ -482,7 +496,8 @@ export class LosslessStdioTransport implements Transport {
     this.closed = true;
     clearTimeout(this.answerWait);
     this.owed.clear();
-    this.cancelled.clear();
+    this.callsAtWork.clear();
+    this.cancelledAtWork.clear();
     this.held = undefined;
     this.options.input.off('data', this.onData);
     this.options.input.off('end', this.onEnd);

@@ -90,6 +90,8 @@ export interface ToolServerOptions {
    */
   readonly checkInitializeParams?: boolean;
   readonly logger?: Logger;
+  /** Told when the handler of a tools/call request has ended, by request id (the stdio transport's bound). */
+  readonly onCallSettled?: (id: string | number) => void;
 }
 
 export interface ToolServer {
@@ -175,6 +177,14 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   };
 
   const callTool = async (request: JSONRPCRequest): Promise<CallToolResult> => {
+    try {
+      return await serveCall(request);
+    } finally {
+      options.onCallSettled?.(request.id);
+    }
+  };
+
+  const serveCall = async (request: JSONRPCRequest): Promise<CallToolResult> => {
     // Taken first, so nothing is left behind whatever the outcome.
     const taken = lossless.take(request.params?.['arguments']);
     const rawName: unknown = request.params?.['name'];
@@ -340,7 +350,10 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
   const logger = options.logger ?? createLogger(options.name);
   const running = io.runningCalls;
   const callTool: ToolServerOptions['callTool'] = running === undefined ? options.callTool : (name, args) => running.track(() => options.callTool(name, args));
-  const { server, lossless } = createToolServer({ ...options, callTool, logger });
+  // The transport is made after the server, whose lossless arguments it
+  // shares; no call can start before both are connected.
+  const settledCalls: { to?: (id: string | number) => void } = {};
+  const { server, lossless } = createToolServer({ ...options, callTool, logger, onCallSettled: (id) => settledCalls.to?.(id) });
   const transport = new LosslessStdioTransport({
     input: (io.input ?? process.stdin) as import('node:stream').Readable,
     output: (io.output ?? process.stdout) as import('node:stream').Writable,
@@ -352,6 +365,7 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
     ...(io.answerWaitMs === undefined ? {} : { answerWaitMs: io.answerWaitMs }),
     ...(running === undefined ? {} : { callsRunning: () => running.any }),
   });
+  settledCalls.to = transport.callSettled;
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
