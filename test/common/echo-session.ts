@@ -84,7 +84,7 @@ export async function openEchoTransports(
   await stdio.exchange(initializeBody());
   const listener = await loopbackListener({
     sessionIdleTimeoutMs: 60_000,
-    createSession: () => createToolServer(echoServerOptions(httpCalls, logger)),
+    createSession: (hooks) => createToolServer({ ...echoServerOptions(httpCalls, logger), onCallSettled: hooks.onCallSettled }),
     logger,
   });
   const opened = await rawRequest(listener.port, { headers: MCP_HEADERS, body: initializeBody() });

@@ -9,7 +9,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/common/logger.js';
-import type { HttpListener } from '../../src/common/mcp/http-transport.js';
+import type { HttpListener, SessionHooks } from '../../src/common/mcp/http-transport.js';
 import { createToolServer, type ToolServer } from '../../src/common/mcp/tool-server.js';
 import { MCP_HEADERS, rawRequest, rawSession, sseMessages, type RawResponse } from '../aipcs/http/support.js';
 import { echoServerOptions, loopbackListener } from './echo-session.js';
@@ -28,9 +28,10 @@ interface Probe {
 
 function probedListener(probe: Probe, overrides: ListenerOverrides = {}): Promise<HttpListener> {
   const base = echoServerOptions([], logger);
-  const createSession = (): ToolServer =>
+  const createSession = (hooks: SessionHooks): ToolServer =>
     createToolServer({
       ...base,
+      onCallSettled: hooks.onCallSettled,
       callTool: async (name, args) => {
         probe.started.push(String(args['tag']));
         if (args['hold'] === true) await probe.gate;
@@ -296,6 +297,29 @@ describe('the HTTP listener bounds the POSTs it answers at once', () => {
         probe.open();
         const answers = await Promise.all([first.answer, second.answer, third.answer]);
         expect(answers.map((response) => answeredTag(response as RawResponse))).toEqual(['first', 'second', 'third']);
+      },
+      { maxPostsAnswering: 2 },
+    );
+  });
+
+  it('a cancelled call keeps its place until its handler ends, so calls and cancellations cannot pile up', { timeout: 20_000 }, async () => {
+    await withBudgetedListener(
+      async ({ probe, port, session }) => {
+        // The SDK drops a cancelled call's answer but cannot stop the call;
+        // its place went back with its stream, so any number ran at once.
+        const cancelled = rawRequest(port, { headers: headers(session), body: largeCall(1, 'cancelled', 300, true) });
+        await expect.poll(() => probe.started).toEqual(['cancelled']);
+        const cancel = await rawRequest(port, { headers: headers(session), body: '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}' });
+        expect(cancel.status).toBe(202);
+        expect(sseMessages((await cancelled).body)).toEqual([]);
+        const running = rawRequest(port, { headers: headers(session), body: largeCall(2, 'running', 300, true) });
+        await expect.poll(() => probe.started).toEqual(['cancelled', 'running']);
+        const waiting = rawRequest(port, { headers: headers(session), body: largeCall(3, 'waiting', 300) });
+        await pause(300);
+        expect(probe.started).toEqual(['cancelled', 'running']);
+        probe.open();
+        expect(answeredTag(await running)).toBe('running');
+        expect(answeredTag(await waiting)).toBe('waiting');
       },
       { maxPostsAnswering: 2 },
     );

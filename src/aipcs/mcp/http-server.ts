@@ -38,7 +38,7 @@ export function startAipcsHttp(settings: HttpSettings, server: ToolServerOptions
     allowedOrigins: settings.allowedOrigins,
     sessionIdleTimeoutMs: overrides.sessionIdleTimeoutMs ?? settings.sessionIdleTimeoutSeconds * 1000,
     allowNonLoopback: settings.allowNonLoopback,
-    createSession: () => createToolServer({ ...server, logger }),
+    createSession: (hooks) => createToolServer({ ...server, logger, onCallSettled: hooks.onCallSettled }),
     ...(server.protocolVersions ? { protocolVersions: server.protocolVersions } : {}),
     ...(server.invalidParamsData === undefined ? {} : { invalidParamsData: server.invalidParamsData }),
     logger,

@@ -24,6 +24,7 @@ import { holdsNumberStandIn, isJsonObject, JsonError, parseJson, restoreExactNum
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type RequestKey } from './lossless-arguments.js';
 import { answerableId, MAX_REQUEST_DEPTH, requestIdFromPrefix, withoutByteOrderMark } from './stdio-transport.js';
+import { startsToolCall } from './tool-calls.js';
 import type { ToolServer } from './tool-server.js';
 
 /** Same bound as a stdio line, so a request that fits one transport fits the other. */
@@ -76,8 +77,12 @@ export interface HttpTransportOptions {
   readonly sessionIdleTimeoutMs: number;
   /** Binding a non-loopback address also needs a non-empty Host allow-list. */
   readonly allowNonLoopback: boolean;
-  /** Builds the tool server of one new session (one SDK Server per session). */
-  createSession(): ToolServer;
+  /**
+   * Builds the tool server of one new session (one SDK Server per session);
+   * one that passes `hooks.onCallSettled` on has its calls counted until
+   * their handlers end (see PlaceHold).
+   */
+  createSession(hooks: SessionHooks): ToolServer;
   /** The MCP revisions the session servers negotiate (default: the SDK's); `MCP-Protocol-Version` must name one. */
   readonly protocolVersions?: readonly string[];
   /** The data member of -32602 answers given before a session exists (none when undefined). */
@@ -284,9 +289,36 @@ function soleHost(req: IncomingMessage): string | undefined {
 
 type StagedCall = { readonly invalid: true } | { readonly invalid: false; readonly args: JsonObject; readonly token: string };
 
+/** What the listener asks of a session's tool server. */
+export interface SessionHooks {
+  /** Called when the handler of the tools/call request with this id has ended. */
+  onCallSettled(id: string | number): void;
+}
+
+/**
+ * A POST's place among those answering (MAX_POSTS_ANSWERING), given back
+ * once its response has closed and every tool call it carried has ended. A
+ * call's handler outlives its response when the client cancels it (the SDK
+ * drops the answer but cannot stop the call) or hangs up: freed with the
+ * response, call-and-cancel pairs had any number of calls running at once.
+ */
+interface PlaceHold {
+  count: number;
+  readonly release: () => void;
+}
+
+function dropHold(hold: PlaceHold): void {
+  hold.count--;
+  if (hold.count === 0) hold.release();
+}
+
 interface Session {
   readonly transport: StreamableHTTPServerTransport;
   readonly tools: ToolServer;
+  /** The place of the POST each request id came in, while that POST is handled. */
+  readonly postPlaces: Map<RequestKey, PlaceHold>;
+  /** The places held for calls whose handlers run, by request id (in arrival order per id). */
+  readonly callPlaces: Map<RequestKey, PlaceHold[]>;
   /** tools/call arguments parsed from a POST body, waiting for the SDK to route that request. */
   readonly staged: Map<RequestKey, StagedCall>;
   /** Each request id of an open POST stream not yet answered, to the set of all such ids of that POST. */
@@ -705,8 +737,17 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     }
   }
 
+  /** A call's handler has ended: its POST's place no longer waits for it. */
+  function callSettled(session: Session, id: RequestKey): void {
+    const holds = session.callPlaces.get(id);
+    const hold = holds?.shift();
+    if (holds !== undefined && holds.length === 0) session.callPlaces.delete(id);
+    if (hold !== undefined) dropHold(hold);
+  }
+
   async function openSession(): Promise<Session> {
-    const tools = options.createSession();
+    // No call starts before the session below exists (the Server is connected after it).
+    const tools = options.createSession({ onCallSettled: (id) => callSettled(session, id) });
     const transport = new StreamableHTTPServerTransport({
       // 32 lowercase hex digits (a UUID4 without dashes), the form of the
       // reference's ids. A second initialize in the session
@@ -722,7 +763,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         logger.debug('an MCP session was opened');
       },
     });
-    const session: Session = { transport, tools, staged: new Map(), unanswered: new Map(), cancelled: new Set(), running: new Set(), listening: false, busy: 0, lastActivity: performance.now(), closed: false };
+    const session: Session = { transport, tools, postPlaces: new Map(), callPlaces: new Map(), staged: new Map(), unanswered: new Map(), cancelled: new Set(), running: new Set(), listening: false, busy: 0, lastActivity: performance.now(), closed: false };
     // The SDK's transport serialises with JSON.stringify, which refuses the
     // bigint bounds of a tools/list result: they travel as stand-in strings
     // and the response stream writes them back as exact integers.
@@ -756,6 +797,12 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         }
         if (staged?.invalid === false) tools.lossless.put(staged.token, staged.args);
       }
+      // A call holds its POST's place until its handler ends (see PlaceHold).
+      const hold = tools.reportsSettledCalls && isJSONRPCRequest(message) && startsToolCall(message) ? session.postPlaces.get(message.id) : undefined;
+      if (hold !== undefined && isJSONRPCRequest(message)) {
+        hold.count++;
+        session.callPlaces.set(message.id, [...(session.callPlaces.get(message.id) ?? []), hold]);
+      }
       deliver?.(message, extra);
       // The Server drops a cancelled request's answer only for a cancellation
       // its own schema accepts and whose requestId is truthy: the same test here.
@@ -783,8 +830,9 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       // answer keeps it open), or its connection gone.
       const releaseAnswering = await answering.reserve(1, req, res);
       if (releaseAnswering === undefined) return closing ? rejection(res, 503, -32000, 'Service Unavailable') : undefined;
-      res.once('close', releaseAnswering);
-      if (res.closed) releaseAnswering();
+      const place: PlaceHold = { count: 1, release: () => releaseAnswering() };
+      res.once('close', () => dropHold(place));
+      if (res.closed) dropHold(place);
       // The body's bytes are reserved before one is read, and held until
       // this request's handling ends (the body, its text and its parse live
       // that long); meanwhile the session counts as busy. A body that
@@ -861,6 +909,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       }
       const group = new Set(requestIds);
       for (const id of requestIds) target.unanswered.set(id, group);
+      for (const id of requestIds) target.postPlaces.set(id, place);
       try {
         // Only tools/list (the schemas' 2^63-1 bounds) and tools/call results
         // (structuredContent) carry number stand-ins.
@@ -875,6 +924,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
         // What the SDK refused (session header, protocol version) never reached
         // the handler above; drop it so nothing outlives the request.
         for (const id of staged) target.staged.delete(id);
+        for (const id of requestIds) if (target.postPlaces.get(id) === place) target.postPlaces.delete(id);
         // The stream has ended: whatever it still waited for is no longer tracked.
         for (const id of requestIds) {
           if (target.unanswered.get(id) !== group) continue;

@@ -10,6 +10,7 @@ import { CancelledNotificationSchema, isJSONRPCRequest, type JSONRPCMessage } fr
 import { isJsonObject, JsonError, parseJson, restoreExactNumbers, stringifyExact, toPlainJson, type JsonValue } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type LosslessArguments } from './lossless-arguments.js';
+import { startsToolCall } from './tool-calls.js';
 
 export interface StdioTransportOptions {
   readonly input: Readable;
@@ -66,17 +67,6 @@ function idKey(id: string | number): string {
 
 function increment(counts: Map<string, number>, key: string): void {
   counts.set(key, (counts.get(key) ?? 0) + 1);
-}
-
-/**
- * A tools/call request the SDK will hand to the tool server's handler: all
- * of them but one asking for a task (the SDK refuses it first, as this
- * server declares no tasks).
- */
-function startsToolCall(message: JSONRPCMessage): boolean {
-  if (!('method' in message) || message.method !== 'tools/call') return false;
-  const task = (message.params as { task?: unknown } | undefined)?.task;
-  return typeof task !== 'object' || task === null;
 }
 
 /** Counts one down; false when there was none. */

@@ -97,6 +97,8 @@ export interface ToolServerOptions {
 export interface ToolServer {
   readonly server: Server;
   readonly lossless: LosslessArguments;
+  /** Whether it says when each call's handler ends (it was given onCallSettled). */
+  readonly reportsSettledCalls: boolean;
   /** The data member of -32602 answers the transports give themselves. */
   readonly invalidParamsData?: string;
 }
@@ -246,7 +248,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     }
   };
 
-  return { server, lossless, ...(invalidParamsData === undefined ? {} : { invalidParamsData }) };
+  return { server, lossless, reportsSettledCalls: options.onCallSettled !== undefined, ...(invalidParamsData === undefined ? {} : { invalidParamsData }) };
 }
 
 /**
