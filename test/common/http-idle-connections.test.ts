@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/common/logger.js';
 import type { HttpListener } from '../../src/common/mcp/http-transport.js';
 import { createToolServer } from '../../src/common/mcp/tool-server.js';
-import { initializeBody } from '../aipcs/http/support.js';
+import { initializeBody, rawSession } from '../aipcs/http/support.js';
 import { echoServerOptions, loopbackListener } from './echo-session.js';
 
 const logger = createLogger('http-idle-connections-test', 'silent');
@@ -71,6 +71,25 @@ describe('a request that asks to close its connection', () => {
       expect(response).toMatch(/\r\ncontent-type: text\/event-stream/i);
       expect(response).toMatch(/\r\nconnection: close\r\n/i);
       expect(response).not.toMatch(/keep-alive/i);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it("is answered Connection: close on the SDK's own answers too (a notification's 202, a DELETE's 200)", { timeout: 10_000 }, async () => {
+    const listener = await loopbackListener({ createSession: () => createToolServer(echoServerOptions([], logger)), logger });
+    try {
+      const session = await rawSession(listener.port);
+      const head = `Host: 127.0.0.1:${listener.port}\r\nMcp-Session-Id: ${session}\r\nMcp-Protocol-Version: 2025-06-18\r\nConnection: close\r\n`;
+      const notification = '{"jsonrpc":"2.0","method":"notifications/initialized"}';
+      const posted = await opened(listener.port);
+      const accepted = untilClosed(posted);
+      posted.write(`POST /mcp HTTP/1.1\r\n${head}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${notification.length}\r\n\r\n${notification}`);
+      expect(await accepted).toMatch(/^HTTP\/1\.1 202 [^]*\r\nconnection: close\r\n/i);
+      const deleting = await opened(listener.port);
+      const deleted = untilClosed(deleting);
+      deleting.write(`DELETE /mcp HTTP/1.1\r\n${head}\r\n`);
+      expect(await deleted).toMatch(/^HTTP\/1\.1 200 [^]*\r\nconnection: close\r\n/i);
     } finally {
       await listener.close();
     }

@@ -388,7 +388,15 @@ function missingHost(res: ServerResponse): void {
 function closingWhenAsked(res: ServerResponse): void {
   if (!/(^|,)\s*close\s*(,|$)/i.test(res.req.headers.connection ?? '')) return;
   editingHeadHeaders(res, (record) => {
-    for (const name of Object.keys(record)) if (name.toLowerCase() === 'connection') record[name] = 'close';
+    let named = false;
+    for (const name of Object.keys(record)) {
+      if (name.toLowerCase() !== 'connection') continue;
+      record[name] = 'close';
+      named = true;
+    }
+    // Removing a stored Connection header also stops node from adding its
+    // own `close`, so an answer whose headers named none went out without it.
+    if (!named) record['Connection'] = 'close';
     res.removeHeader('connection');
   });
 }
