@@ -18,6 +18,9 @@ describe('Content-Type', () => {
     ['application/jsonx', false],
     ['text/plain; a=application/json', false],
     ['multipart/form-data', false],
+    // Two values joined with a comma (duplicate headers): the SDK's 415 had another code.
+    ['application/json; charset=utf-8, text/plain', false],
+    ['application/json;', true],
   ])('%s → %s', (header, expected) => {
     expect(isJsonContentType(header)).toBe(expected);
   });

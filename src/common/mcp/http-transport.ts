@@ -24,6 +24,7 @@ import { holdsNumberStandIn, isJsonObject, JsonError, parseJson, restoreExactNum
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type RequestKey } from './lossless-arguments.js';
 import { answerableId, MAX_REQUEST_DEPTH, requestIdFromPrefix, withoutByteOrderMark } from './stdio-transport.js';
+import { isJsonContentType as sdkIsJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { startsToolCall } from './tool-calls.js';
 import type { ToolServer } from './tool-server.js';
 
@@ -194,11 +195,14 @@ export function startsAsJsonContentType(header: string | undefined): boolean {
   return header !== undefined && header.trim().toLowerCase().startsWith('application/json');
 }
 
-/** `application/json` with optional parameters; the media type compared case-insensitively. */
+/**
+ * `application/json` with optional parameters, the media type compared
+ * case-insensitively: the SDK transport's own test, so that every 415 is the
+ * listener's (a comma in the parameters, `application/json; a=b, text/plain`,
+ * passed a looser test here and met the SDK's 415, with another code).
+ */
 export function isJsonContentType(header: string | undefined): boolean {
-  if (header === undefined) return false;
-  const essence = header.split(';', 1)[0]?.trim().toLowerCase();
-  return essence === 'application/json';
+  return header !== undefined && sdkIsJsonContentType(header);
 }
 
 /**
