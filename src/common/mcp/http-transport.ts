@@ -9,6 +9,7 @@ import { isUtf8 } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isJsonContentType as sdkIsJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import {
   CancelledNotificationSchema,
   isInitializeRequest,
@@ -24,7 +25,6 @@ import { holdsNumberStandIn, isJsonObject, JsonError, parseJson, restoreExactNum
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type RequestKey } from './lossless-arguments.js';
 import { answerableId, MAX_REQUEST_DEPTH, requestIdFromPrefix, withoutByteOrderMark } from './stdio-transport.js';
-import { isJsonContentType as sdkIsJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { startsToolCall } from './tool-calls.js';
 import type { ToolServer } from './tool-server.js';
 
@@ -837,9 +837,10 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     let releaseBody: BudgetRelease | undefined;
     try {
       // A place among the POSTs answering first, held until this response
-      // has closed: its last bytes handed to the system (node finishes a
-      // response only once the socket has written them out; an unread
-      // answer keeps it open), or its connection gone.
+      // has closed (its last bytes handed to the system: node finishes a
+      // response only once the socket has written them out, and an unread
+      // answer keeps it open; or its connection gone) and every tool call it
+      // carried has ended (see PlaceHold).
       const releaseAnswering = await answering.reserve(1, req, res);
       if (releaseAnswering === undefined) return closing ? rejection(res, 503, -32000, 'Service Unavailable') : undefined;
       const place: PlaceHold = { count: 1, release: () => releaseAnswering() };
