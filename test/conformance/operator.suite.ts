@@ -217,7 +217,10 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
           }),
           close: () => storage.close(),
         };
-        await rejects(mcpOver(late).records.create({ serviceId, entityName: 'note', record: { title: 'Late' }, idempotencyKey: 'c2' }), 'storage_unavailable');
+        // Its write unit finds the fence open at another generation and admits
+        // it again (as after an evolve): the resume's intent is pending, so the
+        // client is told to retry.
+        await rejects(mcpOver(late).records.create({ serviceId, entityName: 'note', record: { title: 'Late' }, idempotencyKey: 'c2' }), 'storage_busy');
         expect(interleaved).toBe(true);
         expect(await storage.stores.readFence(locator)).toEqual({ generation: 3n, state: 'open' });
         expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ operational_status: 'suspended', recovery_state: 'pending' });

@@ -432,6 +432,37 @@ export function recordsSuite(harness: StorageHarness): void {
       });
     });
 
+    describe('a write admitted before an evolve', () => {
+      // Admission reads the manifest and the store's fence; the write unit
+      // runs later. An evolve in between moved the layout under it: the write
+      // committed the old layout's fields and answered without the new ones.
+      // The evolve moves the fence's generation, and the write is admitted
+      // again under the new schema version.
+      it('is admitted again and written under the evolved schema', async () => {
+        const record = await create({ title: 'before' });
+        const id = record['id'] as string;
+        const admitMutation = app.lifecycle.admitMutation.bind(app.lifecycle);
+        let admissions = 0;
+        app.lifecycle.admitMutation = async (service) => {
+          const admission = await admitMutation(service);
+          if (++admissions === 1) {
+            await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e' });
+          }
+          return admission;
+        };
+        const updated = (await app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { title: 'after' }, expectedRecordVersion: 1n, idempotencyKey: key() }))['record'] as JsonObject;
+        expect(admissions).toBe(2);
+        expect(updated['fields']).toMatchObject({ title: 'after', summary: null });
+        const history = await app.records.history({ serviceId, entityName: 'note', recordId: id, limit: 10, cursor: null });
+        const events = history['events'] as JsonObject[];
+        expect(events.map((event) => event['record_version'])).toEqual([1n, 2n]);
+        expect(Object.keys((events[1]?.['after'] as JsonObject)['fields'] as JsonObject)).toContain('summary');
+        // A write admitted after the evolve is not admitted twice.
+        await app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { summary: 'x' }, expectedRecordVersion: 2n, idempotencyKey: key() });
+        expect(admissions).toBe(3);
+      });
+    });
+
     describe('history', () => {
       it('records before and after snapshots in sequence, paged by cursor, including deleted records', async () => {
         const record = await create({ title: 'v1' });

@@ -12,7 +12,7 @@ import type { LifecycleService } from './lifecycle.js';
 import { StorageFailure, type BranchRole, type BranchStatus, type HistoryKind, type Micros, type ServiceDataPort, type ServiceDataReader, type ServiceDataWriter, type StoredBranch, type StoredRecord } from './ports.js';
 import { findEntity } from './record-rules.js';
 import { layoutOf } from './records.js';
-import { dataFailure, mutationFingerprint, runMutation, storageLocator } from './data-unit.js';
+import { dataFailure, mutationFingerprint, readmitting, runMutation, storageLocator } from './data-unit.js';
 import { formatTimestamp, timeAfter } from './time.js';
 
 export interface BranchDependencies {
@@ -112,41 +112,43 @@ export class BranchService {
   constructor(private readonly deps: BranchDependencies) {}
 
   async create(command: CreateBranchCommand): Promise<JsonObject> {
-    const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
-    const fingerprint = mutationFingerprint(this.deps, 'branch_create', {
-      slug: command.slug,
-      title: command.title,
-      intent: command.intent,
-      branch_type: command.branchType,
-      parent_branch_id: command.parentBranchId,
-      retrieval_summary: command.retrievalSummary,
-    });
-    return runMutation(this.deps, admission, command.idempotencyKey, 'branch_create', fingerprint, async (tx, now) => {
-      // The reference checks the parent before the slug; keep that precedence.
-      if (command.parentBranchId !== null && !(await tx.getBranch(command.parentBranchId))) throw new AipcsError('not_found_data');
-      if (await tx.findBranchBySlug(command.slug)) throw new AipcsError('already_exists');
-      const branch: StoredBranch = {
-        id: this.deps.newBranchId(),
+    return readmitting(async () => {
+      const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
+      const fingerprint = mutationFingerprint(this.deps, 'branch_create', {
         slug: command.slug,
         title: command.title,
         intent: command.intent,
-        branchType: command.branchType,
-        parentId: command.parentBranchId,
-        status: 'active',
-        retrievalSummary: command.retrievalSummary,
-        createdAt: now,
-        updatedAt: now,
-        branchRevision: 1n,
-      };
-      try {
-        await tx.insertBranch(branch);
-      } catch (error) {
-        // The parent was just read in this unit and branches are never deleted,
-        // so the only constraint a racing writer can trip is the slug.
-        if (error instanceof StorageFailure && error.kind === 'constraint') throw new AipcsError('already_exists', { cause: error });
-        throw error;
-      }
-      return { branch: branchDocument(branch), replayed: false };
+        branch_type: command.branchType,
+        parent_branch_id: command.parentBranchId,
+        retrieval_summary: command.retrievalSummary,
+      });
+      return runMutation(this.deps, admission, command.idempotencyKey, 'branch_create', fingerprint, async (tx, now) => {
+        // The reference checks the parent before the slug; keep that precedence.
+        if (command.parentBranchId !== null && !(await tx.getBranch(command.parentBranchId))) throw new AipcsError('not_found_data');
+        if (await tx.findBranchBySlug(command.slug)) throw new AipcsError('already_exists');
+        const branch: StoredBranch = {
+          id: this.deps.newBranchId(),
+          slug: command.slug,
+          title: command.title,
+          intent: command.intent,
+          branchType: command.branchType,
+          parentId: command.parentBranchId,
+          status: 'active',
+          retrievalSummary: command.retrievalSummary,
+          createdAt: now,
+          updatedAt: now,
+          branchRevision: 1n,
+        };
+        try {
+          await tx.insertBranch(branch);
+        } catch (error) {
+          // The parent was just read in this unit and branches are never deleted,
+          // so the only constraint a racing writer can trip is the slug.
+          if (error instanceof StorageFailure && error.kind === 'constraint') throw new AipcsError('already_exists', { cause: error });
+          throw error;
+        }
+        return { branch: branchDocument(branch), replayed: false };
+      });
     });
   }
 
@@ -177,95 +179,99 @@ export class BranchService {
   }
 
   async update(command: UpdateBranchCommand): Promise<JsonObject> {
-    const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
-    const supplied = suppliedUpdates(command.updates);
-    if (Object.keys(supplied).length === 0) throw new AipcsError('validation_failed');
-    const fingerprint = mutationFingerprint(this.deps, 'branch_update', {
-      branch_id: command.branchId,
-      expected_branch_revision: command.expectedBranchRevision,
-      updates: supplied,
-    });
-    const updates = command.updates;
-    return runMutation(this.deps, admission, command.idempotencyKey, 'branch_update', fingerprint, async (tx, now) => {
-      const current = await tx.getBranch(command.branchId);
-      if (!current) throw new AipcsError('not_found_data');
-      if (current.branchRevision !== command.expectedBranchRevision) throw new AipcsError('stale_branch_revision');
-      const parentId = updates.parentBranchId === undefined ? current.parentId : updates.parentBranchId;
-      if (parentId !== null && parentId !== current.parentId) {
-        if (parentId === current.id) throw new AipcsError('constraint_violation');
-        if (!(await tx.getBranch(parentId))) throw new AipcsError('not_found_data');
-        if (await reachesByParents(tx, parentId, current.id)) throw new AipcsError('constraint_violation');
-      }
-      const next: StoredBranch = {
-        ...current,
-        title: updates.title ?? current.title,
-        intent: updates.intent ?? current.intent,
-        branchType: updates.branchType === undefined ? current.branchType : updates.branchType,
-        parentId,
-        status: updates.status ?? current.status,
-        retrievalSummary: updates.retrievalSummary === undefined ? current.retrievalSummary : updates.retrievalSummary,
-      };
-      const changed =
-        next.title !== current.title ||
-        next.intent !== current.intent ||
-        next.branchType !== current.branchType ||
-        next.parentId !== current.parentId ||
-        next.status !== current.status ||
-        next.retrievalSummary !== current.retrievalSummary;
-      // A no-op still completes (and consumes the key) without advancing the revision.
-      if (!changed) return { branch: branchDocument(current), replayed: false };
-      if (!canAdvance(current.branchRevision)) throw new AipcsError('constraint_violation');
-      const updated: StoredBranch = { ...next, updatedAt: timeAfter(now, current.createdAt, current.updatedAt), branchRevision: current.branchRevision + 1n };
-      await tx.updateBranch(updated);
-      return { branch: branchDocument(updated), replayed: false };
+    return readmitting(async () => {
+      const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
+      const supplied = suppliedUpdates(command.updates);
+      if (Object.keys(supplied).length === 0) throw new AipcsError('validation_failed');
+      const fingerprint = mutationFingerprint(this.deps, 'branch_update', {
+        branch_id: command.branchId,
+        expected_branch_revision: command.expectedBranchRevision,
+        updates: supplied,
+      });
+      const updates = command.updates;
+      return runMutation(this.deps, admission, command.idempotencyKey, 'branch_update', fingerprint, async (tx, now) => {
+        const current = await tx.getBranch(command.branchId);
+        if (!current) throw new AipcsError('not_found_data');
+        if (current.branchRevision !== command.expectedBranchRevision) throw new AipcsError('stale_branch_revision');
+        const parentId = updates.parentBranchId === undefined ? current.parentId : updates.parentBranchId;
+        if (parentId !== null && parentId !== current.parentId) {
+          if (parentId === current.id) throw new AipcsError('constraint_violation');
+          if (!(await tx.getBranch(parentId))) throw new AipcsError('not_found_data');
+          if (await reachesByParents(tx, parentId, current.id)) throw new AipcsError('constraint_violation');
+        }
+        const next: StoredBranch = {
+          ...current,
+          title: updates.title ?? current.title,
+          intent: updates.intent ?? current.intent,
+          branchType: updates.branchType === undefined ? current.branchType : updates.branchType,
+          parentId,
+          status: updates.status ?? current.status,
+          retrievalSummary: updates.retrievalSummary === undefined ? current.retrievalSummary : updates.retrievalSummary,
+        };
+        const changed =
+          next.title !== current.title ||
+          next.intent !== current.intent ||
+          next.branchType !== current.branchType ||
+          next.parentId !== current.parentId ||
+          next.status !== current.status ||
+          next.retrievalSummary !== current.retrievalSummary;
+        // A no-op still completes (and consumes the key) without advancing the revision.
+        if (!changed) return { branch: branchDocument(current), replayed: false };
+        if (!canAdvance(current.branchRevision)) throw new AipcsError('constraint_violation');
+        const updated: StoredBranch = { ...next, updatedAt: timeAfter(now, current.createdAt, current.updatedAt), branchRevision: current.branchRevision + 1n };
+        await tx.updateBranch(updated);
+        return { branch: branchDocument(updated), replayed: false };
+      });
     });
   }
 
   async assign(command: AssignRecordsCommand): Promise<JsonObject> {
-    const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
-    if (command.records.length === 0 || command.records.length > MAX_TARGETS) throw new AipcsError('validation_failed');
-    const targets = command.records.map((target) => {
-      const entity = findEntity(admission.manifest, target.entityName);
-      return { target, layout: layoutOf(admission, entity.name) };
-    });
-    const fingerprint = mutationFingerprint(this.deps, 'branch_assign', {
-      branch_id: command.branchId,
-      role: command.role,
-      operation: command.operation,
-      records: command.records.map((target) => ({
-        entity_name: target.entityName,
-        record_id: target.recordId,
-        expected_record_version: target.expectedRecordVersion,
-      })),
-    });
-    return runMutation(this.deps, admission, command.idempotencyKey, 'branch_assign', fingerprint, async (tx, now) => {
-      const branch = await tx.getBranch(command.branchId);
-      if (!branch) throw new AipcsError('not_found_data');
-      if (command.operation === 'assign' && branch.status !== 'active') throw new AipcsError('constraint_violation');
-      // Every target is checked before anything changes: the request is all-or-nothing.
-      const current: StoredRecord[] = [];
-      for (const { target, layout } of targets) {
-        const record = await tx.getRecord(layout, target.recordId);
-        if (!record) throw new AipcsError('not_found_data');
-        if (record.recordVersion !== target.expectedRecordVersion) throw new AipcsError('stale_record_version');
-        current.push(record);
-      }
-      const results: JsonObject[] = [];
-      for (const [index, { target, layout }] of targets.entries()) {
-        const record = current[index] as StoredRecord;
-        const kind = await this.applyDelta(tx, command, target, now);
-        let version = record.recordVersion;
-        if (kind !== null) {
-          // The unit rolls back every delta already applied (D40).
-          if (!canAdvance(version)) throw new AipcsError('constraint_violation');
-          version += 1n;
-          const at = timeAfter(now, record.createdAt, record.updatedAt);
-          await tx.updateRecord(layout, { ...record, recordVersion: version, updatedAt: at });
-          await tx.appendHistory({ entityName: target.entityName, recordId: record.id, recordVersion: version, kind, before: record.fields, after: record.fields, occurredAt: at });
+    return readmitting(async () => {
+      const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
+      if (command.records.length === 0 || command.records.length > MAX_TARGETS) throw new AipcsError('validation_failed');
+      const targets = command.records.map((target) => {
+        const entity = findEntity(admission.manifest, target.entityName);
+        return { target, layout: layoutOf(admission, entity.name) };
+      });
+      const fingerprint = mutationFingerprint(this.deps, 'branch_assign', {
+        branch_id: command.branchId,
+        role: command.role,
+        operation: command.operation,
+        records: command.records.map((target) => ({
+          entity_name: target.entityName,
+          record_id: target.recordId,
+          expected_record_version: target.expectedRecordVersion,
+        })),
+      });
+      return runMutation(this.deps, admission, command.idempotencyKey, 'branch_assign', fingerprint, async (tx, now) => {
+        const branch = await tx.getBranch(command.branchId);
+        if (!branch) throw new AipcsError('not_found_data');
+        if (command.operation === 'assign' && branch.status !== 'active') throw new AipcsError('constraint_violation');
+        // Every target is checked before anything changes: the request is all-or-nothing.
+        const current: StoredRecord[] = [];
+        for (const { target, layout } of targets) {
+          const record = await tx.getRecord(layout, target.recordId);
+          if (!record) throw new AipcsError('not_found_data');
+          if (record.recordVersion !== target.expectedRecordVersion) throw new AipcsError('stale_record_version');
+          current.push(record);
         }
-        results.push({ entity_name: target.entityName, id: record.id, record_version: version });
-      }
-      return { records: results, replayed: false };
+        const results: JsonObject[] = [];
+        for (const [index, { target, layout }] of targets.entries()) {
+          const record = current[index] as StoredRecord;
+          const kind = await this.applyDelta(tx, command, target, now);
+          let version = record.recordVersion;
+          if (kind !== null) {
+            // The unit rolls back every delta already applied (D40).
+            if (!canAdvance(version)) throw new AipcsError('constraint_violation');
+            version += 1n;
+            const at = timeAfter(now, record.createdAt, record.updatedAt);
+            await tx.updateRecord(layout, { ...record, recordVersion: version, updatedAt: at });
+            await tx.appendHistory({ entityName: target.entityName, recordId: record.id, recordVersion: version, kind, before: record.fields, after: record.fields, occurredAt: at });
+          }
+          results.push({ entity_name: target.entityName, id: record.id, record_version: version });
+        }
+        return { records: results, replayed: false };
+      });
     });
   }
 

@@ -50,9 +50,43 @@ export function mutationFingerprint(deps: DataUnitDependencies, kind: string, fi
 }
 
 /**
- * Fence (open, and at the generation of the admission: no transition since),
- * replay lookup, then `work`; a completed result is recorded for replay in
- * the same unit.
+ * The write unit found the fence open at another generation than the
+ * admission read: an evolve (which moves it with the store's layout) or a
+ * suspend and resume came between them, so what the admission validated
+ * against may be stale. Nothing was written; readmitting runs it afresh.
+ */
+class AdmissionMoved extends Error {
+  constructor() {
+    super('the store changed since the admission');
+    this.name = 'AdmissionMoved';
+  }
+}
+
+const ADMISSION_ATTEMPTS = 3;
+
+/**
+ * Runs a mutation (its admission, validation and write unit) again when its
+ * write unit found the store changed since the admission. A write admitted
+ * under one schema version must not commit under the next: it wrote the
+ * rows of the old layout (a list field the evolve added lost its members,
+ * and search stopped finding them) and answered without the new fields.
+ * Still moving after a few attempts: storage_busy, which the client retries.
+ */
+export async function readmitting<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof AdmissionMoved)) throw error;
+      if (tries >= ADMISSION_ATTEMPTS) throw new AipcsError('storage_busy');
+    }
+  }
+}
+
+/**
+ * Fence (open, and at the generation of the admission: no transition or
+ * evolve since), replay lookup, then `work`; a completed result is recorded
+ * for replay in the same unit.
  */
 export async function runMutation(
   deps: DataUnitDependencies,
@@ -64,7 +98,10 @@ export async function runMutation(
 ): Promise<JsonObject> {
   try {
     return await deps.data.write(storageLocator(admission), deps.principalId, async (tx) => {
-      if (!(await tx.fenceIsOpen(admission.fenceGeneration))) throw new AipcsError('storage_unavailable');
+      if (!(await tx.fenceIsOpen(admission.fenceGeneration))) {
+        if (await tx.fenceIsOpen()) throw new AdmissionMoved();
+        throw new AipcsError('storage_unavailable');
+      }
       const replay = await tx.getReplay(key);
       if (replay) {
         if (replay.kind !== kind || replay.fingerprint !== fingerprint) throw new AipcsError('changed_fingerprint');

@@ -11,7 +11,7 @@ import { canAdvance } from './counters.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { TextBudget } from './text-budget.js';
 import { timeAfter } from './time.js';
-import { CREATED_VIA, dataFailure, mutationFingerprint, runMutation, storageLocator } from './data-unit.js';
+import { CREATED_VIA, dataFailure, mutationFingerprint, readmitting, runMutation, storageLocator } from './data-unit.js';
 import type { DataAdmission, LifecycleService } from './lifecycle.js';
 import {
   type BranchScope,
@@ -104,72 +104,78 @@ export class RecordService {
   }
 
   async create(command: CreateRecordCommand): Promise<JsonObject> {
-    const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
-    const entity = findEntity(admission.manifest, command.entityName);
-    const layout = layoutOf(admission, entity.name);
-    checkRecordSize(command.record);
-    const fields = completeFieldSet(entity, checkSuppliedFields(entity, command.record));
-    checkRecordSize(fieldSetJson(fields));
-    const fingerprint = mutationFingerprint(this.deps, 'create', { entity_name: entity.name, fields: fieldSetJson(fields) });
-    return runMutation(this.deps, admission, command.idempotencyKey, 'create', fingerprint, async (tx, now) => {
-      await this.checkReferences(tx, layout, fields);
-      const record: StoredRecord = { id: this.deps.newRecordId(), createdAt: now, updatedAt: now, createdVia: CREATED_VIA, recordVersion: 1n, fields };
-      await tx.insertRecord(layout, record);
-      await tx.appendHistory({ entityName: entity.name, recordId: record.id, recordVersion: 1n, kind: 'create', before: null, after: fields, occurredAt: now });
-      return { record: recordDocument(entity.name, record), replayed: false };
+    return readmitting(async () => {
+      const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
+      const entity = findEntity(admission.manifest, command.entityName);
+      const layout = layoutOf(admission, entity.name);
+      checkRecordSize(command.record);
+      const fields = completeFieldSet(entity, checkSuppliedFields(entity, command.record));
+      checkRecordSize(fieldSetJson(fields));
+      const fingerprint = mutationFingerprint(this.deps, 'create', { entity_name: entity.name, fields: fieldSetJson(fields) });
+      return runMutation(this.deps, admission, command.idempotencyKey, 'create', fingerprint, async (tx, now) => {
+        await this.checkReferences(tx, layout, fields);
+        const record: StoredRecord = { id: this.deps.newRecordId(), createdAt: now, updatedAt: now, createdVia: CREATED_VIA, recordVersion: 1n, fields };
+        await tx.insertRecord(layout, record);
+        await tx.appendHistory({ entityName: entity.name, recordId: record.id, recordVersion: 1n, kind: 'create', before: null, after: fields, occurredAt: now });
+        return { record: recordDocument(entity.name, record), replayed: false };
+      });
     });
   }
 
   async update(command: UpdateRecordCommand): Promise<JsonObject> {
-    const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
-    const entity = findEntity(admission.manifest, command.entityName);
-    const layout = layoutOf(admission, entity.name);
-    checkRecordSize(command.updates);
-    const updates = checkSuppliedFields(entity, command.updates);
-    const fingerprint = mutationFingerprint(this.deps, 'update', {
-      entity_name: entity.name,
-      record_id: command.recordId,
-      expected_record_version: command.expectedRecordVersion,
-      updates: command.updates,
-    });
-    return runMutation(this.deps, admission, command.idempotencyKey, 'update', fingerprint, async (tx, now) => {
-      const current = await tx.getRecord(layout, command.recordId);
-      if (!current) throw new AipcsError('not_found_data');
-      if (current.recordVersion !== command.expectedRecordVersion) throw new AipcsError('stale_record_version');
-      if (!canAdvance(current.recordVersion)) throw new AipcsError('constraint_violation');
-      const merged = completeFieldSet(entity, { ...current.fields, ...Object.fromEntries(updates) });
-      checkRecordSize(fieldSetJson(merged));
-      await this.checkReferences(tx, layout, merged);
-      const at = timeAfter(now, current.createdAt, current.updatedAt);
-      const record: StoredRecord = { ...current, fields: merged, updatedAt: at, recordVersion: current.recordVersion + 1n };
-      await tx.updateRecord(layout, record);
-      await tx.appendHistory({ entityName: entity.name, recordId: record.id, recordVersion: record.recordVersion, kind: 'update', before: current.fields, after: merged, occurredAt: at });
-      return { record: recordDocument(entity.name, record), replayed: false };
+    return readmitting(async () => {
+      const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
+      const entity = findEntity(admission.manifest, command.entityName);
+      const layout = layoutOf(admission, entity.name);
+      checkRecordSize(command.updates);
+      const updates = checkSuppliedFields(entity, command.updates);
+      const fingerprint = mutationFingerprint(this.deps, 'update', {
+        entity_name: entity.name,
+        record_id: command.recordId,
+        expected_record_version: command.expectedRecordVersion,
+        updates: command.updates,
+      });
+      return runMutation(this.deps, admission, command.idempotencyKey, 'update', fingerprint, async (tx, now) => {
+        const current = await tx.getRecord(layout, command.recordId);
+        if (!current) throw new AipcsError('not_found_data');
+        if (current.recordVersion !== command.expectedRecordVersion) throw new AipcsError('stale_record_version');
+        if (!canAdvance(current.recordVersion)) throw new AipcsError('constraint_violation');
+        const merged = completeFieldSet(entity, { ...current.fields, ...Object.fromEntries(updates) });
+        checkRecordSize(fieldSetJson(merged));
+        await this.checkReferences(tx, layout, merged);
+        const at = timeAfter(now, current.createdAt, current.updatedAt);
+        const record: StoredRecord = { ...current, fields: merged, updatedAt: at, recordVersion: current.recordVersion + 1n };
+        await tx.updateRecord(layout, record);
+        await tx.appendHistory({ entityName: entity.name, recordId: record.id, recordVersion: record.recordVersion, kind: 'update', before: current.fields, after: merged, occurredAt: at });
+        return { record: recordDocument(entity.name, record), replayed: false };
+      });
     });
   }
 
   async delete(command: DeleteRecordCommand): Promise<JsonObject> {
-    const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
-    const entity = findEntity(admission.manifest, command.entityName);
-    const layout = layoutOf(admission, entity.name);
-    const fingerprint = mutationFingerprint(this.deps, 'delete', {
-      entity_name: entity.name,
-      record_id: command.recordId,
-      expected_record_version: command.expectedRecordVersion,
-    });
-    const referencing = admission.manifest.relationships
-      .filter((relationship) => relationship.to.entity === entity.name)
-      .map((relationship) => ({ entity: relationship.from.entity, column: relationship.from.field }));
-    return runMutation(this.deps, admission, command.idempotencyKey, 'delete', fingerprint, async (tx, now) => {
-      const current = await tx.getRecord(layout, command.recordId);
-      if (!current) throw new AipcsError('not_found_data');
-      if (current.recordVersion !== command.expectedRecordVersion) throw new AipcsError('stale_record_version');
-      if (await tx.isReferenced({ entity: entity.name, id: current.id }, referencing)) throw new AipcsError('constraint_violation');
-      if (!canAdvance(current.recordVersion)) throw new AipcsError('constraint_violation');
-      const version = current.recordVersion + 1n;
-      await tx.deleteRecord(layout, current.id);
-      await tx.appendHistory({ entityName: entity.name, recordId: current.id, recordVersion: version, kind: 'delete', before: current.fields, after: null, occurredAt: timeAfter(now, current.createdAt, current.updatedAt) });
-      return { id: current.id, record_version: version, replayed: false };
+    return readmitting(async () => {
+      const admission = await this.deps.lifecycle.admitMutation(command.serviceId);
+      const entity = findEntity(admission.manifest, command.entityName);
+      const layout = layoutOf(admission, entity.name);
+      const fingerprint = mutationFingerprint(this.deps, 'delete', {
+        entity_name: entity.name,
+        record_id: command.recordId,
+        expected_record_version: command.expectedRecordVersion,
+      });
+      const referencing = admission.manifest.relationships
+        .filter((relationship) => relationship.to.entity === entity.name)
+        .map((relationship) => ({ entity: relationship.from.entity, column: relationship.from.field }));
+      return runMutation(this.deps, admission, command.idempotencyKey, 'delete', fingerprint, async (tx, now) => {
+        const current = await tx.getRecord(layout, command.recordId);
+        if (!current) throw new AipcsError('not_found_data');
+        if (current.recordVersion !== command.expectedRecordVersion) throw new AipcsError('stale_record_version');
+        if (await tx.isReferenced({ entity: entity.name, id: current.id }, referencing)) throw new AipcsError('constraint_violation');
+        if (!canAdvance(current.recordVersion)) throw new AipcsError('constraint_violation');
+        const version = current.recordVersion + 1n;
+        await tx.deleteRecord(layout, current.id);
+        await tx.appendHistory({ entityName: entity.name, recordId: current.id, recordVersion: version, kind: 'delete', before: current.fields, after: null, occurredAt: timeAfter(now, current.createdAt, current.updatedAt) });
+        return { id: current.id, record_version: version, replayed: false };
+      });
     });
   }
 

@@ -21,6 +21,7 @@ import {
   type StoreObservation,
   type WriteFence,
 } from '../../core/ports.js';
+import { canAdvance } from '../../core/counters.js';
 import {
   metaRevisionOf,
   quotedIdentifiers,
@@ -562,6 +563,10 @@ export class PostgresServiceStores implements OperatorStorePort {
       if ((await compareLayout(session, schema, expectedCurrent)) !== 'matches') throw new StorageFailure('incompatible');
       for (const ddl of evolutionDdl(schema, current, target)) await session.run(ddl);
       if ((await compareLayout(session, schema, expectedTarget)) !== 'matches') throw new StorageFailure('incompatible');
+      // A data write admitted under the old layout finds the generation moved and is admitted again.
+      // (At 2^63-1 it cannot move; operator transitions are refused there too.)
+      const fence = await readFenceRow(session, schema, true);
+      if (canAdvance(fence.generation)) await writeFenceRow(session, schema, { generation: fence.generation + 1n, state: fence.state });
     });
   }
 

@@ -18,6 +18,7 @@ import {
   type StoreObservation,
   type WriteFence,
 } from '../../core/ports.js';
+import { canAdvance } from '../../core/counters.js';
 import { metaRevisionOf, prepared, SqliteConnection, toStorageFailure, type SqliteDatabase } from './connection.js';
 import { errorCode } from '../../../common/errors.js';
 import { folderSyncUnsupported } from '../../../common/folder-sync.js';
@@ -338,6 +339,13 @@ function outOfDescriptors(error: unknown): boolean {
   return [...causeChain(error)].some((link) => ['EMFILE', 'ENFILE', 'SQLITE_CANTOPEN'].includes(errorCode(link) ?? ''));
 }
 
+function writeFence(db: SqliteDatabase, fence: WriteFence): void {
+  db.prepare(`INSERT INTO __aipcs_write_fence (singleton, generation, state) VALUES (1, ?, ?) ON CONFLICT (singleton) DO UPDATE SET generation = excluded.generation, state = excluded.state`).run(
+    fence.generation,
+    fence.state,
+  );
+}
+
 function readFenceRow(db: SqliteDatabase): WriteFence {
   const row = prepared(db, `SELECT generation, state FROM __aipcs_write_fence WHERE singleton = 1`).get() as { generation: bigint; state: FenceState } | undefined;
   return row ? { generation: row.generation, state: row.state } : { generation: 1n, state: 'open' };
@@ -497,6 +505,10 @@ export class SqliteServiceStores implements OperatorStorePort {
       if (intactLayout(db, current, locator.namespace) !== 'matches') throw new StorageFailure('incompatible');
       for (const ddl of evolutionDdl(current, target)) db.exec(ddl);
       if (compareLayout(db, target, locator.namespace) !== 'matches') throw new StorageFailure('incompatible');
+      // A data write admitted under the old layout finds the generation moved and is admitted again.
+      // (At 2^63-1 it cannot move; operator transitions are refused there too.)
+      const fence = readFenceRow(db);
+      if (canAdvance(fence.generation)) writeFence(db, { generation: fence.generation + 1n, state: fence.state });
     });
   }
 
@@ -558,10 +570,7 @@ export class SqliteServiceStores implements OperatorStorePort {
       const current = readFenceRow(db);
       if (current.generation !== expected.generation || current.state !== expected.state) return null;
       const next: WriteFence = { generation: current.generation + 1n, state: target };
-      db.prepare(`INSERT INTO __aipcs_write_fence (singleton, generation, state) VALUES (1, ?, ?) ON CONFLICT (singleton) DO UPDATE SET generation = excluded.generation, state = excluded.state`).run(
-        next.generation,
-        next.state,
-      );
+      writeFence(db, next);
       return next;
     });
   }
