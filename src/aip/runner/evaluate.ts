@@ -346,6 +346,7 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
   // left by a killed runner can be told from a live run's and removed later.
   const dir = await mkdtemp(join(tmpdir(), request.keep ? 'aip-run-' : `aip-run-${process.pid}-`));
   let outcome: RunOutcome;
+  let folderRemoved = false;
   try {
     const written = await materialize(dir, state.data.files, (id) => repo.artifactContent(id));
     if (!written.ok) throw new AipError('run.materialize', `cannot materialise state ${request.stateId}: ${written.error.message}`);
@@ -366,33 +367,46 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
     });
     const workspace = await inspect(dir, state, rules.value, repo.config.maxObjectBytes, run);
 
-    const stdout = await repo.putArtifact(run.stdout.bytes);
-    if (!stdout.ok) throw stdout.error;
-    const stderr = await repo.putArtifact(run.stderr.bytes);
-    if (!stderr.ok) throw stderr.error;
-    const evidence = executedEvidence(request, state, runner, {
-      error: run.error,
-      result: expectedResult(run.termination, workspace.workspace, run.exitCode),
-      stderr: { artifact: stderr.value.id, truncated: run.stderr.truncated },
-      stdout: { artifact: stdout.value.id, truncated: run.stdout.truncated },
-      exit_code: run.exitCode,
-      workspace: workspace.workspace,
-      executable: run.executable,
-      started_at: run.startedAt,
-      duration_ns: uint(run.durationNs),
-      finished_at: run.finishedAt,
-      termination: run.termination,
-      workspace_error: workspace.error,
-    });
-    const stored = await repo.putObject(evidence);
-    if (!stored.ok) throw stored.error;
-    outcome = { id: stored.value.id, evidence, evaluationDir: request.keep ? dir : undefined };
+    const store = async (): Promise<RunOutcome> => {
+      const stdout = await repo.putArtifact(run.stdout.bytes);
+      if (!stdout.ok) throw stdout.error;
+      const stderr = await repo.putArtifact(run.stderr.bytes);
+      if (!stderr.ok) throw stderr.error;
+      const evidence = executedEvidence(request, state, runner, {
+        error: run.error,
+        result: expectedResult(run.termination, workspace.workspace, run.exitCode),
+        stderr: { artifact: stderr.value.id, truncated: run.stderr.truncated },
+        stdout: { artifact: stdout.value.id, truncated: run.stdout.truncated },
+        exit_code: run.exitCode,
+        workspace: workspace.workspace,
+        executable: run.executable,
+        started_at: run.startedAt,
+        duration_ns: uint(run.durationNs),
+        finished_at: run.finishedAt,
+        termination: run.termination,
+        workspace_error: workspace.error,
+      });
+      const stored = await repo.putObject(evidence);
+      if (!stored.ok) throw stored.error;
+      return { id: stored.value.id, evidence, evaluationDir: request.keep ? dir : undefined };
+    };
+    try {
+      outcome = await store();
+    } catch (error) {
+      // A write refused (a full disk): what the command wrote in its folder
+      // may be what filled it, and the folder goes anyway. Without it the
+      // evidence may fit; losing the record of a command that ran is worse.
+      if (request.keep || !(error instanceof AipError) || error.code !== 'io') throw error;
+      await removeTree(dir);
+      folderRemoved = true;
+      outcome = await store();
+    }
   } catch (error) {
     // The error that stopped the run is the one to report, not a failed removal after it.
     await removeTree(dir).catch(() => undefined);
     throw error;
   }
-  if (request.keep) return outcome;
+  if (request.keep || folderRemoved) return outcome;
   // The evidence is stored: a folder the command made impossible to remove
   // (an immutable file, a mount) must not turn its outcome into an error.
   try {

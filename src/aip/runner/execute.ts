@@ -238,7 +238,7 @@ function killProcess(pid: number): boolean {
 }
 
 /**
- * Kills what the command left behind, in one walk over /proc, and says how
+ * Kills what the command left behind, walking /proc until nothing is left, and says how
  * many of them had left its session. The command leads a session (spawned
  * detached): a shell with job control (`set -m`) puts background jobs in
  * groups of their own, which the group kill of step 6 does not reach (D60).
@@ -249,24 +249,40 @@ function killProcess(pid: number): boolean {
  * error). Session members are not counted: they are the command's own.
  */
 async function killLeftovers(sid: number, folder: string): Promise<number> {
-  const pids = await processIds();
   const root = await realpath(folder).catch(() => undefined);
-  if (pids === undefined) return 0;
-  let escaped = 0;
-  for (const pid of pids) {
-    if (pid === process.pid) continue;
-    const stat = await processStat(pid);
-    if (stat?.living !== true) continue;
-    if (stat.session === sid) {
-      killProcess(pid);
-      continue;
+  const escaped = new Set<number>();
+  // A leftover can start a child between the walk's reading of the process
+  // list and its kill (a background loop), and the child outlived the run:
+  // the walk is repeated, after a pause for the kills to land, until one
+  // finds nothing left to kill.
+  for (let walk = 0; walk < LEFTOVER_WALKS; walk++) {
+    const pids = await processIds();
+    if (pids === undefined) break;
+    let killed = false;
+    for (const pid of pids) {
+      if (pid === process.pid) continue;
+      const stat = await processStat(pid);
+      if (stat?.living !== true) continue;
+      if (stat.session === sid) {
+        killed = killProcess(pid) || killed;
+        continue;
+      }
+      if (root === undefined) continue;
+      const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => undefined); // gone, or not ours to see
+      if (cwd !== undefined && (cwd === root || cwd.startsWith(`${root}${sep}`)) && killProcess(pid)) {
+        escaped.add(pid);
+        killed = true;
+      }
     }
-    if (root === undefined) continue;
-    const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => undefined); // gone, or not ours to see
-    if (cwd !== undefined && (cwd === root || cwd.startsWith(`${root}${sep}`)) && killProcess(pid)) escaped++;
+    if (!killed) break;
+    await new Promise((resolve) => setTimeout(resolve, LEFTOVER_PAUSE_MS));
   }
-  return escaped;
+  return escaped.size;
 }
+
+/** Walks over /proc for leftovers at most, and the pause between two. */
+const LEFTOVER_WALKS = 20;
+const LEFTOVER_PAUSE_MS = 10;
 
 function killGroup(pgid: number): void {
   try {

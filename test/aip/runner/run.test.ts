@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { chmod, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { AipError } from '../../../src/aip/core/errors.js';
 import type { EvidenceV2, Id, IntentV1 } from '../../../src/aip/core/objects.js';
 import { Repository } from '../../../src/aip/repository/repository.js';
 import { commitSnapshot } from '../../../src/aip/repository/workflows.js';
@@ -151,6 +152,44 @@ describe('terminations', () => {
     const alive = await readFile(`/proc/${job}/stat`, 'utf8').then((text) => !/^\S+ \(.*\) [ZX] /s.test(text), () => false);
     if (alive) process.kill(job, 'SIGKILL'); // not left behind by this test either
     expect(alive).toBe(false);
+  });
+
+  it('stores the evidence after removing the evaluation folder when the first store is refused (a full disk)', async () => {
+    // What the command wrote in its folder may be what filled the disk; the
+    // folder went and the error was raised, so a command that ran left no record.
+    const { repo, state } = await project({ 'a': 'a' });
+    const putArtifact = repo.putArtifact.bind(repo);
+    let refusals = 0;
+    repo.putArtifact = async (bytes) => (refusals++ === 0 ? { ok: false, error: new AipError('io', 'cannot write object x: ENOSPC') } : putArtifact(bytes));
+    const outcome = await runEvidence(repo, { stateId: state, argv: ['sh', '-c', 'echo hi; head -c 1000 /dev/zero > big'], kind: 'test', timeoutNs: 30_000_000_000n, outputLimit: 1024, withOperations: true, keep: false });
+    expect(refusals).toBe(3); // refused once, then stdout and stderr stored
+    expect(outcome.evidence.data).toMatchObject({ termination: 'exited', exit_code: 0, workspace: 'changed' });
+    expect(await content(repo, outcome.evidence.data.stdout.artifact)).toBe('hi\n');
+    expect((await repo.verify([outcome.id])).invalid).toEqual([]);
+    expect(outcome.removalError).toBeUndefined();
+    // A kept folder is the user's: it stays, and the refusal is the answer.
+    refusals = 0;
+    await expect(runEvidence(repo, { stateId: state, argv: ['true'], kind: 'test', timeoutNs: 30_000_000_000n, outputLimit: 1024, withOperations: true, keep: true })).rejects.toMatchObject({ code: 'io' });
+  });
+
+  it('a job that keeps starting children leaves none of them behind', async () => {
+    // The leftovers were killed in one walk over /proc: a child started
+    // between the walk's list and its parent's kill outlived the run.
+    const { repo, state } = await project({ 'a': 'a' });
+    const marker = `sleep 30.${process.pid}`;
+    const loop = `set -m; (while :; do ${marker} & sleep 0.002; done) >/dev/null 2>&1 </dev/null & sleep 0.3; exit 0`;
+    const survivors: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      await run(repo, state, ['bash', '-c', loop], { graceMs: 200 });
+      for (const name of await readdir('/proc')) {
+        if (!/^\d+$/.test(name)) continue;
+        const command = await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
+        const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
+        if (command.replaceAll('\0', ' ').trim() === marker && !/^\S+ \(.*\) [ZX] /s.test(stat)) survivors.push(Number(name));
+      }
+    }
+    for (const pid of survivors) process.kill(pid, 'SIGKILL'); // not left behind by this test either
+    expect(survivors).toEqual([]);
   });
 
   it('a daemon that left the session (setsid) but still works in the folder makes the workspace unknown, and does not outlive the run', async () => {
