@@ -408,7 +408,10 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
       // may be what filled it, and the folder goes anyway. Without it the
       // evidence may fit; losing the record of a command that ran is worse.
       if (request.keep || !(error instanceof AipError) || error.code !== 'io') throw error;
-      await removeTree(dir);
+      // A folder that cannot go leaves the refusal as the answer, not the removal's error.
+      await removeTree(dir).catch(() => {
+        throw error;
+      });
       folderRemoved = true;
       outcome = await store();
     }
