@@ -137,11 +137,13 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
       // 'gone': released since our attempt, so retried at once; gone again
       // means a `.lock` that exists but reads as nothing (a dangling
       // symbolic link), waited for like a held lock rather than spun on.
-      if (seen === 'gone' && goneInARow++ === 0) continue;
-      if (seen !== 'gone') goneInARow = 0;
-      const holder = seen === 'gone' ? undefined : seen.content;
-      if (seen !== 'gone' && (await isAbandoned(lockPath, seen, host, options))) {
-        if (await breakStaleLock(dir, lockPath, seen.raw, { pending, text, host, options })) continue;
+      let holder: LockContent | undefined;
+      if (seen === 'gone') {
+        if (goneInARow++ === 0) continue;
+      } else {
+        goneInARow = 0;
+        holder = seen.content;
+        if ((await isAbandoned(lockPath, seen, host, options)) && (await breakStaleLock(dir, lockPath, seen.raw, { pending, text, host, options }))) continue;
       }
       if (now() >= deadline) {
         const who = holder?.pid === undefined ? 'an unknown process' : `pid ${holder.pid}`;

@@ -121,11 +121,12 @@ function pidNamespaceNumber(): string | undefined {
  * and over a minute old goes. Best effort.
  */
 async function removeDeadRunsFolders(parent: string): Promise<void> {
+  const namespace = pidNamespaceNumber();
   try {
     for (const name of await readdir(parent)) {
       const match = REMOVABLE_RUN_DIR.exec(name);
       // A pid of another PID namespace (a container sharing the temp folder) names another process here (D66).
-      if (match === null || (match[2] !== undefined && match[2] !== pidNamespaceNumber()) || processExists(Number(match[1]))) continue;
+      if (match === null || (match[2] !== undefined && match[2] !== namespace) || processExists(Number(match[1]))) continue;
       const path = join(parent, name);
       const seen = await lstat(path);
       if (seen.isDirectory() && seen.uid === process.getuid?.() && seen.mtimeMs < Date.now() - 60_000) await removeTree(path);

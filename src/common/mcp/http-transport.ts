@@ -813,7 +813,9 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       const hold = tools.reportsSettledCalls && isJSONRPCRequest(message) && startsToolCall(message) ? session.postPlaces.get(message.id) : undefined;
       if (hold !== undefined && isJSONRPCRequest(message)) {
         hold.count++;
-        session.callPlaces.set(message.id, [...(session.callPlaces.get(message.id) ?? []), hold]);
+        const holds = session.callPlaces.get(message.id);
+        if (holds === undefined) session.callPlaces.set(message.id, [hold]);
+        else holds.push(hold);
       }
       deliver?.(message, extra);
       // The Server drops a cancelled request's answer only for a cancellation
