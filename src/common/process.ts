@@ -54,6 +54,37 @@ export function inOwnPidNamespace(recorded: string | undefined): boolean {
   return recorded === undefined || recorded === ownPidNamespace();
 }
 
+/** The inode number of this process's PID namespace (`4026531836`), or undefined where /proc cannot tell. */
+function ownPidNamespaceNumber(): string | undefined {
+  return /^pid:\[([0-9]+)\]$/.exec(ownPidNamespace() ?? '')?.[1];
+}
+
+/**
+ * The owner part of a temp file's or folder's name: `{pid}.{PID namespace
+ * inode}` (`{pid}` where /proc tells no namespace). A sweep of the
+ * leftovers of killed writers reads it back with OWNER_TAG_PATTERN and
+ * asks ownerTagGone, so that a live writer in another PID namespace sharing
+ * the folder (a container) is never judged by a pid that names another
+ * process here.
+ */
+export function ownerTag(): string {
+  const namespace = ownPidNamespaceNumber();
+  return namespace === undefined ? String(process.pid) : `${process.pid}.${namespace}`;
+}
+
+/** Regular-expression source of an ownerTag: group 1 the pid, group 2 the namespace (absent in older names). */
+export const OWNER_TAG_PATTERN = '([0-9]+)(?:\\.([0-9]+))?';
+
+/**
+ * Whether the writer named by an ownerTag's parts is gone from this host: a
+ * tag of another PID namespace is never judged (its pid names another
+ * process here); one without a namespace (older names) is judged by its pid.
+ */
+export function ownerTagGone(pid: string, namespace: string | undefined): boolean {
+  if (namespace !== undefined && namespace !== ownPidNamespaceNumber()) return false;
+  return !processExists(Number(pid));
+}
+
 /**
  * Which process (not just which pid) runs as `pid` now: the kernel's boot id
  * and the process's start time in clock ticks since that boot

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireCollectionLock, LOCK_FILE } from '../../src/aigpt/storage/collection-lock.js';
 import { withLock } from '../../src/aip/repository/lock.js';
-import { ownPidNamespace, processExists, processStartMark } from '../../src/common/process.js';
+import { OWNER_TAG_PATTERN, ownerTag, ownerTagGone, ownPidNamespace, processExists, processStartMark } from '../../src/common/process.js';
 
 const onLinux = process.platform === 'linux' && ownPidNamespace() !== undefined && processStartMark(process.pid) !== undefined;
 
@@ -144,5 +144,18 @@ describe.runIf(onLinux)('aip repository lock across PID namespaces', () => {
     const lock = await aipLockPath();
     await writeFile(lock, aipLock(pid, { proc: processStartMark(pid) as string }));
     expect(await outcome(withLock(lock, async () => undefined, { waitMs: 1_000, pollMs: 10 }))).toBe('acquired');
+  });
+});
+
+describe('owner tags of temp names', () => {
+  it.runIf(onLinux)('carry the pid and namespace; only a gone owner of this namespace (or of none) is gone', () => {
+    const namespace = /^pid:\[([0-9]+)\]$/.exec(ownPidNamespace() ?? '')?.[1];
+    expect(ownerTag()).toBe(`${process.pid}.${namespace}`);
+    const match = new RegExp(`^${OWNER_TAG_PATTERN}$`).exec(ownerTag());
+    expect([match?.[1], match?.[2]]).toEqual([String(process.pid), namespace]);
+    expect(ownerTagGone(String(process.pid), namespace)).toBe(false);
+    expect(ownerTagGone(String(NO_SUCH_PID), namespace)).toBe(true);
+    expect(ownerTagGone(String(NO_SUCH_PID), undefined)).toBe(true);
+    expect(ownerTagGone(String(NO_SUCH_PID), '1')).toBe(false);
   });
 });

@@ -15,7 +15,7 @@ import { linkIfAbsent, removeQuietly } from '../../common/exclusive-link.js';
 import { folderSyncUnsupported } from '../../common/folder-sync.js';
 import { makeFolders } from '../../common/make-folders.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
-import { processExists } from '../../common/process.js';
+import { OWNER_TAG_PATTERN, ownerTag, ownerTagGone } from '../../common/process.js';
 
 export interface ObjectStoreOptions {
   readonly maxObjectBytes: number;
@@ -56,8 +56,8 @@ export async function isRealFolder(path: string): Promise<boolean> {
   }
 }
 
-/** `tmp/{pid}-{32 hex}`: an object being written by process `pid`. */
-const OBJECT_TEMP_NAME = /^([0-9]+)-[0-9a-f]{32}$/;
+/** `tmp/{owner tag}-{32 hex}`: an object being written by the process the tag names (`{pid}.{PID namespace}`, or `{pid}`). */
+const OBJECT_TEMP_NAME = new RegExp(`^${OWNER_TAG_PATTERN}-[0-9a-f]{32}$`);
 
 export class ObjectStore {
   readonly objectsDir: string;
@@ -166,7 +166,7 @@ export class ObjectStore {
       this.sweptDeadTemps = true;
       await this.removeDeadWritersTemps();
     }
-    const tmpPath = join(this.tmpDir, `${process.pid}-${randomBytes(16).toString('hex')}`);
+    const tmpPath = join(this.tmpDir, `${ownerTag()}-${randomBytes(16).toString('hex')}`);
     // A signal (Ctrl-C during an import) removes it; only a kill -9 leaves it to the sweep above.
     const releaseOnInterrupt = removeOnInterrupt(tmpPath);
     try {
@@ -254,7 +254,7 @@ export class ObjectStore {
     try {
       for (const name of await readdir(this.tmpDir)) {
         const match = OBJECT_TEMP_NAME.exec(name);
-        if (match === null || processExists(Number(match[1]))) continue;
+        if (match === null || !ownerTagGone(match[1] ?? '', match[2])) continue;
         // Also a minute old: on a folder shared between hosts the pid may be another host's live writer.
         const path = join(this.tmpDir, name);
         if ((await stat(path)).mtimeMs < Date.now() - 60_000) await rm(path, { force: true });

@@ -17,7 +17,7 @@ import { GraphVerifier, type LoadResult, type ObjectSource } from '../core/verif
 import { DEFAULT_CONFIG, defaultConfigText, MAX_CONFIG_FILE_BYTES, parseConfig, type RepositoryConfig } from './config.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { makeFolders } from '../../common/make-folders.js';
-import { processExists } from '../../common/process.js';
+import { OWNER_TAG_PATTERN, ownerTag, ownerTagGone } from '../../common/process.js';
 import { FileTooLargeError, NotRegularFileError, readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { withLock } from './lock.js';
 import { ObjectStore, fsyncDirectory } from './object-store.js';
@@ -87,12 +87,15 @@ async function existingRepositoryError(aipDir: string): Promise<AipError> {
   return new AipError('repo.exists', `${aipDir} already exists`);
 }
 
-/** Removes the work folders of inits killed on this host (their process is gone); a running init's stays. Best effort. */
+/** `{owner tag}-{16 hex}` after INIT_PREFIX: the work folder of the init run by the process the tag names. */
+const INIT_WORK_NAME = new RegExp(`^${OWNER_TAG_PATTERN}-[0-9a-f]{16}$`);
+
+/** Removes the work folders of inits killed on this host (their process is gone); a running init's, or one of another PID namespace, stays. Best effort. */
 async function removeDeadInitFolders(root: string): Promise<void> {
   try {
     for (const name of await readdir(root)) {
-      const match = name.startsWith(INIT_PREFIX) ? /^([0-9]+)-[0-9a-f]{16}$/.exec(name.slice(INIT_PREFIX.length)) : null;
-      if (match !== null && !processExists(Number(match[1]))) await rm(join(root, name), { recursive: true, force: true });
+      const match = name.startsWith(INIT_PREFIX) ? INIT_WORK_NAME.exec(name.slice(INIT_PREFIX.length)) : null;
+      if (match !== null && ownerTagGone(match[1] ?? '', match[2])) await rm(join(root, name), { recursive: true, force: true });
     }
   } catch {
     // left for the next init
@@ -143,7 +146,7 @@ export class Repository {
   /**
    * Creates `dir/.aip` with config, the root state, HEAD and a complete
    * index; `.aipignore` with `.git/` if absent. The repository is built in a
-   * private folder beside `.aip` (`.aip-init-{pid}-{hex}`) and published by
+   * private folder beside `.aip` (`.aip-init-{owner tag}-{hex}`) and published by
    * one rename, so an interrupted init leaves no `.aip` at all (the next init
    * removes the dead one's folder) or a complete one.
    */
@@ -153,7 +156,7 @@ export class Repository {
     const aipDir = join(root, '.aip');
     await removeDeadInitFolders(root);
     if (await exists(aipDir)) throw await existingRepositoryError(aipDir);
-    const work = join(root, `${INIT_PREFIX}${process.pid}-${randomBytes(8).toString('hex')}`);
+    const work = join(root, `${INIT_PREFIX}${ownerTag()}-${randomBytes(8).toString('hex')}`);
     await mkdir(work);
     try {
       await mkdir(join(work, 'objects'));

@@ -3,7 +3,7 @@
 // state, and store the captures and the evidence v2. Process handling is
 // execute.ts's; object rules are core's.
 import { lstat, mkdtemp, readFile, chmod, readdir, realpath, rename, rmdir, unlink } from 'node:fs/promises';
-import { ownPidNamespace, processExists } from '../../common/process.js';
+import { OWNER_TAG_PATTERN, ownerTag, ownerTagGone } from '../../common/process.js';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,12 +107,7 @@ async function inspect(dir: string, state: StateV1, rules: IgnoreRules, maxObjec
  * tells no namespace, and from earlier versions): the evaluation folder of a
  * run that removes it at its end (a `--keep` folder has no pid).
  */
-const REMOVABLE_RUN_DIR = /^aip-run-([0-9]+)(?:\.([0-9]+))?-[A-Za-z0-9]{6}$/;
-
-/** The inode number of this process's PID namespace (`pid:[4026531836]`), or undefined. */
-function pidNamespaceNumber(): string | undefined {
-  return /^pid:\[([0-9]+)\]$/.exec(ownPidNamespace() ?? '')?.[1];
-}
+const REMOVABLE_RUN_DIR = new RegExp(`^aip-run-${OWNER_TAG_PATTERN}-[A-Za-z0-9]{6}$`);
 
 /**
  * Removes the evaluation folders of runs that were killed (kill -9, a crash)
@@ -121,12 +116,11 @@ function pidNamespaceNumber(): string | undefined {
  * and over a minute old goes. Best effort.
  */
 async function removeDeadRunsFolders(parent: string): Promise<void> {
-  const namespace = pidNamespaceNumber();
   try {
     for (const name of await readdir(parent)) {
       const match = REMOVABLE_RUN_DIR.exec(name);
       // A pid of another PID namespace (a container sharing the temp folder) names another process here (D66).
-      if (match === null || (match[2] !== undefined && match[2] !== namespace) || processExists(Number(match[1]))) continue;
+      if (match === null || !ownerTagGone(match[1] ?? '', match[2])) continue;
       const path = join(parent, name);
       const seen = await lstat(path);
       if (seen.isDirectory() && seen.uid === process.getuid?.() && seen.mtimeMs < Date.now() - 60_000) await removeTree(path);
@@ -355,8 +349,7 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
   await removeDeadRunsFolders(tmpdir());
   // A folder the run removes at its end carries the runner's pid, so that one
   // left by a killed runner can be told from a live run's and removed later.
-  const namespace = pidNamespaceNumber();
-  const dir = await mkdtemp(join(tmpdir(), request.keep ? 'aip-run-' : `aip-run-${process.pid}${namespace === undefined ? '' : `.${namespace}`}-`));
+  const dir = await mkdtemp(join(tmpdir(), request.keep ? 'aip-run-' : `aip-run-${ownerTag()}-`));
   let outcome: RunOutcome;
   let folderRemoved = false;
   try {

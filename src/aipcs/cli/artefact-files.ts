@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { folderSyncUnsupported } from '../../common/folder-sync.js';
 import { holdSignals, removeOnInterrupt } from '../../common/interrupt-cleanup.js';
-import { processExists } from '../../common/process.js';
+import { OWNER_TAG_PATTERN, ownerTag, ownerTagGone } from '../../common/process.js';
 import { refusal } from './admin-errors.js';
 import type { CliIssue } from './error-document.js';
 
@@ -233,8 +233,8 @@ export interface SpoolObserver {
   chunk(bytes: number): void;
 }
 
-/** `aipcs-bundle-{pid}-{6 random}`: the spool of the import run by process `pid`. */
-const SPOOL_NAME = /^aipcs-bundle-([0-9]+)-[A-Za-z0-9]{6}$/;
+/** `aipcs-bundle-{owner tag}-{6 random}`: the spool of the import run by the process the tag names (`{pid}.{PID namespace}`, or `{pid}`). */
+const SPOOL_NAME = new RegExp(`^aipcs-bundle-${OWNER_TAG_PATTERN}-[A-Za-z0-9]{6}$`);
 
 /**
  * Removes the spools of imports that were killed (kill -9, a crash), which
@@ -247,7 +247,7 @@ function removeDeadImportSpools(parent: string): void {
   try {
     for (const name of readdirSync(parent)) {
       const match = SPOOL_NAME.exec(name);
-      if (match === null || processExists(Number(match[1]))) continue;
+      if (match === null || !ownerTagGone(match[1] ?? '', match[2])) continue;
       const path = join(parent, name);
       const seen = lstatSync(path);
       if (seen.isDirectory() && seen.uid === process.getuid?.() && seen.mtimeMs < Date.now() - 60_000) rmSync(path, { recursive: true, force: true });
@@ -274,7 +274,7 @@ function makeSpoolDirectory(): string {
   for (const parent of spoolParents()) {
     removeDeadImportSpools(parent);
     try {
-      const directory = mkdtempSync(join(parent, `aipcs-bundle-${process.pid}-`));
+      const directory = mkdtempSync(join(parent, `aipcs-bundle-${ownerTag()}-`));
       try {
         // mkdtemp's 0700 loses what the umask takes (0500 under umask 0277, where the copy cannot be written): §5.9 says 0700.
         chmodSync(directory, 0o700);

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ArtefactSpool } from '../../../src/aipcs/cli/artefact-files.js';
+import { ownerTag } from '../../../src/common/process.js';
 import { aipcs, createNote, freshDataRoot, materialisedService, rootArgs, serveOn } from '../../support/aipcs-admin.js';
 
 const OP = (n: number): string => `00000000-0000-4000-8000-0000000071${n.toString().padStart(2, '0')}`;
@@ -61,7 +62,7 @@ describe('import spool modes', () => {
       process.env['TMPDIR'] = spools;
       const spool = new ArtefactSpool(fd);
       try {
-        const [name] = readdirSync(spools).filter((entry) => entry.startsWith(`aipcs-bundle-${process.pid}-`));
+        const [name] = readdirSync(spools).filter((entry) => entry.startsWith(`aipcs-bundle-${ownerTag()}-`));
         const folder = join(spools, name ?? 'missing');
         expect((statSync(folder).mode & 0o777).toString(8)).toBe('700');
         expect((statSync(join(folder, 'bundle.jsonl')).mode & 0o777).toString(8)).toBe('600');
