@@ -163,10 +163,11 @@ const DRIVER_SSL_WARNING = 'SECURITY WARNING: The SSL modes';
  * on stderr: driver text, which operations spec §2.9 keeps out of every
  * output, on the stderr where an admin command prints one error line or
  * nothing. The DSN is parsed once here with that one warning held back; the
- * driver's once-per-process flag keeps it quiet after. What the modes mean
+ * driver's once-per-process flag keeps it quiet after. Returns why the
+ * driver cannot read it, or undefined. What the modes mean
  * with this driver is in docs/postgresql.md.
  */
-function parseWithoutSslWarning(connectionString: string): void {
+function parseWithoutSslWarning(connectionString: string): string | undefined {
   const emitWarning = process.emitWarning;
   const filtered = (warning: string | Error, ...rest: unknown[]): void => {
     if ((typeof warning === 'string' ? warning : warning.message).startsWith(DRIVER_SSL_WARNING)) return;
@@ -175,11 +176,28 @@ function parseWithoutSslWarning(connectionString: string): void {
   process.emitWarning = filtered as typeof process.emitWarning;
   try {
     new pg.Client({ connectionString });
-  } catch {
-    // A DSN the driver cannot read fails again, as unavailable, when a connection is opened.
+    return undefined;
+  } catch (error) {
+    // Every connection would fail the same way; the error's text may quote the DSN.
+    return dsnParseFailureReason(error);
   } finally {
     process.emitWarning = emitWarning;
   }
+}
+
+/**
+ * Why the driver could not read a DSN, in fixed words: a URI it cannot parse
+ * (most often a password holding `#`, `/`, `?` or `@` not percent-encoded),
+ * or a TLS file the DSN names that cannot be read (the driver reads
+ * sslrootcert, sslcert and sslkey as it parses).
+ */
+function dsnParseFailureReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'ERR_INVALID_URL' || error instanceof TypeError) {
+    return 'the DSN is not a valid URI (percent-encode #, /, ?, @ and : in the user name or password)';
+  }
+  if (typeof code === 'string' && code.startsWith('E')) return 'a TLS file the DSN names (sslrootcert, sslcert, sslkey) cannot be read';
+  return 'the DSN could not be read';
 }
 
 /**
@@ -200,8 +218,11 @@ export class PostgresConnection {
   constructor(private readonly options: PostgresConnectionOptions) {
     if (!isAcceptableDsn(options.dsn)) throw new StorageFailure('unavailable');
     this.max = options.maxConnections ?? 10;
-    const connectionString = driverConnectionString(options.dsn);
-    parseWithoutSslWarning(connectionString);
+    const driverDsn = driverConnectionString(options.dsn);
+    if (!driverDsn.ok) throw new StorageFailure('unavailable', { cause: new PostgresRefusal(driverDsn.reason) });
+    const connectionString = driverDsn.text;
+    const unreadable = parseWithoutSslWarning(connectionString);
+    if (unreadable !== undefined) throw new StorageFailure('unavailable', { cause: new PostgresRefusal(unreadable) });
     this.pool = new pg.Pool({
       // libpq's keyword/value form too (host=… dbname=…), which the driver would misread as a URL.
       connectionString,

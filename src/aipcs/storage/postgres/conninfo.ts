@@ -7,8 +7,8 @@
 // A keyword/value string is rewritten here into the equivalent URI, whose
 // query parameters node-postgres reads key by key. Pure text; no I/O.
 
-/** libpq's URI prefixes; anything with a scheme is left to the driver as it is. */
-const HAS_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+/** libpq's two URI prefixes: such a DSN goes to the driver as it is. */
+const URI_PREFIX = /^postgres(?:ql)?:\/\//i;
 
 const isSpace = (char: string | undefined): boolean => char === ' ' || char === '\t' || char === '\n' || char === '\r' || char === '\f' || char === '\v';
 
@@ -29,7 +29,8 @@ export function parseKeywordValue(text: string): Map<string, string> | undefined
     while (i < text.length && text[i] !== '=' && !isSpace(text[i])) i++;
     const keyword = text.slice(start, i);
     skipSpace();
-    if (keyword === '' || text[i] !== '=') return undefined;
+    // libpq's keywords are all words (host, sslmode, …): `socket:/x?db` is no keyword.
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyword) || text[i] !== '=') return undefined;
     i++;
     skipSpace();
     let value = '';
@@ -65,29 +66,40 @@ export function parseKeywordValue(text: string): Map<string, string> | undefined
   return pairs.size > 0 ? pairs : undefined;
 }
 
+/** Why a DSN was refused before the driver saw it; fixed text, never the DSN's. */
+export const DSN_NOT_CONNINFO = 'the DSN is neither a postgresql:// URI nor keyword=value text (quote a value holding spaces: password=\'a b\')';
+
 /**
- * The connection string node-postgres should be given: a URI as it is; a
- * keyword/value string as the URI saying the same (`dbname` in the path,
- * every other keyword a query parameter, which node-postgres reads as the
- * setting of that name: host, port, user, password, sslmode, options, …).
- * Text in neither form is returned unchanged, for the driver to refuse.
+ * The connection string node-postgres should be given, or the refusal of a
+ * DSN that libpq would refuse too. A `postgresql://` (or `postgres://`) URI
+ * goes as it is; a keyword/value string as the URI saying the same
+ * (`dbname` in the path, every other keyword a query parameter, which
+ * node-postgres reads as the setting of that name: host, port, user,
+ * password, sslmode, options, …). Anything else is refused here: the driver
+ * would read it as a URL relative to `postgres://base`, connecting to a
+ * host named `base` with the whole text, password included, as the
+ * database name.
  */
-export function driverConnectionString(dsn: string): string {
+export function driverConnectionString(dsn: string): { readonly ok: true; readonly text: string } | { readonly ok: false; readonly reason: string } {
   const trimmed = dsn.trim();
-  if (HAS_SCHEME.test(trimmed)) return dsn;
+  if (URI_PREFIX.test(trimmed)) return { ok: true, text: dsn };
   const pairs = parseKeywordValue(trimmed);
-  if (pairs === undefined) return dsn;
+  if (pairs === undefined) return { ok: false, reason: DSN_NOT_CONNINFO };
   const query = new URLSearchParams();
   let database = '';
   for (const [keyword, value] of pairs) {
     if (keyword === 'dbname') database = value;
-    else if (keyword === 'hostaddr') {
-      if (!pairs.has('host')) query.set('host', value);
-    } else query.set(keyword, value);
+    // libpq connects to hostaddr, without a name lookup, whatever host says
+    // (host then names the server for TLS checks only; here a verify-full
+    // check is made against the address, so it fails closed).
+    else if (keyword === 'host') {
+      if (!pairs.has('hostaddr')) query.set('host', value);
+    } else if (keyword === 'hostaddr') query.set('host', value);
+    else query.set(keyword, value);
   }
   const rest = query.toString();
   // The driver takes the path through decodeURI, which leaves `;/?:@&=+$,#`
   // escaped: those stay literal (a path holds them), but `?` and `#` cannot.
   const path = encodeURI(database).replace(/[?#]/g, (char) => encodeURIComponent(char));
-  return `postgresql:///${path}${rest === '' ? '' : `?${rest}`}`;
+  return { ok: true, text: `postgresql:///${path}${rest === '' ? '' : `?${rest}`}` };
 }

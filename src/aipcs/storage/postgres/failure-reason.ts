@@ -51,6 +51,9 @@ const CLIENT_REASONS: Readonly<Record<string, string>> = {
   ENETUNREACH: 'the host could not be reached',
   ETIMEDOUT: 'the host could not be reached',
   ECONNRESET: 'the connection was reset',
+  // The driver reads the DSN's TLS files (and a Unix socket path) for every connection.
+  ENOENT: 'a file the DSN names does not exist (a TLS file, or the server socket of a host folder)',
+  EACCES: 'a file the DSN names cannot be read (a TLS file, or the server socket of a host folder)',
 };
 
 /** The fixed reason for a SQLSTATE the server answered with. */

@@ -3,10 +3,16 @@
 
 import pgConnectionString from 'pg-connection-string';
 import { describe, expect, it } from 'vitest';
-import { driverConnectionString, parseKeywordValue } from '../../../../src/aipcs/storage/postgres/conninfo.js';
+import { driverConnectionString, DSN_NOT_CONNINFO, parseKeywordValue } from '../../../../src/aipcs/storage/postgres/conninfo.js';
+
+const driverText = (dsn: string): string => {
+  const rewritten = driverConnectionString(dsn);
+  if (!rewritten.ok) throw new Error(`refused: ${dsn}`);
+  return rewritten.text;
+};
 
 const seen = (dsn: string): Record<string, unknown> => {
-  const parsed = pgConnectionString.parse(driverConnectionString(dsn)) as Record<string, unknown>;
+  const parsed = pgConnectionString.parse(driverText(dsn)) as Record<string, unknown>;
   return { host: parsed['host'], port: parsed['port'], database: parsed['database'], user: parsed['user'], password: parsed['password'] };
 };
 
@@ -15,16 +21,22 @@ describe('keyword/value DSNs', () => {
     expect(seen('host=db.internal port=5433 dbname=aipcs user=agent password=s3cret')).toEqual({ host: 'db.internal', port: '5433', database: 'aipcs', user: 'agent', password: 's3cret' });
     expect(seen(" host = /var/run/postgresql\tdbname='my db' user=me password='it\\'s a \\\\ secret' ")).toEqual({ host: '/var/run/postgresql', port: '', database: 'my db', user: 'me', password: "it's a \\ secret" });
     expect(seen('hostaddr=::1 dbname=x')).toMatchObject({ host: '::1', database: 'x' });
+    // As libpq: the connection goes to hostaddr, with no name lookup, whatever host says.
+    expect(seen('host=db.example hostaddr=10.0.0.5 dbname=x')).toMatchObject({ host: '10.0.0.5', database: 'x' });
+    expect(seen('hostaddr=10.0.0.5 host=db.example dbname=x')).toMatchObject({ host: '10.0.0.5', database: 'x' });
     // Database names with the characters a URI path reserves; only `?` and `#` cannot be said (docs/postgresql.md).
     for (const name of ['a+b', 'x;y:z@w&v=u$t,s', 'a/b', 'p%q', 'é d']) expect(seen(`dbname='${name}'`).database).toBe(name);
-    const options = pgConnectionString.parse(driverConnectionString("dbname=x sslmode=disable options='-c search_path=a,b'")) as Record<string, unknown>;
+    const options = pgConnectionString.parse(driverText("dbname=x sslmode=disable options='-c search_path=a,b'")) as Record<string, unknown>;
     expect(options).toMatchObject({ database: 'x', sslmode: 'disable', options: '-c search_path=a,b' });
   });
 
-  it('leaves URIs and text in neither form to the driver unchanged', () => {
-    for (const dsn of ['postgresql://a:b@h:1/d?sslmode=verify-full', 'postgres://h/d', 'socket:/var/run?db=x', 'garbage', "dbname='unterminated", 'dbname', '=x']) {
-      expect(driverConnectionString(dsn)).toBe(dsn);
+  it('passes postgresql:// URIs unchanged and refuses text in neither form, which the driver would send to a host named "base"', () => {
+    for (const dsn of ['postgresql://a:b@h:1/d?sslmode=verify-full', 'postgres://h/d', 'PostgreSQL://h/d']) {
+      expect(driverConnectionString(dsn)).toEqual({ ok: true, text: dsn });
     }
+    const mistyped = ['host=db.internal password=Top Secret', "password='unterminated", 'dbname', '=x', 'garbage', '/var/run/postgresql aipcs', 'socket:/var/run?db=x', 'mysql://h/d', 'postgresql:/h/d'];
+    for (const dsn of mistyped) expect(driverConnectionString(dsn)).toEqual({ ok: false, reason: DSN_NOT_CONNINFO });
+    expect(DSN_NOT_CONNINFO).not.toMatch(/Secret/);
     expect(parseKeywordValue('a=1 b= 2 c =3 d=\'\'')).toEqual(new Map([['a', '1'], ['b', '2'], ['c', '3'], ['d', '']]));
   });
 });
