@@ -96,6 +96,17 @@ async function importBytes(operator: Operator, bytes: Buffer, operationId: strin
   return (operator.transfer as NonNullable<Operator['transfer']>).import(operationId, artefact);
 }
 
+/** `target` with some of its members replaced; the others are its own, bound to it (adapters are class instances). */
+function overriding<T extends object>(target: T, overrides: Partial<T>): T {
+  return new Proxy(target, {
+    get(inner, property) {
+      if (Object.hasOwn(overrides, property)) return (overrides as Record<PropertyKey, unknown>)[property];
+      const value: unknown = Reflect.get(inner, property, inner);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(inner) : value;
+    },
+  });
+}
+
 export function operatorSuite(harness: OperatorStorageHarness): void {
   describe(`operator conformance (${harness.name})`, () => {
     let location: OperatorStorageLocation;
@@ -558,16 +569,10 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         // unavailable), optionally after another run of the command finished.
         const racing = (before: () => Promise<unknown>): OperatorStoragePorts => ({
           ...storage,
-          stores: new Proxy(storage.stores, {
-            get(target, property) {
-              if (property === 'remove') {
-                return async () => {
-                  await before();
-                  throw new StorageFailure('unavailable');
-                };
-              }
-              const value: unknown = Reflect.get(target, property, target);
-              return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+          stores: overriding(storage.stores, {
+            remove: async () => {
+              await before();
+              throw new StorageFailure('unavailable');
             },
           }),
         });
@@ -587,6 +592,45 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(await storage.stores.isAbsent(locatorOf(serviceId))).toBe(true);
       });
 
+      it('a second run of a transition or purge that finds the first completed it replays its result, never recovery_required', async () => {
+        const serviceId = await materialised();
+        // Run B resumes run A's prepared claim, then reads the service only after A completed (two processes, one operation id).
+        const interleaved = async (run: (operator: Operator) => Promise<JsonObject>): Promise<[JsonObject, JsonObject]> => {
+          let bAdmitted = (): void => undefined;
+          let aDone = (): void => undefined;
+          const bAdmission = new Promise<void>((resolve) => (bAdmitted = resolve));
+          const aCompletion = new Promise<void>((resolve) => (aDone = resolve));
+          const gated = (readsAfterAdmissionWaitFor: Promise<void>, onAdmitted: () => void): OperatorStoragePorts => {
+            let writes = 0;
+            const registry = storage.registry;
+            return {
+              ...storage,
+              registry: overriding(registry, {
+                read: async (work) => {
+                  if (writes > 0) await readsAfterAdmissionWaitFor;
+                  return registry.read(work);
+                },
+                write: async (work) => {
+                  const result = await registry.write(work);
+                  if (++writes === 1) onAdmitted();
+                  return result;
+                },
+              }),
+            };
+          };
+          const a = run(operatorOver(gated(bAdmission, () => undefined))).finally(aDone);
+          const b = run(operatorOver(gated(aCompletion, bAdmitted)));
+          return Promise.all([a, b]);
+        };
+        const [suspended, again] = await interleaved((o) => o.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) }));
+        expect(suspended).toMatchObject({ operation: 'suspend', service: { operational_status: 'suspended', service_revision: 4n } });
+        expect(again).toEqual(suspended);
+        await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 4n, operationId: OP(2) });
+        const [purged, purgedAgain] = await interleaved((o) => o.operations.purge({ serviceId, expectedServiceRevision: 5n, operationId: OP(3), authority: { kind: 'explicit_override' } }));
+        expect(purged).toMatchObject({ operation: 'purge', tombstone: { service_id: serviceId } });
+        expect(purgedAgain).toEqual(purged);
+      });
+
       it('completes a purge whose store another run of it removed before failing', async () => {
         const serviceId = await materialised();
         await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
@@ -594,16 +638,10 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         const layout = operator.application.lifecycle.layoutOf(manifest(notesManifest()));
         const removedUnder: OperatorStoragePorts = {
           ...storage,
-          stores: new Proxy(storage.stores, {
-            get(target, property) {
-              if (property === 'remove') {
-                return async () => {
-                  await target.remove(locatorOf(serviceId), layout);
-                  throw new StorageFailure('unavailable');
-                };
-              }
-              const value: unknown = Reflect.get(target, property, target);
-              return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+          stores: overriding(storage.stores, {
+            remove: async () => {
+              await storage.stores.remove(locatorOf(serviceId), layout);
+              throw new StorageFailure('unavailable');
             },
           }),
         };

@@ -165,12 +165,21 @@ export class OperatorClaims {
     return stored?.phase === 'completed' && stored.fingerprint === claim.fingerprint ? ((stored.result ?? {}) as JsonObject) : undefined;
   }
 
-  /** Marks a prepared claim recovery-required in its own unit and refuses. */
-  async markRecoveryRequired(claim: ClaimRow): Promise<never> {
-    await this.deps.storage.registry.write(async (tx) => {
+  /**
+   * Marks a prepared claim recovery-required in its own unit and refuses.
+   * When the claim is completed by now, a concurrent run of the same
+   * operation finished it (which is why the service moved on under this
+   * run): its result is this run's answer, as a retry would replay it,
+   * never recovery_required for a service that is not frozen.
+   */
+  async markRecoveryRequired(claim: ClaimRow): Promise<JsonObject> {
+    const finished = await this.deps.storage.registry.write(async (tx) => {
       const stored = await tx.getClaim(this.deps.principalId, claim.idempotencyKey);
+      if (stored?.phase === 'completed' && stored.fingerprint === claim.fingerprint) return (stored.result ?? {}) as JsonObject;
       if (stored?.phase === 'prepared') await tx.updateClaim({ ...stored, phase: 'recovery_required', updatedAt: this.deps.nowMicros() });
+      return undefined;
     });
+    if (finished) return finished;
     throw new AipcsError('recovery_required');
   }
 

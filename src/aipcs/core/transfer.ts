@@ -387,7 +387,8 @@ export class ServiceTransfer {
     const expected = (claim.intent as JsonObject)['expected_service_revision'] as bigint;
     const service = await this.registry.read((tx) => tx.getService(this.principalId, claim.serviceId ?? ''));
     if (!service || service.serviceRevision !== expected || (service.designState === 'materialised' && service.operationalStatus === 'active')) {
-      return this.claims.markRecoveryRequired(claim);
+      // A concurrent run of this export that completed it: written again as its replay is.
+      return this.replayExport(await this.claims.markRecoveryRequired(claim), sink);
     }
     const createdAt = this.deps.nowMicros();
     let encoded: { summary: TransferSummary; fence: WriteFence | null };
@@ -649,7 +650,9 @@ export class ServiceTransfer {
     } else if (state.status === 'ready') {
       return this.adoptStaged(claim, artefact, manifest, layout, fence, locator);
     } else {
-      return this.claims.markRecoveryRequired(claim);
+      // Returns only when a concurrent run of this import completed it.
+      await this.claims.markRecoveryRequired(claim);
+      return;
     }
     const found = await this.storeDigest(locator, manifest, layout);
     if (found === null || found.digest !== expected || found.fence.generation !== fence.generation || found.fence.state !== 'closed') {
@@ -662,7 +665,8 @@ export class ServiceTransfer {
     const expected = await this.artefactDigest(artefact, manifest);
     const found = await this.storeDigest(locator, manifest, layout);
     if (found === null || found.digest !== expected || found.fence.generation !== fence.generation || found.fence.state !== 'closed') {
-      return this.claims.markRecoveryRequired(claim);
+      // Returns only when a concurrent run of this import completed it; finalising then replays its result.
+      await this.claims.markRecoveryRequired(claim);
     }
   }
 
