@@ -4,7 +4,7 @@
 // the tests run as root (initdb refuses root).
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -79,11 +79,37 @@ async function waitForServer(url: string, child: ChildProcess, log: () => string
   throw new Error(`postgres did not accept connections in time: ${String(lastError)} ${log()}`);
 }
 
+/** Whether the user of `ids` can run the program at `path` (every folder above it must let them through). */
+function canRunAs(path: string, ids: { uid: number; gid: number }): boolean {
+  return spawnSync('/bin/sh', ['-c', 'test -x "$1"', 'sh', path], { uid: ids.uid, gid: ids.gid }).status === 0;
+}
+
+/**
+ * The binaries' folder as the unprivileged user can reach it. A checkout in
+ * root's home (mode 0700) holds the packaged servers where that user cannot
+ * go, and initdb failed to start; the package's installation (bin, lib,
+ * share) is then copied to a temp folder of its own, removed with the
+ * cluster.
+ */
+function reachableBinDir(binDir: string, ids: { uid: number; gid: number } | undefined): { dir: string; copy?: string } {
+  if (!ids || canRunAs(join(binDir, 'initdb'), ids)) return { dir: binDir };
+  const copy = mkdtempSync(join('/tmp', 'aipcs-pg-bin-'));
+  chmodSync(copy, 0o755);
+  cpSync(dirname(binDir), copy, { recursive: true, verbatimSymlinks: true });
+  return { dir: join(copy, 'bin'), copy };
+}
+
 export async function startCluster(major: string): Promise<RunningCluster> {
-  const binDir = binDirFor(major);
-  if (!binDir) throw new Error(`no PostgreSQL ${major} server binaries found (npm ci installs 16, 17 and 18)`);
+  const packagedBinDir = binDirFor(major);
+  if (!packagedBinDir) throw new Error(`no PostgreSQL ${major} server binaries found (npm ci installs 16, 17 and 18)`);
   const ids = unprivilegedIds();
-  const base = mkdtempSync(join(tmpdir(), `aipcs-pg${major}-`));
+  const { dir: binDir, copy } = reachableBinDir(packagedBinDir, ids);
+  // The data folder too must be reachable by that user: under /tmp when TMPDIR is somewhere it cannot go.
+  const base = mkdtempSync(join(ids && !canRunAs(tmpdir(), ids) ? '/tmp' : tmpdir(), `aipcs-pg${major}-`));
+  const removeAll = (): void => {
+    rmSync(base, { recursive: true, force: true });
+    if (copy !== undefined) rmSync(copy, { recursive: true, force: true });
+  };
   const dataDir = join(base, 'data');
   if (ids) chownSync(base, ids.uid, ids.gid);
   const asUser = ids ? { uid: ids.uid, gid: ids.gid } : {};
@@ -93,7 +119,10 @@ export async function startCluster(major: string): Promise<RunningCluster> {
     cwd: base,
     ...asUser,
   });
-  if (init.status !== 0) throw new Error(`initdb ${major} failed: ${init.stderr || init.stdout}`);
+  if (init.status !== 0) {
+    removeAll();
+    throw new Error(`initdb ${major} failed: ${init.stderr || init.stdout || String(init.error)}`);
+  }
 
   const port = await freePort();
   let output = '';
@@ -110,7 +139,7 @@ export async function startCluster(major: string): Promise<RunningCluster> {
     serverVersion = await waitForServer(adminUrl, child, () => output);
   } catch (error) {
     child.kill('SIGKILL');
-    rmSync(base, { recursive: true, force: true });
+    removeAll();
     throw error;
   }
 
@@ -126,7 +155,7 @@ export async function startCluster(major: string): Promise<RunningCluster> {
         await exited;
         clearTimeout(timer);
       }
-      rmSync(base, { recursive: true, force: true });
+      removeAll();
     },
   };
 }
