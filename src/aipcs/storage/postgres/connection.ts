@@ -239,6 +239,10 @@ export class PostgresConnection {
         // signatures, which are shared across connections (catalog.ts): they
         // must not depend on who connected when.
         '-c quote_all_identifiers=off',
+        // Import staging sends batches as arrays holding NULLs; with array_nulls
+        // off each NULL element reads as the text 'NULL' (a string field of
+        // that text, a history before_json that is not JSON).
+        '-c array_nulls=on',
         // The pool closes idle connections itself; a server that ends one
         // first races the next unit that takes it (storage_unavailable).
         '-c idle_session_timeout=0',
@@ -345,6 +349,7 @@ export class PostgresConnection {
                 pg_catalog.set_config('TimeZone', 'UTC', false) AS time_zone,
                 pg_catalog.set_config('extra_float_digits', '1', false) AS extra_float_digits,
                 pg_catalog.set_config('quote_all_identifiers', 'off', false) AS quote_all_identifiers,
+                pg_catalog.set_config('array_nulls', 'on', false) AS array_nulls,
                 pg_catalog.set_config('idle_session_timeout', '0', false) AS idle_session_timeout,
                 CASE WHEN pg_catalog.current_setting('transaction_timeout', true) IS NOT NULL
                      THEN pg_catalog.set_config('transaction_timeout', '0', false) END AS transaction_timeout,

@@ -41,7 +41,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   });
 
   it('pins the session settings whatever the database, the role or the DSN asks for', async () => {
-    const hostile: Record<string, string> = { quote_all_identifiers: 'on', idle_session_timeout: '1500ms' };
+    const hostile: Record<string, string> = { quote_all_identifiers: 'on', idle_session_timeout: '1500ms', array_nulls: 'off' };
     if ((await serverVersionNum()) >= 170000) hostile['transaction_timeout'] = '1500ms';
     for (const [name, value] of Object.entries(hostile)) {
       await queryRows(admin(), `ALTER DATABASE ${db.name} SET ${name} = '${value}'`);
@@ -50,16 +50,19 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const url = new URL(db.url);
     url.searchParams.set('options', Object.entries(hostile).map(([name, value]) => `-c ${name}=${value}`).join(' '));
     const read = `SELECT current_setting('quote_all_identifiers') AS quote_all_identifiers, current_setting('idle_session_timeout') AS idle_session_timeout,
+                         current_setting('array_nulls') AS array_nulls,
                          current_setting('transaction_timeout', true) AS transaction_timeout`;
     for (const dsn of [db.url, url.toString()]) {
       // A plain client on the same DSN gets the operator's values, so the check below means something.
-      expect((await queryRows(dsn, read))[0]).toMatchObject({ quote_all_identifiers: 'on', idle_session_timeout: '1500ms' });
+      expect((await queryRows(dsn, read))[0]).toMatchObject({ quote_all_identifiers: 'on', idle_session_timeout: '1500ms', array_nulls: 'off' });
       const connection = new PostgresConnection({ dsn, ...timeouts });
       try {
         for (const mode of ['read', 'write'] as const) {
           expect(await connection.transaction(mode, (session) => session.first(read))).toEqual({
             quote_all_identifiers: 'off',
             idle_session_timeout: '0',
+            // Import staging's batches are arrays holding NULLs.
+            array_nulls: 'on',
             transaction_timeout: 'transaction_timeout' in hostile ? '0' : null,
           });
         }
