@@ -125,9 +125,9 @@ function hasNonFiniteNumber(root: JsonValue): boolean {
     if (typeof value === 'number') {
       if (!Number.isFinite(value)) return true;
     } else if (Array.isArray(value)) {
-      stack.push(...value);
+      for (const item of value) stack.push(item);
     } else if (value !== null && typeof value === 'object') {
-      stack.push(...Object.values(value));
+      for (const item of Object.values(value)) stack.push(item);
     }
   }
   return false;

@@ -7,6 +7,7 @@ import { encodeCanonical, type CborValue } from '../../../src/aip/core/cbor-prof
 import { isIgnored, parseIgnoreRules } from '../../../src/aip/core/ignore-rules.js';
 import { objectFromJson, objectToJson, parseJson } from '../../../src/aip/core/json-presentation.js';
 import type { EvidenceV2 } from '../../../src/aip/core/objects.js';
+import { artifactId } from '../../../src/aip/core/codec.js';
 import { ID, OBJECTS } from '../support/vectors.js';
 
 function jsonCode(text: string): string | undefined {
@@ -71,6 +72,12 @@ describe('JSON presentation', () => {
     expect(jsonCode(art('aGk-'))).toBe('schema.type');
     expect(jsonCode(art('aGVs bG8K'))).toBe('schema.type');
     expect(jsonCode('{"type":"artifact","version":1,"data":{"kind":"file","content":[104]}}')).toBe('schema.type');
+    expect(jsonCode(art('aGk=\\n'))).toBe('schema.type');
+    expect(jsonCode(art('aG_r'))).toBe('schema.type');
+    // Megabytes of it: a pattern test first overflowed the stack (internal error) from about 4.5 MB.
+    const content = Buffer.alloc(6_000_000, 7);
+    const big = objectFromJson(art(content.toString('base64')), 1 << 26);
+    expect(big.ok && big.value.id).toBe(artifactId(content));
   });
 
   it('checks bad content only where spec 2.5 orders the content field', () => {

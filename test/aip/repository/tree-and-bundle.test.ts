@@ -231,6 +231,20 @@ describe('workflows', () => {
 });
 
 describe('bundles (10.4)', () => {
+  it('exports an object with more references than a call can take as arguments (an operation of 130 000 effects)', async () => {
+    const source = await Repository.init(await tempDir());
+    const content = await source.putObject({ type: 'artifact', version: 1, data: { kind: 'file', content: Buffer.from('same') } });
+    const goal = await source.putObject(intent);
+    if (!content.ok || !goal.ok) throw new Error('not stored');
+    const paths = [...Array(130_000).keys()].map((n) => `f/${n.toString(36)}`).sort();
+    const effects = paths.map((path) => ({ path, before: null, after: { artifact: content.value.id, executable: false } }));
+    const operation = await source.putObject({ type: 'operation', version: 1, data: { inputs: [], intent: goal.value.id, effects, base_state: ROOT_STATE_ID } });
+    expect(operation.ok ? 'stored' : operation.error).toBe('stored');
+    const bundle = await bytesOf((out) => exportBundle(source, undefined, out));
+    const target = await Repository.init(await tempDir());
+    expect(await importBundle(target, Readable.from([bundle]))).toEqual({ ok: true, value: { objects: 4, stored: 3 } });
+  });
+
   it('exports V1..V13 in dependency order with ties by ID, and imports them once', async () => {
     const source = await Repository.init(await tempDir());
     for (const name of VECTOR_ORDER) await source.putObject(OBJECTS[name]);
