@@ -6,9 +6,10 @@
 // the unlinks, then an fsync of service-stores/, then the registry commit.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { aipcs, createNote, freshDataRoot, materialisedService, rootArgs, serveOn } from '../../support/aipcs-admin.js';
 import { aipcsBin } from '../../support/bins.js';
@@ -45,5 +46,35 @@ describe('purging a SQLite service store', () => {
     const registryCommitted = after.findIndex((line) => line.includes(`<${join(dataRoot, 'registry.sqlite-wal')}>)`));
     expect(directorySynced).toBeGreaterThanOrEqual(0);
     expect(registryCommitted).toBeGreaterThan(directorySynced);
+  });
+
+  it('waits (storage_busy, nothing removed) while a reader holds a snapshot older than the archive, then purges', async () => {
+    // That reader stops the checkpoint short of the archive's fence close; a
+    // crash between the unlinks of the -wal and of the database then left a
+    // store whose fence read open, which no retry of the purge could remove.
+    const dataRoot = freshDataRoot();
+    const client = await serveOn(dataRoot);
+    const serviceId = await materialisedService(client, 'held');
+    await createNote(client, serviceId, { title: 'Held' });
+    await client.close();
+    const args = rootArgs(dataRoot);
+    const store = join(dataRoot, 'service-stores', `svc_${serviceId.replaceAll('-', '')}.sqlite`);
+    const reader = new Database(store, { readonly: true });
+    try {
+      reader.exec('BEGIN');
+      reader.prepare('SELECT count(*) FROM sqlite_schema').get();
+      expect(aipcs(['service', 'archive', serviceId, '--expected-revision', '3', '--operation-id', OP(3), '--yes', ...args]).status).toBe(0);
+      const purge = ['service', 'purge', serviceId, '--expected-revision', '4', '--operation-id', OP(4), '--override', '--confirm-service-id', serviceId, '--yes', ...args];
+      const held = aipcs([...purge, '--sqlite-busy-timeout-ms', '200']);
+      expect(held.envelope.error?.code, held.stderr).toBe('storage_busy');
+      expect(existsSync(store) && existsSync(`${store}-wal`)).toBe(true);
+      reader.exec('COMMIT');
+      reader.close();
+      const purged = aipcs(purge);
+      expect(purged.status, purged.stderr).toBe(0);
+      expect(existsSync(store)).toBe(false);
+    } finally {
+      if (reader.open) reader.close();
+    }
   });
 });

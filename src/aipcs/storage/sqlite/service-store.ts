@@ -585,11 +585,20 @@ export class SqliteServiceStores implements OperatorStorePort {
         await connection.write((db) => {
           if (!metaMatches(db, locator.namespace) || readFenceRow(db).state !== 'closed') throw new StorageFailure('incompatible');
         });
+        // Everything committed (the archive's fence close above all) must be
+        // in the database file before its -wal goes: a reader elsewhere
+        // holding an older snapshot stops the checkpoint short, and a crash
+        // between the unlinks below then left a file whose fence read open,
+        // which no retry of the purge could remove. Busy until that reader ends.
+        let checkpoint: unknown;
         try {
-          connection.db.pragma('wal_checkpoint(TRUNCATE)');
-        } catch {
-          // Readers elsewhere may hold the WAL; removal does not depend on it.
+          checkpoint = connection.db.pragma('wal_checkpoint(TRUNCATE)');
+        } catch (error) {
+          throw new StorageFailure('busy', { cause: error });
         }
+        // Numbers or bigints, as the connection reads integers.
+        const outcome = (checkpoint as { busy?: unknown; log?: unknown; checkpointed?: unknown }[] | undefined)?.[0];
+        if (outcome === undefined || Number(outcome.busy) !== 0 || Number(outcome.log) !== Number(outcome.checkpointed)) throw new StorageFailure('busy');
       } catch (error) {
         // Unlinked under this connection by another removal of the store (a
         // concurrent run of the same purge): gone is what this one wants. A
