@@ -320,6 +320,22 @@ function indexDdl(schema: string, entity: EntityLayout, existing?: EntityLayout)
   return ddl;
 }
 
+/**
+ * The equality indexes of fields a layout's successor makes filterable
+ * without any change of structure (a metadata-only evolve: a field's
+ * retrieval_mode from annotation to exact). Equality indexes are outside the
+ * layout signature, so such a successor matches the store at once and
+ * evolutionDdl never runs for it. IF NOT EXISTS: a resumed evolve runs it again.
+ */
+function addedEqualityIndexDdl(schema: string, current: StoreLayout, target: StoreLayout): string[] {
+  const before = new Map(current.entities.map((entity) => [entity.name, entity]));
+  return target.entities.flatMap((entity) => {
+    const old = before.get(entity.name);
+    // Every other index and key counted as present: only equality indexes are made.
+    return old ? indexDdl(schema, entity, { ...old, indexes: entity.indexes, foreignKeys: entity.foreignKeys }) : [];
+  });
+}
+
 /** A fresh store without its foreign keys: schema, bookkeeping, domain tables and indexes. */
 export function storeTablesDdl(schema: string, layout: StoreLayout): string[] {
   const s = quoteIdentifier(schema);
@@ -559,7 +575,10 @@ export class PostgresServiceStores implements OperatorStorePort {
     const expectedTarget = await this.expectedSignature(target);
     await this.connection.transaction('write', async (session) => {
       await lockStore(session, schema);
-      if ((await compareLayout(session, schema, expectedTarget)) === 'matches') return;
+      if ((await compareLayout(session, schema, expectedTarget)) === 'matches') {
+        for (const ddl of addedEqualityIndexDdl(schema, current, target)) await session.run(ddl);
+        return;
+      }
       if ((await compareLayout(session, schema, expectedCurrent)) !== 'matches') throw new StorageFailure('incompatible');
       for (const ddl of evolutionDdl(schema, current, target)) await session.run(ddl);
       if ((await compareLayout(session, schema, expectedTarget)) !== 'matches') throw new StorageFailure('incompatible');

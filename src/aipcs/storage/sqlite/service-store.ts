@@ -501,7 +501,10 @@ export class SqliteServiceStores implements OperatorStorePort {
     const connection = this.connection(locator);
     if (!connection) throw new StorageFailure('incompatible');
     await connection.write((db) => {
-      if (intactLayout(db, target, locator.namespace) === 'matches') return;
+      if (intactLayout(db, target, locator.namespace) === 'matches') {
+        for (const ddl of addedEqualityIndexDdl(current, target)) db.exec(ddl);
+        return;
+      }
       if (intactLayout(db, current, locator.namespace) !== 'matches') throw new StorageFailure('incompatible');
       for (const ddl of evolutionDdl(current, target)) db.exec(ddl);
       if (compareLayout(db, target, locator.namespace) !== 'matches') throw new StorageFailure('incompatible');
@@ -617,6 +620,22 @@ export class SqliteServiceStores implements OperatorStorePort {
     // §3.2.2): a power loss must not bring a purged store back.
     syncDirectory(this.directory);
   }
+}
+
+/**
+ * The equality indexes of fields a layout's successor makes filterable
+ * without any change of structure (a metadata-only evolve: a field's
+ * retrieval_mode from annotation to exact). Equality indexes are outside the
+ * structure signature, so such a successor matches the store at once and
+ * evolutionDdl never runs for it: without this, the field was searched by
+ * scanning its table for good. IF NOT EXISTS: a resumed evolve runs it again.
+ */
+function addedEqualityIndexDdl(current: StoreLayout, target: StoreLayout): string[] {
+  const before = new Map(current.entities.map((entity) => [entity.name, entity]));
+  return target.entities.flatMap((entity) => {
+    const old = before.get(entity.name);
+    return old ? entityIndexDdl(entity, new Set(entity.indexes.map((index) => index.name)), new Set(old.equalityFields)) : [];
+  });
 }
 
 /** The additive DDL from one layout to its successor: new tables, appended columns, new indexes. */
