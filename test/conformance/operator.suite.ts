@@ -336,6 +336,10 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         await rejects(app.lifecycle.seed({ domainName: 'incoming', domainClass: 'k', intentDescription: 'I.', idempotencyKey: 'seed-incoming' }), 'storage_busy');
         // Another principal's domain of that name is not reserved for this one.
         expect(await mcpOver(storage, 'agent-b').lifecycle.seed({ domainName: 'incoming', domainClass: 'k', intentDescription: 'I.', idempotencyKey: 'seed-b' })).toMatchObject({ domain_name: 'incoming' });
+        // An import that ended recovery-required holds it for good: not busy (retried for ever) but unavailable.
+        const frozenImport = { principalId: 'agent-a', idempotencyKey: OP(9), kind: 'import' as const, fingerprint: 'f'.repeat(64), serviceId: reserved.serviceId, phase: 'recovery_required' as const, intent: {}, result: null, createdAt: 1n, updatedAt: 1n };
+        await storage.registry.write((tx) => tx.insertClaim(frozenImport));
+        await expect(app.lifecycle.seed({ domainName: 'incoming', domainClass: 'k', intentDescription: 'I.', idempotencyKey: 'seed-incoming' })).rejects.toMatchObject({ code: 'storage_unavailable', retryable: false });
         await storage.registry.write((tx) => tx.deleteIdentity(reserved.serviceId));
         expect(await app.lifecycle.seed({ domainName: 'incoming', domainClass: 'k', intentDescription: 'I.', idempotencyKey: 'seed-incoming' })).toMatchObject({ domain_name: 'incoming' });
       });

@@ -307,7 +307,13 @@ export class LifecycleService {
         // An import of this domain is under way (ops spec §5.9 step 5 reserved
         // it): a new service here would make that import fail at publication.
         // Retry: once published, the seed returns the imported service (§12.3).
-        if (await tx.domainReserved(this.deps.principalId, command.domainName)) throw new AipcsError('storage_busy');
+        // An import that ended recovery-required keeps its reservation for
+        // good: storage_unavailable (not retryable, as the contract answers
+        // for a recovery-required service), not busy, which invited retries
+        // for ever.
+        const reservation = await tx.domainReservation(this.deps.principalId, command.domainName);
+        if (reservation === 'frozen') throw new AipcsError('storage_unavailable');
+        if (reservation === 'pending') throw new AipcsError('storage_busy');
         const service: ServiceRow = {
           serviceId: this.deps.newServiceId(),
           principalId: this.deps.principalId,

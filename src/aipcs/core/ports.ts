@@ -65,8 +65,12 @@ export interface RegistryReader {
   getClaim(principalId: string, idempotencyKey: string): Promise<ClaimRow | undefined>;
   /** The prepared or recovery-required claim of a service, if any. */
   getActiveClaim(principalId: string, serviceId: string): Promise<ClaimRow | undefined>;
-  /** Whether an import of this principal has reserved the domain name. */
-  domainReserved(principalId: string, domainName: string): Promise<boolean>;
+  /**
+   * Whether an import of this principal has reserved the domain name, and
+   * whether that import can still finish (`pending`) or its claim is
+   * recovery-required (`frozen`: the reservation stays for good).
+   */
+  domainReservation(principalId: string, domainName: string): Promise<'pending' | 'frozen' | undefined>;
 }
 
 export interface RegistryWriter extends RegistryReader {

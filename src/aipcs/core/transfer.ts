@@ -543,7 +543,7 @@ export class ServiceTransfer {
           const unfinished = identity.state === 'import_prepared' && identity.principalId === this.principalId ? await tx.getClaim(this.principalId, identity.idempotencyKey) : undefined;
           throw unfinished?.phase === 'prepared' ? new UnfinishedOperation('already_exists', unfinished) : new AipcsError('already_exists');
         }
-        if ((await tx.findServiceByDomain(this.principalId, service.domainName)) || (await tx.domainReserved(this.principalId, service.domainName))) {
+        if ((await tx.findServiceByDomain(this.principalId, service.domainName)) || (await tx.domainReservation(this.principalId, service.domainName)) !== undefined) {
           throw new AipcsError('already_exists');
         }
         await this.claims.requireNoActiveIntent(tx, service.serviceId);

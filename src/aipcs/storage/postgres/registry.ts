@@ -270,7 +270,9 @@ const SQL = {
   lock: `SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))`,
   getIdentity: `SELECT ${IDENTITY_COLUMNS} FROM ${R}."aipcs_registry_identity" WHERE "service_id" = $1`,
   serviceIdInUse: `SELECT 1 FROM ${R}."aipcs_registry_service" WHERE "service_id" = $1`,
-  domainReserved: `SELECT 1 FROM ${R}."aipcs_registry_identity" WHERE "principal_id" = $1 AND "domain_name" = $2 AND "identity_state" = 'import_prepared'`,
+  domainReservation: `SELECT c."phase" FROM ${R}."aipcs_registry_identity" AS i
+    LEFT JOIN ${R}."aipcs_registry_claim" AS c ON c."principal_id" = i."principal_id" AND c."idempotency_key" = i."idempotency_key"
+    WHERE i."principal_id" = $1 AND i."domain_name" = $2 AND i."identity_state" = 'import_prepared'`,
   getReceipt: `SELECT ${RECEIPT_COLUMNS} FROM ${R}."aipcs_registry_receipt" WHERE "receipt_id" = $1`,
   putIdentity: `INSERT INTO ${R}."aipcs_registry_identity" (${IDENTITY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
     ON CONFLICT ("service_id") DO UPDATE SET "principal_id" = EXCLUDED."principal_id", "identity_state" = EXCLUDED."identity_state",
@@ -372,9 +374,10 @@ class PostgresRegistryTx implements OperatorRegistryWriter {
     return (await this.session.first(SQL.serviceIdInUse, [serviceId])) !== undefined;
   }
 
-  async domainReserved(principalId: string, domainName: string): Promise<boolean> {
+  async domainReservation(principalId: string, domainName: string): Promise<'pending' | 'frozen' | undefined> {
     await this.lock('identity', principalId, domainName);
-    return (await this.session.first(SQL.domainReserved, [principalId, domainName])) !== undefined;
+    const row = await this.session.first<{ phase: string | null }>(SQL.domainReservation, [principalId, domainName]);
+    return row === undefined ? undefined : row.phase === 'recovery_required' ? 'frozen' : 'pending';
   }
 
   async getReceipt(receiptId: string): Promise<ReceiptRow | undefined> {

@@ -399,11 +399,14 @@ class SqliteRegistryTx implements OperatorRegistryWriter {
     return prepared(this.db, `SELECT 1 FROM aipcs_registry_service WHERE service_id = ?`).get(serviceId) !== undefined;
   }
 
-  async domainReserved(principalId: string, domainName: string): Promise<boolean> {
-    return (
-      prepared(this.db, `SELECT 1 FROM aipcs_registry_identity WHERE principal_id = ? AND domain_name = ? AND identity_state = 'import_prepared'`).get(principalId, domainName) !==
-      undefined
-    );
+  async domainReservation(principalId: string, domainName: string): Promise<'pending' | 'frozen' | undefined> {
+    const row = prepared(
+      this.db,
+      `SELECT claim.phase AS phase FROM aipcs_registry_identity AS identity
+         LEFT JOIN aipcs_registry_claim AS claim ON claim.principal_id = identity.principal_id AND claim.idempotency_key = identity.idempotency_key
+        WHERE identity.principal_id = ? AND identity.domain_name = ? AND identity.identity_state = 'import_prepared'`,
+    ).get(principalId, domainName) as { phase: string | null } | undefined;
+    return row === undefined ? undefined : row.phase === 'recovery_required' ? 'frozen' : 'pending';
   }
 
   async getReceipt(receiptId: string): Promise<ReceiptRow | undefined> {
