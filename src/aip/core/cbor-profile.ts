@@ -4,6 +4,7 @@
 // It knows nothing about object schemas; that belongs to schemas.ts.
 import { encode as cborgEncode, rfc8949EncodeOptions } from 'cborg';
 import { AipError, failure, success, type AipErrorCode, type Outcome } from './errors.js';
+import { quoted } from './quote.js';
 
 /** A map in the profile: text keys only; insertion order is presentation order. */
 export type CborMap = ReadonlyMap<string, CborValue>;
@@ -274,7 +275,7 @@ class Scanner {
           const encodedKey = this.bytes.subarray(keyStart, this.pos);
           if (previous !== undefined && compareBytes(previous, encodedKey) >= 0) {
             this.pos = keyStart;
-            this.fail('cbor.key_order', `map key ${JSON.stringify(key)} is not after the previous key`);
+            this.fail('cbor.key_order', `map key ${quoted(key)} is not after the previous key`);
           }
           previous = encodedKey;
           out.set(key, this.item(depth + 1));

@@ -5,6 +5,7 @@ import { DEFAULT_JSON_LIMITS, JsonError, parseJson as parseLosslessJson, textPos
 import { type CborValue } from './cbor-profile.js';
 import { encodeObject, type Encoded } from './codec.js';
 import { failure, success, type Outcome } from './errors.js';
+import { quoted } from './quote.js';
 import type { AipObject, Id } from './objects.js';
 import { objectToValue, validateObjectValue } from './schemas.js';
 
@@ -176,7 +177,7 @@ export function objectFromJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxB
   if (!(tree instanceof Map)) return failure('object.envelope', 'the JSON presentation must be an object');
   const top = tree as ReadonlyMap<string, JsonTree>;
   for (const key of top.keys()) {
-    if (!['id', 'type', 'version', 'data'].includes(key)) return failure('object.envelope', `unknown member ${JSON.stringify(key)}`);
+    if (!['id', 'type', 'version', 'data'].includes(key)) return failure('object.envelope', `unknown member ${quoted(key)}`);
   }
   const claimed = top.get('id');
   if (claimed !== undefined && typeof claimed !== 'string') return failure('object.envelope', 'id must be a string');

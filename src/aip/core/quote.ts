@@ -17,6 +17,11 @@ export function shownPath(path: string): string {
   return cut(path, 1024);
 }
 
+/** A file path JSON-quoted as a message or a location names it (shownPath: cut past 1024 code units). */
+export function quotedPath(path: string): string {
+  return JSON.stringify(shownPath(path));
+}
+
 /** `text` when it has at most `max` code units, else its first `max - 3` and `...`. */
 function cut(text: string, max: number): string {
   if (text.length <= max) return text;

@@ -2,6 +2,7 @@
 // field holding it, the full field path and the type it must resolve to.
 // Pure; used by graph verification, the reverse index and bundle ordering.
 import type { AipObject, Id, ObjectType } from './objects.js';
+import { quotedPath } from './quote.js';
 
 export interface Reference {
   readonly target: Id;
@@ -40,7 +41,7 @@ export function referencesOf(object: AipObject): Reference[] {
     case 'state': {
       const d = object.data;
       for (const [path, entry] of d.files) {
-        out.push({ target: entry.artifact, field: 'files', at: `data.files[${JSON.stringify(path)}].artifact`, expect: 'artifact' });
+        out.push({ target: entry.artifact, field: 'files', at: `data.files[${quotedPath(path)}].artifact`, expect: 'artifact' });
       }
       list(out, d.intents, 'intents', 'intent');
       list(out, d.parents, 'parents', 'state');

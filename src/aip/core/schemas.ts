@@ -3,7 +3,7 @@
 // typed objects and profile values. Pure; graph rules live in verify-graph.ts.
 import { compareUtf8, isCborArray, isCborMap, isUnsigned, type CborMap, type CborValue } from './cbor-profile.js';
 import { failure, success, type AipErrorCode, type Outcome } from './errors.js';
-import { quoted } from './quote.js';
+import { quoted, quotedPath } from './quote.js';
 import {
   ALL_TYPE_VERSIONS,
   type AipObject,
@@ -255,7 +255,7 @@ function stateV1(data: CborMap): AipObject {
   if (!isCborMap(rawFiles)) fail('schema.type', 'data.files', `expected a map, got ${show(rawFiles)}`);
   const files = new Map<string, FileEntry>();
   for (const [key, value] of rawFiles) {
-    const at = `data.files[${JSON.stringify(key)}]`;
+    const at = `data.files[${quotedPath(key)}]`;
     path(key, at);
     files.set(key, fileEntry(value, at));
   }

@@ -6,6 +6,7 @@ import { AipError, withArticle, type AipErrorCode } from './errors.js';
 import type { AipObject, FileEntry, Id, ObjectType, StateV1 } from './objects.js';
 import { referencesOf } from './references.js';
 import { sameEntry } from './schemas.js';
+import { quotedPath } from './quote.js';
 import { findPathConflict } from './value-rules.js';
 
 /** What a source returns for an ID: a valid object, nothing, or a byte/decode/schema failure. */
@@ -227,12 +228,12 @@ export class GraphVerifier {
         for (const [i, effect] of object.data.effects.entries()) {
           const current = base.data.files.get(effect.path) ?? null;
           if (!sameEntry(effect.before, current)) {
-            return bad('graph.before', id, `data.effects[${i}].before does not match the base state's entry for ${JSON.stringify(effect.path)}`);
+            return bad('graph.before', id, `data.effects[${i}].before does not match the base state's entry for ${quotedPath(effect.path)}`);
           }
         }
         const conflict = findPathConflict(applyEffects(base.data.files, object.data.effects).keys());
         if (conflict) {
-          return bad('graph.apply', id, `applying the effects makes ${JSON.stringify(conflict[0])} a file and an ancestor of ${JSON.stringify(conflict[1])}`);
+          return bad('graph.apply', id, `applying the effects makes ${quotedPath(conflict[0])} a file and an ancestor of ${quotedPath(conflict[1])}`);
         }
         return undefined;
       }
