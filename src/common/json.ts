@@ -11,7 +11,7 @@ export interface JsonObject {
   [key: string]: JsonValue;
 }
 
-export type JsonErrorCode = 'json_too_large' | 'json_too_deep' | 'json_syntax' | 'json_duplicate_key' | 'json_unrepresentable';
+export type JsonErrorCode = 'json_too_large' | 'json_too_deep' | 'json_too_many_containers' | 'json_syntax' | 'json_duplicate_key' | 'json_unrepresentable';
 
 export class JsonError extends SafeError<JsonErrorCode> {
   override readonly name = 'JsonError';
@@ -38,6 +38,11 @@ export interface JsonParseLimits {
   readonly maxDepth: number;
   /** Reject duplicate member names instead of keeping the last one. */
   readonly rejectDuplicateKeys?: boolean;
+  /**
+   * Most arrays and objects the document may hold (each `{}` is two bytes of
+   * text and about a hundred of heap); unbounded when absent.
+   */
+  readonly maxContainers?: number;
   /**
    * A float token beyond binary64 (`1e400`) becomes ±Infinity, and the tokens
    * `NaN`, `Infinity` and `-Infinity` (what Python's json.dumps writes for
@@ -107,11 +112,14 @@ class LosslessParser {
   private pos = 0;
   /** Cleared at the first thing canonicalJson would not have written. */
   canonical = true;
+  private containersLeft: number;
 
   constructor(
     private readonly text: string,
     private readonly limits: JsonParseLimits,
-  ) {}
+  ) {
+    this.containersLeft = limits.maxContainers ?? Number.POSITIVE_INFINITY;
+  }
 
   parseDocument(): JsonValue {
     this.skipWhitespace();
@@ -156,6 +164,7 @@ class LosslessParser {
 
   private enter(depth: number): void {
     if (depth > this.limits.maxDepth) throw new JsonError('json_too_deep', 'The JSON document is nested too deeply.');
+    if (--this.containersLeft < 0) throw new JsonError('json_too_many_containers', 'The JSON document holds too many arrays and objects.', { offset: this.pos });
   }
 
   private parseObject(depth: number): JsonObject {

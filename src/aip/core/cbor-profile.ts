@@ -17,11 +17,32 @@ const MAX_UINT64 = 0xffff_ffff_ffff_ffffn;
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export function isCborMap(value: CborValue | undefined): value is CborMap {
-  return value instanceof Map;
+  return value instanceof Map && value !== NOT_BUILT;
 }
 
 export function isCborArray(value: CborValue | undefined): value is readonly CborValue[] {
   return Array.isArray(value);
+}
+
+/**
+ * Stands, in a decoded value, for a map or array the reader checked but did
+ * not build: one past the most any valid object of its size holds (see
+ * containerBudget). Neither a map nor an array to isCborMap and isCborArray,
+ * so a schema check that reaches one fails there (schema.type).
+ */
+export const NOT_BUILT: CborMap = new Map<string, CborValue>();
+
+/**
+ * How many maps and arrays a reader builds from `length` bytes. A one-byte
+ * empty map costs about 200 bytes of heap, so 25 MB of them (an object well
+ * under the 64 MiB limit) ran the reader out of memory after minutes. Past
+ * the object's few fixed containers, every map of a valid object holds a
+ * 64-character ID (a file entry, an effect's entry, a capture: 45 bytes or
+ * more each) and every array is a field of its own; one per 32 bytes plus 16
+ * is never reached by a valid object.
+ */
+function containerBudget(length: number): number {
+  return Math.floor(length / 32) + 16;
 }
 
 export function isUnsigned(value: CborValue | undefined): value is number | bigint {
@@ -132,12 +153,15 @@ export interface ScanResult {
 
 class Scanner {
   private pos: number;
+  /** Maps and arrays still to build; past it they are checked and stand as NOT_BUILT. */
+  private containersLeft: number;
 
   constructor(
     private readonly bytes: Uint8Array,
     start: number,
   ) {
     this.pos = start;
+    this.containersLeft = containerBudget(bytes.length - start);
   }
 
   offset(): number {
@@ -257,14 +281,21 @@ class Scanner {
       case 4: {
         if (depth > MAX_DEPTH) this.fail('cbor.too_deep', `nesting deeper than ${MAX_DEPTH}`);
         const count = this.checkLength(arg, 1, 'array');
+        const build = this.containersLeft > 0;
+        this.containersLeft--;
         const out: CborValue[] = [];
-        for (let i = 0; i < count; i++) out.push(this.item(depth + 1));
-        return out;
+        for (let i = 0; i < count; i++) {
+          const value = this.item(depth + 1);
+          if (build) out.push(value);
+        }
+        return build ? out : NOT_BUILT;
       }
       case 5: {
         if (depth > MAX_DEPTH) this.fail('cbor.too_deep', `nesting deeper than ${MAX_DEPTH}`);
         const count = this.checkLength(arg, 2, 'map');
-        const out = new Map<string, CborValue>();
+        const build = this.containersLeft > 0;
+        this.containersLeft--;
+        const out = build ? new Map<string, CborValue>() : undefined;
         let previous: Uint8Array | undefined;
         for (let i = 0; i < count; i++) {
           const keyStart = this.pos;
@@ -278,9 +309,10 @@ class Scanner {
             this.fail('cbor.key_order', `map key ${quoted(key)} is not after the previous key`);
           }
           previous = encodedKey;
-          out.set(key, this.item(depth + 1));
+          const value = this.item(depth + 1);
+          out?.set(key, value);
         }
-        return out;
+        return out ?? NOT_BUILT;
       }
       default:
         // Major 7 (false, true, null); every other major was rejected in head().

@@ -146,7 +146,12 @@ function hasNegativeNumber(text: string): boolean {
  */
 export function parseJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxBytes): Outcome<JsonTree> {
   try {
-    const value = parseLosslessJson(text, { maxBytes, maxDepth: MAX_JSON_DEPTH, rejectDuplicateKeys: true });
+    // Past the envelope's few, every object of a valid presentation holds a
+    // 64-character ID (a file entry, an effect's entry, a capture) and every
+    // array is a field: one container per 32 characters is never reached
+    // (the CBOR reader's bound). Without it, megabytes of `{}` ran out of memory.
+    const maxContainers = Math.floor(text.length / 32) + 16;
+    const value = parseLosslessJson(text, { maxBytes, maxDepth: MAX_JSON_DEPTH, rejectDuplicateKeys: true, maxContainers });
     if (hasNegativeNumber(text)) throw new JsonFailure('negative numbers are not allowed');
     return success(toJsonTree(value));
   } catch (error) {

@@ -1,7 +1,7 @@
 // Schemas per (type, version) (spec sections 2.3 and 4): the envelope check,
 // field and cross-field rules in the spec's order, and the mapping between
 // typed objects and profile values. Pure; graph rules live in verify-graph.ts.
-import { compareUtf8, isCborArray, isCborMap, isUnsigned, type CborMap, type CborValue } from './cbor-profile.js';
+import { compareUtf8, isCborArray, isCborMap, isUnsigned, NOT_BUILT, type CborMap, type CborValue } from './cbor-profile.js';
 import { failure, success, type AipErrorCode, type Outcome } from './errors.js';
 import { quoted, quotedPath } from './quote.js';
 import {
@@ -61,6 +61,7 @@ function fail(code: AipErrorCode, at: string, problem: string): never {
 }
 
 function show(value: CborValue): string {
+  if (value === NOT_BUILT) return 'one of more maps and arrays than a valid object of this size holds (not decoded)';
   if (typeof value === 'string') return quoted(value);
   if (typeof value === 'bigint') return value.toString();
   if (value instanceof Uint8Array) return `bytes(${value.length})`;

@@ -36,3 +36,36 @@ describe('error messages about long keys and paths', () => {
     expect(badPath.error.message.length).toBeLessThan(2500);
   });
 });
+
+describe('objects with more maps and arrays than any valid object of their size', () => {
+  it('are checked whole but built only up to the bound, and fail their schema where the first unbuilt one sits', async () => {
+    const { decodeCanonical, NOT_BUILT } = await import('../../../src/aip/core/cbor-profile.js');
+    // {"data": {"zzz": [{} x N]}, "type": "intent", "version": 1}: a one-byte map costs ~200 bytes built.
+    const n = 2_000_000;
+    const head = [0xa3, 0x64, ...Buffer.from('data'), 0xa1, 0x63, ...Buffer.from('zzz'), 0x9a, (n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff];
+    const tail = [0x64, ...Buffer.from('type'), 0x66, ...Buffer.from('intent'), 0x67, ...Buffer.from('version'), 0x01];
+    const bytes = new Uint8Array(head.length + n + tail.length);
+    bytes.set(head);
+    bytes.fill(0xa0, head.length, head.length + n);
+    bytes.set(tail, head.length + n);
+    const value = decodeCanonical(bytes);
+    if (!value.ok) throw new Error(value.error.message);
+    const items = ((value.value as Map<string, unknown>).get('data') as Map<string, unknown>).get('zzz') as unknown[];
+    expect(items).toHaveLength(n);
+    const built = items.filter((item) => item !== NOT_BUILT).length;
+    expect(built).toBeLessThan(n / 30);
+    expect(decodeObject(bytes)).toMatchObject({ ok: false, error: { code: 'schema.unknown_field' } });
+    // A CBOR defect after the bound is still found.
+    bytes[head.length + n - 1] = 0xff;
+    expect(decodeCanonical(bytes)).toMatchObject({ ok: false, error: { code: 'cbor.indefinite' } });
+  });
+});
+
+describe('JSON presentations with more objects and arrays than any valid object of their size', () => {
+  it('are refused while parsing (object.envelope) instead of building every one', () => {
+    const text = `{"type":"intent","version":1,"data":{"zzz":[${new Array(300_000).fill('{}').join(',')}]}}`;
+    const parsed = objectFromJson(text, 1 << 26);
+    expect(parsed).toMatchObject({ ok: false, error: { code: 'object.envelope' } });
+    expect(!parsed.ok && parsed.error.message).toContain('too many arrays and objects');
+  });
+});
