@@ -61,7 +61,7 @@ function fail(code: AipErrorCode, at: string, problem: string): never {
 }
 
 function show(value: CborValue): string {
-  if (value === NOT_BUILT) return 'one of more maps and arrays than a valid object of this size holds (not decoded)';
+  if (value === NOT_BUILT) return 'a map or array past the most a valid object of this size holds (not decoded)';
   if (typeof value === 'string') return quoted(value);
   if (typeof value === 'bigint') return value.toString();
   if (value instanceof Uint8Array) return `bytes(${value.length})`;
