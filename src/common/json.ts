@@ -463,16 +463,19 @@ function orderKeys(keys: string[], order: KeyOrder): string[] {
   return keys.sort(compareCodePoints);
 }
 
+/** Orders by code points (UTF-16 order differs above U+FFFF); allocates nothing, as sorts call it n log n times. */
 export function compareCodePoints(a: string, b: string): number {
-  const left = Array.from(a);
-  const right = Array.from(b);
-  const n = Math.min(left.length, right.length);
-  for (let i = 0; i < n; i++) {
-    const x = left[i]!.codePointAt(0)!;
-    const y = right[i]!.codePointAt(0)!;
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a.codePointAt(i) as number;
+    const y = b.codePointAt(j) as number;
     if (x !== y) return x - y;
+    i += x > 0xffff ? 2 : 1;
+    j += y > 0xffff ? 2 : 1;
   }
-  return left.length - right.length;
+  // A shorter text that is a prefix of the other comes first.
+  return (i < a.length ? 1 : 0) - (j < b.length ? 1 : 0);
 }
 
 const SHORT_ESCAPES: Record<number, string> = {

@@ -144,9 +144,14 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Defines a member without ever touching the prototype chain (`__proto__`). */
+/**
+ * Defines a member without ever touching the prototype chain (`__proto__`,
+ * the one name whose assignment calls a setter of Object.prototype); any
+ * other name is assigned, which is several times faster in a large map.
+ */
 export function setMember(target: JsonObject, key: string, value: JsonValue): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 const PATTERNS = new Map<string, RegExp>();

@@ -311,6 +311,22 @@ describe('records', () => {
     expect(issues('aipcs_record_create', create(sized(16384 - 28)))).toEqual([['invalid_length', 'record']]);
   });
 
+  it('refuses a record of more members than 64 KiB of JSON can hold without checking each, and still measures one that could fit', () => {
+    // Each member takes at least `"a":0` and a comma: 10 922 short ones fit (65 533 bytes), 10 923 cannot.
+    const members = (count: number): JsonObject => Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i.toString(36)}`, 0]));
+    expect(issues('aipcs_record_create', create(members(200_000)))).toEqual([['invalid_length', 'record']]);
+    expect(issues('aipcs_record_update', { service_id: SERVICE, entity_name: 'note', record_id: SERVICE, expected_record_version: 1n, idempotency_key: 'u', updates: members(200_000) })).toEqual([['invalid_length', 'updates']]);
+    // Below the count, the bytes decide: 6 000 members of at most 9 bytes each fit, 8 000 do not.
+    expect(parseToolRequest('aipcs_record_create', create(members(6_000))).ok).toBe(true);
+    expect(issues('aipcs_record_create', create(members(8_000)))).toEqual([['invalid_length', 'record']]);
+  });
+
+  it('finds a retired key after any number of other objects', () => {
+    const design = (extra: JsonValue[]): JsonObject => ({ service_id: SERVICE, idempotency_key: 'd', schema: { manifest_version: 2n, entities: [{ name: 'note', tools: [] }] }, padding: extra });
+    const many = Array.from({ length: 1_100_000 }, (): JsonValue => ({}));
+    for (const extra of [[], many]) expect(failure(parseToolRequest('aipcs_service_design', design(extra))).code).toBe('retired_field');
+  });
+
   it('reserves the __aipcs_ key prefix for the server', () => {
     expect(issues('aipcs_record_create', create({}, { idempotency_key: '__aipcs_write_admission' }))).toEqual([['invalid_value', 'idempotency_key']]);
     expect(parseToolRequest('aipcs_service_seed', { domain_name: 'x', domain_class: 'c', intent_description: 'i', idempotency_key: '__aipcs_x' }).ok).toBe(true);
