@@ -6,12 +6,15 @@
 import { writeSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { type AigptConfig, type Environment, ensureConfigFile, loadConfig } from './config/config.js';
-import { errnoCode } from './core/errors.js';
+import { AigptError, errnoCode } from './core/errors.js';
 import { type FaultHook, removeStaleTemps } from './storage/fs-atomic.js';
 import { LOCK_TIMEOUT_MS } from './core/limits.js';
 import { Mutex } from '../common/mutex.js';
 import { MemoryStore, type RecoveryReport } from './storage/memory-store.js';
 import { TidGenerator } from './core/tid.js';
+
+/** How long a server's start waits for a lock a live writer holds before leaving recovery to the next write. */
+const SERVER_START_LOCK_WAIT_MS = 1000;
 
 export interface AppOptions {
   readonly environment: Environment;
@@ -51,11 +54,11 @@ export class AigptApp {
    * write that follows (saveMemory recovers under its own lock, from its
    * own pass over the folder), and only the config folder's is done here.
    */
-  async open({ recover, recoveredByWrite = false }: { readonly recover: boolean; readonly recoveredByWrite?: boolean }): Promise<OpenedApp> {
+  async open({ recover, recoveredByWrite = false, busyHolderDefers = false }: { readonly recover: boolean; readonly recoveredByWrite?: boolean; readonly busyHolderDefers?: boolean }): Promise<OpenedApp> {
     const configFile = await ensureConfigFile(this.options.environment);
     const { config, store } = await this.current();
     await store.ensureRecordTree();
-    let recovery = recover && !recoveredByWrite ? await store.recoverIfInterrupted() : undefined;
+    let recovery = recover && !recoveredByWrite ? await this.recoverAtOpen(store, busyHolderDefers) : undefined;
     if (recover) {
       // A first run killed while writing the config left its temp file. The
       // config folder has no lock, so only one too old to be a live write goes.
@@ -63,6 +66,24 @@ export class AigptApp {
       if (removed.length > 0) recovery = mergeRecovery(recovery, { rolledForward: false, problems: [], removedTemps: removed });
     }
     return { config, store, recovery };
+  }
+
+  /**
+   * Spec 7.5's recovery at open. With `busyHolderDefers` (server start) a
+   * lock a live process holds past a short wait is not waited for: what
+   * looked interrupted is most likely that process's write in progress (a
+   * long compress), and a second agent's server then failed to start after
+   * the whole lock timeout. Every write recovers first anyway (7.5), so the
+   * server starts and says so.
+   */
+  private async recoverAtOpen(store: MemoryStore, busyHolderDefers: boolean): Promise<RecoveryReport | undefined> {
+    if (!busyHolderDefers) return store.recoverIfInterrupted();
+    try {
+      return await store.recoverIfInterrupted({ waitMs: SERVER_START_LOCK_WAIT_MS });
+    } catch (error) {
+      if (!(error instanceof AigptError && error.code === 'lock_timeout')) throw error;
+      return { rolledForward: false, removedTemps: [], problems: [`another process is writing the memory folder (${error.message}); recovery, if any is needed, is left to the next write`] };
+    }
   }
 
   /**

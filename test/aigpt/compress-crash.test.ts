@@ -272,6 +272,26 @@ describe('compress crash safety, kill -9 of a real server process', () => {
     });
   }
 
+  it('a server started while another process is inside its compress starts at once, leaving recovery to the next write', async () => {
+    // Its staged files look like an interrupted write; the live writer holds the lock.
+    const busy = compressInChild(NEW_TEXTS, 'compress:staged#1');
+    await busy.waitForStderr(/aigpt: paused at .*\n/);
+    try {
+      const second = startServerChild(home.childEnv);
+      second.send(INITIALIZE_REQUEST);
+      const answer = await second.response(1);
+      expect(answer['result']).toBeDefined();
+      expect(second.stderr()).toMatch(/another process is writing the memory folder \(Failed to lock .*: held by pid \d+\); recovery, if any is needed, is left to the next write/);
+      second.child.stdin.end();
+      expect((await second.exited).code).toBe(0);
+    } finally {
+      busy.child.kill('SIGKILL');
+      await busy.exited;
+    }
+    await recoverByServerStart();
+    expect(await classify()).toBe('old');
+  });
+
   it('kill -9 at an unplanned moment (as soon as the journal appears) still recovers to a whole set', async () => {
     const items = Array.from({ length: 200 }, (_, i) => `bulk ${i}`);
     let killed = false;

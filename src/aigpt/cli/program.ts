@@ -86,7 +86,8 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .allowExcessArguments(false)
     .description('run the MCP server on stdin/stdout')
     .action(unlessVersion(async () => {
-      await open('write');
+      // Recovery at start (spec 7.5) does not wait for a live writer's lock: see AigptApp.open.
+      tellRecovery((await app.open({ recover: true, busyHolderDefers: true })).recovery);
       const answerWaitMs = testAnswerWaitMs(options.environment.env, ANSWER_WAIT_ENV);
       await runServer(app, createLogger('aigpt'), {
         ...(answerWaitMs === undefined ? {} : { answerWaitMs }),

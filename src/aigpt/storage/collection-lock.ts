@@ -26,6 +26,8 @@ export const BREAK_FILE = '.lock.break';
 
 export interface LockOptions {
   readonly timeoutMs?: number;
+  /** How long this acquisition waits for a live holder (default timeoutMs, which also judges empty lock files). */
+  readonly waitMs?: number;
   readonly pid?: number;
   readonly hostname?: string;
   /** Milliseconds on a monotonic clock, for the wait's deadline (a wall-clock step must not move it). */
@@ -99,7 +101,7 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
   // Not `.*.tmp-*`: recovery, which runs under the lock, must not delete a
   // waiter's pending file.
   const pending = join(dir, `${LOCK_FILE}.${pid}.${nonce}.pending`);
-  const deadline = now() + timeoutMs;
+  const deadline = now() + (options.waitMs ?? timeoutMs);
   let delay = 1;
   let goneInARow = 0;
   let acquired = false;

@@ -226,10 +226,10 @@ export class MemoryStore {
    * Recovers under the lock when the memory folder holds a journal or a temp
    * file, or the core folder a first-run temp file; undefined when there was nothing to do.
    */
-  async recoverIfInterrupted(): Promise<RecoveryReport | undefined> {
+  async recoverIfInterrupted({ waitMs }: { readonly waitMs?: number } = {}): Promise<RecoveryReport | undefined> {
     await this.ensureMemoryDir({ writer: true });
     if (!needsRecovery(await this.listFolder(0)) && (await listTemps(this.tree.coreDir, CORE_FILE)).length === 0) return undefined;
-    return this.withLock(() => this.recoverLocked());
+    return this.withLock(() => this.recoverLocked(), {}, waitMs);
   }
 
   private async ensureCore(): Promise<void> {
@@ -744,11 +744,11 @@ export class MemoryStore {
    * With `sweepWaiters: false` the work hands the lock the waiters' files its
    * own listing found (see acquireCollectionLock).
    */
-  private withLock<T>(work: (lock: LockHandle) => Promise<T>, lockUse: { readonly sweepWaiters?: boolean } = {}): Promise<T> {
+  private withLock<T>(work: (lock: LockHandle) => Promise<T>, lockUse: { readonly sweepWaiters?: boolean } = {}, waitMs?: number): Promise<T> {
     const run = async (): Promise<T> => {
       await this.ensureMemoryDir({ writer: true });
       try {
-        const lock = await acquireCollectionLock(this.tree.memoryDir, this.lockOptions, lockUse);
+        const lock = await acquireCollectionLock(this.tree.memoryDir, waitMs === undefined ? this.lockOptions : { ...this.lockOptions, waitMs }, lockUse);
         try {
           return await work(lock);
         } finally {
