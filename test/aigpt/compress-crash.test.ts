@@ -272,6 +272,22 @@ describe('compress crash safety, kill -9 of a real server process', () => {
     });
   }
 
+  it('read_memory of a server already running says when a compress killed past its commit left the folder mixed', async () => {
+    const reader = startServerChild(home.childEnv);
+    reader.send(INITIALIZE_REQUEST);
+    await reader.response(1);
+    const busy = compressInChild(NEW_TEXTS, 'compress:published#2');
+    await busy.waitForStderr(/aigpt: paused at .*\n/);
+    busy.child.kill('SIGKILL');
+    await busy.exited;
+    reader.send({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'read_memory', arguments: {} } });
+    const answer = (await reader.response(5))['result'] as { content: { text: string }[] };
+    const payload = JSON.parse(answer.content[0]?.text ?? '{}') as { skipped?: { path: string; reason: string }[] };
+    expect(payload.skipped).toEqual([{ path: join(memoryDir, JOURNAL_FILE), reason: 'a compress is in progress or was interrupted (the next write finishes it); records may be mixed' }]);
+    reader.child.stdin.end();
+    await reader.exited;
+  });
+
   it('a server started while another process is inside its compress starts at once, leaving recovery to the next write', async () => {
     // Its staged files look like an interrupted write; the live writer holds the lock.
     const busy = compressInChild(NEW_TEXTS, 'compress:staged#1');

@@ -10,7 +10,7 @@ import { AigptError } from '../core/errors.js';
 import { AIGPT_VERSION, CORE_COLLECTION, MEMORY_COLLECTION } from '../core/limits.js';
 import { testAnswerWaitMs } from '../../common/mcp/stdio-transport.js';
 import { ANSWER_WAIT_ENV, runServer } from '../mcp/server.js';
-import type { RecoveryReport } from '../storage/memory-store.js';
+import { COMPRESS_PENDING, type RecoveryReport } from '../storage/memory-store.js';
 import { renderPretty } from '../core/record-format.js';
 import { runSetup } from '../config/setup.js';
 
@@ -252,7 +252,6 @@ function negativeNumberAfter(argv: readonly string[], subcommand: number): { rea
 }
 
 /** Spec 7.5: a reader that sees the journal says so, but reads the folder as it is. */
-const COMPRESS_PENDING = 'a compress is in progress or was interrupted (the next write finishes it); records may be mixed';
 
 async function status(app: OpenedApp, io: CliIo): Promise<number> {
   const { config, store } = app;

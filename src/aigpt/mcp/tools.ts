@@ -2,11 +2,12 @@
 // checks, and the exact payload texts. Transport-free: the server wires these
 // into the shared tool server; tests call them directly.
 
+import { join } from 'node:path';
 import type { JsonObject, JsonValue } from '../../common/json.js';
 import type { SchemaIssue, ToolCallResult, ToolDefinition } from '../../common/mcp/tool-server.js';
 import { AigptError } from '../core/errors.js';
 import { MAX_LISTED_UNREADABLE, MAX_READ_MEMORY_BYTES, MAX_RECORDS_READ } from '../core/limits.js';
-import { checkCompressItems, checkMemoryText, type MemoryStore } from '../storage/memory-store.js';
+import { checkCompressItems, checkMemoryText, COMPRESS_PENDING, JOURNAL_FILE, type MemoryStore } from '../storage/memory-store.js';
 import { renderCompact } from '../core/record-format.js';
 
 // The schemas are exactly the reference's (spec 5.3): no additionalProperties,
@@ -133,6 +134,11 @@ export class AigptToolHandler {
     // MCP client accepts on one line.
     const unreadable = read.skipped;
     const skipped: JsonValue[] = [];
+    // The records are the old and the new set at once (a compress killed
+    // while publishing, spec 7.5): an agent compressing from them would bring
+    // back what was deleted. A live compress whose switch this read did not
+    // catch leaves a whole set, and says nothing.
+    if (read.compressMixed) skipped.push({ path: join(store.tree.memoryDir, JOURNAL_FILE), reason: COMPRESS_PENDING });
     if (read.notRead > 0) {
       skipped.push({
         path: store.tree.memoryDir,

@@ -32,6 +32,9 @@ import { compareFileNames, isRecordFileName, type RecordTree, recordStem } from 
 import { isGeneratedTid, isValidTid, MAX_TID_MICROS, TidGenerator, tidMicros } from '../core/tid.js';
 
 export const JOURNAL_FILE = '.compress-journal';
+
+/** What a reader that sees the journal says (spec 7.5: it reads the folder as it is). */
+export const COMPRESS_PENDING = 'a compress is in progress or was interrupted (the next write finishes it); records may be mixed';
 const STAGED_SUFFIX = '.json.tmp-compress';
 const CORE_FILE = `${CORE_RKEY}.json`;
 /** Leftovers of interrupted writes (`.*.tmp-*`, which includes `.*.tmp-compress`). */
@@ -94,6 +97,12 @@ export interface MemoryReadResult {
   readonly notRead: number;
   /** A compress journal is present: another process is mid-compress, or one crashed. */
   readonly compressPending: boolean;
+  /**
+   * The records read are neither the journal's old set nor its new one: some
+   * of each (a compress killed while publishing, or one seen mid-switch).
+   * Only with compressPending; a journal that cannot be read counts as mixed.
+   */
+  readonly compressMixed: boolean;
 }
 
 /** One selected memory file of a scan: its record, or why it was skipped. */
@@ -293,6 +302,17 @@ export class MemoryStore {
     removedTemps.push(...(await removeStaleTemps(this.tree.coreDir, CORE_FILE, 2 * (this.lockOptions.timeoutMs ?? LOCK_TIMEOUT_MS))));
     if (removedTemps.length > 0 || journal === 'invalid') await fsyncDir(dir);
     return { rolledForward: journal !== undefined && journal !== 'invalid', removedTemps, problems };
+  }
+
+  /** Whether `records` hold both names the journal creates and names it deletes (see MemoryReadResult.compressMixed). */
+  private async mixesCompressSets(records: readonly MemoryRecord[]): Promise<boolean> {
+    const journal = await this.readJournal().catch(() => 'invalid' as const);
+    if (journal === undefined) return false; // finished since the listing
+    if (journal === 'invalid') return true;
+    const created = new Set(journal.create.map((tid) => `${tid}.json`));
+    const deleted = new Set(journal.remove);
+    const names = records.map((record) => record.name);
+    return names.some((name) => created.has(name)) && names.some((name) => deleted.has(name));
   }
 
   /** undefined: no journal; 'invalid': present but not a committed journal. */
@@ -538,7 +558,8 @@ export class MemoryStore {
       if ('record' in item) records.push(item.record);
       else skipped.push(item.skipped);
     });
-    return { result: { records, skipped, selected: listing.selected - gone, notRead: overflow + overBudget, compressPending: listing.journal }, gone };
+    const compressMixed = listing.journal && (await this.mixesCompressSets(records));
+    return { result: { records, skipped, selected: listing.selected - gone, notRead: overflow + overBudget, compressPending: listing.journal, compressMixed }, gone };
   }
 
   /**
