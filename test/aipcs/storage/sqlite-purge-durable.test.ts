@@ -77,4 +77,33 @@ describe('purging a SQLite service store', () => {
       if (reader.open) reader.close();
     }
   });
+
+  it.runIf(hasStrace)('is storage_unavailable, not busy, when the checkpoint meets a full disk, and purges once it clears', async () => {
+    const dataRoot = freshDataRoot();
+    const client = await serveOn(dataRoot);
+    const serviceId = await materialisedService(client, 'full');
+    await createNote(client, serviceId, { title: 'Full' });
+    await client.close();
+    const args = rootArgs(dataRoot);
+    const store = join(dataRoot, 'service-stores', `svc_${serviceId.replaceAll('-', '')}.sqlite`);
+    // An idle connection elsewhere keeps the archive's commit in the -wal for the purge's checkpoint to copy.
+    const idle = new Database(store, { readonly: true });
+    idle.prepare('SELECT count(*) FROM sqlite_schema').get();
+    expect(aipcs(['service', 'archive', serviceId, '--expected-revision', '3', '--operation-id', OP(5), '--yes', ...args]).status).toBe(0);
+    const purge = ['service', 'purge', serviceId, '--expected-revision', '4', '--operation-id', OP(6), '--override', '--confirm-service-id', serviceId, '--yes', ...args];
+    // Only the checkpoint writes the store's own file: every write to it fails as on a full disk.
+    const run = spawnSync('strace', ['-f', '-qq', '-o', '/dev/null', '-P', store, '-e', 'inject=pwrite64,write:error=ENOSPC', process.execPath, aipcsBin(), ...purge], {
+      encoding: 'utf8',
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root' },
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(6);
+    // The error envelope is the last line on stderr.
+    expect((JSON.parse(run.stderr.trim().split('\n').at(-1) ?? '') as { error: { code: string; retryable: boolean } }).error).toMatchObject({ code: 'storage_unavailable', retryable: false });
+    expect(existsSync(store)).toBe(true);
+    idle.close();
+    const purged = aipcs(purge);
+    expect(purged.status, purged.stderr).toBe(0);
+    expect(existsSync(store)).toBe(false);
+  });
 });

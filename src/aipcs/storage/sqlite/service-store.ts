@@ -597,7 +597,8 @@ export class SqliteServiceStores implements OperatorStorePort {
         try {
           checkpoint = connection.db.pragma('wal_checkpoint(TRUNCATE)');
         } catch (error) {
-          throw new StorageFailure('busy', { cause: error });
+          // SQLITE_BUSY is busy; a full disk or an I/O error is not (D33).
+          throw toStorageFailure(error);
         }
         // Numbers or bigints, as the connection reads integers.
         const outcome = (checkpoint as { busy?: unknown; log?: unknown; checkpointed?: unknown }[] | undefined)?.[0];
