@@ -270,6 +270,52 @@ export function maintenanceSuite(harness: StorageHarness): void {
         expect((unbranched['candidates'] as JsonObject[]).map((candidate) => (candidate['record'] as JsonObject)['id'])).toEqual(ids.slice(0, 100));
       });
 
+      it('in a branch scope, reads only the members that could be candidates, past any number of others', async () => {
+        const branch = (await app.branches.create({ serviceId, slug: 'big', title: 't', intent: 'i', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: key() }))['branch'] as JsonObject;
+        const branchId = branch['id'] as string;
+        const admission = await app.lifecycle.admitData(serviceId);
+        const layout = admission.layout.entities.find((entity) => entity.name === 'memo');
+        const locator = admission.service.storage;
+        if (!layout || !locator) throw new Error('no memo layout');
+        // More members than one narrowed read walks (4096): the rare candidates sit past the first window.
+        const ids = Array.from({ length: 5000 }, (_, i) => `00000000-0000-4000-8000-${i.toString().padStart(12, '0')}`);
+        const low = new Set([ids[4500], ids[4999]]);
+        const outside = '00000000-0000-4000-9000-000000000000';
+        const at = 1_800_000_000_000_000n;
+        await storage.data.write(locator, 'agent-a', async (tx) => {
+          for (const id of [...ids, outside]) {
+            await tx.insertRecord(layout, { id, createdAt: at, updatedAt: at, createdVia: 'mcp', recordVersion: 1n, fields: { title: 'prose', status: 'ok', confidence: low.has(id) || id === outside ? 0.1 : 0.9 } });
+            if (id !== outside) await tx.putMembership('memo', id, branchId, id === ids[4999] ? 'related' : 'primary', at);
+          }
+        });
+        let read = 0;
+        const counting: StoragePorts = {
+          ...storage,
+          data: {
+            read: (where, principal, work) =>
+              storage.data.read(where, principal, (tx) =>
+                work(
+                  new Proxy(tx, {
+                    get(target, property) {
+                      const value: unknown = Reflect.get(target, property, target);
+                      if (property !== 'scanRecords' || typeof value !== 'function') return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+                      return async (...args: unknown[]) => {
+                        const rows = (await (value as (...a: unknown[]) => Promise<unknown[]>).apply(target, args)) as unknown[];
+                        read += rows.length;
+                        return rows;
+                      };
+                    },
+                  }),
+                ),
+              ),
+            write: (where, principal, work) => storage.data.write(where, principal, work),
+          },
+        };
+        const result = await appOver(counting).maintenance.scan({ serviceId, entityName: 'memo', branchId, scanTypes: ['low_confidence'], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 50 });
+        expect((result['candidates'] as JsonObject[]).map((candidate) => (candidate['record'] as JsonObject)['id'])).toEqual([ids[4500], ids[4999]]);
+        expect(read).toBe(2);
+      });
+
       it('finds duplicates with one store read per field, within the branch scope, the first declared field first', async () => {
         const created: JsonObject[] = [];
         for (let i = 0; i < 300; i++) created.push(await memo({ provenance_source: `doc-${i}` }));

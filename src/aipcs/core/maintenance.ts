@@ -147,12 +147,13 @@ export class MaintenanceService {
     };
     let afterId: string | null = null;
     while (batchTypes.some(open)) {
-      // Over a whole entity the store skips the records no open type could
-      // take; a scan finding few candidates would otherwise decode them all.
+      // The store skips the records no open type could take (over the whole
+      // entity or a branch's members); a scan finding few candidates would
+      // otherwise decode them all, and on SQLite hold the service meanwhile.
       // A narrowed read walks at most WINDOW records, so that the loop still
       // gives the event loop a turn however few records meet the conditions.
-      const anyOf = context.branchId === null ? this.narrowing(entity, layout, batchTypes.filter(open), context) : null;
-      const throughId: string | null = anyOf === null ? null : await tx.idAfter(layout, afterId, WINDOW);
+      const anyOf = this.narrowing(entity, layout, batchTypes.filter(open), context);
+      const throughId: string | null = anyOf === null ? null : await tx.idAfter(layout, afterId, WINDOW, context.branchId);
       const batch = await tx.scanRecords(layout, { memberOf: context.branchId, afterId, limit: BATCH, ...(anyOf === null ? {} : { anyOf }), ...(throughId === null ? {} : { throughId }) });
       for (const record of batch) {
         for (const type of batchTypes) {

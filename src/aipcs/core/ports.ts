@@ -276,13 +276,13 @@ export interface RecordScan {
   readonly afterId: string | null;
   readonly limit: number;
   /**
-   * With memberOf null: only records meeting at least one of these (a
-   * superset of what the caller is looking for, which it still checks on
-   * each record); absent, every record. Lets a scan that finds few
-   * candidates skip the rest inside the store instead of decoding them.
+   * Only records meeting at least one of these (a superset of what the
+   * caller is looking for, which it still checks on each record); absent,
+   * every record. Lets a scan that finds few candidates skip the rest inside
+   * the store instead of decoding them. `limit` counts the records kept.
    */
   readonly anyOf?: readonly ScanCondition[];
-  /** With memberOf null: only ids up to this one (inclusive); absent, no upper bound. */
+  /** Only ids up to this one (inclusive); absent, no upper bound. */
   readonly throughId?: string;
 }
 
@@ -349,8 +349,8 @@ export interface ServiceDataReader {
   branchCards(limit: number): Promise<BranchCard[]>;
   /** A keyset batch of records in id order, each with whether it has a primary branch. */
   scanRecords(entity: EntityLayout, scan: RecordScan): Promise<ScannedRecord[]>;
-  /** The id `count` records past `afterId` in id order (null: from the start), or null when fewer remain. */
-  idAfter(entity: EntityLayout, afterId: string | null, count: number): Promise<string | null>;
+  /** The id `count` records past `afterId` in id order (null: from the start; with memberOf, among that branch's members), or null when fewer remain. */
+  idAfter(entity: EntityLayout, afterId: string | null, count: number, memberOf?: string | null): Promise<string | null>;
   /**
    * The first `limit` records of the entity (in the scan's branch scope, if
    * any) in id order whose present value in `field` (not null; a string not

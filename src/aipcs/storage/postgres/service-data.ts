@@ -412,18 +412,19 @@ export class PostgresDataTx implements OperatorDataWriter {
         COALESCE((SELECT true FROM ${this.s}."__aipcs_record_branch" AS p WHERE p."principal_id" = $1 AND p."entity_name" = $2 AND p."record_id" = r."id" AND p."role" = 'primary' LIMIT 1), false) AS "__has_primary"`;
     let sql: string;
     if (scan.memberOf !== null) {
-      params.push(scan.memberOf);
-      let after = '';
-      if (scan.afterId !== null) {
-        params.push(scan.afterId);
-        after = ` AND m."record_id" > $${params.length}`;
+      const members = this.branchMembers(scan.memberOf, scan.afterId, scan.throughId ?? null, params);
+      if (scan.anyOf === undefined) {
+        params.push(scan.limit);
+        // Each record looks itself up by primary key in a LATERAL subquery the planner cannot flatten (LIMIT 1; ids are unique).
+        sql = `SELECT r.* FROM (${members} ORDER BY "record_id" LIMIT $${params.length}) AS d
+          CROSS JOIN LATERAL (SELECT ${select} FROM ${table} AS r WHERE r."id" = d."record_id" AND r."owner_id" = $1 LIMIT 1) AS r ORDER BY d."record_id"`;
+      } else {
+        // Narrowed, the limit counts the records kept; throughId bounds the members walked.
+        const narrowed = this.anyOf(entity, scan.anyOf, params);
+        params.push(scan.limit);
+        sql = `SELECT r.* FROM (${members}) AS d
+          CROSS JOIN LATERAL (SELECT ${select} FROM ${table} AS r WHERE r."id" = d."record_id" AND r."owner_id" = $1 AND (${narrowed}) LIMIT 1) AS r ORDER BY d."record_id" LIMIT $${params.length}`;
       }
-      params.push(scan.limit);
-      const role = (name: BranchRole) =>
-        `(SELECT m."record_id" FROM ${this.s}."__aipcs_record_branch" AS m WHERE m."principal_id" = $1 AND m."branch_id" = $3 AND m."role" = '${name}' AND m."entity_name" = $2${after} ORDER BY m."record_id")`;
-      // Each record looks itself up by primary key in a LATERAL subquery the planner cannot flatten (LIMIT 1; ids are unique).
-      sql = `SELECT r.* FROM (${role('primary')} UNION ALL ${role('related')} ORDER BY "record_id" LIMIT $${params.length}) AS d
-        CROSS JOIN LATERAL (SELECT ${select} FROM ${table} AS r WHERE r."id" = d."record_id" AND r."owner_id" = $1 LIMIT 1) AS r ORDER BY d."record_id"`;
     } else {
       const where = ['r."owner_id" = $1'];
       if (scan.afterId !== null) {
@@ -441,12 +442,42 @@ export class PostgresDataTx implements OperatorDataWriter {
     return (await this.session.rows<Row>(sql, params)).map((row) => ({ ...this.toRecord(entity, row), hasPrimary: row['__has_primary'] === true }));
   }
 
-  async idAfter(entity: EntityLayout, afterId: string | null, count: number): Promise<string | null> {
+  async idAfter(entity: EntityLayout, afterId: string | null, count: number, memberOf: string | null = null): Promise<string | null> {
+    if (memberOf !== null) {
+      const params: unknown[] = [this.principalId, entity.name];
+      const members = this.branchMembers(memberOf, afterId, null, params);
+      params.push(count - 1);
+      const rows = await this.session.rows<{ record_id: string }>(`${members} ORDER BY "record_id" LIMIT 1 OFFSET $${params.length}`, params);
+      return rows[0]?.record_id ?? null;
+    }
     const params: unknown[] = [this.principalId, count - 1];
     if (afterId !== null) params.push(afterId);
     const sql = `SELECT r."id" FROM ${this.table(entity.name)} AS r WHERE r."owner_id" = $1${afterId === null ? '' : ' AND r."id" > $3'} ORDER BY r."id" LIMIT 1 OFFSET $2`;
     const rows = await this.session.rows<{ id: string }>(sql, params);
     return rows[0]?.id ?? null;
+  }
+
+  /**
+   * The record ids of a branch's members in (afterId, throughId], primary and
+   * related each a range of the scope index (a compound for the caller to
+   * order and cut); $1 and $2 are the principal and the entity, other
+   * parameters are appended to `params`.
+   */
+  private branchMembers(branchId: string, afterId: string | null, throughId: string | null, params: unknown[]): string {
+    params.push(branchId);
+    const branch = `$${params.length}`;
+    let range = '';
+    if (afterId !== null) {
+      params.push(afterId);
+      range += ` AND m."record_id" > $${params.length}`;
+    }
+    if (throughId !== null) {
+      params.push(throughId);
+      range += ` AND m."record_id" <= $${params.length}`;
+    }
+    const role = (name: BranchRole): string =>
+      `(SELECT m."record_id" FROM ${this.s}."__aipcs_record_branch" AS m WHERE m."principal_id" = $1 AND m."branch_id" = ${branch} AND m."role" = '${name}' AND m."entity_name" = $2${range} ORDER BY m."record_id")`;
+    return `${role('primary')} UNION ALL ${role('related')}`;
   }
 
   /** RecordScan.anyOf on the record "r"; $1 and $2 are the principal and the entity, other parameters are appended to `params`. */

@@ -400,16 +400,18 @@ export class SqliteDataTx implements OperatorDataWriter {
     const params: unknown[] = [this.principalId, entity.name];
     let sql: string;
     if (scan.memberOf !== null) {
-      const after = scan.afterId === null ? '' : ' AND record_id > ?';
-      const role = (name: BranchRole) => {
-        params.push(this.principalId, scan.memberOf, name, entity.name);
-        if (scan.afterId !== null) params.push(scan.afterId);
-        return `SELECT record_id FROM __aipcs_record_branch WHERE principal_id = ? AND branch_id = ? AND role = ? AND entity_name = ?${after}`;
-      };
-      // ORDER BY and LIMIT on the compound make SQLite merge the two ranges and stop at the limit.
-      const members = `${role('primary')} UNION ALL ${role('related')} ORDER BY record_id LIMIT ?`;
-      params.push(BigInt(scan.limit), this.principalId);
-      sql = `SELECT ${select} FROM (${members}) AS d CROSS JOIN ${table} AS r ON r."id" = d.record_id WHERE ${OWNER_CHECK} ORDER BY d.record_id`;
+      const members = this.branchMembers(scan.memberOf, entity.name, scan.afterId, scan.throughId ?? null, params);
+      if (scan.anyOf === undefined) {
+        // ORDER BY and LIMIT on the compound make SQLite merge the two ranges and stop at the limit.
+        params.push(BigInt(scan.limit), this.principalId);
+        sql = `SELECT ${select} FROM (${members} ORDER BY record_id LIMIT ?) AS d CROSS JOIN ${table} AS r ON r."id" = d.record_id WHERE ${OWNER_CHECK} ORDER BY d.record_id`;
+      } else {
+        // Narrowed, the limit counts the records kept; throughId bounds the members walked.
+        params.push(this.principalId);
+        const narrowed = this.anyOf(entity, scan.anyOf, params);
+        params.push(BigInt(scan.limit));
+        sql = `SELECT ${select} FROM (${members}) AS d CROSS JOIN ${table} AS r ON r."id" = d.record_id WHERE ${OWNER_CHECK} AND (${narrowed}) ORDER BY d.record_id LIMIT ?`;
+      }
     } else {
       params.push(this.principalId);
       if (scan.afterId !== null) params.push(scan.afterId);
@@ -424,11 +426,32 @@ export class SqliteDataTx implements OperatorDataWriter {
     return (prepared(this.db, sql).all(...params) as Row[]).map((row) => ({ ...this.toRecord(entity, row), hasPrimary: row['__has_primary'] === 1n }));
   }
 
-  async idAfter(entity: EntityLayout, afterId: string | null, count: number): Promise<string | null> {
+  async idAfter(entity: EntityLayout, afterId: string | null, count: number, memberOf: string | null = null): Promise<string | null> {
+    if (memberOf !== null) {
+      const params: unknown[] = [];
+      const members = this.branchMembers(memberOf, entity.name, afterId, null, params);
+      const row = prepared(this.db, `${members} ORDER BY record_id LIMIT 1 OFFSET ?`).get(...params, BigInt(count - 1)) as { record_id: string } | undefined;
+      return row?.record_id ?? null;
+    }
     // The primary-key index alone: a store holds one principal's rows (see the aggregates below).
     const sql = `SELECT "id" FROM ${quoteIdentifier(entity.name)}${afterId === null ? '' : ' WHERE "id" > ?'} ORDER BY "id" LIMIT 1 OFFSET ?`;
     const row = prepared(this.db, sql).get(...(afterId === null ? [] : [afterId]), BigInt(count - 1)) as { id: string } | undefined;
     return row?.id ?? null;
+  }
+
+  /**
+   * The record ids of a branch's members in (afterId, throughId], primary and
+   * related each a range of the scope index (a compound for the caller to
+   * order and cut), its parameters appended to `params`.
+   */
+  private branchMembers(branchId: string, entityName: string, afterId: string | null, throughId: string | null, params: unknown[]): string {
+    const role = (name: BranchRole): string => {
+      params.push(this.principalId, branchId, name, entityName);
+      if (afterId !== null) params.push(afterId);
+      if (throughId !== null) params.push(throughId);
+      return `SELECT record_id FROM __aipcs_record_branch WHERE principal_id = ? AND branch_id = ? AND role = ? AND entity_name = ?${afterId === null ? '' : ' AND record_id > ?'}${throughId === null ? '' : ' AND record_id <= ?'}`;
+    };
+    return `${role('primary')} UNION ALL ${role('related')}`;
   }
 
   /** RecordScan.anyOf on the record "r", its parameters appended to `params`. */
