@@ -251,8 +251,6 @@ function negativeNumberAfter(argv: readonly string[], subcommand: number): { rea
   return undefined;
 }
 
-/** Spec 7.5: a reader that sees the journal says so, but reads the folder as it is. */
-
 async function status(app: OpenedApp, io: CliIo): Promise<number> {
   const { config, store } = app;
   let count = 0;
