@@ -319,6 +319,21 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(rootOf(again.bytes)).toBe((again.result['receipt'] as JsonObject)['bundle_root_sha256']);
       });
 
+      it('the slower of two same-key exports is operation_uncertain when the service moved on after the faster one completed', async () => {
+        const serviceId = await materialised();
+        for (let i = 0; i < 5; i++) await app.records.create({ serviceId, entityName: 'note', record: { title: `Note ${i}` }, idempotencyKey: `moved-${i}` });
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const other = await location.open();
+        let open = (): void => undefined;
+        const slower = exportBytes(operatorOver(other, 'agent-a', TRANSFER_CODEC, 1_900_000_000_000_000n), serviceId, 4n, OP(2), new Promise<void>((resolve) => (open = resolve)));
+        await exportBytes(operator, serviceId, 4n, OP(2));
+        // The fence moves before the slower run re-checks it: its bytes are
+        // not the receipt's, so it must not answer with that receipt.
+        await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 4n, operationId: OP(3) });
+        open();
+        await expect(slower.finally(() => other.close())).rejects.toMatchObject({ code: 'operation_uncertain', retryable: true });
+      });
+
       it('design waits (storage_busy) while an operator intent is pending on the seeded service, and refuses a frozen one', async () => {
         const serviceId = (await app.lifecycle.seed({ domainName: 'pending', domainClass: 'k', intentDescription: 'P.', idempotencyKey: 'seed-pending' }))['service_id'] as string;
         const claim = { principalId: 'agent-a', idempotencyKey: OP(8), kind: 'suspend' as const, fingerprint: 'f'.repeat(64), serviceId, phase: 'prepared' as const, intent: { service_id: serviceId }, result: null, createdAt: 1n, updatedAt: 1n };

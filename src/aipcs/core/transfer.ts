@@ -84,6 +84,16 @@ function byName(a: EntityLayout, b: EntityLayout): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
+/**
+ * A completed export claim's result, when its receipt names the bytes this
+ * run wrote (`writtenRoot`); otherwise the run is told its outcome is
+ * uncertain, and the repetition replays the receipt's own bytes.
+ */
+function completedFor(result: JsonObject, writtenRoot: string | null): JsonObject {
+  if (writtenRoot === null || (result['receipt'] as JsonObject | undefined)?.['bundle_root_sha256'] !== writtenRoot) throw new AipcsError('operation_uncertain_lifecycle');
+  return result;
+}
+
 function transferService(service: ServiceRow, fence: WriteFence | null): TransferService {
   return {
     serviceId: service.serviceId,
@@ -409,13 +419,13 @@ export class ServiceTransfer {
       }
       // A store that is not behind a closed fence, or whose content breaks
       // the artefact's rules, cannot be exported safely by any retry.
-      if (error instanceof FenceOpenError || (error instanceof AipcsError && error.code === 'validation_failed')) return this.claims.markRecoveryRequired(claim);
+      if (error instanceof FenceOpenError || (error instanceof AipcsError && error.code === 'validation_failed')) return this.exportRefused(claim, null);
       throw error;
     }
     // Re-check fence, claim and service before the receipt makes the artefact authoritative.
     if (encoded.fence !== null && service.storage) {
       const fence = await this.deps.storage.stores.readFence(service.storage);
-      if (fence.generation !== encoded.fence.generation || fence.state !== 'closed') return this.claims.markRecoveryRequired(claim);
+      if (fence.generation !== encoded.fence.generation || fence.state !== 'closed') return this.exportRefused(claim, encoded.summary.rootSha256);
     }
     const receiptId = this.deps.newId();
     const result = await this.claims.finalise(claim, async (tx, fresh) => {
@@ -458,8 +468,18 @@ export class ServiceTransfer {
     // replays the receipt's own bytes. A concurrent same-key caller is told
     // the outcome is uncertain (README, operations spec 4.2), not that
     // another operation is in progress, the answer to a new key (spec 4.1).
-    if ((result['receipt'] as JsonObject | undefined)?.['bundle_root_sha256'] !== encoded.summary.rootSha256) throw new AipcsError('operation_uncertain_lifecycle');
-    return result;
+    return completedFor(result, encoded.summary.rootSha256);
+  }
+
+  /**
+   * The service moved on under this run: recovery_required, unless a
+   * concurrent run of this same command completed the claim meanwhile. Its
+   * receipt then names that run's bytes; the sink holds this run's (whole,
+   * or `writtenRoot` null when cut short), which must not be published under
+   * it (see `completedFor`).
+   */
+  private async exportRefused(claim: ClaimRow, writtenRoot: string | null): Promise<JsonObject> {
+    return completedFor(await this.claims.markRecoveryRequired(claim), writtenRoot);
   }
 
   /** Releases the export's prepared claim (it only read the store) and refuses with `issue`. */
