@@ -69,6 +69,9 @@ export function parseKeywordValue(text: string): Map<string, string> | undefined
 /** Why a DSN was refused before the driver saw it; fixed text, never the DSN's. */
 export const DSN_NOT_CONNINFO = 'the DSN is neither a postgresql:// URI nor keyword=value text (quote a value holding spaces: password=\'a b\')';
 
+/** libpq's host lists (failover): node-postgres connects to one host only. */
+export const DSN_SEVERAL_HOSTS = 'the DSN names several hosts or ports; give one (the driver connects to a single host)';
+
 /**
  * The connection string node-postgres should be given, or the refusal of a
  * DSN that libpq would refuse too. A `postgresql://` (or `postgres://`) URI
@@ -82,9 +85,14 @@ export const DSN_NOT_CONNINFO = 'the DSN is neither a postgresql:// URI nor keyw
  */
 export function driverConnectionString(dsn: string): { readonly ok: true; readonly text: string } | { readonly ok: false; readonly reason: string } {
   const trimmed = dsn.trim();
-  if (URI_PREFIX.test(trimmed)) return { ok: true, text: dsn };
+  // The trimmed text: with a space before the prefix, the driver too reads a relative URL.
+  if (URI_PREFIX.test(trimmed)) {
+    const authority = /^[^/?#]*/.exec(trimmed.replace(URI_PREFIX, ''))?.[0] ?? '';
+    return authority.includes(',') ? { ok: false, reason: DSN_SEVERAL_HOSTS } : { ok: true, text: trimmed };
+  }
   const pairs = parseKeywordValue(trimmed);
   if (pairs === undefined) return { ok: false, reason: DSN_NOT_CONNINFO };
+  if (['host', 'hostaddr', 'port'].some((keyword) => pairs.get(keyword)?.includes(',') === true)) return { ok: false, reason: DSN_SEVERAL_HOSTS };
   const query = new URLSearchParams();
   let database = '';
   for (const [keyword, value] of pairs) {

@@ -3,7 +3,7 @@
 
 import pgConnectionString from 'pg-connection-string';
 import { describe, expect, it } from 'vitest';
-import { driverConnectionString, DSN_NOT_CONNINFO, parseKeywordValue } from '../../../../src/aipcs/storage/postgres/conninfo.js';
+import { driverConnectionString, DSN_NOT_CONNINFO, DSN_SEVERAL_HOSTS, parseKeywordValue } from '../../../../src/aipcs/storage/postgres/conninfo.js';
 
 const driverText = (dsn: string): string => {
   const rewritten = driverConnectionString(dsn);
@@ -37,6 +37,15 @@ describe('keyword/value DSNs', () => {
     const mistyped = ['host=db.internal password=Top Secret', "password='unterminated", 'dbname', '=x', 'garbage', '/var/run/postgresql aipcs', 'socket:/var/run?db=x', 'mysql://h/d', 'postgresql:/h/d'];
     for (const dsn of mistyped) expect(driverConnectionString(dsn)).toEqual({ ok: false, reason: DSN_NOT_CONNINFO });
     expect(DSN_NOT_CONNINFO).not.toMatch(/Secret/);
+    // A URI with white space around it goes trimmed: with a space first, the
+    // driver read it as a relative URL too (host "base", the DSN as database).
+    expect(driverConnectionString(' postgresql://agent:Top%20Secret@db.internal/aipcs \n')).toEqual({ ok: true, text: 'postgresql://agent:Top%20Secret@db.internal/aipcs' });
+    expect(seen(' postgresql://agent:Top%20Secret@db.internal/aipcs')).toEqual({ host: 'db.internal', port: '', database: 'aipcs', user: 'agent', password: 'Top Secret' });
+    // libpq's host lists: refused in words, not as a URI to percent-encode or a host named "h1,h2".
+    for (const dsn of ['postgresql://h1:5432,h2:5433/db', 'postgres://u@h1,h2/db', 'host=h1,h2 dbname=x', 'host=h port=5432,5433', 'hostaddr=10.0.0.1,10.0.0.2']) {
+      expect(driverConnectionString(dsn)).toEqual({ ok: false, reason: DSN_SEVERAL_HOSTS });
+    }
+    expect(driverConnectionString('postgresql://h/db?options=-c%20search_path%3Da,b').ok).toBe(true);
     expect(parseKeywordValue('a=1 b= 2 c =3 d=\'\'')).toEqual(new Map([['a', '1'], ['b', '2'], ['c', '3'], ['d', '']]));
   });
 });
