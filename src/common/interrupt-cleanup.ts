@@ -16,7 +16,7 @@ import { rmSync } from 'node:fs';
 
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 /** Registered paths, each with the check (if any) that it is still ours to remove. */
-const registered = new Map<string, (() => boolean) | undefined>();
+const registered = new Map<string | Buffer, (() => boolean) | undefined>();
 let holds = 0;
 let deferred: NodeJS.Signals | undefined;
 let listening = false;
@@ -81,7 +81,7 @@ function listen(wanted: boolean): void {
  * is asked first (synchronously, at the signal): a lock file another process
  * has taken over since must stay.
  */
-export function removeOnInterrupt(path: string, stillOurs?: () => boolean): () => void {
+export function removeOnInterrupt(path: string | Buffer, stillOurs?: () => boolean): () => void {
   registered.set(path, stillOurs);
   listen(true);
   return () => {

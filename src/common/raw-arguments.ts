@@ -96,6 +96,27 @@ export function decodeSurrogateEscape(bytes: Uint8Array): string {
   return out;
 }
 
+/**
+ * The inverse of `decodeSurrogateEscape` for file calls, as Python's
+ * `os.fsencode`: a path holding the lone surrogates U+DC80..U+DCFF goes to
+ * the file system as the bytes it was read from (Node would write each as
+ * U+FFFD, naming another file); any other path stays as it is.
+ */
+export function fileSystemPath(path: string): string | Buffer {
+  if (!/[\udc80-\udcff]/u.test(path)) return path;
+  const parts: Buffer[] = [];
+  let text = '';
+  for (const char of path) {
+    const code = char.charCodeAt(0);
+    if (char.length === 1 && code >= 0xdc80 && code <= 0xdcff) {
+      parts.push(Buffer.from(text, 'utf8'), Buffer.of(code - 0xdc00));
+      text = '';
+    } else text += char;
+  }
+  parts.push(Buffer.from(text, 'utf8'));
+  return Buffer.concat(parts);
+}
+
 /** The length of the well-formed UTF-8 sequence starting at `at` (Unicode Table 3-7), or 0. */
 function wellFormedSequenceLength(bytes: Uint8Array, at: number): number {
   const b0 = bytes[at] ?? 0;

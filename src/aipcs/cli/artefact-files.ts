@@ -6,10 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { folderSyncUnsupported } from '../../common/folder-sync.js';
 import { holdSignals, removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { OWNER_TAG_PATTERN, ownerTag, ownerTagGone } from '../../common/process.js';
+import { fileSystemPath } from '../../common/raw-arguments.js';
 import { refusal } from './admin-errors.js';
 import type { CliIssue } from './error-document.js';
 
@@ -42,7 +43,7 @@ const OUTPUT_EXISTS: readonly CliIssue[] = [
 /** Refuses an existing destination of any type (a dangling symlink too) before any registry work. */
 export function requireAbsent(path: string): void {
   try {
-    lstatSync(path);
+    lstatSync(fileSystemPath(path));
   } catch (error) {
     if (errno(error) === 'ENOENT') return;
     throw refusal('storage_unavailable', OUTPUT_UNAVAILABLE, error);
@@ -58,31 +59,30 @@ function writeAll(fd: number, chunk: Uint8Array): void {
 /** The temp file an export is written into, published only when the export completed. */
 export class ExportFile {
   private fd: number | null;
-  private readonly tempPath: string;
-  private readonly finalPath: string;
+  private readonly tempPath: string | Buffer;
+  private readonly finalPath: string | Buffer;
+  private readonly folder: string | Buffer;
   /** The temp name is removed on Ctrl-C too (spec §1.9.4: always removed). */
   private readonly releaseOnInterrupt: () => void;
 
-  private constructor(finalPath: string, tempPath: string, fd: number) {
+  private constructor(finalPath: string | Buffer, tempPath: string | Buffer, folder: string | Buffer, fd: number) {
     this.finalPath = finalPath;
     this.tempPath = tempPath;
+    this.folder = folder;
     this.fd = fd;
     this.releaseOnInterrupt = removeOnInterrupt(tempPath);
   }
 
   /** Creates `.aipcs-export-<32 hex>.tmp` beside the destination: exclusive, no-follow, mode 0600. */
   static create(path: string): ExportFile {
-    let finalPath: string;
-    try {
-      // Made absolute by prefixing, never resolve(): a `..` must stay for the
-      // file system to read (`link/..` is the link target's parent), as the
-      // existence check and the reference's pathlib read it.
-      finalPath = isAbsolute(path) ? path : `${process.cwd()}/${path}`;
-    } catch (error) {
-      // A relative path while the working directory is deleted (process.cwd() throws ENOENT): it names no folder.
-      throw refusal('storage_unavailable', OUTPUT_UNAVAILABLE, error);
-    }
-    const tempPath = `${dirname(finalPath)}/.aipcs-export-${randomBytes(16).toString('hex')}.tmp`;
+    // Never resolve()d: a `..` must stay for the file system to read
+    // (`link/..` is the link target's parent), as the existence check and
+    // the reference's pathlib read it. A relative path is the kernel's to
+    // resolve against the working directory (whose name need not be UTF-8;
+    // a deleted one fails the open: storage_unavailable). Names holding
+    // surrogate-escaped bytes go to the file system as those bytes.
+    const folder = dirname(path);
+    const tempPath = fileSystemPath(`${folder}/.aipcs-export-${randomBytes(16).toString('hex')}.tmp`);
     // A Ctrl-C between creating the file and registering it for removal would
     // leave it (the signal's default action): it waits until both are done.
     const releaseSignals = holdSignals();
@@ -101,7 +101,7 @@ export class ExportFile {
         unlinkSync(tempPath);
         throw refusal('storage_unavailable', OUTPUT_UNAVAILABLE, error);
       }
-      return new ExportFile(finalPath, tempPath, fd);
+      return new ExportFile(fileSystemPath(path), tempPath, fileSystemPath(folder), fd);
     } finally {
       releaseSignals();
     }
@@ -132,7 +132,7 @@ export class ExportFile {
     }
     try {
       unlinkSync(this.tempPath);
-      const directory = openSync(dirname(this.finalPath), constants.O_RDONLY);
+      const directory = openSync(this.folder, constants.O_RDONLY);
       try {
         fsyncSync(directory);
       } catch (error) {
@@ -176,7 +176,7 @@ const CHUNK = 1024 * 1024;
 export function openArtefact(path: string): number {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(fileSystemPath(path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     const code = errno(error);
     if (code === 'ELOOP' || code === 'EMLINK') throw refusal('validation_failed', [inputIssue('The input path is a symbolic link.')], error);

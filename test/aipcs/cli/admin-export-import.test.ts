@@ -4,7 +4,7 @@
 // nothing written (the codec's own tests cover the bytes; these cover the
 // command: exit code, output, zero writes).
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aipcs, aipcsAsync, createNote, freshDataRoot, materialisedService, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
 import type { AipcsClient } from '../../support/aipcs-client.js';
+import { aipcsBin } from '../../support/bins.js';
 import { wireNotesManifest } from '../../support/wire-manifests.js';
 import { parseJson, type JsonObject } from '../../../src/common/json.js';
 import { frameLine } from '../portable/fixtures.js';
@@ -149,6 +150,30 @@ describe('aipcs export and import', () => {
       const imported = aipcs(['import', '--input', artefact, '--operation-id', OP(32), '--yes', '--format', 'human', ...rootArgs(destination)]);
       expect(imported.status, imported.stderr).toBe(0);
       expect(imported.stderr).toMatch(/^(aipcs import: validating \d[^\n]*\n)*aipcs import: validating done: \d+\.\d MB in \d+\.\d s\n(aipcs import: staging \d[^\n]*\n)*aipcs import: staging done: \d+\.\d MB in \d+\.\d s\n$/);
+    });
+
+    it.runIf(process.platform === 'linux')('names files whose names are not UTF-8 by those bytes, as the reference\'s Python does (--output, --input)', () => {
+      // Node decodes such an argument with U+FFFD: caf\xe9 and caf\xff named
+      // the one file caf\ufffd, so the second export was already_exists and an
+      // import read whatever file bore the U+FFFD name.
+      const folder = mkdtempSync(join(tmpdir(), 'aipcs-nonutf8-names-'));
+      const quoted = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
+      const run = (command: string): { status: number | null; code: unknown; operation: unknown } => {
+        const result = spawnSync('/bin/sh', ['-c', `exec "$0" "$1" ${command} ${args.map(quoted).join(' ')}`, process.execPath, aipcsBin()], {
+          cwd: folder, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root' }, encoding: 'utf8',
+        });
+        const envelope = JSON.parse(result.stdout || result.stderr) as { result?: JsonObject; error?: { code: string } };
+        return { status: result.status, code: envelope.error?.code, operation: envelope.result?.['operation'] };
+      };
+      const exportTo = (printfName: string): ReturnType<typeof run> => run(`export ${suspendedId} --output "$(printf '${printfName}')" --expected-revision 4 --operation-id ${OP(60)}`);
+      expect(exportTo('caf\\351.jsonl')).toMatchObject({ status: 0, operation: 'export' });
+      expect(exportTo('caf\\377.jsonl')).toMatchObject({ status: 0, operation: 'export' });
+      const names = readdirSync(folder, { encoding: 'buffer' }).map((name) => name.toString('hex')).sort();
+      expect(names).toEqual([Buffer.from('caf\xe9.jsonl', 'latin1').toString('hex'), Buffer.from('caf\xff.jsonl', 'latin1').toString('hex')].sort());
+      writeFileSync(join(folder, 'caf\ufffd.jsonl'), 'not an artefact');
+      const importOf = (printfName: string): ReturnType<typeof run> => run(`import --input "$(printf '${printfName}')" --dry-run`);
+      expect(importOf('caf\\351.jsonl')).toMatchObject({ status: 0, operation: 'import_dry_run' });
+      expect(importOf('caf\\376.jsonl')).toMatchObject({ status: 6, code: 'storage_unavailable' });
     });
 
     it('replays byte-identically under the same operation id, to a new path only', () => {

@@ -11,7 +11,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decodeSurrogateEscape, surrogateEscapedArguments, surrogateEscapedEnvironment } from '../../../src/common/raw-arguments.js';
+import { decodeSurrogateEscape, fileSystemPath, surrogateEscapedArguments, surrogateEscapedEnvironment } from '../../../src/common/raw-arguments.js';
 import { aipcsBin } from '../../support/bins.js';
 
 const root = join(mkdtempSync(join(tmpdir(), 'aipcs-nonutf8-')), 'data');
@@ -40,6 +40,10 @@ describe('aipcs arguments that are not UTF-8', () => {
       [[0xe0, 0x80, 0x80], '\udce0\udc80\udc80'],
     ];
     for (const [bytes, expected] of cases) expect(decodeSurrogateEscape(Uint8Array.from(bytes)), bytes.join(' ')).toBe(expected);
+    // File calls get the bytes back (Python's os.fsencode); text without escapes stays text.
+    for (const [bytes] of cases) expect(Buffer.from(fileSystemPath(decodeSurrogateEscape(Uint8Array.from(bytes)))).equals(Buffer.from(bytes)), bytes.join(' ')).toBe(true);
+    expect(fileSystemPath('/tmp/caf\u00e9 \u{10080}')).toBe('/tmp/caf\u00e9 \u{10080}');
+    expect(fileSystemPath('/x/\udce9\u{10080}')).toEqual(Buffer.concat([Buffer.from('/x/'), Buffer.of(0xe9), Buffer.from('\u{10080}')]));
   });
 
   it('leaves arguments and environments without U+FFFD alone, and values the process set itself', () => {
