@@ -36,6 +36,16 @@ const OUTPUT_UNAVAILABLE: readonly CliIssue[] = [
     remediation: 'Name a new file in an existing, writable folder with room for the artifact, on a file system with hard links.',
   },
 ];
+// The import's private copy (§5.9) goes to the temporary folder, not to the
+// data root: when that folder is full or unwritable, storage is fine.
+const SPOOL_UNAVAILABLE: readonly CliIssue[] = [
+  {
+    code: 'spool_unavailable',
+    path: 'TMPDIR',
+    message: "The import's private copy of the artifact cannot be written in the temporary folder: it is full, missing or not writable.",
+    remediation: 'Free room for the artifact in the temporary folder, or point TMPDIR at a writable folder with room for it.',
+  },
+];
 const OUTPUT_EXISTS: readonly CliIssue[] = [
   { code: 'path_exists', path: '--output', message: 'The output path already exists.', remediation: 'Choose a new path; existing files are never overwritten.' },
 ];
@@ -287,7 +297,7 @@ function makeSpoolDirectory(): string {
       failure ??= error;
     }
   }
-  throw refusal('storage_unavailable', [], failure);
+  throw refusal('storage_unavailable', SPOOL_UNAVAILABLE, failure);
 }
 
 export class ArtefactSpool {
@@ -324,7 +334,7 @@ export class ArtefactSpool {
     } catch (error) {
       rmSync(this.directory, { recursive: true, force: true });
       this.releaseOnInterrupt();
-      throw refusal('storage_unavailable', [], error);
+      throw refusal('storage_unavailable', SPOOL_UNAVAILABLE, error);
     }
   }
 
@@ -343,7 +353,7 @@ export class ArtefactSpool {
           try {
             writeAll(writer, chunk);
           } catch (error) {
-            throw refusal('storage_unavailable', [], error);
+            throw refusal('storage_unavailable', SPOOL_UNAVAILABLE, error);
           }
         },
         INPUT_UNAVAILABLE,

@@ -5,12 +5,14 @@
 // the import now moves on to the system temp folder. The spool's modes are
 // §5.9's whatever the umask.
 
+import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ArtefactSpool } from '../../../src/aipcs/cli/artefact-files.js';
 import { ownerTag } from '../../../src/common/process.js';
+import { aipcsBin } from '../../support/bins.js';
 import { aipcs, createNote, freshDataRoot, materialisedService, rootArgs, serveOn } from '../../support/aipcs-admin.js';
 
 const OP = (n: number): string => `00000000-0000-4000-8000-0000000071${n.toString().padStart(2, '0')}`;
@@ -47,6 +49,24 @@ describe('import spool with an unusable TMPDIR', () => {
     expect(run.envelope.result?.['operation']).toBe('import');
     const listed = aipcs(['service', 'list', ...rootArgs(destination)]);
     expect((listed.envelope.result?.['services'] as Record<string, unknown>[]).map((service) => service['domain_name'])).toEqual(['spooled']);
+  });
+
+  // A full temporary folder (mkdtemp and writes alike fail with ENOSPC,
+  // injected here with strace) is refused as storage_unavailable with an
+  // issue naming TMPDIR: the data root and the input are fine.
+  it.runIf(spawnSync('strace', ['-V']).status === 0)('says that the temporary folder is what failed when no spool can be made', async () => {
+    const destination = freshDataRoot();
+    await (await serveOn(destination)).close();
+    const importing = ['import', '--input', artefact, '--operation-id', OP(4), '--yes', ...rootArgs(destination)];
+    const run = spawnSync('strace', ['-f', '-qq', '-o', '/dev/null', '-e', 'trace=mkdir,mkdirat', '-e', 'inject=mkdir,mkdirat:error=ENOSPC', process.execPath, aipcsBin(), ...importing], {
+      encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root' },
+    });
+    expect(run.status, run.stderr).toBe(6);
+    const error = (JSON.parse(run.stderr || run.stdout) as { error: { code: string; issues: { code: string; path: string }[] } }).error;
+    expect(error.code).toBe('storage_unavailable');
+    expect(error.issues.map((issue) => [issue.code, issue.path])).toEqual([['spool_unavailable', 'TMPDIR']]);
+    // Nothing was admitted: the same import without the fault goes through.
+    expect(aipcs(importing).status).toBe(0);
   });
 });
 
