@@ -2,10 +2,11 @@
 // config link, the backup of a regular config, first-run initialisation and
 // the `claude mcp add` registration, with a fake `claude` on a private PATH.
 
+import { spawnSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listDir, makeTempHome, runAigpt, runAigptStdoutClosed, type TempHome, writeConfig } from './support.js';
+import { aigptBin, listDir, makeTempHome, runAigpt, runAigptStdoutClosed, type TempHome, writeConfig } from './support.js';
 
 const INITIAL_CONFIG = '{\n  "bot": {\n    "did": null,\n    "handle": null,\n    "path": null\n  }\n}';
 const CLAUDE_ARGS = ['mcp', 'add', '--transport', 'stdio', 'aigpt', '--scope', 'user', '--'];
@@ -99,7 +100,7 @@ describe('aigpt setup', () => {
 
     const backup = join(home.appDir, backupName);
     expect(result.stdout).toBe([`ok backed up ${home.configFile} -> ${backup}`, linkLine(), ...tail].join('\n'));
-    // Renamed, not copied: same file, same bytes.
+    // Kept under a second name, not copied: same file, same bytes.
     expect(await fs.readFile(backup, 'utf8')).toBe(original);
     expect((await fs.stat(backup)).ino).toBe(inode);
     expect(await fs.readlink(home.configFile)).toBe(siteConfig);
@@ -107,6 +108,23 @@ describe('aigpt setup', () => {
     expect(await fs.readFile(siteConfig, 'utf8')).toBe(siteText);
     const core = JSON.parse(await fs.readFile(join(content, 'did:plc:site', 'ai.syui.gpt.core', 'self.json'), 'utf8')) as { uri: string };
     expect(core.uri).toBe('at://did:plc:site/ai.syui.gpt.core/self');
+  });
+
+  // A running server reads the config on every operation and takes a missing
+  // one for a first run (the default data folder): the name must never go.
+  const strace = spawnSync('/bin/sh', ['-c', 'command -v strace'], { encoding: 'utf8' }).stdout.trim();
+  it.runIf(strace !== '')('never leaves the config name missing: the backup is a hard link and the new link is renamed over the old file', async () => {
+    await writeConfig(home, '{"bot":{"did":"did:plc:mine"}}');
+    const trace = join(home.root, 'trace');
+    const run = spawnSync(strace, ['-f', '-qq', '-o', trace, '-e', 'trace=rename,renameat,renameat2,unlink,unlinkat,link,linkat', process.execPath, aigptBin(), 'setup'], {
+      env: { ...home.childEnv, PATH: emptyBin }, cwd: home.root, encoding: 'utf8',
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const calls = (await fs.readFile(trace, 'utf8')).split('\n').filter((line) => line.includes(`"${home.configFile}"`));
+    // The config's name is only ever a link source or a rename target.
+    expect(calls.some((line) => /\blink(?:at)?\(.*"[^"]*config\.json" *,.*config\.json\.bak-/.test(line)), calls.join('\n')).toBe(true);
+    expect(calls.filter((line) => /\b(?:unlink(?:at)?|rename(?:at2?)?)\(/.test(line) && !new RegExp(`, *"${home.configFile}"`).test(line)), calls.join('\n')).toEqual([]);
+    expect(await fs.readlink(home.configFile)).toBe(siteConfig);
   });
 
   it('never overwrites an existing backup: a taken backup name stops setup with exit 1 and changes nothing', async () => {

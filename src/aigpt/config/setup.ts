@@ -124,14 +124,22 @@ async function linkConfig(environment: Environment, now: Date, say: (line: strin
     try {
       if (kind === 'file') {
         const backup = join(dir, `${CONFIG_FILE_NAME}.bak-${backupStamp(now)}`);
+        const taken = (): AigptError => new AigptError('create_failed', `Failed to create ${backup}: a file with that name already exists`);
         // A backup is never overwritten (rename would): a taken name stops setup.
-        if (await existsOrFail(backup)) {
-          throw new AigptError('create_failed', `Failed to create ${backup}: a file with that name already exists`);
-        }
+        if (await existsOrFail(backup)) throw taken();
+        // The backup is a second name of the file, and the link below replaces
+        // config.json in one rename: the config name is never missing, which a
+        // running server would take for a first run (saving to the default
+        // folder). Without hard links, the file is renamed as before.
         try {
-          await fs.rename(file, backup);
+          await fs.link(file, backup);
         } catch (error) {
-          throw failedTo('create_failed', backup, error);
+          if (errnoCode(error) === 'EEXIST') throw taken();
+          try {
+            await fs.rename(file, backup);
+          } catch (renameError) {
+            throw failedTo('create_failed', backup, renameError);
+          }
         }
         say(`ok backed up ${file} -> ${backup}`);
       }
