@@ -216,6 +216,24 @@ describe('aigpt CLI', () => {
     }
   });
 
+  const strace = spawnSync('/bin/sh', ['-c', 'command -v strace'], { encoding: 'utf8' }).stdout.trim();
+  it.runIf(strace !== '')('read-memory stops reading the folder once its reader has gone (read-memory | head)', async () => {
+    await writeConfig(home, { did: 'did:plc:xxx', path: join(home.root, 'c') });
+    expect((await run([])).code).toBe(0);
+    const memoryDir = join(home.root, 'c', 'did:plc:xxx', 'ai.syui.gpt.memory');
+    const total = 3000;
+    for (let i = 0; i < total; i++) await fs.writeFile(join(memoryDir, `note-${String(i).padStart(4, '0')}.json`), seedOrderMemory('did:plc:xxx', 'x', `memory ${i}`));
+    const trace = join(home.root, 'trace');
+    // `true` reads nothing and exits: every write after the pipe's buffer fails with EPIPE.
+    const piped = spawnSync('/bin/sh', ['-c', '"$0" -f -qq -o "$1" -e trace=openat "$2" "$3" read-memory | true', strace, trace, process.execPath, aigptBin()], {
+      env: home.childEnv, cwd: home.root, encoding: 'utf8',
+    });
+    expect(piped.status, piped.stderr).toBe(0);
+    const opened = (await fs.readFile(trace, 'utf8')).split('\n').filter((line) => line.includes('ai.syui.gpt.memory/note-')).length;
+    expect(opened).toBeGreaterThan(0);
+    expect(opened).toBeLessThan(total / 2);
+  });
+
   it('save-memory saves, counts, and warns above the limit on stderr only', async () => {
     await writeConfig(home, { memory: 1 });
     const first = await run(['save-memory', 'syuiはRustを好む']);

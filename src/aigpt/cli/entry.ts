@@ -26,6 +26,8 @@ interface Writer {
    * with ENOBUFS.
    */
   readonly drained: () => Promise<void>;
+  /** True once the stream broke: what is written after is dropped. */
+  readonly broken: () => boolean;
 }
 
 function writerTo(stream: NodeJS.WriteStream, name: string): Writer {
@@ -43,6 +45,7 @@ function writerTo(stream: NodeJS.WriteStream, name: string): Writer {
     write: (text) => {
       if (!broken) stream.write(text);
     },
+    broken: () => broken,
     drained: () =>
       broken || !stream.writableNeedDrain
         ? Promise.resolve()
@@ -73,7 +76,7 @@ if (nonUtf8Argument !== undefined) {
 } else {
   exitCode = await runCli(argv, {
     environment: processEnvironment(),
-    io: { stdout: stdout.write, stderr: writeStderr, stdoutDrained: stdout.drained },
+    io: { stdout: stdout.write, stderr: writeStderr, stdoutDrained: stdout.drained, stdoutBroken: stdout.broken },
     ...(fault === undefined ? {} : { fault }),
   });
 }

@@ -19,6 +19,8 @@ export interface CliIo {
   readonly stderr: (text: string) => void;
   /** Resolves when stdout has taken what was written so far; long outputs wait on it. */
   readonly stdoutDrained?: () => Promise<void>;
+  /** True once stdout broke (its reader went away): long outputs stop there. */
+  readonly stdoutBroken?: () => boolean;
   readonly stdin?: NodeJS.ReadableStream;
   readonly stdoutStream?: NodeJS.WritableStream;
 }
@@ -306,11 +308,17 @@ async function status(app: OpenedApp, io: CliIo): Promise<number> {
   return EXIT_OK;
 }
 
+/** Ends a scan whose output nobody reads any more. */
+class OutputGone extends Error {}
+
 async function readMemory(app: OpenedApp, io: CliIo): Promise<number> {
   let records = 0;
   // Printed as read, so the whole folder is never held at once.
-  const scan = await app.store.scanMemories(
+  const scanning = app.store.scanMemories(
     async (item) => {
+      // `aigpt read-memory | head -1`: the rest of the folder would be read,
+      // parsed and rendered for nobody (the reference dies of SIGPIPE there).
+      if (io.stdoutBroken?.() === true) throw new OutputGone();
       if ('skipped' in item) {
         io.stderr(`aigpt: skipped ${item.skipped.path}: ${item.skipped.reason}\n`);
         return;
@@ -324,6 +332,13 @@ async function readMemory(app: OpenedApp, io: CliIo): Promise<number> {
     },
     { readAll: true },
   );
+  let scan: Awaited<typeof scanning>;
+  try {
+    scan = await scanning;
+  } catch (error) {
+    if (error instanceof OutputGone) return EXIT_OK;
+    throw error;
+  }
   if (records > 0) return EXIT_OK;
   if (scan.selected > 0) return EXIT_FAILURE;
   io.stdout('No memory records found\n');
