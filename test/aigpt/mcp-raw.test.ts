@@ -3,7 +3,7 @@
 
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { INITIALIZE_REQUEST, INITIALIZED_NOTIFICATION, makeTempHome, type ServerChild, startServerChild, type TempHome, writeConfig } from './support.js';
+import { aigptBin, INITIALIZE_REQUEST, INITIALIZED_NOTIFICATION, makeTempHome, runToEnd, type ServerChild, startServerChild, type TempHome, writeConfig } from './support.js';
 
 describe('aigpt server, raw JSON-RPC lines', () => {
   let home: TempHome;
@@ -114,5 +114,17 @@ describe('aigpt server, raw JSON-RPC lines', () => {
     expect(((await server.response(5))['result'] as { isError?: boolean }).isError).toBeUndefined();
     server.send(exactly(6, 4 * 1024 * 1024 + 1));
     expect(await server.response(6)).toEqual({ jsonrpc: '2.0', id: 6, error: { code: -32600, message: 'Invalid Request' } });
+  });
+
+  it('answers an oversized request in its turn, its id written first or last (as the MCP SDK client writes it)', async () => {
+    const big = 'a'.repeat(4_200_000);
+    const idLast = { jsonrpc: '2.0', method: 'tools/call', params: { name: 'save_memory', arguments: { content: big } }, id: 10 };
+    const idFirst = { id: 11, jsonrpc: '2.0', method: 'tools/call', params: { name: 'save_memory', arguments: { content: big } } };
+    const lines = [INITIALIZE_REQUEST, INITIALIZED_NOTIFICATION, idLast, { jsonrpc: '2.0', id: 12, method: 'ping' }, idFirst, { jsonrpc: '2.0', id: 13, method: 'ping' }];
+    const run = await runToEnd(process.execPath, [aigptBin(), 'server'], { env: home.childEnv, cwd: home.root }, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+    expect(run.code).toBe(0);
+    const answers = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { id: number; error?: { code: number } });
+    expect(answers.map((answer) => answer.id)).toEqual([1, 10, 12, 11, 13]);
+    expect([answers[1]?.error?.code, answers[3]?.error?.code]).toEqual([-32600, -32600]);
   });
 });

@@ -19,7 +19,7 @@
 import { isUtf8 } from 'node:buffer';
 import { PassThrough, Writable, type Readable } from 'node:stream';
 import { parseJson } from '../../common/json.js';
-import { MAX_REQUEST_DEPTH, withoutByteOrderMark } from '../../common/mcp/stdio-transport.js';
+import { lastBytes, MAX_REQUEST_DEPTH, oversizedLineId, withoutByteOrderMark } from '../../common/mcp/stdio-transport.js';
 
 /** How long one request may hold back the lines after it. */
 export const ANSWER_WAIT_MS = 30_000;
@@ -119,6 +119,30 @@ export function answerBeforeExit(
     if (bytes.length > 0 && !input.writableEnded) input.write(bytes);
   };
 
+  /** Holds the lines after this one back until the answer to `key` is written. */
+  const waitFor = (key: string | undefined): void => {
+    if (key === undefined || gateOpen) return;
+    waitingFor = key;
+    // A request still being served (a save waiting for another writer's
+    // lock, a large compress) is waited for until it is answered, or the
+    // next line would run before it and without its effects.
+    const ranOut = (): void => {
+      if (stillServing()) {
+        timer = setTimeout(ranOut, waitMs);
+        return;
+      }
+      stopWaiting();
+      pump();
+    };
+    timer = setTimeout(ranOut, waitMs);
+  };
+
+  // An oversized line is refused by the transport, with -32600 when its id
+  // shows at its start (answered as the line overflows) or is written last
+  // (answered at its end): that answer is waited for too, or it would come
+  // after the answer to the next line. The end of the line is kept meanwhile.
+  let oversizedTail: Buffer | undefined;
+
   let stopped = false;
   const pump = (): void => {
     if (stopped) return;
@@ -126,14 +150,28 @@ export function answerBeforeExit(
       const newline = unread.indexOf(0x0a);
       if (inOversized) {
         const end = newline === -1 ? unread.length : newline + 1;
-        forward(unread.subarray(0, end));
+        const part = unread.subarray(0, end);
         unread = unread.subarray(end);
-        if (newline !== -1) inOversized = false;
+        if (oversizedTail !== undefined) oversizedTail = lastBytes(Buffer.concat([oversizedTail, newline === -1 ? part : part.subarray(0, -1)]));
+        if (newline !== -1) {
+          inOversized = false;
+          // Set before the end is handed over, as for any request below.
+          if (oversizedTail !== undefined) waitFor(idKey(oversizedLineId(Buffer.alloc(0), oversizedTail)));
+          oversizedTail = undefined;
+        }
+        forward(part);
         continue;
       }
       if (newline === -1) {
         if (unread.length <= maxLineBytes) break; // wait for the rest of the line
         inOversized = true;
+        const start = unread;
+        unread = Buffer.alloc(0);
+        const key = idKey(oversizedLineId(start, Buffer.alloc(0)));
+        oversizedTail = key === undefined ? lastBytes(start) : undefined;
+        // Handed over first: the transport answers once it sees the line overflow.
+        forward(start);
+        waitFor(key);
         continue;
       }
       const line = unread.subarray(0, newline + 1);
@@ -149,24 +187,10 @@ export function answerBeforeExit(
         }
         continue;
       }
-      const key = line.length - 1 > maxLineBytes || gateOpen ? undefined : requestKey(line.subarray(0, -1));
-      if (key !== undefined) {
-        // Set before the line is handed over: the transport may answer it
-        // synchronously (a request it refuses itself), within forward().
-        waitingFor = key;
-        // A request still being served (a save waiting for another writer's
-        // lock, a large compress) is waited for until it is answered, or the
-        // next line would run before it and without its effects.
-        const ranOut = (): void => {
-          if (stillServing()) {
-            timer = setTimeout(ranOut, waitMs);
-            return;
-          }
-          stopWaiting();
-          pump();
-        };
-        timer = setTimeout(ranOut, waitMs);
-      }
+      const content = line.subarray(0, -1);
+      // Set before the line is handed over: the transport may answer it
+      // synchronously (a request it refuses itself), within forward().
+      if (!gateOpen) waitFor(content.length > maxLineBytes ? idKey(oversizedLineId(content, content)) : requestKey(content));
       forward(line);
     }
     if (waitingFor === undefined) {

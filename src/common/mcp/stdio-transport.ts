@@ -190,7 +190,7 @@ export class LosslessStdioTransport implements Transport {
   private appendPartial(part: Buffer): void {
     if (part.length === 0) return;
     if (this.discarding) {
-      if (this.discardedTail !== undefined) this.discardedTail = lastBytes(Buffer.concat([this.discardedTail, part]), TAIL_BYTES);
+      if (this.discardedTail !== undefined) this.discardedTail = lastBytes(Buffer.concat([this.discardedTail, part]));
       return;
     }
     if (this.buffered + part.length > this.maxLineBytes) {
@@ -198,9 +198,9 @@ export class LosslessStdioTransport implements Transport {
       // Answer a request we can still identify from the line's beginning,
       // or else (once the line has ended) from its end.
       const whole = Buffer.concat([...this.chunks, part]);
-      const id = requestIdFromPrefix(whole.subarray(0, 4096).toString('utf8'));
+      const id = requestIdFromPrefix(whole.subarray(0, PREFIX_BYTES).toString('utf8'));
       if (id !== undefined) this.answerDirectly(invalidRequestResponse(id));
-      else this.discardedTail = lastBytes(whole, TAIL_BYTES);
+      else this.discardedTail = lastBytes(whole);
       this.chunks = [];
       this.buffered = 0;
       this.discarding = true;
@@ -562,10 +562,22 @@ export function requestIdFromPrefix(text: string): string | number | bigint | un
   return undefined;
 }
 
+/** How much of an oversized line's start is searched for its id. */
+const PREFIX_BYTES = 4096;
+
 /** How much of a discarded line's end is kept to find an id written last. */
 const TAIL_BYTES = 4608;
 
-function lastBytes(buffer: Buffer, count: number): Buffer {
+/**
+ * The id the transport answers an oversized line with (-32600): the one at
+ * the line's start, else the one written last (`content`: the line without
+ * its newline, or its first and last bytes). Undefined: no answer comes.
+ */
+export function oversizedLineId(start: Buffer, end: Buffer): string | number | bigint | undefined {
+  return requestIdFromPrefix(start.subarray(0, PREFIX_BYTES).toString('utf8')) ?? requestIdFromSuffix(lastBytes(end, TAIL_BYTES).toString('utf8'));
+}
+
+export function lastBytes(buffer: Buffer, count = TAIL_BYTES): Buffer {
   return buffer.length <= count ? buffer : Buffer.from(buffer.subarray(buffer.length - count));
 }
 
