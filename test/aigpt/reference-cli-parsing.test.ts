@@ -70,6 +70,24 @@ describe('aigpt against the reference parser and paths', () => {
       expect(read.stdout).toContain('"text": "-5"');
     });
 
+    it('`help` takes command names only: an option or a second word is a usage error with its own line, as clap says', async () => {
+      const refused: [string[], string][] = [
+        [['help', '-v'], "unexpected argument '-v' found"],
+        [['help', '-x'], "unexpected argument '-x' found"],
+        [['help', 'server', 'extra'], "unrecognized subcommand 'extra'"],
+      ];
+      for (const [args, line] of refused) {
+        const result = await runAigpt(args, home.childEnv);
+        expect(result, args.join(' ')).toEqual({ code: 2, stdout: '', stderr: `error: ${line}\n(run aigpt --help for usage)\n` });
+      }
+      for (const args of [['help', '--'], ['help', '--', 'server'], ['help', 'server', '-h']]) {
+        const result = await runAigpt(args, home.childEnv);
+        expect(result.code, args.join(' ')).toBe(0);
+        expect(result.stdout, args.join(' ')).toMatch(args.includes('server') ? /^Usage: aigpt server/ : /^Usage: aigpt \[options\]/);
+      }
+      await expect(fs.stat(home.configHome)).rejects.toThrow();
+    });
+
     it('leaves every other command line to the parser unchanged', () => {
       for (const argv of [[], ['server'], ['-v'], ['-v', 'server'], ['save-memory', '--', '-x'], ['save-memory', '-'], ['save-memory', '5'], ['foo'], ['-'], ['help', 'server']]) {
         expect(rootOptionsAsClapReadsThem(argv)).toEqual({ argv });

@@ -170,7 +170,7 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
       io.stdout(`${AIGPT_VERSION}\n`);
     }));
 
-  const root = rootOptionsAsClapReadsThem(argv);
+  const root = rootOptionsAsClapReadsThem(argv, program.commands.map((command) => command.name()));
   if ('error' in root) {
     io.stderr(`error: ${root.error}\n(run aigpt --help for usage)\n`);
     return EXIT_USAGE;
@@ -203,11 +203,12 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
  *   error; commander printed the help);
  * - after `--` no subcommand is recognised: `aigpt -- server` is a usage error
  *   (commander ran the server); a bare trailing `--` changes nothing;
- * - after the subcommand, a word like `-5` is an unknown option, not an operand.
+ * - after the subcommand, a word like `-5` is an unknown option, not an operand;
+ * - `help` takes command names only (see helpTopicsAsClapReadsThem).
  *
  * Returns the arguments to hand to commander, or the usage error.
  */
-export function rootOptionsAsClapReadsThem(argv: readonly string[]): { readonly argv: readonly string[] } | { readonly error: string } {
+export function rootOptionsAsClapReadsThem(argv: readonly string[], commands: readonly string[] = []): { readonly argv: readonly string[] } | { readonly error: string } {
   let version = false;
   for (let index = 0; index < argv.length; index++) {
     const word = argv[index] as string;
@@ -218,6 +219,7 @@ export function rootOptionsAsClapReadsThem(argv: readonly string[]): { readonly 
     let flags: string[];
     if (word.startsWith('--')) flags = [word];
     else if (word.startsWith('-') && word.length > 1) flags = [...word.slice(1)].map((letter) => `-${letter}`);
+    else if (word === 'help') return helpTopicsAsClapReadsThem(argv, index, commands);
     else return negativeNumberAfter(argv, index) ?? { argv }; // the subcommand, or a word commander names as an unknown command
     for (const flag of flags) {
       if (flag === '-h' || flag === '--help') return { argv: ['--help'] };
@@ -227,6 +229,30 @@ export function rootOptionsAsClapReadsThem(argv: readonly string[]): { readonly 
     }
   }
   return { argv };
+}
+
+/**
+ * `aigpt help [COMMAND]`, as clap reads it: an option other than a help flag
+ * is a usage error (commander printed the whole help on stderr, exit 2, with
+ * no error line), a `--` is skipped, and a word after a known command is an
+ * unrecognised subcommand (commander printed that command's help, exit 0).
+ * An unknown first topic is left to the unknown-command error.
+ */
+function helpTopicsAsClapReadsThem(argv: readonly string[], help: number, commands: readonly string[]): { readonly argv: readonly string[] } | { readonly error: string } {
+  const topics: string[] = [];
+  let operands = false;
+  let helpFlag = false;
+  for (const word of argv.slice(help + 1)) {
+    if (!operands && word === '--') operands = true;
+    else if (!operands && (word === '-h' || word === '--help')) helpFlag = true;
+    else if (!operands && word.startsWith('-') && word !== '-') return { error: `unexpected argument '${word}' found` };
+    else topics.push(word);
+  }
+  // A help flag asks for help, as before (`help -h`, `help server -h`).
+  if (helpFlag) return { argv };
+  const [topic, extra] = topics;
+  if (topic !== undefined && extra !== undefined && commands.includes(topic)) return { error: `unrecognized subcommand '${extra}'` };
+  return { argv: [...argv.slice(0, help + 1), ...(topic === undefined ? [] : [topic])] };
 }
 
 /** What commander takes for a negative number and so for an operand (commander's own pattern). */
