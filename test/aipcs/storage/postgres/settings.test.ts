@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
+import type { JsonObject } from '../../../../src/common/json.js';
 import { PostgresConnection } from '../../../../src/aipcs/storage/postgres/connection.js';
 import { openPostgresStorage, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
 import { appOver, materialisedNotes } from '../../../conformance/harness.js';
@@ -125,6 +126,38 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     } finally {
       await holder.end();
     }
+  });
+
+  it('answers as on a plain database under output-format, planner and error settings the database may carry', async () => {
+    // docs/postgresql.md: settings that change nothing clients see. exit_on_error
+    // would end the session at the first error (a unique violation, a lock wait).
+    const settings: Record<string, string> = {
+      DateStyle: 'SQL, DMY', IntervalStyle: 'sql_standard', bytea_output: 'escape', transform_null_equals: 'on', enable_indexscan: 'off', enable_bitmapscan: 'off',
+      plan_cache_mode: 'force_generic_plan', jit: 'on', client_min_messages: 'debug5', exit_on_error: 'on', max_parallel_workers_per_gather: '0',
+    };
+    for (const [name, value] of Object.entries(settings)) await queryRows(admin(), `ALTER DATABASE ${db.name} SET ${name} = '${value}'`);
+    expect((await queryRows(db.url, `SELECT current_setting('exit_on_error') AS v, current_setting('DateStyle') AS d`))[0]).toEqual({ v: 'on', d: 'SQL, DMY' });
+    const storage = await open({ lockTimeoutMs: 500 });
+    const { serviceId, namespace, app } = await materialisedNotes(storage);
+    const project = await app.records.create({ serviceId, entityName: 'project', record: { name: 'P', code: 'A' }, idempotencyKey: 'p1' });
+    expect(project['replayed']).toBe(false);
+    await expect(app.records.create({ serviceId, entityName: 'project', record: { name: 'Q', code: 'A' }, idempotencyKey: 'p2' })).rejects.toMatchObject({ code: 'constraint_violation' });
+    const holder = new pg.Client({ connectionString: db.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`aipcs:service_store:${namespace}`]);
+      await expect(app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'blocked' })).rejects.toMatchObject({ code: 'storage_busy' });
+      await holder.query('ROLLBACK');
+    } finally {
+      await holder.end();
+    }
+    const note = await app.records.create({ serviceId, entityName: 'note', record: { title: 'after', due_at: '2026-12-05T10:00:00Z', tags: ['a'] }, idempotencyKey: 'n1' });
+    const found = await app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null, filters: { tags: 'a' } });
+    expect((found['records'] as JsonObject[]).map((record) => record['id'])).toEqual([(note['record'] as JsonObject)['id']]);
+    // DateStyle and IntervalStyle change no time the store reads back.
+    expect(((found['records'] as JsonObject[])[0]?.['fields'] as JsonObject)['due_at']).toBe('2026-12-05T10:00:00Z');
+    expect((found['records'] as JsonObject[])[0]?.['created_at']).toBe((note['record'] as JsonObject)['created_at']);
   });
 
   it('is not steered by functions that a DSN search_path puts before pg_catalog', async () => {
