@@ -284,6 +284,17 @@ function soleContentType(req: IncomingMessage): string | undefined {
  * first of repeated lines in `headers.host`, so a second one (which RFC 9112
  * §3.2 makes the request invalid with) would pass unseen; it is counted here.
  */
+/** The path and query of an absolute-form target; any other target as it is (the endpoint check answers it). */
+function originForm(target: string): string {
+  try {
+    const parsed = new URL(target);
+    if (parsed.protocol === 'http:' || parsed.protocol === 'https:') return `${parsed.pathname}${parsed.search}`;
+  } catch {
+    // Not a URL: left to the endpoint check (404).
+  }
+  return target;
+}
+
 function soleHost(req: IncomingMessage): string | undefined {
   const lines = req.headersDistinct['host'];
   return lines?.length === 1 ? lines[0] : undefined;
@@ -960,6 +971,10 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
     res.sendDate = false;
     if (req.httpVersion === '1.1' && req.headersDistinct['host'] === undefined) return missingHost(res);
     closingWhenAsked(res);
+    // RFC 9112 §3.2.2: a server must accept the absolute form
+    // (`POST http://host:port/mcp`), as the reference's server does; it is
+    // read as its path and query from here on.
+    if (req.url !== undefined && !req.url.startsWith('/')) req.url = originForm(req.url);
     const url = req.url ?? '';
     const query = url.indexOf('?');
     const requestPath = query === -1 ? url : url.slice(0, query);
@@ -994,6 +1009,10 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       return rejection(res, 400, -32000, 'Bad Request: Content-Type must be application/json');
     }
     if (!isAllowedHost(soleHost(req), options.allowedHosts)) return rejection(res, 421, -32000, 'Misdirected Request: Host not allowed');
+    // An allowed entry the URL parser cannot read (`1.2.3.999`): the SDK
+    // builds the request's URL from the Host and answered its TypeError's
+    // text as a parse error.
+    if (!URL.canParse(`http://${soleHost(req) ?? ''}${url}`)) return rejection(res, 400, -32000, 'Bad Request: Invalid Host header');
     const origin = req.headers.origin;
     if (Array.isArray(origin) || !isAllowedOrigin(origin, options.allowedOrigins)) return rejection(res, 403, -32000, 'Forbidden: Origin not allowed');
     if (method === 'HEAD') return rejection(res, 405, -32600, 'Method Not Allowed', { Allow: 'GET, POST, DELETE' });
