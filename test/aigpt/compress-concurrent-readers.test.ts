@@ -140,6 +140,52 @@ describe('readers racing a compress', () => {
     expect(read.selected).toBe(6);
   });
 
+  it('the CLI dump lists again when its listing caught the old set being replaced, and ends with the new set; the status counts what it listed', async () => {
+    // `aigpt read-memory` printed "No memory records found" (exit 0) here, and
+    // `aigpt` said records: 0 while the folder held the new set.
+    const newSet = await stagedSet(['new 1', 'new 2', 'new 3']);
+    let listings = 0;
+    const store = storeOf('did:plc:xxx', 3, (point) => {
+      if (point === 'scan:listed' && ++listings === 1) switchSets(store.tree.memoryDir, newSet);
+    });
+    await store.ensureLayout();
+    for (let i = 0; i < 40; i++) await store.saveMemory(`old ${i}`);
+    const items: ScanItem[] = [];
+    const dump = await store.scanMemories((item) => void items.push(item), undefined, { readAll: true });
+    expect(listings).toBe(2);
+    expect(items.map((item) => ('record' in item ? item.record.text : item))).toEqual(['new 1', 'new 2', 'new 3']);
+    expect([dump.selected, dump.gone]).toEqual([3, 0]);
+
+    const again = await stagedSet(['newer 1']);
+    listings = 0;
+    const counting = storeOf('did:plc:xxx', 3, (point) => {
+      if (point === 'scan:listed' && ++listings === 1) switchSets(counting.tree.memoryDir, again);
+    });
+    const status = await counting.scanMemories(() => undefined, undefined, { readAll: false });
+    expect([listings, status.selected, status.gone]).toEqual([1, 3, 3]);
+  });
+
+  it('the CLI dump says how many files went when the set keeps changing through every listing', async () => {
+    let listings = 0;
+    const store = storeOf('did:plc:xxx', 3, (point) => {
+      if (point !== 'scan:listed') return;
+      listings++;
+      // Each listing's newest file (not yet handed over) is gone when read,
+      // and arrives under a later name for the next listing to miss again.
+      const names = readdirSync(store.tree.memoryDir).filter((name) => name.endsWith('.json')).sort();
+      renameSync(join(store.tree.memoryDir, names.at(-1)!), join(store.tree.memoryDir, `3zzzzzzzzzz${'abcdefgh'[listings]}2.json`));
+    });
+    await store.ensureLayout();
+    for (let i = 0; i < 10; i++) await store.saveMemory(`m${i}`);
+    const visited: string[] = [];
+    const dump = await store.scanMemories((item) => void visited.push('record' in item ? item.record.name : item.skipped.path), undefined, { readAll: true });
+    // Four listings; each file is handed over once.
+    expect(listings).toBe(4);
+    expect(new Set(visited).size).toBe(visited.length);
+    expect(visited).toHaveLength(9);
+    expect(dump.gone).toBe(1);
+  });
+
   it('the CLI scan leaves out a file removed after the listing and does not count it', async () => {
     const store = new MemoryStore({
       did: 'did:plc:xxx',

@@ -365,6 +365,9 @@ async function readMemory(app: OpenedApp, io: CliIo): Promise<number> {
     if (error instanceof OutputGone) return EXIT_OK;
     throw error;
   }
+  // A compress kept replacing the set through every listing: what was
+  // printed is a mix of the two sets (spec 7.5), which is said.
+  if (scan.gone > 0) io.stderr(`aigpt: ${scan.gone} memory file(s) were removed while being read (a compress replacing the set); run read-memory again for the whole set\n`);
   if (records > 0) return EXIT_OK;
   if (scan.selected > 0) return EXIT_FAILURE;
   io.stdout('No memory records found\n');

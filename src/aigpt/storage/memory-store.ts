@@ -110,13 +110,15 @@ export type ScanItem = { readonly record: MemoryRecord } | { readonly skipped: S
 
 export interface MemoryListing {
   /**
-   * Entries selected by the reference's rule (3.2), readable or not; in the
-   * listing scanMemories returns, without those removed before they were read.
+   * Entries selected by the reference's rule (3.2), readable or not (those
+   * later found removed included: see `gone`).
    */
   readonly selected: number;
   /** The oldest entries beyond the file-count bound: visited as skipped, not read. */
   readonly notRead: number;
   readonly compressPending: boolean;
+  /** Listed but removed before they were read (a compress replacing the set); 0 in the listing handed to onListed. */
+  readonly gone: number;
 }
 
 export interface CoreReadResult {
@@ -577,9 +579,30 @@ export class MemoryStore {
     onListed: ((listing: MemoryListing) => void) | undefined,
     { readAll }: { readonly readAll: boolean },
   ): Promise<MemoryListing> {
+    if (!readAll) return this.scanOnce(visit, onListed, false, undefined);
+    // Files listed but gone when read were removed by a compress replacing
+    // the set (as in readMemories): the folder is listed again and the files
+    // not yet visited are handed over, so the dump ends with the new set
+    // instead of a fraction of the old one, or nothing. Only names are kept.
+    const visited = new Set<string>();
+    for (let attempt = 1; ; attempt++) {
+      const scan = await this.scanOnce(visit, attempt === 1 ? onListed : undefined, true, visited);
+      if (scan.gone === 0 || attempt === READ_ATTEMPTS) return scan;
+      await delay(READ_RETRY_PAUSE_MS * 4 ** (attempt - 1));
+    }
+  }
+
+  /** One listing and read; `visited` (names already handed over) is skipped and grown. */
+  private async scanOnce(
+    visit: (item: ScanItem) => void | Promise<void>,
+    onListed: ((listing: MemoryListing) => void) | undefined,
+    readAll: boolean,
+    visited: Set<string> | undefined,
+  ): Promise<MemoryListing> {
     const folder = await this.listFolder(readAll ? Infinity : MAX_RECORDS_READ);
-    const names = folder.entries;
-    const listing = { selected: folder.selected, notRead: folder.selected - names.length, compressPending: folder.journal };
+    const names = visited === undefined ? folder.entries : folder.entries.filter((entry) => !visited.has(entry.name));
+    const listing = { selected: folder.selected, notRead: folder.selected - folder.entries.length, compressPending: folder.journal, gone: 0 };
+    this.fault('scan:listed');
     onListed?.(listing);
     let gone = 0;
     for (let start = 0; start < names.length; start += 32) {
@@ -591,10 +614,12 @@ export class MemoryStore {
           gone++;
           continue;
         }
+        visited?.add(batch[index]!.name);
         await visit(this.scanItem(batch[index]!, outcome));
       }
     }
-    return { ...listing, selected: listing.selected - gone };
+    // The count of spec 4.2 is what the listing selected.
+    return { ...listing, gone };
   }
 
   private scanItem({ name }: RecordEntry, outcome: RecordFileOutcome): ScanItem {
