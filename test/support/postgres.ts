@@ -78,3 +78,21 @@ export function expectClustersUnderCi(): void {
     else expect(postgresClusters().length).toBeGreaterThanOrEqual(0);
   });
 }
+
+/**
+ * Runs `blocked` while another connection holds the service store's advisory
+ * lock (in a transaction it then rolls back): what a unit meets when another
+ * process is writing to the store.
+ */
+export async function whileStoreLocked(url: string, namespace: string, blocked: () => Promise<void>, clientOptions: pg.ClientConfig = {}): Promise<void> {
+  const holder = new pg.Client({ connectionString: url, ...clientOptions });
+  await holder.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`aipcs:service_store:${namespace}`]);
+    await blocked();
+    await holder.query('ROLLBACK');
+  } finally {
+    await holder.end();
+  }
+}

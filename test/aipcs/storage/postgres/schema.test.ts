@@ -16,7 +16,7 @@ import type { JsonObject } from '../../../../src/common/json.js';
 import { appOver, manifest, materialisedNotes } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../../support/postgres.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase, whileStoreLocked } from '../../../support/postgres.js';
 
 const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
 
@@ -246,18 +246,11 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     it('reports a lock wait beyond lock_timeout as busy', async () => {
       const storage = await open({ lockTimeoutMs: 200 });
       const { serviceId, namespace, app } = await materialisedNotes(storage);
-      const holder = new pg.Client({ connectionString: db.url });
-      await holder.connect();
-      try {
-        await holder.query('BEGIN');
-        await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`aipcs:service_store:${namespace}`]);
+      await whileStoreLocked(db.url, namespace, async () => {
         await expect(app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'blocked' })).rejects.toMatchObject({ code: 'storage_busy' });
-        await holder.query('ROLLBACK');
-        const created = await app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'blocked' });
-        expect(created['replayed']).toBe(false);
-      } finally {
-        await holder.end();
-      }
+      });
+      const created = await app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'blocked' });
+      expect(created['replayed']).toBe(false);
     });
 
     it('reports waiting for a pooled connection beyond the connect timeout as busy', async () => {

@@ -11,7 +11,7 @@ import { PostgresConnection } from '../../../../src/aipcs/storage/postgres/conne
 import { openPostgresStorage, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
 import { appOver, materialisedNotes } from '../../../conformance/harness.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../../support/postgres.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase, whileStoreLocked } from '../../../support/postgres.js';
 
 const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
 
@@ -116,16 +116,9 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     await queryRows(admin(), `ALTER DATABASE ${db.name} SET transaction_timeout = '200ms'`);
     const storage = await open({ lockTimeoutMs: 1000 });
     const { serviceId, namespace, app } = await materialisedNotes(storage);
-    const holder = new pg.Client({ connectionString: db.url, options: '-c transaction_timeout=0' });
-    await holder.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`aipcs:service_store:${namespace}`]);
+    await whileStoreLocked(db.url, namespace, async () => {
       await expect(app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'blocked' })).rejects.toMatchObject({ code: 'storage_busy' });
-      await holder.query('ROLLBACK');
-    } finally {
-      await holder.end();
-    }
+    }, { options: '-c transaction_timeout=0' });
   });
 
   it('answers as on a plain database under output-format, planner and error settings the database may carry', async () => {
@@ -142,16 +135,9 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const project = await app.records.create({ serviceId, entityName: 'project', record: { name: 'P', code: 'A' }, idempotencyKey: 'p1' });
     expect(project['replayed']).toBe(false);
     await expect(app.records.create({ serviceId, entityName: 'project', record: { name: 'Q', code: 'A' }, idempotencyKey: 'p2' })).rejects.toMatchObject({ code: 'constraint_violation' });
-    const holder = new pg.Client({ connectionString: db.url });
-    await holder.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`aipcs:service_store:${namespace}`]);
+    await whileStoreLocked(db.url, namespace, async () => {
       await expect(app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'blocked' })).rejects.toMatchObject({ code: 'storage_busy' });
-      await holder.query('ROLLBACK');
-    } finally {
-      await holder.end();
-    }
+    });
     const note = await app.records.create({ serviceId, entityName: 'note', record: { title: 'after', due_at: '2026-12-05T10:00:00Z', tags: ['a'] }, idempotencyKey: 'n1' });
     const found = await app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null, filters: { tags: 'a' } });
     expect((found['records'] as JsonObject[]).map((record) => record['id'])).toEqual([(note['record'] as JsonObject)['id']]);
