@@ -570,13 +570,14 @@ const TAIL_BYTES = 4608;
 
 /**
  * The id the transport answers an oversized line with (-32600): the one at
- * the line's start, else the one written last (`content`: the line without
- * its newline, or its first and last bytes). Undefined: no answer comes.
+ * the line's start (`start`: its first bytes), else the one written last
+ * (`end`: its last bytes, without the newline). Undefined: no answer comes.
  */
 export function oversizedLineId(start: Buffer, end: Buffer): string | number | bigint | undefined {
   return requestIdFromPrefix(start.subarray(0, PREFIX_BYTES).toString('utf8')) ?? requestIdFromSuffix(lastBytes(end, TAIL_BYTES).toString('utf8'));
 }
 
+/** The last `count` bytes of `buffer` (copied out of a longer one, so the rest can be collected); by default as many as an id written last is looked for in. */
 export function lastBytes(buffer: Buffer, count = TAIL_BYTES): Buffer {
   return buffer.length <= count ? buffer : Buffer.from(buffer.subarray(buffer.length - count));
 }
