@@ -19,7 +19,7 @@
 import { isUtf8 } from 'node:buffer';
 import { PassThrough, Writable, type Readable } from 'node:stream';
 import { parseJson } from '../../common/json.js';
-import { lastBytes, MAX_REQUEST_DEPTH, oversizedLineId, withoutByteOrderMark } from '../../common/mcp/stdio-transport.js';
+import { idAtLineEnd, idAtLineStart, lastBytes, MAX_REQUEST_DEPTH, withoutByteOrderMark } from '../../common/mcp/stdio-transport.js';
 
 /** How long one request may hold back the lines after it. */
 export const ANSWER_WAIT_MS = 30_000;
@@ -156,7 +156,7 @@ export function answerBeforeExit(
         if (newline !== -1) {
           inOversized = false;
           // Set before the end is handed over, as for any request below.
-          if (oversizedTail !== undefined) waitFor(idKey(oversizedLineId(Buffer.alloc(0), oversizedTail)));
+          if (oversizedTail !== undefined) waitFor(idKey(idAtLineEnd(oversizedTail)));
           oversizedTail = undefined;
         }
         forward(part);
@@ -167,7 +167,7 @@ export function answerBeforeExit(
         inOversized = true;
         const start = unread;
         unread = Buffer.alloc(0);
-        const key = idKey(oversizedLineId(start, Buffer.alloc(0)));
+        const key = idKey(idAtLineStart(start));
         oversizedTail = key === undefined ? lastBytes(start) : undefined;
         // Handed over first: the transport answers once it sees the line overflow.
         forward(start);
@@ -190,7 +190,7 @@ export function answerBeforeExit(
       const content = line.subarray(0, -1);
       // Set before the line is handed over: the transport may answer it
       // synchronously (a request it refuses itself), within forward().
-      if (!gateOpen) waitFor(content.length > maxLineBytes ? idKey(oversizedLineId(content, content)) : requestKey(content));
+      if (!gateOpen) waitFor(content.length > maxLineBytes ? idKey(idAtLineStart(content) ?? idAtLineEnd(content)) : requestKey(content));
       forward(line);
     }
     if (waitingFor === undefined) {

@@ -198,7 +198,7 @@ export class LosslessStdioTransport implements Transport {
       // Answer a request we can still identify from the line's beginning,
       // or else (once the line has ended) from its end.
       const whole = Buffer.concat([...this.chunks, part]);
-      const id = requestIdFromPrefix(whole.subarray(0, PREFIX_BYTES).toString('utf8'));
+      const id = idAtLineStart(whole);
       if (id !== undefined) this.answerDirectly(invalidRequestResponse(id));
       else this.discardedTail = lastBytes(whole);
       this.chunks = [];
@@ -333,7 +333,7 @@ export class LosslessStdioTransport implements Transport {
     const tail = this.discardedTail;
     this.discardedTail = undefined;
     if (tail === undefined) return;
-    const id = requestIdFromSuffix(tail.toString('utf8'));
+    const id = idAtLineEnd(tail);
     if (id !== undefined) this.answerDirectly(invalidRequestResponse(id));
   }
 
@@ -569,12 +569,18 @@ const PREFIX_BYTES = 4096;
 const TAIL_BYTES = 4608;
 
 /**
- * The id the transport answers an oversized line with (-32600): the one at
- * the line's start (`start`: its first bytes), else the one written last
- * (`end`: its last bytes, without the newline). Undefined: no answer comes.
+ * An oversized line is answered -32600 with the id at its start (found in
+ * `line`'s first bytes, as soon as it overflows), else with the one written
+ * last (found in `end`, its last bytes without the newline, at its end).
+ * Undefined: no answer comes. The aigpt gate waits for those answers by the same rule.
  */
-export function oversizedLineId(start: Buffer, end: Buffer): string | number | bigint | undefined {
-  return requestIdFromPrefix(start.subarray(0, PREFIX_BYTES).toString('utf8')) ?? requestIdFromSuffix(lastBytes(end, TAIL_BYTES).toString('utf8'));
+export function idAtLineStart(line: Buffer): string | number | bigint | undefined {
+  return requestIdFromPrefix(line.subarray(0, PREFIX_BYTES).toString('utf8'));
+}
+
+/** See idAtLineStart. */
+export function idAtLineEnd(end: Buffer): string | number | bigint | undefined {
+  return requestIdFromSuffix(lastBytes(end).toString('utf8'));
 }
 
 /** The last `count` bytes of `buffer` (copied out of a longer one, so the rest can be collected); by default as many as an id written last is looked for in. */
