@@ -80,15 +80,25 @@ describe('aigpt against the reference source', () => {
     }
   });
 
-  it('XDG_CONFIG_HOME with `..` after a symlink puts the config where the reference puts it', async () => {
+  it('XDG_CONFIG_HOME with `..` after a symlink puts the config where the reference puts it, and prints it as written', async () => {
     await linkIntoReal();
-    const env = { ...home.childEnv, XDG_CONFIG_HOME: `${home.root}/link/../xdg` };
+    const spelling = `${home.root}/link/../xdg`;
+    const env = { ...home.childEnv, XDG_CONFIG_HOME: spelling };
     const result = await runAigpt([], env);
     expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n');
+    expect(lines[2]).toBe(`config: ${spelling}/ai.syui.gpt/config.json`);
+    expect(lines[7]).toBe(`path: ${spelling}/ai.syui.gpt/`);
     const configFile = join(home.root, 'real', 'xdg', 'ai.syui.gpt', 'config.json');
-    expect(result.stdout.split('\n')[2]).toBe(`config: ${configFile}`);
     expect(await fs.readFile(configFile, 'utf8')).toContain('"bot"');
+    // The default data folder is the one beside the config, where the kernel takes `link/..`.
+    expect(await fs.readdir(join(home.root, 'real', 'xdg', 'ai.syui.gpt', 'self'))).toContain('ai.syui.gpt.core');
     await expect(fs.stat(join(home.root, 'xdg'))).rejects.toThrow();
+    const setup = await runAigpt(['setup'], { ...env, PATH: join(home.root, 'no-bin') });
+    expect(setup.code).toBe(0);
+    expect(setup.stdout).toContain(`ok backed up ${spelling}/ai.syui.gpt/config.json -> ${spelling}/ai.syui.gpt/config.json.bak-`);
+    expect(setup.stdout).toContain(`ok ${spelling}/ai.syui.gpt/config.json -> ${spelling}/ai.syui.log/config.json\n`);
+    expect((await fs.lstat(configFile)).isSymbolicLink()).toBe(true);
   });
 
   it('`~` with no home folder at all is the reference fallback `.`, never the root folder', async () => {

@@ -105,8 +105,9 @@ function userDatabaseHome(): string {
 }
 
 export interface AigptConfig {
+  /** The config file as the reference prints it (`..` as written; see configBaseSpelling). */
   readonly configFile: string;
-  /** `{config_dir}/ai.syui.gpt`: the config's folder and the default base. */
+  /** `{config_dir}/ai.syui.gpt`, spelt likewise: the config's folder and the default base. */
   readonly appDir: string;
   readonly did: string;
   readonly handle: string;
@@ -130,13 +131,26 @@ export function homeDir(environment: Environment): string {
 
 /** The platform's per-user config folder (spec 2.1); `.` when none can be determined, like the reference. */
 export function configBaseDir(environment: Environment): string {
+  return configBase(environment, true);
+}
+
+/**
+ * The config folder as the reference prints it: `HOME` or `XDG_CONFIG_HOME`
+ * as written, `..` included (spec 4.2 keeps the status lines identical).
+ * Files are reached through configBaseDir; the kernel takes both to one folder.
+ */
+export function configBaseSpelling(environment: Environment): string {
+  return configBase(environment, false);
+}
+
+function configBase(environment: Environment, takeParentSteps: boolean): string {
   const { env, platform } = environment;
   if (platform === 'win32') {
     const appData = env['APPDATA'];
     return appData !== undefined && appData !== '' ? appData : '.';
   }
   // `..` steps are taken as the kernel takes them (see resolveParentSteps), not lexically by join.
-  const physical = (path: string): string => resolveParentSteps(path, environment.cwd, platform);
+  const physical = (path: string): string => (takeParentSteps ? resolveParentSteps(path, environment.cwd, platform) : path);
   const xdg = env['XDG_CONFIG_HOME'];
   if (platform !== 'darwin' && xdg !== undefined && isAbsolute(xdg)) {
     assertDecodable(environment, 'XDG_CONFIG_HOME');
@@ -155,7 +169,10 @@ export function configBaseDir(environment: Environment): string {
 
 /** `{config_dir}/ai.syui.gpt`, or a file in it, spelt as the reference spells it (Windows: Node's join). */
 function underConfigDir(environment: Environment, ...parts: readonly string[]): string {
-  const base = configBaseDir(environment);
+  return underBase(environment, configBaseDir(environment), parts);
+}
+
+function underBase(environment: Environment, base: string, parts: readonly string[]): string {
   return environment.platform === 'win32' ? join(base, ...parts) : joinLikeRust(base, ...parts);
 }
 
@@ -214,6 +231,11 @@ function realPrefix(path: string): string | undefined {
 
 export function configFilePath(environment: Environment): string {
   return underConfigDir(environment, CONFIG_APP_DIR, CONFIG_FILE_NAME);
+}
+
+/** The config file as the reference prints it (see configBaseSpelling). */
+export function configFileSpelling(environment: Environment): string {
+  return underBase(environment, configBaseSpelling(environment), [CONFIG_APP_DIR, CONFIG_FILE_NAME]);
 }
 
 /** What `aigpt` writes on first run: the reference's bytes (no memory key, no trailing newline). */
@@ -387,7 +409,8 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
     memory = memoryValue;
   }
 
-  const appDir = underConfigDir(environment, CONFIG_APP_DIR);
+  // The default base as the reference prints it; the tree below takes its `..` steps.
+  const appDir = underBase(environment, configBaseSpelling(environment), [CONFIG_APP_DIR]);
   const pathValue = stringField('path');
   // No file system takes a NUL in a path; Node's refusal would echo the raw value.
   if (pathValue?.includes('\0') === true) throw invalid('bot.path holds a NUL character');
@@ -404,7 +427,7 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
   const keptParentStep = environment.platform !== 'win32' && physicalBase.split('/').includes('..');
   const absoluteBase = keptParentStep ? physicalBase : resolveFrom(environment.cwd, physicalBase);
   return {
-    configFile: file,
+    configFile: configFileSpelling(environment),
     appDir,
     did,
     handle,

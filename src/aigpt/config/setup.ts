@@ -5,8 +5,8 @@
 
 import { spawn } from 'node:child_process';
 import { constants as fsConstants, promises as fs } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { configBaseDir, configFilePath, type Environment, resolveFrom, writeInitialConfig } from './config.js';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { configBaseDir, configBaseSpelling, configFilePath, configFileSpelling, type Environment, resolveFrom, writeInitialConfig } from './config.js';
 import { makeFolders } from '../../common/make-folders.js';
 import { joinLikeRust } from '../core/record-paths.js';
 import { AigptError, describeCause, errnoCode, failedTo } from '../core/errors.js';
@@ -33,7 +33,10 @@ export interface SetupOptions {
  * absolute against the working directory otherwise.
  */
 export function siteConfigPath(environment: Environment): string {
-  const base = configBaseDir(environment);
+  return siteConfigUnder(environment, configBaseDir(environment));
+}
+
+function siteConfigUnder(environment: Environment, base: string): string {
   if (environment.platform !== 'win32' && isAbsolute(base)) return joinLikeRust(base, SITE_CONFIG_APP_DIR, CONFIG_FILE_NAME);
   return resolveFrom(environment.cwd, base, SITE_CONFIG_APP_DIR, CONFIG_FILE_NAME);
 }
@@ -90,6 +93,9 @@ async function linkConfig(environment: Environment, now: Date, say: (line: strin
   const file = configFilePath(environment);
   const dir = dirname(file);
   const site = siteConfigPath(environment);
+  // Printed as the reference prints them: with `..` as written (the kernel reaches the same files).
+  const shownFile = configFileSpelling(environment);
+  const shownSite = siteConfigUnder(environment, configBaseSpelling(environment));
   try {
     await makeFolders(dir);
   } catch (error) {
@@ -141,7 +147,8 @@ async function linkConfig(environment: Environment, now: Date, say: (line: strin
             throw failedTo('create_failed', backup, renameError);
           }
         }
-        say(`ok backed up ${file} -> ${backup}`);
+        const shownBackup = shownFile === file ? backup : joinLikeRust(dirname(shownFile), basename(backup));
+        say(`ok backed up ${shownFile} -> ${shownBackup}`);
       }
       try {
         await fs.rename(temp, file);
@@ -159,7 +166,7 @@ async function linkConfig(environment: Environment, now: Date, say: (line: strin
       throw failedTo('write_failed', dir, error);
     }
   }
-  say(`ok ${file} -> ${site}`);
+  say(`ok ${shownFile} -> ${shownSite}`);
   return true;
 }
 
