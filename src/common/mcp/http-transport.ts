@@ -26,7 +26,7 @@ import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type RequestKey } from './lossless-arguments.js';
 import { answerableId, MAX_REQUEST_DEPTH, requestIdFromPrefix, withoutByteOrderMark } from './stdio-transport.js';
 import { startsToolCall } from './tool-calls.js';
-import type { ToolServer } from './tool-server.js';
+import { integerVersionAsText, type ToolServer } from './tool-server.js';
 
 /** Same bound as a stdio line, so a request that fits one transport fits the other. */
 export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -891,7 +891,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       if (Array.isArray(parsed)) return rejection(res, 400, -32600, 'Invalid Request');
       const messages = [parsed];
       const splits = [splitToolArguments(parsed)];
-      const plain = splits.map((split) => toPlainJson(split.sdkMessage));
+      const plain = splits.map((split) => integerVersionAsText(toPlainJson(split.sdkMessage)));
       // JSON that is no JSON-RPC message (params or _meta not an object, an id
       // beyond 2^53, null or of another type): the SDK would call it a parse
       // error; it is an invalid request, answered as over stdio.

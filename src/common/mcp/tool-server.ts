@@ -129,6 +129,25 @@ function checkParams(schema: SafeParser, request: JSONRPCRequest, data: string |
   if (!schema.safeParse(request).success) throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE, data);
 }
 
+/**
+ * The Python SDK types `protocolVersion` as `str | int` and answers an
+ * integer with its latest revision; the TypeScript schema takes text only.
+ * An initialize's integer is therefore read as text (the other fields as
+ * they are), so both transports offer the latest revision.
+ */
+export function integerVersionAsText(message: unknown): unknown {
+  if (!isPlainObject(message) || message['method'] !== 'initialize') return message;
+  const params = message['params'];
+  if (!isPlainObject(params)) return message;
+  const version = params['protocolVersion'];
+  if (typeof version !== 'number' || !Number.isInteger(version)) return message;
+  return { ...message, params: { ...params, protocolVersion: String(version) } };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** Builds an SDK Server whose tools/list and tools/call come from one catalogue. */
 export function createToolServer(options: ToolServerOptions): ToolServer {
   const logger = options.logger ?? createLogger(options.name);
@@ -155,9 +174,10 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     if (options.checkInitializeParams === false) {
       requested = typeof request.params === 'object' && request.params !== null ? (request.params as Record<string, unknown>)['protocolVersion'] : undefined;
     } else {
-      const parsed = InitializeRequestSchema.safeParse(request);
+      const parsed = InitializeRequestSchema.safeParse(integerVersionAsText(request));
       if (!parsed.success) throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE, invalidParamsData);
-      requested = parsed.data.params.protocolVersion;
+      // An integer revision is never one we speak: the latest is offered below.
+      requested = request.params?.['protocolVersion'] === parsed.data.params.protocolVersion ? parsed.data.params.protocolVersion : undefined;
     }
     // The SDK's negotiation: the client's revision when supported, else the latest.
     const result = (instructions: string | undefined): InitializeResult => ({

@@ -59,6 +59,17 @@ describe('aipcs serve over HTTP, row by row against the reference', () => {
     expect((sseMessages(listed.body)[0] as { result: { tools: unknown[] } }).result.tools).toHaveLength(1);
   });
 
+  it('opens a session for an integer protocolVersion, offering the latest revision, as over stdio; 5.5 is refused', async () => {
+    const body = (version: number): string => JSON.stringify({ jsonrpc: '2.0', id: 31, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const opened = await send({ headers: MCP_HEADERS, body: body(5) });
+    expect(opened.status).toBe(200);
+    expect(sseMessages(opened.body)).toMatchObject([{ jsonrpc: '2.0', id: 31, result: { protocolVersion: '2025-11-25' } }]);
+    expect((await send({ method: 'DELETE', headers: { 'mcp-session-id': String(opened.headers['mcp-session-id']) } })).status).toBe(200);
+    const refused = await send({ headers: MCP_HEADERS, body: body(5.5) });
+    expect(refused.status).toBe(400);
+    expect(error(refused.body)).toEqual({ code: -32602, message: 'Invalid request parameters', data: '' });
+  });
+
   it('refuses a batch, empty or not, with 400 -32600 and answers none of its messages', async () => {
     for (const body of [`[${PING}]`, `[${PING},{"jsonrpc":"2.0","method":"notifications/initialized"}]`, '[]']) {
       const refused = await send({ headers: inSession(), body });

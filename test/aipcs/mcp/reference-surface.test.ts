@@ -70,4 +70,20 @@ describe('aipcs serve over stdio: protocol-layer refusals as the reference answe
       { jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'Invalid request parameters', data: '' } },
     ]);
   });
+
+  it('offers its latest revision to an integer protocolVersion (the Python SDK reads str | int); other numbers are refused', async () => {
+    const child = spawn(process.execPath, [aipcsBin(), 'serve'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const done = new Promise<void>((resolve) => child.on('close', () => resolve()));
+    const rest = '"capabilities":{},"clientInfo":{"name":"c","version":"1"}';
+    child.stdin.write(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5,${rest}}}\n`);
+    child.stdin.write(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":5.5,${rest}}}\n`);
+    child.stdin.end();
+    await done;
+    const [first, second] = out.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: number; result?: { protocolVersion: unknown }; error?: unknown });
+    expect(first?.id).toBe(1);
+    expect(first?.result?.protocolVersion).toBe('2025-11-25');
+    expect(second).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32602, message: 'Invalid request parameters', data: '' } });
+  });
 });
