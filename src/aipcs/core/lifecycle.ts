@@ -430,7 +430,8 @@ export class LifecycleService {
     // From here the intent is recorded as prepared: storage lost before it
     // is finalised leaves it pending (data tools storage_busy, other keys
     // operation_in_progress) until this key is retried, so that is
-    // operation_uncertain (contract §5.2), as a failed physical step is.
+    // operation_uncertain (contract §5.2), as a failed physical step is;
+    // only a store found unreachable before any step says so (reconcile).
     return this.wrapStorage(() =>
       this.reconcile(admitted.claim).catch((error: unknown) => {
         throw error instanceof StorageFailure && error.kind === 'unavailable' ? new StorageFailure('uncertain', { cause: error }) : error;
@@ -514,6 +515,14 @@ export class LifecycleService {
       return this.finalise(claim, () => undefined, true);
     }
     const locator = { backend: this.deps.backend, namespace: namespaceOf(serviceId) };
+    // Observed before any physical step (ops spec §4.2): a store that cannot
+    // be reached (an unsafe location, a lost connection) defers the intent
+    // with storage_unavailable, which an operator must mend; the intent stays
+    // prepared and the same key completes it afterwards. After a physical
+    // step, the same failure is operation_uncertain (below).
+    if ((await this.deps.stores.observe(locator, storeLayoutOf(current))).state === 'unavailable') {
+      throw new AipcsError('storage_unavailable');
+    }
     try {
       if (claim.kind === 'materialise') {
         await this.deps.stores.materialise(locator, storeLayoutOf(current));

@@ -476,7 +476,10 @@ export class SqliteServiceStores implements OperatorStorePort {
     let connection: SqliteConnection | undefined;
     try {
       connection = this.connection(locator);
-    } catch {
+    } catch (error) {
+      if (error instanceof StorageFailure && error.kind === 'busy') throw error;
+      // A database in another journal mode is not ours (open()): incompatible, not unreachable.
+      if (error instanceof StorageFailure && error.kind === 'incompatible') return { state: 'incompatible' };
       return { state: 'unavailable' };
     }
     if (!connection) return { state: 'uninitialised' };
