@@ -420,6 +420,12 @@ export class ServiceTransfer {
       // A store that is not behind a closed fence, or whose content breaks
       // the artefact's rules, cannot be exported safely by any retry.
       if (error instanceof FenceOpenError || (error instanceof AipcsError && error.code === 'validation_failed')) return this.exportRefused(claim, null);
+      // A store that cannot be read (damaged, or its connection lost) or an
+      // output that cannot be written: the export only read the store and no
+      // receipt exists, so its claim is released. Kept prepared, it froze
+      // the service (pending; resume refused as operation_in_progress) until
+      // the same operation id succeeded, which a damaged store never lets it.
+      await this.releaseExportClaim(claim).catch(() => undefined);
       throw error;
     }
     // Re-check fence, claim and service before the receipt makes the artefact authoritative.
@@ -484,11 +490,16 @@ export class ServiceTransfer {
 
   /** Releases the export's prepared claim (it only read the store) and refuses with `issue`. */
   private async refuseUnexportable(claim: ClaimRow, issue: { code: IssueCode; path: string; message: string }): Promise<never> {
+    await this.releaseExportClaim(claim);
+    throw new AipcsError('unsupported_transition', { issues: [{ ...issue, remediation: 'The service cannot be exported; its data stays usable.' }] });
+  }
+
+  /** Deletes the export's claim while it is still this run's prepared one. */
+  private async releaseExportClaim(claim: ClaimRow): Promise<void> {
     await this.registry.write(async (tx) => {
       const stored = await tx.getClaim(this.principalId, claim.idempotencyKey);
       if (stored?.phase === 'prepared' && stored.fingerprint === claim.fingerprint) await tx.deleteClaim(this.principalId, claim.idempotencyKey);
     });
-    throw new AipcsError('unsupported_transition', { issues: [{ ...issue, remediation: 'The service cannot be exported; its data stays usable.' }] });
   }
 
   /** A completed export replays byte-identically (header time = receipt time) while revision and status still match. */
