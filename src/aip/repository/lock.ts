@@ -49,9 +49,11 @@ async function staleText(lockPath: string): Promise<string | null> {
   return lockHolderAlive(pid, typeof proc === 'string' ? proc : undefined) ? null : text;
 }
 
-/** Removes `path` only while it still holds `text` (never a lock someone has taken since). */
-async function removeIfUnchanged(path: string, text: string): Promise<void> {
-  if ((await readText(path)) === text) await rm(path, { force: true });
+/** Removes `path` only while it still holds `text` (never a lock someone has taken since); true when it did. */
+async function removeIfUnchanged(path: string, text: string): Promise<boolean> {
+  if ((await readText(path)) !== text) return false;
+  await rm(path, { force: true });
+  return true;
 }
 
 /**
@@ -60,7 +62,7 @@ async function removeIfUnchanged(path: string, text: string): Promise<void> {
  * re-reads the lock and removes it only if unchanged. A stale lock admits no
  * new holder, so an unchanged text is still the dead holder's lock.
  */
-async function breakStaleLock(lockPath: string, judged: string, draft: string): Promise<void> {
+async function breakStaleLock(lockPath: string, judged: string, draft: string): Promise<boolean> {
   const breakPath = `${lockPath}.break`;
   try {
     await createLock(breakPath, draft);
@@ -68,11 +70,10 @@ async function breakStaleLock(lockPath: string, judged: string, draft: string): 
     if (errorCode(error) !== 'EEXIST') throw error;
     // Another breaker is at work, or died at it: clear its file only if it is gone.
     const deadBreaker = await staleText(breakPath);
-    if (deadBreaker !== null) await removeIfUnchanged(breakPath, deadBreaker);
-    return;
+    return deadBreaker !== null && (await removeIfUnchanged(breakPath, deadBreaker));
   }
   try {
-    await removeIfUnchanged(lockPath, judged);
+    return await removeIfUnchanged(lockPath, judged);
   } finally {
     await rm(breakPath, { force: true });
   }
@@ -175,11 +176,11 @@ async function takeLock(lockPath: string, draft: string, deadline: number, poll:
       return;
     } catch (error) {
       if (errorCode(error) !== 'EEXIST') throw error;
+      // Retried at once only when a file went; a break file that cannot be
+      // cleared (a live breaker, or one this host cannot judge) waits like a
+      // held lock, deadline included, instead of spinning for ever.
       const stale = await staleText(lockPath);
-      if (stale !== null) {
-        await breakStaleLock(lockPath, stale, draft);
-        continue;
-      }
+      if (stale !== null && (await breakStaleLock(lockPath, stale, draft))) continue;
       if (performance.now() >= deadline) throw new AipError('lock.timeout', 'the repository is locked by another aip process (.aip/lock)');
       await sleep(poll);
     }

@@ -402,6 +402,18 @@ describe('HEAD and the lock', () => {
     await expect(stat(join(repo.aipDir, 'lock'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('waits out its deadline, instead of spinning, when a stale lock has a break file it cannot clear', async () => {
+    // A break file of another host, an empty one, or one of a live breaker: nobody may break the lock now.
+    for (const breaker of [JSON.stringify({ pid: 2 ** 22 + 12346, host: 'another-host', since: 'then' }), '']) {
+      const repo = await repoWith([], { lockWaitMs: 200 });
+      await writeFile(join(repo.aipDir, 'lock'), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: 'then' }));
+      await writeFile(join(repo.aipDir, 'lock.break'), breaker);
+      // Before, the waiter retried the break at once for ever, never reaching its deadline.
+      await expect(repo.moveHead(ROOT_STATE_ID, ROOT_STATE_ID)).rejects.toMatchObject({ code: 'lock.timeout' });
+      expect(await readFile(join(repo.aipDir, 'lock.break'), 'utf8')).toBe(breaker);
+    }
+  });
+
   it('lets many waiters break one stale lock without two of them ever holding it', async () => {
     for (let round = 0; round < 20; round++) {
       const dir = await tempDir();
