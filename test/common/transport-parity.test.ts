@@ -92,7 +92,7 @@ describe('stdio and Streamable HTTP answer the same invalid requests alike', () 
   it('answers an initialize whose params do not read as one with -32602 and its id, opening no session', async () => {
     const bodies = [
       '{"jsonrpc":"2.0","id":7,"method":"initialize"}',
-      '{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":5,"capabilities":{},"clientInfo":{"name":"a","version":"1"}}}',
+      '{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":5.5,"capabilities":{},"clientInfo":{"name":"a","version":"1"}}}',
       '{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-06-18"}}',
     ];
     for (const body of bodies) {
