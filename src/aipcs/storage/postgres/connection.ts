@@ -246,6 +246,14 @@ export class PostgresConnection {
         // The pool closes idle connections itself; a server that ends one
         // first races the next unit that takes it (storage_unavailable).
         '-c idle_session_timeout=0',
+        // A client host that vanishes mid-unit (power loss, a partition) keeps
+        // its transaction, and the service's write lock, until the server
+        // finds the socket dead: after two hours of silence by the kernel's
+        // default. The backend probes after 60 s instead, every 10 s, and gives
+        // up after 6 unanswered probes. Unix-domain sockets ignore these.
+        '-c tcp_keepalives_idle=60',
+        '-c tcp_keepalives_interval=10',
+        '-c tcp_keepalives_count=6',
         `-c lock_timeout=${options.lockTimeoutMs}ms`,
         `-c statement_timeout=${options.statementTimeoutMs}ms`,
       ].join(' '),

@@ -73,6 +73,17 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     }
   });
 
+  it('has the server probe a silent client after a minute, so a vanished host does not hold a lock for hours', async () => {
+    const connection = new PostgresConnection({ dsn: db.url, ...timeouts });
+    try {
+      const probes = `SELECT current_setting('tcp_keepalives_idle') AS idle, current_setting('tcp_keepalives_interval') AS every, current_setting('tcp_keepalives_count') AS count`;
+      // The test cluster is reached over TCP loopback, where the settings apply (a Unix socket shows 0).
+      expect(await connection.transaction('read', (session) => session.first(probes))).toEqual({ idle: '60', every: '10', count: '6' });
+    } finally {
+      await connection.close();
+    }
+  });
+
   it('does not wait for a safe snapshot when the role defaults to serializable, read-only, deferrable transactions', async () => {
     for (const setting of [`default_transaction_isolation = 'serializable'`, 'default_transaction_read_only = on', 'default_transaction_deferrable = on']) {
       await queryRows(admin(), `ALTER ROLE ${role()} SET ${setting}`);
