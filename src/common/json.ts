@@ -59,6 +59,11 @@ export function isJsonObject(value: JsonValue | undefined): value is JsonObject 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The same test for a value of unknown shape (a message not yet checked against a schema). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 export function utf8ByteLength(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }

@@ -18,7 +18,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import { PassThrough, Writable, type Readable } from 'node:stream';
-import { parseJson } from '../../common/json.js';
+import { isPlainObject, parseJson } from '../../common/json.js';
 import { idAtLineEnd, idAtLineStart, lastBytes, MAX_REQUEST_DEPTH, withoutByteOrderMark } from '../../common/mcp/stdio-transport.js';
 
 /** How long one request may hold back the lines after it. */
@@ -76,10 +76,6 @@ function invalidRequestLine(id: string | number | bigint): string {
   return `{"jsonrpc":"2.0","id":${typeof id === 'string' ? JSON.stringify(id) : String(id)},"error":{"code":-32600,"message":"Invalid Request"}}\n`;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * The id key of a line the transport will answer, else undefined: a request,
  * or any other message with an id that is no response (no or another
@@ -88,7 +84,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  */
 function requestKey(line: Buffer): string | undefined {
   const message = parseLine(line.toString('utf8'));
-  if (!isObject(message) || 'result' in message || 'error' in message) return undefined;
+  if (!isPlainObject(message) || 'result' in message || 'error' in message) return undefined;
   return idKey(message['id']);
 }
 
@@ -178,8 +174,8 @@ export function answerBeforeExit(
       unread = unread.subarray(newline + 1);
       if (line.length - 1 <= maxLineBytes && !isUtf8(line)) {
         const message = parseLineExactly(line.subarray(0, -1).toString('utf8'));
-        const id = isObject(message) ? message['id'] : undefined;
-        if (!gateOpen && isObject(message) && typeof message['method'] === 'string' && idKey(id) !== undefined) {
+        const id = isPlainObject(message) ? message['id'] : undefined;
+        if (!gateOpen && isPlainObject(message) && typeof message['method'] === 'string' && idKey(id) !== undefined) {
           warn('answered an input line that is not valid UTF-8 as an invalid request');
           sink.write(invalidRequestLine(id as string | number | bigint));
         } else {
@@ -228,7 +224,7 @@ export function answerBeforeExit(
       written = written.subarray(newline + 1);
       if (waitingFor === undefined) continue;
       const message = parseLine(line.toString('utf8'));
-      if (isObject(message) && !('method' in message) && idKey(message['id']) === waitingFor) {
+      if (isPlainObject(message) && !('method' in message) && idKey(message['id']) === waitingFor) {
         stopWaiting();
         // Let the transport finish this write before it is handed more.
         setImmediate(pump);

@@ -18,7 +18,7 @@ import {
   type JSONRPCRequest,
   type ServerResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { withExactNumberStandIns, type JsonObject, type JsonValue } from '../json.js';
+import { isPlainObject, withExactNumberStandIns, type JsonObject, type JsonValue } from '../json.js';
 import { validateJsonSchema, type JsonSchema, type SchemaIssue } from '../json-schema.js';
 import { createLogger, type Logger } from '../logger.js';
 import { abandonStdoutAnswers } from './abandoned-stdout.js';
@@ -144,10 +144,6 @@ export function integerVersionAsText(message: unknown): unknown {
   return { ...message, params: { ...params, protocolVersion: String(version) } };
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Builds an SDK Server whose tools/list and tools/call come from one catalogue. */
 export function createToolServer(options: ToolServerOptions): ToolServer {
   const logger = options.logger ?? createLogger(options.name);
@@ -176,8 +172,8 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     } else {
       const parsed = InitializeRequestSchema.safeParse(integerVersionAsText(request));
       if (!parsed.success) throw new JsonRpcError(INVALID_PARAMS, INVALID_PARAMS_MESSAGE, invalidParamsData);
-      // An integer revision is never one we speak: the latest is offered below.
-      requested = request.params?.['protocolVersion'] === parsed.data.params.protocolVersion ? parsed.data.params.protocolVersion : undefined;
+      // An integer, read as text, is never a revision we speak: the latest is offered below.
+      requested = parsed.data.params.protocolVersion;
     }
     // The SDK's negotiation: the client's revision when supported, else the latest.
     const result = (instructions: string | undefined): InitializeResult => ({
