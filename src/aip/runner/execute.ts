@@ -499,7 +499,10 @@ export async function execute(options: ExecuteOptions): Promise<ExecuteResult> {
   if (cancelledBy !== undefined) {
     termination = 'cancelled';
     error = `cancelled by ${cancelledBy}`;
-  } else if (timedOut) {
+  } else if (timedOut && exit.signal === 'SIGKILL') {
+    // Only a child the deadline's kill ended timed out: a child that exited
+    // while the runner was busy, with the deadline's timer run before its
+    // exit was seen, ended before the kill reached it (step 8 goes on).
     termination = 'timeout';
     error = `command exceeded its ${formatDuration(options.timeoutNs)} timeout`;
   } else if (captureError !== undefined) {

@@ -351,6 +351,27 @@ describe('process helpers', () => {
     expect(await groupAlive(999_999_999)).toBe(false);
   });
 
+  it('records a command that ended before its deadline was acted on as exited, not timeout', async () => {
+    // The live copy blocks the runner's thread past the deadline while the
+    // command exits: the deadline's timer then runs before the exit is seen,
+    // and the kill it sends reaches only a dead child. Only a child the kill
+    // ended (SIGKILL) timed out.
+    const blocking = new Writable({
+      write: (_chunk, _encoding, done) => {
+        const until = Date.now() + 600;
+        while (Date.now() < until) {
+          // hold the event loop: the child exits and the deadline passes meanwhile
+        }
+        done();
+      },
+    });
+    const result = await execute({
+      argv: ['sh', '-c', 'echo x; sleep 0.1'], cwd: await tempDir(), timeoutNs: 300_000_000n, outputLimit: 100,
+      tee: { stdout: blocking, stderr: blocking },
+    });
+    expect(result).toMatchObject({ termination: 'exited', exitCode: 0, error: '' });
+  });
+
   it('leaves no grace timer behind once the pipes have ended', async () => {
     // A pending grace timer kept the process alive, so every `aip run` took the full grace to exit.
     const timers = (): number => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
