@@ -21,6 +21,10 @@ describe('instructions (spec 5.2)', () => {
     );
     expect(limitStatus(0, 0n)).toBe('[aigpt] memory records: 0/0');
     expect(limitStatus(1, 0n)).toContain('Over the limit: call compress with at most 0');
+    // Above compress's own ceiling the request names what compress accepts,
+    // so that an agent following it is not refused.
+    expect(limitStatus(20_001, 20_000n)).toBe('[aigpt] memory records: 20001/20000. Over the limit: call compress with at most 10000 consolidated items.');
+    expect(limitStatus(10_001, 10_000n)).toBe('[aigpt] memory records: 10001/10000. Over the limit: call compress with at most 10000 consolidated items.');
   });
 
   it('drops the oldest memories first to stay within the byte bound', () => {

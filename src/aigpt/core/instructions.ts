@@ -2,7 +2,7 @@
 // joined by blank lines, then one status line naming count and limit. Pure:
 // callers read the files; this only assembles and bounds the text.
 
-import { MAX_INSTRUCTIONS_BYTES } from './limits.js';
+import { MAX_COMPRESS_ITEMS, MAX_INSTRUCTIONS_BYTES } from './limits.js';
 
 export interface InstructionsInput {
   /** The core record's value.content.text, if it could be read. */
@@ -22,7 +22,10 @@ export interface InstructionsInput {
 /** `[aigpt] memory records: {count}/{limit}` plus the over-limit request; shared with tool results. */
 export function limitStatus(count: number, limit: bigint): string {
   const base = `[aigpt] memory records: ${count}/${limit}`;
-  return BigInt(count) > limit ? `${base}. Over the limit: call compress with at most ${limit} consolidated items.` : base;
+  // Spec 5.2 names the limit; above compress's own ceiling (spec 8) that
+  // request would be refused, so it names the ceiling instead.
+  const accepted = limit < BigInt(MAX_COMPRESS_ITEMS) ? limit : BigInt(MAX_COMPRESS_ITEMS);
+  return BigInt(count) > limit ? `${base}. Over the limit: call compress with at most ${accepted} consolidated items.` : base;
 }
 
 /** The status line plus the note on unreadable files; the instructions and read_memory end with it. */
