@@ -1064,7 +1064,7 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
   // Node answers an HTTP/1.1 request without Host 400 itself, with a Date
   // header (§6.1: none); the handler answers it instead, as the reference's
   // HTTP server does.
-  const server: NodeHttpServer = createServer({ requireHostHeader: false }, (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     clearTimeout(awaitingFirstRequest.get(req.socket));
     awaitingFirstRequest.delete(req.socket);
     handle(req, res).catch(() => {
@@ -1073,7 +1073,12 @@ export async function startHttpTransport(options: HttpTransportOptions): Promise
       if (!res.headersSent) void rejection(res, 500, -32603, 'Internal error');
       else res.destroy();
     });
-  });
+  };
+  const server: NodeHttpServer = createServer({ requireHostHeader: false }, onRequest);
+  // Node answers an Expect other than 100-continue 417 itself, before every
+  // check and with a Date header; the reference's server ignores it, so such
+  // a request is handled as any other.
+  server.on('checkExpectation', onRequest);
   server.keepAliveTimeout = idleConnectionMs;
   server.on('connection', (socket: Socket) => {
     const timer = setTimeout(() => socket.destroy(), idleConnectionMs);

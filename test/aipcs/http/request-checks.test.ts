@@ -165,6 +165,20 @@ describe('request checks of the Streamable HTTP listener', () => {
     expect(old).not.toMatch(/\r\ndate:/i);
   });
 
+  // Node answers an Expect other than 100-continue 417 itself, before any
+  // check and with a Date header; the reference's server ignores such an
+  // Expect, so the request meets the same checks as any other.
+  it('checks and serves a request with an unknown Expect as any other, never a bare 417', async () => {
+    const body = '{"jsonrpc":"2.0","id":10,"method":"ping"}';
+    const foreign = await handWrittenPost(aipcs.port, ['Host: attacker.example', 'Expect: foo', 'Content-Type: application/json', ...sessionLines([session])], body);
+    expect(foreign.split('\r\n')[0]).toBe('HTTP/1.1 421 Misdirected Request');
+    expect(foreign).not.toMatch(/\r\ndate:/i);
+    const served = await handWrittenPost(aipcs.port, [`Host: ${host}`, 'Expect: foo', 'Content-Type: application/json', ...sessionLines([session])], body);
+    expect(served.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(served).not.toMatch(/\r\ndate:/i);
+    expect(served).toContain('"id":10');
+  });
+
   // Node keeps only the first of repeated Content-Type lines, while the SDK's
   // request adapter reads them joined: such a POST is refused by the listener
   // itself (400, as a Content-Type that is not JSON), whichever comes first.
