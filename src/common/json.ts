@@ -55,13 +55,13 @@ export interface JsonParseLimits {
 
 export const DEFAULT_JSON_LIMITS: JsonParseLimits = { maxBytes: 4 * 1024 * 1024, maxDepth: 64 };
 
-export function isJsonObject(value: JsonValue | undefined): value is JsonObject {
+/** An object that is not an array or null, for a value of unknown shape (a message not yet checked against a schema). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The same test for a value of unknown shape (a message not yet checked against a schema). */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+export function isJsonObject(value: JsonValue | undefined): value is JsonObject {
+  return isPlainObject(value);
 }
 
 export function utf8ByteLength(text: string): number {

@@ -3,7 +3,7 @@
 // (depth > 4, > 64 keys, > 100 items, unsafe keys) instead of printing them.
 // Pure: returns text or a refusal; the caller decides what a refusal prints.
 
-import { FloatValue, pythonFloat, renderJson } from '../../common/json.js';
+import { FloatValue, isPlainObject, pythonFloat, renderJson } from '../../common/json.js';
 import type { CliErrorDocument } from './error-document.js';
 
 /** A result value: lossless JSON (bigint integers) or plain numbers, with FloatValue marking floats. */
@@ -29,7 +29,7 @@ const JSON_OPTIONS = { keyOrder: 'insertion', asciiOnly: true, floatStyle: 'pyth
 class Refusal {}
 
 function isObject(value: CliValue): value is CliObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof FloatValue);
+  return isPlainObject(value) && !(value instanceof FloatValue);
 }
 
 function isScalar(value: CliValue): boolean {

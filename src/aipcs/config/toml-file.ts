@@ -4,6 +4,7 @@
 // failure names only the area (never a key, value or line).
 
 import { parse } from 'smol-toml';
+import { isPlainObject } from '../../common/json.js';
 import type { ConfigIssuePath } from './errors.js';
 import { CONFIG_FIELD_SPECS, type ConfigField, type TomlTableName } from './fields.js';
 import { usesToml11Syntax } from './toml-v1-guard.js';
@@ -30,7 +31,7 @@ const TOP_LEVEL_KEYS = new Set<string>(['config_version', 'profile', 'transport'
 type TomlTable = Record<string, unknown>;
 
 function isTable(value: unknown): value is TomlTable {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+  return isPlainObject(value) && !(value instanceof Date);
 }
 
 function fail(path: ConfigIssuePath): ConfigFileOutcome {

@@ -21,7 +21,7 @@ import {
   type JSONRPCMessage,
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
-import { holdsNumberStandIn, isJsonObject, JsonError, parseJson, restoreExactNumbers, stringifyExact, toPlainJson, withBigIntStandIns, type JsonObject, type JsonValue } from '../json.js';
+import { holdsNumberStandIn, isJsonObject, isPlainObject, JsonError, parseJson, restoreExactNumbers, stringifyExact, toPlainJson, withBigIntStandIns, type JsonObject, type JsonValue } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type RequestKey } from './lossless-arguments.js';
 import { answerableId, MAX_REQUEST_DEPTH, requestIdFromPrefix, withoutByteOrderMark } from './stdio-transport.js';
@@ -421,7 +421,7 @@ function editingHeadHeaders(res: ServerResponse, edit: (record: Record<string, u
   const writeHead = res.writeHead.bind(res) as (status: number, ...rest: unknown[]) => ServerResponse;
   (res as unknown as { writeHead: typeof writeHead }).writeHead = (status, ...rest) => {
     for (const headers of rest) {
-      if (typeof headers === 'object' && headers !== null && !Array.isArray(headers)) edit(headers as Record<string, unknown>);
+      if (isPlainObject(headers)) edit(headers);
     }
     return writeHead(status, ...rest);
   };

@@ -7,7 +7,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CancelledNotificationSchema, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { isJsonObject, JsonError, parseJson, restoreExactNumbers, stringifyExact, toPlainJson, type JsonValue } from '../json.js';
+import { isJsonObject, isPlainObject, JsonError, parseJson, restoreExactNumbers, stringifyExact, toPlainJson, type JsonValue } from '../json.js';
 import type { Logger } from '../logger.js';
 import { invalidParamsResponse, splitToolArguments, type LosslessArguments } from './lossless-arguments.js';
 import { startsToolCall } from './tool-calls.js';
@@ -522,7 +522,7 @@ export function withoutByteOrderMark(text: string): string {
 }
 
 function isJsonRpcObject(value: unknown): value is JSONRPCMessage {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as Record<string, unknown>)['jsonrpc'] === '2.0';
+  return isPlainObject(value) && value['jsonrpc'] === '2.0';
 }
 
 /** An id token: a number whose integer part has up to 4300 digits (what the parser reads, Python's bound), or a short string. */
