@@ -138,6 +138,27 @@ describe('read-only administration', () => {
       expect(readdirSync(loose)).toEqual([]);
     });
 
+
+    it('a root whose parent, or a default root whose HOME, does not exist is unavailable, not "run serve": serve never creates either', () => {
+      const unavailable = { component: 'registry', backend: 'sqlite', status: 'unavailable', applied_revision: null, target_revision: null, issue_code: 'storage_unavailable' };
+      const base = freshDataRoot();
+      const orphan = join(base, 'missing', 'data');
+      const home = join(base, 'no-home');
+      const cases: [string[], Record<string, string>][] = [
+        [rootArgs(orphan), {}],
+        [['--profile', 'sqlite', '--principal-id', 'local-agent'], { HOME: home }],
+      ];
+      for (const [where, env] of cases) {
+        const status = aipcs(['status', ...where], { env });
+        expect([status.status, status.envelope.result?.['registry']]).toEqual([0, unavailable]);
+        expect(aipcs(['storage', 'status', ...where], { env }).envelope.result).toEqual(unavailable);
+        const list = aipcs(['service', 'list', ...where], { env });
+        expect([list.status, list.envelope.error?.code]).toEqual([6, 'storage_unavailable']);
+        expect(aipcs(['serve', ...where], { env }).status).toBe(2);
+      }
+      expect(() => statSync(join(base, 'missing'))).toThrow();
+      expect(() => statSync(home)).toThrow();
+    });
     it('reports a pending intent as attention_required', async () => {
       const root = freshDataRoot();
       const setup = await serveOn(root);

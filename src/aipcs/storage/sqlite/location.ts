@@ -136,14 +136,13 @@ function defaultRootLayout(root: string): { readonly anchor: string; readonly co
  * must exist (it is never created), and it and every walked directory must
  * be owned by the effective user and not writable by group or others; with
  * `create`, missing walked directories are made 0700. Returns false when
- * something is missing and `create` is off.
+ * a walked directory is missing and `create` is off.
  */
 function checkDefaultRootParents(root: string, create: boolean): boolean {
   const { anchor, components } = defaultRootLayout(root);
-  if (lstatOrUndefined(anchor) === undefined) {
-    if (!create) return false;
-    throw new UnsafeLocationError('the directory above the default data root does not exist');
-  }
+  // A missing anchor is unsafe even when only inspecting: serve never creates
+  // it, so reporting "uninitialised" (run serve) would lead nowhere.
+  if (lstatOrUndefined(anchor) === undefined) throw new UnsafeLocationError('the directory above the default data root does not exist');
   assertSafeAncestors(anchor);
   let current = anchor;
   for (const part of components.slice(0, -1)) {
@@ -173,10 +172,8 @@ export function checkDataRoot(root: string, options: { create: boolean; defaultR
     if (!checkDefaultRootParents(root, options.create)) return false;
   } else {
     const parent = dirname(root);
-    if (lstatOrUndefined(parent) === undefined) {
-      if (!options.create) return false;
-      throw new UnsafeLocationError('the parent of the data root does not exist');
-    }
+    // As for the default root's anchor: serve never creates the parent.
+    if (lstatOrUndefined(parent) === undefined) throw new UnsafeLocationError('the parent of the data root does not exist');
     assertSafeAncestors(parent);
   }
   let stats = lstatOrUndefined(root);
