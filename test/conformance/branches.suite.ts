@@ -205,6 +205,12 @@ export function branchesSuite(harness: StorageHarness): void {
         await rejects(update(a, MISSING), 'not_found');
         const moved = (await update(c, a['id'] as string))['branch'] as JsonObject;
         expect(moved['parent_id']).toBe(a['id']);
+        // A deep chain: the top cannot go under its deepest descendant, a branch beside the chain can.
+        let leaf = b;
+        for (let depth = 0; depth < 60; depth++) leaf = await createBranch(`deep-${depth}`, { parentBranchId: leaf['id'] as string });
+        await rejects(update(a, leaf['id'] as string), 'constraint_violation');
+        const beside = await createBranch('beside');
+        expect(((await update(beside, leaf['id'] as string))['branch'] as JsonObject)['parent_id']).toBe(leaf['id']);
       });
 
       it('completes a no-op without advancing the revision, still consuming the key', async () => {

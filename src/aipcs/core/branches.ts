@@ -9,7 +9,7 @@ import type { BranchAssignmentTarget, BranchUpdates } from '../contract/requests
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { canAdvance } from './counters.js';
 import type { LifecycleService } from './lifecycle.js';
-import { StorageFailure, type BranchRole, type BranchStatus, type HistoryKind, type Micros, type ServiceDataPort, type ServiceDataReader, type ServiceDataWriter, type StoredBranch, type StoredRecord } from './ports.js';
+import { StorageFailure, type BranchRole, type BranchStatus, type HistoryKind, type Micros, type ServiceDataPort, type ServiceDataWriter, type StoredBranch, type StoredRecord } from './ports.js';
 import { findEntity } from './record-rules.js';
 import { layoutOf } from './records.js';
 import { dataFailure, mutationFingerprint, readmitting, runMutation, storageLocator } from './data-unit.js';
@@ -93,19 +93,6 @@ function suppliedUpdates(updates: BranchUpdates): JsonObject {
   if (updates.status !== undefined) out['status'] = updates.status;
   if (updates.retrievalSummary !== undefined) out['retrieval_summary'] = updates.retrievalSummary;
   return out;
-}
-
-/** Whether `ancestor` is `start` or one of its ancestors, walking parent links only. */
-async function reachesByParents(tx: ServiceDataReader, start: string, ancestor: string): Promise<boolean> {
-  const seen = new Set<string>();
-  let current: string | null = start;
-  while (current !== null) {
-    if (current === ancestor || seen.has(current)) return true;
-    seen.add(current);
-    const branch: StoredBranch | undefined = await tx.getBranch(current);
-    current = branch?.parentId ?? null;
-  }
-  return false;
 }
 
 export class BranchService {
@@ -197,7 +184,7 @@ export class BranchService {
         if (parentId !== null && parentId !== current.parentId) {
           if (parentId === current.id) throw new AipcsError('constraint_violation');
           if (!(await tx.getBranch(parentId))) throw new AipcsError('not_found_data');
-          if (await reachesByParents(tx, parentId, current.id)) throw new AipcsError('constraint_violation');
+          if (await tx.branchReachesByParents(parentId, current.id)) throw new AipcsError('constraint_violation');
         }
         const next: StoredBranch = {
           ...current,

@@ -326,6 +326,8 @@ export interface ServiceDataReader {
 
   // Branches and memberships (contract §7).
   getBranch(id: string): Promise<StoredBranch | undefined>;
+  /** Whether `ancestor` is `start` or one of its ancestors by parent links (one query, whatever the depth). */
+  branchReachesByParents(start: string, ancestor: string): Promise<boolean>;
   findBranchBySlug(slug: string): Promise<StoredBranch | undefined>;
   /** Ordered by id ascending; filters are exact and ANDed. */
   listBranches(query: BranchQuery): Promise<StoredBranch[]>;

@@ -266,6 +266,13 @@ export class PostgresDataTx implements OperatorDataWriter {
     return row && toBranch(row);
   }
 
+  async branchReachesByParents(start: string, ancestor: string): Promise<boolean> {
+    // UNION (not UNION ALL) ends the walk on a cycle, which the rules never let in.
+    const sql = `WITH RECURSIVE chain(id) AS (SELECT $1::text COLLATE "C" UNION SELECT b."parent_branch_id" FROM ${this.s}."__aipcs_memory_branch" b JOIN chain ON b."id" = chain.id
+      WHERE b."principal_id" = $2 AND b."parent_branch_id" IS NOT NULL) SELECT 1 FROM chain WHERE id = $3 LIMIT 1`;
+    return (await this.session.first(sql, [start, this.principalId, ancestor])) !== undefined;
+  }
+
   async findBranchBySlug(slug: string): Promise<StoredBranch | undefined> {
     const row = await this.session.first<Row>(`SELECT ${BRANCH_COLUMNS} FROM ${this.s}."__aipcs_memory_branch" WHERE "principal_id" = $1 AND "slug" = $2`, [this.principalId, slug]);
     return row && toBranch(row);

@@ -254,6 +254,13 @@ export class SqliteDataTx implements OperatorDataWriter {
     return row && toBranch(row);
   }
 
+  async branchReachesByParents(start: string, ancestor: string): Promise<boolean> {
+    // UNION (not UNION ALL) ends the walk on a cycle, which the rules never let in.
+    const sql = `WITH RECURSIVE chain(id) AS (SELECT ? UNION SELECT b.parent_branch_id FROM __aipcs_memory_branch b JOIN chain ON b.id = chain.id
+      WHERE b.principal_id = ? AND b.parent_branch_id IS NOT NULL) SELECT 1 FROM chain WHERE id = ? LIMIT 1`;
+    return prepared(this.db, sql).get(start, this.principalId, ancestor) !== undefined;
+  }
+
   async findBranchBySlug(slug: string): Promise<StoredBranch | undefined> {
     const row = prepared(this.db, `SELECT ${BRANCH_COLUMNS} FROM __aipcs_memory_branch WHERE principal_id = ? AND slug = ?`).get(this.principalId, slug) as Row | undefined;
     return row && toBranch(row);
