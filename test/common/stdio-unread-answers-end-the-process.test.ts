@@ -5,7 +5,9 @@
 // AIGPT_TEST_ANSWER_WAIT_MS), the session closes and
 // the process exits 0 as at a normal end of input. Before, the session
 // closed but the answers still queued on stdout kept the process alive for
-// as long as the client held the pipe open: for good.
+// as long as the client held the pipe open: for good. The same holds for a
+// shutdown signal while stdin stays open: after its grace the signal takes
+// its default action.
 
 import { spawn } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
@@ -36,6 +38,48 @@ async function endInputWithoutReading(args: string[], env: NodeJS.ProcessEnv): P
   child.stdout.destroy();
   return ended;
 }
+
+/**
+ * Sends requests whose answers (each echoing a 2 KiB id) are more than the
+ * pipe and the reader's buffer hold, keeps stdin open, never reads stdout,
+ * then sends SIGTERM; resolves with how the server ended.
+ */
+async function signalWithoutReading(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  const child = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'ignore'], timeout: 40_000, killSignal: 'SIGKILL' });
+  child.stdout.pause();
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  child.stdin.on('error', () => undefined);
+  let batch = INITIALIZE;
+  for (let n = 1; n <= 100; n++) batch += line({ id: `${String(n)}-${'x'.repeat(2 * 1024)}`, method: 'tools/list' });
+  child.stdin.write(batch);
+  // Long enough for the answers to fill the pipe (a few milliseconds of work) on a loaded machine.
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  child.kill('SIGTERM');
+  const ended = await exited;
+  child.stdin.destroy();
+  child.stdout.destroy();
+  return ended;
+}
+
+describe('a shutdown signal while the client reads no answers and keeps stdin open', () => {
+  let home: TempHome;
+  beforeEach(async () => {
+    home = makeTempHome();
+    await writeConfig(home, { did: 'did:plc:noreader' });
+  });
+  afterEach(() => home.cleanup());
+
+  // The grace is 5 s; the test's SIGKILL after 40 s would mean the signal was ignored.
+  it('aipcs serve ends by the signal after its grace', { timeout: 60_000 }, async () => {
+    const dataRoot = freshDataRoot();
+    expect(await signalWithoutReading([aipcsBin(), 'serve', ...rootArgs(dataRoot)], { PATH: process.env['PATH'] ?? '' })).toEqual({ code: null, signal: 'SIGTERM' });
+    rmSync(dirname(dataRoot), { recursive: true, force: true });
+  });
+
+  it('aigpt server ends by the signal after its grace', { timeout: 60_000 }, async () => {
+    expect(await signalWithoutReading([aigptBin(), 'server'], home.childEnv)).toEqual({ code: null, signal: 'SIGTERM' });
+  });
+});
 
 describe('a stdio client that ends stdin and never reads its answers', () => {
   let home: TempHome;

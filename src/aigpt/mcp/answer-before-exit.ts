@@ -252,7 +252,13 @@ export function answerBeforeExit(
     setImmediate(() => output.destroy());
   });
 
+  // No buffer of its own: an answer counts as written (for the transport,
+  // which ends the session on it) only once the real output has taken it.
+  // With the default 16 KiB, answers a client did not read sat here as if
+  // sent, and a shutdown signal found nothing owed, closed the session, and
+  // left the process waiting on stdout for good.
   const output = new Writable({
+    highWaterMark: 0,
     write(chunk: Buffer | string, _encoding, callback): void {
       if (gateOpen) {
         callback();
