@@ -1,7 +1,7 @@
 // The built `aigpt` CLI as a user runs it: output lines, exit codes, first
 // run, config errors and help (spec 4).
 
-import { promises as fs, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, promises as fs, readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -339,6 +339,20 @@ describe('aigpt CLI', () => {
     expect(printed).toBe(39);
     // Removed after the listing (as by a concurrent compress): left out, not reported as unreadable.
     expect(stderr).toBe('');
+  });
+
+  it.skipIf(!existsSync('/dev/full'))('a diagnostic stderr cannot take changes no exit code: a save above the limit still exits 0, a usage error 2', async () => {
+    await writeConfig(home, { memory: 1 });
+    const full = openSync('/dev/full', 'w');
+    try {
+      const runToFullStderr = (args: string[]) => spawnSync(process.execPath, [aigptBin(), ...args], { env: home.childEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', full] });
+      expect(runToFullStderr(['save-memory', 'one']).status).toBe(0);
+      const second = runToFullStderr(['save-memory', 'two']);
+      expect([second.status, second.stdout]).toEqual([0, 'Saved. (2 records)\n']);
+      expect(runToFullStderr(['nope']).status).toBe(2);
+    } finally {
+      closeSync(full);
+    }
   });
 
   it('usage errors exit 2 with a hint', async () => {

@@ -15,7 +15,8 @@ let outputFailed = false;
  * Writes to a standard stream until it breaks. A reader that went away
  * (EPIPE: `aigpt read-memory | head -1`) ends the output, not the command:
  * the work finishes (setup must not stop half-way) and the process exits
- * quietly. Any other write error is named once and makes the exit code 1.
+ * quietly. Any other error writing stdout is named once and makes the exit
+ * code 1; one writing stderr is not (see the error handler).
  */
 interface Writer {
   readonly write: (text: string) => void;
@@ -36,10 +37,13 @@ function writerTo(stream: NodeJS.WriteStream, name: string): Writer {
     if (broken) return;
     broken = true;
     const code = errnoCode(error);
-    if (code === 'EPIPE') return;
+    // Diagnostics that cannot be written change nothing the command did:
+    // a save whose over-limit warning met a full stderr still saved (exit
+    // 1 would make a script save it again), a usage error stays 2.
+    if (code === 'EPIPE' || stream === process.stderr) return;
     outputFailed = true;
     process.exitCode = 1;
-    if (stream !== process.stderr) writeStderr(`aigpt: cannot write to ${name}: ${code ?? 'unknown error'}\n`);
+    writeStderr(`aigpt: cannot write to ${name}: ${code ?? 'unknown error'}\n`);
   });
   return {
     write: (text) => {
