@@ -52,7 +52,8 @@ async function entryAt(path: string): Promise<Stats | undefined> {
   try {
     return await lstat(path);
   } catch (error) {
-    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
+    // A path too long or looping can hold no entry either: `--repo` naming one is no repository (3), not an I/O failure.
+    if (['ENOENT', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP'].includes(errorCode(error) ?? '')) return undefined;
     throw error;
   }
 }

@@ -66,6 +66,11 @@ describe('init', () => {
     const file = join(dir, 'file');
     await writeFile(file, 'x');
     await expect(Repository.open(file)).rejects.toMatchObject({ code: 'repo.not_found', message: `no .aip repository in ${file}: it is not a folder` });
+    // A name too long for the file system, or a symlink loop, holds no repository either (not an I/O failure).
+    await expect(Repository.open(join(dir, 'a'.repeat(5000)))).rejects.toMatchObject({ code: 'repo.not_found' });
+    await symlink(join(dir, 'loop-b'), join(dir, 'loop-a'));
+    await symlink(join(dir, 'loop-a'), join(dir, 'loop-b'));
+    await expect(Repository.open(join(dir, 'loop-a'))).rejects.toMatchObject({ code: 'repo.not_found' });
   });
 
   it('stops at a .aip that is a link or a file instead of opening a parent repository (D64)', async () => {
