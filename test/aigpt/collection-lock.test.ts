@@ -138,9 +138,14 @@ describe('collection lock', () => {
   });
 
   it('breaks a lock taken before the last boot even if its pid is alive again', async () => {
-    await fs.writeFile(join(dir, LOCK_FILE), lockText(process.pid, hostname(), '2000-01-01T00:00:00.000Z'));
-    const handle = await acquireCollectionLock(dir, { bootTimeMs: () => Date.parse('2020-01-01T00:00:00Z') });
+    // Another live pid (not ours, which a rule of its own breaks), with no start mark to tell it apart.
+    await fs.writeFile(join(dir, LOCK_FILE), lockText(LIVE, hostname(), '2000-01-01T00:00:00.000Z'));
+    const handle = await acquireCollectionLock(dir, impatient({ bootTimeMs: () => Date.parse('2020-01-01T00:00:00Z'), isProcessAlive: () => true }));
+    expect(JSON.parse(await fs.readFile(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
     await handle.release();
+    // Taken after the boot, the same lock holds.
+    await fs.writeFile(join(dir, LOCK_FILE), lockText(LIVE, hostname(), new Date().toISOString()));
+    expect(await failure(impatient({ bootTimeMs: () => Date.parse('2020-01-01T00:00:00Z'), isProcessAlive: () => true }))).toBe(`Failed to lock ${dir}: held by pid ${LIVE}`);
   });
 
   // The boot rule is for pids reused since; a start mark naming this boot and the live process rules that out.

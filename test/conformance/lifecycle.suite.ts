@@ -150,6 +150,7 @@ export function lifecycleSuite(harness: StorageHarness): void {
         await rejects(app.lifecycle.materialise({ serviceId: seeded['service_id'] as string, expectedServiceRevision: 1n, expectedSchemaVersion: 1n, idempotencyKey: 'm' }), 'stale_revision');
         const serviceId = await designed();
         await rejects(app.lifecycle.materialise({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, idempotencyKey: 'm' }), 'stale_revision');
+        await rejects(app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 2n, idempotencyKey: 'm' }), 'stale_revision');
       });
 
       it('replays, rejects a changed request, and refuses a second materialise', async () => {
@@ -275,6 +276,8 @@ export function lifecycleSuite(harness: StorageHarness): void {
         await rejects(app.lifecycle.evolve({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e0' }), 'unsupported_transition');
         await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
         await rejects(app.lifecycle.evolve({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e1' }), 'stale_revision');
+        // The right revision with a schema version the service is not at.
+        await rejects(app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 2n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e1b' }), 'stale_revision');
         const removed = notesManifestV2();
         const entities = removed['entities'] as JsonObject[];
         const note = entities[1] as JsonObject;

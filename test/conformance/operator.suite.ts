@@ -185,6 +185,21 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         // The registry still says active: only the fence stands in the way.
         await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed');
         await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'After' }, idempotencyKey: 'c2' }), 'storage_unavailable');
+        // Closed after the admission read it open, just before the write unit: the unit's own fence check refuses.
+        await storage.stores.changeFence(locator, { generation: 2n, state: 'closed' }, 'open');
+        let closedLate = false;
+        const late: OperatorStoragePorts = {
+          ...storage,
+          data: Object.assign(Object.create(storage.data) as OperatorStoragePorts['data'], {
+            write: async <T>(...args: Parameters<OperatorStoragePorts['data']['write']>) => {
+              if (!closedLate) closedLate = (await storage.stores.changeFence(locator, { generation: 3n, state: 'open' }, 'closed')) !== null;
+              return storage.data.write(...args) as Promise<T>;
+            },
+          }),
+          close: () => storage.close(),
+        };
+        await rejects(mcpOver(late).records.create({ serviceId, entityName: 'note', record: { title: 'Late' }, idempotencyKey: 'c3' }), 'storage_unavailable');
+        expect(closedLate).toBe(true);
         const count = await storage.data.read(locator, 'agent-a', async (tx) => (await tx.historyPage(null, 100)).length);
         expect(count).toBe(1);
       });

@@ -403,6 +403,12 @@ export function recordsSuite(harness: StorageHarness): void {
         await rejects(app.records.history({ serviceId, entityName: 'note', recordId: null, limit: 1, cursor }), 'validation_failed');
         const flipped = cursor.slice(0, 10) + (cursor[10] === 'A' ? 'B' : 'A') + cursor.slice(11);
         await rejects(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: flipped, branch: null, filters: { status: 'draft' } }), 'validation_failed');
+        // Another well-formed position under the same query and check value: the check value refuses it.
+        const text = Buffer.from(cursor, 'base64url').toString('utf8');
+        const position = (JSON.parse(text) as { position: string }).position;
+        const moved = text.replace(position, '0190a4a4-0000-7000-8000-00000000abcd');
+        expect(moved).not.toBe(text);
+        await rejects(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: Buffer.from(moved, 'utf8').toString('base64url'), branch: null, filters: { status: 'draft' } }), 'validation_failed');
         // Characters outside the cursor alphabet: a bad cursor like any other (contract §3.3: empty
         // issues; the reference fails internally), judged after the service is located.
         for (const bad of ['not+base64', 'a$b', 'ü'] as const) {

@@ -7,6 +7,7 @@ import { MANIFEST_DEFS } from './manifest/manifest-schema.js';
 import { MAINTENANCE_SCAN_TYPES } from './manifest/derived-model.js';
 import { IDENTIFIER_PATTERN } from './manifest/types.js';
 import { MAX_REVISION, outputSchemaFor, type ResultModelName } from './output-schemas.js';
+import { RECORD_BOUNDS } from './requests/record-values.js';
 import { deepFreeze, type SchemaNode } from './schema-check.js';
 
 export const TOOL_NAMES = [
@@ -66,7 +67,7 @@ function inputSchema(properties: Record<string, SchemaNode>, required: readonly 
 /** Nodes that carry extra rules in requests/; exported so refiners can key on them. */
 export const RECORD_VALUES_SCHEMA: SchemaNode = { type: 'object', additionalProperties: true };
 export const RECORD_UPDATES_SCHEMA: SchemaNode = { type: 'object', additionalProperties: true, minProperties: 1 };
-export const SEARCH_FILTERS_SCHEMA: SchemaNode = { type: 'object', additionalProperties: true, minProperties: 1, maxProperties: 16 };
+export const SEARCH_FILTERS_SCHEMA: SchemaNode = { type: 'object', additionalProperties: true, minProperties: 1, maxProperties: RECORD_BOUNDS.maxSearchFilters };
 
 export const BRANCH_UPDATES_SCHEMA: SchemaNode = {
   title: 'BranchUpdates',

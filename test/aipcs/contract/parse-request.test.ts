@@ -309,6 +309,10 @@ describe('records', () => {
     const sized = (last: number): JsonObject => ({ a: 'x'.repeat(16384), b: 'x'.repeat(16384), c: 'x'.repeat(16384), d: 'x'.repeat(last) });
     expect(parseToolRequest('aipcs_record_create', create(sized(16384 - 29))).ok).toBe(true);
     expect(issues('aipcs_record_create', create(sized(16384 - 28)))).toEqual([['invalid_length', 'record']]);
+    // Non-ASCII counts its UTF-8 bytes (é is 2), not the 6 of a \u00e9 escape.
+    const wide = (last: number): JsonObject => ({ a: 'é'.repeat(8192), b: 'é'.repeat(8192), c: 'é'.repeat(8192), d: 'x'.repeat(last) });
+    expect(parseToolRequest('aipcs_record_create', create(wide(16384 - 29))).ok).toBe(true);
+    expect(issues('aipcs_record_create', create(wide(16384 - 28)))).toEqual([['invalid_length', 'record']]);
   });
 
   it('refuses a record of more members than 64 KiB of JSON can hold without checking each, and still measures one that could fit', () => {
@@ -400,6 +404,7 @@ describe('records', () => {
       filters: { status: 'open', score: 1, n: 2n, flag: false },
     });
     expect(issues('aipcs_record_search', search({}))).toEqual([['invalid_length', 'filters']]);
+    expect(parseToolRequest('aipcs_record_search', search(Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`f${i}`, 'x'])))).ok).toBe(true);
     expect(issues('aipcs_record_search', search(Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`f${i}`, 'x']))))).toEqual([['invalid_length', 'filters']]);
     expect(issues('aipcs_record_search', search({ status: null }))).toEqual([['invalid_value', 'filters.status']]);
     expect(issues('aipcs_record_search', search({ tags: ['a'] }))).toEqual([['invalid_value', 'filters.tags']]);
