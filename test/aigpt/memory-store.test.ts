@@ -1,4 +1,4 @@
-import { existsSync, promises as fs, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, promises as fs, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AigptError } from '../../src/aigpt/core/errors.js';
@@ -286,6 +286,43 @@ describe('MemoryStore', () => {
     expect(after.every((name) => name > before[before.length - 1]! && isValidTid(name.slice(0, -5)))).toBe(true);
     expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['kept 1', 'kept 2', 'kept 2']);
     expect(await listDir(store.tree.memoryDir)).toEqual(after);
+  });
+
+  it('a real I/O failure after the journal got its name keeps the staged records, and recovery completes the compress', async () => {
+    for (const text of ['a', 'b']) await store.saveMemory(text);
+    const failing = makeStore(home, {
+      fault: (point) => {
+        // As the folder's fsync failing with EIO right after the rename (not an injected crash).
+        if (point === 'replace:.compress-journal:renamed') throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+      },
+    });
+    await expect(failing.compress(['new 1', 'new 2'])).rejects.toMatchObject({ code: 'write_failed' });
+    await makeStore(home).ensureLayout();
+    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['new 1', 'new 2']);
+  });
+
+  it('a staged record that cannot be published stops the roll-forward before any old record is deleted', async () => {
+    for (const text of ['a', 'b']) await store.saveMemory(text);
+    const dir = store.tree.memoryDir;
+    let blocked = '';
+    const failing = makeStore(home, {
+      fault: (point) => {
+        if (point !== 'compress:staged' || blocked !== '') return;
+        // A folder where the first staged record is to be published: its rename fails (EISDIR), not ENOENT.
+        const staged = readdirSync(dir).filter((name) => name.endsWith('.json.tmp-compress')).sort();
+        blocked = `${staged[0]!.slice(1, -'.json.tmp-compress'.length)}.json`;
+        mkdirSync(join(dir, blocked));
+      },
+    });
+    await expect(failing.compress(['new 1', 'new 2'])).rejects.toMatchObject({ code: 'write_failed' });
+    expect(blocked).not.toBe('');
+    // Committed but not rolled forward: the old records are all still there, the journal too.
+    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(expect.arrayContaining(['a', 'b']));
+    expect(existsSync(join(dir, JOURNAL_FILE))).toBe(true);
+    // Once the obstacle is gone, recovery finishes the job.
+    rmdirSync(join(dir, blocked));
+    await makeStore(home).ensureLayout();
+    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['new 1', 'new 2']);
   });
 
   it('compress with [] clears memory; non-record entries stay', async () => {
