@@ -21,47 +21,34 @@ const line = (message: Record<string, unknown>): string => `${JSON.stringify({ j
 const INITIALIZE = line({ id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'no-reader', version: '1' } } });
 
 /**
- * Sends requests whose answers (each echoing a 32 KiB id) are far more than
- * the pipe and the reader's buffer hold, ends stdin, never reads stdout;
- * resolves with how the server ended.
+ * Sends `count` tools/list requests whose answers each echo an id of
+ * `idBytes` (together more than the pipe and the reader's buffer hold),
+ * never reads stdout, and then either ends stdin or, keeping it open, sends
+ * SIGTERM once the answers have filled the pipe; resolves with how the
+ * server ended.
  */
-async function endInputWithoutReading(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+async function withoutReading(args: string[], env: NodeJS.ProcessEnv, then: 'end-input' | 'sigterm', count: number, idBytes: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   // The kill is only a safety net: a server that lingers fails with SIGKILL.
   const child = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'ignore'], timeout: 40_000, killSignal: 'SIGKILL' });
   child.stdout.pause();
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   child.stdin.on('error', () => undefined);
   let batch = INITIALIZE;
-  for (let n = 1; n <= 12; n++) batch += line({ id: `${String(n)}-${'x'.repeat(32 * 1024)}`, method: 'tools/list' });
-  child.stdin.end(batch);
-  const ended = await exited;
-  child.stdout.destroy();
-  return ended;
-}
-
-/**
- * Sends requests whose answers (each echoing a 2 KiB id) are more than the
- * pipe and the reader's buffer hold, keeps stdin open, never reads stdout,
- * then sends SIGTERM; resolves with how the server ended.
- */
-async function signalWithoutReading(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  const child = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'ignore'], timeout: 40_000, killSignal: 'SIGKILL' });
-  child.stdout.pause();
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  child.stdin.on('error', () => undefined);
-  let batch = INITIALIZE;
-  for (let n = 1; n <= 100; n++) batch += line({ id: `${String(n)}-${'x'.repeat(2 * 1024)}`, method: 'tools/list' });
-  child.stdin.write(batch);
-  // Long enough for the answers to fill the pipe (a few milliseconds of work) on a loaded machine.
-  await new Promise((resolve) => setTimeout(resolve, 3_000));
-  child.kill('SIGTERM');
+  for (let n = 1; n <= count; n++) batch += line({ id: `${String(n)}-${'x'.repeat(idBytes)}`, method: 'tools/list' });
+  if (then === 'end-input') child.stdin.end(batch);
+  else {
+    child.stdin.write(batch);
+    // Long enough for the answers to fill the pipe (a few milliseconds of work) on a loaded machine.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    child.kill('SIGTERM');
+  }
   const ended = await exited;
   child.stdin.destroy();
   child.stdout.destroy();
   return ended;
 }
 
-describe('a shutdown signal while the client reads no answers and keeps stdin open', () => {
+describe('a stdio client that never reads its answers', () => {
   let home: TempHome;
   beforeEach(async () => {
     home = makeTempHome();
@@ -70,36 +57,31 @@ describe('a shutdown signal while the client reads no answers and keeps stdin op
   afterEach(() => home.cleanup());
 
   // The grace is 5 s; the test's SIGKILL after 40 s would mean the signal was ignored.
-  it('aipcs serve ends by the signal after its grace', { timeout: 60_000 }, async () => {
-    const dataRoot = freshDataRoot();
-    expect(await signalWithoutReading([aipcsBin(), 'serve', ...rootArgs(dataRoot)], { PATH: process.env['PATH'] ?? '' })).toEqual({ code: null, signal: 'SIGTERM' });
-    rmSync(dirname(dataRoot), { recursive: true, force: true });
+  describe('and gets a shutdown signal while it keeps stdin open', () => {
+    it('aipcs serve ends by the signal after its grace', { timeout: 60_000 }, async () => {
+      const dataRoot = freshDataRoot();
+      expect(await withoutReading([aipcsBin(), 'serve', ...rootArgs(dataRoot)], { PATH: process.env['PATH'] ?? '' }, 'sigterm', 100, 2 * 1024)).toEqual({ code: null, signal: 'SIGTERM' });
+      rmSync(dirname(dataRoot), { recursive: true, force: true });
+    });
+
+    it('aigpt server ends by the signal after its grace', { timeout: 60_000 }, async () => {
+      expect(await withoutReading([aigptBin(), 'server'], home.childEnv, 'sigterm', 100, 2 * 1024)).toEqual({ code: null, signal: 'SIGTERM' });
+    });
   });
 
-  it('aigpt server ends by the signal after its grace', { timeout: 60_000 }, async () => {
-    expect(await signalWithoutReading([aigptBin(), 'server'], home.childEnv)).toEqual({ code: null, signal: 'SIGTERM' });
-  });
-});
+  describe('and ends stdin', () => {
+    it('aipcs serve closes storage and exits 0 once its wait for the answers is over', { timeout: 60_000 }, async () => {
+      const dataRoot = freshDataRoot();
+      const ended = await withoutReading([aipcsBin(), 'serve', ...rootArgs(dataRoot)], { PATH: process.env['PATH'] ?? '', AIPCS_TEST_ANSWER_WAIT_MS: '200' }, 'end-input', 12, 32 * 1024);
+      expect(ended).toEqual({ code: 0, signal: null });
+      // Storage was closed first: the last connection checkpointed and removed the WAL.
+      expect(readdirSync(dataRoot).filter((name) => name.endsWith('-wal') || name.endsWith('-shm'))).toEqual([]);
+      rmSync(dirname(dataRoot), { recursive: true, force: true });
+    });
 
-describe('a stdio client that ends stdin and never reads its answers', () => {
-  let home: TempHome;
-  beforeEach(async () => {
-    home = makeTempHome();
-    await writeConfig(home, { did: 'did:plc:noreader' });
-  });
-  afterEach(() => home.cleanup());
-
-  it('aipcs serve closes storage and exits 0 once its wait for the answers is over', { timeout: 60_000 }, async () => {
-    const dataRoot = freshDataRoot();
-    const ended = await endInputWithoutReading([aipcsBin(), 'serve', ...rootArgs(dataRoot)], { PATH: process.env['PATH'] ?? '', AIPCS_TEST_ANSWER_WAIT_MS: '200' });
-    expect(ended).toEqual({ code: 0, signal: null });
-    // Storage was closed first: the last connection checkpointed and removed the WAL.
-    expect(readdirSync(dataRoot).filter((name) => name.endsWith('-wal') || name.endsWith('-shm'))).toEqual([]);
-    rmSync(dirname(dataRoot), { recursive: true, force: true });
-  });
-
-  it('aigpt server exits 0 once its wait for the answers is over', { timeout: 60_000 }, async () => {
-    const ended = await endInputWithoutReading([aigptBin(), 'server'], { ...home.childEnv, AIGPT_TEST_ANSWER_WAIT_MS: '200' });
-    expect(ended).toEqual({ code: 0, signal: null });
+    it('aigpt server exits 0 once its wait for the answers is over', { timeout: 60_000 }, async () => {
+      const ended = await withoutReading([aigptBin(), 'server'], { ...home.childEnv, AIGPT_TEST_ANSWER_WAIT_MS: '200' }, 'end-input', 12, 32 * 1024);
+      expect(ended).toEqual({ code: 0, signal: null });
+    });
   });
 });
