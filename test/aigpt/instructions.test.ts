@@ -15,6 +15,14 @@ describe('instructions (spec 5.2)', () => {
     expect(buildInstructions({ ...base, coreText: undefined, memoryTexts: [] })).toBe('[aigpt] memory records: 0/100');
   });
 
+  it('keeps a memory that fills the bound exactly, beside the core, and omits it one byte below', () => {
+    const status = '[aigpt] memory records: 1/100';
+    const memory = 'm'.repeat(200);
+    const exact = 'core'.length + 2 + memory.length + 2 + status.length;
+    expect(buildInstructions({ ...base, coreText: 'core', memoryTexts: [memory], count: 1, maxBytes: exact })).toBe(`core\n\n${memory}\n\n${status}`);
+    expect(buildInstructions({ ...base, coreText: 'core', memoryTexts: [memory], count: 1, maxBytes: exact - 1 })).not.toContain(memory);
+  });
+
   it('asks for compress when over the limit and counts unreadable files', () => {
     expect(buildInstructions({ ...base, coreText: undefined, memoryTexts: ['x', 'y', 'z'], count: 4, limit: 3n, unreadable: 1 })).toBe(
       'x\n\ny\n\nz\n\n[aigpt] memory records: 4/3. Over the limit: call compress with at most 3 consolidated items. 1 unreadable memory file(s) were skipped.',

@@ -76,6 +76,20 @@ describe('LosslessStdioTransport', () => {
     expect(received).toEqual([{ jsonrpc: '2.0', id: 8, method: 'ping' }]);
   });
 
+  it('serves a line of exactly the bound and answers one a byte longer with -32600', async () => {
+    const { input, transport, received, written } = harness(64);
+    await transport.start();
+    const line = (id: number, bytes: number): string => {
+      const head = `{"jsonrpc":"2.0","id":${id},"method":"ping","params":{"p":"`;
+      return `${head}${'a'.repeat(bytes - head.length - 3)}"}}`;
+    };
+    expect(Buffer.byteLength(line(1, 64))).toBe(64);
+    input.write(`${line(1, 64)}\n${line(2, 65)}\n`);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(received).toMatchObject([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
+    expect(written.map((text) => JSON.parse(text))).toEqual([{ jsonrpc: '2.0', id: 2, error: { code: -32600, message: 'Invalid Request' } }]);
+  });
+
   it('answers an oversized request whose id comes last, as the MCP SDK writes it, even across chunks', async () => {
     const { input, transport, received, written } = harness();
     await transport.start();

@@ -334,6 +334,15 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(rootOf(again.bytes)).toBe((again.result['receipt'] as JsonObject)['bundle_root_sha256']);
       });
 
+      it('refuses to export a suspended service whose store fence is open (recovery_required), never with a receipt', async () => {
+        const serviceId = await materialised();
+        await app.records.create({ serviceId, entityName: 'note', record: { title: 'Behind an open fence' }, idempotencyKey: 'open-fence' });
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const locator = locatorOf(serviceId);
+        expect(await storage.stores.changeFence(locator, await storage.stores.readFence(locator), 'open')).toMatchObject({ state: 'open' });
+        await rejects(exportBytes(operator, serviceId, 4n, OP(2)), 'recovery_required');
+      });
+
       it('the slower of two same-key exports is operation_uncertain when the service moved on after the faster one completed', async () => {
         const serviceId = await materialised();
         for (let i = 0; i < 5; i++) await app.records.create({ serviceId, entityName: 'note', record: { title: `Note ${i}` }, idempotencyKey: `moved-${i}` });

@@ -355,6 +355,9 @@ export class OperatorService {
         if (!service || service.serviceRevision !== command.expectedServiceRevision) throw new AipcsError('stale_revision');
         if (service.operationalStatus !== 'archived') throw new AipcsError('unsupported_transition');
         if (authority.kind === 'verified_receipt') {
+          // Ops §1.9.6 and §5.10: only an export receipt, verified, of this
+          // principal and service, taken at this very revision while archived
+          // (after the final archive), so its artefact holds all a purge destroys.
           const receipt = await tx.getReceipt(authority.receiptId);
           const valid =
             receipt !== undefined &&

@@ -191,10 +191,13 @@ describe('aipcs export and import', () => {
       writeFileSync(target, 'mine');
       const dangling = join(work, 'dangling.jsonl');
       symlinkSync(join(work, 'nowhere'), dangling);
+      const before = registryFacts(dataRoot);
       for (const path of [target, dangling, work]) {
         const run = aipcs(['export', suspendedId, '--output', path, '--expected-revision', '4', '--operation-id', OP(4), ...args]);
         expect([run.status, run.envelope.error?.code]).toEqual([3, 'already_exists']);
       }
+      // No claim and no receipt: a receipt here would name bytes no file holds (and could authorise a purge).
+      expect(registryFacts(dataRoot)).toEqual(before);
       expect(readFileSync(target, 'utf8')).toBe('mine');
       // Nothing was admitted: the operation id is still free.
       const free = aipcs(['export', suspendedId, '--output', join(work, 'free.jsonl'), '--expected-revision', '4', '--operation-id', OP(4), ...args]);
@@ -385,6 +388,10 @@ describe('aipcs export and import', () => {
       const before = registryFacts(dataRoot);
       const live = aipcs(['import', '--input', artefact, '--operation-id', OP(21), '--yes', ...args]);
       expect([live.status, live.envelope.error?.code]).toEqual([3, 'already_exists']);
+      expect(registryFacts(dataRoot)).toEqual(before);
+      // The id is live for another principal of this registry: known in any state, for any principal (ops §1.9.5).
+      const foreign = aipcs(['import', '--input', artefact, '--operation-id', OP(23), '--yes', ...rootArgs(dataRoot, 'someone-else')]);
+      expect([foreign.status, foreign.envelope.error?.code]).toEqual([3, 'already_exists']);
       expect(registryFacts(dataRoot)).toEqual(before);
 
       // Another root where the domain name is already live for this principal.

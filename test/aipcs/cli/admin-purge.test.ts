@@ -3,6 +3,7 @@
 // leaving a tombstone (inspect → not_found, exact replays, old operation ids →
 // conflict, the id never importable again, the domain name reusable).
 
+import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,6 +118,41 @@ describe('aipcs service purge', () => {
     expect([borrowed.status, borrowed.envelope.error?.code]).toEqual([3, 'unsupported_transition']);
     expect(aipcs(['service', 'inspect', second, ...args]).envelope.result?.['operational_status']).toBe('archived');
     expect(purge(first, '2', OP(44), ['--receipt', receiptId]).status).toBe(0);
+  });
+
+  it('refuses an export receipt taken before a later restore and archive, though its status was archived (unsupported_transition)', async () => {
+    const serviceId = await seedService(client, 'receipt_outlived');
+    expect(aipcs(['service', 'archive', serviceId, '--expected-revision', '1', '--operation-id', OP(50), '--yes', ...args]).status).toBe(0);
+    const exported = aipcs(['export', serviceId, '--output', join(work, 'outlived.jsonl'), '--expected-revision', '2', '--operation-id', OP(51), ...args]);
+    const receiptId = (exported.envelope.result?.['receipt'] as Record<string, string>)['receipt_id'] as string;
+    expect(aipcs(['service', 'restore', serviceId, '--expected-revision', '2', '--operation-id', OP(52), ...args]).status).toBe(0);
+    expect(aipcs(['service', 'archive', serviceId, '--expected-revision', '3', '--operation-id', OP(53), '--yes', ...args]).status).toBe(0);
+    // The receipt says archived, but at revision 2: it does not cover what the service became at 4.
+    const old = purge(serviceId, '4', OP(54), ['--receipt', receiptId]);
+    expect([old.status, old.envelope.error?.code]).toEqual([3, 'unsupported_transition']);
+    expect(aipcs(['service', 'inspect', serviceId, ...args]).envelope.result?.['operational_status']).toBe('archived');
+  });
+
+  it('refuses an import receipt as purge authority, though it names this archived service at this revision (unsupported_transition)', async () => {
+    const serviceId = await seedService(client, 'imported_receipt');
+    expect(aipcs(['service', 'archive', serviceId, '--expected-revision', '1', '--operation-id', OP(60), '--yes', ...args]).status).toBe(0);
+    const artefact = join(work, 'imported-receipt.jsonl');
+    expect(aipcs(['export', serviceId, '--output', artefact, '--expected-revision', '2', '--operation-id', OP(61), ...args]).status).toBe(0);
+    const other = freshDataRoot();
+    const otherClient = await serveOn(other);
+    try {
+      const imported = aipcs(['import', '--input', artefact, '--operation-id', OP(62), '--yes', ...rootArgs(other)]);
+      expect(imported.status, imported.stderr).toBe(0);
+      const db = new Database(join(other, 'registry.sqlite'), { readonly: true });
+      const rows = db.prepare(`SELECT receipt_id, receipt_kind FROM aipcs_registry_receipt WHERE service_id = ?`).all(serviceId) as { receipt_id: string; receipt_kind: string }[];
+      db.close();
+      expect(rows.map((row) => row.receipt_kind)).toEqual(['import']);
+      const run = aipcs(['service', 'purge', serviceId, '--expected-revision', '2', '--operation-id', OP(63), '--receipt', rows[0]!.receipt_id, '--confirm-service-id', serviceId, '--yes', ...rootArgs(other)]);
+      expect([run.status, run.envelope.error?.code]).toEqual([3, 'unsupported_transition']);
+      expect(aipcs(['service', 'inspect', serviceId, ...rootArgs(other)]).envelope.result?.['operational_status']).toBe('archived');
+    } finally {
+      await otherClient.close();
+    }
   });
 
   async function createNoteFails(serviceId: string): Promise<string | undefined> {

@@ -105,6 +105,19 @@ describe('sqlite start-up', () => {
     expectRefused(serve(other), other);
   });
 
+  it('refuses a registry of ours whose meta names a revision this release does not know (a newer one), and leaves it untouched', () => {
+    const dataRoot = join(base(), 'data');
+    expect(serve(dataRoot).status).toBe(0);
+    const registry = join(dataRoot, 'registry.sqlite');
+    const db = new Database(registry);
+    db.exec('UPDATE aipcs_registry_meta SET applied_revision = 7');
+    db.close();
+    expectRefused(serve(dataRoot), dataRoot);
+    const after = new Database(registry, { readonly: true });
+    expect(after.prepare('SELECT applied_revision FROM aipcs_registry_meta').pluck().get()).toBe(7);
+    after.close();
+  });
+
   it('refuses a registry that is some other SQLite database', () => {
     const dataRoot = join(base(), 'data');
     mkdirSync(dataRoot, { mode: 0o700 });
