@@ -501,7 +501,9 @@ export class MemoryStore {
     // the last read is then answered as it is.
     for (let attempt = 1; ; attempt++) {
       const { result, gone } = await this.readMemoriesOnce(options);
-      if (gone === 0 || attempt === READ_ATTEMPTS) return result;
+      // A listing taken after the new set was published but before the old
+      // one was unlinked loses no file yet holds both sets: read again too.
+      if ((gone === 0 && !result.compressMixed) || attempt === READ_ATTEMPTS) return result;
       await delay(READ_RETRY_PAUSE_MS * 4 ** (attempt - 1));
     }
   }
