@@ -4,7 +4,8 @@
 // only through ports. Materialise/evolve admit a prepared claim, do the
 // physical work, then finalise with compare-and-swap in a fresh unit.
 
-import type { JsonObject, JsonValue } from '../../common/json.js';
+import { stringifyExact, type JsonObject, type JsonValue } from '../../common/json.js';
+import { WeighedCache } from '../../common/weighed-cache.js';
 import { AipcsError } from '../contract/error-codes.js';
 import type { ManifestV2 } from '../contract/manifest/types.js';
 import { canAdvance } from './counters.js';
@@ -104,14 +105,21 @@ function recoveryStateOf(claim: ClaimRow | undefined): RecoveryState {
  */
 export const MAX_CACHED_MANIFESTS = 256;
 
+/**
+ * And at most this much manifest text (JSON characters) in all: a parsed
+ * manifest weighs a few times its text, and 256 of them near the megabyte
+ * bound would keep about a gigabyte.
+ */
+export const MAX_CACHED_MANIFEST_TEXT = 16 * 1024 * 1024;
+
 export class LifecycleService {
   /**
-   * The parsed manifest of recently met services (at most
-   * MAX_CACHED_MANIFESTS), for the current schema version only: an evolve
-   * replaces the entry, so a long-lived server does not keep every version
-   * (each up to a megabyte of canonical JSON) it ever parsed.
+   * The parsed manifest of recently met services (within MAX_CACHED_MANIFESTS
+   * and MAX_CACHED_MANIFEST_TEXT), for the current schema version only: an
+   * evolve replaces the entry, so a long-lived server does not keep every
+   * version it ever parsed.
    */
-  private readonly manifestCache = new Map<string, { readonly schemaVersion: number; readonly manifest: ManifestV2 }>();
+  private readonly manifestCache = new WeighedCache<string, { readonly schemaVersion: number; readonly manifest: ManifestV2 }>(MAX_CACHED_MANIFESTS, MAX_CACHED_MANIFEST_TEXT);
 
   constructor(
     private readonly deps: LifecycleDependencies,
@@ -171,17 +179,9 @@ export class LifecycleService {
   manifestOf(service: ServiceRow): ManifestV2 | null {
     if (service.manifest === null || service.schemaVersion === null) return null;
     const cached = this.manifestCache.get(service.serviceId);
-    this.manifestCache.delete(service.serviceId);
-    if (cached?.schemaVersion === service.schemaVersion) {
-      this.manifestCache.set(service.serviceId, cached);
-      return cached.manifest;
-    }
+    if (cached?.schemaVersion === service.schemaVersion) return cached.manifest;
     const manifest = this.deps.manifests.fromDocument(service.manifest);
-    this.manifestCache.set(service.serviceId, { schemaVersion: service.schemaVersion, manifest });
-    if (this.manifestCache.size > MAX_CACHED_MANIFESTS) {
-      const oldest = this.manifestCache.keys().next();
-      if (oldest.done !== true) this.manifestCache.delete(oldest.value);
-    }
+    this.manifestCache.set(service.serviceId, { schemaVersion: service.schemaVersion, manifest }, stringifyExact(service.manifest).length);
     return manifest;
   }
 

@@ -6,18 +6,29 @@
 
 import { describe, expect, it } from 'vitest';
 import { MANIFEST_RULES } from '../../../src/aipcs/core/application.js';
-import { LifecycleService, MAX_CACHED_MANIFESTS } from '../../../src/aipcs/core/lifecycle.js';
+import { LifecycleService, MAX_CACHED_MANIFEST_TEXT, MAX_CACHED_MANIFESTS } from '../../../src/aipcs/core/lifecycle.js';
 import type { LifecycleDependencies } from '../../../src/aipcs/core/lifecycle.js';
 import type { ServiceRow } from '../../../src/aipcs/core/ports.js';
+import { stringifyExact, type JsonObject, type JsonValue } from '../../../src/common/json.js';
 import { fingerprintText } from '../../../src/aipcs/core/record-rules.js';
 import { manifest, sha256 } from '../../conformance/harness.js';
-import { notesManifest } from '../../support/manifests.js';
+import { notesManifest, serverManaged } from '../../support/manifests.js';
 
 const document = MANIFEST_RULES.toDocument(manifest(notesManifest()));
 
 /** Only what manifestOf reads of a service row; the rest is never looked at. */
-function row(index: number, schemaVersion = 1): ServiceRow {
-  return { serviceId: `00000000-0000-4000-8000-${index.toString().padStart(12, '0')}`, manifest: document, schemaVersion } as ServiceRow;
+function row(index: number, schemaVersion = 1, manifestDocument: JsonValue = document): ServiceRow {
+  return { serviceId: `00000000-0000-4000-8000-${index.toString().padStart(12, '0')}`, manifest: manifestDocument, schemaVersion } as ServiceRow;
+}
+
+/** A manifest near the size bound: 32 entities of 58 described fields. */
+function largeManifest(): JsonObject {
+  const entities = Array.from({ length: 32 }, (_, e) => ({
+    name: `entity_${e}_${'n'.repeat(40)}`,
+    description: 'd'.repeat(900),
+    attributes: [...serverManaged(), ...Array.from({ length: 58 }, (_, a) => ({ name: `field_${a}_${'f'.repeat(40)}`, type: 'string', description: `${e} ${a} `.padEnd(300, 'x') }))],
+  }));
+  return { manifest_version: 2n, schema_version: 1n, entities };
 }
 
 function lifecycle(): LifecycleService {
@@ -57,6 +68,22 @@ describe('the parsed-manifest cache', () => {
     service.manifestOf(row(MAX_CACHED_MANIFESTS));
     expect(service.manifestOf(row(1))).toBe(used);
     const reparsed = service.manifestOf(row(0));
+    expect(reparsed).not.toBe(oldest);
+    expect(reparsed).toEqual(oldest);
+  });
+
+  it('also keeps no more manifest text than its bound, so large manifests leave sooner', () => {
+    const service = lifecycle();
+    const large = MANIFEST_RULES.toDocument(manifest(largeManifest()));
+    const text = stringifyExact(large).length;
+    const fit = Math.floor(MAX_CACHED_MANIFEST_TEXT / text);
+    expect(fit).toBeLessThan(MAX_CACHED_MANIFESTS);
+    const oldest = service.manifestOf(row(0, 1, large));
+    const second = service.manifestOf(row(1, 1, large));
+    // One more than the text bound holds: only the oldest goes.
+    for (let index = 2; index <= fit; index++) service.manifestOf(row(index, 1, large));
+    expect(service.manifestOf(row(1, 1, large))).toBe(second);
+    const reparsed = service.manifestOf(row(0, 1, large));
     expect(reparsed).not.toBe(oldest);
     expect(reparsed).toEqual(oldest);
   });

@@ -19,6 +19,17 @@ import { sqliteArgs, startAipcs, type AipcsClient } from '../../support/aipcs-cl
 import { notesManifest } from '../../support/manifests.js';
 import { appOver, manifest, type TestApp } from '../../conformance/harness.js';
 
+/** Files under `folder` this process has open (database, -wal and -shm of each open store). */
+function openFilesUnder(folder: string): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).startsWith(folder);
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
 describe('open SQLite service stores', () => {
   let base: string;
   let stores: string;
@@ -56,14 +67,7 @@ describe('open SQLite service stores', () => {
       await app.records.create({ serviceId, entityName: 'note', record: { title: name }, idempotencyKey: `c-${name}` });
       services.push(serviceId);
     }
-    const openStoreFiles = () =>
-      readdirSync('/proc/self/fd').filter((fd) => {
-        try {
-          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(stores);
-        } catch {
-          return false;
-        }
-      }).length;
+    const openStoreFiles = () => openFilesUnder(stores);
     // One store: its database, -wal and -shm.
     expect(openStoreFiles()).toBeLessThanOrEqual(3);
     for (const [i, serviceId] of services.entries()) expect(await titles(serviceId)).toEqual([['one', 'two', 'three', 'four'][i]]);
@@ -93,6 +97,48 @@ describe('open SQLite service stores', () => {
     copyFileSync(a.file, `${a.file}.copy`);
     renameSync(`${a.file}.copy`, a.file);
     await expect(titles(a.serviceId)).rejects.toMatchObject({ code: 'storage_unavailable' });
+  });
+});
+
+// SQLite keeps each connection's parsed schema in memory: a store of a
+// manifest near its bounds (thousands of tables and indexes) holds about
+// 10 MB, so the bound on open stores also weighs their schemas.
+describe('open SQLite service stores weighed by their schemas', () => {
+  let base: string;
+  let stores: string;
+  let storage: OperatorStoragePorts;
+  let app: TestApp;
+
+  beforeEach(async () => {
+    base = mkdtempSync(join(tmpdir(), 'aipcs-open-schemas-'));
+    const dataRoot = join(base, 'data');
+    stores = join(dataRoot, 'service-stores');
+    // Any store has more than one schema object: only the store in use stays open.
+    storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false, maxOpenSchemaObjects: 1 });
+    app = appOver(storage);
+  });
+
+  afterEach(async () => {
+    await storage.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  it.skipIf(process.platform !== 'linux')('closes idle stores once their schemas pass the bound, counting a store materialised while open', async () => {
+    const services: string[] = [];
+    for (const name of ['one', 'two', 'three']) {
+      const serviceId = (await app.lifecycle.seed({ domainName: name, domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: `s-${name}` }))['service_id'] as string;
+      await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: `d-${name}` });
+      // The store opens empty here and gains its tables in this unit.
+      await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: `m-${name}` });
+      services.push(serviceId);
+    }
+    expect(openFilesUnder(stores)).toBeLessThanOrEqual(3);
+    for (const [i, serviceId] of services.entries()) {
+      await app.records.create({ serviceId, entityName: 'note', record: { title: `note ${i}` }, idempotencyKey: `c-${i}` });
+      expect(openFilesUnder(stores)).toBeLessThanOrEqual(3);
+    }
+    const listed = await app.records.list({ serviceId: services[0] as string, entityName: 'note', limit: 10, cursor: null, branch: null });
+    expect((listed['records'] as JsonObject[]).map((record) => (record['fields'] as JsonObject)['title'])).toEqual(['note 0']);
   });
 });
 

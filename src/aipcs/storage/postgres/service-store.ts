@@ -22,6 +22,7 @@ import {
   type WriteFence,
 } from '../../core/ports.js';
 import { canAdvance } from '../../core/counters.js';
+import { WeighedCache } from '../../../common/weighed-cache.js';
 import {
   metaRevisionOf,
   quotedIdentifiers,
@@ -523,20 +524,19 @@ export async function compareLayout(session: PgSession, schema: string, expected
 
 /** The service stores of one database; they share the storage's pool. */
 export class PostgresServiceStores implements OperatorStorePort {
-  /** Expected signatures by layout, for the services this process has met. */
-  private readonly signatures = new Map<string, string>();
+  /** Expected signatures by digest of the layout, for the services this process met lately (see WeighedCache). */
+  private readonly signatures = new WeighedCache<string, string>(512, 8 * 1024 * 1024);
 
   constructor(private readonly connection: PostgresConnection) {}
 
   /** The signature of the store of `layout` (rendered, never built: see catalog.ts). */
   async expectedSignature(layout: StoreLayout): Promise<string> {
-    const cacheKey = JSON.stringify(layout);
+    const cacheKey = createHash('sha256').update(JSON.stringify(layout)).digest('base64');
     const cached = this.signatures.get(cacheKey);
     if (cached !== undefined) return cached;
     const quoted = await quotedIdentifiers(this.connection, indexedColumns(layout));
     const signature = shapeSignature(storeShape(layout, (column) => quoted.get(column) ?? quoteIdentifier(column)));
-    if (this.signatures.size >= 512) this.signatures.clear();
-    this.signatures.set(cacheKey, signature);
+    this.signatures.set(cacheKey, signature, signature.length);
     return signature;
   }
 

@@ -17,8 +17,23 @@ export const SQLITE_MINIMUM_VERSION = '3.51.3';
 export type SqliteDatabase = Database.Database;
 
 // Statements are prepared once per connection and reused: preparing costs
-// more than running most of our statements.
-const statementCache = new WeakMap<SqliteDatabase, Map<string, Database.Statement>>();
+// more than running most of our statements. One bound holds for every
+// connection of the process, least recently used out first: search SQL
+// differs with each set of filter fields, and each kept statement holds
+// native memory (kilobytes for a wide table), so a per-connection bound
+// times the open stores let a client's searches pile up hundreds of MB.
+interface CachedStatement {
+  readonly statement: Database.Statement;
+  readonly owner: Map<string, CachedStatement>;
+  readonly key: string;
+}
+
+/** Statements kept at most, over all connections of the process. */
+export const MAX_CACHED_STATEMENTS = 2048;
+
+const statementCache = new WeakMap<SqliteDatabase, Map<string, CachedStatement>>();
+/** Every kept statement, least recently used first. */
+const statementUse = new Set<CachedStatement>();
 
 export function prepared(db: SqliteDatabase, sql: string): Database.Statement {
   return cachedStatement(db, sql, false);
@@ -39,14 +54,43 @@ function cachedStatement(db: SqliteDatabase, sql: string, raw: boolean): Databas
     statementCache.set(db, cache);
   }
   const key = raw ? `raw\u0000${sql}` : sql;
-  let statement = cache.get(key);
-  if (!statement) {
-    statement = db.prepare(sql);
-    if (raw) statement.raw(true);
-    if (cache.size > 512) cache.clear();
-    cache.set(key, statement);
+  let entry = cache.get(key);
+  if (entry) {
+    statementUse.delete(entry);
+    statementUse.add(entry);
+    return entry.statement;
+  }
+  const statement = db.prepare(sql);
+  if (raw) statement.raw(true);
+  entry = { statement, owner: cache, key };
+  cache.set(key, entry);
+  statementUse.add(entry);
+  // A statement let go here is finalised when collected (or when its
+  // connection closes); a caller still stepping it keeps it alive.
+  for (const oldest of statementUse) {
+    if (statementUse.size <= MAX_CACHED_STATEMENTS) break;
+    statementUse.delete(oldest);
+    oldest.owner.delete(oldest.key);
   }
   return statement;
+}
+
+/** Tables, indexes and the like in a database's schema. */
+export function schemaObjectCount(db: SqliteDatabase): number {
+  return Number(prepared(db, 'SELECT count(*) FROM sqlite_schema').pluck().get());
+}
+
+/** How many statements the process keeps prepared (for tests). */
+export function cachedStatementCount(): number {
+  return statementUse.size;
+}
+
+/** Lets go of a closing connection's statements, so that they leave the bound to the open ones. */
+function forgetStatements(db: SqliteDatabase): void {
+  const cache = statementCache.get(db);
+  if (!cache) return;
+  for (const entry of cache.values()) statementUse.delete(entry);
+  statementCache.delete(db);
 }
 
 /**
@@ -218,13 +262,15 @@ export class SqliteConnection {
    * Reads once outside any unit, so that SQLite opens a WAL database's -wal
    * and -shm now rather than in the first unit. Only a file it could not
    * open (for want of descriptors, say) is reported here; any other failure
-   * is the first unit's to report, as it was before.
+   * is the first unit's to report, as it was before. Answers the number of
+   * schema objects (0 when unread), a measure of what the connection holds.
    */
-  openSidecars(): void {
+  openSidecars(): number {
     try {
-      this.db.prepare('SELECT 1 FROM sqlite_schema LIMIT 1').get();
+      return schemaObjectCount(this.db);
     } catch (error) {
       if (errorCode(error) === 'SQLITE_CANTOPEN') throw toStorageFailure(error);
+      return 0;
     }
   }
 
@@ -373,6 +419,7 @@ export class SqliteConnection {
   }
 
   close(): void {
+    forgetStatements(this.db);
     if (this.db.open) this.db.close();
   }
 }

@@ -15,6 +15,8 @@ export interface SqliteStorageOptions {
   readonly defaultRoot: boolean;
   /** Idle service-store connections kept open (tests set it low; see SqliteServiceStores). */
   readonly maxOpenStores?: number | undefined;
+  /** Schema objects the open service stores hold together (tests set it low; see SqliteServiceStores). */
+  readonly maxOpenSchemaObjects?: number | undefined;
 }
 
 export async function openSqliteStorage(options: SqliteStorageOptions): Promise<OperatorStoragePorts> {
@@ -49,7 +51,7 @@ export async function openSqliteStorageForAdmin(options: SqliteStorageOptions, m
   const opened = await openSqliteRegistryForAdmin(options, mode);
   const registry = opened.registry;
   if (!registry) return { registry: opened.state, ports: null };
-  const stores = new SqliteServiceStores({ dataRoot: options.dataRoot, busyTimeoutMs: options.busyTimeoutMs, readonly: !mode.writable, maxOpenStores: options.maxOpenStores });
+  const stores = new SqliteServiceStores({ dataRoot: options.dataRoot, busyTimeoutMs: options.busyTimeoutMs, readonly: !mode.writable, maxOpenStores: options.maxOpenStores, maxOpenSchemaObjects: options.maxOpenSchemaObjects });
   return {
     registry: opened.state,
     ports: {

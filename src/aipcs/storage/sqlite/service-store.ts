@@ -4,6 +4,7 @@
 // compares structure. Operators also inspect, move the fence and remove stores.
 
 import Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
 import { closeSync, constants, fsyncSync, lstatSync, openSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -19,8 +20,9 @@ import {
   type WriteFence,
 } from '../../core/ports.js';
 import { canAdvance } from '../../core/counters.js';
-import { metaRevisionOf, prepared, SqliteConnection, toStorageFailure, type SqliteDatabase } from './connection.js';
+import { metaRevisionOf, prepared, schemaObjectCount, SqliteConnection, toStorageFailure, type SqliteDatabase } from './connection.js';
 import { errorCode } from '../../../common/errors.js';
+import { WeighedCache } from '../../../common/weighed-cache.js';
 import { folderSyncUnsupported } from '../../../common/folder-sync.js';
 import { causeChain } from '../failure-reason.js';
 import { checkDatabaseFile, checkPrivateSubdirectory, createDatabaseFile, dataRootPaths } from './location.js';
@@ -206,10 +208,11 @@ function quoteSqlString(text: string): string {
   return `'${text.replaceAll("'", "''")}'`;
 }
 
-const expectedSignatures = new Map<string, string>();
+/** Signatures of the layouts met lately, by digest of layout and namespace (see WeighedCache for why a weight). */
+const expectedSignatures = new WeighedCache<string, string>(256, 8 * 1024 * 1024);
 
 function expectedSignature(layout: StoreLayout, namespace: string): string {
-  const key = JSON.stringify(layout) + namespace;
+  const key = createHash('sha256').update(JSON.stringify(layout)).update('\u0000').update(namespace).digest('base64');
   let signature = expectedSignatures.get(key);
   if (signature === undefined) {
     const db = new Database(':memory:');
@@ -217,8 +220,7 @@ function expectedSignature(layout: StoreLayout, namespace: string): string {
     for (const ddl of [...BOOKKEEPING_DDL, ...layoutDdl(layout)]) db.exec(ddl);
     signature = structureSignature(db);
     db.close();
-    if (expectedSignatures.size > 256) expectedSignatures.clear();
-    expectedSignatures.set(key, signature);
+    expectedSignatures.set(key, signature, signature.length);
   }
   return signature;
 }
@@ -358,6 +360,8 @@ export interface SqliteServiceStoresOptions {
   readonly readonly?: boolean;
   /** How many store connections stay open when idle (default DEFAULT_OPEN_STORES). */
   readonly maxOpenStores?: number | undefined;
+  /** How many schema objects the open stores hold together (default DEFAULT_OPEN_SCHEMA_OBJECTS). */
+  readonly maxOpenSchemaObjects?: number | undefined;
 }
 
 /**
@@ -368,6 +372,16 @@ export interface SqliteServiceStoresOptions {
 const DEFAULT_OPEN_STORES = 64;
 
 /**
+ * Schema objects (tables and indexes) the open stores hold at most, together.
+ * SQLite keeps a connection's parsed schema in memory, about a kilobyte an
+ * object: a store of a manifest near its bounds has about 2000 of them (an
+ * equality index per field) and, with its statements, holds about 10 MB, so
+ * 64 such stores took a server past a gigabyte. A typical store has under
+ * a hundred, and 64 of them stay well within this.
+ */
+const DEFAULT_OPEN_SCHEMA_OBJECTS = 16_384;
+
+/**
  * The per-service databases under one data root. Connections are opened
  * lazily and kept, least recently used first in `connections`; beyond the
  * bound, idle ones are closed. A closed store's file identity is kept, so a
@@ -376,6 +390,9 @@ const DEFAULT_OPEN_STORES = 64;
  */
 export class SqliteServiceStores implements OperatorStorePort {
   private readonly connections = new Map<string, SqliteConnection>();
+  /** Schema objects of each open store (see DEFAULT_OPEN_SCHEMA_OBJECTS), and their sum. */
+  private readonly schemaObjects = new Map<string, number>();
+  private openSchemaObjects = 0;
   private readonly closedIdentities = new Map<string, string>();
   private readonly directory: string;
 
@@ -432,6 +449,7 @@ export class SqliteServiceStores implements OperatorStorePort {
       throw new StorageFailure('unavailable', { cause: error });
     }
     const connection = new SqliteConnection(path, { busyTimeoutMs: this.options.busyTimeoutMs, readonly });
+    let objects: number;
     try {
       const known = this.closedIdentities.get(locator.namespace);
       if (known !== undefined && connection.fileIdentity !== known) throw new StorageFailure('unavailable');
@@ -444,32 +462,42 @@ export class SqliteServiceStores implements OperatorStorePort {
       }
       // SQLite opens a WAL database's -wal and -shm at its first read: done
       // here, a want of descriptors shows while it can still be relieved.
-      connection.openSidecars();
+      objects = connection.openSidecars();
     } catch (error) {
       connection.close();
       throw toStorageFailure(error);
     }
     this.connections.set(locator.namespace, connection);
+    this.schemaObjects.set(locator.namespace, objects);
+    this.openSchemaObjects += objects;
     this.closeIdle(locator.namespace, this.options.maxOpenStores ?? DEFAULT_OPEN_STORES);
     return connection;
   }
 
   /**
    * Closes idle connections other than `keep`'s, least recently used first,
-   * while more than `bound` are open; returns how many it closed.
+   * while more than `bound` are open or their schemas hold more objects
+   * than the options allow; returns how many it closed.
    */
   private closeIdle(keep: string, bound: number): number {
     let closed = 0;
     for (const [namespace, connection] of this.connections) {
-      if (this.connections.size <= bound) break;
+      if (this.connections.size <= bound && this.openSchemaObjects <= (this.options.maxOpenSchemaObjects ?? DEFAULT_OPEN_SCHEMA_OBJECTS)) break;
       if (namespace === keep || !connection.idle) continue;
       const identity = connection.fileIdentity;
       if (identity !== null) this.closedIdentities.set(namespace, identity);
-      connection.close();
-      this.connections.delete(namespace);
+      this.forget(namespace, connection);
       closed++;
     }
     return closed;
+  }
+
+  /** Closes a store's connection and takes it out of the open ones. */
+  private forget(namespace: string, connection: SqliteConnection): void {
+    connection.close();
+    this.connections.delete(namespace);
+    this.openSchemaObjects -= this.schemaObjects.get(namespace) ?? 0;
+    this.schemaObjects.delete(namespace);
   }
 
   async observe(locator: StorageLocator, layout: StoreLayout): Promise<StoreObservation> {
@@ -490,23 +518,34 @@ export class SqliteServiceStores implements OperatorStorePort {
   async materialise(locator: StorageLocator, layout: StoreLayout): Promise<void> {
     const connection = this.connection(locator, true);
     if (!connection) throw new StorageFailure('unavailable');
-    await connection.write((db) => {
+    const objects = await connection.write((db) => {
       const state = intactLayout(db, layout, locator.namespace);
-      if (state === 'matches') return;
       if (state === 'differs') throw new StorageFailure('incompatible');
-      for (const ddl of [...BOOKKEEPING_DDL, ...layoutDdl(layout)]) db.exec(ddl);
-      db.prepare(`INSERT INTO __aipcs_service_store_meta (singleton, adapter_id, namespace, applied_revision) VALUES (1, ?, ?, ?)`).run(SERVICE_STORE_ADAPTER_ID, locator.namespace, SERVICE_STORE_REVISION);
-      db.prepare(`INSERT INTO __aipcs_write_fence (singleton, generation, state) VALUES (1, 1, 'open')`).run();
+      if (state !== 'matches') {
+        for (const ddl of [...BOOKKEEPING_DDL, ...layoutDdl(layout)]) db.exec(ddl);
+        db.prepare(`INSERT INTO __aipcs_service_store_meta (singleton, adapter_id, namespace, applied_revision) VALUES (1, ?, ?, ?)`).run(SERVICE_STORE_ADAPTER_ID, locator.namespace, SERVICE_STORE_REVISION);
+        db.prepare(`INSERT INTO __aipcs_write_fence (singleton, generation, state) VALUES (1, 1, 'open')`).run();
+      }
+      return schemaObjectCount(db);
     });
+    this.reweigh(locator.namespace, connection, objects);
+  }
+
+  /** Weighs a store again after its tables changed (opened empty, it weighed nothing). */
+  private reweigh(namespace: string, connection: SqliteConnection, objects: number): void {
+    if (this.connections.get(namespace) !== connection) return;
+    this.openSchemaObjects += objects - (this.schemaObjects.get(namespace) ?? 0);
+    this.schemaObjects.set(namespace, objects);
+    this.closeIdle(namespace, this.options.maxOpenStores ?? DEFAULT_OPEN_STORES);
   }
 
   async evolve(locator: StorageLocator, current: StoreLayout, target: StoreLayout): Promise<void> {
     const connection = this.connection(locator);
     if (!connection) throw new StorageFailure('incompatible');
-    await connection.write((db) => {
+    const objects = await connection.write((db) => {
       if (intactLayout(db, target, locator.namespace) === 'matches') {
         for (const ddl of addedEqualityIndexDdl(current, target)) db.exec(ddl);
-        return;
+        return schemaObjectCount(db);
       }
       if (intactLayout(db, current, locator.namespace) !== 'matches') throw new StorageFailure('incompatible');
       for (const ddl of evolutionDdl(current, target)) db.exec(ddl);
@@ -515,12 +554,16 @@ export class SqliteServiceStores implements OperatorStorePort {
       // (At 2^63-1 it cannot move; operator transitions are refused there too.)
       const fence = readFenceRow(db);
       if (canAdvance(fence.generation)) writeFence(db, { generation: fence.generation + 1n, state: fence.state });
+      return schemaObjectCount(db);
     });
+    this.reweigh(locator.namespace, connection, objects);
   }
 
   async close(): Promise<void> {
     for (const connection of this.connections.values()) connection.close();
     this.connections.clear();
+    this.schemaObjects.clear();
+    this.openSchemaObjects = 0;
     this.closedIdentities.clear();
   }
 
@@ -612,8 +655,8 @@ export class SqliteServiceStores implements OperatorStorePort {
         // file replaced at the path is another matter and stays.
         if (!(error instanceof StorageFailure && error.kind === 'unavailable') || exists(path)) throw error;
       }
-      connection.close();
-      if (this.connections.get(locator.namespace) === connection) this.connections.delete(locator.namespace);
+      if (this.connections.get(locator.namespace) === connection) this.forget(locator.namespace, connection);
+      else connection.close();
     }
     this.closedIdentities.delete(locator.namespace);
     // Sidecars first: a database file left behind by a crash is removed by a
