@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OperatorStoragePorts } from '../../../src/aipcs/core/application.js';
-import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
-import type { JsonObject } from '../../../src/common/json.js';
+import { openSqliteStorage, type SqliteStorageOptions } from '../../../src/aipcs/storage/sqlite/index.js';
+import type { JsonObject, JsonValue } from '../../../src/common/json.js';
 import { createNote, freshDataRoot, materialisedService } from '../../support/aipcs-admin.js';
 import { sqliteArgs, startAipcs, type AipcsClient } from '../../support/aipcs-client.js';
 import { notesManifest } from '../../support/manifests.js';
@@ -30,48 +30,66 @@ function openFilesUnder(folder: string): number {
   }).length;
 }
 
-describe('open SQLite service stores', () => {
-  let base: string;
-  let stores: string;
-  let storage: OperatorStoragePorts;
-  let app: TestApp;
+/**
+ * A fresh data root opened with `bounds` for each test of the calling
+ * describe, with notes services made through its lifecycle.
+ */
+function storesUnder(bounds: Pick<SqliteStorageOptions, 'maxOpenStores' | 'maxOpenSchemaObjects'>) {
+  let base = '';
+  let storage: OperatorStoragePorts | undefined;
+  const opened = { stores: '', app: undefined as unknown as TestApp };
 
   beforeEach(async () => {
     base = mkdtempSync(join(tmpdir(), 'aipcs-open-stores-'));
     const dataRoot = join(base, 'data');
-    stores = join(dataRoot, 'service-stores');
-    storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false, maxOpenStores: 1 });
-    app = appOver(storage);
+    opened.stores = join(dataRoot, 'service-stores');
+    storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false, ...bounds });
+    opened.app = appOver(storage);
   });
 
   afterEach(async () => {
-    await storage.close();
+    await storage?.close();
     rmSync(base, { recursive: true, force: true });
   });
 
-  async function service(name: string): Promise<{ serviceId: string; file: string }> {
-    const serviceId = (await app.lifecycle.seed({ domainName: name, domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: `s-${name}` }))['service_id'] as string;
-    await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: `d-${name}` });
-    const materialised = await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: `m-${name}` });
-    const namespace = (materialised['storage'] as JsonObject)['namespace'] as string;
-    return { serviceId, file: join(stores, `${namespace}.sqlite`) };
-  }
+  return {
+    get stores(): string {
+      return opened.stores;
+    },
+    get app(): TestApp {
+      return opened.app;
+    },
+    /** Seeds, designs and materialises a notes service: its id and its store file. */
+    async service(name: string): Promise<{ serviceId: string; file: string }> {
+      const { app } = opened;
+      const serviceId = (await app.lifecycle.seed({ domainName: name, domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: `s-${name}` }))['service_id'] as string;
+      await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: `d-${name}` });
+      const materialised = await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: `m-${name}` });
+      const namespace = (materialised['storage'] as JsonObject)['namespace'] as string;
+      return { serviceId, file: join(opened.stores, `${namespace}.sqlite`) };
+    },
+    async titles(serviceId: string): Promise<JsonValue[]> {
+      const listed = await opened.app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null });
+      return (listed['records'] as JsonObject[]).map((record) => (record['fields'] as JsonObject)['title'] as JsonValue);
+    },
+  };
+}
 
-  const titles = async (serviceId: string) =>
-    ((await app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null }))['records'] as JsonObject[]).map((record) => (record['fields'] as JsonObject)['title']);
+describe('open SQLite service stores', () => {
+  const under = storesUnder({ maxOpenStores: 1 });
+  const { service, titles } = under;
 
   it.skipIf(process.platform !== 'linux')('keeps idle store files open only up to the bound, and reopens a closed store on use', async () => {
     const services: string[] = [];
     for (const name of ['one', 'two', 'three', 'four']) {
       const { serviceId } = await service(name);
-      await app.records.create({ serviceId, entityName: 'note', record: { title: name }, idempotencyKey: `c-${name}` });
+      await under.app.records.create({ serviceId, entityName: 'note', record: { title: name }, idempotencyKey: `c-${name}` });
       services.push(serviceId);
     }
-    const openStoreFiles = () => openFilesUnder(stores);
     // One store: its database, -wal and -shm.
-    expect(openStoreFiles()).toBeLessThanOrEqual(3);
+    expect(openFilesUnder(under.stores)).toBeLessThanOrEqual(3);
     for (const [i, serviceId] of services.entries()) expect(await titles(serviceId)).toEqual([['one', 'two', 'three', 'four'][i]]);
-    expect(openStoreFiles()).toBeLessThanOrEqual(3);
+    expect(openFilesUnder(under.stores)).toBeLessThanOrEqual(3);
   });
 
   it('never closes a connection whose write waits for the writer slot', async () => {
@@ -79,7 +97,7 @@ describe('open SQLite service stores', () => {
     const b = await service('other');
     const holder = new Database(a.file);
     holder.exec('BEGIN IMMEDIATE');
-    const pending = app.records.create({ serviceId: a.serviceId, entityName: 'note', record: { title: 'waited' }, idempotencyKey: 'c-waited' });
+    const pending = under.app.records.create({ serviceId: a.serviceId, entityName: 'note', record: { title: 'waited' }, idempotencyKey: 'c-waited' });
     // Using another store goes past the bound while the write waits.
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await titles(b.serviceId)).toEqual([]);
@@ -92,7 +110,7 @@ describe('open SQLite service stores', () => {
   it('refuses a store file replaced while its connection was closed', async () => {
     const a = await service('replaced');
     const b = await service('bystander');
-    await app.records.create({ serviceId: a.serviceId, entityName: 'note', record: { title: 'kept' }, idempotencyKey: 'c-kept' });
+    await under.app.records.create({ serviceId: a.serviceId, entityName: 'note', record: { title: 'kept' }, idempotencyKey: 'c-kept' });
     expect(await titles(b.serviceId)).toEqual([]); // a's connection is closed now
     copyFileSync(a.file, `${a.file}.copy`);
     renameSync(`${a.file}.copy`, a.file);
@@ -104,41 +122,19 @@ describe('open SQLite service stores', () => {
 // manifest near its bounds (thousands of tables and indexes) holds about
 // 10 MB, so the bound on open stores also weighs their schemas.
 describe('open SQLite service stores weighed by their schemas', () => {
-  let base: string;
-  let stores: string;
-  let storage: OperatorStoragePorts;
-  let app: TestApp;
-
-  beforeEach(async () => {
-    base = mkdtempSync(join(tmpdir(), 'aipcs-open-schemas-'));
-    const dataRoot = join(base, 'data');
-    stores = join(dataRoot, 'service-stores');
-    // Any store has more than one schema object: only the store in use stays open.
-    storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false, maxOpenSchemaObjects: 1 });
-    app = appOver(storage);
-  });
-
-  afterEach(async () => {
-    await storage.close();
-    rmSync(base, { recursive: true, force: true });
-  });
+  // Any store has more than one schema object: only the store in use stays open.
+  const under = storesUnder({ maxOpenSchemaObjects: 1 });
 
   it.skipIf(process.platform !== 'linux')('closes idle stores once their schemas pass the bound, counting a store materialised while open', async () => {
     const services: string[] = [];
-    for (const name of ['one', 'two', 'three']) {
-      const serviceId = (await app.lifecycle.seed({ domainName: name, domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: `s-${name}` }))['service_id'] as string;
-      await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: `d-${name}` });
-      // The store opens empty here and gains its tables in this unit.
-      await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: `m-${name}` });
-      services.push(serviceId);
-    }
-    expect(openFilesUnder(stores)).toBeLessThanOrEqual(3);
+    // Each store opens empty in its materialise and gains its tables in that unit.
+    for (const name of ['one', 'two', 'three']) services.push((await under.service(name)).serviceId);
+    expect(openFilesUnder(under.stores)).toBeLessThanOrEqual(3);
     for (const [i, serviceId] of services.entries()) {
-      await app.records.create({ serviceId, entityName: 'note', record: { title: `note ${i}` }, idempotencyKey: `c-${i}` });
-      expect(openFilesUnder(stores)).toBeLessThanOrEqual(3);
+      await under.app.records.create({ serviceId, entityName: 'note', record: { title: `note ${i}` }, idempotencyKey: `c-${i}` });
+      expect(openFilesUnder(under.stores)).toBeLessThanOrEqual(3);
     }
-    const listed = await app.records.list({ serviceId: services[0] as string, entityName: 'note', limit: 10, cursor: null, branch: null });
-    expect((listed['records'] as JsonObject[]).map((record) => (record['fields'] as JsonObject)['title'])).toEqual(['note 0']);
+    expect(await under.titles(services[0] as string)).toEqual(['note 0']);
   });
 });
 
