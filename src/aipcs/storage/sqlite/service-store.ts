@@ -390,9 +390,8 @@ const DEFAULT_OPEN_SCHEMA_OBJECTS = 16_384;
  */
 export class SqliteServiceStores implements OperatorStorePort {
   private readonly connections = new Map<string, SqliteConnection>();
-  /** Schema objects of each open store (see DEFAULT_OPEN_SCHEMA_OBJECTS), and their sum. */
+  /** Schema objects of each open store (see DEFAULT_OPEN_SCHEMA_OBJECTS). */
   private readonly schemaObjects = new Map<string, number>();
-  private openSchemaObjects = 0;
   private readonly closedIdentities = new Map<string, string>();
   private readonly directory: string;
 
@@ -469,7 +468,6 @@ export class SqliteServiceStores implements OperatorStorePort {
     }
     this.connections.set(locator.namespace, connection);
     this.schemaObjects.set(locator.namespace, objects);
-    this.openSchemaObjects += objects;
     this.closeIdle(locator.namespace, this.options.maxOpenStores ?? DEFAULT_OPEN_STORES);
     return connection;
   }
@@ -480,12 +478,16 @@ export class SqliteServiceStores implements OperatorStorePort {
    * than the options allow; returns how many it closed.
    */
   private closeIdle(keep: string, bound: number): number {
+    const maxObjects = this.options.maxOpenSchemaObjects ?? DEFAULT_OPEN_SCHEMA_OBJECTS;
+    let objects = 0;
+    for (const count of this.schemaObjects.values()) objects += count;
     let closed = 0;
     for (const [namespace, connection] of this.connections) {
-      if (this.connections.size <= bound && this.openSchemaObjects <= (this.options.maxOpenSchemaObjects ?? DEFAULT_OPEN_SCHEMA_OBJECTS)) break;
+      if (this.connections.size <= bound && objects <= maxObjects) break;
       if (namespace === keep || !connection.idle) continue;
       const identity = connection.fileIdentity;
       if (identity !== null) this.closedIdentities.set(namespace, identity);
+      objects -= this.schemaObjects.get(namespace) ?? 0;
       this.forget(namespace, connection);
       closed++;
     }
@@ -496,7 +498,6 @@ export class SqliteServiceStores implements OperatorStorePort {
   private forget(namespace: string, connection: SqliteConnection): void {
     connection.close();
     this.connections.delete(namespace);
-    this.openSchemaObjects -= this.schemaObjects.get(namespace) ?? 0;
     this.schemaObjects.delete(namespace);
   }
 
@@ -534,7 +535,6 @@ export class SqliteServiceStores implements OperatorStorePort {
   /** Weighs a store again after its tables changed (opened empty, it weighed nothing). */
   private reweigh(namespace: string, connection: SqliteConnection, objects: number): void {
     if (this.connections.get(namespace) !== connection) return;
-    this.openSchemaObjects += objects - (this.schemaObjects.get(namespace) ?? 0);
     this.schemaObjects.set(namespace, objects);
     this.closeIdle(namespace, this.options.maxOpenStores ?? DEFAULT_OPEN_STORES);
   }
@@ -563,7 +563,6 @@ export class SqliteServiceStores implements OperatorStorePort {
     for (const connection of this.connections.values()) connection.close();
     this.connections.clear();
     this.schemaObjects.clear();
-    this.openSchemaObjects = 0;
     this.closedIdentities.clear();
   }
 
