@@ -34,6 +34,12 @@ export class FileTooLargeError extends Error {
   }
 }
 
+/** Our own two refusals of a read, in a few words (a system error has its code and libuv's text instead). */
+export function ownReadFailureText(error: unknown): string | undefined {
+  if (error instanceof FileTooLargeError) return `larger than ${error.maxBytes} bytes`;
+  return error instanceof NotRegularFileError ? error.message : undefined;
+}
+
 /**
  * The whole content of a regular file of at most `maxBytes` bytes. Errors are
  * the file system's (ENOENT, EACCES; EISDIR for a folder, as readFile reports

@@ -7,6 +7,7 @@ import type { Readable, Writable } from 'node:stream';
 import { AipError, PROTOCOL_CODES, isAipError, type AipErrorCode } from '../core/errors.js';
 import { isTime } from '../core/value-rules.js';
 import { systemErrorText } from '../../common/errors.js';
+import { ownReadFailureText } from '../../common/regular-file.js';
 import { quoted } from '../core/quote.js';
 
 export interface CliIo {
@@ -71,7 +72,7 @@ export function toAipError(error: unknown): AipError {
   if (/^E[A-Z]+$/.test(code)) {
     const path = typeof error === 'object' && error !== null && 'path' in error ? ` ${String((error as { path: unknown }).path)}` : '';
     // The code first, as scripts read it; then what it means, in libuv's words.
-    const text = systemErrorText(error);
+    const text = systemErrorText(error) ?? ownReadFailureText(error);
     return new AipError('io', `${code}${path}${text === undefined ? '' : ` (${text})`}`, { cause: error });
   }
   return new AipError('internal', 'internal error', { cause: error });

@@ -12,7 +12,7 @@ import { constants } from 'node:fs';
 import { AipError, notWritten } from '../core/errors.js';
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { inOwnPidNamespace, lockHolderAlive, ownPidNamespace, processStartMark } from '../../common/process.js';
-import { readRegularText, readSmallTextNow, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
+import { ownReadFailureText, readRegularText, readSmallTextNow, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { errorCode } from '../../common/errors.js';
 
 export interface LockOptions {
@@ -26,6 +26,9 @@ async function readText(path: string): Promise<string | null> {
     return await readRegularText(path, SMALL_METADATA_MAX_BYTES);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return null;
+    // A FIFO or an outsized file in the lock's place: no aip process made it, so it waits for a person.
+    const refused = ownReadFailureText(error);
+    if (refused !== undefined) throw new AipError('io', `cannot read .aip/${basename(path)}: ${refused} (remove it if no aip process is running)`, { cause: error });
     throw error;
   }
 }

@@ -18,7 +18,7 @@ import { DEFAULT_CONFIG, defaultConfigText, MAX_CONFIG_FILE_BYTES, parseConfig, 
 import { removeOnInterrupt } from '../../common/interrupt-cleanup.js';
 import { makeFolders } from '../../common/make-folders.js';
 import { OWNER_TAG_PATTERN, ownerTag, ownerTagGone } from '../../common/process.js';
-import { FileTooLargeError, NotRegularFileError, readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
+import { ownReadFailureText, readRegularText, SMALL_METADATA_MAX_BYTES } from '../../common/regular-file.js';
 import { withLock } from './lock.js';
 import { ObjectStore, fsyncDirectory } from './object-store.js';
 import { IndexLineTable, ReverseIndex, type IndexLine, type RebuildResult, type TargetedIndexLine } from './reverse-index.js';
@@ -524,8 +524,7 @@ export class Repository {
 
 /** Why config.json or HEAD could not be read: the errno code, or that a FIFO or the like stands in its place. */
 function readFailure(error: unknown): string {
-  if (error instanceof FileTooLargeError) return `larger than ${error.maxBytes} bytes`;
-  return error instanceof NotRegularFileError ? error.message : (errorCode(error) ?? 'error');
+  return ownReadFailureText(error) ?? errorCode(error) ?? 'error';
 }
 
 function malformedLineMessage(target: Id, line: string): string {
