@@ -11,7 +11,7 @@ import { PACKAGE_VERSION } from '../../common/package-version.js';
 import { maxArtifactContent } from '../core/codec.js';
 import { AipError, isAipError } from '../core/errors.js';
 import { oneLine, quoted } from '../core/quote.js';
-import { objectFromJson, objectToJson, stringifyJson, type JsonTree } from '../core/json-presentation.js';
+import { objectFromJson, objectToJsonChunks, stringifyJson, type JsonTree } from '../core/json-presentation.js';
 import type { AipObject, DecisionV1, EvidenceResult, EvidenceV1, Id, IntentV1, StateV1 } from '../core/objects.js';
 import { formatTime, isNonemptyText, PATH_PROBLEM_TEXT, pathProblem, sortedIds } from '../core/value-rules.js';
 import { exportBundle, importBundle } from '../repository/bundle.js';
@@ -72,8 +72,10 @@ class Context {
     await this.out(stringifyJson(tree));
   }
 
-  async outObject(id: Id, object: AipObject): Promise<void> {
-    await this.out(objectToJson(id, object));
+  async outObject(id: Id, object: AipObject, indent = ''): Promise<void> {
+    // In pieces, each written before the next is made: a presentation can be beyond one string's reach.
+    for (const chunk of objectToJsonChunks(id, object, indent)) await write(this.io.stdout, chunk);
+    await write(this.io.stdout, '\n');
   }
 
   now(): string {
@@ -277,7 +279,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
     .action(action(async (ctx, ref: string) => {
       const repo = await ctx.repo();
       const id = await repo.resolve(ref);
-      await ctx.out(objectToJson(id, await repo.get(id), '  '));
+      await ctx.outObject(id, await repo.get(id), '  ');
     }));
 
   program

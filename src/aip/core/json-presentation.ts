@@ -16,86 +16,114 @@ const MAX_JSON_DEPTH = 32;
 
 // ---------------------------------------------------------------- writer
 
-function write(value: JsonTree, indent: string, level: number, out: string[]): void {
-  if (value === null || typeof value === 'boolean' || typeof value === 'number') {
-    out.push(String(value));
-    return;
+/** What the writer takes: a JSON tree whose byte strings (artifact content) are written as base64. */
+type Presentable = JsonTree | Uint8Array | readonly Presentable[] | ReadonlyMap<string, Presentable>;
+
+/**
+ * The text comes out in pieces of about this many characters. An object may
+ * be 64 MiB of CBOR holding tens of millions of items, whose presentation is
+ * beyond V8's longest string: held whole, it ran the process out of memory.
+ */
+const CHUNK_CHARS = 64 * 1024;
+
+class TextChunks {
+  private parts: string[] = [];
+  private length = 0;
+
+  push(text: string): void {
+    this.parts.push(text);
+    this.length += text.length;
   }
-  if (typeof value === 'bigint') {
-    out.push(value.toString());
-    return;
+
+  get full(): boolean {
+    return this.length >= CHUNK_CHARS;
   }
-  if (typeof value === 'string') {
-    out.push(JSON.stringify(value));
+
+  take(): string {
+    const text = this.parts.join('');
+    this.parts = [];
+    this.length = 0;
+    return text;
+  }
+}
+
+function writeScalar(value: null | boolean | number | bigint | string | Uint8Array, out: TextChunks): void {
+  if (typeof value === 'string') out.push(JSON.stringify(value));
+  else if (value instanceof Uint8Array) out.push(`"${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64')}"`);
+  else out.push(String(value));
+}
+
+/** Writes `value` into `out`, yielding a chunk whenever one is full; the caller takes the rest. */
+function* write(value: Presentable, indent: string, level: number, out: TextChunks): Generator<string, void> {
+  if (!(value instanceof Map) && !Array.isArray(value)) {
+    writeScalar(value as null | boolean | number | bigint | string | Uint8Array, out);
     return;
   }
   const inner = indent === '' ? '' : `\n${indent.repeat(level + 1)}`;
   const close = indent === '' ? '' : `\n${indent.repeat(level)}`;
   const colon = indent === '' ? ':' : ': ';
-  if (Array.isArray(value)) {
-    if (value.length === 0) {
-      out.push('[]');
-      return;
-    }
-    out.push('[');
-    value.forEach((item: JsonTree, i) => {
-      out.push(i === 0 ? inner : `,${inner}`);
-      write(item, indent, level + 1, out);
-    });
-    out.push(`${close}]`);
+  const next = `,${inner}`;
+  const empty = Array.isArray(value) ? value.length === 0 : (value as ReadonlyMap<string, Presentable>).size === 0;
+  const [open, end] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
+  if (empty) {
+    out.push(`${open}${end}`);
     return;
   }
-  const map = value as ReadonlyMap<string, JsonTree>;
-  if (map.size === 0) {
-    out.push('{}');
-    return;
-  }
-  out.push('{');
+  out.push(open);
   let first = true;
-  for (const [key, item] of map) {
-    out.push(first ? inner : `,${inner}`, JSON.stringify(key), colon);
-    write(item, indent, level + 1, out);
+  const items: Iterable<Presentable | readonly [string, Presentable]> = Array.isArray(value) ? (value as readonly Presentable[]) : (value as ReadonlyMap<string, Presentable>);
+  for (const entry of items) {
+    out.push(first ? inner : next);
     first = false;
+    let item: Presentable;
+    if (Array.isArray(value)) item = entry as Presentable;
+    else {
+      const [key, member] = entry as readonly [string, Presentable];
+      out.push(`${JSON.stringify(key)}${colon}`);
+      item = member;
+    }
+    if (item instanceof Map || Array.isArray(item)) yield* write(item, indent, level + 1, out);
+    else writeScalar(item as null | boolean | number | bigint | string | Uint8Array, out);
+    if (out.full) yield out.take();
   }
-  out.push(`${close}}`);
+  out.push(`${close}${end}`);
+}
+
+/** The text of `value` in pieces of about CHUNK_CHARS; `indent` of '' gives one line. */
+function* chunksOf(value: Presentable, indent: string): Generator<string, void> {
+  const out = new TextChunks();
+  yield* write(value, indent, 0, out);
+  yield out.take();
 }
 
 /** Serialises a JSON tree; `indent` of '' gives one line. Lone surrogates are escaped by JSON.stringify. */
 export function stringifyJson(value: JsonTree, indent = ''): string {
-  const out: string[] = [];
-  write(value, indent, 0, out);
-  return out.join('');
-}
-
-function toTree(value: CborValue): JsonTree {
-  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
-  if (Array.isArray(value)) return value.map(toTree);
-  if (value instanceof Map) {
-    const out = new Map<string, JsonTree>();
-    for (const [k, v] of value as ReadonlyMap<string, CborValue>) out.set(k, toTree(v));
-    return out;
-  }
-  return value as JsonTree;
+  return [...chunksOf(value, indent)].join('');
 }
 
 /** `{"id", "type", "version", "data"}` with data in canonical key order (files keys too). */
-function objectToJsonTree(id: Id, object: AipObject): ReadonlyMap<string, JsonTree> {
+function objectToPresentable(id: Id, object: AipObject): ReadonlyMap<string, Presentable> {
   const value = objectToValue(object);
-  const data = toTree(value.get('data') as CborValue) as ReadonlyMap<string, JsonTree>;
+  let data = value.get('data') as ReadonlyMap<string, Presentable>;
   const files = data.get('files');
   if (object.type === 'state' && files instanceof Map) {
-    const sorted = [...(files as ReadonlyMap<string, JsonTree>)].sort(([a], [b]) => {
+    const sorted = [...(files as ReadonlyMap<string, Presentable>)].sort(([a], [b]) => {
       const ea = Buffer.from(a);
       const eb = Buffer.from(b);
       return ea.length !== eb.length ? ea.length - eb.length : Buffer.compare(ea, eb);
     });
-    (data as Map<string, JsonTree>).set('files', new Map(sorted));
+    data = new Map([...data].map(([key, member]) => [key, key === 'files' ? new Map(sorted) : member]));
   }
-  return new Map<string, JsonTree>([['id', id], ['type', object.type], ['version', object.version], ['data', data]]);
+  return new Map<string, Presentable>([['id', id], ['type', object.type], ['version', object.version], ['data', data]]);
+}
+
+/** An object's JSON presentation in pieces, for output of any size. */
+export function objectToJsonChunks(id: Id, object: AipObject, indent = ''): Iterable<string> {
+  return chunksOf(objectToPresentable(id, object), indent);
 }
 
 export function objectToJson(id: Id, object: AipObject, indent = ''): string {
-  return stringifyJson(objectToJsonTree(id, object), indent);
+  return [...objectToJsonChunks(id, object, indent)].join('');
 }
 
 // ---------------------------------------------------------------- reader

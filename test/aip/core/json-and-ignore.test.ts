@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { dependencyOrder, decodeBundleHeader, decodeItemHeader, encodeBundleHeader } from '../../../src/aip/core/bundle-format.js';
 import { encodeCanonical, type CborValue } from '../../../src/aip/core/cbor-profile.js';
 import { isIgnored, parseIgnoreRules } from '../../../src/aip/core/ignore-rules.js';
-import { objectFromJson, objectToJson, parseJson } from '../../../src/aip/core/json-presentation.js';
-import type { EvidenceV2 } from '../../../src/aip/core/objects.js';
+import { objectFromJson, objectToJson, objectToJsonChunks, parseJson } from '../../../src/aip/core/json-presentation.js';
+import type { EvidenceV2, IntentV1 } from '../../../src/aip/core/objects.js';
 import { artifactId } from '../../../src/aip/core/codec.js';
 import { ID, OBJECTS } from '../support/vectors.js';
 
@@ -60,6 +60,17 @@ describe('JSON presentation', () => {
     expect(json).toContain('"duration_ns":9007199254740993');
     const back = objectFromJson(json.replace('"id":"x",', ''));
     expect(back.ok && back.value.object).toEqual(big);
+  });
+
+  it('writes a presentation of any size in pieces of about 64 KiB (held whole, a large one ran out of memory)', () => {
+    const intent: IntentV1 = { type: 'intent', version: 1, data: { goal: 'g', title: 't', context: [], parents: [], created_at: '2026-01-01T00:00:00.000000000Z', constraints: Array<string>(200_000).fill('') } };
+    const pieces = [...objectToJsonChunks('x', intent, '  ')];
+    expect(pieces.length).toBeGreaterThan(20);
+    for (const piece of pieces) expect(piece.length).toBeLessThan(64 * 1024 + 64);
+    const whole = pieces.join('');
+    expect(whole).toBe(objectToJson('x', intent, '  '));
+    expect(JSON.parse(whole)).toEqual({ id: 'x', type: 'intent', version: 1, data: { ...intent.data, constraints: intent.data.constraints } });
+    expect(whole.startsWith('{\n  "id": "x",\n  "type": "intent",\n  "version": 1,\n  "data": {\n    "goal": "g",')).toBe(true);
   });
 
   it('reads artifact content as canonical padded base64 only', () => {
