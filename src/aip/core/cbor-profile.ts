@@ -11,6 +11,14 @@ export type CborMap = ReadonlyMap<string, CborValue>;
 export type CborValue = number | bigint | string | Uint8Array | boolean | null | readonly CborValue[] | CborMap;
 
 export const MAX_DEPTH = 16;
+/**
+ * The longest array and the largest map this implementation holds. V8 ends
+ * the process (a fatal error, not an exception) when an array grows past
+ * about 112 million items, and a Map refuses its 2^24th entry; only a
+ * `max_object_bytes` above 100 MiB lets a valid object reach either.
+ */
+export const MAX_ARRAY_ITEMS = 100_000_000;
+export const MAX_MAP_ENTRIES = 16_000_000;
 export const DEFAULT_MAX_OBJECT_BYTES = 67_108_864;
 const MAX_UINT64 = 0xffff_ffff_ffff_ffffn;
 
@@ -281,6 +289,7 @@ class Scanner {
       case 4: {
         if (depth > MAX_DEPTH) this.fail('cbor.too_deep', `nesting deeper than ${MAX_DEPTH}`);
         const count = this.checkLength(arg, 1, 'array');
+        if (count > MAX_ARRAY_ITEMS) this.fail('cbor.too_large', `an array of ${count} items is more than this implementation holds (at most ${MAX_ARRAY_ITEMS})`);
         const build = this.containersLeft > 0;
         this.containersLeft--;
         const out: CborValue[] = [];
@@ -293,6 +302,7 @@ class Scanner {
       case 5: {
         if (depth > MAX_DEPTH) this.fail('cbor.too_deep', `nesting deeper than ${MAX_DEPTH}`);
         const count = this.checkLength(arg, 2, 'map');
+        if (count > MAX_MAP_ENTRIES) this.fail('cbor.too_large', `a map of ${count} entries is more than this implementation holds (at most ${MAX_MAP_ENTRIES})`);
         const build = this.containersLeft > 0;
         this.containersLeft--;
         const out = build ? new Map<string, CborValue>() : undefined;

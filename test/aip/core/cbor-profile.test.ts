@@ -1,7 +1,7 @@
 // The strict reader and the writer of the CBOR profile (spec 2): one failing
 // input per error code, the number and text edge cases, and the orders.
 import { describe, expect, it } from 'vitest';
-import { compareMapKeys, compareUtf8, decodeCanonical, encodeCanonical, scanItem, type CborValue } from '../../../src/aip/core/cbor-profile.js';
+import { compareMapKeys, compareUtf8, decodeCanonical, encodeCanonical, MAX_ARRAY_ITEMS, MAX_MAP_ENTRIES, scanItem, type CborValue } from '../../../src/aip/core/cbor-profile.js';
 import { hexToBytes } from '../support/vectors.js';
 
 function codeOf(hex: string, maxBytes?: number): string | undefined {
@@ -57,6 +57,24 @@ describe('decodeCanonical rejects', () => {
     expect(codeOf('81'.repeat(16) + '00')).toBeUndefined();
     expect(codeOf('81'.repeat(17) + '00')).toBe('cbor.too_deep');
     expect(codeOf('a1 61 61'.replace(/ /g, '').repeat(17) + '00')).toBe('cbor.too_deep');
+  });
+
+  it('an array or a map longer than the process can hold with cbor.too_large (V8 would end the process)', () => {
+    const overLong = (head: number[], units: number): Uint8Array => {
+      const bytes = new Uint8Array(head.length + units);
+      bytes.set(head);
+      return bytes;
+    };
+    const arrayOf = (n: number) => overLong([0x9a, n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255], n);
+    const mapOf = (n: number) => overLong([0xba, n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255], 2 * n);
+    const code = (bytes: Uint8Array) => {
+      const result = decodeCanonical(bytes, 1 << 30);
+      return result.ok ? undefined : result.error;
+    };
+    expect(code(arrayOf(MAX_ARRAY_ITEMS + 1))).toMatchObject({ code: 'cbor.too_large', message: `an array of ${MAX_ARRAY_ITEMS + 1} items is more than this implementation holds (at most ${MAX_ARRAY_ITEMS}) at byte 5` });
+    expect(code(mapOf(MAX_MAP_ENTRIES + 1))?.code).toBe('cbor.too_large');
+    // At the bound the check moves on: the map's zero bytes make a first key that is not text.
+    expect(code(mapOf(MAX_MAP_ENTRIES))?.code).toBe('cbor.key_type');
   });
 
   it('huge declared lengths without allocating them', () => {
