@@ -11,7 +11,7 @@ import { PACKAGE_VERSION } from '../../common/package-version.js';
 import { maxArtifactContent } from '../core/codec.js';
 import { AipError, isAipError } from '../core/errors.js';
 import { oneLine, quoted } from '../core/quote.js';
-import { objectFromJson, objectToJsonChunks, stringifyJson, type JsonTree } from '../core/json-presentation.js';
+import { objectFromJson, objectToJsonChunks, stringifyJson, stringifyJsonChunks, type JsonTree } from '../core/json-presentation.js';
 import type { AipObject, DecisionV1, EvidenceResult, EvidenceV1, Id, IntentV1, StateV1 } from '../core/objects.js';
 import { formatTime, isNonemptyText, PATH_PROBLEM_TEXT, pathProblem, sortedIds } from '../core/value-rules.js';
 import { exportBundle, importBundle } from '../repository/bundle.js';
@@ -28,6 +28,9 @@ interface GlobalOptions {
   readonly repo?: string;
   readonly format: 'text' | 'json';
 }
+
+/** Long output goes out in pieces of about this many characters (one string of it could pass V8's longest). */
+const OUTPUT_PIECE_CHARS = 64 * 1024;
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -68,8 +71,25 @@ class Context {
     await write(this.io.stdout, text.endsWith('\n') ? text : `${text}\n`);
   }
 
+  /** Lines, written in batches: joined whole, a long listing could pass V8's longest string. */
+  async outLines(lines: readonly string[]): Promise<void> {
+    let batch: string[] = [];
+    let length = 0;
+    for (const line of lines) {
+      batch.push(line, '\n');
+      length += line.length + 1;
+      if (length >= OUTPUT_PIECE_CHARS) {
+        await write(this.io.stdout, batch.join(''));
+        batch = [];
+        length = 0;
+      }
+    }
+    if (batch.length > 0) await write(this.io.stdout, batch.join(''));
+  }
+
   async outJson(tree: JsonTree): Promise<void> {
-    await this.out(stringifyJson(tree));
+    for (const chunk of stringifyJsonChunks(tree)) await write(this.io.stdout, chunk);
+    await write(this.io.stdout, '\n');
   }
 
   async outObject(id: Id, object: AipObject, indent = ''): Promise<void> {
@@ -259,7 +279,10 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
         let text: string;
         try {
           text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-        } catch {
+        } catch (error) {
+          if (errorCode(error) === 'ERR_STRING_TOO_LONG') {
+            throw new AipError('object.envelope', `the JSON input of ${bytes.length} bytes is a longer text than JavaScript can hold; give the object as canonical CBOR instead`);
+          }
           throw new AipError('object.envelope', 'the JSON input is not valid UTF-8');
         }
         const parsed = objectFromJson(text, limit);
@@ -328,7 +351,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
           ...invalid.map((i) => ({ id: i.id, line: `invalid ${i.id} ${i.code}: ${oneLine(i.message)}` })),
         ].sort(byId);
         const lines = [...perObject.map(({ line }) => line), `${valid.length} verified, ${invalid.length} invalid`];
-        await ctx.out(lines.join('\n'));
+        await ctx.outLines(lines);
       }
       if (report.invalid.length > 0) ctx.exitCode = EXIT.negative;
     }));
@@ -341,7 +364,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
       const changes = await workingTreeChanges(repo, await repo.readHead());
       if (!changes.ok) throw changes.error;
       if (ctx.json) await ctx.outJson(map([['changes', changes.value.map((c) => map([['path', c.path], ['change', c.change]]))]]));
-      else if (changes.value.length > 0) await ctx.out(changes.value.map((c) => `${c.change} ${oneLine(c.path)}`).join('\n'));
+      else await ctx.outLines(changes.value.map((c) => `${c.change} ${oneLine(c.path)}`));
     }));
 
   intentOptions(program.command('intent').description('make an intent'), 'required').action(action(async (ctx, flags: IntentFlags) => {
@@ -641,7 +664,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
         id = state.data.parents[0];
       }
       if (ctx.json) await ctx.outJson(map([['states', entries]]));
-      else await ctx.out(lines.join('\n'));
+      else await ctx.outLines(lines);
     }));
 
   program
@@ -653,8 +676,8 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
       const lines = await repo.reverse(await repo.resolve(ref));
       if (ctx.json) {
         await ctx.outJson(map([['refs', lines.map((l) => map([['source', l.source], ['type', l.type], ['version', l.version], ['field', l.field]]))]]));
-      } else if (lines.length > 0) {
-        await ctx.out(lines.map((l) => `${l.source} ${l.type}/${l.version} ${l.field}`).join('\n'));
+      } else {
+        await ctx.outLines(lines.map((l) => `${l.source} ${l.type}/${l.version} ${l.field}`));
       }
     }));
 

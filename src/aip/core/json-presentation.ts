@@ -47,16 +47,32 @@ class TextChunks {
   }
 }
 
-function writeScalar(value: null | boolean | number | bigint | string | Uint8Array, out: TextChunks): void {
-  if (typeof value === 'string') out.push(JSON.stringify(value));
-  else if (value instanceof Uint8Array) out.push(`"${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64')}"`);
-  else out.push(String(value));
+function writeScalar(value: null | boolean | number | bigint | string, out: TextChunks): void {
+  out.push(typeof value === 'string' ? JSON.stringify(value) : String(value));
+}
+
+/** Bytes of content per base64 piece: a multiple of 3, so the pieces join into one padded text. */
+const BASE64_PIECE_BYTES = (CHUNK_CHARS / 4) * 3;
+
+/** Artifact content as one base64 string, made in pieces: the text of 400 MB is beyond V8's longest string. */
+function* writeBytes(value: Uint8Array, out: TextChunks): Generator<string, void> {
+  const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  out.push('"');
+  for (let at = 0; at < bytes.length; at += BASE64_PIECE_BYTES) {
+    out.push(bytes.subarray(at, at + BASE64_PIECE_BYTES).toString('base64'));
+    if (out.full) yield out.take();
+  }
+  out.push('"');
 }
 
 /** Writes `value` into `out`, yielding a chunk whenever one is full; the caller takes the rest. */
 function* write(value: Presentable, indent: string, level: number, out: TextChunks): Generator<string, void> {
+  if (value instanceof Uint8Array) {
+    yield* writeBytes(value, out);
+    return;
+  }
   if (!(value instanceof Map) && !Array.isArray(value)) {
-    writeScalar(value as null | boolean | number | bigint | string | Uint8Array, out);
+    writeScalar(value as null | boolean | number | bigint | string, out);
     return;
   }
   const inner = indent === '' ? '' : `\n${indent.repeat(level + 1)}`;
@@ -82,8 +98,8 @@ function* write(value: Presentable, indent: string, level: number, out: TextChun
       out.push(`${JSON.stringify(key)}${colon}`);
       item = member;
     }
-    if (item instanceof Map || Array.isArray(item)) yield* write(item, indent, level + 1, out);
-    else writeScalar(item as null | boolean | number | bigint | string | Uint8Array, out);
+    if (item instanceof Map || Array.isArray(item) || item instanceof Uint8Array) yield* write(item, indent, level + 1, out);
+    else writeScalar(item as null | boolean | number | bigint | string, out);
     if (out.full) yield out.take();
   }
   out.push(`${close}${end}`);
@@ -99,6 +115,11 @@ function* chunksOf(value: Presentable, indent: string): Generator<string, void> 
 /** Serialises a JSON tree; `indent` of '' gives one line. Lone surrogates are escaped by JSON.stringify. */
 export function stringifyJson(value: JsonTree, indent = ''): string {
   return [...chunksOf(value, indent)].join('');
+}
+
+/** stringifyJson in pieces of about 64 KiB, for output of any size. */
+export function stringifyJsonChunks(value: JsonTree, indent = ''): Iterable<string> {
+  return chunksOf(value, indent);
 }
 
 /** `{"id", "type", "version", "data"}` with data in canonical key order (files keys too). */

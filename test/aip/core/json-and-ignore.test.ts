@@ -6,7 +6,7 @@ import { dependencyOrder, decodeBundleHeader, decodeItemHeader, encodeBundleHead
 import { encodeCanonical, type CborValue } from '../../../src/aip/core/cbor-profile.js';
 import { isIgnored, parseIgnoreRules } from '../../../src/aip/core/ignore-rules.js';
 import { objectFromJson, objectToJson, objectToJsonChunks, parseJson } from '../../../src/aip/core/json-presentation.js';
-import type { EvidenceV2, IntentV1 } from '../../../src/aip/core/objects.js';
+import type { AipObject, EvidenceV2, IntentV1 } from '../../../src/aip/core/objects.js';
 import { artifactId } from '../../../src/aip/core/codec.js';
 import { ID, OBJECTS } from '../support/vectors.js';
 
@@ -71,6 +71,18 @@ describe('JSON presentation', () => {
     expect(whole).toBe(objectToJson('x', intent, '  '));
     expect(JSON.parse(whole)).toEqual({ id: 'x', type: 'intent', version: 1, data: { ...intent.data, constraints: intent.data.constraints } });
     expect(whole.startsWith('{\n  "id": "x",\n  "type": "intent",\n  "version": 1,\n  "data": {\n    "goal": "g",')).toBe(true);
+  });
+
+  it("writes an artifact's content as base64 in pieces that join into the one padded text", () => {
+    for (const length of [0, 1, 2, 49_151, 49_152, 49_153, 200_001]) {
+      const content = Buffer.alloc(length);
+      for (let i = 0; i < length; i++) content[i] = (i * 7919) & 255;
+      const artifact: AipObject = { type: 'artifact', version: 1, data: { kind: 'file', content } };
+      const pieces = [...objectToJsonChunks('x', artifact)];
+      // A piece ends once it holds 64 Ki characters: at most one base64 piece of as many more.
+      for (const piece of pieces) expect(piece.length).toBeLessThan(2 * 64 * 1024 + 64);
+      expect(JSON.parse(pieces.join(''))).toEqual({ id: 'x', type: 'artifact', version: 1, data: { kind: 'file', content: content.toString('base64') } });
+    }
   });
 
   it('reads artifact content as canonical padded base64 only', () => {
