@@ -3,8 +3,9 @@
 // references and cycles. Pure: objects come through the ObjectSource port.
 import { applyEffects, sameFiles } from './effects.js';
 import { AipError, withArticle, type AipErrorCode } from './errors.js';
-import type { AipObject, FileEntry, Id, ObjectType, StateV1 } from './objects.js';
+import type { AipObject, FileEntry, Id, ObjectType, OperationV1, StateV1 } from './objects.js';
 import { referencesOf } from './references.js';
+import { WeighedCache } from '../../common/weighed-cache.js';
 import { sameEntry } from './schemas.js';
 import { quotedPath } from './quote.js';
 import { findPathConflict } from './value-rules.js';
@@ -25,21 +26,32 @@ export interface GraphOptions {
    * they are loaded for type and consistency checks but not re-verified.
    */
   readonly trusted?: (id: Id) => boolean;
+  /**
+   * A further check of each found object, made while it is in hand (the run
+   * does not keep most objects): a problem, or undefined. Its result comes
+   * back with the object's finding when the object is otherwise valid.
+   */
+  readonly inspect?: (id: Id, object: AipObject) => string | undefined;
+  /** How many states and operations, and how many of their files and effects in all, the run keeps whole (tests shrink it). */
+  readonly keptBounds?: { readonly objects: number; readonly items: number };
 }
 
 export type Verdict = { readonly ok: true; readonly object: AipObject } | { readonly ok: false; readonly error: AipError };
 
 /**
- * A verdict as a run keeps it: a valid object by type and version, with the
- * object itself except for an artifact (whose content a run never holds on
- * to). What a whole-store verify needs, without reading any artifact twice.
+ * A verdict as a run keeps it: a valid object by type and version, with what
+ * the `inspect` option found in it. What a whole-store verify needs, without
+ * reading any object twice.
  */
 export type Finding =
-  | { readonly ok: true; readonly type: ObjectType; readonly version: number; readonly object: AipObject | undefined }
+  | { readonly ok: true; readonly type: ObjectType; readonly version: number; readonly problem: string | undefined }
   | { readonly ok: false; readonly error: AipError };
 
-// What verification keeps of a loaded object: artifacts only by length, so a
-// whole-repository run does not hold every file's content in memory.
+// What verification keeps of a loaded object for the run: its type, version
+// and (an artifact) its length. States and operations, which later checks
+// read, stay whole in a bounded cache and are read again when it let them
+// go, so a whole-repository run holds neither every file's content nor every
+// state of a long history of a big tree (each was its own map of the tree).
 type Node =
   | FoundNode
   | { readonly kind: 'missing' }
@@ -49,9 +61,14 @@ interface FoundNode {
   readonly kind: 'found';
   readonly type: ObjectType;
   readonly version: number;
-  readonly object: AipObject | undefined;
   readonly contentLength: number;
+  /** What the `inspect` option found. */
+  readonly problem: string | undefined;
 }
+
+/** States and operations a run keeps whole at most, by count and by files and effects in all. */
+const MAX_KEPT_OBJECTS = 1024;
+const MAX_KEPT_ITEMS = 2_000_000;
 
 interface Frame {
   readonly id: Id;
@@ -81,18 +98,34 @@ export class GraphVerifier {
   /** File entries and paths shared by the states a run keeps (consecutive states mostly hold the same files). */
   private readonly sharedEntries = new Map<string, FileEntry>();
   private readonly sharedPaths = new Map<string, string>();
+  private readonly kept: WeighedCache<Id, StateV1 | OperationV1>;
 
   constructor(
     private readonly source: ObjectSource,
     private readonly options: GraphOptions = {},
-  ) {}
+  ) {
+    const bounds = options.keptBounds ?? { objects: MAX_KEPT_OBJECTS, items: MAX_KEPT_ITEMS };
+    this.kept = new WeighedCache(bounds.objects, bounds.items);
+  }
 
-  /** What the run keeps of a found object: an artifact by length, a state with shared file entries. */
-  private foundNode(object: AipObject): FoundNode {
-    if (object.type === 'artifact') {
-      return { kind: 'found', type: 'artifact', version: object.version, object: undefined, contentLength: object.data.content.length };
+  /** What the run keeps of a found object; a state (with shared file entries) or an operation also goes to the cache. */
+  private foundNode(id: Id, object: AipObject): FoundNode {
+    this.keep(id, object);
+    const contentLength = object.type === 'artifact' ? object.data.content.length : 0;
+    return { kind: 'found', type: object.type, version: object.version, contentLength, problem: this.options.inspect?.(id, object) };
+  }
+
+  private keep(id: Id, object: AipObject): StateV1 | OperationV1 | undefined {
+    if (object.type === 'state') {
+      const state = this.shared(object);
+      this.kept.set(id, state, 1 + state.data.files.size);
+      return state;
     }
-    return { kind: 'found', type: object.type, version: object.version, object: object.type === 'state' ? this.shared(object) : object, contentLength: 0 };
+    if (object.type === 'operation') {
+      this.kept.set(id, object, 1 + object.data.effects.length);
+      return object;
+    }
+    return undefined;
   }
 
   /** The same state, its files map built from entries and paths shared across the run (same order). */
@@ -119,7 +152,7 @@ export class GraphVerifier {
     const cached = this.nodes.get(id);
     if (cached) return cached;
     const loaded = await this.source.load(id);
-    const node: Node = loaded.kind === 'found' ? this.foundNode(loaded.object) : loaded;
+    const node: Node = loaded.kind === 'found' ? this.foundNode(id, loaded.object) : loaded;
     this.nodes.set(id, node);
     return node;
   }
@@ -138,7 +171,7 @@ export class GraphVerifier {
       return undefined;
     }
     const object = loaded.object;
-    this.nodes.set(id, this.foundNode(object));
+    this.nodes.set(id, this.foundNode(id, object));
     if (this.options.trusted?.(id) === true) {
       this.verdicts.set(id, VALID);
       return object;
@@ -171,6 +204,8 @@ export class GraphVerifier {
         ? bad('graph.cycle', frame.id, `reference cycle through ${frame.cycleWith}`)
         : await this.check(frame);
       this.verdicts.set(frame.id, error ?? VALID);
+      // Just checked, so the most recently used: the next check up the history reads it.
+      if (this.kept.get(frame.id) === undefined) this.keep(frame.id, frame.object);
     }
     return top;
   }
@@ -180,23 +215,22 @@ export class GraphVerifier {
     const top = await this.settle(id);
     const error = this.verdicts.get(id);
     if (error) return { ok: false, error };
-    const node = this.nodes.get(id) as FoundNode;
-    const object = node.object ?? top;
+    const object = top ?? this.kept.get(id);
     if (object !== undefined) return { ok: true, object };
-    // A valid artifact settled earlier as a reference: the run kept its
-    // length only, so it is read again (it can only have been damaged since).
+    // A valid object settled earlier as a reference, which the run did not
+    // keep, is read again (it can only have been damaged since).
     const again = await this.source.load(id);
     if (again.kind === 'found') return { ok: true, object: again.object };
     return { ok: false, error: again.kind === 'missing' ? bad('graph.missing', id, 'no such object') : again.error };
   }
 
-  /** As `verify`, but a valid artifact comes back without its object (never read twice). */
+  /** As `verify`, but a valid object comes back as its type and what `inspect` found (never read twice). */
   async findingOf(id: Id): Promise<Finding> {
     await this.settle(id);
     const error = this.verdicts.get(id);
     if (error) return { ok: false, error };
     const node = this.nodes.get(id) as FoundNode;
-    return { ok: true, type: node.type, version: node.version, object: node.object };
+    return { ok: true, type: node.type, version: node.version, problem: node.problem };
   }
 
   /** Checks one object whose references have all been verified; undefined when it holds. */
@@ -215,10 +249,16 @@ export class GraphVerifier {
     return this.consistency(id, object);
   }
 
-  private async loaded<T extends AipObject>(id: Id): Promise<T> {
+  /** A state or an operation the run found valid: from the cache, or read again. */
+  private async loaded<T extends StateV1 | OperationV1>(id: Id): Promise<T> {
+    const cached = this.kept.get(id);
+    if (cached !== undefined) return cached as T;
     const node = await this.node(id);
-    if (node.kind !== 'found' || node.object === undefined) throw new AipError('internal', `${id} was checked but is not loaded`);
-    return node.object as T;
+    const again = node.kind === 'found' ? await this.source.load(id) : node;
+    if (again.kind !== 'found') throw new AipError('io', `${id} changed while it was being verified (run aip verify again)`);
+    const object = this.keep(id, again.object);
+    if (object === undefined) throw new AipError('internal', `${id} was checked as a state or an operation but is not one`);
+    return object as T;
   }
 
   private async consistency(id: Id, object: AipObject): Promise<AipError | undefined> {
@@ -241,8 +281,9 @@ export class GraphVerifier {
         const [parentId] = object.data.parents;
         const [operationId] = object.data.operations;
         if (parentId === undefined || operationId === undefined) return undefined; // the root state
-        const operation = await this.loaded<AipObject>(operationId);
-        if (operation.type !== 'operation') return undefined; // already reported as graph.type
+        const operationNode = await this.node(operationId);
+        if (operationNode.kind !== 'found' || operationNode.type !== 'operation') return undefined; // already reported as graph.type
+        const operation = await this.loaded<OperationV1>(operationId);
         if (parentId !== operation.data.base_state) {
           return bad('graph.state_parent', id, `data.parents[0] is ${parentId} but the operation's base_state is ${operation.data.base_state}`);
         }

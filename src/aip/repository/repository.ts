@@ -446,7 +446,6 @@ export class Repository {
    * source is true of it (`store.index`, reported on the source object).
    */
   async verify(ids?: readonly Id[]): Promise<VerifyReport> {
-    const verifier = new GraphVerifier(this.store);
     const all = ids === undefined;
     const targets = ids ?? (await this.store.list());
     const { bySource, malformed } = all
@@ -455,6 +454,8 @@ export class Repository {
         return { bySource: await this.index.linesBySource(malformed), malformed };
       })
       : { bySource: new IndexLineTable().grouped(), malformed: new Map<Id, string>() };
+    // The index is checked against each object while the run has it in hand.
+    const verifier = new GraphVerifier(this.store, all ? { inspect: (id, object) => indexProblem(id, object, bySource.linesOf(id)) } : {});
     const report: VerifyReport = { valid: [], invalid: [] };
     if (all) {
       // HEAD is not an object, but a repository whose HEAD names no stored
@@ -468,12 +469,9 @@ export class Repository {
         report.invalid.push({ id, code: finding.error.code, message: finding.error.message });
         continue;
       }
-      if (all) {
-        const problem = indexProblem(id, finding, bySource.linesOf(id));
-        if (problem !== undefined) {
-          report.invalid.push({ id, code: 'store.index', message: `${id}: ${problem} (run aip index rebuild)` });
-          continue;
-        }
+      if (finding.problem !== undefined) {
+        report.invalid.push({ id, code: 'store.index', message: `${id}: ${finding.problem} (run aip index rebuild)` });
+        continue;
       }
       if (malformed.has(id)) {
         report.invalid.push({ id, code: 'store.index', message: malformedLineMessage(id, malformed.get(id) as string) });
@@ -547,11 +545,10 @@ function wrongLineReason(line: IndexLine, target: Id, source: { type: ObjectType
  * The first disagreement between a valid object's references and the index
  * lines naming it as source: the first reference without its line, else the
  * first line that is not true of it. Set lookups: walking the references for
- * each line was quadratic in a state's files. (`object` is undefined for an
- * artifact, which references nothing.)
+ * each line was quadratic in a state's files.
  */
-function indexProblem(id: Id, source: { type: ObjectType; version: number; object: AipObject | undefined }, lines: readonly TargetedIndexLine[]): string | undefined {
-  const entries = source.object === undefined ? [] : indexEntriesOf(source.object);
+function indexProblem(id: Id, source: AipObject, lines: readonly TargetedIndexLine[]): string | undefined {
+  const entries = indexEntriesOf(source);
   const present = new Set<string>();
   for (const l of lines) {
     if (l.type === source.type && l.version === source.version) present.add(`${l.target} ${l.field}`);

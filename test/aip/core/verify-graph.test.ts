@@ -175,6 +175,35 @@ describe('cycles and memoisation (5.6)', () => {
     expect(loads.size).toBe(13);
   });
 
+  it('reads a state or an operation again when the run keeps none whole, with the same verdicts', async () => {
+    const source = repository();
+    const loads = new Map<Id, number>();
+    const counting: ObjectSource = {
+      load: (id) => {
+        loads.set(id, (loads.get(id) ?? 0) + 1);
+        return source.load(id);
+      },
+    };
+    const verifier = new GraphVerifier(counting, { keptBounds: { objects: 0, items: 0 } });
+    for (const name of VECTOR_ORDER) expect((await verifier.verify(ID[name])).ok, name).toBe(true);
+    expect(loads.get(ID.V1)).toBeGreaterThan(1);
+    expect(loads.get(ID.V5)).toBeGreaterThan(1);
+    const unkept = { keptBounds: { objects: 0, items: 0 } };
+    const broken = source.add({ ...v6, data: { ...v6.data, files: new Map() } });
+    expect(await verifyGraph(broken, source, unkept)).toMatchObject({ ok: false, error: { code: 'graph.state_files' } });
+    const before = source.add({ ...v5, data: { ...v5.data, base_state: ID.V6 } });
+    expect(await verifyGraph(before, source, unkept)).toMatchObject({ ok: false, error: { code: 'graph.before' } });
+  });
+
+  it("hands back what inspect found in each object with the object's finding", async () => {
+    const source = repository();
+    const seen: Id[] = [];
+    const verifier = new GraphVerifier(source, { inspect: (id, object) => (seen.push(id), object.type === 'intent' ? `an intent: ${object.data.title}` : undefined) });
+    expect(await verifier.findingOf(ID.V6)).toEqual({ ok: true, type: 'state', version: 1, problem: undefined });
+    expect(await verifier.findingOf(ID.V4)).toEqual({ ok: true, type: 'intent', version: 1, problem: `an intent: ${v4.data.title}` });
+    expect(new Set(seen)).toEqual(new Set([ID.V6, ID.V5, ID.V4, ID.V2, ID.V1]));
+  });
+
   it('does not re-verify trusted objects', async () => {
     const source = new MemorySource();
     // A broken state nobody re-checks when it is trusted.
