@@ -20,6 +20,18 @@ async function codeOf(object: AipObject, source = repository()): Promise<string 
   return verdict.ok ? undefined : verdict.error.code;
 }
 
+/** `source` behind a count of the loads of each ID. */
+function countingLoads(source: ObjectSource): { counting: ObjectSource; loads: Map<Id, number> } {
+  const loads = new Map<Id, number>();
+  const counting: ObjectSource = {
+    load: (id) => {
+      loads.set(id, (loads.get(id) ?? 0) + 1);
+      return source.load(id);
+    },
+  };
+  return { counting, loads };
+}
+
 const entry = (artifact: Id, executable = false) => ({ artifact, executable });
 const v4 = OBJECTS.V4 as IntentV1;
 const v5 = OBJECTS.V5 as OperationV1;
@@ -162,13 +174,7 @@ describe('cycles and memoisation (5.6)', () => {
 
   it('loads each object once per run', async () => {
     const source = repository();
-    const loads = new Map<Id, number>();
-    const counting: ObjectSource = {
-      load: (id) => {
-        loads.set(id, (loads.get(id) ?? 0) + 1);
-        return source.load(id);
-      },
-    };
+    const { counting, loads } = countingLoads(source);
     const verifier = new GraphVerifier(counting);
     for (const name of VECTOR_ORDER) await verifier.verify(ID[name]);
     expect(Math.max(...loads.values())).toBe(1);
@@ -177,13 +183,7 @@ describe('cycles and memoisation (5.6)', () => {
 
   it('reads a state or an operation again when the run keeps none whole, with the same verdicts', async () => {
     const source = repository();
-    const loads = new Map<Id, number>();
-    const counting: ObjectSource = {
-      load: (id) => {
-        loads.set(id, (loads.get(id) ?? 0) + 1);
-        return source.load(id);
-      },
-    };
+    const { counting, loads } = countingLoads(source);
     const verifier = new GraphVerifier(counting, { keptBounds: { objects: 0, items: 0 } });
     for (const name of VECTOR_ORDER) expect((await verifier.verify(ID[name])).ok, name).toBe(true);
     expect(loads.get(ID.V1)).toBeGreaterThan(1);
