@@ -64,15 +64,9 @@ export function referencesOf(object: AipObject): Reference[] {
 }
 
 /** Distinct (target, field) pairs: what the reverse index records for an object. */
-/** One reverse-index line's worth of a reference: its target and the field that holds it. */
-export interface IndexEntry {
-  readonly target: Id;
-  readonly field: string;
-}
-
-export function indexEntriesOf(object: AipObject): IndexEntry[] {
+export function indexEntriesOf(object: AipObject): { target: Id; field: string }[] {
   const seen = new Set<string>();
-  const out: IndexEntry[] = [];
+  const out: { target: Id; field: string }[] = [];
   for (const ref of referencesOf(object)) {
     const key = `${ref.target} ${ref.field}`;
     if (seen.has(key)) continue;
