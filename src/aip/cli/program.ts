@@ -635,7 +635,9 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
       const repo = await ctx.repo();
       let id: Id | undefined = await repo.resolve(ref ?? 'HEAD');
       let child: Id | undefined; // the state whose parent `id` is
-      const lines: string[] = [];
+      // Text goes out state by state, so `aip log | head` answers at once on a
+      // long history; a broken chain ends it with the error after the states
+      // already shown (as git log does). JSON stays one document: all or nothing.
       const entries: JsonTree[] = [];
       while (id !== undefined) {
         const state: StateV1 = await repo.getTyped(id, 'state', child === undefined ? undefined : `${child}: data.parents[0]`);
@@ -647,6 +649,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
           evidence.push({ id: ref.source, kind: d.kind, result: d.result, provenance: d.provenance });
         }
         const operationId = state.data.operations[0];
+        const lines: string[] = [];
         const entry = new Map<string, JsonTree>([['state', id], ['root', operationId === undefined]]);
         if (operationId === undefined) lines.push(`state ${id} (root)`);
         else {
@@ -658,13 +661,14 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
           entry.set('effects', operation.data.effects.length);
         }
         for (const e of evidence) lines.push(`  evidence ${e.id} ${oneLine(e.kind)} ${e.result} (${e.provenance})`);
-        entry.set('evidence', evidence.map((e) => map([['id', e.id], ['kind', e.kind], ['result', e.result], ['provenance', e.provenance]])));
-        entries.push(entry);
+        if (ctx.json) {
+          entry.set('evidence', evidence.map((e) => map([['id', e.id], ['kind', e.kind], ['result', e.result], ['provenance', e.provenance]])));
+          entries.push(entry);
+        } else await ctx.outLines(lines);
         child = id;
         id = state.data.parents[0];
       }
       if (ctx.json) await ctx.outJson(map([['states', entries]]));
-      else await ctx.outLines(lines);
     }));
 
   program

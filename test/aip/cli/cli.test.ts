@@ -352,6 +352,25 @@ describe('exit codes', () => {
     expect(log.stderr).toBe(`aip: graph.missing: ${state}: data.operations[0]: ${operation} is not stored\n`);
   });
 
+  it('log prints the states it reached before a broken link, then the error; --format json prints only the error', async () => {
+    const dir = await initialized();
+    const snapshot = async (content: string): Promise<{ operation: string; state: string }> => {
+      await writeFile(join(dir, 'f'), content);
+      const made = await aip(['--format', 'json', 'snapshot', '--title', 't', '--goal', 'g'], { cwd: dir });
+      return JSON.parse(made.text) as { operation: string; state: string };
+    };
+    const first = await snapshot('1\n');
+    const second = await snapshot('2\n');
+    await rm(join(dir, '.aip', 'objects', first.operation.slice(0, 2), first.operation.slice(2)));
+    const log = await aip(['log'], { cwd: dir });
+    expect(log.code).toBe(5);
+    expect(lines(log.text)).toEqual([`state ${second.state}`, `  operation ${second.operation}`, expect.stringMatching(/^  intent [0-9a-f]{64} t$/), '  effects 1']);
+    expect(log.stderr).toBe(`aip: graph.missing: ${first.state}: data.operations[0]: ${first.operation} is not stored\n`);
+    const json = await aip(['--format', 'json', 'log'], { cwd: dir });
+    expect(json.code).toBe(5);
+    expect(JSON.parse(json.text)).toEqual({ error: { code: 'graph.missing', message: `${first.state}: data.operations[0]: ${first.operation} is not stored` } });
+  });
+
   it('4 for an unknown run result and 1 for a refused init', async () => {
     const dir = await initialized();
     const run = await aip(['run', '--timeout', '100ms', '--', 'sleep', '5'], { cwd: dir });
