@@ -11,7 +11,7 @@ export interface JsonObject {
   [key: string]: JsonValue;
 }
 
-export type JsonErrorCode = 'json_too_large' | 'json_too_deep' | 'json_too_many_containers' | 'json_syntax' | 'json_duplicate_key' | 'json_unrepresentable';
+export type JsonErrorCode = 'json_too_large' | 'json_too_deep' | 'json_too_many_containers' | 'json_too_many_items' | 'json_syntax' | 'json_duplicate_key' | 'json_unrepresentable';
 
 export class JsonError extends SafeError<JsonErrorCode> {
   override readonly name = 'JsonError';
@@ -43,6 +43,14 @@ export interface JsonParseLimits {
    * text and about a hundred of heap); unbounded when absent.
    */
   readonly maxContainers?: number;
+  /**
+   * Most items one array, and members one object, may hold; unbounded when
+   * absent. Past about 112 million items V8 ends the process instead of
+   * throwing, and a Map refuses its 2^24th entry, so a caller whose text may
+   * be that long and that builds Maps sets them.
+   */
+  readonly maxArrayItems?: number;
+  readonly maxObjectMembers?: number;
   /**
    * A float token beyond binary64 (`1e400`) becomes ±Infinity, and the tokens
    * `NaN`, `Infinity` and `-Infinity` (what Python's json.dumps writes for
@@ -167,6 +175,10 @@ class LosslessParser {
     }
   }
 
+  private tooManyItems(what: string): never {
+    throw new JsonError('json_too_many_items', `The JSON document has ${what}.`, { offset: this.pos });
+  }
+
   private enter(depth: number): void {
     if (depth > this.limits.maxDepth) throw new JsonError('json_too_deep', 'The JSON document is nested too deeply.');
     if (--this.containersLeft < 0) throw new JsonError('json_too_many_containers', 'The JSON document holds too many arrays and objects.', { offset: this.pos });
@@ -183,7 +195,8 @@ class LosslessParser {
       this.pos++;
       return result;
     }
-    for (;;) {
+    for (let members = 0; ; members++) {
+      if (members === this.limits.maxObjectMembers) this.tooManyItems(`an object of more than ${members} members`);
       this.skipWhitespace();
       if (this.text[this.pos] !== '"') this.fail();
       const key = this.parseString();
@@ -215,6 +228,7 @@ class LosslessParser {
       return result;
     }
     for (;;) {
+      if (result.length === this.limits.maxArrayItems) this.tooManyItems(`an array of more than ${result.length} items`);
       this.skipWhitespace();
       result.push(this.parseValue(depth));
       this.skipWhitespace();

@@ -81,6 +81,14 @@ describe('parseJson', () => {
     expect(parseJsonNotingForm('{"a":{"b":1,"c":2},"b":{"a":1,"b":2}}', { ...limits, rejectDuplicateKeys: true })).toMatchObject({ canonical: true });
   });
 
+  it('can bound the items of one array and the members of one object, each container on its own', () => {
+    const bounded = { ...limits, maxArrayItems: 3, maxObjectMembers: 2 };
+    expect(parseJson('[[1,2,3],[1,2,3],{"a":1,"b":2}]', bounded)).toEqual([[1n, 2n, 3n], [1n, 2n, 3n], { a: 1n, b: 2n }]);
+    expect(() => parseJson('[[1,2,3,4]]', bounded)).toThrow(expect.objectContaining({ code: 'json_too_many_items', message: 'The JSON document has an array of more than 3 items.' }));
+    expect(() => parseJson('[{"a":1,"b":2,"c":3}]', bounded)).toThrow(expect.objectContaining({ code: 'json_too_many_items', message: 'The JSON document has an object of more than 2 members.' }));
+    expect(parseJson('[1,2,3,4]', limits)).toEqual([1n, 2n, 3n, 4n]);
+  });
+
   it('keeps a __proto__ member as data', () => {
     const value = parseJson('{"__proto__":{"polluted":true}}', limits) as Record<string, unknown>;
     expect(Object.keys(value)).toEqual(['__proto__']);

@@ -2,7 +2,7 @@
 // order, base64 content and exact integers, and reading it back through the
 // same schema checks. Presentation only: IDs always come from the CBOR bytes.
 import { DEFAULT_JSON_LIMITS, JsonError, parseJson as parseLosslessJson, textPosition, type JsonValue } from '../../common/json.js';
-import { type CborValue } from './cbor-profile.js';
+import { MAX_ARRAY_ITEMS, MAX_MAP_ENTRIES, type CborValue } from './cbor-profile.js';
 import { encodeObject, type Encoded } from './codec.js';
 import { failure, success, type Outcome } from './errors.js';
 import { quoted } from './quote.js';
@@ -193,18 +193,38 @@ function hasNegativeNumber(text: string): boolean {
  * fractions, exponents and negative numbers (`-0` included) are refused;
  * integers stay exact.
  */
-export function parseJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxBytes): Outcome<JsonTree> {
+/** The most items one array, and entries one map, may hold: the CBOR reader's bounds (D69); tests lower them. */
+export interface ItemBounds {
+  readonly arrayItems: number;
+  readonly mapEntries: number;
+}
+
+const ITEM_BOUNDS: ItemBounds = { arrayItems: MAX_ARRAY_ITEMS, mapEntries: MAX_MAP_ENTRIES };
+
+export function parseJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxBytes, bounds = ITEM_BOUNDS): Outcome<JsonTree> {
   try {
     // Past the envelope's few, every object of a valid presentation holds a
     // 64-character ID (a file entry, an effect's entry, a capture) and every
     // array is a field: one container per 32 characters is never reached
     // (the CBOR reader's bound). Without it, megabytes of `{}` ran out of memory.
     const maxContainers = Math.floor(text.length / 32) + 16;
-    const value = parseLosslessJson(text, { maxBytes, maxDepth: MAX_JSON_DEPTH, rejectDuplicateKeys: true, maxContainers });
+    // Met here before V8's own limits end the process (an array) or throw (a Map).
+    const value = parseLosslessJson(text, {
+      maxBytes,
+      maxDepth: MAX_JSON_DEPTH,
+      rejectDuplicateKeys: true,
+      maxContainers,
+      maxArrayItems: bounds.arrayItems,
+      maxObjectMembers: bounds.mapEntries,
+    });
     if (hasNegativeNumber(text)) throw new JsonFailure('negative numbers are not allowed');
     return success(toJsonTree(value));
   } catch (error) {
     if (error instanceof JsonFailure) return failure('object.envelope', `invalid JSON: ${error.message}`);
+    if (error instanceof JsonError && error.code === 'json_too_many_items') {
+      const what = error.message.replace(/^The JSON document has (.*)\.$/, '$1');
+      return failure('cbor.too_large', `the JSON presentation has ${what}, more than this implementation holds`);
+    }
     if (error instanceof JsonError) {
       // Where the text stops being JSON, so a hand-written file can be mended.
       const at = error.offset === undefined ? undefined : textPosition(text, error.offset);
@@ -224,8 +244,8 @@ function decodeBase64(text: string): Uint8Array | undefined {
 }
 
 /** Reads an object's JSON presentation; `id`, when present, must equal the computed ID. */
-export function objectFromJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxBytes): Outcome<Encoded> {
-  const parsed = parseJson(text, maxBytes);
+export function objectFromJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxBytes, bounds = ITEM_BOUNDS): Outcome<Encoded> {
+  const parsed = parseJson(text, maxBytes, bounds);
   if (!parsed.ok) return parsed;
   const tree = parsed.value;
   if (!(tree instanceof Map)) return failure('object.envelope', 'the JSON presentation must be an object');

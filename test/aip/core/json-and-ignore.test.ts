@@ -52,6 +52,21 @@ describe('JSON presentation', () => {
     expect(parseJson('['.repeat(40) + ']'.repeat(40)).ok).toBe(false);
   });
 
+  it("refuses an array or map beyond the CBOR reader's item bounds as cbor.too_large, before building it", () => {
+    const intent = (constraints: number): string =>
+      `{"type":"intent","version":1,"data":{"title":"t","goal":"g","constraints":[${Array(constraints).fill('"c"').join(',')}],"context":[],"parents":[],"created_at":"2026-01-01T00:00:00.000000000Z"}}`;
+    const bounds = { arrayItems: 3, mapEntries: 8 };
+    expect(objectFromJson(intent(3), undefined, bounds).ok).toBe(true);
+    expect(objectFromJson(intent(4), undefined, bounds)).toMatchObject({
+      ok: false,
+      error: { code: 'cbor.too_large', message: 'the JSON presentation has an array of more than 3 items, more than this implementation holds' },
+    });
+    expect(objectFromJson(intent(1), undefined, { arrayItems: 3, mapEntries: 3 })).toMatchObject({
+      ok: false,
+      error: { code: 'cbor.too_large', message: 'the JSON presentation has an object of more than 3 members, more than this implementation holds' },
+    });
+  });
+
   it('keeps integers above 2^53 exact', () => {
     const v9 = OBJECTS.V9 as EvidenceV2;
     const big: EvidenceV2 = { ...v9, data: { ...v9.data, timeout_ns: 2n ** 64n - 1n, duration_ns: 2n ** 53n + 1n } };
