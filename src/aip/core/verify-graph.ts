@@ -72,11 +72,30 @@ const MAX_KEPT_ITEMS = 2_000_000;
 
 interface Frame {
   readonly id: Id;
-  readonly object: AipObject;
-  /** Distinct reference targets; the references themselves are listed again when the object is checked. */
+  /** The object, unless the frames below already held their share (then read again for its check). */
+  readonly object: AipObject | undefined;
+  /** What holding `object` weighs (0 when not held). */
+  readonly weight: number;
+  /** Distinct reference targets not settled on entry; the references themselves are listed again when the object is checked. */
   readonly children: readonly Id[];
   next: number;
   cycleWith: Id | undefined;
+}
+
+/** Roughly how many items holding a decoded object costs: its map entries and array items (and 64 bytes of content as one). */
+function weightOf(object: AipObject): number {
+  switch (object.type) {
+    case 'state':
+      return 1 + object.data.files.size;
+    case 'operation':
+      return 1 + object.data.effects.length + object.data.inputs.length;
+    case 'artifact':
+      return 1 + Math.ceil(object.data.content.length / 64);
+    case 'intent':
+      return 1 + object.data.constraints.length + object.data.context.length + object.data.parents.length;
+    default:
+      return 1 + referencesOf(object).length;
+  }
 }
 
 /** The memoised verdict of a valid object (an invalid one keeps its error). */
@@ -99,6 +118,9 @@ export class GraphVerifier {
   private readonly sharedEntries = new Map<string, FileEntry>();
   private readonly sharedPaths = new Map<string, string>();
   private readonly kept: WeighedCache<Id, StateV1 | OperationV1>;
+  /** The weight of the objects the frames of the walk hold, at most the kept items' bound. */
+  private heldByFrames = 0;
+  private readonly maxHeldByFrames: number;
 
   constructor(
     private readonly source: ObjectSource,
@@ -106,13 +128,24 @@ export class GraphVerifier {
   ) {
     const bounds = options.keptBounds ?? { objects: MAX_KEPT_OBJECTS, items: MAX_KEPT_ITEMS };
     this.kept = new WeighedCache(bounds.objects, bounds.items);
+    this.maxHeldByFrames = bounds.items;
   }
 
   /** What the run keeps of a found object; a state (with shared file entries) or an operation also goes to the cache. */
   private foundNode(id: Id, object: AipObject): FoundNode {
     this.keep(id, object);
+    return this.nodeOf(id, object);
+  }
+
+  private nodeOf(id: Id, object: AipObject): FoundNode {
     const contentLength = object.type === 'artifact' ? object.data.content.length : 0;
     return { kind: 'found', type: object.type, version: object.version, contentLength, problem: this.options.inspect?.(id, object) };
+  }
+
+  /** Records a load that found nothing valid: its node and its verdict. */
+  private settleUnfound(id: Id, loaded: Exclude<LoadResult, { kind: 'found' }>): void {
+    this.nodes.set(id, loaded);
+    this.verdicts.set(id, loaded.kind === 'missing' ? bad('graph.missing', id, 'no such object') : loaded.error);
   }
 
   private keep(id: Id, object: AipObject): StateV1 | OperationV1 | undefined {
@@ -160,14 +193,8 @@ export class GraphVerifier {
   /** Loads `id` and either settles its verdict or pushes a frame for its references; returns the object when found. */
   private async enter(id: Id, stack: Frame[]): Promise<AipObject | undefined> {
     const loaded = await this.source.load(id);
-    if (loaded.kind === 'missing') {
-      this.nodes.set(id, loaded);
-      this.verdicts.set(id, bad('graph.missing', id, 'no such object'));
-      return undefined;
-    }
-    if (loaded.kind === 'invalid') {
-      this.nodes.set(id, loaded);
-      this.verdicts.set(id, loaded.error);
+    if (loaded.kind !== 'found') {
+      this.settleUnfound(id, loaded);
       return undefined;
     }
     const object = loaded.object;
@@ -177,8 +204,37 @@ export class GraphVerifier {
       return object;
     }
     this.inProgress.add(id);
-    stack.push({ id, object, children: [...new Set(referencesOf(object).map((r) => r.target))], next: 0, cycleWith: undefined });
+    // Artifacts (every file of a state) have no references: settled here, they
+    // take no frame and leave the frame only the few objects to walk into.
+    const children: Id[] = [];
+    const seen = new Set<Id>();
+    for (const ref of referencesOf(object)) {
+      if (seen.has(ref.target) || this.verdicts.has(ref.target)) continue;
+      seen.add(ref.target);
+      if (ref.expect === 'artifact' && !this.inProgress.has(ref.target) && (await this.settleArtifact(ref.target))) continue;
+      children.push(ref.target);
+    }
+    // A long history walks one frame per state down to its root: past the
+    // bound, a frame keeps only the ID and its object is read again for its check.
+    const weight = weightOf(object);
+    const held = this.heldByFrames + weight <= this.maxHeldByFrames;
+    if (held) this.heldByFrames += weight;
+    const kept = held ? (this.kept.get(id) ?? object) : undefined;
+    stack.push({ id, object: kept, weight: held ? weight : 0, children, next: 0, cycleWith: undefined });
     return object;
+  }
+
+  /** Settles `id` when it is an artifact, or unfound; false (nothing recorded) when it is another object, to be walked. */
+  private async settleArtifact(id: Id): Promise<boolean> {
+    const loaded = await this.source.load(id);
+    if (loaded.kind !== 'found') {
+      this.settleUnfound(id, loaded);
+      return true;
+    }
+    if (loaded.object.type !== 'artifact') return false;
+    this.nodes.set(id, this.nodeOf(id, loaded.object));
+    this.verdicts.set(id, VALID);
+    return true;
   }
 
   /** Settles the verdict of `id` and its closure; returns `id`'s object when this call loaded it. */
@@ -199,15 +255,27 @@ export class GraphVerifier {
         continue;
       }
       stack.pop();
+      this.heldByFrames -= frame.weight;
       this.inProgress.delete(frame.id);
-      const error = frame.cycleWith !== undefined
-        ? bad('graph.cycle', frame.id, `reference cycle through ${frame.cycleWith}`)
-        : await this.check(frame);
-      this.verdicts.set(frame.id, error ?? VALID);
+      if (frame.cycleWith !== undefined) {
+        this.verdicts.set(frame.id, bad('graph.cycle', frame.id, `reference cycle through ${frame.cycleWith}`));
+        continue;
+      }
+      const object = frame.object ?? (await this.again(frame.id));
+      this.verdicts.set(frame.id, (await this.check(frame.id, object)) ?? VALID);
       // Just checked, so the most recently used: the next check up the history reads it.
-      if (this.kept.get(frame.id) === undefined) this.keep(frame.id, frame.object);
+      if (this.kept.get(frame.id) === undefined) this.keep(frame.id, object);
     }
     return top;
+  }
+
+  /** An object found on entry that its frame did not hold: from the cache, or read again. */
+  private async again(id: Id): Promise<AipObject> {
+    const cached = this.kept.get(id);
+    if (cached !== undefined) return cached;
+    const loaded = await this.source.load(id);
+    if (loaded.kind !== 'found') throw new AipError('io', `${id} changed while it was being verified (run aip verify again)`);
+    return loaded.object;
   }
 
   /** Full verification of `id` and its reference closure. */
@@ -234,8 +302,7 @@ export class GraphVerifier {
   }
 
   /** Checks one object whose references have all been verified; undefined when it holds. */
-  private async check(frame: Frame): Promise<AipError | undefined> {
-    const { id, object } = frame;
+  private async check(id: Id, object: AipObject): Promise<AipError | undefined> {
     for (const ref of referencesOf(object)) {
       const node = await this.node(ref.target);
       if (node.kind === 'missing') return bad('graph.missing', id, `${ref.at}: ${ref.target} is not stored`);
@@ -253,10 +320,7 @@ export class GraphVerifier {
   private async loaded<T extends StateV1 | OperationV1>(id: Id): Promise<T> {
     const cached = this.kept.get(id);
     if (cached !== undefined) return cached as T;
-    const node = await this.node(id);
-    const again = node.kind === 'found' ? await this.source.load(id) : node;
-    if (again.kind !== 'found') throw new AipError('io', `${id} changed while it was being verified (run aip verify again)`);
-    const object = this.keep(id, again.object);
+    const object = this.keep(id, await this.again(id));
     if (object === undefined) throw new AipError('internal', `${id} was checked as a state or an operation but is not one`);
     return object as T;
   }

@@ -195,6 +195,39 @@ describe('cycles and memoisation (5.6)', () => {
     expect(await verifyGraph(before, source, unkept)).toMatchObject({ ok: false, error: { code: 'graph.before' } });
   });
 
+  it('walks a long history of big trees within its bounds: each object read at most twice, the same verdicts', async () => {
+    const source = new MemorySource();
+    const artifact = (text: string): Id => source.add({ type: 'artifact', version: 1, data: { kind: 'file', content: new TextEncoder().encode(text) } });
+    const intent = source.add(v4);
+    const files = new Map<string, { artifact: Id; executable: boolean }>();
+    let state = source.add(OBJECTS.V1);
+    const states: Id[] = [];
+    for (let i = 0; i < 200; i++) {
+      const path = `f${String(i % 20).padStart(2, '0')}`;
+      const before = files.get(path) ?? null;
+      const after = entry(artifact(`${path} ${i}`));
+      const operation = source.add({
+        type: 'operation',
+        version: 1,
+        data: { inputs: before === null ? [] : [before.artifact], intent, effects: [{ path, before, after }], base_state: state },
+      });
+      files.set(path, after);
+      state = source.add({ type: 'state', version: 1, data: { files: new Map([...files].sort()), intents: [intent], parents: [state], operations: [operation] } });
+      states.push(state);
+    }
+    // Frames and cache together may hold about five of these states of 20 files.
+    const bounds = { keptBounds: { objects: 4, items: 60 } };
+    const { counting, loads } = countingLoads(source);
+    expect((await new GraphVerifier(counting, bounds).verify(state)).ok).toBe(true);
+    expect(loads.size).toBe(source.objects.size);
+    expect(Math.max(...loads.values())).toBe(2);
+    // A state deep in the history whose files do not follow from its operation is still found.
+    const deep = source.objects.get(states[10] as Id) as StateV1;
+    source.addAs(states[10] as Id, { ...deep, data: { ...deep.data, files: new Map() } });
+    const verdict = await verifyGraph(state, source, bounds);
+    expect(verdict).toMatchObject({ ok: false, error: { code: 'graph.state_files' } });
+  });
+
   it("hands back what inspect found in each object with the object's finding", async () => {
     const source = repository();
     const seen: Id[] = [];
