@@ -80,6 +80,51 @@ async function* paged<T, P>(size: number, fetch: (after: P | null) => Promise<T[
   }
 }
 
+/**
+ * Field text a staging batch may gather before it is written: a count alone
+ * let 500 records of 64 KiB (and their copies on the way to the store) make
+ * each batch tens of megabytes.
+ */
+const STAGE_BATCH_CHARS = 4 * 1024 * 1024;
+
+/** Members gathered for one staging write: full at `maxItems`, or at `maxChars` of their field text. */
+export class StageBatch<T> {
+  private items: T[] = [];
+  private chars = 0;
+
+  constructor(
+    private readonly maxItems: number,
+    private readonly maxChars = STAGE_BATCH_CHARS,
+  ) {}
+
+  /** Adds `item`, which carries `chars` of field text; true when the batch is now full. */
+  add(item: T, chars = 0): boolean {
+    this.items.push(item);
+    this.chars += chars;
+    return this.items.length >= this.maxItems || this.chars >= this.maxChars;
+  }
+
+  /** The members gathered, leaving the batch empty. */
+  take(): T[] {
+    const items = this.items;
+    this.items = [];
+    this.chars = 0;
+    return items;
+  }
+}
+
+/** Roughly the text a field set carries (its strings and list members; 8 for any other value). */
+function fieldSetChars(fields: FieldSet | null): number {
+  if (fields === null) return 0;
+  let chars = 0;
+  for (const value of Object.values(fields)) {
+    if (typeof value === 'string') chars += value.length;
+    else if (Array.isArray(value)) for (const member of value as readonly string[]) chars += member.length + 1;
+    else chars += 8;
+  }
+  return chars;
+}
+
 function byName(a: EntityLayout, b: EntityLayout): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
@@ -709,9 +754,10 @@ export class ServiceTransfer {
 
   /**
    * Writes the store; returns the digest of what it staged. Members go to
-   * the store in batches of the backend's stageBatch as the replay reads them, so
-   * memory does not grow with the service: history is held aside in the
-   * unit and appended in time order by the store at the end.
+   * the store in batches of the backend's stageBatch (and of at most
+   * STAGE_BATCH_CHARS of field text) as the replay reads them, so memory does
+   * not grow with the service: history is held aside in the unit and
+   * appended in time order by the store at the end.
    */
   private async stage(artefact: ValidatedTransfer, manifest: ManifestV2, layout: StoreLayout, fence: WriteFence, locator: StorageLocator): Promise<string> {
     const digest = new ContentDigest(this.deps.codec.textDigest(), manifest);
@@ -721,10 +767,10 @@ export class ServiceTransfer {
     await this.deps.storage.data.stage(locator, this.principalId, layout, async (tx) => {
       await tx.setFence(fence);
       let recordEntity: EntityLayout | null = null;
-      let records: StoredRecord[] = [];
-      let history: HistoryEvent[] = [];
-      let branches: StoredBranch[] = [];
-      let memberships: MembershipRow[] = [];
+      const records = new StageBatch<StoredRecord>(stageBatch);
+      const history = new StageBatch<HistoryEvent>(stageBatch);
+      const branches = new StageBatch<StoredBranch>(stageBatch);
+      const memberships = new StageBatch<MembershipRow>(stageBatch);
       // One batch write in flight while the next batch is read and checked
       // (a networked store works meanwhile); writes stay in order, and the
       // first failure stops the unit at the next submission or at the end.
@@ -736,23 +782,19 @@ export class ServiceTransfer {
       };
       const flushRecords = async () => {
         const entity = recordEntity;
-        const batch = records;
-        records = [];
+        const batch = records.take();
         if (entity !== null && batch.length > 0) await submit(() => tx.insertRecords(entity, batch));
       };
       const flushHistory = async () => {
-        const batch = history;
-        history = [];
+        const batch = history.take();
         if (batch.length > 0) await submit(() => tx.holdHistory(batch));
       };
       const flushBranches = async () => {
-        const batch = branches;
-        branches = [];
+        const batch = branches.take();
         if (batch.length > 0) await submit(() => tx.insertBranches(batch));
       };
       const flushMemberships = async () => {
-        const batch = memberships;
-        memberships = [];
+        const batch = memberships.take();
         if (batch.length > 0) await submit(() => tx.putMemberships(batch, assignedAt));
       };
       await artefact.replay({
@@ -765,19 +807,18 @@ export class ServiceTransfer {
             await flushRecords();
             recordEntity = entity;
           }
-          records.push({ id: record.recordId, createdAt: record.createdAt, updatedAt: record.updatedAt, createdVia: record.createdVia, recordVersion: record.recordVersion, fields });
-          if (records.length >= stageBatch) await flushRecords();
+          const stored = { id: record.recordId, createdAt: record.createdAt, updatedAt: record.updatedAt, createdVia: record.createdVia, recordVersion: record.recordVersion, fields };
+          if (records.add(stored, fieldSetChars(fields))) await flushRecords();
         },
         history: async (event) => {
           await flushRecords();
           digest.history(event);
-          history.push(event);
-          if (history.length >= stageBatch) await flushHistory();
+          if (history.add(event, fieldSetChars(event.before) + fieldSetChars(event.after))) await flushHistory();
         },
         branch: async (branch) => {
           await flushHistory();
           digest.branch(branch);
-          branches.push({
+          const full = branches.add({
             id: branch.branchId,
             slug: branch.slug,
             title: branch.title,
@@ -790,13 +831,12 @@ export class ServiceTransfer {
             updatedAt: branch.updatedAt,
             branchRevision: branch.branchRevision,
           });
-          if (branches.length >= stageBatch) await flushBranches();
+          if (full) await flushBranches();
         },
         membership: async (membership) => {
           await flushBranches();
           digest.membership(membership);
-          memberships.push(membership);
-          if (memberships.length >= stageBatch) await flushMemberships();
+          if (memberships.add(membership)) await flushMemberships();
         },
       });
       // Sections come in order; each is flushed when the next begins, and the last one here.
