@@ -101,7 +101,7 @@ describe('aigpt server, raw JSON-RPC lines', () => {
 
   it('bounds an input line at 4 MiB: a longer request gets -32600, a shorter one is served, and the session goes on', async () => {
     server.send(readCore(2, 5 * 1024 * 1024));
-    expect(await server.response(2)).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32600, message: 'Invalid Request' } });
+    expect(await server.response(2)).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32600, message: 'Invalid Request: the input line is longer than 4194304 bytes' } });
     server.send(readCore(3, 3 * 1024 * 1024));
     const served = (await server.response(3))['result'] as { isError?: boolean };
     expect(served.isError).toBeUndefined();
@@ -113,7 +113,7 @@ describe('aigpt server, raw JSON-RPC lines', () => {
     server.send(exactly(5, 4 * 1024 * 1024));
     expect(((await server.response(5))['result'] as { isError?: boolean }).isError).toBeUndefined();
     server.send(exactly(6, 4 * 1024 * 1024 + 1));
-    expect(await server.response(6)).toEqual({ jsonrpc: '2.0', id: 6, error: { code: -32600, message: 'Invalid Request' } });
+    expect(await server.response(6)).toEqual({ jsonrpc: '2.0', id: 6, error: { code: -32600, message: 'Invalid Request: the input line is longer than 4194304 bytes' } });
   });
 
   it('answers an oversized request in its turn, its id written first or last (as the MCP SDK client writes it)', async () => {

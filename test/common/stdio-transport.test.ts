@@ -65,6 +65,9 @@ function harness(maxLineBytes = 64) {
   return { input, transport, received, written, lossless };
 }
 
+/** What the client reads for a line over the 64-byte bound of these tests: the reason, since it cannot see the server's log. */
+const TOO_LONG = 'Invalid Request: the input line is longer than 64 bytes';
+
 describe('LosslessStdioTransport', () => {
   it('answers an oversized request with -32600 and keeps serving', async () => {
     const { input, transport, received, written } = harness();
@@ -72,7 +75,7 @@ describe('LosslessStdioTransport', () => {
     input.write(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"x":"${'a'.repeat(200)}"}}\n`);
     input.write('{"jsonrpc":"2.0","id":8,"method":"ping"}\n');
     await new Promise((resolve) => setImmediate(resolve));
-    expect(written.map((line) => JSON.parse(line))).toEqual([{ jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'Invalid Request' } }]);
+    expect(written.map((line) => JSON.parse(line))).toEqual([{ jsonrpc: '2.0', id: 7, error: { code: -32600, message: TOO_LONG } }]);
     expect(received).toEqual([{ jsonrpc: '2.0', id: 8, method: 'ping' }]);
   });
 
@@ -87,7 +90,7 @@ describe('LosslessStdioTransport', () => {
     input.write(`${line(1, 64)}\n${line(2, 65)}\n`);
     await new Promise((resolve) => setImmediate(resolve));
     expect(received).toMatchObject([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
-    expect(written.map((text) => JSON.parse(text))).toEqual([{ jsonrpc: '2.0', id: 2, error: { code: -32600, message: 'Invalid Request' } }]);
+    expect(written.map((text) => JSON.parse(text))).toEqual([{ jsonrpc: '2.0', id: 2, error: { code: -32600, message: TOO_LONG } }]);
   });
 
   it('answers an oversized request whose id comes last, as the MCP SDK writes it, even across chunks', async () => {
@@ -106,9 +109,9 @@ describe('LosslessStdioTransport', () => {
     input.end();
     await new Promise((resolve) => setImmediate(resolve));
     expect(written.map((line) => JSON.parse(line))).toEqual([
-      { jsonrpc: '2.0', id: 9, error: { code: -32600, message: 'Invalid Request' } },
-      { jsonrpc: '2.0', id: 'k"1', error: { code: -32600, message: 'Invalid Request' } },
-      { jsonrpc: '2.0', id: 12, error: { code: -32600, message: 'Invalid Request' } },
+      { jsonrpc: '2.0', id: 9, error: { code: -32600, message: TOO_LONG } },
+      { jsonrpc: '2.0', id: 'k"1', error: { code: -32600, message: TOO_LONG } },
+      { jsonrpc: '2.0', id: 12, error: { code: -32600, message: TOO_LONG } },
     ]);
     expect(received).toEqual([{ jsonrpc: '2.0', id: 11, method: 'ping' }]);
   });

@@ -199,7 +199,7 @@ export class LosslessStdioTransport implements Transport {
       // or else (once the line has ended) from its end.
       const whole = Buffer.concat([...this.chunks, part]);
       const id = idAtLineStart(whole);
-      if (id !== undefined) this.answerDirectly(invalidRequestResponse(id));
+      if (id !== undefined) this.answerDirectly(invalidRequestResponse(id, this.oversizedReason()));
       else this.discardedTail = lastBytes(whole);
       this.chunks = [];
       this.buffered = 0;
@@ -334,7 +334,12 @@ export class LosslessStdioTransport implements Transport {
     this.discardedTail = undefined;
     if (tail === undefined) return;
     const id = idAtLineEnd(tail);
-    if (id !== undefined) this.answerDirectly(invalidRequestResponse(id));
+    if (id !== undefined) this.answerDirectly(invalidRequestResponse(id, this.oversizedReason()));
+  }
+
+  /** Said to the client, which cannot see our log: a request that is too long may be split (compress fewer items at once). */
+  private oversizedReason(): string {
+    return `the input line is longer than ${this.maxLineBytes} bytes`;
   }
 
   /**
@@ -619,7 +624,8 @@ function idFromToken(token: string | undefined): string | number | bigint | unde
   }
 }
 
-/** JSON-RPC -32600; a bigint id is written exactly by send(). */
-function invalidRequestResponse(id: string | number | bigint): JSONRPCMessage {
-  return { jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid Request' } } as unknown as JSONRPCMessage;
+/** JSON-RPC -32600, with the reason when the client can act on it; a bigint id is written exactly by send(). */
+function invalidRequestResponse(id: string | number | bigint, reason?: string): JSONRPCMessage {
+  const message = reason === undefined ? 'Invalid Request' : `Invalid Request: ${reason}`;
+  return { jsonrpc: '2.0', id, error: { code: -32600, message } } as unknown as JSONRPCMessage;
 }
