@@ -268,8 +268,13 @@ export class PostgresDataTx implements OperatorDataWriter {
 
   async branchReachesByParents(start: string, ancestor: string): Promise<boolean> {
     // UNION (not UNION ALL) ends the walk on a cycle, which the rules never let in.
-    const sql = `WITH RECURSIVE chain(id) AS (SELECT $1::text COLLATE "C" UNION SELECT b."parent_branch_id" FROM ${this.s}."__aipcs_memory_branch" b JOIN chain ON b."id" = chain.id
-      WHERE b."principal_id" = $2 AND b."parent_branch_id" IS NOT NULL) SELECT 1 FROM chain WHERE id = $3 LIMIT 1`;
+    // Each level is one lookup by the primary key (LATERAL … LIMIT 1, the
+    // owner checked outside it so no principal-led index can serve it): as a
+    // join, a table without statistics yet (branches made since the last
+    // autovacuum) was scanned and hashed per level, 8.8 s for a chain of 8000.
+    const sql = `WITH RECURSIVE chain(id) AS (SELECT $1::text COLLATE "C" UNION SELECT p."parent_branch_id" FROM chain CROSS JOIN LATERAL (
+        SELECT b."parent_branch_id", b."principal_id" FROM ${this.s}."__aipcs_memory_branch" b WHERE b."id" = chain.id LIMIT 1) AS p
+      WHERE p."principal_id" = $2 AND p."parent_branch_id" IS NOT NULL) SELECT 1 FROM chain WHERE id = $3 LIMIT 1`;
     return (await this.session.first(sql, [start, this.principalId, ancestor])) !== undefined;
   }
 
