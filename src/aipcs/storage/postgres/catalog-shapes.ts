@@ -205,6 +205,8 @@ export const FOUNDATION_SHAPE: CatalogShape = {
         { name: '__aipcs_memory_branch_pkey', keys: ['id'], unique: true, primary: true },
         { name: '__aipcs_memory_branch_principal_id_slug_key', keys: ['principal_id', 'slug'], unique: true },
         { name: '__aipcs_memory_branch_recent', keys: ['principal_id', 'updated_at', 'id'], order: [0, 3, 0] },
+        { name: '__aipcs_memory_branch_status', keys: ['principal_id', 'status', 'id'] },
+        { name: '__aipcs_memory_branch_type', keys: ['principal_id', 'branch_type', 'id'] },
       ],
     },
     {

@@ -227,6 +227,10 @@ export function bookkeepingDdl(schema: string): string[] {
     `CREATE INDEX "__aipcs_memory_branch_list" ON ${s}."__aipcs_memory_branch" ("principal_id", "id")`,
     // Summary branch cards: most recently updated first, ties by id.
     `CREATE INDEX "__aipcs_memory_branch_recent" ON ${s}."__aipcs_memory_branch" ("principal_id", "updated_at" DESC, "id")`,
+    // Branch list pages filtered by status or type: without them a rare value
+    // walked every branch of the principal to fill one page.
+    `CREATE INDEX "__aipcs_memory_branch_status" ON ${s}."__aipcs_memory_branch" ("principal_id", "status", "id")`,
+    `CREATE INDEX "__aipcs_memory_branch_type" ON ${s}."__aipcs_memory_branch" ("principal_id", "branch_type", "id")`,
     `CREATE TABLE ${s}."__aipcs_record_branch" (
   "principal_id" text COLLATE "C" NOT NULL,
   "entity_name" text COLLATE "C" NOT NULL,

@@ -104,6 +104,10 @@ export const BOOKKEEPING_DDL = [
   `CREATE INDEX __aipcs_memory_branch_list ON __aipcs_memory_branch (principal_id, id)`,
   // Summary branch cards: most recently updated first, ties by id.
   `CREATE INDEX __aipcs_memory_branch_recent ON __aipcs_memory_branch (principal_id, updated_at DESC, id)`,
+  // Branch list pages filtered by status or type: without them a rare value
+  // walked every branch of the principal to fill one page.
+  `CREATE INDEX __aipcs_memory_branch_status ON __aipcs_memory_branch (principal_id, status, id)`,
+  `CREATE INDEX __aipcs_memory_branch_type ON __aipcs_memory_branch (principal_id, branch_type, id)`,
   `CREATE TABLE __aipcs_record_branch (
   principal_id TEXT NOT NULL,
   entity_name TEXT NOT NULL,

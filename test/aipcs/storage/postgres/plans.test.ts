@@ -229,7 +229,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     );
     expect(rows).toEqual(['__aipcs_list_member', '__aipcs_memory_branch', '__aipcs_record_branch', '__aipcs_record_history', 'note'].map((relname) => ({ relname, analysed: true })));
   });
-  it('walks a branch parent chain one lookup by id per level, with and without statistics', async () => {
+  it('walks a branch parent chain one lookup by id per level, and lists by status or type through their indexes, with and without statistics', async () => {
     const { locator } = await loadedNotes();
     const chain: string[] = [];
     await storage.data.write(locator, PRINCIPAL, async (tx) => {
@@ -263,6 +263,15 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         expect(onBranches.length, JSON.stringify(session.plans)).toBeGreaterThan(0);
         for (const node of onBranches) expect([node['Node Type'], node['Index Name']], JSON.stringify(session.plans)).toEqual(['Index Scan', '__aipcs_memory_branch_pkey']);
         expect(nodes.map((node) => node['Node Type'])).not.toContain('Hash Join');
+        // A page filtered by status or type walks that column's index (it walked every branch).
+        const lists = new ExplainingSession(client);
+        const tx = new PostgresDataTx(lists, locator.namespace, PRINCIPAL);
+        await tx.listBranches({ status: 'archived', branchType: null, parentId: null, afterId: chain[0] as string, limit: 10 });
+        await tx.listBranches({ status: null, branchType: 'epic', parentId: null, afterId: chain[0] as string, limit: 10 });
+        expect(lists.plans.map((plan) => planNodes(plan).map((node) => [node['Node Type'], node['Index Name'] ?? null]))).toEqual([
+          [['Limit', null], ['Index Scan', '__aipcs_memory_branch_status']],
+          [['Limit', null], ['Index Scan', '__aipcs_memory_branch_type']],
+        ]);
       } finally {
         client.release();
         await pool.end();
