@@ -3,12 +3,16 @@
 // PostgreSQL session that explains each row query instead of running it.
 // Tests assert the shapes of plans, never timings.
 
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { PgSession } from '../../src/aipcs/storage/postgres/connection.js';
 import type { SqliteDatabase } from '../../src/aipcs/storage/sqlite/connection.js';
 import { SqliteDataTx } from '../../src/aipcs/storage/sqlite/service-data.js';
+import { openSqliteStorage } from '../../src/aipcs/storage/sqlite/index.js';
+import type { JsonObject } from '../../src/common/json.js';
+import { appOver, manifest, type TestApp } from '../conformance/harness.js';
 
 type StatementMethod = 'all' | 'get' | 'run';
 
@@ -40,15 +44,42 @@ export function explainingSqlite(db: SqliteDatabase, plans: string[][], methods:
 }
 
 /**
- * The one service store under `dataRoot`, opened read-only, and a unit of
- * work over it as `principalId` whose `all` statements record their plans
- * into `plans`. The caller closes `db`.
+ * A SQLite data root in a new temp folder (pushed onto `folders` for the
+ * caller to remove) holding one service of `document`, seeded, designed and
+ * materialised as agent-a, then filled by `fill` through the application.
+ * The storage is closed again before this returns, so the store can be
+ * opened read-only to explain the statements the adapter runs on it.
  */
-export function explainingStore(dataRoot: string, plans: string[][], principalId = 'agent-a'): { db: Database.Database; tx: SqliteDataTx } {
+export async function materialisedSqliteService<T>(
+  folders: string[],
+  document: JsonObject,
+  fill: (app: TestApp, serviceId: string) => Promise<T>,
+): Promise<{ dataRoot: string; filled: T }> {
+  const base = mkdtempSync(join(tmpdir(), 'aipcs-plans-'));
+  folders.push(base);
+  const dataRoot = join(base, 'data');
+  const storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
+  try {
+    const app = appOver(storage);
+    const serviceId = (await app.lifecycle.seed({ domainName: 'plans', domainClass: 'test', intentDescription: 'Query plans.', idempotencyKey: 's' }))['service_id'] as string;
+    await app.lifecycle.design({ serviceId, manifest: manifest(document), idempotencyKey: 'd' });
+    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+    return { dataRoot, filled: await fill(app, serviceId) };
+  } finally {
+    await storage.close();
+  }
+}
+
+/**
+ * The one service store under `dataRoot`, opened read-only, and a unit of
+ * work over it as `principalId` whose statements run by `methods` record
+ * their plans into `plans`. The caller closes `db`.
+ */
+export function explainingStore(dataRoot: string, plans: string[][], principalId = 'agent-a', methods: readonly StatementMethod[] = ['all']): { db: Database.Database; tx: SqliteDataTx } {
   const stores = join(dataRoot, 'service-stores');
   const db = new Database(join(stores, readdirSync(stores).find((name) => name.endsWith('.sqlite')) as string), { readonly: true, fileMustExist: true });
   db.defaultSafeIntegers(true);
-  return { db, tx: new SqliteDataTx(explainingSqlite(db, plans, ['all']), principalId) };
+  return { db, tx: new SqliteDataTx(explainingSqlite(db, plans, methods), principalId) };
 }
 
 /** A node of PostgreSQL's `EXPLAIN (FORMAT JSON)` plan, as far as the tests read it. */

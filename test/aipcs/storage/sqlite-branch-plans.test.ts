@@ -6,17 +6,11 @@
 // index of that column (it walked every branch: 471 ms at 300 000 for one
 // page). Checked with EXPLAIN QUERY PLAN on the statements the adapter runs.
 
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { rmSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
-import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
-import { SqliteDataTx } from '../../../src/aipcs/storage/sqlite/service-data.js';
 import type { JsonObject } from '../../../src/common/json.js';
-import { appOver, manifest } from '../../conformance/harness.js';
 import { memoManifest } from '../../conformance/memo-manifest.js';
-import { explainingSqlite } from '../../support/query-plans.js';
+import { explainingStore, materialisedSqliteService } from '../../support/query-plans.js';
 
 const folders: string[] = [];
 afterEach(() => {
@@ -24,16 +18,8 @@ afterEach(() => {
 });
 
 it('walks a branch parent chain by id, one lookup per level, and lists by status or type through their indexes', async () => {
-  const base = mkdtempSync(join(tmpdir(), 'aipcs-branch-chain-plan-'));
-  folders.push(base);
-  const dataRoot = join(base, 'data');
-  const storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
-  const chain: string[] = [];
-  try {
-    const app = appOver(storage);
-    const serviceId = (await app.lifecycle.seed({ domainName: 'memos', domainClass: 'test', intentDescription: 'Memos.', idempotencyKey: 's' }))['service_id'] as string;
-    await app.lifecycle.design({ serviceId, manifest: manifest(memoManifest()), idempotencyKey: 'd' });
-    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+  const { dataRoot, filled: chain } = await materialisedSqliteService(folders, memoManifest(), async (app, serviceId) => {
+    const chain: string[] = [];
     for (let i = 0; i < 4; i++) {
       const made = await app.branches.create({
         serviceId,
@@ -47,15 +33,11 @@ it('walks a branch parent chain by id, one lookup per level, and lists by status
       });
       chain.push((made['branch'] as JsonObject)['id'] as string);
     }
-  } finally {
-    await storage.close();
-  }
-  const stores = join(dataRoot, 'service-stores');
-  const db = new Database(join(stores, readdirSync(stores).find((name) => name.endsWith('.sqlite')) as string), { readonly: true, fileMustExist: true });
+    return chain;
+  });
+  const plans: string[][] = [];
+  const { db, tx } = explainingStore(dataRoot, plans, 'agent-a', ['get', 'all']);
   try {
-    db.defaultSafeIntegers(true);
-    const plans: string[][] = [];
-    const tx = new SqliteDataTx(explainingSqlite(db, plans, ['get', 'all']), 'agent-a');
     expect(await tx.branchReachesByParents(chain[3] as string, chain[0] as string)).toBe(true);
     expect(await tx.branchReachesByParents(chain[0] as string, chain[3] as string)).toBe(false);
     expect(plans).toHaveLength(2);

@@ -5,16 +5,12 @@
 // events (quadratic: 7 s for a record of 40 000 versions). Checked with
 // EXPLAIN QUERY PLAN on the statements the adapter runs; no timings.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import type { HistoryEvent } from '../../../src/aipcs/core/ports.js';
-import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import type { JsonObject } from '../../../src/common/json.js';
-import { appOver, manifest } from '../../conformance/harness.js';
 import { memoManifest } from '../../conformance/memo-manifest.js';
-import { explainingStore } from '../../support/query-plans.js';
+import { explainingStore, materialisedSqliteService } from '../../support/query-plans.js';
 
 const folders: string[] = [];
 afterEach(() => {
@@ -22,16 +18,8 @@ afterEach(() => {
 });
 
 it('pages a long record history in version order by seeking the sequence index, never sorting', async () => {
-  const base = mkdtempSync(join(tmpdir(), 'aipcs-history-page-plan-'));
-  folders.push(base);
-  const dataRoot = join(base, 'data');
-  const storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
-  const ids: string[] = [];
-  try {
-    const app = appOver(storage);
-    const serviceId = (await app.lifecycle.seed({ domainName: 'memos', domainClass: 'test', intentDescription: 'Memos.', idempotencyKey: 's' }))['service_id'] as string;
-    await app.lifecycle.design({ serviceId, manifest: manifest(memoManifest()), idempotencyKey: 'd' });
-    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+  const { dataRoot, filled: ids } = await materialisedSqliteService(folders, memoManifest(), async (app, serviceId) => {
+    const ids: string[] = [];
     for (let r = 0; r < 3; r++) {
       const created = await app.records.create({ serviceId, entityName: 'memo', record: { title: `memo ${r}` }, idempotencyKey: `c${r}` });
       ids.push((created['record'] as JsonObject)['id'] as string);
@@ -42,9 +30,8 @@ it('pages a long record history in version order by seeking the sequence index, 
         await app.records.update({ serviceId, entityName: 'memo', recordId, updates: { title: `v${version}` }, expectedRecordVersion: version, idempotencyKey: `u${r}-${version}` });
       }
     }
-  } finally {
-    await storage.close();
-  }
+    return ids;
+  });
   const plans: string[][] = [];
   const { db, tx } = explainingStore(dataRoot, plans);
   try {

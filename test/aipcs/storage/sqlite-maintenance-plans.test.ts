@@ -12,7 +12,7 @@ import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import type { JsonObject } from '../../../src/common/json.js';
 import { appOver, manifest } from '../../conformance/harness.js';
 import { memoManifest } from '../../conformance/memo-manifest.js';
-import { explainingStore } from '../../support/query-plans.js';
+import { explainingStore, materialisedSqliteService } from '../../support/query-plans.js';
 
 const folders: string[] = [];
 afterEach(() => {
@@ -20,36 +20,26 @@ afterEach(() => {
 });
 
 it('walks a branch scope from its memberships and probes the primary flag per record', async () => {
-  const base = mkdtempSync(join(tmpdir(), 'aipcs-maintenance-plans-'));
-  folders.push(base);
-  const dataRoot = join(base, 'data');
-  const storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
-  let layout: EntityLayout;
-  let branchId: string;
   const members: string[] = [];
   const primaries = new Set<string>();
-  try {
-    const app = appOver(storage);
-    const serviceId = (await app.lifecycle.seed({ domainName: 'memos', domainClass: 'test', intentDescription: 'Memos.', idempotencyKey: 's' }))['service_id'] as string;
-    await app.lifecycle.design({ serviceId, manifest: manifest(memoManifest()), idempotencyKey: 'd' });
-    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' });
+  const { dataRoot, filled } = await materialisedSqliteService(folders, memoManifest(), async (app, serviceId) => {
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) {
       const created = await app.records.create({ serviceId, entityName: 'memo', record: { title: `memo ${i}`, provenance_source: `doc-${i % 20}` }, idempotencyKey: `r${i}` });
       ids.push((created['record'] as JsonObject)['id'] as string);
     }
     const branch = await app.branches.create({ serviceId, slug: 'b', title: 'B', intent: 'I', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: 'b' });
-    branchId = (branch['branch'] as JsonObject)['id'] as string;
+    const branchId = (branch['branch'] as JsonObject)['id'] as string;
     const assign = (role: 'primary' | 'related', chosen: string[], idempotencyKey: string) =>
       app.branches.assign({ serviceId, branchId, role, operation: 'assign', records: chosen.map((recordId) => ({ entityName: 'memo', recordId, expectedRecordVersion: 1n })), idempotencyKey });
     await assign('primary', ids.slice(0, 3), 'a1');
     await assign('related', ids.slice(3, 5), 'a2');
     members.push(...ids.slice(0, 5).sort());
     for (const id of ids.slice(0, 3)) primaries.add(id);
-    layout = (await app.lifecycle.admitData(serviceId)).layout.entities.find((entity) => entity.name === 'memo') as EntityLayout;
-  } finally {
-    await storage.close();
-  }
+    const layout = (await app.lifecycle.admitData(serviceId)).layout.entities.find((entity) => entity.name === 'memo') as EntityLayout;
+    return { layout, branchId };
+  });
+  const { layout, branchId } = filled;
   const plans: string[][] = [];
   const { db, tx } = explainingStore(dataRoot, plans);
   try {
