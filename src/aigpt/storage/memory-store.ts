@@ -42,6 +42,27 @@ const TEMP_NAME = /^\..*\.tmp-/;
 /** Reads of the memory set that met a concurrent compress, and the first pause between them (then 4x each time). */
 const READ_ATTEMPTS = 4;
 const READ_RETRY_PAUSE_MS = 5;
+/** Record files read at once, at most. */
+const MAX_READ_BATCH = 32;
+/** Bytes of record files one batch reads before the next batch is made smaller. */
+const READ_BATCH_BYTES = 1024 * 1024;
+
+/**
+ * How many record files the next batch reads: up to MAX_READ_BATCH while
+ * they are small, fewer while they are large. A valid 1 MiB record dense
+ * with extra members (`[]` repeated) parses into a tree tens of times its
+ * size, and 32 of them in hand at once took readers to 1.2-2.8 GB.
+ */
+export class ReadBatchSize {
+  next = 8;
+
+  /** Adjusts to what the last batch read. */
+  after(outcomes: readonly RecordFileOutcome[]): void {
+    let bytes = 0;
+    for (const outcome of outcomes) if (outcome.ok) bytes += outcome.bytes;
+    this.next = bytes <= READ_BATCH_BYTES ? Math.min(MAX_READ_BATCH, this.next * 2) : Math.max(1, Math.floor((this.next * READ_BATCH_BYTES) / bytes));
+  }
+}
 
 /**
  * A temp file recovery may delete. A name ending in `.json` (`.a.tmp-1.json`)
@@ -524,9 +545,11 @@ export class MemoryStore {
       const kept: RecordFileOutcome[] = [];
       let used = 0;
       let end = toRead.length;
+      const sizes = new ReadBatchSize();
       reading: while (end > 0) {
-        const start = Math.max(0, end - 32);
-        const batch = await mapLimited(toRead.slice(start, end), 32, read);
+        const start = Math.max(0, end - sizes.next);
+        const batch = await mapLimited(toRead.slice(start, end), MAX_READ_BATCH, read);
+        sizes.after(batch);
         for (let index = batch.length - 1; index >= 0; index--) {
           let outcome = batch[index]!;
           let size = outcome.ok && outcome.text !== undefined ? answerBytes(outcome) : 0;
@@ -607,9 +630,12 @@ export class MemoryStore {
     this.fault('scan:listed');
     onListed?.(listing);
     let gone = 0;
-    for (let start = 0; start < names.length; start += 32) {
-      const batch = names.slice(start, start + 32);
-      const outcomes = await mapLimited(batch, 32, (entry) => readRecordFile(this.entryPath(entry), join(this.tree.memoryDir, entry.name)));
+    const sizes = new ReadBatchSize();
+    for (let start = 0; start < names.length; ) {
+      const batch = names.slice(start, start + sizes.next);
+      start += batch.length;
+      const outcomes = await mapLimited(batch, MAX_READ_BATCH, (entry) => readRecordFile(this.entryPath(entry), join(this.tree.memoryDir, entry.name)));
+      sizes.after(outcomes);
       for (const [index, outcome] of outcomes.entries()) {
         // Removed since the listing (a concurrent compress): nothing to show.
         if (!outcome.ok && outcome.gone === true) {
