@@ -102,16 +102,29 @@ export function planNodes(plan: PlanNode): PlanNode[] {
 export class ExplainingSession extends PgSession {
   readonly plans: PlanNode[] = [];
 
-  override async rows<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+  /** Records the plan of `sql` instead of running it. */
+  protected async explain(sql: string, params: readonly unknown[]): Promise<void> {
     const [row] = await super.rows<{ 'QUERY PLAN': readonly { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
     const plan = row?.['QUERY PLAN'][0]?.Plan;
     if (plan === undefined) throw new Error('no plan');
     this.plans.push(plan);
+  }
+
+  override async rows<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    await this.explain(sql, params);
     return [];
   }
 
   override async arrayRows(sql: string, params: readonly unknown[] = []): Promise<unknown[][]> {
-    await this.rows(sql, params);
+    await this.explain(sql, params);
     return [];
+  }
+}
+
+/** As ExplainingSession, but single-row queries (`first`) are explained too, and answer no row. */
+export class ExplainingFirstSession extends ExplainingSession {
+  override async first<R>(sql: string, params: readonly unknown[] = []): Promise<R | undefined> {
+    await this.explain(sql, params);
+    return undefined;
   }
 }

@@ -10,14 +10,13 @@ import pg from 'pg';
 import type { OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
 import type { EntityLayout, RecordQuery, StorageLocator, StoredRecord } from '../../../../src/aipcs/core/ports.js';
 import { openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
-import { PgSession } from '../../../../src/aipcs/storage/postgres/connection.js';
 import { PostgresDataTx } from '../../../../src/aipcs/storage/postgres/service-data.js';
 import { appOver, manifest, materialisedNotes } from '../../../conformance/harness.js';
 import { notesManifest, notesManifestV2 } from '../../../support/manifests.js';
 import type { JsonObject } from '../../../../src/common/json.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../../support/postgres.js';
-import { ExplainingSession, type PlanNode, planNodes } from '../../../support/query-plans.js';
+import { ExplainingFirstSession, ExplainingSession, type PlanNode, planNodes } from '../../../support/query-plans.js';
 
 const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
 const PRINCIPAL = 'agent-a';
@@ -241,22 +240,12 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       }
     });
     // As a join, a branch table without statistics was scanned and hashed per level (8.8 s at 8000 levels).
-    class ExplainingFirst extends PgSession {
-      readonly plans: PlanNode[] = [];
-      override async first<R>(sql: string, params: readonly unknown[] = []): Promise<R | undefined> {
-        const [row] = await super.rows<{ 'QUERY PLAN': readonly { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
-        const plan = row?.['QUERY PLAN'][0]?.Plan;
-        if (plan === undefined) throw new Error('no plan');
-        this.plans.push(plan);
-        return undefined;
-      }
-    }
     for (const analysed of [false, true]) {
       if (analysed) await queryRows(db.url, `ANALYZE "${locator.namespace}"."__aipcs_memory_branch"`);
       const pool = new pg.Pool({ connectionString: db.url, max: 1 });
       const client = await pool.connect();
       try {
-        const session = new ExplainingFirst(client);
+        const session = new ExplainingFirstSession(client);
         await new PostgresDataTx(session, locator.namespace, PRINCIPAL).branchReachesByParents(chain.at(-1) as string, chain[0] as string);
         const nodes = planNodes(session.plans[0] as PlanNode);
         const onBranches = nodes.filter((node) => node['Relation Name'] === '__aipcs_memory_branch');
