@@ -87,6 +87,7 @@ export interface PlanNode {
   readonly 'Node Type': string;
   readonly 'Relation Name'?: string;
   readonly 'Index Name'?: string;
+  readonly 'Plan Rows'?: number;
   readonly Plans?: readonly PlanNode[];
 }
 

@@ -250,7 +250,6 @@ export const FOUNDATION_SHAPE: CatalogShape = {
       indexes: [
         { name: '__aipcs_record_history_entity', keys: ['principal_id', 'entity_name', 'event_sequence'] },
         { name: '__aipcs_record_history_pkey', keys: ['event_sequence'], unique: true, primary: true },
-        { name: '__aipcs_record_history_record', keys: ['principal_id', 'entity_name', 'record_id', 'event_sequence'] },
         { name: '__aipcs_record_history_version', keys: ['principal_id', 'entity_name', 'record_id', 'record_version'] },
       ],
     },

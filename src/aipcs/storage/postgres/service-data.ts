@@ -234,19 +234,30 @@ export class PostgresDataTx implements OperatorDataWriter {
 
   async history(entityName: string, recordId: string | null, afterSequence: bigint | null, limit: number, textBudget?: number): Promise<HistoryRows> {
     const params: unknown[] = [this.principalId, entityName];
+    const next = (value: unknown): string => {
+      params.push(value);
+      return `$${params.length}`;
+    };
     let where = `"principal_id" = $1 AND "entity_name" = $2`;
+    let order = '"event_sequence"';
     if (recordId !== null) {
-      params.push(recordId);
-      where += ` AND "record_id" = $${params.length}`;
+      // One record's events take ascending sequences in version order (writes,
+      // and import staging keeps time per record), so its pages walk the
+      // version index from the cursor's version. Ordered by sequence, the
+      // planner walked the whole history by its primary key when the record
+      // held most of the events, past every event before its first.
+      where += ` AND "record_id" = ${next(recordId)}`;
+      order = '"record_version"';
+      if (afterSequence !== null) {
+        const after = next(afterSequence);
+        where += ` AND "record_version" > (SELECT "record_version" FROM ${this.s}."__aipcs_record_history" WHERE "event_sequence" = ${after}) AND "event_sequence" > ${after}`;
+      }
+    } else if (afterSequence !== null) {
+      where += ` AND "event_sequence" > ${next(afterSequence)}`;
     }
-    if (afterSequence !== null) {
-      params.push(afterSequence);
-      where += ` AND "event_sequence" > $${params.length}`;
-    }
-    params.push(limit);
     const rows = await this.session.arrayRows(
       `SELECT "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at", "event_sequence"
-         FROM ${this.s}."__aipcs_record_history" WHERE ${where} ORDER BY "event_sequence" LIMIT $${params.length}`,
+         FROM ${this.s}."__aipcs_record_history" WHERE ${where} ORDER BY ${order} LIMIT ${next(limit)}`,
       params,
     );
     return historyRowsWithinBudget(rows, textBudget);

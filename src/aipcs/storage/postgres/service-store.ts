@@ -202,9 +202,9 @@ export function bookkeepingDdl(schema: string): string[] {
   "after_json" text COLLATE "C",
   "occurred_at" bigint NOT NULL
 )`,
-    `CREATE INDEX "__aipcs_record_history_record" ON ${s}."__aipcs_record_history" ("principal_id", "entity_name", "record_id", "event_sequence")`,
     `CREATE INDEX "__aipcs_record_history_entity" ON ${s}."__aipcs_record_history" ("principal_id", "entity_name", "event_sequence")`,
-    // Export walks history in (entity, record, version) order: keyset pages follow this index.
+    // Export walks history in (entity, record, version) order, and one record's
+    // history pages in version order: keyset pages follow this index.
     `CREATE INDEX "__aipcs_record_history_version" ON ${s}."__aipcs_record_history" ("principal_id", "entity_name", "record_id", "record_version")`,
     `CREATE TABLE ${s}."__aipcs_memory_branch" (
   "id" text COLLATE "C" NOT NULL PRIMARY KEY,

@@ -228,6 +228,44 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     );
     expect(rows).toEqual(['__aipcs_list_member', '__aipcs_memory_branch', '__aipcs_record_branch', '__aipcs_record_history', 'note'].map((relname) => ({ relname, analysed: true })));
   });
+  it('pages one record\'s history through its version index even when that record holds most of the events, all late', async () => {
+    const { locator, ids } = await loadedNotes();
+    const busy = ids[0] as string;
+    const at = 1_800_000_000_000_000n;
+    await storage.data.write(locator, PRINCIPAL, async (tx) => {
+      for (const id of ids) await tx.appendHistory({ entityName: 'note', recordId: id, recordVersion: 1n, kind: 'create', before: null, after: { title: 't' }, occurredAt: at });
+      // The busy record's later versions come after every other record's events.
+      for (let version = 2n; version <= 3001n; version++) {
+        await tx.appendHistory({ entityName: 'note', recordId: busy, recordVersion: version, kind: 'update', before: { title: 't' }, after: { title: 't' }, occurredAt: at });
+      }
+    });
+    for (const analysed of [false, true]) {
+      if (analysed) await queryRows(db.url, `ANALYZE "${locator.namespace}"."__aipcs_record_history"`);
+      const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+      const client = await pool.connect();
+      try {
+        const session = new ExplainingSession(client);
+        const tx = new PostgresDataTx(session, locator.namespace, PRINCIPAL);
+        await tx.history('note', busy, null, 51);
+        // The cursor of a later page: the sequence of the busy record's version 40.
+        await tx.history('note', busy, BigInt(RECORDS) + 39n, 51);
+        const context = `${analysed ? 'analysed' : 'not analysed'}: ${JSON.stringify(session.plans)}`;
+        for (const plan of session.plans) {
+          // The page itself walks the version index, without a sort; only the cursor's own event is looked up by sequence.
+          const nodes = planNodes(plan);
+          expect(plan['Node Type'], context).toBe('Limit');
+          expect(nodes.filter((node) => node['Node Type'] === 'Index Scan' && node['Index Name'] === '__aipcs_record_history_version'), context).toHaveLength(1);
+          expect(nodes.filter((node) => node['Node Type'].includes('Sort')), context).toEqual([]);
+          const bySequence = nodes.filter((node) => node['Index Name'] === '__aipcs_record_history_pkey' || node['Index Name'] === '__aipcs_record_history_entity');
+          expect(bySequence.map((node) => node['Plan Rows']), context).toEqual(plan === session.plans[0] ? [] : [1]);
+        }
+      } finally {
+        client.release();
+        await pool.end();
+      }
+    }
+  });
+
   it('walks a branch parent chain one lookup by id per level, and lists by status or type through their indexes, with and without statistics', async () => {
     const { locator } = await loadedNotes();
     const chain: string[] = [];
