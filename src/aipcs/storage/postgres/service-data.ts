@@ -246,11 +246,16 @@ export class PostgresDataTx implements OperatorDataWriter {
       // version index from the cursor's version. Ordered by sequence, the
       // planner walked the whole history by its primary key when the record
       // held most of the events, past every event before its first.
-      where += ` AND "record_id" = ${next(recordId)}`;
+      const record = next(recordId);
+      where += ` AND "record_id" = ${record}`;
       order = '"record_version"';
       if (afterSequence !== null) {
+        // A cursor's sequence is this record's event; any other (cursors are
+        // not secret) bounds no version and reads nothing of another record.
         const after = next(afterSequence);
-        where += ` AND "record_version" > (SELECT "record_version" FROM ${this.s}."__aipcs_record_history" WHERE "event_sequence" = ${after}) AND "event_sequence" > ${after}`;
+        // The owner is checked outside the WHERE, which then leaves the planner only the primary key to find it.
+        const version = `SELECT CASE WHEN "principal_id" = $1 AND "entity_name" = $2 AND "record_id" = ${record} THEN "record_version" END FROM ${this.s}."__aipcs_record_history" WHERE "event_sequence" = ${after}`;
+        where += ` AND "record_version" > COALESCE((${version}), 0) AND "event_sequence" > ${after}`;
       }
     } else if (afterSequence !== null) {
       where += ` AND "event_sequence" > ${next(afterSequence)}`;

@@ -228,6 +228,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     );
     expect(rows).toEqual(['__aipcs_list_member', '__aipcs_memory_branch', '__aipcs_record_branch', '__aipcs_record_history', 'note'].map((relname) => ({ relname, analysed: true })));
   });
+
   it('pages one record\'s history through its version index even when that record holds most of the events, all late', async () => {
     const { locator, ids } = await loadedNotes();
     const busy = ids[0] as string;
@@ -264,6 +265,12 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         await pool.end();
       }
     }
+    // The pages themselves: versions in order from the cursor's; a sequence of another record's event bounds no version.
+    const versions = (after: bigint | null) => storage.data.read(locator, PRINCIPAL, async (tx) => (await tx.history('note', busy, after, 51)).events.map((event) => event.recordVersion));
+    const range = (from: bigint, count: number) => Array.from({ length: count }, (_, i) => from + BigInt(i));
+    expect(await versions(null)).toEqual(range(1n, 51));
+    expect(await versions(BigInt(RECORDS) + 39n)).toEqual(range(41n, 51));
+    expect(await versions(2n)).toEqual(range(2n, 51));
   });
 
   it('walks a branch parent chain one lookup by id per level, and lists by status or type through their indexes, with and without statistics', async () => {
