@@ -17,10 +17,13 @@ export class JsonError extends SafeError<JsonErrorCode> {
   override readonly name = 'JsonError';
   /** For `json_syntax`: the UTF-16 index where the text stops being JSON (a caller may show it as a line and column). */
   readonly offset: number | undefined;
+  /** For `json_too_many_items`: what there is too much of ("an array of more than N items"), for a caller's own message. */
+  readonly excess: string | undefined;
 
-  constructor(code: JsonErrorCode, safeMessage: string, options: SafeErrorOptions & { readonly offset?: number } = {}) {
+  constructor(code: JsonErrorCode, safeMessage: string, options: SafeErrorOptions & { readonly offset?: number; readonly excess?: string } = {}) {
     super(code, safeMessage, options);
     this.offset = options.offset;
+    this.excess = options.excess;
   }
 }
 
@@ -176,7 +179,7 @@ class LosslessParser {
   }
 
   private tooManyItems(what: string): never {
-    throw new JsonError('json_too_many_items', `The JSON document has ${what}.`, { offset: this.pos });
+    throw new JsonError('json_too_many_items', `The JSON document has ${what}.`, { offset: this.pos, excess: what });
   }
 
   private enter(depth: number): void {

@@ -222,8 +222,7 @@ export function parseJson(text: string, maxBytes = DEFAULT_JSON_LIMITS.maxBytes,
   } catch (error) {
     if (error instanceof JsonFailure) return failure('object.envelope', `invalid JSON: ${error.message}`);
     if (error instanceof JsonError && error.code === 'json_too_many_items') {
-      const what = error.message.replace(/^The JSON document has (.*)\.$/, '$1');
-      return failure('cbor.too_large', `the JSON presentation has ${what}, more than this implementation holds`);
+      return failure('cbor.too_large', `the JSON presentation has ${error.excess ?? 'too many items'}, more than this implementation holds`);
     }
     if (error instanceof JsonError) {
       // Where the text stops being JSON, so a hand-written file can be mended.
