@@ -498,6 +498,8 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
       kind: string; command: string; result: EvidenceResult; state?: string; reporter?: string; platform?: string; cwd: string;
       notes: string; operation: string[]; operations: boolean; recordedAt?: string;
     }) => {
+      // Both would leave one of them silently unheeded.
+      if (opts.operation.length > 0 && !opts.operations) throw usage('--operation and --no-operations cannot be used together');
       const repo = await ctx.repo();
       const stateId = await repo.resolve(opts.state ?? 'HEAD');
       const state = await repo.getTyped(stateId, 'state');

@@ -245,6 +245,9 @@ describe('exit codes', () => {
     const noReporter = await aip(['report', '--kind', 'k', '--command', 'c', '--result', 'pass', '--reporter', ''], { cwd: dir });
     expect(noReporter.code).toBe(2);
     expect(noReporter.stderr).toBe('aip: usage: --reporter must contain a non-whitespace character\n');
+    // Operations named and none asked for: refused rather than one of them quietly ignored.
+    const both = await aip(['report', '--kind', 'k', '--command', 'c', '--result', 'pass', '--operation', 'HEAD', '--no-operations'], { cwd: dir });
+    expect([both.code, both.stderr]).toEqual([2, 'aip: usage: --operation and --no-operations cannot be used together\n']);
     expect((await aip(['--format', 'yaml', 'head'], { cwd: dir })).code).toBe(2);
     const help = await aip(['--help'], { cwd: dir });
     expect(help.code).toBe(0);
