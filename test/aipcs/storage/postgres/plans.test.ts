@@ -38,6 +38,18 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     await db.drop();
   });
 
+  /** Runs `use` on one connection of its own, closed afterwards. */
+  async function onOneConnection<T>(use: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    const client = await pool.connect();
+    try {
+      return await use(client);
+    } finally {
+      client.release();
+      await pool.end();
+    }
+  }
+
   async function loadedNotes(): Promise<{ locator: StorageLocator; layout: EntityLayout; ids: string[] }> {
     // materialisedNotes acts as agent-a, the PRINCIPAL here.
     const { app, serviceId } = await materialisedNotes(storage);
@@ -67,18 +79,13 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   }
 
   async function explain(locator: StorageLocator, layout: EntityLayout, query: RecordQuery): Promise<PlanNode> {
-    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-    const client = await pool.connect();
-    try {
+    return onOneConnection(async (client) => {
       const session = new ExplainingSession(client);
       await new PostgresDataTx(session, locator.namespace, PRINCIPAL).queryRecords(layout, query);
       const [plan] = session.plans;
       if (!plan) throw new Error('no query explained');
       return plan;
-    } finally {
-      client.release();
-      await pool.end();
-    }
+    });
   }
 
   it('walks indexes in id order for a keyset page and a membership search, with and without statistics', async () => {
@@ -136,9 +143,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         await queryRows(db.url, `ANALYZE "${locator.namespace}"."note", "${locator.namespace}"."__aipcs_record_branch"`);
       }
       for (const [name, scan] of Object.entries(scans)) {
-        const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-        const client = await pool.connect();
-        try {
+        await onOneConnection(async (client) => {
           const session = new ExplainingSession(client);
           await new PostgresDataTx(session, locator.namespace, PRINCIPAL).scanRecords(layout, scan);
           const types = session.plans.flatMap(planNodes).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
@@ -147,10 +152,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
           // Neither the scope nor the primary flag reads every membership (a hashed EXISTS did, for each batch).
           expect(types, context).not.toContain('Seq Scan on __aipcs_record_branch');
           expect(types.filter((type) => type.startsWith('Hash')), context).toEqual([]);
-        } finally {
-          client.release();
-          await pool.end();
-        }
+        });
       }
       // The rows themselves: both roles, in id order.
       const rows = await storage.data.read(locator, PRINCIPAL, (tx) => tx.scanRecords(layout, { memberOf: branchId, afterId: null, limit: 1000 }));
@@ -242,9 +244,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     });
     for (const analysed of [false, true]) {
       if (analysed) await queryRows(db.url, `ANALYZE "${locator.namespace}"."__aipcs_record_history"`);
-      const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-      const client = await pool.connect();
-      try {
+      await onOneConnection(async (client) => {
         const session = new ExplainingSession(client);
         const tx = new PostgresDataTx(session, locator.namespace, PRINCIPAL);
         await tx.history('note', busy, null, 51);
@@ -260,10 +260,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
           const bySequence = nodes.filter((node) => node['Index Name'] === '__aipcs_record_history_pkey' || node['Index Name'] === '__aipcs_record_history_entity');
           expect(bySequence.map((node) => node['Plan Rows']), context).toEqual(plan === session.plans[0] ? [] : [1]);
         }
-      } finally {
-        client.release();
-        await pool.end();
-      }
+      });
     }
     // The pages themselves: versions in order from the cursor's; a sequence of another record's event bounds no version.
     const versions = (after: bigint | null) => storage.data.read(locator, PRINCIPAL, async (tx) => (await tx.history('note', busy, after, 51)).events.map((event) => event.recordVersion));
@@ -287,9 +284,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     // As a join, a branch table without statistics was scanned and hashed per level (8.8 s at 8000 levels).
     for (const analysed of [false, true]) {
       if (analysed) await queryRows(db.url, `ANALYZE "${locator.namespace}"."__aipcs_memory_branch"`);
-      const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-      const client = await pool.connect();
-      try {
+      await onOneConnection(async (client) => {
         const session = new ExplainingFirstSession(client);
         await new PostgresDataTx(session, locator.namespace, PRINCIPAL).branchReachesByParents(chain.at(-1) as string, chain[0] as string);
         const nodes = planNodes(session.plans[0] as PlanNode);
@@ -306,10 +301,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
           [['Limit', null], ['Index Scan', '__aipcs_memory_branch_status']],
           [['Limit', null], ['Index Scan', '__aipcs_memory_branch_type']],
         ]);
-      } finally {
-        client.release();
-        await pool.end();
-      }
+      });
     }
   });
 });
