@@ -8,7 +8,6 @@
 // canonical order (export) and stage a new store with its rows in one unit
 // (import); apart from staging, no DDL here.
 
-import { losslessJson } from '../../../common/json.js';
 import {
   StorageFailure,
   type BranchCard,
@@ -40,7 +39,9 @@ import {
   type HistoryRows,
   type StoredRecord,
 } from '../../core/ports.js';
-import { BRANCH_INSERT_COLUMNS, branchRowValues, comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
+import * as statements from '../shared/statements.js';
+import { numberedPlaceholders, toBranch, toBranchCards, toMembershipRow, toReplay, type Statement, type TableName } from '../shared/statements.js';
+import { comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { encodeValue } from './values.js';
 import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
 import { PostgresStagingTx } from './staging.js';
@@ -94,26 +95,6 @@ function decodeValue(type: string, value: unknown): FieldValue {
   return value as FieldValue;
 }
 
-const BRANCH_COLUMNS = ['id', 'slug', 'title', 'intent', 'branch_type', 'parent_branch_id', 'status', 'retrieval_summary', 'created_at', 'updated_at', 'branch_revision']
-  .map(quoteIdentifier)
-  .join(', ');
-
-function toBranch(row: Row): StoredBranch {
-  return {
-    id: row['id'] as string,
-    slug: row['slug'] as string,
-    title: row['title'] as string,
-    intent: row['intent'] as string,
-    branchType: (row['branch_type'] as string | null) ?? null,
-    parentId: (row['parent_branch_id'] as string | null) ?? null,
-    status: row['status'] as StoredBranch['status'],
-    retrievalSummary: (row['retrieval_summary'] as string | null) ?? null,
-    createdAt: row['created_at'] as bigint,
-    updatedAt: row['updated_at'] as bigint,
-    branchRevision: row['branch_revision'] as bigint,
-  };
-}
-
 /** One unit of work on one service schema, for one principal. */
 export class PostgresDataTx implements OperatorDataWriter {
   private readonly s: string;
@@ -124,6 +105,22 @@ export class PostgresDataTx implements OperatorDataWriter {
     private readonly principalId: string,
   ) {
     this.s = quoteIdentifier(schema);
+  }
+
+  /** Bookkeeping tables as the shared statements name them: inside the store's schema. */
+  private readonly bookkeeping: TableName = (table) => `${this.s}.${quoteIdentifier(table)}`;
+
+  private one(statement: Statement): Promise<Row | undefined> {
+    return this.session.first<Row>(numberedPlaceholders(statement.sql), statement.params);
+  }
+
+  private all(statement: Statement): Promise<Row[]> {
+    return this.session.rows<Row>(numberedPlaceholders(statement.sql), statement.params);
+  }
+
+  /** Runs a statement; how many rows it changed. */
+  private run(statement: Statement): Promise<number> {
+    return this.session.run(numberedPlaceholders(statement.sql), statement.params);
   }
 
   private table(entityName: string): string {
@@ -278,7 +275,7 @@ export class PostgresDataTx implements OperatorDataWriter {
   // Branches and memberships
 
   async getBranch(id: string): Promise<StoredBranch | undefined> {
-    const row = await this.session.first<Row>(`SELECT ${BRANCH_COLUMNS} FROM ${this.s}."__aipcs_memory_branch" WHERE "id" = $1 AND "principal_id" = $2`, [id, this.principalId]);
+    const row = await this.one(statements.branchById(this.bookkeeping, this.principalId, id));
     return row && toBranch(row);
   }
 
@@ -295,74 +292,36 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   async findBranchBySlug(slug: string): Promise<StoredBranch | undefined> {
-    const row = await this.session.first<Row>(`SELECT ${BRANCH_COLUMNS} FROM ${this.s}."__aipcs_memory_branch" WHERE "principal_id" = $1 AND "slug" = $2`, [this.principalId, slug]);
+    const row = await this.one(statements.branchBySlug(this.bookkeeping, this.principalId, slug));
     return row && toBranch(row);
   }
 
   async listBranches(query: BranchQuery): Promise<StoredBranch[]> {
-    const params: unknown[] = [this.principalId];
-    const where = ['"principal_id" = $1'];
-    const add = (condition: string, value: unknown) => {
-      params.push(value);
-      where.push(`${condition} $${params.length}`);
-    };
-    if (query.status !== null) add('"status" =', query.status);
-    if (query.branchType !== null) add('"branch_type" =', query.branchType);
-    if (query.parentId !== null) add('"parent_branch_id" =', query.parentId);
-    if (query.afterId !== null) add('"id" >', query.afterId);
-    params.push(query.limit);
-    const sql = `SELECT ${BRANCH_COLUMNS} FROM ${this.s}."__aipcs_memory_branch" WHERE ${where.join(' AND ')} ORDER BY "id" LIMIT $${params.length}`;
-    return (await this.session.rows<Row>(sql, params)).map(toBranch);
+    return (await this.all(statements.branchPage(this.bookkeeping, this.principalId, query))).map(toBranch);
   }
 
   async getMembership(entityName: string, recordId: string, branchId: string): Promise<BranchRole | undefined> {
-    const row = await this.session.first<{ role: BranchRole }>(
-      `SELECT "role" FROM ${this.s}."__aipcs_record_branch" WHERE "principal_id" = $1 AND "entity_name" = $2 AND "record_id" = $3 AND "branch_id" = $4`,
-      [this.principalId, entityName, recordId, branchId],
-    );
-    return row?.role;
+    return (await this.one(statements.membershipRole(this.bookkeeping, this.principalId, entityName, recordId, branchId)))?.['role'] as BranchRole | undefined;
   }
 
   async getPrimaryBranch(entityName: string, recordId: string): Promise<string | undefined> {
-    const row = await this.session.first<{ branch_id: string }>(
-      `SELECT "branch_id" FROM ${this.s}."__aipcs_record_branch" WHERE "principal_id" = $1 AND "entity_name" = $2 AND "record_id" = $3 AND "role" = 'primary'`,
-      [this.principalId, entityName, recordId],
-    );
-    return row?.branch_id;
+    return (await this.one(statements.primaryBranchOf(this.bookkeeping, this.principalId, entityName, recordId)))?.['branch_id'] as string | undefined;
   }
 
   async insertBranch(branch: StoredBranch): Promise<void> {
-    await this.session.run(
-      `INSERT INTO ${this.s}."__aipcs_memory_branch" (${BRANCH_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      branchRowValues(branch, this.principalId),
-    );
+    await this.run(statements.insertBranch(this.bookkeeping, this.principalId, branch));
   }
 
   async updateBranch(branch: StoredBranch): Promise<void> {
-    const changed = await this.session.run(
-      `UPDATE ${this.s}."__aipcs_memory_branch" SET "title" = $1, "intent" = $2, "branch_type" = $3, "parent_branch_id" = $4, "status" = $5,
-              "retrieval_summary" = $6, "branch_revision" = $7, "updated_at" = $8
-        WHERE "id" = $9 AND "principal_id" = $10`,
-      [branch.title, branch.intent, branch.branchType, branch.parentId, branch.status, branch.retrievalSummary, branch.branchRevision, branch.updatedAt, branch.id, this.principalId],
-    );
-    if (changed !== 1) throw new StorageFailure('unavailable');
+    if ((await this.run(statements.updateBranch(this.bookkeeping, this.principalId, branch))) !== 1) throw new StorageFailure('unavailable');
   }
 
   async putMembership(entityName: string, recordId: string, branchId: string, role: BranchRole, assignedAt: bigint): Promise<void> {
-    await this.session.run(
-      `INSERT INTO ${this.s}."__aipcs_record_branch" ("principal_id", "entity_name", "record_id", "branch_id", "role", "assigned_at") VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT ("principal_id", "entity_name", "record_id", "branch_id") DO UPDATE SET "role" = EXCLUDED."role", "assigned_at" = EXCLUDED."assigned_at"`,
-      [this.principalId, entityName, recordId, branchId, role, assignedAt],
-    );
+    await this.run(statements.putMembership(this.bookkeeping, this.principalId, entityName, recordId, branchId, role, assignedAt));
   }
 
   async removeMembership(entityName: string, recordId: string, branchId: string): Promise<void> {
-    await this.session.run(`DELETE FROM ${this.s}."__aipcs_record_branch" WHERE "principal_id" = $1 AND "entity_name" = $2 AND "record_id" = $3 AND "branch_id" = $4`, [
-      this.principalId,
-      entityName,
-      recordId,
-      branchId,
-    ]);
+    await this.run(statements.removeMembership(this.bookkeeping, this.principalId, entityName, recordId, branchId));
   }
 
   // -------------------------------------------------------------------------
@@ -407,23 +366,13 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   async branchCards(limit: number): Promise<BranchCard[]> {
-    const branches = (
-      await this.session.rows<Row>(`SELECT ${BRANCH_COLUMNS} FROM ${this.s}."__aipcs_memory_branch" WHERE "principal_id" = $1 ORDER BY "updated_at" DESC, "id" ASC LIMIT $2`, [
-        this.principalId,
-        limit,
-      ])
-    ).map(toBranch);
+    const branches = (await this.all(statements.recentBranches(this.bookkeeping, this.principalId, limit))).map(toBranch);
     if (branches.length === 0) return [];
     const counts = await this.session.rows<{ branch_id: string; role: BranchRole; n: bigint }>(
       `SELECT "branch_id", "role", count(*) AS n FROM ${this.s}."__aipcs_record_branch" WHERE "principal_id" = $1 AND "branch_id" = ANY ($2::text[]) GROUP BY "branch_id", "role"`,
       [this.principalId, branches.map((branch) => branch.id)],
     );
-    const countOf = new Map(counts.map((row) => [`${row.branch_id}/${row.role}`, row.n]));
-    return branches.map((branch) => ({
-      branch,
-      primaryCount: countOf.get(`${branch.id}/primary`) ?? 0n,
-      relatedCount: countOf.get(`${branch.id}/related`) ?? 0n,
-    }));
+    return toBranchCards(branches, counts);
   }
 
   /**
@@ -618,46 +567,16 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   async membershipPage(after: MembershipRow | null, limit: number): Promise<MembershipRow[]> {
-    const params: unknown[] = [this.principalId];
-    let position = '';
-    if (after !== null) {
-      params.push(after.branchId, after.entityName, after.recordId, after.role);
-      position = ' AND ("branch_id", "entity_name", "record_id", "role") > ($2, $3, $4, $5)';
-    }
-    params.push(limit);
-    const rows = await this.session.rows<Row>(
-      `SELECT "branch_id", "entity_name", "record_id", "role" FROM ${this.s}."__aipcs_record_branch"
-        WHERE "principal_id" = $1${position} ORDER BY "branch_id", "entity_name", "record_id", "role" LIMIT $${params.length}`,
-      params,
-    );
-    return rows.map((row) => ({
-      branchId: row['branch_id'] as string,
-      entityName: row['entity_name'] as string,
-      recordId: row['record_id'] as string,
-      role: row['role'] as BranchRole,
-    }));
+    return (await this.all(statements.membershipPage(this.bookkeeping, this.principalId, after, limit))).map(toMembershipRow);
   }
 
   async getReplay(idempotencyKey: string): Promise<ReplayRow | undefined> {
-    const row = await this.session.first<Row>(
-      `SELECT "operation_kind", "fingerprint", "result_json", "completed_at" FROM ${this.s}."__aipcs_record_mutation" WHERE "principal_id" = $1 AND "idempotency_key" = $2`,
-      [this.principalId, idempotencyKey],
-    );
-    if (!row) return undefined;
-    return {
-      idempotencyKey,
-      kind: row['operation_kind'] as string,
-      fingerprint: row['fingerprint'] as string,
-      result: parseStoredJson(row['result_json'] as string),
-      completedAt: row['completed_at'] as bigint,
-    };
+    const row = await this.one(statements.replayByKey(this.bookkeeping, this.principalId, idempotencyKey));
+    return row && toReplay(idempotencyKey, row);
   }
 
   async putReplay(row: ReplayRow): Promise<void> {
-    await this.session.run(
-      `INSERT INTO ${this.s}."__aipcs_record_mutation" ("principal_id", "idempotency_key", "operation_kind", "fingerprint", "result_json", "completed_at") VALUES ($1, $2, $3, $4, $5, $6)`,
-      [this.principalId, row.idempotencyKey, row.kind, row.fingerprint, losslessJson(row.result), row.completedAt],
-    );
+    await this.run(statements.insertReplay(this.bookkeeping, this.principalId, row));
   }
 
   async recordExists(entityName: string, id: string): Promise<boolean> {

@@ -3,7 +3,6 @@
 // ordered by id; operators also read whole stores in canonical order (export)
 // and stage a new store with its rows in one unit (import).
 
-import { losslessJson } from '../../../common/json.js';
 import {
   StorageFailure,
   type BranchCard,
@@ -35,8 +34,10 @@ import {
   type StoredRecord,
 } from '../../core/ports.js';
 import { prepared, preparedRaw, type SqliteDatabase } from './connection.js';
-import { BRANCH_INSERT_COLUMNS, branchRowValues, comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, parseStoredJson, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
+import { comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { SqliteStagingTx } from './staging.js';
+import * as statements from '../shared/statements.js';
+import { toBranch, toBranchCards, toMembershipRow, toReplay, type Statement, type TableName } from '../shared/statements.js';
 import { assertStoreBinding, BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
 
 /** Ids a probe counts at most when choosing which range drives a page. */
@@ -67,24 +68,6 @@ function decodeValue(type: string, value: unknown): FieldValue {
   if (type === 'string_list') return JSON.parse(value as string) as string[];
   if (type === 'real' && typeof value === 'bigint') return Number(value);
   return value as FieldValue;
-}
-
-const BRANCH_COLUMNS = 'id, slug, title, intent, branch_type, parent_branch_id, status, retrieval_summary, created_at, updated_at, branch_revision';
-
-function toBranch(row: Row): StoredBranch {
-  return {
-    id: row['id'] as string,
-    slug: row['slug'] as string,
-    title: row['title'] as string,
-    intent: row['intent'] as string,
-    branchType: (row['branch_type'] as string | null) ?? null,
-    parentId: (row['parent_branch_id'] as string | null) ?? null,
-    status: row['status'] as StoredBranch['status'],
-    retrievalSummary: (row['retrieval_summary'] as string | null) ?? null,
-    createdAt: row['created_at'] as bigint,
-    updatedAt: row['updated_at'] as bigint,
-    branchRevision: row['branch_revision'] as bigint,
-  };
 }
 
 // The INSERT text of an entity, built once per layout object (layouts are
@@ -119,6 +102,22 @@ export class SqliteDataTx implements OperatorDataWriter {
     private readonly db: SqliteDatabase,
     private readonly principalId: string,
   ) {}
+
+  /** Bookkeeping tables as the shared statements name them: the store's own, unqualified. */
+  private readonly bookkeeping: TableName = (table) => `"${table}"`;
+
+  private one(statement: Statement): Row | undefined {
+    return prepared(this.db, statement.sql).get(...statement.params) as Row | undefined;
+  }
+
+  private all(statement: Statement): Row[] {
+    return prepared(this.db, statement.sql).all(...statement.params) as Row[];
+  }
+
+  /** Runs a statement; how many rows it changed. */
+  private run(statement: Statement): number {
+    return prepared(this.db, statement.sql).run(...statement.params).changes;
+  }
 
   private selectList(entity: EntityLayout): string {
     return recordSelectList(entity, (name) => `r.${quoteIdentifier(name)}`);
@@ -253,7 +252,7 @@ export class SqliteDataTx implements OperatorDataWriter {
   // Branches and memberships
 
   async getBranch(id: string): Promise<StoredBranch | undefined> {
-    const row = prepared(this.db, `SELECT ${BRANCH_COLUMNS} FROM __aipcs_memory_branch WHERE id = ? AND principal_id = ?`).get(id, this.principalId) as Row | undefined;
+    const row = this.one(statements.branchById(this.bookkeeping, this.principalId, id));
     return row && toBranch(row);
   }
 
@@ -268,81 +267,36 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   async findBranchBySlug(slug: string): Promise<StoredBranch | undefined> {
-    const row = prepared(this.db, `SELECT ${BRANCH_COLUMNS} FROM __aipcs_memory_branch WHERE principal_id = ? AND slug = ?`).get(this.principalId, slug) as Row | undefined;
+    const row = this.one(statements.branchBySlug(this.bookkeeping, this.principalId, slug));
     return row && toBranch(row);
   }
 
   async listBranches(query: BranchQuery): Promise<StoredBranch[]> {
-    const where = ['principal_id = ?'];
-    const params: unknown[] = [this.principalId];
-    if (query.status !== null) {
-      where.push('status = ?');
-      params.push(query.status);
-    }
-    if (query.branchType !== null) {
-      where.push('branch_type = ?');
-      params.push(query.branchType);
-    }
-    if (query.parentId !== null) {
-      where.push('parent_branch_id = ?');
-      params.push(query.parentId);
-    }
-    if (query.afterId !== null) {
-      where.push('id > ?');
-      params.push(query.afterId);
-    }
-    params.push(BigInt(query.limit));
-    const sql = `SELECT ${BRANCH_COLUMNS} FROM __aipcs_memory_branch WHERE ${where.join(' AND ')} ORDER BY id LIMIT ?`;
-    return (prepared(this.db, sql).all(...params) as Row[]).map(toBranch);
+    return this.all(statements.branchPage(this.bookkeeping, this.principalId, query)).map(toBranch);
   }
 
   async getMembership(entityName: string, recordId: string, branchId: string): Promise<BranchRole | undefined> {
-    const row = prepared(this.db, `SELECT role FROM __aipcs_record_branch WHERE principal_id = ? AND entity_name = ? AND record_id = ? AND branch_id = ?`).get(
-      this.principalId,
-      entityName,
-      recordId,
-      branchId,
-    ) as { role: BranchRole } | undefined;
-    return row?.role;
+    return this.one(statements.membershipRole(this.bookkeeping, this.principalId, entityName, recordId, branchId))?.['role'] as BranchRole | undefined;
   }
 
   async getPrimaryBranch(entityName: string, recordId: string): Promise<string | undefined> {
-    const row = prepared(this.db, `SELECT branch_id FROM __aipcs_record_branch WHERE principal_id = ? AND entity_name = ? AND record_id = ? AND role = 'primary'`).get(
-      this.principalId,
-      entityName,
-      recordId,
-    ) as { branch_id: string } | undefined;
-    return row?.branch_id;
+    return this.one(statements.primaryBranchOf(this.bookkeeping, this.principalId, entityName, recordId))?.['branch_id'] as string | undefined;
   }
 
   async insertBranch(branch: StoredBranch): Promise<void> {
-    prepared(this.db, `INSERT INTO __aipcs_memory_branch (${BRANCH_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...branchRowValues(branch, this.principalId));
+    this.run(statements.insertBranch(this.bookkeeping, this.principalId, branch));
   }
 
   async updateBranch(branch: StoredBranch): Promise<void> {
-    const result = prepared(
-      this.db,
-      `UPDATE __aipcs_memory_branch SET title = ?, intent = ?, branch_type = ?, parent_branch_id = ?, status = ?, retrieval_summary = ?, branch_revision = ?, updated_at = ?
-       WHERE id = ? AND principal_id = ?`,
-    ).run(branch.title, branch.intent, branch.branchType, branch.parentId, branch.status, branch.retrievalSummary, branch.branchRevision, branch.updatedAt, branch.id, this.principalId);
-    if (result.changes !== 1) throw new StorageFailure('unavailable');
+    if (this.run(statements.updateBranch(this.bookkeeping, this.principalId, branch)) !== 1) throw new StorageFailure('unavailable');
   }
 
   async putMembership(entityName: string, recordId: string, branchId: string, role: BranchRole, assignedAt: bigint): Promise<void> {
-    prepared(
-      this.db,
-      `INSERT INTO __aipcs_record_branch (principal_id, entity_name, record_id, branch_id, role, assigned_at) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (principal_id, entity_name, record_id, branch_id) DO UPDATE SET role = excluded.role, assigned_at = excluded.assigned_at`,
-    ).run(this.principalId, entityName, recordId, branchId, role, assignedAt);
+    this.run(statements.putMembership(this.bookkeeping, this.principalId, entityName, recordId, branchId, role, assignedAt));
   }
 
   async removeMembership(entityName: string, recordId: string, branchId: string): Promise<void> {
-    prepared(this.db, `DELETE FROM __aipcs_record_branch WHERE principal_id = ? AND entity_name = ? AND record_id = ? AND branch_id = ?`).run(
-      this.principalId,
-      entityName,
-      recordId,
-      branchId,
-    );
+    this.run(statements.removeMembership(this.bookkeeping, this.principalId, entityName, recordId, branchId));
   }
 
   // -------------------------------------------------------------------------
@@ -384,20 +338,13 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   async branchCards(limit: number): Promise<BranchCard[]> {
-    const branches = (
-      prepared(this.db, `SELECT ${BRANCH_COLUMNS} FROM __aipcs_memory_branch WHERE principal_id = ? ORDER BY updated_at DESC, id ASC LIMIT ?`).all(this.principalId, BigInt(limit)) as Row[]
-    ).map(toBranch);
+    const branches = this.all(statements.recentBranches(this.bookkeeping, this.principalId, limit)).map(toBranch);
     if (branches.length === 0) return [];
     const counts = prepared(
       this.db,
       `SELECT branch_id, role, count(*) AS n FROM __aipcs_record_branch WHERE principal_id = ? AND branch_id IN (SELECT value FROM json_each(?)) GROUP BY branch_id, role`,
     ).all(this.principalId, JSON.stringify(branches.map((branch) => branch.id))) as { branch_id: string; role: BranchRole; n: bigint }[];
-    const countOf = new Map(counts.map((row) => [`${row.branch_id}/${row.role}`, row.n]));
-    return branches.map((branch) => ({
-      branch,
-      primaryCount: countOf.get(`${branch.id}/primary`) ?? 0n,
-      relatedCount: countOf.get(`${branch.id}/related`) ?? 0n,
-    }));
+    return toBranchCards(branches, counts);
   }
 
   /**
@@ -582,44 +529,16 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   async membershipPage(after: MembershipRow | null, limit: number): Promise<MembershipRow[]> {
-    const position = after === null ? '' : ' AND (branch_id, entity_name, record_id, role) > (?, ?, ?, ?)';
-    const params: unknown[] = [this.principalId];
-    if (after !== null) params.push(after.branchId, after.entityName, after.recordId, after.role);
-    params.push(BigInt(limit));
-    const sql = `SELECT branch_id, entity_name, record_id, role FROM __aipcs_record_branch WHERE principal_id = ?${position}
-      ORDER BY branch_id, entity_name, record_id, role LIMIT ?`;
-    return (prepared(this.db, sql).all(...params) as Row[]).map((row) => ({
-      branchId: row['branch_id'] as string,
-      entityName: row['entity_name'] as string,
-      recordId: row['record_id'] as string,
-      role: row['role'] as BranchRole,
-    }));
+    return this.all(statements.membershipPage(this.bookkeeping, this.principalId, after, limit)).map(toMembershipRow);
   }
 
   async getReplay(idempotencyKey: string): Promise<ReplayRow | undefined> {
-    const row = prepared(this.db, `SELECT operation_kind, fingerprint, result_json, completed_at FROM __aipcs_record_mutation WHERE principal_id = ? AND idempotency_key = ?`).get(
-      this.principalId,
-      idempotencyKey,
-    ) as Row | undefined;
-    if (!row) return undefined;
-    return {
-      idempotencyKey,
-      kind: row['operation_kind'] as string,
-      fingerprint: row['fingerprint'] as string,
-      result: parseStoredJson(row['result_json'] as string),
-      completedAt: row['completed_at'] as bigint,
-    };
+    const row = this.one(statements.replayByKey(this.bookkeeping, this.principalId, idempotencyKey));
+    return row && toReplay(idempotencyKey, row);
   }
 
   async putReplay(row: ReplayRow): Promise<void> {
-    prepared(this.db, `INSERT INTO __aipcs_record_mutation (principal_id, idempotency_key, operation_kind, fingerprint, result_json, completed_at) VALUES (?, ?, ?, ?, ?, ?)`).run(
-      this.principalId,
-      row.idempotencyKey,
-      row.kind,
-      row.fingerprint,
-      losslessJson(row.result),
-      row.completedAt,
-    );
+    this.run(statements.insertReplay(this.bookkeeping, this.principalId, row));
   }
 
   async recordExists(entityName: string, id: string): Promise<boolean> {
