@@ -39,6 +39,8 @@ const every: Record<string, Statement> = {
   replayByKey: statements.replayByKey(table, 'p', 'k'),
   insertReplay: statements.insertReplay(table, 'p', { idempotencyKey: 'k', kind: 'create', fingerprint: 'f', result: { id: 'x' }, completedAt: 5n }),
   recentBranches: statements.recentBranches(table, 'p', 10),
+  recordById: statements.recordById(table, 'p', 'note', 'r'),
+  writeFenceRow: statements.writeFenceRow(table),
 };
 
 describe('shared statements', () => {

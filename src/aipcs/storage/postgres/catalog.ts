@@ -7,7 +7,8 @@
 // A test builds our DDL on every supported major and checks that the
 // server describes it exactly as these shapes do.
 
-import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
+import { type PgSession, type PostgresConnection } from './connection.js';
+import { quoteIdentifier } from '../shared/statements.js';
 
 /** Prefix of performance-only indexes that evolution may leave behind; not part of a layout's identity. */
 export const IGNORED_INDEX_PREFIX = '__aipcs_eq_';

@@ -481,6 +481,3 @@ export class PostgresConnection {
 }
 
 /** Double-quotes an identifier (names come from validated manifests, but quoting is never optional). */
-export function quoteIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}

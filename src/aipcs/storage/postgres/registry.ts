@@ -22,7 +22,8 @@ import {
 import { metaRevisionOf, schemaIsEmpty, schemaPresence, schemaSignature, shapeSignature } from './catalog.js';
 import { unavailableState } from '../shared/migration-state.js';
 import { REGISTRY_SHAPE } from './catalog-shapes.js';
-import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
+import { type PgSession, type PostgresConnection } from './connection.js';
+import { quoteIdentifier } from '../shared/statements.js';
 import { PostgresRefusal } from './failure-reason.js';
 import { readFenceRow, schemaOf } from './service-store.js';
 import {

@@ -40,10 +40,11 @@ import {
   type StoredRecord,
 } from '../../core/ports.js';
 import * as statements from '../shared/statements.js';
-import { numberedPlaceholders, toBranch, toBranchCards, toMembershipRow, toReplay, type Statement, type TableName } from '../shared/statements.js';
+import { numberedPlaceholders, toBranch, toWriteFence, toBranchCards, toMembershipRow, toReplay, type Statement, type TableName } from '../shared/statements.js';
 import { comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { encodeValue } from './values.js';
-import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
+import { type PgSession, type PostgresConnection } from './connection.js';
+import { quoteIdentifier } from '../shared/statements.js';
 import { PostgresStagingTx } from './staging.js';
 import {
   assertStoreBinding,
@@ -540,8 +541,7 @@ export class PostgresDataTx implements OperatorDataWriter {
   // Operator administration: whole-store reads in canonical order, staging
 
   async writeFence(): Promise<WriteFence> {
-    const row = await this.session.first<{ generation: bigint; state: WriteFence['state'] }>(`SELECT "generation", "state" FROM ${this.s}."__aipcs_write_fence" WHERE "singleton" = 1`);
-    return row ? { generation: row.generation, state: row.state } : { generation: 1n, state: 'open' };
+    return toWriteFence(await this.one(statements.writeFenceRow(this.bookkeeping)));
   }
 
   async setFence(fence: WriteFence): Promise<void> {
@@ -580,7 +580,7 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   async recordExists(entityName: string, id: string): Promise<boolean> {
-    return (await this.session.first(`SELECT 1 FROM ${this.table(entityName)} WHERE "id" = $1 AND "owner_id" = $2`, [id, this.principalId])) !== undefined;
+    return (await this.one(statements.recordById(this.bookkeeping, this.principalId, entityName, id))) !== undefined;
   }
 
   async isReferenced(target: { readonly entity: string; readonly id: string }, sources: readonly { readonly entity: string; readonly column: string }[]): Promise<boolean> {

@@ -36,7 +36,8 @@ import {
   type TableShape,
 } from './catalog.js';
 import { FOUNDATION_SHAPE } from './catalog-shapes.js';
-import { quoteIdentifier, type PgSession, type PostgresConnection } from './connection.js';
+import { type PgSession, type PostgresConnection } from './connection.js';
+import { quoteIdentifier } from '../shared/statements.js';
 import { unavailableState } from '../shared/migration-state.js';
 
 export const SERVICE_STORE_ADAPTER_ID = 'aipcs.postgresql.service_store';

@@ -10,7 +10,8 @@ import { StorageFailure, type EntityLayout, type HistoryEvent, type MembershipRo
 import { BRANCH_INSERT_COLUMNS, branchRowValues, encodeFieldSet, recordColumnValue } from '../shared/record-codec.js';
 import { HistoryOrder } from '../shared/history-order.js';
 import { encodeValue } from './values.js';
-import { quoteIdentifier, type PgSession } from './connection.js';
+import { type PgSession } from './connection.js';
+import { quoteIdentifier } from '../shared/statements.js';
 import { quoteColumn, writeFenceRow } from './service-store.js';
 
 /** A value as the text the driver sends for it as a scalar parameter (null stays null). */

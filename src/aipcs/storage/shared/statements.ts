@@ -7,7 +7,7 @@
 // adapter. Pure: no driver, no I/O.
 
 import { losslessJson } from '../../../common/json.js';
-import type { BranchCard, BranchQuery, BranchRole, MembershipRow, ReplayRow, StoredBranch } from '../../core/ports.js';
+import type { BranchCard, BranchQuery, BranchRole, MembershipRow, ReplayRow, StoredBranch, WriteFence } from '../../core/ports.js';
 import { BRANCH_INSERT_COLUMNS, branchRowValues, parseStoredJson, type Row } from './record-codec.js';
 
 /** One statement and its parameters, in placeholder order. */
@@ -25,9 +25,15 @@ export function numberedPlaceholders(sql: string): string {
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
+/** An identifier as both dialects quote it. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
 const BRANCHES = '__aipcs_memory_branch';
 const MEMBERSHIPS = '__aipcs_record_branch';
 const REPLAYS = '__aipcs_record_mutation';
+const FENCE = '__aipcs_write_fence';
 
 const BRANCH_COLUMNS = '"id", "slug", "title", "intent", "branch_type", "parent_branch_id", "status", "retrieval_summary", "created_at", "updated_at", "branch_revision"';
 
@@ -174,4 +180,19 @@ export function toBranchCards(branches: readonly StoredBranch[], counts: readonl
     primaryCount: countOf.get(`${branch.id}/primary`) ?? 0n,
     relatedCount: countOf.get(`${branch.id}/related`) ?? 0n,
   }));
+}
+
+/** Whether the principal's record `id` is in the entity's table (named by the adapter, as a bookkeeping table is). */
+export function recordById(table: TableName, principalId: string, entityName: string, id: string): Statement {
+  return { sql: `SELECT 1 FROM ${table(entityName)} WHERE "id" = ? AND "owner_id" = ?`, params: [id, principalId] };
+}
+
+/** The store's write fence row, if it has one yet. */
+export function writeFenceRow(table: TableName): Statement {
+  return { sql: `SELECT "generation", "state" FROM ${table(FENCE)} WHERE "singleton" = 1`, params: [] };
+}
+
+/** The fence a store without a fence row has: open, at generation 1. */
+export function toWriteFence(row: Row | undefined): WriteFence {
+  return row ? { generation: row['generation'] as bigint, state: row['state'] as WriteFence['state'] } : { generation: 1n, state: 'open' };
 }

@@ -37,8 +37,8 @@ import { prepared, preparedRaw, type SqliteDatabase } from './connection.js';
 import { comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { SqliteStagingTx } from './staging.js';
 import * as statements from '../shared/statements.js';
-import { toBranch, toBranchCards, toMembershipRow, toReplay, type Statement, type TableName } from '../shared/statements.js';
-import { assertStoreBinding, BOOKKEEPING_DDL, compareLayout, layoutDdl, quoteIdentifier, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
+import { quoteIdentifier, toBranch, toBranchCards, toWriteFence, toMembershipRow, toReplay, type Statement, type TableName } from '../shared/statements.js';
+import { assertStoreBinding, BOOKKEEPING_DDL, compareLayout, layoutDdl, SERVICE_STORE_ADAPTER_ID, SERVICE_STORE_REVISION, type SqliteServiceStores } from './service-store.js';
 
 /** Ids a probe counts at most when choosing which range drives a page. */
 const RANGE_PROBE_CAP = 1000;
@@ -485,8 +485,7 @@ export class SqliteDataTx implements OperatorDataWriter {
   // Operator administration: whole-store reads in canonical order, staging
 
   async writeFence(): Promise<WriteFence> {
-    const row = prepared(this.db, `SELECT generation, state FROM __aipcs_write_fence WHERE singleton = 1`).get() as { generation: bigint; state: WriteFence['state'] } | undefined;
-    return row ? { generation: row.generation, state: row.state } : { generation: 1n, state: 'open' };
+    return toWriteFence(this.one(statements.writeFenceRow(this.bookkeeping)));
   }
 
   async setFence(fence: WriteFence): Promise<void> {
@@ -542,7 +541,7 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   async recordExists(entityName: string, id: string): Promise<boolean> {
-    return prepared(this.db, `SELECT 1 FROM ${quoteIdentifier(entityName)} WHERE "id" = ? AND "owner_id" = ?`).get(id, this.principalId) !== undefined;
+    return (this.one(statements.recordById(this.bookkeeping, this.principalId, entityName, id))) !== undefined;
   }
 
   async isReferenced(target: { readonly entity: string; readonly id: string }, sources: readonly { readonly entity: string; readonly column: string }[]): Promise<boolean> {

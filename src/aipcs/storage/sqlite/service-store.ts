@@ -27,13 +27,11 @@ import { folderSyncUnsupported } from '../../../common/folder-sync.js';
 import { causeChain } from '../failure-reason.js';
 import { checkDatabaseFile, checkPrivateSubdirectory, createDatabaseFile, dataRootPaths } from './location.js';
 import { unavailableState } from '../shared/migration-state.js';
+import { quoteIdentifier } from '../shared/statements.js';
 
 export const SERVICE_STORE_ADAPTER_ID = 'aipcs.sqlite.service_store';
 export const SERVICE_STORE_REVISION = 1n;
 
-export function quoteIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
 
 const SQL_TYPES: Record<ColumnLayout['type'], string> = {
   text: 'TEXT',
