@@ -41,6 +41,8 @@ const every: Record<string, Statement> = {
   recentBranches: statements.recentBranches(table, 'p', 10),
   recordById: statements.recordById(table, 'p', 'note', 'r'),
   writeFenceRow: statements.writeFenceRow(table),
+  appendHistoryEvent: statements.appendHistoryEvent(table, 'p', { entityName: 'note', recordId: 'r', recordVersion: 2n, kind: 'update', before: { title: 'a' }, after: { title: 'b' }, occurredAt: 6n }),
+  removeRecordMemberships: statements.removeRecordMemberships(table, 'p', 'note', 'r'),
 };
 
 describe('shared statements', () => {

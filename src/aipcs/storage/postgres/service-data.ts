@@ -41,7 +41,7 @@ import {
 } from '../../core/ports.js';
 import * as statements from '../shared/statements.js';
 import { numberedPlaceholders, toBranch, toWriteFence, toBranchCards, toMembershipRow, toReplay, type Statement, type TableName } from '../shared/statements.js';
-import { comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
+import { comparableTimestamp27, historyEventFromArrayRow, historyRowsWithinBudget, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { encodeValue } from './values.js';
 import { type PgSession, type PostgresConnection } from './connection.js';
 import { quoteIdentifier } from '../shared/statements.js';
@@ -642,16 +642,13 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   async deleteRecord(entity: EntityLayout, id: string): Promise<void> {
-    await this.session.run(`DELETE FROM ${this.s}."__aipcs_record_branch" WHERE "principal_id" = $1 AND "entity_name" = $2 AND "record_id" = $3`, [this.principalId, entity.name, id]);
+    await this.run(statements.removeRecordMemberships(this.bookkeeping, this.principalId, entity.name, id));
     if (entity.listFields.length > 0) await this.deleteMembers(entity.name, id);
     await this.session.run(`DELETE FROM ${this.table(entity.name)} WHERE "id" = $1 AND "owner_id" = $2`, [id, this.principalId]);
   }
 
   async appendHistory(event: HistoryEvent): Promise<void> {
-    await this.session.run(
-      `INSERT INTO ${this.s}."__aipcs_record_history" ("principal_id", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [this.principalId, event.entityName, event.recordId, event.recordVersion, event.kind, encodeFieldSet(event.before), encodeFieldSet(event.after), event.occurredAt],
-    );
+    await this.run(statements.appendHistoryEvent(this.bookkeeping, this.principalId, event));
   }
 }
 

@@ -7,8 +7,8 @@
 // adapter. Pure: no driver, no I/O.
 
 import { losslessJson } from '../../../common/json.js';
-import type { BranchCard, BranchQuery, BranchRole, MembershipRow, ReplayRow, StoredBranch, WriteFence } from '../../core/ports.js';
-import { BRANCH_INSERT_COLUMNS, branchRowValues, parseStoredJson, type Row } from './record-codec.js';
+import type { BranchCard, BranchQuery, BranchRole, HistoryEvent, MembershipRow, ReplayRow, StoredBranch, WriteFence } from '../../core/ports.js';
+import { BRANCH_INSERT_COLUMNS, branchRowValues, encodeFieldSet, parseStoredJson, type Row } from './record-codec.js';
 
 /** One statement and its parameters, in placeholder order. */
 export interface Statement {
@@ -34,6 +34,7 @@ const BRANCHES = '__aipcs_memory_branch';
 const MEMBERSHIPS = '__aipcs_record_branch';
 const REPLAYS = '__aipcs_record_mutation';
 const FENCE = '__aipcs_write_fence';
+const HISTORY = '__aipcs_record_history';
 
 const BRANCH_COLUMNS = '"id", "slug", "title", "intent", "branch_type", "parent_branch_id", "status", "retrieval_summary", "created_at", "updated_at", "branch_revision"';
 
@@ -195,4 +196,17 @@ export function writeFenceRow(table: TableName): Statement {
 /** The fence a store without a fence row has: open, at generation 1. */
 export function toWriteFence(row: Row | undefined): WriteFence {
   return row ? { generation: row['generation'] as bigint, state: row['state'] as WriteFence['state'] } : { generation: 1n, state: 'open' };
+}
+
+/** Appends one history event; the store numbers it (event_sequence) in commit order. */
+export function appendHistoryEvent(table: TableName, principalId: string, event: HistoryEvent): Statement {
+  return {
+    sql: `INSERT INTO ${table(HISTORY)} ("principal_id", "entity_name", "record_id", "record_version", "event_kind", "before_json", "after_json", "occurred_at") VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    params: [principalId, event.entityName, event.recordId, event.recordVersion, event.kind, encodeFieldSet(event.before), encodeFieldSet(event.after), event.occurredAt],
+  };
+}
+
+/** Removes every membership of one record (it is being deleted). */
+export function removeRecordMemberships(table: TableName, principalId: string, entityName: string, recordId: string): Statement {
+  return { sql: `DELETE FROM ${table(MEMBERSHIPS)} WHERE "principal_id" = ? AND "entity_name" = ? AND "record_id" = ?`, params: [principalId, entityName, recordId] };
 }

@@ -34,7 +34,7 @@ import {
   type StoredRecord,
 } from '../../core/ports.js';
 import { prepared, preparedRaw, type SqliteDatabase } from './connection.js';
-import { comparableTimestamp27, encodeFieldSet, historyEventFromArrayRow, historyRowsWithinBudget, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
+import { comparableTimestamp27, historyEventFromArrayRow, historyRowsWithinBudget, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { SqliteStagingTx } from './staging.js';
 import * as statements from '../shared/statements.js';
 import { quoteIdentifier, toBranch, toBranchCards, toWriteFence, toMembershipRow, toReplay, type Statement, type TableName } from '../shared/statements.js';
@@ -585,16 +585,13 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   async deleteRecord(entity: EntityLayout, id: string): Promise<void> {
-    prepared(this.db, `DELETE FROM __aipcs_record_branch WHERE principal_id = ? AND entity_name = ? AND record_id = ?`).run(this.principalId, entity.name, id);
+    this.run(statements.removeRecordMemberships(this.bookkeeping, this.principalId, entity.name, id));
     prepared(this.db, `DELETE FROM __aipcs_list_member WHERE entity_name = ? AND record_id = ?`).run(entity.name, id);
     prepared(this.db, `DELETE FROM ${quoteIdentifier(entity.name)} WHERE "id" = ? AND "owner_id" = ?`).run(id, this.principalId);
   }
 
   async appendHistory(event: HistoryEvent): Promise<void> {
-    prepared(
-      this.db,
-      `INSERT INTO __aipcs_record_history (principal_id, entity_name, record_id, record_version, event_kind, before_json, after_json, occurred_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(this.principalId, event.entityName, event.recordId, event.recordVersion, event.kind, encodeFieldSet(event.before), encodeFieldSet(event.after), event.occurredAt);
+    this.run(statements.appendHistoryEvent(this.bookkeeping, this.principalId, event));
   }
 }
 
