@@ -1,11 +1,13 @@
-// The statements both backends run from one text: every placeholder has its
-// parameter, in order, and PostgreSQL's numbering of them is exactly `?` → `$n`.
+// The statements both backends run from one text (service store and
+// registry): every placeholder has its parameter, in order, and PostgreSQL's
+// numbering of them is exactly `?` → `$n`.
 // The statements' behaviour is the conformance suite's, on both backends.
 
 import { describe, expect, it } from 'vitest';
 import type { StoredBranch } from '../../../src/aipcs/core/ports.js';
 import * as statements from '../../../src/aipcs/storage/shared/statements.js';
 import { numberedPlaceholders, type Statement } from '../../../src/aipcs/storage/shared/statements.js';
+import { registryStatements } from '../../../src/aipcs/storage/shared/registry-statements.js';
 
 const table = (name: string): string => `"${name}"`;
 const branch: StoredBranch = {
@@ -53,6 +55,12 @@ describe('shared statements', () => {
     const numbered = numberedPlaceholders(statement.sql);
     expect(numbered).not.toContain('?');
     expect([...numbered.matchAll(/\$(\d+)/g)].map((match) => Number(match[1]))).toEqual(statement.params.map((_value, index) => index + 1));
+  });
+
+  it.each(Object.entries(registryStatements(table)))('registry %s: no placeholder inside a literal, numbered $1..$n', (_name, sql) => {
+    for (const literal of sql.match(/'[^']*'/g) ?? []) expect(literal).not.toContain('?');
+    const count = sql.split('?').length - 1;
+    expect([...numberedPlaceholders(sql).matchAll(/\$(\d+)/g)].map((match) => Number(match[1]))).toEqual(Array.from({ length: count }, (_value, index) => index + 1));
   });
 
   it('binds the page filters in the order of their placeholders', () => {

@@ -23,7 +23,8 @@ import { metaRevisionOf, schemaIsEmpty, schemaPresence, schemaSignature, shapeSi
 import { unavailableState } from '../shared/migration-state.js';
 import { REGISTRY_SHAPE } from './catalog-shapes.js';
 import { type PgSession, type PostgresConnection } from './connection.js';
-import { quoteIdentifier } from '../shared/statements.js';
+import { registryStatements, receiptParams, type RegistryStatements } from '../shared/registry-statements.js';
+import { numberedPlaceholders, quoteIdentifier } from '../shared/statements.js';
 import { PostgresRefusal } from './failure-reason.js';
 import { readFenceRow, schemaOf } from './service-store.js';
 import {
@@ -233,58 +234,14 @@ export async function inspectPostgresRegistry(connection: PostgresConnection): P
   }
 }
 
-const RECEIPT_COLUMNS = [
-  'receipt_id',
-  'principal_id',
-  'idempotency_key',
-  'service_id',
-  'receipt_kind',
-  'bundle_root_sha256',
-  'export_format_version',
-  'storage_backend',
-  'service_revision',
-  'operational_status',
-  'verification',
-  'created_at',
-]
-  .map(quoteIdentifier)
-  .join(', ');
-const IDENTITY_COLUMNS = ['service_id', 'principal_id', 'identity_state', 'domain_name', 'idempotency_key', 'lifecycle_at'].map(quoteIdentifier).join(', ');
-
 const SERVICE_COLUMNS = ['service_id', ...SERVICE_VALUE_COLUMNS].map(quoteIdentifier).join(', ');
 const CLAIM_COLUMNS = CLAIM_COLUMN_NAMES.map(quoteIdentifier).join(', ');
-const placeholders = (count: number, from = 1) => Array.from({ length: count }, (_, i) => `$${i + from}`).join(', ');
-
+/** The shared registry statements in this database's registry schema, numbered; and the key lock only PostgreSQL takes. */
 const SQL = {
-  getService: `SELECT ${SERVICE_COLUMNS} FROM ${R}."aipcs_registry_service" WHERE "principal_id" = $1 AND "service_id" = $2`,
-  findByDomain: `SELECT ${SERVICE_COLUMNS} FROM ${R}."aipcs_registry_service" WHERE "principal_id" = $1 AND "domain_name" = $2`,
-  list: `SELECT ${SERVICE_COLUMNS} FROM ${R}."aipcs_registry_service" WHERE "principal_id" = $1 ORDER BY "created_at", "service_id" LIMIT $2`,
-  getClaim: `SELECT ${CLAIM_COLUMNS} FROM ${R}."aipcs_registry_claim" WHERE "principal_id" = $1 AND "idempotency_key" = $2`,
-  activeClaim: `SELECT ${CLAIM_COLUMNS} FROM ${R}."aipcs_registry_claim" WHERE "service_id" = $1 AND "principal_id" = $2 AND "phase" IN ('prepared', 'recovery_required')`,
-  insertService: `INSERT INTO ${R}."aipcs_registry_service" (${SERVICE_COLUMNS}) VALUES (${placeholders(16)})`,
-  updateService: `UPDATE ${R}."aipcs_registry_service" SET ${SERVICE_VALUE_COLUMNS.map((name, i) => `${quoteIdentifier(name)} = $${i + 1}`).join(', ')}
-    WHERE "service_id" = $16 AND "service_revision" = $17`,
-  insertClaim: `INSERT INTO ${R}."aipcs_registry_claim" (${CLAIM_COLUMNS}) VALUES (${placeholders(10)})`,
-  updateClaim: `UPDATE ${R}."aipcs_registry_claim" SET ${CLAIM_COLUMN_NAMES.slice(2)
-    .map((name, i) => `${quoteIdentifier(name)} = $${i + 3}`)
-    .join(', ')} WHERE "principal_id" = $1 AND "idempotency_key" = $2`,
+  ...(Object.fromEntries(
+    Object.entries(registryStatements((table) => `${R}.${quoteIdentifier(table)}`)).map(([name, sql]) => [name, numberedPlaceholders(sql)]),
+  ) as RegistryStatements),
   lock: `SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))`,
-  getIdentity: `SELECT ${IDENTITY_COLUMNS} FROM ${R}."aipcs_registry_identity" WHERE "service_id" = $1`,
-  serviceIdInUse: `SELECT 1 FROM ${R}."aipcs_registry_service" WHERE "service_id" = $1`,
-  domainReservation: `SELECT c."phase" FROM ${R}."aipcs_registry_identity" AS i
-    LEFT JOIN ${R}."aipcs_registry_claim" AS c ON c."principal_id" = i."principal_id" AND c."idempotency_key" = i."idempotency_key"
-    WHERE i."principal_id" = $1 AND i."domain_name" = $2 AND i."identity_state" = 'import_prepared'`,
-  getReceipt: `SELECT ${RECEIPT_COLUMNS} FROM ${R}."aipcs_registry_receipt" WHERE "receipt_id" = $1`,
-  putIdentity: `INSERT INTO ${R}."aipcs_registry_identity" (${IDENTITY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
-    ON CONFLICT ("service_id") DO UPDATE SET "principal_id" = EXCLUDED."principal_id", "identity_state" = EXCLUDED."identity_state",
-      "domain_name" = EXCLUDED."domain_name", "idempotency_key" = EXCLUDED."idempotency_key", "lifecycle_at" = EXCLUDED."lifecycle_at"`,
-  deleteIdentity: `DELETE FROM ${R}."aipcs_registry_identity" WHERE "service_id" = $1`,
-  insertReceipt: `INSERT INTO ${R}."aipcs_registry_receipt" (${RECEIPT_COLUMNS}) VALUES (${placeholders(12)})`,
-  deleteReceipts: `DELETE FROM ${R}."aipcs_registry_receipt" WHERE "principal_id" = $1 AND "service_id" = $2`,
-  deleteService: `DELETE FROM ${R}."aipcs_registry_service" WHERE "principal_id" = $1 AND "service_id" = $2`,
-  tombstoneClaims: `UPDATE ${R}."aipcs_registry_claim" SET "phase" = 'completed', "fingerprint" = $1, "intent_json" = '{}', "result_json" = NULL, "updated_at" = $2
-    WHERE "principal_id" = $3 AND "service_id" = $4 AND "idempotency_key" <> $5`,
-  deleteClaim: `DELETE FROM ${R}."aipcs_registry_claim" WHERE "principal_id" = $1 AND "idempotency_key" = $2`,
 };
 
 /**
@@ -358,7 +315,7 @@ class PostgresRegistryTx implements OperatorRegistryWriter {
 
   async updateClaim(row: ClaimRow): Promise<void> {
     await this.lock('claim', row.principalId, row.idempotencyKey);
-    await this.session.run(SQL.updateClaim, claimParams(row));
+    await this.session.run(SQL.updateClaim, [...claimParams(row).slice(2), row.principalId, row.idempotencyKey]);
   }
 
   // -------------------------------------------------------------------------
@@ -398,20 +355,7 @@ class PostgresRegistryTx implements OperatorRegistryWriter {
   }
 
   async insertReceipt(row: ReceiptRow): Promise<void> {
-    await this.session.run(SQL.insertReceipt, [
-      row.receiptId,
-      row.principalId,
-      row.idempotencyKey,
-      row.serviceId,
-      row.kind,
-      row.bundleRootSha256,
-      row.exportFormatVersion,
-      row.backend,
-      row.serviceRevision,
-      row.operationalStatus,
-      row.verification,
-      row.createdAt,
-    ]);
+    await this.session.run(SQL.insertReceipt, receiptParams(row));
   }
 
   async deleteReceipts(principalId: string, serviceId: string): Promise<void> {

@@ -32,6 +32,8 @@ import {
   type ReceiptRecord,
   type ServiceRecord,
 } from '../shared/registry-rows.js';
+import { receiptParams, registryStatements } from '../shared/registry-statements.js';
+import { quoteIdentifier } from '../shared/statements.js';
 
 export const REGISTRY_ADAPTER_ID = 'aipcs.sqlite.registry';
 /** Revision 1: services and the claim ledger. Revision 2 adds what operators need. */
@@ -321,148 +323,109 @@ export async function openSqliteRegistryForAdmin(options: SqliteRegistryOptions,
   return { state, missing: false, registry: new SqliteRegistry(connection) };
 }
 
-const SERVICE_COLUMNS = `service_id, principal_id, domain_name, domain_class, intent_description, created_at, updated_at, last_activity_at,
-  manifest_json, schema_version, design_state, operational_status, service_revision, materialised_at, storage_backend, storage_namespace`;
-
-const CLAIM_COLUMNS = `principal_id, idempotency_key, operation_kind, fingerprint, service_id, phase, intent_json, result_json, created_at, updated_at`;
-
-const RECEIPT_COLUMNS = `receipt_id, principal_id, idempotency_key, service_id, receipt_kind, bundle_root_sha256, export_format_version, storage_backend,
-  service_revision, operational_status, verification, created_at`;
+/** The shared registry statements over this file's own tables. */
+const SQL = registryStatements(quoteIdentifier);
 
 class SqliteRegistryTx implements OperatorRegistryWriter {
   constructor(private readonly db: SqliteDatabase) {}
 
+  private one<R>(sql: string, ...params: unknown[]): R | undefined {
+    return prepared(this.db, sql).get(...params) as R | undefined;
+  }
+
+  /** Runs a statement; how many rows it changed. */
+  private run(sql: string, ...params: unknown[]): number {
+    return prepared(this.db, sql).run(...params).changes;
+  }
+
   async getService(principalId: string, serviceId: string): Promise<ServiceRow | undefined> {
-    const row = prepared(this.db, `SELECT ${SERVICE_COLUMNS} FROM aipcs_registry_service WHERE principal_id = ? AND service_id = ?`).get(principalId, serviceId) as ServiceRecord | undefined;
+    const row = this.one<ServiceRecord>(SQL.getService, principalId, serviceId);
     return row && toServiceRow(row);
   }
 
   async findServiceByDomain(principalId: string, domainName: string): Promise<ServiceRow | undefined> {
-    const row = prepared(this.db, `SELECT ${SERVICE_COLUMNS} FROM aipcs_registry_service WHERE principal_id = ? AND domain_name = ?`).get(principalId, domainName) as ServiceRecord | undefined;
+    const row = this.one<ServiceRecord>(SQL.findByDomain, principalId, domainName);
     return row && toServiceRow(row);
   }
 
   async listServices(principalId: string, limit: number): Promise<ServiceRow[]> {
-    const rows = prepared(this.db, `SELECT ${SERVICE_COLUMNS} FROM aipcs_registry_service WHERE principal_id = ? ORDER BY created_at, service_id LIMIT ?`)
-      .all(principalId, limit) as ServiceRecord[];
-    return rows.map(toServiceRow);
+    return (prepared(this.db, SQL.list).all(principalId, limit) as ServiceRecord[]).map(toServiceRow);
   }
 
   async getClaim(principalId: string, idempotencyKey: string): Promise<ClaimRow | undefined> {
-    const row = prepared(this.db, `SELECT ${CLAIM_COLUMNS} FROM aipcs_registry_claim WHERE principal_id = ? AND idempotency_key = ?`).get(principalId, idempotencyKey) as ClaimRecord | undefined;
+    const row = this.one<ClaimRecord>(SQL.getClaim, principalId, idempotencyKey);
     return row && toClaimRow(row);
   }
 
   async getActiveClaim(principalId: string, serviceId: string): Promise<ClaimRow | undefined> {
-    const row = prepared(this.db, `SELECT ${CLAIM_COLUMNS} FROM aipcs_registry_claim WHERE service_id = ? AND principal_id = ? AND phase IN ('prepared', 'recovery_required')`)
-      .get(serviceId, principalId) as ClaimRecord | undefined;
+    const row = this.one<ClaimRecord>(SQL.activeClaim, serviceId, principalId);
     return row && toClaimRow(row);
   }
 
   async insertService(row: ServiceRow): Promise<void> {
-    prepared(this.db, `INSERT INTO aipcs_registry_service (${SERVICE_COLUMNS}) VALUES (?, ${new Array(15).fill('?').join(', ')})`).run(row.serviceId, ...serviceParams(row));
+    this.run(SQL.insertService, row.serviceId, ...serviceParams(row));
   }
 
   async updateService(row: ServiceRow, expectedRevision: bigint): Promise<boolean> {
-    const result = prepared(this.db, 
-        `UPDATE aipcs_registry_service SET principal_id = ?, domain_name = ?, domain_class = ?, intent_description = ?, created_at = ?, updated_at = ?,
-          last_activity_at = ?, manifest_json = ?, schema_version = ?, design_state = ?, operational_status = ?, service_revision = ?,
-          materialised_at = ?, storage_backend = ?, storage_namespace = ?
-         WHERE service_id = ? AND service_revision = ?`,
-      )
-      .run(...serviceParams(row), row.serviceId, expectedRevision);
-    return result.changes === 1;
+    return this.run(SQL.updateService, ...serviceParams(row), row.serviceId, expectedRevision) === 1;
   }
 
   async insertClaim(row: ClaimRow): Promise<void> {
-    prepared(this.db, `INSERT INTO aipcs_registry_claim (${CLAIM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...claimParams(row));
+    this.run(SQL.insertClaim, ...claimParams(row));
   }
 
   async updateClaim(row: ClaimRow): Promise<void> {
-    prepared(this.db, 
-        `UPDATE aipcs_registry_claim SET operation_kind = ?, fingerprint = ?, service_id = ?, phase = ?, intent_json = ?, result_json = ?, created_at = ?, updated_at = ?
-         WHERE principal_id = ? AND idempotency_key = ?`,
-      )
-      .run(...claimParams(row).slice(2), row.principalId, row.idempotencyKey);
+    this.run(SQL.updateClaim, ...claimParams(row).slice(2), row.principalId, row.idempotencyKey);
   }
 
   // -------------------------------------------------------------------------
   // Operator administration
 
   async getIdentity(serviceId: string): Promise<IdentityRow | undefined> {
-    const row = prepared(this.db, `SELECT service_id, principal_id, identity_state, domain_name, idempotency_key, lifecycle_at FROM aipcs_registry_identity WHERE service_id = ?`)
-      .get(serviceId) as IdentityRecord | undefined;
+    const row = this.one<IdentityRecord>(SQL.getIdentity, serviceId);
     return row && toIdentityRow(row);
   }
 
   async serviceIdInUse(serviceId: string): Promise<boolean> {
-    return prepared(this.db, `SELECT 1 FROM aipcs_registry_service WHERE service_id = ?`).get(serviceId) !== undefined;
+    return this.one(SQL.serviceIdInUse, serviceId) !== undefined;
   }
 
   async domainReservation(principalId: string, domainName: string): Promise<'pending' | 'frozen' | undefined> {
-    const row = prepared(
-      this.db,
-      `SELECT claim.phase AS phase FROM aipcs_registry_identity AS identity
-         LEFT JOIN aipcs_registry_claim AS claim ON claim.principal_id = identity.principal_id AND claim.idempotency_key = identity.idempotency_key
-        WHERE identity.principal_id = ? AND identity.domain_name = ? AND identity.identity_state = 'import_prepared'`,
-    ).get(principalId, domainName) as { phase: string | null } | undefined;
+    const row = this.one<{ phase: string | null }>(SQL.domainReservation, principalId, domainName);
     return row === undefined ? undefined : row.phase === 'recovery_required' ? 'frozen' : 'pending';
   }
 
   async getReceipt(receiptId: string): Promise<ReceiptRow | undefined> {
-    const row = prepared(this.db, `SELECT ${RECEIPT_COLUMNS} FROM aipcs_registry_receipt WHERE receipt_id = ?`).get(receiptId) as ReceiptRecord | undefined;
+    const row = this.one<ReceiptRecord>(SQL.getReceipt, receiptId);
     return row && toReceiptRow(row);
   }
 
   async putIdentity(row: IdentityRow): Promise<void> {
-    prepared(this.db, 
-        `INSERT INTO aipcs_registry_identity (service_id, principal_id, identity_state, domain_name, idempotency_key, lifecycle_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (service_id) DO UPDATE SET principal_id = excluded.principal_id, identity_state = excluded.identity_state, domain_name = excluded.domain_name,
-           idempotency_key = excluded.idempotency_key, lifecycle_at = excluded.lifecycle_at`,
-      )
-      .run(row.serviceId, row.principalId, row.state, row.domainName, row.idempotencyKey, row.lifecycleAt);
+    this.run(SQL.putIdentity, row.serviceId, row.principalId, row.state, row.domainName, row.idempotencyKey, row.lifecycleAt);
   }
 
   async deleteIdentity(serviceId: string): Promise<void> {
-    prepared(this.db, `DELETE FROM aipcs_registry_identity WHERE service_id = ?`).run(serviceId);
+    this.run(SQL.deleteIdentity, serviceId);
   }
 
   async insertReceipt(row: ReceiptRow): Promise<void> {
-    prepared(this.db, `INSERT INTO aipcs_registry_receipt (${RECEIPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-      .run(
-        row.receiptId,
-        row.principalId,
-        row.idempotencyKey,
-        row.serviceId,
-        row.kind,
-        row.bundleRootSha256,
-        BigInt(row.exportFormatVersion),
-        row.backend,
-        row.serviceRevision,
-        row.operationalStatus,
-        row.verification,
-        row.createdAt,
-      );
+    this.run(SQL.insertReceipt, ...receiptParams(row));
   }
 
   async deleteReceipts(principalId: string, serviceId: string): Promise<void> {
-    prepared(this.db, `DELETE FROM aipcs_registry_receipt WHERE principal_id = ? AND service_id = ?`).run(principalId, serviceId);
+    this.run(SQL.deleteReceipts, principalId, serviceId);
   }
 
   async deleteService(principalId: string, serviceId: string): Promise<boolean> {
-    return prepared(this.db, `DELETE FROM aipcs_registry_service WHERE principal_id = ? AND service_id = ?`).run(principalId, serviceId).changes === 1;
+    return this.run(SQL.deleteService, principalId, serviceId) === 1;
   }
 
   async tombstoneClaims(principalId: string, serviceId: string, keepKey: string, now: bigint): Promise<void> {
-    prepared(this.db, 
-        `UPDATE aipcs_registry_claim SET phase = 'completed', fingerprint = ?, intent_json = '{}', result_json = NULL, updated_at = ?
-         WHERE principal_id = ? AND service_id = ? AND idempotency_key <> ?`,
-      )
-      .run(TOMBSTONED_FINGERPRINT, now, principalId, serviceId, keepKey);
+    this.run(SQL.tombstoneClaims, TOMBSTONED_FINGERPRINT, now, principalId, serviceId, keepKey);
   }
 
   async deleteClaim(principalId: string, idempotencyKey: string): Promise<void> {
-    prepared(this.db, `DELETE FROM aipcs_registry_claim WHERE principal_id = ? AND idempotency_key = ?`).run(principalId, idempotencyKey);
+    this.run(SQL.deleteClaim, principalId, idempotencyKey);
   }
 }
 
