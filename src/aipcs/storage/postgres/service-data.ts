@@ -40,11 +40,10 @@ import {
   type StoredRecord,
 } from '../../core/ports.js';
 import * as statements from '../shared/statements.js';
-import { numberedPlaceholders, toBranch, toWriteFence, toBranchCards, toMembershipRow, toReplay, type Statement, type TableName } from '../shared/statements.js';
+import { numberedPlaceholders, quoteIdentifier, toBranch, toWriteFence, toBranchCards, toMembershipRow, toReplay, type Statement, type TableName } from '../shared/statements.js';
 import { comparableTimestamp27, historyEventFromArrayRow, historyRowsWithinBudget, recordColumnValue, recordSelectList, toStoredRecord, toStoredRecordFromValues, type Row } from '../shared/record-codec.js';
 import { encodeValue } from './values.js';
 import { type PgSession, type PostgresConnection } from './connection.js';
-import { quoteIdentifier } from '../shared/statements.js';
 import { PostgresStagingTx } from './staging.js';
 import {
   assertStoreBinding,
