@@ -23,8 +23,8 @@ import { metaRevisionOf, schemaIsEmpty, schemaPresence, schemaSignature, shapeSi
 import { unavailableState } from '../shared/migration-state.js';
 import { REGISTRY_SHAPE } from './catalog-shapes.js';
 import { type PgSession, type PostgresConnection } from './connection.js';
-import { registryStatements, receiptParams, type RegistryStatements } from '../shared/registry-statements.js';
-import { numberedPlaceholders, quoteIdentifier } from '../shared/statements.js';
+import { registryStatements, receiptParams } from '../shared/registry-statements.js';
+import { numberedStatements, quoteIdentifier } from '../shared/statements.js';
 import { PostgresRefusal } from './failure-reason.js';
 import { readFenceRow, schemaOf } from './service-store.js';
 import {
@@ -238,9 +238,7 @@ const SERVICE_COLUMNS = ['service_id', ...SERVICE_VALUE_COLUMNS].map(quoteIdenti
 const CLAIM_COLUMNS = CLAIM_COLUMN_NAMES.map(quoteIdentifier).join(', ');
 /** The shared registry statements in this database's registry schema, numbered; and the key lock only PostgreSQL takes. */
 const SQL = {
-  ...(Object.fromEntries(
-    Object.entries(registryStatements((table) => `${R}.${quoteIdentifier(table)}`)).map(([name, sql]) => [name, numberedPlaceholders(sql)]),
-  ) as RegistryStatements),
+  ...numberedStatements(registryStatements((table) => `${R}.${quoteIdentifier(table)}`)),
   lock: `SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))`,
 };
 

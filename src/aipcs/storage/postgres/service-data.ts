@@ -107,8 +107,6 @@ export class PostgresDataTx implements OperatorDataWriter {
     this.s = quoteIdentifier(schema);
   }
 
-  /** Bookkeeping tables as the shared statements name them: inside the store's schema. */
-  private readonly bookkeeping: TableName = (table) => `${this.s}.${quoteIdentifier(table)}`;
 
   private one(statement: Statement): Promise<Row | undefined> {
     return this.session.first<Row>(numberedPlaceholders(statement.sql), statement.params);
@@ -123,9 +121,8 @@ export class PostgresDataTx implements OperatorDataWriter {
     return this.session.run(numberedPlaceholders(statement.sql), statement.params);
   }
 
-  private table(entityName: string): string {
-    return `${this.s}.${quoteIdentifier(entityName)}`;
-  }
+  /** A table of the store (domain or bookkeeping), inside the store's schema; the shared statements name theirs with it too. */
+  private readonly table: TableName = (name) => `${this.s}.${quoteIdentifier(name)}`;
 
   private selectList(entity: EntityLayout): string {
     return recordSelectList(entity, selectColumn);
@@ -275,7 +272,7 @@ export class PostgresDataTx implements OperatorDataWriter {
   // Branches and memberships
 
   async getBranch(id: string): Promise<StoredBranch | undefined> {
-    const row = await this.one(statements.branchById(this.bookkeeping, this.principalId, id));
+    const row = await this.one(statements.branchById(this.table, this.principalId, id));
     return row && toBranch(row);
   }
 
@@ -292,36 +289,36 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   async findBranchBySlug(slug: string): Promise<StoredBranch | undefined> {
-    const row = await this.one(statements.branchBySlug(this.bookkeeping, this.principalId, slug));
+    const row = await this.one(statements.branchBySlug(this.table, this.principalId, slug));
     return row && toBranch(row);
   }
 
   async listBranches(query: BranchQuery): Promise<StoredBranch[]> {
-    return (await this.all(statements.branchPage(this.bookkeeping, this.principalId, query))).map(toBranch);
+    return (await this.all(statements.branchPage(this.table, this.principalId, query))).map(toBranch);
   }
 
   async getMembership(entityName: string, recordId: string, branchId: string): Promise<BranchRole | undefined> {
-    return (await this.one(statements.membershipRole(this.bookkeeping, this.principalId, entityName, recordId, branchId)))?.['role'] as BranchRole | undefined;
+    return (await this.one(statements.membershipRole(this.table, this.principalId, entityName, recordId, branchId)))?.['role'] as BranchRole | undefined;
   }
 
   async getPrimaryBranch(entityName: string, recordId: string): Promise<string | undefined> {
-    return (await this.one(statements.primaryBranchOf(this.bookkeeping, this.principalId, entityName, recordId)))?.['branch_id'] as string | undefined;
+    return (await this.one(statements.primaryBranchOf(this.table, this.principalId, entityName, recordId)))?.['branch_id'] as string | undefined;
   }
 
   async insertBranch(branch: StoredBranch): Promise<void> {
-    await this.run(statements.insertBranch(this.bookkeeping, this.principalId, branch));
+    await this.run(statements.insertBranch(this.table, this.principalId, branch));
   }
 
   async updateBranch(branch: StoredBranch): Promise<void> {
-    if ((await this.run(statements.updateBranch(this.bookkeeping, this.principalId, branch))) !== 1) throw new StorageFailure('unavailable');
+    if ((await this.run(statements.updateBranch(this.table, this.principalId, branch))) !== 1) throw new StorageFailure('unavailable');
   }
 
   async putMembership(entityName: string, recordId: string, branchId: string, role: BranchRole, assignedAt: bigint): Promise<void> {
-    await this.run(statements.putMembership(this.bookkeeping, this.principalId, entityName, recordId, branchId, role, assignedAt));
+    await this.run(statements.putMembership(this.table, this.principalId, entityName, recordId, branchId, role, assignedAt));
   }
 
   async removeMembership(entityName: string, recordId: string, branchId: string): Promise<void> {
-    await this.run(statements.removeMembership(this.bookkeeping, this.principalId, entityName, recordId, branchId));
+    await this.run(statements.removeMembership(this.table, this.principalId, entityName, recordId, branchId));
   }
 
   // -------------------------------------------------------------------------
@@ -366,7 +363,7 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   async branchCards(limit: number): Promise<BranchCard[]> {
-    const branches = (await this.all(statements.recentBranches(this.bookkeeping, this.principalId, limit))).map(toBranch);
+    const branches = (await this.all(statements.recentBranches(this.table, this.principalId, limit))).map(toBranch);
     if (branches.length === 0) return [];
     const counts = await this.session.rows<{ branch_id: string; role: BranchRole; n: bigint }>(
       `SELECT "branch_id", "role", count(*) AS n FROM ${this.s}."__aipcs_record_branch" WHERE "principal_id" = $1 AND "branch_id" = ANY ($2::text[]) GROUP BY "branch_id", "role"`,
@@ -540,7 +537,7 @@ export class PostgresDataTx implements OperatorDataWriter {
   // Operator administration: whole-store reads in canonical order, staging
 
   async writeFence(): Promise<WriteFence> {
-    return toWriteFence(await this.one(statements.writeFenceRow(this.bookkeeping)));
+    return toWriteFence(await this.one(statements.writeFenceRow(this.table)));
   }
 
   async setFence(fence: WriteFence): Promise<void> {
@@ -566,20 +563,20 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   async membershipPage(after: MembershipRow | null, limit: number): Promise<MembershipRow[]> {
-    return (await this.all(statements.membershipPage(this.bookkeeping, this.principalId, after, limit))).map(toMembershipRow);
+    return (await this.all(statements.membershipPage(this.table, this.principalId, after, limit))).map(toMembershipRow);
   }
 
   async getReplay(idempotencyKey: string): Promise<ReplayRow | undefined> {
-    const row = await this.one(statements.replayByKey(this.bookkeeping, this.principalId, idempotencyKey));
+    const row = await this.one(statements.replayByKey(this.table, this.principalId, idempotencyKey));
     return row && toReplay(idempotencyKey, row);
   }
 
   async putReplay(row: ReplayRow): Promise<void> {
-    await this.run(statements.insertReplay(this.bookkeeping, this.principalId, row));
+    await this.run(statements.insertReplay(this.table, this.principalId, row));
   }
 
   async recordExists(entityName: string, id: string): Promise<boolean> {
-    return (await this.one(statements.recordById(this.bookkeeping, this.principalId, entityName, id))) !== undefined;
+    return (await this.one(statements.recordById(this.table, this.principalId, entityName, id))) !== undefined;
   }
 
   async isReferenced(target: { readonly entity: string; readonly id: string }, sources: readonly { readonly entity: string; readonly column: string }[]): Promise<boolean> {
@@ -641,13 +638,13 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   async deleteRecord(entity: EntityLayout, id: string): Promise<void> {
-    await this.run(statements.removeRecordMemberships(this.bookkeeping, this.principalId, entity.name, id));
+    await this.run(statements.removeRecordMemberships(this.table, this.principalId, entity.name, id));
     if (entity.listFields.length > 0) await this.deleteMembers(entity.name, id);
     await this.session.run(`DELETE FROM ${this.table(entity.name)} WHERE "id" = $1 AND "owner_id" = $2`, [id, this.principalId]);
   }
 
   async appendHistory(event: HistoryEvent): Promise<void> {
-    await this.run(statements.appendHistoryEvent(this.bookkeeping, this.principalId, event));
+    await this.run(statements.appendHistoryEvent(this.table, this.principalId, event));
   }
 }
 

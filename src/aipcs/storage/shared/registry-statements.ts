@@ -104,5 +104,3 @@ export function registryStatements(table: TableName) {
     deleteClaim: `DELETE FROM ${claims} WHERE "principal_id" = ? AND "idempotency_key" = ?`,
   };
 }
-
-export type RegistryStatements = ReturnType<typeof registryStatements>;

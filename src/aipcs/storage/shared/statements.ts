@@ -16,13 +16,18 @@ export interface Statement {
   readonly params: readonly unknown[];
 }
 
-/** A bookkeeping table's name as the adapter's statements spell it. */
+/** A table's name as the adapter's statements spell it (PostgreSQL: inside the store's schema). */
 export type TableName = (table: string) => string;
 
 /** `?` placeholders as PostgreSQL's `$1`, `$2`, ... (the shared statements hold no `?` inside a literal). */
 export function numberedPlaceholders(sql: string): string {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+/** Every statement text of a set numbered for PostgreSQL, under the same names. */
+export function numberedStatements<T extends Record<string, string>>(texts: T): T {
+  return Object.fromEntries(Object.entries(texts).map(([name, sql]) => [name, numberedPlaceholders(sql)])) as T;
 }
 
 /** An identifier as both dialects quote it. */

@@ -103,8 +103,8 @@ export class SqliteDataTx implements OperatorDataWriter {
     private readonly principalId: string,
   ) {}
 
-  /** Bookkeeping tables as the shared statements name them: the store's own, unqualified. */
-  private readonly bookkeeping: TableName = (table) => `"${table}"`;
+  /** A table of the store as the shared statements name it: the store's own, unqualified. */
+  private readonly table: TableName = quoteIdentifier;
 
   private one(statement: Statement): Row | undefined {
     return prepared(this.db, statement.sql).get(...statement.params) as Row | undefined;
@@ -252,7 +252,7 @@ export class SqliteDataTx implements OperatorDataWriter {
   // Branches and memberships
 
   async getBranch(id: string): Promise<StoredBranch | undefined> {
-    const row = this.one(statements.branchById(this.bookkeeping, this.principalId, id));
+    const row = this.one(statements.branchById(this.table, this.principalId, id));
     return row && toBranch(row);
   }
 
@@ -267,36 +267,36 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   async findBranchBySlug(slug: string): Promise<StoredBranch | undefined> {
-    const row = this.one(statements.branchBySlug(this.bookkeeping, this.principalId, slug));
+    const row = this.one(statements.branchBySlug(this.table, this.principalId, slug));
     return row && toBranch(row);
   }
 
   async listBranches(query: BranchQuery): Promise<StoredBranch[]> {
-    return this.all(statements.branchPage(this.bookkeeping, this.principalId, query)).map(toBranch);
+    return this.all(statements.branchPage(this.table, this.principalId, query)).map(toBranch);
   }
 
   async getMembership(entityName: string, recordId: string, branchId: string): Promise<BranchRole | undefined> {
-    return this.one(statements.membershipRole(this.bookkeeping, this.principalId, entityName, recordId, branchId))?.['role'] as BranchRole | undefined;
+    return this.one(statements.membershipRole(this.table, this.principalId, entityName, recordId, branchId))?.['role'] as BranchRole | undefined;
   }
 
   async getPrimaryBranch(entityName: string, recordId: string): Promise<string | undefined> {
-    return this.one(statements.primaryBranchOf(this.bookkeeping, this.principalId, entityName, recordId))?.['branch_id'] as string | undefined;
+    return this.one(statements.primaryBranchOf(this.table, this.principalId, entityName, recordId))?.['branch_id'] as string | undefined;
   }
 
   async insertBranch(branch: StoredBranch): Promise<void> {
-    this.run(statements.insertBranch(this.bookkeeping, this.principalId, branch));
+    this.run(statements.insertBranch(this.table, this.principalId, branch));
   }
 
   async updateBranch(branch: StoredBranch): Promise<void> {
-    if (this.run(statements.updateBranch(this.bookkeeping, this.principalId, branch)) !== 1) throw new StorageFailure('unavailable');
+    if (this.run(statements.updateBranch(this.table, this.principalId, branch)) !== 1) throw new StorageFailure('unavailable');
   }
 
   async putMembership(entityName: string, recordId: string, branchId: string, role: BranchRole, assignedAt: bigint): Promise<void> {
-    this.run(statements.putMembership(this.bookkeeping, this.principalId, entityName, recordId, branchId, role, assignedAt));
+    this.run(statements.putMembership(this.table, this.principalId, entityName, recordId, branchId, role, assignedAt));
   }
 
   async removeMembership(entityName: string, recordId: string, branchId: string): Promise<void> {
-    this.run(statements.removeMembership(this.bookkeeping, this.principalId, entityName, recordId, branchId));
+    this.run(statements.removeMembership(this.table, this.principalId, entityName, recordId, branchId));
   }
 
   // -------------------------------------------------------------------------
@@ -338,7 +338,7 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   async branchCards(limit: number): Promise<BranchCard[]> {
-    const branches = this.all(statements.recentBranches(this.bookkeeping, this.principalId, limit)).map(toBranch);
+    const branches = this.all(statements.recentBranches(this.table, this.principalId, limit)).map(toBranch);
     if (branches.length === 0) return [];
     const counts = prepared(
       this.db,
@@ -485,7 +485,7 @@ export class SqliteDataTx implements OperatorDataWriter {
   // Operator administration: whole-store reads in canonical order, staging
 
   async writeFence(): Promise<WriteFence> {
-    return toWriteFence(this.one(statements.writeFenceRow(this.bookkeeping)));
+    return toWriteFence(this.one(statements.writeFenceRow(this.table)));
   }
 
   async setFence(fence: WriteFence): Promise<void> {
@@ -528,20 +528,20 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   async membershipPage(after: MembershipRow | null, limit: number): Promise<MembershipRow[]> {
-    return this.all(statements.membershipPage(this.bookkeeping, this.principalId, after, limit)).map(toMembershipRow);
+    return this.all(statements.membershipPage(this.table, this.principalId, after, limit)).map(toMembershipRow);
   }
 
   async getReplay(idempotencyKey: string): Promise<ReplayRow | undefined> {
-    const row = this.one(statements.replayByKey(this.bookkeeping, this.principalId, idempotencyKey));
+    const row = this.one(statements.replayByKey(this.table, this.principalId, idempotencyKey));
     return row && toReplay(idempotencyKey, row);
   }
 
   async putReplay(row: ReplayRow): Promise<void> {
-    this.run(statements.insertReplay(this.bookkeeping, this.principalId, row));
+    this.run(statements.insertReplay(this.table, this.principalId, row));
   }
 
   async recordExists(entityName: string, id: string): Promise<boolean> {
-    return (this.one(statements.recordById(this.bookkeeping, this.principalId, entityName, id))) !== undefined;
+    return (this.one(statements.recordById(this.table, this.principalId, entityName, id))) !== undefined;
   }
 
   async isReferenced(target: { readonly entity: string; readonly id: string }, sources: readonly { readonly entity: string; readonly column: string }[]): Promise<boolean> {
@@ -585,13 +585,13 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   async deleteRecord(entity: EntityLayout, id: string): Promise<void> {
-    this.run(statements.removeRecordMemberships(this.bookkeeping, this.principalId, entity.name, id));
+    this.run(statements.removeRecordMemberships(this.table, this.principalId, entity.name, id));
     prepared(this.db, `DELETE FROM __aipcs_list_member WHERE entity_name = ? AND record_id = ?`).run(entity.name, id);
     prepared(this.db, `DELETE FROM ${quoteIdentifier(entity.name)} WHERE "id" = ? AND "owner_id" = ?`).run(id, this.principalId);
   }
 
   async appendHistory(event: HistoryEvent): Promise<void> {
-    this.run(statements.appendHistoryEvent(this.bookkeeping, this.principalId, event));
+    this.run(statements.appendHistoryEvent(this.table, this.principalId, event));
   }
 }
 
