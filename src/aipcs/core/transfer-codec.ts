@@ -1,19 +1,32 @@
-// The portable artefact codec as the transfer use cases see it: the shapes
-// of src/aipcs/portable's content types, declared here because core depends
-// on ports only. Composition passes the real writer and reader; the compiler
-// checks that they fit these declarations, so the two cannot drift silently.
+// The portable artefact codec as the transfer use cases see it, and the
+// logical content of one exported service as plain values independent of any
+// storage adapter: what the writer encodes and the reader yields. Times are
+// microseconds since the Unix epoch (Timestamp27 on the wire), 64-bit
+// integers are bigint. src/aipcs/portable implements the codec over these
+// shapes (under its own names, content.ts); composition passes its writer
+// and reader, and the compiler checks that they fit.
 
 import type { JsonObject } from '../../common/json.js';
 import type { ManifestV2 } from '../contract/manifest/types.js';
 import type { BackendName, BranchRole, BranchStatus, DesignState, FieldSet, HistoryKind, Micros, OperationalStatus } from './ports.js';
 
+/** Line 0. The profile constants are implied; only these vary. */
 export interface TransferHeader {
   readonly producerPackageVersion: string;
   readonly producerMcpContract: string;
+  /** Export time; the receipt time when an export is replayed. */
   readonly createdAt: Micros;
+  /** Informational: an import may land on either backend. */
   readonly sourceBackend: BackendName;
 }
 
+/** The closed write fence an export was taken under. */
+export interface ExportFence {
+  readonly generation: bigint;
+  readonly state: 'closed';
+}
+
+/** Line 1: registry metadata with the current manifest; no principal, no storage locator. */
 export interface TransferService {
   readonly serviceId: string;
   readonly domainName: string;
@@ -21,6 +34,7 @@ export interface TransferService {
   readonly intentDescription: string;
   readonly designState: DesignState;
   readonly operationalStatus: OperationalStatus;
+  /** The manifest document as lossless JSON (the reader yields the normalised echo), or null before design. */
   readonly manifest: JsonObject | null;
   readonly schemaVersion: number | null;
   readonly serviceRevision: bigint;
@@ -28,7 +42,8 @@ export interface TransferService {
   readonly updatedAt: Micros;
   readonly lastActivityAt: Micros;
   readonly materialisedAt: Micros | null;
-  readonly exportFence: { readonly generation: bigint; readonly state: 'closed' } | null;
+  /** Null for a seeded service. */
+  readonly exportFence: ExportFence | null;
 }
 
 export interface TransferRecord {
@@ -44,6 +59,7 @@ export interface TransferRecord {
 export interface TransferHistoryEvent {
   readonly entityName: string;
   readonly recordId: string;
+  /** The record's version after the event. */
   readonly recordVersion: bigint;
   readonly kind: HistoryKind;
   readonly occurredAt: Micros;
@@ -65,6 +81,7 @@ export interface TransferBranch {
   readonly branchRevision: bigint;
 }
 
+/** No assignment time: it is physical, not logical. */
 export interface TransferMembership {
   readonly branchId: string;
   readonly entityName: string;
@@ -74,7 +91,14 @@ export interface TransferMembership {
 
 export type TransferSource<T> = Iterable<T> | AsyncIterable<T>;
 
-/** Members must come in the canonical order of operations spec §5.5; the writer refuses anything else. */
+/**
+ * What the writer encodes. Each member source must yield in the canonical
+ * order of operations spec §5.5 (the writer refuses anything else): records
+ * by (entity_name, record id), history by (entity_name, record id,
+ * record_version), branches by branch id, memberships by (branch id,
+ * entity_name, record id, role). Ids compare as lowercase canonical text,
+ * which orders like their hex.
+ */
 export interface TransferContent {
   readonly header: TransferHeader;
   readonly service: TransferService;
@@ -86,14 +110,23 @@ export interface TransferContent {
 
 export type TransferSectionKind = 'header' | 'service' | 'record' | 'history' | 'branch' | 'branch_membership' | 'audit';
 
+export interface TransferSectionDigest {
+  readonly kind: TransferSectionKind;
+  readonly count: number;
+  readonly sha256: string;
+}
+
+/** Facts about one whole artefact; safe to print (no payload content). */
 export interface TransferSummary {
   readonly exportFormatVersion: 1;
   readonly sourceBackend: BackendName;
   readonly rootSha256: string;
+  /** Lines including the trailer (trailer ordinal + 1, at least 3). */
   readonly frameCount: number;
   readonly preTrailerByteCount: number;
   readonly totalByteCount: number;
-  readonly sections: readonly { readonly kind: TransferSectionKind; readonly count: number; readonly sha256: string }[];
+  /** All seven sections in trailer order. */
+  readonly sections: readonly TransferSectionDigest[];
 }
 
 export interface TransferVisitor {

@@ -31,6 +31,7 @@ import {
 import { domainAttributes } from './record-rules.js';
 import { formatTimestamp27 } from './time.js';
 import type {
+  ExportFence,
   TransferBranch,
   TransferCodec,
   TransferHistoryEvent,
@@ -709,7 +710,7 @@ export class ServiceTransfer {
    */
   private async stageOrAdopt(claim: ClaimRow, artefact: ValidatedTransfer, manifest: ManifestV2, locator: StorageLocator): Promise<void> {
     const layout = this.lifecycle.layoutOf(manifest);
-    const fence = artefact.service.exportFence as { generation: bigint; state: 'closed' };
+    const fence = artefact.service.exportFence as ExportFence;
     const state = await this.deps.storage.stores.inspect(locator);
     if (state.status === 'unavailable') throw new StorageFailure(state.reason === 'busy' ? 'busy' : 'unavailable');
     let expected: string;
