@@ -4,6 +4,7 @@
 // invalid_value) with the path of each problem. No I/O, no input echo.
 
 import { isJsonObject, type JsonValue } from './json.js';
+import { codePointLength } from './code-points.js';
 
 export interface JsonSchema {
   readonly type?: JsonSchemaType | readonly JsonSchemaType[];
@@ -88,19 +89,6 @@ function compareNumeric(value: number | bigint, bound: number | string): number 
   }
   const v = Number(value);
   return v < bound ? -1 : v > bound ? 1 : 0;
-}
-
-function codePointLength(text: string): number {
-  let length = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code >= 0xd800 && code <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) i++;
-    }
-    length++;
-  }
-  return length;
 }
 
 function sameValue(a: JsonValue, b: unknown): boolean {

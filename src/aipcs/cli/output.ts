@@ -7,7 +7,8 @@ import { renderJson } from '../../common/json.js';
 import { CLI_INTERNAL_ERROR, isCliErrorCode, type CliErrorDocument, type CliIssue } from './error-document.js';
 import { exitCodeForError, EXIT_SUCCESS, type CommandKind, type ExitCode } from './exit-codes.js';
 import { renderHumanError, renderHumanResult, type CliObject } from './human-format.js';
-import { codePointPrefix, collapseWhitespace } from '../config/text-rules.js';
+import { collapseWhitespace } from '../config/text-rules.js';
+import { codePointPrefix } from '../../common/code-points.js';
 
 export type OutputFormat = 'json' | 'human';
 

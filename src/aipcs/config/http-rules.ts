@@ -3,7 +3,8 @@
 // Pure predicates; the caller maps any failure to the `streamable_http` issue.
 
 import { parseIpv6 } from './ip-address.js';
-import { codePointLength, containsWhitespace, hasSurroundingWhitespace, isAscii } from './text-rules.js';
+import { containsWhitespace, hasSurroundingWhitespace, isAscii } from './text-rules.js';
+import { codePointLength } from '../../common/code-points.js';
 
 export const MAX_LIST_ENTRIES = 16;
 const MAX_LIST_ENTRY_LENGTH = 255;

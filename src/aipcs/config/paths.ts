@@ -2,7 +2,8 @@
 // explicit SQLite data root and the platform default root computed from
 // HOME / XDG_DATA_HOME / LOCALAPPDATA. Pure: nothing is stat'ed, opened or created.
 
-import { codePointLength, hasSurroundingWhitespace, isPrintable } from './text-rules.js';
+import { hasSurroundingWhitespace, isPrintable } from './text-rules.js';
+import { codePointLength } from '../../common/code-points.js';
 
 const MAX_PATH_LENGTH = 4096;
 const LEAF = 'aipcs';

@@ -28,8 +28,9 @@ import {
   parseSqliteVersion,
   type SqliteVersion,
 } from './runnability.js';
-import { codePointLength, hasSurroundingWhitespace, isPrintable } from './text-rules.js';
+import { hasSurroundingWhitespace, isPrintable } from './text-rules.js';
 import { parseConfigFile, type ConfigFileValues } from './toml-file.js';
+import { codePointLength } from '../../common/code-points.js';
 
 export const PROFILES = ['stateless', 'sqlite', 'postgresql'] as const;
 export type Profile = (typeof PROFILES)[number];

@@ -52,26 +52,8 @@ export function isAscii(text: string): boolean {
   return !NON_ASCII.test(text);
 }
 
-/** Length in code points, as Python's len(). A lone surrogate counts as one. */
-export function codePointLength(text: string): number {
-  let count = 0;
-  for (const _ of text) count++;
-  return count;
-}
-
 /** Python's `" ".join(text.split())`: runs of whitespace become one space, ends trimmed. */
 export function collapseWhitespace(text: string): string {
   return text.replace(PY_WHITESPACE_RUNS, ' ').replace(/^ | $/g, '');
 }
 
-/** The first `max` code points of the text. */
-export function codePointPrefix(text: string, max: number): string {
-  let count = 0;
-  let index = 0;
-  while (index < text.length && count < max) {
-    const code = text.codePointAt(index) ?? 0;
-    index += code > 0xffff ? 2 : 1;
-    count++;
-  }
-  return text.slice(0, index);
-}

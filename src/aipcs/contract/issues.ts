@@ -2,6 +2,8 @@
 // contract §3.2. Owns only texts, bounds and formatting; it never sees input
 // values, so an issue can never echo what the caller sent.
 
+import { codePointLength, codePointPrefix } from '../../common/code-points.js';
+
 /** One step into a JSON document: an object key or an array index. */
 export type PathSegment = string | number;
 
@@ -56,23 +58,6 @@ const ISSUE_TEXTS: Readonly<Record<IssueCode, { readonly message: string; readon
 // XID_Start or underscore, then XID_Continue.
 const IDENTIFIER_SEGMENT = /^[\p{XID_Start}_]\p{XID_Continue}*$/u;
 
-function codePointSlice(text: string, max: number): string {
-  let count = 0;
-  let index = 0;
-  while (index < text.length && count < max) {
-    const code = text.codePointAt(index) ?? 0;
-    index += code > 0xffff ? 2 : 1;
-    count++;
-  }
-  return text.slice(0, index);
-}
-
-function codePointCount(text: string): number {
-  let count = 0;
-  for (const _ of text) count++;
-  return count;
-}
-
 /**
  * Renders a location as the contract's dot-joined path: indexes as digits,
  * unsafe or long segments as `<field>`, an empty location as `request`, at
@@ -82,9 +67,9 @@ export function formatIssuePath(path: readonly PathSegment[]): string {
   if (path.length === 0) return 'request';
   const parts = path.map((segment) => {
     if (typeof segment === 'number') return String(segment);
-    return IDENTIFIER_SEGMENT.test(segment) && codePointCount(segment) <= MAX_SEGMENT_LENGTH ? segment : '<field>';
+    return IDENTIFIER_SEGMENT.test(segment) && codePointLength(segment) <= MAX_SEGMENT_LENGTH ? segment : '<field>';
   });
-  return codePointSlice(parts.join('.'), MAX_ISSUE_PATH_LENGTH);
+  return codePointPrefix(parts.join('.'), MAX_ISSUE_PATH_LENGTH);
 }
 
 /** Builds an issue with the fixed texts of its code. */
@@ -92,7 +77,7 @@ export function makeIssue(code: IssueCode, path: readonly PathSegment[] | string
   const texts = ISSUE_TEXTS[code];
   return {
     code,
-    path: typeof path === 'string' ? codePointSlice(path, MAX_ISSUE_PATH_LENGTH) : formatIssuePath(path),
+    path: typeof path === 'string' ? codePointPrefix(path, MAX_ISSUE_PATH_LENGTH) : formatIssuePath(path),
     message: texts.message,
     remediation: texts.remediation,
   };

@@ -6,6 +6,7 @@
 import { isJsonObject, type JsonObject, type JsonValue } from '../../common/json.js';
 import { typeMatches } from '../../common/json-schema.js';
 import type { IssueSink, PathSegment } from './issues.js';
+import { codePointLength } from '../../common/code-points.js';
 
 export type SchemaType = 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean' | 'null';
 
@@ -98,19 +99,6 @@ export function utf8Length(text: string): number {
     } else bytes += 3;
   }
   return bytes;
-}
-
-export function codePointLength(text: string): number {
-  let length = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code >= 0xd800 && code <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) i++;
-    }
-    length++;
-  }
-  return length;
 }
 
 /** Exact ordering of two JSON numbers whatever their representation. */

@@ -8,9 +8,10 @@ import { AipcsError } from '../contract/error-codes.js';
 import { isZeroOffsetDatetime } from '../contract/iso-datetime.js';
 import type { AttributeDefinition, EntityDefinition, ManifestV2 } from '../contract/manifest/types.js';
 import { isServerManagedField } from '../contract/manifest/types.js';
-import { codePointLength, compareNumbers, isCanonicalUuid, trimContractString } from '../contract/schema-check.js';
+import { compareNumbers, isCanonicalUuid, trimContractString } from '../contract/schema-check.js';
 import type { FieldSet, FieldValue, StoredHistoryEvent, StoredRecord } from './ports.js';
 import { formatTimestamp } from './time.js';
+import { codePointLength } from '../../common/code-points.js';
 
 export const MAX_RECORD_BYTES = 65536;
 export const MAX_STRING_BYTES = 16384;

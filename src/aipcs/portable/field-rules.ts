@@ -8,9 +8,10 @@ import { renderJson, isJsonObject, type JsonValue } from '../../common/json.js';
 import { isZeroOffsetDatetime } from '../contract/iso-datetime.js';
 import type { AttributeDefinition, ManifestV2 } from '../contract/manifest/types.js';
 import { isServerManagedField } from '../contract/manifest/types.js';
-import { codePointLength, compareNumbers, isCanonicalUuid, utf8Length } from '../contract/schema-check.js';
+import { compareNumbers, isCanonicalUuid, utf8Length } from '../contract/schema-check.js';
 import type { FieldSet, FieldValue } from './content.js';
 import { BundleInvalidError } from './errors.js';
+import { codePointLength } from '../../common/code-points.js';
 
 const MAX_FIELD_SET_BYTES = 65_536;
 const MAX_STRING_BYTES = 16_384;

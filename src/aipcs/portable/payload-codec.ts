@@ -7,7 +7,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../../common/json
 import type { ManifestV2 } from '../contract/manifest/types.js';
 import { IDENTIFIER } from '../contract/manifest/types.js';
 import { manifestToJson, validateManifest } from '../contract/manifest/validate-manifest.js';
-import { codePointLength, isCanonicalUuid, trimContractString } from '../contract/schema-check.js';
+import { isCanonicalUuid, trimContractString } from '../contract/schema-check.js';
 import type {
   BranchRole,
   BranchStatus,
@@ -29,6 +29,7 @@ import { BundleInvalidError, type BundleDefect } from './errors.js';
 import { decodeFieldSet, type EntityFieldRules } from './field-rules.js';
 import { CANONICALIZATION_PROFILE, EXPORT_FORMAT_VERSION, INT64_MAX, LIMIT_PROFILE, PRODUCER_PACKAGE } from './format.js';
 import { formatTimestamp27, parseTimestamp27 } from './timestamp27.js';
+import { codePointLength } from '../../common/code-points.js';
 
 const VERSION_TEXT = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
 const SLUG = /^[a-z][a-z0-9-]{1,62}[a-z0-9]$/;

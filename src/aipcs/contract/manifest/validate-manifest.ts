@@ -7,7 +7,7 @@
 
 import { canonicalJsonByteLength, isJsonObject, type JsonObject, type JsonValue } from '../../../common/json.js';
 import { IssueSink, type Issue, type PathSegment } from '../issues.js';
-import { checkValue, codePointLength, type Refiner, type SchemaNode } from '../schema-check.js';
+import { checkValue, type Refiner, type SchemaNode } from '../schema-check.js';
 import {
   ATTRIBUTE_DEFINITION_SCHEMA,
   ENTITY_DEFINITION_SCHEMA,
@@ -27,6 +27,7 @@ import {
   type ManifestV2,
   type RetrievalMode,
 } from './types.js';
+import { codePointLength } from '../../../common/code-points.js';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;

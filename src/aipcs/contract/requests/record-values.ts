@@ -6,7 +6,8 @@
 import { renderJson, type JsonObject, type JsonValue } from '../../../common/json.js';
 import type { IssueSink, PathSegment } from '../issues.js';
 import { isIdentifier, isServerManagedField } from '../manifest/types.js';
-import { codePointLength, hasLoneSurrogate, setMember, trimContractString, utf8Length } from '../schema-check.js';
+import { hasLoneSurrogate, setMember, trimContractString, utf8Length } from '../schema-check.js';
+import { codePointLength } from '../../../common/code-points.js';
 
 export const RECORD_BOUNDS = {
   maxRecordJsonBytes: 65536,

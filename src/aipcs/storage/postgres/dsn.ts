@@ -1,7 +1,8 @@
 // The DSN shape rules of operations spec §3.3.1, in a module free of the
 // driver: composition checks them before it decides to load the adapter.
 
-import { codePointLength, collapseWhitespace } from '../../config/text-rules.js';
+import { collapseWhitespace } from '../../config/text-rules.js';
+import { codePointLength } from '../../../common/code-points.js';
 
 /** Longest accepted DSN, in characters (code points, as Python's len()). */
 export const MAXIMUM_DSN_LENGTH = 4096;
