@@ -171,7 +171,13 @@ export class StorageFailure extends Error {
 // ---------------------------------------------------------------------------
 // Service data: records, history, the replay ledger and the write fence.
 
+/**
+ * One domain-field value. `integer` fields are bigint; `number` fields are
+ * number (the artefact reader turns an integral token in a number field back
+ * into a number); string lists are arrays of strings.
+ */
 export type FieldValue = null | string | bigint | number | boolean | readonly string[];
+/** Domain fields only (never server-managed ones). */
 export type FieldSet = Readonly<Record<string, FieldValue>>;
 
 export interface StoredRecord {
