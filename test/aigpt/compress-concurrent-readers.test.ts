@@ -22,6 +22,10 @@ import {
   type TempHome,
   writeConfig,
 } from './support.js';
+import { MAX_READ_MEMORY_BYTES } from '../../src/aigpt/core/limits.js';
+
+/** Reads as the read_memory tool does: every file of these small folders fits its bound. */
+const WHOLE_READ = { maxBytes: MAX_READ_MEMORY_BYTES };
 
 const ITEMS = Array.from({ length: 40 }, (_, i) => `item ${i}`);
 
@@ -116,7 +120,7 @@ describe('readers racing a compress', () => {
     });
     await store.ensureLayout();
     for (let i = 0; i < 40; i++) await store.saveMemory(`old ${i}`);
-    const read = await store.readMemories();
+    const read = await store.readMemories(WHOLE_READ);
     expect(listings).toBe(2);
     expect(read.records.map((record) => record.text)).toEqual(['new 1', 'new 2', 'new 3']);
     expect(read.skipped).toEqual([]);
@@ -134,7 +138,7 @@ describe('readers racing a compress', () => {
     });
     await store.ensureLayout();
     for (let i = 0; i < 10; i++) await store.saveMemory(`m${i}`);
-    const read = await store.readMemories();
+    const read = await store.readMemories(WHOLE_READ);
     expect(listings).toBe(4);
     expect(read.records.map((record) => record.text)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5']);
     expect(read.selected).toBe(6);

@@ -7,6 +7,10 @@ import { memoryRecordJson } from '../../src/aigpt/core/record-format.js';
 import { recordTree } from '../../src/aigpt/core/record-paths.js';
 import { isValidTid, MAX_TID_MICROS, TidGenerator, tidFromParts } from '../../src/aigpt/core/tid.js';
 import { GOLDEN_MEMORY, listDir, makeTempHome, seedOrderMemory, snapshotMemories, type TempHome } from './support.js';
+import { MAX_READ_MEMORY_BYTES } from '../../src/aigpt/core/limits.js';
+
+/** Reads as the read_memory tool does: every file of these small folders fits its bound. */
+const WHOLE_READ = { maxBytes: MAX_READ_MEMORY_BYTES };
 
 const NOON_US = Date.parse('2026-03-01T12:00:00Z') * 1000;
 
@@ -61,7 +65,7 @@ describe('MemoryStore', () => {
     for (let i = 0; i < 20; i++) tids.push((await store.saveMemory(`fact ${i}`)).tid);
     expect([...tids].sort()).toEqual(tids);
     expect(new Set(tids).size).toBe(20);
-    const read = await store.readMemories();
+    const read = await store.readMemories(WHOLE_READ);
     expect(read.records.map((r) => r.text)).toEqual(tids.map((_, i) => `fact ${i}`));
   });
 
@@ -71,7 +75,7 @@ describe('MemoryStore', () => {
     await fs.writeFile(join(store.tree.memoryDir, `${ahead}.json`), seedOrderMemory('did:plc:xxx', ahead, 'ahead'));
     const saved = await store.saveMemory('after');
     expect(saved.tid > ahead).toBe(true);
-    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['ahead', 'after']);
+    expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['ahead', 'after']);
   });
 
   it('a stem with TID syntax but bit 63 set (first character c..j), or at the last timestamp, does not block saves or compress', async () => {
@@ -82,7 +86,7 @@ describe('MemoryStore', () => {
     const saved = await store.saveMemory('after');
     expect(saved.tid.startsWith('3')).toBe(true);
     expect(await store.compress(['kept'])).toMatchObject({ count: 1 });
-    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['kept']);
+    expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['kept']);
   });
 
   it('records at the end of the TID space neither stop saves nor let compress publish over one of them', async () => {
@@ -98,7 +102,7 @@ describe('MemoryStore', () => {
     // The first new TID above the near-end record is the at-end record's name:
     // publishing it by rename replaced that record, then deleting the old set removed the new one.
     expect(await store.compress(['one', 'two'])).toMatchObject({ count: 2 });
-    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['one', 'two']);
+    expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['one', 'two']);
   });
 
   it('retries with a new TID when the name is taken between listing and publishing (exclusive create)', async () => {
@@ -128,7 +132,7 @@ describe('MemoryStore', () => {
     await fs.mkdir(join(dir, 'folder.json'));
     await fs.writeFile(join(dir, 'ignored.txt'), 'x');
     await fs.writeFile(join(dir, '.json'), 'x');
-    const read = await store.readMemories();
+    const read = await store.readMemories(WHOLE_READ);
     expect(read.records.map((r) => r.text)).toEqual(['syuiはRustを好む', 'ATProto設計に詳しい', '原神プレイヤー']);
     expect(read.selected).toBe(7);
     expect(read.skipped.map((s) => [s.path.slice(dir.length + 1), s.reason.replace(dir, '{dir}')])).toEqual([
@@ -143,7 +147,7 @@ describe('MemoryStore', () => {
   it('skips files over 1 MiB', async () => {
     const big = memoryRecordJson({ did: 'did:plc:xxx', tid: '3mfyouuy62222', text: 'x'.repeat(1024 * 1024), createdAt: '2026-03-01T12:00:00Z' });
     await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), big);
-    const read = await store.readMemories();
+    const read = await store.readMemories(WHOLE_READ);
     expect(read.records).toEqual([]);
     expect(read.skipped[0]?.reason).toMatch(/larger than 1048576 bytes/);
   });
@@ -153,7 +157,7 @@ describe('MemoryStore', () => {
     // Trailing whitespace is valid JSON, so the file can be padded to the bound exactly.
     await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), record.padEnd(1024 * 1024, ' '));
     await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy6222a.json'), record.padEnd(1024 * 1024 + 1, ' '));
-    const read = await store.readMemories();
+    const read = await store.readMemories(WHOLE_READ);
     expect(read.records.map((r) => r.name)).toEqual(['3mfyouuy62222.json']);
     expect(read.skipped.map((s) => s.reason)).toEqual(['Failed to read: larger than 1048576 bytes']);
   });
@@ -162,7 +166,7 @@ describe('MemoryStore', () => {
   it.skipIf(!existsSync('/proc/self/pagemap'))('skips a linked pseudo-file after reading at most 1 MiB of it, whatever its size says', async () => {
     await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), GOLDEN_MEMORY);
     await fs.symlink('/proc/self/pagemap', join(store.tree.memoryDir, '3mfyouuy6222a.json'));
-    const read = await store.readMemories();
+    const read = await store.readMemories(WHOLE_READ);
     expect(read.records.map((r) => r.name)).toEqual(['3mfyouuy62222.json']);
     expect(read.skipped.map((s) => s.reason)).toEqual(['Failed to read: larger than 1048576 bytes']);
   });
@@ -188,7 +192,7 @@ describe('MemoryStore', () => {
     const newest = [...raws].sort(Buffer.compare).slice(-10_000);
     expect(newest[0]!.toString()).toBe('note-00000.json');
 
-    const read = await store.readMemories();
+    const read = await store.readMemories(WHOLE_READ);
     expect(read.records.map((r) => Buffer.from(r.name).toString('hex'))).toEqual(newest.map((raw) => Buffer.from(raw.toString()).toString('hex')));
     expect(read.records.at(-3)?.text).toBe(String(raws.length - 3));
     expect(read.records.at(-1)?.text).toBe(String(raws.length - 1));
@@ -273,7 +277,7 @@ describe('MemoryStore', () => {
 
   it('saves an explicitly empty string as the reference does', async () => {
     await store.saveMemory('');
-    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['']);
+    expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['']);
   });
 
   it('compress replaces the whole set with new TIDs above every old one, in order', async () => {
@@ -284,7 +288,7 @@ describe('MemoryStore', () => {
     const after = await store.listMemoryNames();
     expect(after).toHaveLength(3);
     expect(after.every((name) => name > before[before.length - 1]! && isValidTid(name.slice(0, -5)))).toBe(true);
-    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['kept 1', 'kept 2', 'kept 2']);
+    expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['kept 1', 'kept 2', 'kept 2']);
     expect(await listDir(store.tree.memoryDir)).toEqual(after);
   });
 
@@ -298,7 +302,7 @@ describe('MemoryStore', () => {
     });
     await expect(failing.compress(['new 1', 'new 2'])).rejects.toMatchObject({ code: 'write_failed' });
     await makeStore(home).ensureLayout();
-    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['new 1', 'new 2']);
+    expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['new 1', 'new 2']);
   });
 
   it('a staged record that cannot be published stops the roll-forward before any old record is deleted', async () => {
@@ -317,12 +321,12 @@ describe('MemoryStore', () => {
     await expect(failing.compress(['new 1', 'new 2'])).rejects.toMatchObject({ code: 'write_failed' });
     expect(blocked).not.toBe('');
     // Committed but not rolled forward: the old records are all still there, the journal too.
-    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(expect.arrayContaining(['a', 'b']));
+    expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(expect.arrayContaining(['a', 'b']));
     expect(existsSync(join(dir, JOURNAL_FILE))).toBe(true);
     // Once the obstacle is gone, recovery finishes the job.
     rmdirSync(join(dir, blocked));
     await makeStore(home).ensureLayout();
-    expect((await store.readMemories()).records.map((r) => r.text)).toEqual(['new 1', 'new 2']);
+    expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['new 1', 'new 2']);
   });
 
   it('compress with [] clears memory; non-record entries stay', async () => {
@@ -383,7 +387,7 @@ describe('MemoryStore', () => {
     expect(report?.removedTemps).toEqual(['.3mfyouuy6222z.json.tmp-999-abc']);
     await store.saveMemory('a');
     expect(await listDir(dir)).toEqual(['.notes.tmp-1.json', '3mfyouuy62222.json']);
-    expect((await store.readMemories()).records.map((record) => record.text)).toEqual(['kept', 'a']);
+    expect((await store.readMemories(WHOLE_READ)).records.map((record) => record.text)).toEqual(['kept', 'a']);
   });
 
   it('recovery discards a journal that does not parse, and refuses an unknown version', async () => {
@@ -412,7 +416,7 @@ describe('MemoryStore', () => {
     const content = memoryRecordJson({ did: 'did:plc:xxx', tid: '3mfyouuy62222', text: 'odd name', createdAt: '2026-03-01T12:00:00Z' });
     await fs.writeFile(raw, content);
     await store.saveMemory('plain');
-    const read = await store.readMemories();
+    const read = await store.readMemories(WHOLE_READ);
     // Bytewise order, as the reference lists them: '3' < 'a'.
     expect(read.records.map((record) => record.text)).toEqual(['plain', 'odd name']);
     expect(read.skipped).toEqual([]);
@@ -428,13 +432,13 @@ describe('MemoryStore', () => {
     expect(journal.deleteRaw).toEqual([Buffer.from([0x61, 0xff, ...Buffer.from('.json')]).toString('hex')]);
     expect(journal.delete).toHaveLength(1);
     await makeStore(home).ensureLayout();
-    expect((await store.readMemories()).records.map((record) => record.text)).toEqual(['new']);
+    expect((await store.readMemories(WHOLE_READ)).records.map((record) => record.text)).toEqual(['new']);
     expect(await fs.readdir(dir, { encoding: 'buffer' })).toHaveLength(1);
 
     // And without a crash.
     await fs.writeFile(raw, content);
     await store.compress(['newer']);
-    expect((await store.readMemories()).records.map((record) => record.text)).toEqual(['newer']);
+    expect((await store.readMemories(WHOLE_READ)).records.map((record) => record.text)).toEqual(['newer']);
     expect(await fs.readdir(dir, { encoding: 'buffer' })).toHaveLength(1);
   });
 

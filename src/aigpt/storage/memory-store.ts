@@ -507,12 +507,13 @@ export class MemoryStore {
   }
 
   /**
-   * Reads the newest memory files, at most MAX_RECORDS_READ of them and, with
-   * `maxBytes`, only as many (newest first) as fit in that many bytes of
-   * record files (or of their re-serialised form where it is larger); the
-   * older ones are skipped unread and counted in `notRead`.
+   * Reads the newest memory files, at most MAX_RECORDS_READ of them, and only
+   * as many (newest first) as fit in `maxBytes` bytes of record files (or of
+   * their re-serialised form where it is larger); the older ones are skipped
+   * unread and counted in `notRead`. A whole dump goes through scanMemories,
+   * which keeps nothing.
    */
-  async readMemories(options: { readonly maxBytes?: number } = {}): Promise<MemoryReadResult> {
+  async readMemories(options: { readonly maxBytes: number }): Promise<MemoryReadResult> {
     // A file listed but gone when read was removed meanwhile: only compress
     // removes records, so the listing caught the old set being replaced
     // (spec 7.4 step 5) and this read holds part of it. Read again, a few
@@ -529,50 +530,43 @@ export class MemoryStore {
     }
   }
 
-  private async readMemoriesOnce(options: { readonly maxBytes?: number }): Promise<{ result: MemoryReadResult; gone: number }> {
+  private async readMemoriesOnce(options: { readonly maxBytes: number }): Promise<{ result: MemoryReadResult; gone: number }> {
     const listing = await this.listFolder(MAX_RECORDS_READ);
     this.fault('read:listed');
     const read = (entry: RecordEntry): Promise<RecordFileOutcome> => readRecordFile(this.entryPath(entry), join(this.tree.memoryDir, entry.name));
     const overflow = listing.selected - listing.entries.length;
-    let toRead = listing.entries;
-    let outcomes: RecordFileOutcome[];
-    let overBudget = 0;
-    if (options.maxBytes === undefined) {
-      outcomes = await mapLimited(toRead, 32, read);
-    } else {
-      // Newest first, a batch at a time, so no more than the budget (plus one
-      // batch) is ever held; an unreadable file costs nothing, as it adds no record.
-      const kept: RecordFileOutcome[] = [];
-      let used = 0;
-      let end = toRead.length;
-      const sizes = new ReadBatchSize();
-      reading: while (end > 0) {
-        const start = Math.max(0, end - sizes.next);
-        const batch = await mapLimited(toRead.slice(start, end), MAX_READ_BATCH, read);
-        sizes.after(batch);
-        for (let index = batch.length - 1; index >= 0; index--) {
-          let outcome = batch[index]!;
-          let size = outcome.ok && outcome.text !== undefined ? answerBytes(outcome) : 0;
-          if (size > options.maxBytes) {
-            // A record that alone outgrows the budget (a 1 MiB file of numbers
-            // re-serialised) is skipped by itself instead of ending the read
-            // there and hiding every older memory.
-            outcome = { ok: false, stage: 'read', cause: `larger than the ${options.maxBytes}-byte read bound when re-serialised` };
-            size = 0;
-          }
-          if (used + size > options.maxBytes) {
-            end = start + index + 1;
-            break reading;
-          }
-          used += size;
-          kept.push(outcome);
+    // Newest first, a batch at a time, so no more than the budget (plus one
+    // batch) is ever held; an unreadable file costs nothing, as it adds no record.
+    const kept: RecordFileOutcome[] = [];
+    let used = 0;
+    let end = listing.entries.length;
+    const sizes = new ReadBatchSize();
+    reading: while (end > 0) {
+      const start = Math.max(0, end - sizes.next);
+      const batch = await mapLimited(listing.entries.slice(start, end), MAX_READ_BATCH, read);
+      sizes.after(batch);
+      for (let index = batch.length - 1; index >= 0; index--) {
+        let outcome = batch[index]!;
+        let size = outcome.ok && outcome.text !== undefined ? answerBytes(outcome) : 0;
+        if (size > options.maxBytes) {
+          // A record that alone outgrows the budget (a 1 MiB file of numbers
+          // re-serialised) is skipped by itself instead of ending the read
+          // there and hiding every older memory.
+          outcome = { ok: false, stage: 'read', cause: `larger than the ${options.maxBytes}-byte read bound when re-serialised` };
+          size = 0;
         }
-        end = start;
+        if (used + size > options.maxBytes) {
+          end = start + index + 1;
+          break reading;
+        }
+        used += size;
+        kept.push(outcome);
       }
-      overBudget = end;
-      toRead = toRead.slice(end);
-      outcomes = kept.reverse();
+      end = start;
     }
+    const overBudget = end;
+    const toRead = listing.entries.slice(end);
+    const outcomes = kept.reverse();
     const skipped: SkippedFile[] = [];
     const records: MemoryRecord[] = [];
     let gone = 0;
