@@ -125,6 +125,37 @@ function map(entries: [string, JsonTree][]): JsonTree {
   return new Map(entries);
 }
 
+interface LogEvidence {
+  readonly id: Id;
+  readonly kind: string;
+  readonly result: string;
+  readonly provenance: string;
+}
+
+/** One state of `aip log`: the change that made it (none for a root) and the evidence about it. */
+interface LogEntry {
+  readonly state: Id;
+  readonly change: { readonly operation: Id; readonly intent: Id; readonly title: string; readonly effects: number } | undefined;
+  readonly evidence: readonly LogEvidence[];
+}
+
+function logEntryLines({ state, change, evidence }: LogEntry): string[] {
+  const lines = change === undefined ? [`state ${state} (root)`] : [`state ${state}`, `  operation ${change.operation}`, `  intent ${change.intent} ${oneLine(change.title)}`, `  effects ${change.effects}`];
+  for (const e of evidence) lines.push(`  evidence ${e.id} ${oneLine(e.kind)} ${e.result} (${e.provenance})`);
+  return lines;
+}
+
+function logEntryJson({ state, change, evidence }: LogEntry): JsonTree {
+  const entry = new Map<string, JsonTree>([['state', state], ['root', change === undefined]]);
+  if (change !== undefined) {
+    entry.set('operation', change.operation);
+    entry.set('intent', map([['id', change.intent], ['title', change.title]]));
+    entry.set('effects', change.effects);
+  }
+  entry.set('evidence', evidence.map((e) => map([['id', e.id], ['kind', e.kind], ['result', e.result], ['provenance', e.provenance]])));
+  return entry;
+}
+
 interface IntentFlags {
   title?: string;
   goal?: string;
@@ -643,7 +674,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
       const entries: JsonTree[] = [];
       while (id !== undefined) {
         const state: StateV1 = await repo.getTyped(id, 'state', child === undefined ? undefined : `${child}: data.parents[0]`);
-        const evidence: { id: Id; kind: string; result: string; provenance: string }[] = [];
+        const evidence: LogEvidence[] = [];
         for (const ref of await repo.reverse(id, { type: 'evidence', field: 'state' })) {
           // Confirmed against the object itself, so a wrong index line cannot turn up here.
           if (ref.object.type !== 'evidence') continue;
@@ -651,22 +682,15 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
           evidence.push({ id: ref.source, kind: d.kind, result: d.result, provenance: d.provenance });
         }
         const operationId = state.data.operations[0];
-        const lines: string[] = [];
-        const entry = new Map<string, JsonTree>([['state', id], ['root', operationId === undefined]]);
-        if (operationId === undefined) lines.push(`state ${id} (root)`);
-        else {
+        let change: LogEntry['change'];
+        if (operationId !== undefined) {
           const operation = await repo.getTyped(operationId, 'operation', `${id}: data.operations[0]`);
           const intent = await repo.getTyped(operation.data.intent, 'intent', `${operationId}: data.intent`);
-          lines.push(`state ${id}`, `  operation ${operationId}`, `  intent ${operation.data.intent} ${oneLine(intent.data.title)}`, `  effects ${operation.data.effects.length}`);
-          entry.set('operation', operationId);
-          entry.set('intent', map([['id', operation.data.intent], ['title', intent.data.title]]));
-          entry.set('effects', operation.data.effects.length);
+          change = { operation: operationId, intent: operation.data.intent, title: intent.data.title, effects: operation.data.effects.length };
         }
-        for (const e of evidence) lines.push(`  evidence ${e.id} ${oneLine(e.kind)} ${e.result} (${e.provenance})`);
-        if (ctx.json) {
-          entry.set('evidence', evidence.map((e) => map([['id', e.id], ['kind', e.kind], ['result', e.result], ['provenance', e.provenance]])));
-          entries.push(entry);
-        } else await ctx.outLines(lines);
+        const entry: LogEntry = { state: id, change, evidence };
+        if (ctx.json) entries.push(logEntryJson(entry));
+        else await ctx.outLines(logEntryLines(entry));
         child = id;
         id = state.data.parents[0];
       }
