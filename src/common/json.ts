@@ -215,9 +215,11 @@ class LosslessParser {
       const value = this.parseValue(depth);
       setMember(result, key, value);
       this.skipWhitespace();
-      const next = this.text[this.pos++];
+      // A syntax error is placed at the character that breaks the text, not after it.
+      const next = this.text[this.pos];
+      if (next !== ',' && next !== '}') this.fail();
+      this.pos++;
       if (next === '}') return result;
-      if (next !== ',') this.fail();
     }
   }
 
@@ -235,9 +237,10 @@ class LosslessParser {
       this.skipWhitespace();
       result.push(this.parseValue(depth));
       this.skipWhitespace();
-      const next = this.text[this.pos++];
+      const next = this.text[this.pos];
+      if (next !== ',' && next !== ']') this.fail();
+      this.pos++;
       if (next === ']') return result;
-      if (next !== ',') this.fail();
     }
   }
 

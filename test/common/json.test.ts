@@ -41,6 +41,25 @@ describe('parseJson', () => {
     }
   });
 
+  it('places a syntax error at the character that breaks the text, or at its end', () => {
+    const offsetOf = (bad: string): number | undefined => {
+      try {
+        parseJson(bad, limits);
+      } catch (error) {
+        return (error as JsonError).offset;
+      }
+      return undefined;
+    };
+    expect(offsetOf('{"a":1 "b":2}')).toBe(7);
+    expect(offsetOf('[1 2]')).toBe(3);
+    expect(offsetOf('[1}')).toBe(2);
+    expect(offsetOf('{"a":1]')).toBe(6);
+    expect(offsetOf('{"a":1')).toBe(6);
+    expect(offsetOf('[1')).toBe(2);
+    expect(offsetOf('{"a" 1}')).toBe(5);
+    expect(offsetOf('[1] 2')).toBe(4);
+  });
+
   it('checks size before parsing and depth while parsing', () => {
     expect(() => parseJson(`"${'x'.repeat(2000)}"`, limits)).toThrow(expect.objectContaining({ code: 'json_too_large' }));
     expect(() => parseJson('"é"', { maxBytes: 3, maxDepth: 4 })).toThrow(expect.objectContaining({ code: 'json_too_large' }));
