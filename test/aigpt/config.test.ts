@@ -150,6 +150,23 @@ describe('loading', () => {
     }
   });
 
+  it('names where a syntax error is even when an ignored member before it holds a number beyond f64', async () => {
+    const cases: [string, string][] = [
+      ['{"other":1e999,"bot":{}}}', 'line 1, column 25'],
+      ['{"other":1e999,\n "bot":{"memory":3}\n "x":1}', 'line 3, column 2'],
+      ['{"other":1e999,"bot" {}}', 'line 1, column 22'],
+      ['{"other":1e999,"bot":{"did":tru}}', 'line 1, column 29'],
+      ['{"other":1e999,"bot":{}', 'line 1, column 24'],
+    ];
+    for (const [text, where] of cases) {
+      await writeConfig(home, text);
+      await expect(loadConfig(home.environment)).rejects.toThrow(`invalid config ${home.configFile}: not valid JSON at ${where} (The JSON document is malformed.)`);
+      // The same place as the parser names when nothing before the error is out of range.
+      await writeConfig(home, text.replace('1e999', '1e299'));
+      await expect(loadConfig(home.environment)).rejects.toThrow(`not valid JSON at ${where} (The JSON document is malformed.)`);
+    }
+  });
+
   it('accepts the full u64 range for memory and null/absent bot', async () => {
     await writeConfig(home, { memory: 0 });
     expect((await loadConfig(home.environment)).memory).toBe(0n);

@@ -364,7 +364,10 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
     // generator's own members): serde skips such values unconverted and
     // unbounded, so the config loads; the values aigpt reads are still held
     // to every rule.
-    scan = error.code === 'json_syntax' ? undefined : scanConfigText(text);
+    const scanned = error.code === 'json_syntax' ? undefined : scanConfigText(text);
+    // A syntax error past a number or nesting the parser refused is named where it is.
+    if (scanned !== undefined && 'stoppedAt' in scanned) throw invalid(`not valid JSON${whereJsonStops(text, scanned.stoppedAt, true)} (${MALFORMED_JSON})`);
+    scan = scanned;
     const kept = scan === undefined ? undefined : spliceNulls(text, scan.ignored);
     let reparsed: JsonValue | undefined;
     try {
@@ -377,7 +380,9 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
     document = reparsed;
   }
   if (!isJsonObject(document)) throw invalid('the file must hold a JSON object');
-  const repeated = (scan ?? scanConfigText(text))?.repeated;
+  // The text parsed, so a scan of it never stops early.
+  const checked = scan ?? scanConfigText(text);
+  const repeated = checked !== undefined && 'repeated' in checked ? checked.repeated : undefined;
   if (repeated !== undefined) throw invalid(`${repeated} appears twice`);
   const bot = document['bot'];
   if (bot !== undefined && bot !== null && !isJsonObject(bot)) throw invalid('bot must be an object');
@@ -442,6 +447,9 @@ export async function loadConfig(environment: Environment): Promise<AigptConfig>
 /** The members the reference deserialises into structs; serde refuses a repeated one (the others it ignores). */
 const BOT_FIELDS = new Set(['did', 'handle', 'path', 'memory']);
 
+/** The common JSON reader's words for a syntax error, so both ways of finding one read alike. */
+const MALFORMED_JSON = 'The JSON document is malformed.';
+
 const JSON_SPACE = /[ \t\n\r]*/y;
 const JSON_STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
 const JSON_SCALAR = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null/y;
@@ -458,12 +466,18 @@ interface ConfigScan {
   readonly ignored: readonly (readonly [number, number])[];
 }
 
+/** Where the scan found the text stop being JSON (an offset into it). */
+interface ScanStop {
+  readonly stoppedAt: number;
+}
+
 /**
  * One pass over the config text that checks it is a JSON object, without
  * converting a number or bounding nesting (the scan keeps its own stack);
- * undefined when the text is not JSON or not an object.
+ * undefined when the text does not start as an object, a ScanStop where it
+ * stops being JSON after that.
  */
-function scanConfigText(text: string): ConfigScan | undefined {
+function scanConfigText(text: string): ConfigScan | ScanStop | undefined {
   interface Frame {
     readonly object: boolean;
     readonly place: 'top' | 'bot' | 'other';
@@ -489,13 +503,16 @@ function scanConfigText(text: string): ConfigScan | undefined {
       frame.keys.add(frame.key);
     }
     take(JSON_SPACE);
-    return text[pos++] === ':';
+    if (text[pos] !== ':') return false;
+    pos++;
+    return true;
   };
   const stack: Frame[] = [];
   const cuts: [number, number][] = [];
   let cut: { readonly start: number; readonly depth: number } | undefined;
   take(JSON_SPACE);
   if (text[pos] !== '{') return undefined;
+  const stop = (): ScanStop => ({ stoppedAt: pos });
   for (;;) {
     // A value starts here.
     take(JSON_SPACE);
@@ -514,11 +531,11 @@ function scanConfigText(text: string): ConfigScan | undefined {
         pos++;
         stack.pop();
       } else {
-        if (frame.object && !readKey(frame)) return undefined;
+        if (frame.object && !readKey(frame)) return stop();
         complete = false;
       }
     } else if (take(opening === '"' ? JSON_STRING : JSON_SCALAR) === undefined) {
-      return undefined;
+      return stop();
     }
     // The value is complete: close what it completes, up to the next value.
     while (complete) {
@@ -528,15 +545,16 @@ function scanConfigText(text: string): ConfigScan | undefined {
       }
       const frame = stack.at(-1);
       take(JSON_SPACE);
-      if (frame === undefined) return pos === text.length ? { repeated, ignored: cuts } : undefined;
+      if (frame === undefined) return pos === text.length ? { repeated, ignored: cuts } : stop();
       const next = text[pos++];
       if (next === ',') {
-        if (frame.object && !readKey(frame)) return undefined;
+        if (frame.object && !readKey(frame)) return stop();
         complete = false;
       } else if (next === (frame.object ? '}' : ']')) {
         stack.pop();
       } else {
-        return undefined;
+        pos--;
+        return stop();
       }
     }
   }
