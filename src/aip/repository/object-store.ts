@@ -151,13 +151,14 @@ export class ObjectStore {
     if (occupant !== undefined) {
       const existing = await this.readBytes(id);
       if (existing.ok) return false;
-      this.options.warn?.(`object ${id} was corrupt (${existing.error.code}); rewriting it`);
-      // A rename cannot replace a folder; an empty one goes, one holding files is left to the user.
+      // A rename cannot replace a folder; an empty one goes, one holding files
+      // is left to the user (and nothing is said to be rewritten).
       if (occupant.isDirectory()) {
         await rmdir(finalPath).catch((error: unknown) => {
           throw new AipError('io', `cannot write object ${id}: ${finalPath} is a folder holding files; remove it`, { cause: error });
         });
       }
+      this.options.warn?.(`object ${id} was corrupt (${existing.error.code}); rewriting it`);
     }
     await makeFolders(this.tmpDir);
     if (!this.sweptDeadTemps) {

@@ -166,7 +166,7 @@ describe('objects in and out', () => {
     await mkdir(file);
     await writeFile(join(file, 'kept'), 'x');
     const refused = await aip(['put', '--from', 'raw'], { cwd: dir, input: 'hello' });
-    expect([refused.code, refused.stderr]).toEqual([6, `aip: warning: object ${id} was corrupt (io); rewriting it\naip: io: cannot write object ${id}: ${file} is a folder holding files; remove it\n`]);
+    expect([refused.code, refused.stderr]).toEqual([6, `aip: io: cannot write object ${id}: ${file} is a folder holding files; remove it\n`]);
     expect(await readFile(join(file, 'kept'), 'utf8')).toBe('x');
   });
 
