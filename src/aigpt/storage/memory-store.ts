@@ -586,8 +586,9 @@ export class MemoryStore {
   /**
    * A read of the folder that keeps nothing: each memory file, oldest first,
    * is handed to `visit` one at a time (it may wait, for stdout say) and not
-   * kept. readMemories holds every record at once, and 10 000 files of up to
-   * 1 MiB are 10 GB: `aigpt` ran out of heap on a folder within the bounds.
+   * kept. readMemories holds what it answers, up to its byte bound; a whole
+   * dump held at once would be 10 GB for 10 000 files of up to 1 MiB (`aigpt`
+   * ran out of heap on a folder within the bounds when it did that).
    * `onListed` is called before the first visit. With `readAll` (the CLI's
    * `read-memory`, the owner's full dump, which spec 8's file-count bound on
    * the `read_memory` tool does not cover) every file is read; without it
