@@ -51,13 +51,13 @@ import {
   equalityKey,
   insertStoreMeta,
   lockStore,
+  putFenceRow,
   quoteColumn,
   schemaOf,
   selectColumn,
   storeKeysDdl,
   storeMetaSelect,
   storeTablesDdl,
-  writeFenceRow,
   type PostgresServiceStores,
   type StoreMetaRow,
 } from './service-store.js';
@@ -523,7 +523,7 @@ export class PostgresDataTx implements OperatorDataWriter {
    */
   async fenceIsOpen(generation?: bigint): Promise<boolean> {
     // FOR SHARE as well as the store lock: a fence transition that locks the row is waited for.
-    const fenceRow = `SELECT "generation", "state" FROM ${this.s}."__aipcs_write_fence" WHERE "singleton" = 1 FOR SHARE`;
+    const fenceRow = `${statements.writeFenceRow(this.table).sql} FOR SHARE`;
     const row = await this.session.first<StoreMetaRow & { generation: bigint | null; state: WriteFence['state'] | null }>(
       storeMetaSelect(this.schema, ', f."generation", f."state"', ` LEFT JOIN LATERAL (${fenceRow}) AS f ON true`),
     );
@@ -541,7 +541,7 @@ export class PostgresDataTx implements OperatorDataWriter {
   }
 
   async setFence(fence: WriteFence): Promise<void> {
-    await writeFenceRow(this.session, this.schema, fence);
+    await putFenceRow(this.session, this.schema, fence);
   }
 
   async historyPage(after: HistoryPosition | null, limit: number): Promise<HistoryEvent[]> {

@@ -37,7 +37,8 @@ import {
 } from './catalog.js';
 import { FOUNDATION_SHAPE } from './catalog-shapes.js';
 import { type PgSession, type PostgresConnection } from './connection.js';
-import { quoteIdentifier } from '../shared/statements.js';
+import { numberedPlaceholders, quoteIdentifier, toWriteFence, upsertWriteFence, writeFenceRow, type TableName } from '../shared/statements.js';
+import type { Row } from '../shared/record-codec.js';
 import { unavailableState } from '../shared/migration-state.js';
 
 export const SERVICE_STORE_ADAPTER_ID = 'aipcs.postgresql.service_store';
@@ -486,20 +487,17 @@ export function assertStoreBinding(meta: StoreMetaRow | undefined, schema: strin
   if (!metaBinds(meta, schema)) throw new StorageFailure('incompatible');
 }
 
+/** A table of the store in `schema`, as the shared statements name it. */
+const inSchema = (schema: string): TableName => (name) => `${quoteIdentifier(schema)}.${quoteIdentifier(name)}`;
+
 export async function readFenceRow(session: PgSession, schema: string, lock: boolean): Promise<WriteFence> {
-  const row = await session.first<{ generation: bigint; state: FenceState }>(
-    `SELECT "generation", "state" FROM ${quoteIdentifier(schema)}."__aipcs_write_fence" WHERE "singleton" = 1${lock ? ' FOR UPDATE' : ''}`,
-  );
-  // No row: a store that never had its fence moved is open at generation 1.
-  return row ? { generation: row.generation, state: row.state } : { generation: 1n, state: 'open' };
+  const { sql, params } = writeFenceRow(inSchema(schema));
+  return toWriteFence(await session.first<Row>(`${sql}${lock ? ' FOR UPDATE' : ''}`, params));
 }
 
-export async function writeFenceRow(session: PgSession, schema: string, fence: WriteFence): Promise<void> {
-  await session.run(
-    `INSERT INTO ${quoteIdentifier(schema)}."__aipcs_write_fence" ("singleton", "generation", "state") VALUES (1, $1, $2)
-     ON CONFLICT ("singleton") DO UPDATE SET "generation" = EXCLUDED."generation", "state" = EXCLUDED."state"`,
-    [fence.generation, fence.state],
-  );
+export async function putFenceRow(session: PgSession, schema: string, fence: WriteFence): Promise<void> {
+  const { sql, params } = upsertWriteFence(inSchema(schema), fence);
+  await session.run(numberedPlaceholders(sql), params);
 }
 
 export async function insertStoreMeta(session: PgSession, schema: string): Promise<void> {
@@ -569,7 +567,7 @@ export class PostgresServiceStores implements OperatorStorePort {
       if (state === 'differs') throw new StorageFailure('incompatible');
       for (const ddl of storeDdl(schema, layout)) await session.run(ddl);
       await insertStoreMeta(session, schema);
-      await writeFenceRow(session, schema, { generation: 1n, state: 'open' });
+      await putFenceRow(session, schema, { generation: 1n, state: 'open' });
       if ((await compareLayout(session, schema, expected)) !== 'matches') throw new StorageFailure('incompatible');
     });
   }
@@ -590,7 +588,7 @@ export class PostgresServiceStores implements OperatorStorePort {
       // A data write admitted under the old layout finds the generation moved and is admitted again.
       // (At 2^63-1 it cannot move; operator transitions are refused there too.)
       const fence = await readFenceRow(session, schema, true);
-      if (canAdvance(fence.generation)) await writeFenceRow(session, schema, { generation: fence.generation + 1n, state: fence.state });
+      if (canAdvance(fence.generation)) await putFenceRow(session, schema, { generation: fence.generation + 1n, state: fence.state });
     });
   }
 
@@ -640,7 +638,7 @@ export class PostgresServiceStores implements OperatorStorePort {
       const current = await readFenceRow(session, schema, true);
       if (current.generation !== expected.generation || current.state !== expected.state) return null;
       const next: WriteFence = { generation: current.generation + 1n, state: target };
-      await writeFenceRow(session, schema, next);
+      await putFenceRow(session, schema, next);
       return next;
     });
   }

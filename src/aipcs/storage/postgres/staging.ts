@@ -12,7 +12,7 @@ import { HistoryOrder } from '../shared/history-order.js';
 import { encodeValue } from './values.js';
 import { type PgSession } from './connection.js';
 import { quoteIdentifier } from '../shared/statements.js';
-import { quoteColumn, writeFenceRow } from './service-store.js';
+import { putFenceRow, quoteColumn } from './service-store.js';
 
 /** A value as the text the driver sends for it as a scalar parameter (null stays null). */
 function textOf(value: unknown): string | null {
@@ -104,7 +104,7 @@ export class PostgresStagingTx implements StagingWriter {
   }
 
   async setFence(fence: WriteFence): Promise<void> {
-    await writeFenceRow(this.session, this.schema, fence);
+    await putFenceRow(this.session, this.schema, fence);
   }
 
   async insertRecords(entity: EntityLayout, records: readonly StoredRecord[]): Promise<void> {

@@ -198,6 +198,15 @@ export function writeFenceRow(table: TableName): Statement {
   return { sql: `SELECT "generation", "state" FROM ${table(FENCE)} WHERE "singleton" = 1`, params: [] };
 }
 
+/** Sets the store's write fence, making its row if it has none yet. */
+export function upsertWriteFence(table: TableName, fence: WriteFence): Statement {
+  return {
+    sql: `INSERT INTO ${table(FENCE)} ("singleton", "generation", "state") VALUES (1, ?, ?)
+           ON CONFLICT ("singleton") DO UPDATE SET "generation" = excluded."generation", "state" = excluded."state"`,
+    params: [fence.generation, fence.state],
+  };
+}
+
 /** The fence a store without a fence row has: open, at generation 1. */
 export function toWriteFence(row: Row | undefined): WriteFence {
   return row ? { generation: row['generation'] as bigint, state: row['state'] as WriteFence['state'] } : { generation: 1n, state: 'open' };

@@ -489,10 +489,7 @@ export class SqliteDataTx implements OperatorDataWriter {
   }
 
   async setFence(fence: WriteFence): Promise<void> {
-    prepared(
-      this.db,
-      `INSERT INTO __aipcs_write_fence (singleton, generation, state) VALUES (1, ?, ?) ON CONFLICT (singleton) DO UPDATE SET generation = excluded.generation, state = excluded.state`,
-    ).run(fence.generation, fence.state);
+    this.run(statements.upsertWriteFence(this.table, fence));
   }
 
   async historyPage(after: HistoryPosition | null, limit: number): Promise<HistoryEvent[]> {

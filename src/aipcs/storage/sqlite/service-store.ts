@@ -27,7 +27,8 @@ import { folderSyncUnsupported } from '../../../common/folder-sync.js';
 import { causeChain } from '../failure-reason.js';
 import { checkDatabaseFile, checkPrivateSubdirectory, createDatabaseFile, dataRootPaths } from './location.js';
 import { unavailableState } from '../shared/migration-state.js';
-import { quoteIdentifier } from '../shared/statements.js';
+import { quoteIdentifier, toWriteFence, upsertWriteFence, writeFenceRow } from '../shared/statements.js';
+import type { Row } from '../shared/record-codec.js';
 
 export const SERVICE_STORE_ADAPTER_ID = 'aipcs.sqlite.service_store';
 export const SERVICE_STORE_REVISION = 1n;
@@ -344,15 +345,13 @@ function outOfDescriptors(error: unknown): boolean {
 }
 
 function writeFence(db: SqliteDatabase, fence: WriteFence): void {
-  db.prepare(`INSERT INTO __aipcs_write_fence (singleton, generation, state) VALUES (1, ?, ?) ON CONFLICT (singleton) DO UPDATE SET generation = excluded.generation, state = excluded.state`).run(
-    fence.generation,
-    fence.state,
-  );
+  const { sql, params } = upsertWriteFence(quoteIdentifier, fence);
+  prepared(db, sql).run(...params);
 }
 
 function readFenceRow(db: SqliteDatabase): WriteFence {
-  const row = prepared(db, `SELECT generation, state FROM __aipcs_write_fence WHERE singleton = 1`).get() as { generation: bigint; state: FenceState } | undefined;
-  return row ? { generation: row.generation, state: row.state } : { generation: 1n, state: 'open' };
+  const { sql, params } = writeFenceRow(quoteIdentifier);
+  return toWriteFence(prepared(db, sql).get(...params) as Row | undefined);
 }
 
 export interface SqliteServiceStoresOptions {
