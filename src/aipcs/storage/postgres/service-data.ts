@@ -528,8 +528,8 @@ export class PostgresDataTx implements OperatorDataWriter {
       storeMetaSelect(this.schema, ', f."generation", f."state"', ` LEFT JOIN LATERAL (${fenceRow}) AS f ON true`),
     );
     assertStoreBinding(row, this.schema);
-    // No row: a store that never had its fence moved is open at generation 1.
-    const fence = { generation: row?.generation ?? 1n, state: row?.state ?? 'open' };
+    // The join gives nulls where the store has no fence row yet.
+    const fence = toWriteFence(row?.generation == null ? undefined : { generation: row.generation, state: row.state });
     return fence.state === 'open' && (generation === undefined || fence.generation === generation);
   }
 

@@ -87,8 +87,7 @@ export function registryStatements(table: TableName) {
     getReceipt: `SELECT ${receiptColumns} FROM ${receipts} WHERE "receipt_id" = ?`,
     /** service id, principal, state, domain name, idempotency key, lifecycle time */
     putIdentity: `INSERT INTO ${identities} (${list(IDENTITY_COLUMN_NAMES)}) VALUES (${marks(IDENTITY_COLUMN_NAMES.length)})
-      ON CONFLICT ("service_id") DO UPDATE SET "principal_id" = excluded."principal_id", "identity_state" = excluded."identity_state",
-        "domain_name" = excluded."domain_name", "idempotency_key" = excluded."idempotency_key", "lifecycle_at" = excluded."lifecycle_at"`,
+      ON CONFLICT ("service_id") DO UPDATE SET ${IDENTITY_COLUMN_NAMES.slice(1).map((name) => `${quoteIdentifier(name)} = excluded.${quoteIdentifier(name)}`).join(', ')}`,
     /** service id */
     deleteIdentity: `DELETE FROM ${identities} WHERE "service_id" = ?`,
     /** receiptParams */
