@@ -117,6 +117,45 @@ function isJsonWhitespace(code: number): boolean {
  */
 const PLAIN_STRING_REST = /[^"\\\u0000-\u001f]*"/y;
 
+const PLAIN_RUN = /[^"\\\u0000-\u001f]*/y;
+
+/**
+ * Where the string token whose opening quote is at `start` stops being JSON:
+ * a control character, the letter of an unknown escape, the first bad digit
+ * of a `\u` escape, or the end of the text when the closing quote is missing;
+ * undefined when the token is a valid string. A loop, not a regular
+ * expression: a repeated group would backtrack over every character of a
+ * long string.
+ */
+export function jsonStringStopsAt(text: string, start: number): number | undefined {
+  if (text[start] !== '"') return start;
+  let at = start + 1;
+  for (;;) {
+    // Skip a run of plain characters; it ends at a quote, a backslash, a control or the end.
+    PLAIN_RUN.lastIndex = at;
+    PLAIN_RUN.test(text);
+    at = PLAIN_RUN.lastIndex;
+    if (at >= text.length) return text.length;
+    const code = text.charCodeAt(at);
+    if (code === 0x22) return undefined;
+    if (code < 0x20) return at;
+    const escape = text[at + 1];
+    if (escape === undefined) return text.length;
+    if (escape === 'u') {
+      for (let digit = at + 2; digit < at + 6; digit++) if (!isHexDigit(text.charCodeAt(digit))) return Math.min(digit, text.length);
+      at += 6;
+    } else if ('"\\/bfnrt'.includes(escape)) {
+      at += 2;
+    } else {
+      return at + 1;
+    }
+  }
+}
+
+function isHexDigit(code: number): boolean {
+  return (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x46) || (code >= 0x61 && code <= 0x66);
+}
+
 /** Python's spellings of non-finite floats (see keepNonFiniteFloats). */
 const NON_FINITE_TOKENS: readonly (readonly [string, number])[] = [
   ['NaN', NaN],
@@ -145,8 +184,13 @@ class LosslessParser {
     return value;
   }
 
-  private fail(): never {
-    throw new JsonError('json_syntax', 'The JSON document is malformed.', { offset: this.pos });
+  private fail(offset = this.pos): never {
+    throw new JsonError('json_syntax', 'The JSON document is malformed.', { offset });
+  }
+
+  /** A string token that is not JSON, placed where it breaks rather than at its opening quote. */
+  private failInString(): never {
+    this.fail(jsonStringStopsAt(this.text, this.pos) ?? this.pos);
   }
 
   private skipWhitespace(): void {
@@ -263,14 +307,14 @@ class LosslessParser {
     let out = '';
     let chunkStart = i;
     for (;;) {
-      if (i >= text.length) this.fail();
+      if (i >= text.length) this.failInString();
       const code = text.charCodeAt(i);
       if (code === 0x22) {
         out += text.slice(chunkStart, i);
         this.pos = i + 1;
         return out;
       }
-      if (code < 0x20) this.fail();
+      if (code < 0x20) this.failInString();
       if (code !== 0x5c) {
         i++;
         continue;
@@ -305,7 +349,7 @@ class LosslessParser {
           break;
         case 'u': {
           const hex = text.slice(i + 2, i + 6);
-          if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail();
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.failInString();
           const code = parseInt(hex, 16);
           // Canonical text escapes this way only the controls without a short escape, in lowercase.
           if (code >= 0x20 || SHORT_ESCAPES[code] !== undefined || hex !== code.toString(16).padStart(4, '0')) this.canonical = false;
@@ -314,7 +358,7 @@ class LosslessParser {
           break;
         }
         default:
-          this.fail();
+          this.failInString();
       }
       i += 2;
       chunkStart = i;

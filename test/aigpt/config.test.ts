@@ -157,6 +157,11 @@ describe('loading', () => {
       ['{"other":1e999,"bot" {}}', 'line 1, column 22'],
       ['{"other":1e999,"bot":{"did":tru}}', 'line 1, column 29'],
       ['{"other":1e999,"bot":{}', 'line 1, column 24'],
+      // Inside a string: the bad escape letter, the bad hex digit, the control, the end.
+      ['{"other":1e999,"bot":{"did":"a\\qb"}}', 'line 1, column 32'],
+      ['{"other":1e999,"bot":{"d\\u00g1":1}}', 'line 1, column 29'],
+      ['{"other":1e999,"bot":{"did":"ab\tc"}}', 'line 1, column 32'],
+      ['{"other":1e999,"bot":{"did":"abc', 'line 1, column 33'],
     ];
     for (const [text, where] of cases) {
       await writeConfig(home, text);

@@ -5,6 +5,7 @@ import {
   FloatValue,
   holdsNumberStandIn,
   JsonError,
+  jsonStringStopsAt,
   losslessJson,
   parseJson,
   parseJsonNotingForm,
@@ -58,6 +59,21 @@ describe('parseJson', () => {
     expect(offsetOf('[1')).toBe(2);
     expect(offsetOf('{"a" 1}')).toBe(5);
     expect(offsetOf('[1] 2')).toBe(4);
+    // Inside a string: the escape's letter, the first bad hex digit, the control character, the end.
+    expect(offsetOf('["ab\\qc"]')).toBe(5);
+    expect(offsetOf('["ab\\u12x4"]')).toBe(8);
+    expect(offsetOf('["ab\\u12"]')).toBe(8);
+    expect(offsetOf('["a\\n\tb"]')).toBe(5);
+    expect(offsetOf('["abc')).toBe(5);
+    expect(offsetOf('["abc\\')).toBe(6);
+    expect(offsetOf('["abc\\u1')).toBe(8);
+    expect(jsonStringStopsAt('"a\\u0041b"', 0)).toBeUndefined();
+    expect(jsonStringStopsAt('x', 0)).toBe(0);
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.string(), (value, after) => {
+        expect(jsonStringStopsAt(`${JSON.stringify(value)}${after}`, 0)).toBeUndefined();
+      }),
+    );
   });
 
   it('checks size before parsing and depth while parsing', () => {

@@ -5,7 +5,7 @@
 import { promises as fs, lstatSync, realpathSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { isJsonObject, type JsonValue, JsonError, parseJson, textPosition } from '../../common/json.js';
+import { isJsonObject, type JsonValue, JsonError, jsonStringStopsAt, parseJson, textPosition } from '../../common/json.js';
 import { makeFolders } from '../../common/make-folders.js';
 import { rawEnvironmentEntries } from '../../common/raw-arguments.js';
 import { FileTooLargeError, NotRegularFileError, readRegularFile } from '../../common/regular-file.js';
@@ -512,7 +512,8 @@ function scanConfigText(text: string): ConfigScan | ScanStop | undefined {
   let cut: { readonly start: number; readonly depth: number } | undefined;
   take(JSON_SPACE);
   if (text[pos] !== '{') return undefined;
-  const stop = (): ScanStop => ({ stoppedAt: pos });
+  // A string that breaks is placed where it breaks, as the parser places it.
+  const stop = (): ScanStop => ({ stoppedAt: (text[pos] === '"' ? jsonStringStopsAt(text, pos) : undefined) ?? pos });
   for (;;) {
     // A value starts here.
     take(JSON_SPACE);
