@@ -208,6 +208,12 @@ export async function serve(runtime: RuntimeConfig): Promise<number> {
       logger.warn(`stdout could not be written (${session.outputError}); the session ended`);
       throw new StartupError();
     }
+    // So is an input that could not be read (a folder, an fd opened for
+    // writing): no client ended this session, and a supervisor must see it.
+    if (session.inputError !== undefined) {
+      logger.warn(`stdin could not be read (${session.inputError}); the session ended`);
+      throw new StartupError();
+    }
     return 0;
   } finally {
     await storage?.close();

@@ -36,6 +36,7 @@ function gatedEchoSession() {
     closed: false,
     release: (): void => open(),
     ended: Promise.resolve(),
+    inputError: undefined as string | undefined,
   };
   session.ended = serveStdio(
     {
@@ -47,8 +48,9 @@ function gatedEchoSession() {
       },
     },
     { input, output },
-  ).then(() => {
+  ).then((end) => {
     session.closed = true;
+    session.inputError = end.inputError;
   });
   return session;
 }
@@ -286,6 +288,21 @@ describe('LosslessStdioTransport', () => {
     expect(session.closed).toBe(true);
     // The call read whole is answered; the line cut short by the error is dropped.
     expect(session.written.map((line) => (JSON.parse(line) as { id: unknown }).id)).toEqual([1]);
+    // No client chose this end: the command is told, to report it.
+    expect(session.inputError).toBe('unknown error');
+  });
+
+  it('tells a failed read (EBADF) from a client that went away (ECONNRESET), and from an input that ended', async () => {
+    const endWith = async (end: (input: PassThrough) => void): Promise<string | undefined> => {
+      const session = gatedEchoSession();
+      session.release();
+      end(session.input);
+      await session.ended;
+      return session.inputError;
+    };
+    expect(await endWith((input) => input.destroy(Object.assign(new Error('bad fd'), { code: 'EBADF' })))).toBe('EBADF');
+    expect(await endWith((input) => input.destroy(Object.assign(new Error('reset'), { code: 'ECONNRESET' })))).toBeUndefined();
+    expect(await endWith((input) => input.end())).toBeUndefined();
   });
 
   it('finds ids only where they are plainly visible, at the top level', () => {

@@ -7,6 +7,7 @@ import type { Readable, Writable } from 'node:stream';
 import { abandonStdoutAnswers } from '../../common/mcp/abandoned-stdout.js';
 import { RunningCalls, serveStdio, SHUTDOWN_SIGNALS, type StdioServeOptions } from '../../common/mcp/tool-server.js';
 import type { Logger } from '../../common/logger.js';
+import { standardInput } from '../../common/standard-input.js';
 import type { AigptApp } from '../app.js';
 import { AigptError } from '../core/errors.js';
 import { buildInstructions } from '../core/instructions.js';
@@ -57,7 +58,7 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
   const handler = new AigptToolHandler(stores);
   const runningCalls = new RunningCalls();
   const gate = answerBeforeExit(
-    (io.input ?? process.stdin) as Readable,
+    (io.input ?? standardInput()) as Readable,
     (io.output ?? process.stdout) as Writable,
     MAX_INPUT_LINE_BYTES,
     (message) => logger.warn(message),
@@ -108,6 +109,8 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
   );
   // Answers the client never read, still queued on the real stdout, must not keep the process alive (main.ts ends it).
   if (session.answersAbandoned && io.output === undefined) abandonStdoutAnswers();
+  // An input that could not be read (a folder, an fd opened for writing) is no session the client ended.
+  if (session.inputError !== undefined) throw new AigptError('read_failed', `cannot read stdin: ${session.inputError}`);
 }
 
 /**

@@ -4,6 +4,7 @@ import { tolerateClosedPipe } from './closed-pipe.js';
 import { currentFolder } from './current-folder.js';
 import { runCli } from './program.js';
 import { firstNonUtf8Argument } from '../../common/raw-arguments.js';
+import { standardInput } from '../../common/standard-input.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
@@ -14,7 +15,7 @@ process.exitCode = await runCli(args, {
   ...(nonUtf8Argument === undefined ? {} : { nonUtf8Argument }),
   stdout: tolerateClosedPipe(process.stdout, 'stdout'),
   stderr: tolerateClosedPipe(process.stderr, 'stderr'),
-  stdin: process.stdin,
+  stdin: standardInput(),
   cwd: currentFolder,
   now: () => Date.now(),
   onSignal: (handler) => {

@@ -21,7 +21,7 @@ import { checkout } from '../repository/tree.js';
 import { commitSnapshot, deriveState, recordOperation, SnapshotHeadMoved, workingTreeChanges } from '../repository/workflows.js';
 import { platformName, runEvidence } from '../runner/evaluate.js';
 import { writeOutputFile } from './output-file.js';
-import { EXIT, exitCodeFor, namingSource, parseDuration, parseSize, parseTime, readInput, toAipError, usage, write, type CliIo } from './support.js';
+import { EXIT, exitCodeFor, namingSource, parseDuration, parseSize, parseTime, readInput, readingStdin, toAipError, usage, write, type CliIo } from './support.js';
 import { errorCode } from '../../common/errors.js';
 
 interface GlobalOptions {
@@ -744,7 +744,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
       const repo = await ctx.repo();
       const input = file === undefined || file === '-' ? ctx.io.stdin : createReadStream(ctx.path(file, 'FILE'));
       const imported = await importBundle(repo, input).catch((error: unknown) => {
-        throw file === undefined || file === '-' ? error : namingSource(error, file);
+        throw file === undefined || file === '-' ? readingStdin(error) : namingSource(error, file);
       });
       if (!imported.ok) throw imported.error;
       if (ctx.json) await ctx.outJson(map([['imported', imported.value.objects], ['new', imported.value.stored]]));

@@ -119,6 +119,12 @@ export function parseTime(text: string, option: string): string {
   return text;
 }
 
+/** A system error met while reading stdin (a folder, an fd opened for writing) says so, as a failed write names stdout. */
+export function readingStdin(error: unknown): unknown {
+  const code = typeof error === 'object' && error !== null ? String((error as { code?: unknown }).code) : '';
+  return /^E[A-Z]+$/.test(code) ? new AipError('io', `cannot read stdin: ${code}`, { cause: error }) : error;
+}
+
 /** A system error met while reading `source` names it (a read of a folder reports EISDIR without a path). */
 export function namingSource(error: unknown, source: string): unknown {
   if (typeof error === 'object' && error !== null && /^E[A-Z]+$/.test(String((error as { code?: unknown }).code)) && !('path' in error)) {
@@ -132,11 +138,15 @@ export async function readInput(io: CliIo, source: string | undefined, limit: nu
   if (source === undefined || source === '-') {
     const chunks: Buffer[] = [];
     let total = 0;
-    for await (const chunk of io.stdin) {
-      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-      total += buffer.length;
-      if (total > limit) throw new AipError('cbor.too_large', `input exceeds ${limit} bytes`);
-      chunks.push(buffer);
+    try {
+      for await (const chunk of io.stdin) {
+        const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+        total += buffer.length;
+        if (total > limit) throw new AipError('cbor.too_large', `input exceeds ${limit} bytes`);
+        chunks.push(buffer);
+      }
+    } catch (error) {
+      throw readingStdin(error);
     }
     return new Uint8Array(Buffer.concat(chunks, total));
   }

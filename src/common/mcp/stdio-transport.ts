@@ -117,6 +117,7 @@ export class LosslessStdioTransport implements Transport {
   /** The last answer written or waiting to be (answers go out one at a time, in order). */
   private writing: Promise<void> = Promise.resolve();
   private outputFailure: string | undefined;
+  private inputFailure: string | undefined;
 
   constructor(private readonly options: StdioTransportOptions) {
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -419,13 +420,17 @@ export class LosslessStdioTransport implements Transport {
   }
 
   /**
-   * A failed read (EIO on a terminal, ECONNRESET on a socket) ends the input
-   * without an end event: nothing more will come, so the session ends as at
-   * the end of input, once the answers owed are written. A line not yet
-   * complete is dropped (its end never comes).
+   * A failed read (EIO on a terminal, ECONNRESET on a socket, EBADF on an fd
+   * 0 opened for writing) ends the input without an end event: nothing more
+   * will come, so the session ends as at the end of input, once the answers
+   * owed are written. A line not yet complete is dropped (its end never
+   * comes). Unless the client went away (a reset connection), the failure is
+   * kept for the command to report: it is no end of session a client chose.
    */
   private readonly onInputError = (error: Error): void => {
-    this.onerror?.(error);
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+    if (code !== 'ECONNRESET' && code !== 'EPIPE') this.inputFailure ??= code;
+    this.options.logger.debug('reading the input failed; ending the session');
     if (this.closed || this.inputEnded) return;
     this.stopReading();
     this.closeWhenAnswered();
@@ -449,6 +454,11 @@ export class LosslessStdioTransport implements Transport {
   /** The system code of a failure to write the output other than a reader going away, if one ended the session. */
   get outputError(): string | undefined {
     return this.outputFailure;
+  }
+
+  /** The system code of a failure to read the input other than a client going away, if one ended the session. */
+  get inputError(): string | undefined {
+    return this.inputFailure;
   }
 
   async send(message: JSONRPCMessage): Promise<void> {

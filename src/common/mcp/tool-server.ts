@@ -24,6 +24,7 @@ import { createLogger, type Logger } from '../logger.js';
 import { abandonStdoutAnswers } from './abandoned-stdout.js';
 import { LosslessArguments } from './lossless-arguments.js';
 import { LosslessStdioTransport } from './stdio-transport.js';
+import { standardInput } from '../standard-input.js';
 
 export type { JsonSchema, SchemaIssue } from '../json-schema.js';
 
@@ -310,7 +311,7 @@ export interface StdioServeOptions {
    * Called once the session has ended (end of input, a shutdown signal, or
    * the client closed our output): releases the input's source, so that the
    * process can end while the client keeps its end open. Without it,
-   * process.stdin is destroyed when no input was given.
+   * the standard input is destroyed when no input was given.
    */
   readonly releaseInput?: () => void;
   /** How long the end of input waits for the answers still owed (ANSWER_WAIT_MS unless set; tests shorten it). */
@@ -350,6 +351,8 @@ export interface StdioSessionEnd {
   readonly answersAbandoned: boolean;
   /** The system code (ENOSPC, EIO) when writing the output failed for another reason than the reader going away. */
   readonly outputError: string | undefined;
+  /** The system code (EBADF, EISDIR, EIO) when reading the input failed for another reason than the client going away. */
+  readonly inputError: string | undefined;
 }
 
 /** How long a shutdown signal waits for the answers owed (as the HTTP listener's shutdown does). */
@@ -372,8 +375,9 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
   // shares; no call can start before both are connected.
   const settledCalls: { to?: (id: string | number) => void } = {};
   const { server, lossless } = createToolServer({ ...options, callTool, logger, onCallSettled: (id) => settledCalls.to?.(id) });
+  const input = (io.input ?? standardInput()) as import('node:stream').Readable;
   const transport = new LosslessStdioTransport({
-    input: (io.input ?? process.stdin) as import('node:stream').Readable,
+    input,
     output: (io.output ?? process.stdout) as import('node:stream').Writable,
     lossless,
     logger,
@@ -412,12 +416,12 @@ export async function serveStdio(options: ToolServerOptions, io: StdioServeOptio
   } finally {
     for (const name of signals) process.off(name, onSignal);
     if (io.releaseInput) io.releaseInput();
-    else if (io.input === undefined) process.stdin.destroy();
+    else if (io.input === undefined) input.destroy();
   }
   // The grace ran out with answers owed: a call still running, or a client
   // that does not read its answers (their writes would keep the process
   // alive for good). The signal then takes its default action after all.
   if (signalled !== undefined && transport.abandonedAnswers) raise(signalled);
   if (transport.abandonedAnswers && io.output === undefined) abandonStdoutAnswers();
-  return { answersAbandoned: transport.abandonedAnswers, outputError: transport.outputError };
+  return { answersAbandoned: transport.abandonedAnswers, outputError: transport.outputError, inputError: transport.inputError };
 }
