@@ -5,7 +5,7 @@
 
 import { createHash } from 'node:crypto';
 import { systemClock, systemIds } from '../common/clock.js';
-import { errorCode } from '../common/errors.js';
+import { openFilesShortage } from '../common/launch.js';
 import { createLogger, type Logger, type LogLevel as LoggerLevel } from '../common/logger.js';
 import { createApplication, createOperator, type Application, type Operator, type OperatorStoragePorts, type StoragePorts } from './core/application.js';
 import type { AdminContext } from './core/admin-reports.js';
@@ -159,9 +159,8 @@ async function loadServeEdge(logger: Logger): Promise<typeof import('./serve-edg
   try {
     return await import('./serve-edge.js');
   } catch (error) {
-    const code = errorCode(error);
-    const reason = code === 'EMFILE' || code === 'ENFILE' ? ': too many open files (raise the open files limit, ulimit -n)' : '';
-    logger.info(`start-up refused: the server's modules could not be loaded${reason}`);
+    const shortage = openFilesShortage(error);
+    logger.info(`start-up refused: the server's modules could not be loaded${shortage === null ? '' : `: ${shortage}`}`);
     throw new StartupError({ cause: error });
   }
 }

@@ -8,7 +8,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launch, missingPackage } from '../../src/common/launch.js';
+import { launch, missingPackage, openFilesShortage } from '../../src/common/launch.js';
 import { repoRoot, runGuarded } from '../support/bins.js';
 
 describe('an executable whose dependency is missing', () => {
@@ -42,7 +42,7 @@ describe('an executable whose dependency is missing', () => {
   it.each([
     ['aipcs', 'better-sqlite3'],
     ['aipcs', 'commander'],
-    ['aigpt', '@modelcontextprotocol/sdk'],
+    ['aigpt', 'commander'],
     ['aip', 'cborg'],
   ])('%s --help without %s names the package in one line, exit 1', async (program, missing) => {
     installWithout(missing);
@@ -53,6 +53,19 @@ describe('an executable whose dependency is missing', () => {
       `${program}: this installation is incomplete: the package '${missing}' is missing. ` +
         'Install the dependencies again (`npm ci` in a checkout, or reinstall the package) and retry.\n',
     );
+  });
+
+  it('aigpt server without @modelcontextprotocol/sdk names the package in one line, exit 1; the other commands need it not', async () => {
+    installWithout('@modelcontextprotocol/sdk');
+    const aigpt = join(root, 'dist', 'src', 'aigpt', 'cli', 'main.js');
+    const env = { PATH: process.env['PATH'] ?? '', HOME: root };
+    const server = await runGuarded(aigpt, ['server'], { cwd: root, env });
+    expect([server.code, server.stdout]).toEqual([1, '']);
+    expect(server.stderr).toBe(
+      "aigpt: this installation is incomplete: the package '@modelcontextprotocol/sdk' is missing. " +
+        'Install the dependencies again (`npm ci` in a checkout, or reinstall the package) and retry.\n',
+    );
+    expect((await runGuarded(aigpt, ['--help'], { cwd: root, env })).code).toBe(0);
   });
 
   it('runs as before once the package is back', async () => {
@@ -79,6 +92,20 @@ describe('missingPackage', () => {
     expect(missingPackage(failure('ENOENT', "Cannot find package 'pg'"))).toBeNull();
     expect(missingPackage(new Error("Cannot find package 'pg'"))).toBeNull();
     expect(missingPackage('ERR_MODULE_NOT_FOUND')).toBeNull();
+  });
+
+  it('tells an open files limit from a missing file, and from a command that ran out of descriptors', () => {
+    const emfile = (path: string): Error => Object.assign(new Error(`EMFILE: too many open files, open '${path}'`), { code: 'EMFILE', path });
+    const shortage = 'too many open files (raise the open files limit, ulimit -n)';
+    expect(openFilesShortage(emfile('/x/node_modules/zod/v4/locales/es.js'))).toBe(shortage);
+    expect(openFilesShortage(emfile('/x/node_modules/pkg/package.json'))).toBe(shortage);
+    expect(openFilesShortage(Object.assign(new Error('EMFILE'), { code: 'EMFILE' }))).toBe(shortage);
+    // A command's own file is the command's failure, reported by the command.
+    expect(openFilesShortage(emfile('/home/u/project/notes.txt'))).toBeNull();
+    // The resolver reads a failed open as absence: a file that is there was not missing.
+    expect(openFilesShortage(failure('ERR_MODULE_NOT_FOUND', `Cannot find package '${join(repoRoot, 'package.json')}' imported from /x/y.js`))).toBe(shortage);
+    expect(openFilesShortage(failure('ERR_MODULE_NOT_FOUND', "Cannot find package '/no/such/file.js' imported from /x/y.js"))).toBeNull();
+    expect(openFilesShortage(failure('ERR_MODULE_NOT_FOUND', "Cannot find package 'pg' imported from /x/y.js"))).toBeNull();
   });
 
   it('lets any other failure of the entry propagate', async () => {

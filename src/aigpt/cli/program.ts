@@ -5,11 +5,10 @@
 import { Command, CommanderError } from 'commander';
 import { createLogger } from '../../common/logger.js';
 import { argumentsUpToUnknownCommand } from '../../common/cli-arguments.js';
+import { moduleLoadFailure } from '../../common/launch.js';
 import { AigptApp, type AppOptions, describeRecovery, mergeRecovery, type OpenedApp } from '../app.js';
 import { AigptError } from '../core/errors.js';
 import { AIGPT_VERSION, CORE_COLLECTION, MEMORY_COLLECTION } from '../core/limits.js';
-import { testAnswerWaitMs } from '../../common/mcp/stdio-transport.js';
-import { ANSWER_WAIT_ENV, runServer } from '../mcp/server.js';
 import { COMPRESS_PENDING, type RecoveryReport } from '../storage/memory-store.js';
 import { renderPretty } from '../core/record-format.js';
 import { runSetup } from '../config/setup.js';
@@ -90,7 +89,14 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     .action(unlessVersion(async () => {
       // Recovery at start (spec 7.5) does not wait for a live writer's lock: see AigptApp.open.
       tellRecovery((await app.open({ recover: true, busyHolderDefers: true })).recovery);
-      const answerWaitMs = testAnswerWaitMs(options.environment.env, ANSWER_WAIT_ENV);
+      // The MCP edge (the SDK and its schema library) is loaded only here:
+      // the other commands start faster without it, and need far fewer open
+      // files (Node opens a module graph's files all at once).
+      const { runServer, testAnswerWait } = await import('../mcp/server.js').catch((error: unknown) => {
+        const failure = moduleLoadFailure(error);
+        throw failure === null ? error : new AigptError('read_failed', failure);
+      });
+      const answerWaitMs = testAnswerWait(options.environment.env);
       await runServer(app, createLogger('aigpt'), {
         ...(answerWaitMs === undefined ? {} : { answerWaitMs }),
         ...(io.stdin === undefined ? {} : { input: io.stdin }),

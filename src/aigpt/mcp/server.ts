@@ -6,6 +6,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { abandonStdoutAnswers } from '../../common/mcp/abandoned-stdout.js';
 import { RunningCalls, serveStdio, SHUTDOWN_SIGNALS, type StdioServeOptions } from '../../common/mcp/tool-server.js';
+import { testAnswerWaitMs } from '../../common/mcp/stdio-transport.js';
 import type { Logger } from '../../common/logger.js';
 import { standardInput } from '../../common/standard-input.js';
 import type { AigptApp } from '../app.js';
@@ -121,3 +122,8 @@ export async function runServer(app: AigptApp, logger: Logger, io: StdioServeOpt
  * that reads no answers does not take minutes. Unset in normal use.
  */
 export const ANSWER_WAIT_ENV = 'AIGPT_TEST_ANSWER_WAIT_MS';
+
+/** The shortened answer wait ANSWER_WAIT_ENV asks for, or undefined (the defaults). */
+export function testAnswerWait(env: Readonly<Record<string, string | undefined>>): number | undefined {
+  return testAnswerWaitMs(env, ANSWER_WAIT_ENV);
+}
