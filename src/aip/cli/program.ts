@@ -289,7 +289,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
       const repo = await Repository.init(dir !== undefined ? ctx.path(dir, 'DIR') : ctx.path(given ?? '.', '--repo'));
       const head = await repo.readHead();
       if (ctx.json) await ctx.outJson(map([['repository', repo.aipDir], ['head', head]]));
-      else await ctx.out(`initialized ${repo.aipDir}\nHEAD ${head}`);
+      else await ctx.out(`initialized ${oneLine(repo.aipDir)}\nHEAD ${head}`);
     }));
 
   program
@@ -508,7 +508,7 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
       const written = await checkout(dir, state.data.files, (id) => repo.artifactContent(id));
       if (!written.ok) throw written.error;
       if (ctx.json) await ctx.outJson(map([['path', dir], ['files', written.value]]));
-      else await ctx.out(dir);
+      else await ctx.out(oneLine(dir));
     }));
 
   program
@@ -630,7 +630,8 @@ export function buildProgram(io: CliIo, exit: { code: number; readonly helpWrite
       }
       if (outcome.evaluationDir !== undefined) {
         // The path alone, as spec §8 step 11 words it, so a script can take the last line as it is.
-        await write(ctx.json ? ctx.io.stderr : ctx.io.stdout, `${outcome.evaluationDir}\n`);
+        // A control character in it is escaped, as in every text line (D42).
+        await write(ctx.json ? ctx.io.stderr : ctx.io.stdout, `${oneLine(outcome.evaluationDir)}\n`);
       }
       ctx.exitCode = d.termination === 'cancelled' ? EXIT.cancelled : d.result === 'pass' ? EXIT.ok : d.result === 'fail' ? EXIT.negative : EXIT.unknownResult;
     }));

@@ -7,7 +7,7 @@
 // JSON-style escapes, as D42 does for log and status lines; the JSON error
 // document keeps the exact message.
 import { execFileSync } from 'node:child_process';
-import { symlink } from 'node:fs/promises';
+import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { aip, requireBuiltBin } from '../support/cli.js';
@@ -46,5 +46,24 @@ describe('error and warning lines', () => {
     const run = await aip(['run', '--', 'no\nsuch'], { cwd: dir });
     expect(run.code).toBe(4);
     expect(run.stderr).toBe('aip: warning: the command did not start: executable not found: no\\nsuch\n');
+  });
+
+  it('escape the folder init, checkout and run --keep print (a path with a newline stays one line)', async () => {
+    const parent = await tempDir();
+    const project = join(parent, 'p\nq');
+    const init = await aip(['init', project], { cwd: parent });
+    expect(init.code).toBe(0);
+    expect(init.text.split('\n')[0]).toBe(`initialized ${parent}/p\\nq/.aip`);
+    const into = join(parent, 'c\u001b[2J');
+    const checkout = await aip(['checkout', 'HEAD', '--into', into], { cwd: project });
+    expect([checkout.code, checkout.text]).toEqual([0, `${parent}/c\\u001b[2J\n`]);
+    const json = await aip(['--format', 'json', 'checkout', 'HEAD', '--into', join(parent, 'd\ne')], { cwd: project });
+    expect((JSON.parse(json.text) as { path: string }).path).toBe(`${parent}/d\ne`);
+    const tmp = join(parent, 't\nu');
+    await mkdir(tmp);
+    const run = await aip(['run', '--keep', '--', 'true'], { cwd: project, env: { TMPDIR: tmp } });
+    expect(run.code).toBe(0);
+    const kept = run.text.trimEnd().split('\n').at(-1) ?? '';
+    expect(kept.startsWith(`${parent}/t\\nu/`)).toBe(true);
   });
 });
