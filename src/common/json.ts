@@ -142,7 +142,8 @@ export function jsonStringStopsAt(text: string, start: number): number | undefin
     const escape = text[at + 1];
     if (escape === undefined) return text.length;
     if (escape === 'u') {
-      for (let digit = at + 2; digit < at + 6; digit++) if (!isHexDigit(text.charCodeAt(digit))) return Math.min(digit, text.length);
+      // Past the end charCodeAt is NaN, no hex digit: a cut escape stops at the end.
+      for (let digit = at + 2; digit < at + 6; digit++) if (!isHexDigit(text.charCodeAt(digit))) return digit;
       at += 6;
     } else if ('"\\/bfnrt'.includes(escape)) {
       at += 2;

@@ -9,10 +9,12 @@ describe('code points', () => {
     expect(codePointLength('\ud83d')).toBe(1);
     expect(codePointLength('a\ude00\ud83d')).toBe(3);
     expect(codePointLength('\ud83d\ud83d\ude00')).toBe(2);
+    expect(codePointLength('\ud83d\ue000')).toBe(2);
   });
 
   it('agrees with the string iterator on any mix of units', () => {
-    const units = ['a', 'é', '\ud83d', '\ude00', '\ud83d\ude00', '\u0000'];
+    // Units on both sides of the low surrogates too (U+D7FF, U+E000, U+FFFF), so a pair is told by its exact range.
+    const units = ['a', 'é', '\ud83d', '\ude00', '\ud83d\ude00', '\u0000', '\ud7ff', '\ue000', '\uffff', '\udbff', '\udc00'];
     let state = 12345;
     const next = (bound: number): number => {
       state = (state * 1103515245 + 12345) % 2 ** 31;

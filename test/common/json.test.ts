@@ -6,6 +6,7 @@ import {
   holdsNumberStandIn,
   JsonError,
   jsonStringStopsAt,
+  textPosition,
   losslessJson,
   parseJson,
   parseJsonNotingForm,
@@ -67,8 +68,12 @@ describe('parseJson', () => {
     expect(offsetOf('["abc')).toBe(5);
     expect(offsetOf('["abc\\')).toBe(6);
     expect(offsetOf('["abc\\u1')).toBe(8);
+    expect(offsetOf('["\\u123x"]')).toBe(7);
     expect(jsonStringStopsAt('"a\\u0041b"', 0)).toBeUndefined();
     expect(jsonStringStopsAt('x', 0)).toBe(0);
+    // Columns count characters: an astral one before the error is one column.
+    expect(textPosition('{"\u{1F600}": tru}', offsetOf('{"\u{1F600}": tru}') ?? 0)).toEqual({ line: 1, column: 7 });
+    expect(textPosition('[1,\n "\u{1F600}" 2]', offsetOf('[1,\n "\u{1F600}" 2]') ?? 0)).toEqual({ line: 2, column: 6 });
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), fc.string(), (value, after) => {
         expect(jsonStringStopsAt(`${JSON.stringify(value)}${after}`, 0)).toBeUndefined();
@@ -79,6 +84,12 @@ describe('parseJson', () => {
   it('checks size before parsing and depth while parsing', () => {
     expect(() => parseJson(`"${'x'.repeat(2000)}"`, limits)).toThrow(expect.objectContaining({ code: 'json_too_large' }));
     expect(() => parseJson('"é"', { maxBytes: 3, maxDepth: 4 })).toThrow(expect.objectContaining({ code: 'json_too_large' }));
+    // The size is UTF-8 bytes, for the reader that notes canonical form too (4 UTF-16 units, 6 bytes).
+    expect(() => parseJsonNotingForm('"éé"', { maxBytes: 5, maxDepth: 4 })).toThrow(expect.objectContaining({ code: 'json_too_large' }));
+    expect(parseJsonNotingForm('"éé"', { maxBytes: 6, maxDepth: 4 }).value).toBe('éé');
+    // Containers are counted exactly: two are allowed, the third is one too many.
+    expect(parseJson('[[]]', { maxBytes: 100, maxDepth: 4, maxContainers: 2 })).toEqual([[]]);
+    expect(() => parseJson('[[],[]]', { maxBytes: 100, maxDepth: 4, maxContainers: 2 })).toThrow(expect.objectContaining({ code: 'json_too_many_containers' }));
     expect(parseJson('[[[[1]]]]', limits)).toEqual([[[[1n]]]]);
     expect(() => parseJson('[[[[[1]]]]]', limits)).toThrow(expect.objectContaining({ code: 'json_too_deep' }));
     expect(() => parseJson('['.repeat(100000), { maxBytes: 1 << 20, maxDepth: 64 })).toThrow(expect.objectContaining({ code: 'json_too_deep' }));
@@ -273,7 +284,8 @@ describe('parseJsonNotingForm', () => {
   it('notes each non-canonical spelling', () => {
     const form = (text: string) => parseJsonNotingForm(text, roomy).canonical;
     expect(form('{"a":[1,"x",null,true,1.5,"\\u001f","\\n"],"b":{}}')).toBe(true);
-    for (const text of [' {}', '{"b":1,"a":2}', '{"a": 1}', '["\\/"]', '["\\u001F"]', '["\\u0041"]', '["\\u000a"]', '[1.0]', '[1e2]', '[-0]', '[0.10]', '[1E+21]']) {
+    // \u0020 is the first character canonical text writes as it is (a second spelling of a space).
+    for (const text of [' {}', '{"b":1,"a":2}', '{"a": 1}', '["\\/"]', '["\\u001F"]', '["\\u0041"]', '["\\u000a"]', '["\\u0020"]', '["\\u007f"]', '[1.0]', '[1e2]', '[-0]', '[0.10]', '[1E+21]']) {
       expect(form(text), text).toBe(false);
     }
   });
