@@ -28,7 +28,9 @@ describe('config errors quote a refused value with a bound', () => {
     await expect(loadConfig(home.environment)).rejects.toThrow(
       `bot.handle is not a valid handle: "${'é'.repeat(64)}"... (70 characters)`,
     );
-    // A short value is still quoted whole.
+    // One of exactly 64 characters, and a short one, are still quoted whole.
+    await writeConfig(home, { did: 'x'.repeat(64) });
+    await expect(loadConfig(home.environment)).rejects.toThrow(new RegExp(`bot\\.did is not a valid DID: "x{64}"$`));
     await writeConfig(home, { did: 'did:plc:a/b' });
     await expect(loadConfig(home.environment)).rejects.toThrow(/bot\.did is not a valid DID: "did:plc:a\/b"$/);
   });

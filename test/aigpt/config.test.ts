@@ -201,6 +201,8 @@ describe('loading', () => {
     ['{"bot":{"did":"did:plc:a"},"x":{"bot":1},"bot":{"did":"did:plc:b"}}', 'bot appears twice'],
     ['{"bot":{"did":"did:plc:a","n":{"did":1},"did":"did:plc:b"}}', 'bot.did appears twice'],
     ['{"bot":{"memory":5,"memory":7}}', 'bot.memory appears twice'],
+    // The first field found twice is the one named.
+    ['{"bot":{"did":"did:plc:a","did":"did:plc:b","memory":1,"memory":2}}', 'bot.did appears twice'],
     // Found by the same scan that lets an ignored 1e400 load, keys compared unescaped.
     ['{"x":1e400,"bot":{"did":"did:plc:a","d\\u0069d":"did:plc:b"}}', 'bot.did appears twice'],
     ['{"bot":{},"x":[1e400],"b\\u006ft":null}', 'bot appears twice'],
@@ -211,6 +213,11 @@ describe('loading', () => {
     ['{"bot":', 'not valid JSON at line 1, column 8 (The JSON document is malformed.)'],
     ['', 'not valid JSON at line 1, column 1 (The JSON document is malformed.)'],
     ['{\n  "bot": {\n    "memory": 5,\n  }\n}', 'not valid JSON at line 4, column 3 (The JSON document is malformed.)'],
+    // A `-0` (read as a float, like serde) is rewritten before parsing, which moves the columns: only the line is named.
+    ['{"bot":{"memory":-0 "x":1}}', 'not valid JSON at line 1 (The JSON document is malformed.)'],
+    ['{\n"bot":{"memory":-0},\n"x" 1}', 'not valid JSON at line 3 (The JSON document is malformed.)'],
+    // Not an object, and a number beyond f64 in it: the number is what the parser names.
+    ['[1e400]', 'not valid JSON (The JSON document holds a number out of range.)'],
   ];
   for (const [text, detail] of bad) {
     it(`rejects ${JSON.stringify(text)} naming the file and the field`, async () => {
