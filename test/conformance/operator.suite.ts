@@ -24,6 +24,8 @@ import { manifest, sha256 } from './harness.js';
 export interface OperatorStorageLocation {
   open(): Promise<OperatorStoragePorts>;
   destroy(): Promise<void>;
+  /** Deletes the write fence's row of a service store behind the adapter's back (a damaged store); resolves with the rows deleted. */
+  removeFenceRow(namespace: string): Promise<number>;
 }
 
 export interface OperatorStorageHarness {
@@ -176,6 +178,38 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(await storage.stores.changeFence(locator, { generation: 7n, state: 'open' }, 'closed')).toBeNull();
         expect(await storage.stores.readFence(locator)).toEqual({ generation: 1n, state: 'open' });
         expect(await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed')).toEqual({ generation: 2n, state: 'closed' });
+      });
+
+      it('an evolve moves the generation and keeps the state: a closed fence stays closed', async () => {
+        const serviceId = await materialised();
+        const locator = locatorOf(serviceId);
+        expect(await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed')).toEqual({ generation: 2n, state: 'closed' });
+        await storage.stores.evolve(locator, storeLayoutOf(manifest(notesManifest())), storeLayoutOf(manifest(notesManifestV2())));
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 3n, state: 'closed' });
+        expect(await storage.stores.changeFence(locator, { generation: 3n, state: 'closed' }, 'open')).toEqual({ generation: 4n, state: 'open' });
+      });
+
+      it('materialise writes one fence row; a store without it reads as open at generation 1, takes writes, and its first change writes the row', async () => {
+        const serviceId = await materialised();
+        const locator = locatorOf(serviceId);
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 1n, state: 'open' });
+        // The row is there (PostgreSQL locks it to order a write's admission against a transition).
+        expect(await location.removeFenceRow(locator.namespace)).toBe(1);
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 1n, state: 'open' });
+        const created = await app.records.create({ serviceId, entityName: 'note', record: { title: 'kept' }, idempotencyKey: 'no-fence-row' });
+        expect(created).toMatchObject({ record: { fields: { title: 'kept' } } });
+        expect(await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed')).toEqual({ generation: 2n, state: 'closed' });
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: 2n, state: 'closed' });
+        expect(await location.removeFenceRow(locator.namespace)).toBe(1);
+      });
+
+      it('a write unit sees the fence: open only at the generation it names, never while closed', async () => {
+        const serviceId = await materialised();
+        const locator = locatorOf(serviceId);
+        const seen = () => storage.data.write(locator, 'agent-a', async (tx) => [await tx.fenceIsOpen(), await tx.fenceIsOpen(1n), await tx.fenceIsOpen(2n)]);
+        expect(await seen()).toEqual([true, true, false]);
+        await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed');
+        expect(await seen()).toEqual([false, false, false]);
       });
 
       it('a data write admitted while active cannot commit behind a closed fence', async () => {

@@ -43,6 +43,15 @@ export function postgresHarness(cluster: ClusterInfo): StorageHarness & Operator
       return {
         open: () => openPostgresStorage({ dsn: url, connectTimeoutSeconds: 10, lockTimeoutMs: 5000, statementTimeoutMs: 30000 }),
         destroy: () => emptyDatabase(url),
+        removeFenceRow: async (namespace: string) => {
+          const client = new pg.Client({ connectionString: url });
+          await client.connect();
+          try {
+            return (await client.query(`DELETE FROM "${namespace}"."__aipcs_write_fence"`)).rowCount ?? 0;
+          } finally {
+            await client.end();
+          }
+        },
       };
     },
     async dispose() {

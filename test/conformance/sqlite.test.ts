@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { openSqliteStorage } from '../../src/aipcs/storage/sqlite/index.js';
 import { branchesSuite } from './branches.suite.js';
 import { discoverySuite } from './discovery.suite.js';
@@ -22,6 +23,14 @@ export const sqliteHarness = {
     return {
       open: () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false }),
       destroy: async () => rmSync(base, { recursive: true, force: true }),
+      removeFenceRow: async (namespace: string) => {
+        const db = new Database(join(dataRoot, 'service-stores', `${namespace}.sqlite`));
+        try {
+          return db.prepare('DELETE FROM __aipcs_write_fence').run().changes;
+        } finally {
+          db.close();
+        }
+      },
     };
   },
 } satisfies StorageHarness;
