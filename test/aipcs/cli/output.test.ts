@@ -48,6 +48,9 @@ describe('JSON envelopes (§1.3)', () => {
     expect(document.issues[0]?.message.startsWith('a b m')).toBe(true);
     expect(document.issues[0]?.message).toHaveLength(500);
     expect(document.issues[0]?.remediation).toBeNull();
+    // In characters, never half of a surrogate pair.
+    const astral = normaliseErrorDocument({ code: 'validation_failed', message: '\u{1F600}'.repeat(600), issues: [], retryable: false });
+    expect(astral.message).toBe('\u{1F600}'.repeat(500));
   });
 
   it('replaces an empty message and an unknown code', () => {

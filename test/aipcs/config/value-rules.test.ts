@@ -378,11 +378,12 @@ describe('principal id (§2.5.3)', () => {
 });
 
 describe('SQLite data root (§2.5.2)', () => {
-  it.each(['/data', '/', '/a b/c', '/a/../b', `/${'a'.repeat(4095)}`])('accepts %j (the location policy runs later, in storage)', (root) => {
+  // 4096 characters, not UTF-16 units: 4095 astral ones after the slash are 8191 units.
+  it.each(['/data', '/', '/a b/c', '/a/../b', `/${'a'.repeat(4095)}`, `/${'\u{1F600}'.repeat(4095)}`])('accepts %j (the location policy runs later, in storage)', (root) => {
     expect(ok(withOptions(SQLITE, { sqlite_data_root: root })).sqlite.dataRoot).toBe(root);
   });
 
-  it.each(['', 'relative', './data', ' /data', '/data ', '/da\u0007ta', '/da\u200bta', `/${'a'.repeat(4096)}`, 'C:\\data'])('refuses %j', (root) => {
+  it.each(['', 'relative', './data', ' /data', '/data ', '/da\u0007ta', '/da\u200bta', `/${'a'.repeat(4096)}`, `/${'\u{1F600}'.repeat(4096)}`, 'C:\\data'])('refuses %j', (root) => {
     expectInvalid(withOptions(SQLITE, { sqlite_data_root: root }), 'sqlite');
   });
 

@@ -110,6 +110,9 @@ describe('issue paths', () => {
     [['record', 'x'.repeat(65)], 'record.<field>'],
     [['record', 'x'.repeat(64)], `record.${'x'.repeat(64)}`],
     [['record', 'Ünïcode_ok'], 'record.Ünïcode_ok'],
+    // Characters, not UTF-16 units: 64 astral letters (128 units) are still a segment, 65 are not.
+    [['record', '\u{1D400}'.repeat(64)], `record.${'\u{1D400}'.repeat(64)}`],
+    [['record', '\u{1D400}'.repeat(65)], 'record.<field>'],
     [['record', ''], 'record.<field>'],
   ] as const)('%j → %s', (path, expected) => {
     expect(formatIssuePath(path)).toBe(expected);
@@ -118,6 +121,11 @@ describe('issue paths', () => {
   it('truncates to 240 characters', () => {
     const path = Array.from({ length: 10 }, () => 'x'.repeat(60));
     expect(formatIssuePath(path)).toHaveLength(240);
+    // 240 characters, never half of a surrogate pair.
+    const astral = formatIssuePath(Array.from({ length: 4 }, () => '\u{1D400}'.repeat(64)));
+    expect([...astral]).toHaveLength(240);
+    expect(astral.endsWith('\u{1D400}')).toBe(true);
+    expect(makeIssue('invalid_value', '\u{1F600}'.repeat(300)).path).toBe('\u{1F600}'.repeat(240));
   });
 
   it('fills the fixed vocabulary texts', () => {

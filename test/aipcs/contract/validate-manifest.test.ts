@@ -81,6 +81,12 @@ describe('valid manifests', () => {
     expect(renderContractJson(manifestToJson(result.manifest))).toContain('"allowed_values":[1,1.0,2.5]');
   });
 
+  it('measures an allowed value in characters: 96 astral ones (192 UTF-16 units) fit, 97 do not', () => {
+    expect(validateManifest(withAttributes(attr('s', 'string', { allowed_values: ['\u{1F600}'.repeat(96)] }))).ok).toBe(true);
+    const over = validateManifest(withAttributes(attr('s', 'string', { allowed_values: ['\u{1F600}'.repeat(97)] })));
+    expect(over.ok).toBe(false);
+  });
+
   it('accepts server-managed attributes in any order, facets and indexes on them, nullable reference cycles', () => {
     const attributes = [...serverManaged().reverse(), attr('parent_id', 'uuid'), attr('title', 'string')];
     const document = manifest([{ name: 'note', attributes }], {

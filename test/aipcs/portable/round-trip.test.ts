@@ -3,7 +3,7 @@
 // import flow (validate, then replay from a fresh read) sees the same bytes.
 
 import { describe, expect, it } from 'vitest';
-import { BundleInvalidError, readBundle, writeBundle, type BundleContent, type BundleDefect } from '../../../src/aipcs/portable/index.js';
+import { BundleInvalidError, readBundle, writeBundle, type BundleBranch, type BundleContent, type BundleDefect, type BundleHistoryEvent, type BundleRecord } from '../../../src/aipcs/portable/index.js';
 import type { JsonObject, JsonValue } from '../../../src/common/json.js';
 import { chunked, materialisedContent, materialisedFrames, noteManifestJson, rawBundle, readAll, writeToBytes } from './fixtures.js';
 
@@ -34,6 +34,18 @@ describe('round trip', () => {
     expect(summary.frameCount).toBe(2 + 3 + 7 + 2 + 3 + 1);
     expect(summary.totalByteCount).toBe(bytes.length);
     expect(summary.sections.map((section) => section.count)).toEqual([1, 1, 3, 7, 2, 3, 0]);
+  });
+
+  it('measures texts and list items in characters: astral ones at each bound read back', async () => {
+    const content = materialisedContent();
+    const astral = (count: number): string => '\u{1F600}'.repeat(count);
+    const fields = { title: 'Minimal', tags: [astral(256)] };
+    content.records[1] = { ...(content.records[1] as BundleRecord), fields };
+    content.history[5] = { ...(content.history[5] as BundleHistoryEvent), after: fields };
+    content.branches[0] = { ...(content.branches[0] as BundleBranch), title: astral(160), intent: astral(1000), retrievalSummary: astral(1000) };
+    const read = await readAll((await writeToBytes(content)).bytes);
+    expect(read.records[1]?.fields).toEqual(fields);
+    expect(read.branches[0]).toMatchObject({ title: astral(160), intent: astral(1000), retrievalSummary: astral(1000) });
   });
 
   it('re-exports what it read byte for byte', async () => {
