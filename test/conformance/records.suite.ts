@@ -187,6 +187,33 @@ export function recordsSuite(harness: StorageHarness): void {
       });
     });
 
+    describe('allowed values and the complete record after an update', () => {
+      it('checks allowed values on every string_list member, and compares allowed numbers by value (1.0 is the allowed integer literal 1)', async () => {
+        const seeded = await app.lifecycle.seed({ domainName: 'palette', domainClass: 'knowledge', intentDescription: 'Colours.', idempotencyKey: 'seed-palette' });
+        const palette = seeded['service_id'] as string;
+        const attributes = [...serverManaged(), { name: 'colours', type: 'string_list', allowed_values: ['red', 'green'] }, { name: 'weight', type: 'number', allowed_values: [1n, 2.5] }];
+        const document: JsonObject = { manifest_version: 2n, schema_version: 1n, entities: [{ name: 'swatch', attributes }], relationships: [], indices: [], query_patterns: [], discovery_facets: [], retrieval_guidance: null };
+        await app.lifecycle.design({ serviceId: palette, manifest: manifest(document), idempotencyKey: 'design-palette' });
+        await app.lifecycle.materialise({ serviceId: palette, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'mat-palette' });
+        const make = (record: JsonObject) => app.records.create({ serviceId: palette, entityName: 'swatch', record, idempotencyKey: key() });
+        expect(((await make({ colours: ['green', 'red'], weight: 1n }))['record'] as JsonObject)['fields']).toEqual({ colours: ['green', 'red'], weight: 1 });
+        await make({ weight: 1 });
+        await make({ weight: 2.5 });
+        await rejects(make({ colours: ['red', 'blue'] }), 'validation_failed');
+        await rejects(make({ weight: 2n }), 'validation_failed');
+      });
+
+      it('refuses an update whose complete record would pass 65536 bytes, and writes nothing', async () => {
+        const items = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(3, '0')}${'z'.repeat(246)}`);
+        const record = await create({ title: 'x'.repeat(16000), detail: 'y'.repeat(16000), aliases: items('a', 60) });
+        const id = record['id'] as string;
+        // Each request is well under the bound; the merged record is not.
+        await rejects(app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { tags: items('t', 80) }, expectedRecordVersion: 1n, idempotencyKey: key() }), 'validation_failed');
+        expect(await app.records.get(serviceId, 'note', id)).toEqual(record);
+        await app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { tags: items('t', 10) }, expectedRecordVersion: 1n, idempotencyKey: key() });
+      });
+    });
+
     describe('update, delete and idempotency', () => {
       it('updates with the exact version, bumping it even without a change', async () => {
         const record = await create({ title: 'x', priority: 1n });
@@ -523,6 +550,27 @@ export function recordsSuite(harness: StorageHarness): void {
         expect(await summary(10, 2500)).toEqual({ versions: titles.slice(0, 3), cut: true });
         expect(await summary(10, 0)).toEqual({ versions: titles.slice(0, 2), cut: true });
         expect(await summary(2, 0)).toEqual({ versions: titles.slice(0, 2), cut: false });
+      });
+
+      it('gives a cursor to the rest when storage stopped reading for size, even though every event read fits the page', async () => {
+        // Stored snapshots of 16 KiB of spaces, returned trimmed: storage stops at its text budget
+        // (about 3 MiB) long before the page's rendered text is full.
+        const padded = (i: number) => `${i}${' '.repeat(16000)}`;
+        const id = (await create({ title: padded(0) }))['id'] as string;
+        for (let version = 1n; version < 120n; version++) {
+          await app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { title: padded(Number(version)) }, expectedRecordVersion: version, idempotencyKey: key() });
+        }
+        const seen: JsonObject[] = [];
+        let cursor: string | null = null;
+        let pages = 0;
+        do {
+          const page: JsonObject = await app.records.history({ serviceId, entityName: 'note', recordId: id, limit: 100, cursor });
+          seen.push(...(page['events'] as JsonObject[]));
+          cursor = page['next_cursor'] as string | null;
+          pages++;
+        } while (cursor !== null);
+        expect(pages).toBeGreaterThan(1);
+        expect(seen.map((event) => event['record_version'])).toEqual(Array.from({ length: 120 }, (_, i) => BigInt(i + 1)));
       });
 
       it('binds a history cursor to its record id (null = the whole entity is another query)', async () => {
