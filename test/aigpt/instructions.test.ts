@@ -23,6 +23,17 @@ describe('instructions (spec 5.2)', () => {
     expect(buildInstructions({ ...base, coreText: 'core', memoryTexts: [memory], count: 1, maxBytes: exact - 1 })).not.toContain(memory);
   });
 
+  it('counts the omitted-memories note of unread memories in the bound, with no core to cut', () => {
+    const text = buildInstructions({ count: 4, limit: 100n, unreadable: 0, notRead: 2, coreText: undefined, memoryTexts: ['a'.repeat(20), 'b'.repeat(20)], maxBytes: 113 });
+    expect(text).toBe(`${'b'.repeat(20)}\n\n[aigpt] memory records: 4/100 (3 oldest memories omitted for size; use read_memory)`);
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(113);
+  });
+
+  it('leaves out only the memory too large to sit beside the core, not every memory older than it', () => {
+    const text = buildInstructions({ count: 3, limit: 100n, unreadable: 0, notRead: 0, coreText: 'c'.repeat(100), memoryTexts: ['old', 'mid', 'h'.repeat(200)], maxBytes: 300 });
+    expect(text).toBe(`${'c'.repeat(100)}\n\nold\n\nmid\n\n[aigpt] memory records: 3/100 (1 oldest memories omitted for size; use read_memory)`);
+  });
+
   it('asks for compress when over the limit and counts unreadable files', () => {
     expect(buildInstructions({ ...base, coreText: undefined, memoryTexts: ['x', 'y', 'z'], count: 4, limit: 3n, unreadable: 1 })).toBe(
       'x\n\ny\n\nz\n\n[aigpt] memory records: 4/3. Over the limit: call compress with at most 3 consolidated items. 1 unreadable memory file(s) were skipped.',

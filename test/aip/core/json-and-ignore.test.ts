@@ -253,6 +253,9 @@ describe('bundle format', () => {
     };
     expect(decodeItemHeader(Buffer.from('5818', 'hex'))).toEqual({ ok: true, value: { length: 24, headerLength: 2 } });
     expect(decodeItemHeader(Buffer.from('57', 'hex'))).toEqual({ ok: true, value: { length: 23, headerLength: 1 } });
+    // An item exactly max_object_bytes long is allowed; one byte more is not.
+    expect(decodeItemHeader(Buffer.from('5818', 'hex'), 24)).toEqual({ ok: true, value: { length: 24, headerLength: 2 } });
+    expect(decodeItemHeader(Buffer.from('5818', 'hex'), 23)).toMatchObject({ ok: false, error: { code: 'cbor.too_large' } });
     for (const hex of ['5c', '5d', '5e']) expect(codeOf(`${hex}${'00'.repeat(16)}`), hex).toBe('cbor.reserved');
     expect(codeOf('5f')).toBe('cbor.indefinite');
     expect(codeOf('5817')).toBe('cbor.not_shortest');

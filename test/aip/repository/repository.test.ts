@@ -490,6 +490,8 @@ describe('ID resolution', () => {
     await expect(repo.resolve('37230')).rejects.toMatchObject({ code: 'usage' });
     await expect(repo.resolve('XYZ123')).rejects.toMatchObject({ code: 'usage' });
     await expect(repo.resolve('000000')).rejects.toMatchObject({ code: 'store.not_found' });
+    // A prefix is the start of an ID, not digits found anywhere in one (past its folder's two).
+    await expect(repo.resolve(ID.V6.slice(0, 2) + ID.V6.slice(10, 16))).rejects.toMatchObject({ code: 'store.not_found' });
   });
 
   it('reads hex digits in either case, as IDs are written in lowercase (D56)', async () => {
