@@ -105,6 +105,26 @@ describe('MemoryStore', () => {
     expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['one', 'two']);
   });
 
+  it('compress leaves a folder named like a record alone: it is not in the journal, and later writes still work', async () => {
+    const dir = store.tree.memoryDir;
+    mkdirSync(join(dir, 'folder.json'));
+    await store.saveMemory('one');
+    await store.saveMemory('two');
+    expect(await store.compress(['new'])).toMatchObject({ count: 1 });
+    expect((await listDir(dir)).filter((name) => name !== 'folder.json')).toHaveLength(1);
+    expect(await listDir(dir)).toContain('folder.json');
+    expect(existsSync(join(dir, JOURNAL_FILE))).toBe(false);
+    await store.saveMemory('after');
+    expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['new', 'after']);
+  });
+
+  it('names the compress item that is not well-formed Unicode, and changes nothing', async () => {
+    await store.saveMemory('kept');
+    const before = await listDir(store.tree.memoryDir);
+    await expect(store.compress(['ok', '\ud800'])).rejects.toThrow(/^items\[1\]: content is not well-formed Unicode \(lone surrogate\)$/);
+    expect(await listDir(store.tree.memoryDir)).toEqual(before);
+  });
+
   it('retries with a new TID when the name is taken between listing and publishing (exclusive create)', async () => {
     const dir = store.tree.memoryDir;
     const first = tidFromParts(NOON_US, 0);

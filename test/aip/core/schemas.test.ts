@@ -288,6 +288,8 @@ describe('evidence v2 cross-field rules', () => {
   it('rule 5: workspace_error nonempty exactly for unknown', () => {
     expect(codeOf(evidence({ workspace: 'unknown', result: 'unknown', workspace_error: '' }))).toBe('schema.workspace_error');
     expect(codeOf(evidence({ workspace: 'unknown', result: 'unknown', workspace_error: 'lost' }))).toBeUndefined();
+    // Nonempty text: something besides White_Space.
+    for (const blank of ['\u3000', ' \n']) expect(codeOf(evidence({ workspace: 'unknown', result: 'unknown', workspace_error: blank }))).toBe('schema.workspace_error');
     expect(codeOf(evidence({ workspace_error: 'x' }))).toBe('schema.workspace_error');
   });
 

@@ -2,12 +2,20 @@
 // times, paths, ancestor conflicts and absolute executable forms.
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { findPathConflict, formatTime, isAbsoluteExecutable, isId, isNonemptyText, isPath, isTime, pathProblem } from '../../../src/aip/core/value-rules.js';
+import { findPathConflict, formatTime, isAbsoluteExecutable, isId, isNonemptyText, isPath, isTime, pathProblem, sortedIds } from '../../../src/aip/core/value-rules.js';
 
 const WHITE_SPACE = [
   0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007,
   0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
 ];
+
+describe('sortedIds', () => {
+  it('sorts and drops repeats (an ID given twice, as a prefix and in full, is one entry)', () => {
+    const a = 'a'.repeat(64);
+    const b = 'b'.repeat(64);
+    expect(sortedIds([b, a, b, a])).toEqual([a, b]);
+  });
+});
 
 describe('nonempty text', () => {
   it('treats exactly the 25 White_Space code points as whitespace', () => {

@@ -29,6 +29,13 @@ describe('init', () => {
     const repo = await Repository.init(await tempDir());
     expect(await repo.readHead()).toBe(ROOT_STATE_ID);
     expect(await readFile(join(repo.aipDir, 'HEAD'), 'utf8')).toBe(`${ROOT_STATE_ID}\n`);
+    // HEAD is the ID and one newline (or none): anything else around it is damage, not trimmed away.
+    for (const damaged of [`${ROOT_STATE_ID}\r\n`, `${ROOT_STATE_ID}\n\n`, ` ${ROOT_STATE_ID}\n`]) {
+      await writeFile(join(repo.aipDir, 'HEAD'), damaged);
+      await expect(repo.readHead()).rejects.toMatchObject({ code: 'io', message: '.aip/HEAD does not hold a state ID' });
+    }
+    await writeFile(join(repo.aipDir, 'HEAD'), ROOT_STATE_ID);
+    expect(await repo.readHead()).toBe(ROOT_STATE_ID);
     const config = JSON.parse(await readFile(join(repo.aipDir, 'config.json'), 'utf8')) as Record<string, unknown>;
     expect(config).toEqual({ format: 'aip-repository', version: 1, max_object_bytes: 67108864, run: { timeout_ns: 600000000000, output_limit: 1048576 } });
     expect(await readFile(join(repo.root, '.aipignore'), 'utf8')).toBe('.git/\n');
