@@ -146,6 +146,13 @@ describe('collection lock', () => {
     // Taken after the boot, the same lock holds.
     await fs.writeFile(join(dir, LOCK_FILE), lockText(LIVE, hostname(), new Date().toISOString()));
     expect(await failure(impatient({ bootTimeMs: () => Date.parse('2020-01-01T00:00:00Z'), isProcessAlive: () => true }))).toBe(`Failed to lock ${dir}: held by pid ${LIVE}`);
+    // The boot time is read from an uptime in whole seconds: a minute before it still counts as this boot.
+    const boot = Date.parse('2020-01-01T00:00:00Z');
+    const options = impatient({ bootTimeMs: () => boot, isProcessAlive: () => true });
+    await fs.writeFile(join(dir, LOCK_FILE), lockText(LIVE, hostname(), new Date(boot - 30_000).toISOString()));
+    expect(await failure(options)).toBe(`Failed to lock ${dir}: held by pid ${LIVE}`);
+    await fs.writeFile(join(dir, LOCK_FILE), lockText(LIVE, hostname(), new Date(boot - 61_000).toISOString()));
+    await (await acquireCollectionLock(dir, options)).release();
   });
 
   // The boot rule is for pids reused since; a start mark naming this boot and the live process rules that out.
