@@ -3,7 +3,7 @@
 // and clean/changed/unknown workspaces, each stored as a valid evidence v2.
 import { Writable } from 'node:stream';
 import { chmod, readdir, readFile, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AipError } from '../../../src/aip/core/errors.js';
 import type { EvidenceV2, Id, IntentV1 } from '../../../src/aip/core/objects.js';
@@ -341,6 +341,16 @@ describe('process helpers', () => {
     expect(formatDuration(90_000_000_000n)).toBe('90s');
     expect(formatDuration(120_000_000_000n)).toBe('2m');
     expect(formatDuration(1n)).toBe('1ns');
+  });
+
+  it('skips relative PATH entries, which would depend on where aip was started, and finds the same program by an absolute one', async () => {
+    const dir = await tempDir();
+    const bin = await tempDir();
+    await writeTree(bin, { prog: '#!/bin/sh\nexit 0\n' }, ['prog']);
+    const run = (path: string) => execute({ argv: ['prog'], cwd: dir, timeoutNs: 10_000_000_000n, outputLimit: 100, path });
+    expect(await run(relative(process.cwd(), bin))).toMatchObject({ termination: 'start_error', error: 'executable not found: prog', executable: '' });
+    expect(await run(`:${relative(process.cwd(), bin)}`)).toMatchObject({ termination: 'start_error' });
+    expect(await run(bin)).toMatchObject({ termination: 'exited', exitCode: 0, executable: join(bin, 'prog') });
   });
 
   it('sees no live group after a command and its children are gone', async () => {
