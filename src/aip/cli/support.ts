@@ -6,7 +6,7 @@ import { constants } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { AipError, PROTOCOL_CODES, isAipError, type AipErrorCode } from '../core/errors.js';
 import { isTime } from '../core/value-rules.js';
-import { systemErrorText } from '../../common/errors.js';
+import { errorCode, systemErrorText } from '../../common/errors.js';
 import { ownReadFailureText } from '../../common/regular-file.js';
 import { quoted } from '../core/quote.js';
 
@@ -65,11 +65,17 @@ export function exitCodeFor(code: AipErrorCode): number {
   }
 }
 
+/** The system code (ENOENT, EISDIR) of an error the operating system reported, or undefined. */
+function systemCode(error: unknown): string | undefined {
+  const code = errorCode(error);
+  return code !== undefined && /^E[A-Z]+$/.test(code) ? code : undefined;
+}
+
 /** Turns anything thrown into a known error; unknown failures become a generic `io`/`internal` error. */
 export function toAipError(error: unknown): AipError {
   if (isAipError(error)) return error;
-  const code = typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : '';
-  if (/^E[A-Z]+$/.test(code)) {
+  const code = systemCode(error);
+  if (code !== undefined) {
     const path = typeof error === 'object' && error !== null && 'path' in error ? ` ${String((error as { path: unknown }).path)}` : '';
     // The code first, as scripts read it; then what it means, in libuv's words.
     const text = systemErrorText(error) ?? ownReadFailureText(error);
@@ -121,13 +127,13 @@ export function parseTime(text: string, option: string): string {
 
 /** A system error met while reading stdin (a folder, an fd opened for writing) says so, as a failed write names stdout. */
 export function readingStdin(error: unknown): unknown {
-  const code = typeof error === 'object' && error !== null ? String((error as { code?: unknown }).code) : '';
-  return /^E[A-Z]+$/.test(code) ? new AipError('io', `cannot read stdin: ${code}`, { cause: error }) : error;
+  const code = systemCode(error);
+  return code === undefined ? error : new AipError('io', `cannot read stdin: ${code}`, { cause: error });
 }
 
 /** A system error met while reading `source` names it (a read of a folder reports EISDIR without a path). */
 export function namingSource(error: unknown, source: string): unknown {
-  if (typeof error === 'object' && error !== null && /^E[A-Z]+$/.test(String((error as { code?: unknown }).code)) && !('path' in error)) {
+  if (typeof error === 'object' && error !== null && systemCode(error) !== undefined && !('path' in error)) {
     Object.assign(error, { path: source });
   }
   return error;
