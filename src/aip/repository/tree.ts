@@ -37,6 +37,12 @@ export interface SnapshotOptions {
    * that made a million files would otherwise have each of them read and kept.
    */
   readonly statePaths?: { has(path: string): boolean };
+  /**
+   * Once aborted, the walk stops before the next entry and returns what it
+   * has read so far: the caller, which owns the signal, must treat that map
+   * as partial (`aip run` cancelled while checking its folder).
+   */
+  readonly signal?: AbortSignal;
 }
 
 const nameDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -105,6 +111,7 @@ export async function snapshotTree(root: string, options: SnapshotOptions): Prom
       return ioFailure(`cannot read folder ${relDir === '' ? '.' : relDir}`, error);
     }
     for (const raw of names) {
+      if (options.signal?.aborted === true) return success(files);
       let name: string;
       try {
         name = nameDecoder.decode(raw);
@@ -190,16 +197,20 @@ export async function readTreeIgnoreRules(root: string, maxObjectBytes: number):
  * a command may depend on them), or `withinUmask` for a checkout, as git
  * does (umask 077 keeps a private user's files private). `content` supplies
  * artifact bytes. Errors (for example a path the file system cannot hold)
- * come back as `io` failures naming the path.
+ * come back as `io` failures naming the path. Once `signal` is aborted it
+ * stops before the next file and returns how many it wrote.
  */
 export async function materialize(
   dir: string,
   files: FileMap,
   content: (id: Id) => Promise<Outcome<Uint8Array>>,
   modes: 'exact' | 'withinUmask' = 'exact',
+  signal?: AbortSignal,
 ): Promise<Outcome<number>> {
   const paths = [...files.keys()].sort(compareUtf8);
-  for (const path of paths) {
+  for (const [index, path] of paths.entries()) {
+    // Cancelled: the folder holds only part of the state, which the caller (owning the signal) must know.
+    if (signal?.aborted === true) return success(index);
     const entry = files.get(path) as FileEntry;
     const bytes = await content(entry.artifact);
     if (!bytes.ok) return bytes;

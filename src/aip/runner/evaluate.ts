@@ -338,6 +338,12 @@ function firstMismatch(expected: FileMap, found: FileMap, rules: IgnoreRules): s
   return `${path} is missing`;
 }
 
+/** The workspace of a run cancelled before its folder was known to hold the state (nothing ran; the folder may be partial). */
+const CANCELLED_BEFORE_FOLDER_READY = {
+  workspace: 'unknown',
+  error: 'cancelled before the evaluation folder was checked against the state; nothing was run',
+} as const satisfies { workspace: Workspace; error: string };
+
 export async function runEvidence(repo: Repository, request: RunRequest): Promise<RunOutcome> {
   const state = await repo.getTyped(request.stateId, 'state');
   const rules = await repo.ignoreRulesOf(state);
@@ -353,10 +359,16 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
   let outcome: RunOutcome;
   let folderRemoved = false;
   try {
-    const written = await materialize(dir, state.data.files, (id) => repo.artifactContent(id));
+    const signal = request.signal;
+    const written = await materialize(dir, state.data.files, (id) => repo.artifactContent(id), 'exact', signal);
     if (!written.ok) throw new AipError('run.materialize', `cannot materialise state ${request.stateId}: ${written.error.message}`);
-    const check = await snapshotTree(dir, { rules: rules.value, maxObjectBytes: repo.config.maxObjectBytes });
-    if (!check.ok || !sameFiles(check.value, state.data.files)) {
+    // A signal while the folder is made or checked (seconds for a large
+    // state) cuts that work short, and the run is recorded as cancelled with
+    // nothing run, at once rather than after the whole state is written.
+    const check = signal?.aborted === true ? undefined : await snapshotTree(dir, { rules: rules.value, maxObjectBytes: repo.config.maxObjectBytes, ...(signal ? { signal } : {}) });
+    // A walk the signal stopped may have read all of it: then it counts.
+    const whole = check !== undefined && (signal?.aborted !== true || (check.ok && sameFiles(check.value, state.data.files)));
+    if (whole && (!check.ok || !sameFiles(check.value, state.data.files))) {
       const why = check.ok ? firstMismatch(state.data.files, check.value, rules.value) : check.error.message;
       throw new AipError('run.materialize', `the materialised folder does not match state ${request.stateId}: ${why}`);
     }
@@ -370,7 +382,7 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
       ...(request.tee ? { tee: request.tee } : {}),
       ...(request.graceMs === undefined ? {} : { graceMs: request.graceMs }),
     });
-    const workspace = await inspect(dir, state, rules.value, repo.config.maxObjectBytes, run);
+    const workspace = whole ? await inspect(dir, state, rules.value, repo.config.maxObjectBytes, run) : CANCELLED_BEFORE_FOLDER_READY;
 
     const store = async (): Promise<RunOutcome> => {
       const stdout = await repo.putArtifact(run.stdout.bytes);

@@ -1,7 +1,7 @@
 // Working-tree snapshots, workflows (status, op, snapshot, apply) and bundles
 // on real temp folders (spec 7.7, 7.8, 9.3).
 import { PassThrough, Readable, Writable } from 'node:stream';
-import { chmod, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { artifactId, maxArtifactContent } from '../../../src/aip/core/codec.js';
@@ -227,6 +227,29 @@ describe('workflows', () => {
     expect([...state.data.files.values()].some((entry) => entry.executable)).toBe(true);
     const snap = await snapshotTree(dir, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20 });
     expect(snap.ok && Object.fromEntries(snap.value)).toEqual(Object.fromEntries(state.data.files));
+  });
+
+  it('stops materialising and walking at the next file once its signal is aborted (aip run cancelled on a large state)', async () => {
+    const repo = await Repository.init(await tempDir());
+    await writeTree(repo.root, { 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c' });
+    const made = await commitSnapshot(repo, { create: intent }, false);
+    if (!made.ok) throw made.error;
+    const state = await repo.getTyped(made.value.state, 'state');
+    const dir = await tempDir();
+    const cancel = new AbortController();
+    let served = 0;
+    const written = await materialize(dir, state.data.files, (id) => {
+      if (++served === 2) cancel.abort('SIGINT');
+      return repo.artifactContent(id);
+    }, 'exact', cancel.signal);
+    expect(written).toEqual({ ok: true, value: 2 });
+    expect((await readdir(dir)).sort()).toEqual(['.aipignore', 'a.txt']);
+
+    const whole = await tempDir();
+    expect(await materialize(whole, state.data.files, (id) => repo.artifactContent(id))).toEqual({ ok: true, value: 4 });
+    const walk = new AbortController();
+    const snap = await snapshotTree(whole, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20, signal: walk.signal, onContent: async () => walk.abort('SIGINT') });
+    expect(snap.ok && snap.value.size).toBe(1);
   });
 });
 

@@ -81,6 +81,21 @@ describe('terminations', () => {
     expect(await content(repo, e.data.stdout.artifact)).toBe('ready\n');
   });
 
+  it('cancelled before the folder is made: nothing runs, the folder is not read as the workspace, and the evidence is stored', async () => {
+    const { repo, state } = await project({ 'a': 'a', 'b': 'b' });
+    const controller = new AbortController();
+    controller.abort('SIGTERM');
+    const outcome = await runEvidence(repo, { stateId: state, argv: ['sh', '-c', 'echo ran'], kind: 'k', timeoutNs: 10_000_000_000n, outputLimit: 64, withOperations: true, keep: true, signal: controller.signal });
+    expect(outcome.evidence.data).toMatchObject({
+      termination: 'cancelled', error: 'cancelled by SIGTERM', exit_code: null, result: 'unknown', duration_ns: 0,
+      workspace: 'unknown', workspace_error: 'cancelled before the evaluation folder was checked against the state; nothing was run',
+    });
+    expect(await content(repo, outcome.evidence.data.stdout.artifact)).toBe('');
+    expect((await repo.verify([outcome.id])).invalid).toEqual([]);
+    expect(await readdir(outcome.evaluationDir ?? '')).toEqual([]);
+    await rm(outcome.evaluationDir ?? '', { recursive: true, force: true });
+  });
+
   it('start_error when the executable is not found', async () => {
     const { repo, state } = await project({ 'a': 'a' });
     const e = await run(repo, state, ['no-such-command-aip-test', 'x']);
