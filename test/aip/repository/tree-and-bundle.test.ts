@@ -180,6 +180,42 @@ describe('workflows', () => {
     expect((await repo.verify()).invalid).toEqual([]);
   });
 
+  it('stores a tree of many files, written several at a time, with every artifact and index line in place', async () => {
+    const repo = await Repository.init(await tempDir());
+    // 400 files over 40 contents: writes in flight together, repeated contents stored once.
+    const files = Object.fromEntries([...Array(400).keys()].map((n) => [`d${n % 7}/f${n}.txt`, `content ${n % 40}\n`]));
+    await writeTree(repo.root, files);
+    const made = await commitSnapshot(repo, { create: intent }, false);
+    if (!made.ok) throw made.error;
+    const state = await repo.getTyped(made.value.state, 'state');
+    expect(state.data.files.size).toBe(401); // and .aipignore
+    const artifacts = new Set([...state.data.files.values()].map((entry) => entry.artifact));
+    expect(artifacts.size).toBe(41);
+    for (const artifact of artifacts) {
+      expect((await repo.artifactContent(artifact)).ok).toBe(true);
+      // The operation's `inputs`/effects and the state's files each give a line.
+      const sources = new Set((await repo.reverse(artifact)).map((ref) => ref.source));
+      expect(sources).toEqual(new Set([made.value.operation, made.value.state]));
+    }
+    expect((await repo.verify()).invalid).toEqual([]);
+  });
+
+  it('a snapshot whose artifact cannot be written fails with that error and moves nothing', async () => {
+    const repo = await Repository.init(await tempDir());
+    await writeTree(repo.root, Object.fromEntries([...Array(60).keys()].map((n) => [`f${n}.txt`, `content ${n}\n`])));
+    const objects = join(repo.aipDir, 'objects');
+    const fanouts = await readdir(objects);
+    // Every fan-out folder an artifact could need is a file: each of the writes in flight fails.
+    for (let n = 0; n < 256; n++) {
+      const name = n.toString(16).padStart(2, '0');
+      if (!fanouts.includes(name)) await writeFile(join(objects, name), '');
+    }
+    const head = await repo.readHead();
+    // A file where a folder must be: mkdir's own EEXIST (the CLI shows it as io, exit 6).
+    await expect(commitSnapshot(repo, { create: intent }, false)).rejects.toMatchObject({ code: 'EEXIST' });
+    expect(await repo.readHead()).toBe(head);
+  });
+
   it('refuses an empty operation unless allowed', async () => {
     const repo = await Repository.init(await tempDir());
     const put = await repo.putObject(intent);
