@@ -38,8 +38,11 @@ describe('8 step 5: a signal to the runner cancels the run while it still waits 
     const pidFile = join(await tempDir(), 'escaped.pid');
     // The shell starts a process in a session of its own (outside the group the
     // runner kills), which inherits stdout, then exits: the runner now waits up
-    // to 2 s for an EOF that will not come (spec 8 step 6).
-    const script = 'setsid sleep 30 & echo $! > "$1"; echo started';
+    // to 2 s for an EOF that will not come (spec 8 step 6). It says "started"
+    // only once that process has left the session (it writes its pid after
+    // setsid): on a loaded machine the signal came while it was still a
+    // session member, killed as the command's own, and nothing had escaped.
+    const script = `setsid sh -c 'echo $$ > "$1"; exec sleep 30' escaped "$1" & while [ ! -s "$1" ]; do sleep 0.01; done; echo started`;
     const child = spawn(process.execPath, [AIP_BIN, 'run', '--tee', '--', 'sh', '-c', script, 'sh', pidFile], {
       cwd: dir,
       stdio: ['ignore', 'pipe', 'pipe'],
