@@ -84,6 +84,30 @@ describe('withBoundedTasks', () => {
     expect(ended).toBe(true);
   });
 
+  it('drain waits for the tasks started so far, and throws their first failure', async () => {
+    const order: string[] = [];
+    await withBoundedTasks(4, async (start, drain) => {
+      await start(async () => {
+        await tick();
+        order.push('task');
+      });
+      await drain();
+      order.push('after drain');
+    });
+    expect(order).toEqual(['task', 'after drain']);
+    await expect(
+      withBoundedTasks(4, async (start, drain) => {
+        await start(async () => {
+          await tick();
+          throw new Error('task');
+        });
+        await drain();
+        order.push('not reached');
+      }),
+    ).rejects.toThrow('task');
+    expect(order).toEqual(['task', 'after drain']);
+  });
+
   it('prefers a task’s failure to the body error it caused', async () => {
     await expect(
       withBoundedTasks(1, async (start) => {

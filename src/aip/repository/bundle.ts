@@ -2,7 +2,7 @@
 // sequence, and importing one item at a time with the length checked before
 // reading and every object verified against what is already stored.
 import type { Readable, Writable } from 'node:stream';
-import { sha256Hex } from '../core/codec.js';
+import { decodeWithId, sha256Hex } from '../core/codec.js';
 import { AipError, failure, success, type Outcome } from '../core/errors.js';
 import {
   MAX_BUNDLE_HEADER_BYTES,
@@ -15,6 +15,7 @@ import {
 import type { Id } from '../core/objects.js';
 import { referencesOf } from '../core/references.js';
 import type { Repository } from './repository.js';
+import { withBoundedTasks } from '../../common/bounded-tasks.js';
 
 /**
  * Writes with backpressure. A write error reaches only the write's callback
@@ -159,6 +160,20 @@ export interface ImportSummary {
   readonly stored: number;
 }
 
+/**
+ * Artifacts an import writes at once (each is fsynced): one at a time, a
+ * bundle of 5 000 objects took about 19 s to import on the test machine.
+ * Objects with references are written alone, after everything before them.
+ */
+const OBJECT_WRITES_IN_FLIGHT = 16;
+
+/** Carries an item's refusal out of the writes in flight. */
+class ItemRefused extends Error {
+  constructor(readonly outcome: Outcome<never>) {
+    super(outcome.ok ? 'refused' : outcome.error.message);
+  }
+}
+
 export async function importBundle(repo: Repository, input: Readable): Promise<Outcome<ImportSummary>> {
   const reader = new ByteReader(input);
   const headerBytes = await reader.peek(MAX_BUNDLE_HEADER_BYTES + 1);
@@ -166,23 +181,37 @@ export async function importBundle(repo: Repository, input: Readable): Promise<O
   if (!header.ok) return header;
   await reader.read(header.value.length);
   let stored = 0;
-  for (let item = 1; item <= header.value.objects; item++) {
-    // Numbered as spec 7.8 numbers the items: the header is item 1, so object k is item k + 1.
-    const where = `item ${item + 1} (object ${item} of ${header.value.objects})`;
-    const itemHeader = decodeItemHeader(await reader.peek(9), repo.config.maxObjectBytes);
-    if (!itemHeader.ok) return failure(itemHeader.error.code, `${where}: ${itemHeader.error.message}`);
-    await reader.read(itemHeader.value.headerLength);
-    const bytes = await reader.read(itemHeader.value.length);
-    if (bytes === undefined) return failure('cbor.truncated', `${where}: the bundle ends inside the item`);
-    const id = sha256Hex(bytes);
-    if (await repo.store.has(id)) {
-      const existing = await repo.store.readBytes(id);
-      if (existing.ok) continue;
+  const items = await withBoundedTasks(OBJECT_WRITES_IN_FLIGHT, async (start, drain): Promise<Outcome<undefined>> => {
+    for (let item = 1; item <= header.value.objects; item++) {
+      // Numbered as spec 7.8 numbers the items: the header is item 1, so object k is item k + 1.
+      const where = `item ${item + 1} (object ${item} of ${header.value.objects})`;
+      const itemHeader = decodeItemHeader(await reader.peek(9), repo.config.maxObjectBytes);
+      if (!itemHeader.ok) return failure(itemHeader.error.code, `${where}: ${itemHeader.error.message}`);
+      await reader.read(itemHeader.value.headerLength);
+      const bytes = await reader.read(itemHeader.value.length);
+      if (bytes === undefined) return failure('cbor.truncated', `${where}: the bundle ends inside the item`);
+      const id = sha256Hex(bytes);
+      if (await repo.store.has(id)) {
+        const existing = await repo.store.readBytes(id);
+        if (existing.ok) continue;
+      }
+      const decoded = decodeWithId(bytes, { maxObjectBytes: repo.config.maxObjectBytes });
+      // The writes in flight end before this answer is given, and one of them that failed is the answer instead.
+      if (!decoded.ok) return { ok: false, error: new AipError(decoded.error.code, `${where} (${id}): ${decoded.error.message}`) };
+      // An object with references is verified against them: every item before it must be stored.
+      if (decoded.value.object.type !== 'artifact') await drain();
+      await start(async () => {
+        const put = await repo.putEncoded(decoded.value);
+        if (!put.ok) throw new ItemRefused({ ok: false, error: new AipError(put.error.code, `${where} (${id}): ${put.error.message}`) });
+        if (put.value.stored) stored++;
+      });
     }
-    const put = await repo.putBytes(bytes);
-    if (!put.ok) return { ok: false, error: new AipError(put.error.code, `${where} (${id}): ${put.error.message}`) };
-    if (put.value.stored) stored++;
-  }
+    return success(undefined);
+  }).catch((error: unknown) => {
+    if (error instanceof ItemRefused) return error.outcome;
+    throw error;
+  });
+  if (!items.ok) return items;
   if (!(await reader.atEnd())) {
     // Spec 7.8: a failure names its item; extra bytes would be item N + 2.
     return failure('bundle.format', `item ${header.value.objects + 2}: bytes after the ${header.value.objects} objects the header announced`);

@@ -4,7 +4,7 @@ import { PassThrough, Readable, Writable } from 'node:stream';
 import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { artifactId, maxArtifactContent } from '../../../src/aip/core/codec.js';
+import { artifactId, makeArtifact, maxArtifactContent, mustEncode } from '../../../src/aip/core/codec.js';
 import { NO_IGNORE_RULES } from '../../../src/aip/core/ignore-rules.js';
 import { ROOT_STATE_ID, type IntentV1 } from '../../../src/aip/core/objects.js';
 import { exportBundle, importBundle } from '../../../src/aip/repository/bundle.js';
@@ -401,6 +401,32 @@ describe('bundles (10.4)', () => {
     expect(short.ok || short.error.code).toBe('cbor.truncated');
     const notBundle = await importBundle(await Repository.init(await tempDir()), Readable.from([Buffer.from('hello')]));
     expect(notBundle.ok || notBundle.error.code).toBe('bundle.format');
+  });
+
+  it('imports a bundle of many artifacts, written several at a time, and the objects that reference them after them', async () => {
+    const source = await Repository.init(await tempDir());
+    await writeTree(source.root, Object.fromEntries([...Array(150).keys()].map((n) => [`f${n}.txt`, `file ${n}\n`])));
+    const made = await commitSnapshot(source, { create: intent }, false);
+    if (!made.ok) throw made.error;
+    const bundle = await bytesOf((out) => exportBundle(source, undefined, out));
+    const target = await Repository.init(await tempDir());
+    const result = await importBundle(target, Readable.from([bundle]));
+    expect(result).toEqual({ ok: true, value: { objects: 155, stored: 154 } }); // the root state was there
+    expect((await target.getTyped(made.value.state, 'state')).data.files.size).toBe(151);
+    expect((await target.verify()).invalid).toEqual([]);
+  });
+
+  it('an object whose references are missing is refused after the artifacts before it are stored', async () => {
+    const { encodeBundleHeader, bundleItemHeader } = await import('../../../src/aip/core/bundle-format.js');
+    const artifacts = [...Array(40).keys()].map((n) => mustEncode(makeArtifact(Buffer.from(`artifact ${n}`))));
+    const state = mustEncode(OBJECTS.V12); // its files, operations and intents are in no bundle item
+    const items = [...artifacts, state].flatMap((encoded) => [Buffer.from(bundleItemHeader(encoded.bytes.length)), Buffer.from(encoded.bytes)]);
+    const target = await Repository.init(await tempDir());
+    const result = await importBundle(target, Readable.from([Buffer.concat([Buffer.from(encodeBundleHeader(41)), ...items])]));
+    expect(result.ok || result.error.code).toBe('graph.missing');
+    expect(!result.ok && result.error.message).toMatch(new RegExp(`^item 42 \\(object 41 of 41\\) \\(${ID.V12}\\): `));
+    for (const artifact of artifacts) expect(await target.store.has(artifact.id)).toBe(true);
+    expect(await target.store.has(ID.V12)).toBe(false);
   });
 
   it('checks an item length against max_object_bytes before reading it', async () => {
