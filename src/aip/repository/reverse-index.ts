@@ -212,8 +212,6 @@ export class ReverseIndex {
     });
   }
 
-
-
   /** Raw lines for `target`: parsed, duplicates removed, sorted by source then field. Nothing is confirmed here. */
   async linesFor(target: Id): Promise<IndexLine[]> {
     const path = join(this.refsDir, target.slice(0, 2), target.slice(2));

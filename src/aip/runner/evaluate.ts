@@ -366,9 +366,10 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
     // state) cuts that work short, and the run is recorded as cancelled with
     // nothing run, at once rather than after the whole state is written.
     const check = signal?.aborted === true ? undefined : await snapshotTree(dir, { rules: rules.value, maxObjectBytes: repo.config.maxObjectBytes, ...(signal ? { signal } : {}) });
-    // A walk the signal stopped may have read all of it: then it counts.
-    const whole = check !== undefined && (signal?.aborted !== true || (check.ok && sameFiles(check.value, state.data.files)));
-    if (whole && (!check.ok || !sameFiles(check.value, state.data.files))) {
+    const matches = check?.ok === true && sameFiles(check.value, state.data.files);
+    // A walk the signal stopped short is no verdict (one that read it all is).
+    const checked = matches || (check !== undefined && signal?.aborted !== true);
+    if (checked && !matches && check !== undefined) {
       const why = check.ok ? firstMismatch(state.data.files, check.value, rules.value) : check.error.message;
       throw new AipError('run.materialize', `the materialised folder does not match state ${request.stateId}: ${why}`);
     }
@@ -382,7 +383,7 @@ export async function runEvidence(repo: Repository, request: RunRequest): Promis
       ...(request.tee ? { tee: request.tee } : {}),
       ...(request.graceMs === undefined ? {} : { graceMs: request.graceMs }),
     });
-    const workspace = whole ? await inspect(dir, state, rules.value, repo.config.maxObjectBytes, run) : CANCELLED_BEFORE_FOLDER_READY;
+    const workspace = checked ? await inspect(dir, state, rules.value, repo.config.maxObjectBytes, run) : CANCELLED_BEFORE_FOLDER_READY;
 
     const store = async (): Promise<RunOutcome> => {
       const stdout = await repo.putArtifact(run.stdout.bytes);
