@@ -458,6 +458,28 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         }
       });
 
+      it('an imported store answers filters as the exported one did: list members, scalar fields and a unique index', async () => {
+        const serviceId = await materialised();
+        const titles = (records: JsonObject[]): unknown[] => records.map((record) => (record['fields'] as JsonObject)['title']).sort();
+        const project = (await app.records.create({ serviceId, entityName: 'project', record: { name: 'P', code: 'p-1' }, idempotencyKey: 'filters-p' }))['record'] as JsonObject;
+        for (const [n, tags, status] of [[1, ['b', 'a'], 'draft'], [2, ['a'], 'complete'], [3, [], 'draft']] as const) {
+          await app.records.create({ serviceId, entityName: 'note', record: { title: `Note ${n}`, tags: [...tags], status, project_id: project['id'] as string }, idempotencyKey: `filters-${n}` });
+        }
+        const filtered = async (filters: JsonObject): Promise<unknown[]> =>
+          titles((await app.records.list({ serviceId, entityName: 'note', limit: 50, cursor: null, branch: null, filters }))['records'] as JsonObject[]);
+        const cases: JsonObject[] = [{ tags: 'a' }, { tags: 'b' }, { status: 'draft' }, { status: 'draft', tags: 'a' }, { title: 'Note 2' }];
+        const before = await Promise.all(cases.map(filtered));
+        expect(before).toEqual([['Note 1', 'Note 2'], ['Note 1'], ['Note 1', 'Note 3'], ['Note 1'], ['Note 2']]);
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const { bytes } = await exportBytes(operator, serviceId, 4n, OP(2));
+        const importer = await freshLocation('agent-b');
+        await importBytes(importer, bytes, OP(3));
+        await importer.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(4) });
+        expect(await Promise.all(cases.map(filtered))).toEqual(before);
+        // The unique index came along: a second project with the same code is refused.
+        await rejects(app.records.create({ serviceId, entityName: 'project', record: { name: 'Q', code: 'p-1' }, idempotencyKey: 'filters-q' }), 'constraint_violation');
+      });
+
       it('refuses a service too large for one artefact without keeping a claim: it stays usable, not frozen', async () => {
         const serviceId = await materialised();
         for (const i of [1, 2]) await app.records.create({ serviceId, entityName: 'note', record: { title: `Note ${i}` }, idempotencyKey: `large-${i}` });
