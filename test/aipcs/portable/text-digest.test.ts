@@ -33,4 +33,19 @@ describe('running UTF-8 text digest', () => {
     expect(digestOf(texts)).toBe(joined(texts));
     expect(digestOf([])).toBe(joined([]));
   });
+
+  it('is the same when three-byte text lands at the end of its buffer', () => {
+    // Every unit of '漢' takes three UTF-8 bytes: the room reserved for a
+    // text must allow for that, or the tail of a text near the buffer's end
+    // is silently cut off.
+    for (const fill of [1_048_000, 1_048_576 - 1_000, 1_048_576 - 3]) {
+      const texts = ['a'.repeat(fill), '漢字'.repeat(400), 'tail'];
+      expect(digestOf(texts)).toBe(joined(texts));
+    }
+    // A text longer than the buffer in bytes, whatever its room estimate, goes straight to the hash.
+    for (const long of ['é'.repeat(600_000), '漢'.repeat(349_600), 'b'.repeat(1_048_577)]) {
+      const texts = ['head', long, 'tail'];
+      expect(digestOf(texts)).toBe(joined(texts));
+    }
+  });
 });

@@ -1,0 +1,185 @@
+// Import re-observation (operations spec §5.9 import step 7): after staging,
+// the store is read back through a fresh snapshot and compared with the
+// artefact; a mismatch is operation_uncertain and nothing is published. The
+// comparison must see every part of every member: a staging that wrote a
+// different field value, or a different history snapshot, must not pass.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createApplication, createOperator, type Operator, type OperatorStoragePorts } from '../../src/aipcs/core/application.js';
+import { TRANSFER_CODEC } from '../../src/aipcs/compose.js';
+import type { HistoryEvent, StagingWriter, StoredRecord } from '../../src/aipcs/core/ports.js';
+import { manualClock, sequentialIds } from '../../src/common/clock.js';
+import type { JsonObject } from '../../src/common/json.js';
+import { openSqliteStorage } from '../../src/aipcs/storage/sqlite/index.js';
+import { notesManifest } from '../support/manifests.js';
+import { manifest, sha256 } from './harness.js';
+
+const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+
+function overriding<T extends object>(target: T, overrides: Partial<T>): T {
+  return new Proxy(target, {
+    get(inner, property) {
+      if (Object.hasOwn(overrides, property)) return (overrides as Record<PropertyKey, unknown>)[property];
+      const value: unknown = Reflect.get(inner, property, inner);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(inner) : value;
+    },
+  });
+}
+
+let idPrefix = 7000;
+
+function operatorOver(storage: OperatorStoragePorts, principalId: string, checkpoint?: (name: string) => void): Operator {
+  const clock = manualClock(1_800_000_000_000_000n);
+  const ids = sequentialIds(idPrefix++);
+  return createOperator(storage, {
+    ...(checkpoint ? { checkpoint } : {}),
+    principalId,
+    createdVia: 'cli',
+    nowMicros: () => {
+      clock.advance(3n);
+      return clock.nowMicros();
+    },
+    uuid: () => ids.uuid(),
+    sha256,
+    codec: TRANSFER_CODEC,
+    producer: { packageVersion: '0.0.0-test', mcpContract: '1.2.0' },
+  });
+}
+
+describe('import re-observation (sqlite)', () => {
+  let base: string;
+  const opened: OperatorStoragePorts[] = [];
+  const open = (name: string) => {
+    const storage = openSqliteStorage({ dataRoot: join(base, name), busyTimeoutMs: 5000, defaultRoot: false });
+    return storage.then((s) => (opened.push(s), s));
+  };
+
+  beforeEach(() => {
+    base = mkdtempSync(join(tmpdir(), 'aipcs-reobserve-'));
+  });
+
+  afterEach(async () => {
+    for (const storage of opened.splice(0)) await storage.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  /** The artefact of a suspended service with one note created, then updated. */
+  let source: OperatorStoragePorts;
+
+  async function exported(withProject = false): Promise<{ serviceId: string; bytes: Buffer }> {
+    source = await open('source');
+    const clock = manualClock(1_700_000_000_000_000n);
+    const ids = sequentialIds(idPrefix++);
+    const app = createApplication(source, { principalId: 'agent-a', createdVia: 'mcp', nowMicros: () => (clock.advance(5n), clock.nowMicros()), uuid: () => ids.uuid(), sha256 });
+    const seeded = await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 'seed' });
+    const serviceId = seeded['service_id'] as string;
+    await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'design' });
+    await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'mat' });
+    // The manifest lists `project` before `note`; the artefact orders records by entity name.
+    const project = withProject ? ((await app.records.create({ serviceId, entityName: 'project', record: { name: 'P', code: 'p1' }, idempotencyKey: 'p1' }))['record'] as JsonObject) : null;
+    const note = (await app.records.create({ serviceId, entityName: 'note', record: { title: 'Kept', tags: ['a'], ...(project ? { project_id: project['id'] } : {}) }, idempotencyKey: 'c1' }))['record'] as JsonObject;
+    await app.records.update({ serviceId, entityName: 'note', recordId: note['id'] as string, updates: { title: 'Kept again' }, expectedRecordVersion: 1n, idempotencyKey: 'u1' });
+    const operator = operatorOver(source, 'agent-a');
+    await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+    const chunks: Uint8Array[] = [];
+    const result = await (operator.transfer as NonNullable<Operator['transfer']>).export({ serviceId, expectedServiceRevision: 4n, operationId: OP(2) }, (chunk) => {
+      chunks.push(Buffer.from(chunk));
+    });
+    const bytes = Buffer.concat(chunks);
+    // Spec §1.9.4: the receipt's time is the artefact header's time (what a replay re-emits).
+    const header = JSON.parse(bytes.toString('utf8').split('\n')[0] as string) as { payload: { created_at: string } };
+    expect((result['receipt'] as JsonObject)['created_at']).toBe(header.payload.created_at);
+    return { serviceId, bytes };
+  }
+
+  /** The destination storage with each staging unit's writer altered by `tamper`. */
+  let destination: OperatorStoragePorts;
+
+  async function tampered(tamper: (tx: StagingWriter) => Partial<StagingWriter>, stores: Partial<OperatorStoragePorts['stores']> = {}): Promise<OperatorStoragePorts> {
+    const storage = await open('destination');
+    destination = storage;
+    const data = overriding(storage.data, {
+      stage: (locator, principalId, layout, work) => storage.data.stage(locator, principalId, layout, (tx) => work(overriding(tx, tamper(tx)))),
+    } as Partial<OperatorStoragePorts['data']>);
+    return overriding(storage, { data, stores: overriding(storage.stores, stores) });
+  }
+
+  async function importInto(storage: OperatorStoragePorts, bytes: Buffer): Promise<JsonObject> {
+    const artefact = await TRANSFER_CODEC.read(async function* () {
+      yield bytes;
+    });
+    return (operatorOver(storage, 'agent-b').transfer as NonNullable<Operator['transfer']>).import(OP(3), artefact);
+  }
+
+  it('notices a staged record field that differs from the artefact', async () => {
+    const { serviceId, bytes } = await exported();
+    const storage = await tampered((tx) => ({
+      insertRecords: (entity, records: readonly StoredRecord[]) => tx.insertRecords(entity, records.map((record) => ({ ...record, fields: { ...record.fields, title: 'Tampered' } }))),
+    }));
+    await expect(importInto(storage, bytes)).rejects.toMatchObject({ code: 'operation_uncertain' });
+    await expect(operatorOver(storage, 'agent-b').operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
+    // Repeated (an honest store now): the store staged by the first attempt holds other content
+    // than the artefact, so it is not adopted (spec §5.9 import step 6: different → recovery_required).
+    await expect(importInto(destination, bytes)).rejects.toMatchObject({ code: 'recovery_required' });
+    await expect(operatorOver(destination, 'agent-b').operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('notices a staged fence that is not the artefact\'s', async () => {
+    const { serviceId, bytes } = await exported();
+    const storage = await tampered((tx) => ({ setFence: (fence) => tx.setFence({ ...fence, generation: fence.generation + 1n }) }));
+    await expect(importInto(storage, bytes)).rejects.toMatchObject({ code: 'operation_uncertain' });
+    await expect(operatorOver(storage, 'agent-b').operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('a staged store that cannot be observed afterwards is operation_uncertain, not recovery_required', async () => {
+    const { serviceId, bytes } = await exported();
+    const storage = await tampered(() => ({}), { observe: async () => ({ state: 'unavailable' }) as never });
+    await expect(importInto(storage, bytes)).rejects.toMatchObject({ code: 'operation_uncertain' });
+    // Repeated while still unobservable: the staged store is found, cannot be read back, and is
+    // still not a different one (spec §4.2): uncertain again, never recovery_required.
+    await expect(importInto(storage, bytes)).rejects.toMatchObject({ code: 'operation_uncertain' });
+    // The claim stays prepared: the same operation id completes it once the store can be observed.
+    expect(await importInto(destination, bytes)).toMatchObject({ operation: 'import', service: { service_id: serviceId } });
+  });
+
+  it('notices a staged history snapshot that differs from the artefact', async () => {
+    const { serviceId, bytes } = await exported();
+    const storage = await tampered((tx) => ({
+      holdHistory: (events: readonly HistoryEvent[]) => tx.holdHistory(events.map((event) => (event.after === null ? event : { ...event, after: { ...event.after, title: 'Tampered' } }))),
+    }));
+    await expect(importInto(storage, bytes)).rejects.toMatchObject({ code: 'operation_uncertain' });
+    await expect(operatorOver(storage, 'agent-b').operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('publishes an untampered staging (the harness itself changes nothing)', async () => {
+    const { serviceId, bytes } = await exported();
+    const storage = await tampered(() => ({}));
+    expect(await importInto(storage, bytes)).toMatchObject({ operation: 'import', service: { service_id: serviceId } });
+  });
+
+  it('exports and imports records of several entities in entity-name order, whatever the manifest order', async () => {
+    const { serviceId, bytes } = await exported(true);
+    const kinds = bytes
+      .toString('utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('{"kind":"record"'))
+      .map((line) => (JSON.parse(line) as { payload: { entity_name: string } }).payload.entity_name);
+    expect(kinds).toEqual(['note', 'project']);
+    const storage = await tampered(() => ({}));
+    expect(await importInto(storage, bytes)).toMatchObject({ operation: 'import', service: { service_id: serviceId } });
+  });
+
+  it('refuses an export while another operation on the service is unfinished (operation_in_progress)', async () => {
+    const { serviceId } = await exported();
+    const stopped = new Error('the process ended here');
+    const crashing = operatorOver(source, 'agent-a', (name) => {
+      if (name === 'archive:admitted') throw stopped;
+    });
+    await expect(crashing.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 4n, operationId: OP(7) })).rejects.toBe(stopped);
+    const exporting = operatorOver(source, 'agent-a').transfer as NonNullable<Operator['transfer']>;
+    await expect(exporting.export({ serviceId, expectedServiceRevision: 4n, operationId: OP(8) }, () => undefined)).rejects.toMatchObject({ code: 'operation_in_progress' });
+  });
+});
