@@ -69,8 +69,8 @@ describe('import re-observation (sqlite)', () => {
   /** The artefact of a suspended service with one note created, then updated. */
   let source: OperatorStoragePorts;
 
-  async function exported(withProject = false): Promise<{ serviceId: string; bytes: Buffer }> {
-    source = await open('source');
+  async function exported(withProject = false, withBranch = false, sourceName = 'source'): Promise<{ serviceId: string; bytes: Buffer }> {
+    source = await open(sourceName);
     const clock = manualClock(1_700_000_000_000_000n);
     const ids = sequentialIds(idPrefix++);
     const app = createApplication(source, { principalId: 'agent-a', createdVia: 'mcp', nowMicros: () => (clock.advance(5n), clock.nowMicros()), uuid: () => ids.uuid(), sha256 });
@@ -82,6 +82,10 @@ describe('import re-observation (sqlite)', () => {
     const project = withProject ? ((await app.records.create({ serviceId, entityName: 'project', record: { name: 'P', code: 'p1' }, idempotencyKey: 'p1' }))['record'] as JsonObject) : null;
     const note = (await app.records.create({ serviceId, entityName: 'note', record: { title: 'Kept', tags: ['a'], ...(project ? { project_id: project['id'] } : {}) }, idempotencyKey: 'c1' }))['record'] as JsonObject;
     await app.records.update({ serviceId, entityName: 'note', recordId: note['id'] as string, updates: { title: 'Kept again' }, expectedRecordVersion: 1n, idempotencyKey: 'u1' });
+    if (withBranch) {
+      const branch = (await app.branches.create({ serviceId, slug: 'topic', title: 'Topic', intent: 'Why.', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: 'b1' }))['branch'] as JsonObject;
+      await app.branches.assign({ serviceId, branchId: branch['id'] as string, role: 'primary', operation: 'assign', records: [{ entityName: 'note', recordId: note['id'] as string, expectedRecordVersion: 2n }], idempotencyKey: 'a1' });
+    }
     const operator = operatorOver(source, 'agent-a');
     await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
     const chunks: Uint8Array[] = [];
@@ -98,8 +102,8 @@ describe('import re-observation (sqlite)', () => {
   /** The destination storage with each staging unit's writer altered by `tamper`. */
   let destination: OperatorStoragePorts;
 
-  async function tampered(tamper: (tx: StagingWriter) => Partial<StagingWriter>, stores: Partial<OperatorStoragePorts['stores']> = {}): Promise<OperatorStoragePorts> {
-    const storage = await open('destination');
+  async function tampered(tamper: (tx: StagingWriter) => Partial<StagingWriter>, stores: Partial<OperatorStoragePorts['stores']> = {}, name = 'destination'): Promise<OperatorStoragePorts> {
+    const storage = await open(name);
     destination = storage;
     const data = overriding(storage.data, {
       stage: (locator, principalId, layout, work) => storage.data.stage(locator, principalId, layout, (tx) => work(overriding(tx, tamper(tx)))),
@@ -152,6 +156,35 @@ describe('import re-observation (sqlite)', () => {
     }));
     await expect(importInto(storage, bytes)).rejects.toMatchObject({ code: 'operation_uncertain' });
     await expect(operatorOver(storage, 'agent-b').operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('notices a staged branch membership that differs from the artefact', async () => {
+    const { serviceId, bytes } = await exported(false, true);
+    // The harness alone (another destination) imports it.
+    expect(await importInto(await tampered(() => ({}), {}, 'honest'), bytes)).toMatchObject({ operation: 'import', service: { service_id: serviceId } });
+    const storage = await tampered((tx) => ({
+      putMemberships: (rows, assignedAt) => tx.putMemberships(rows.map((row) => ({ ...row, role: row.role === 'primary' ? 'related' : 'primary' })), assignedAt),
+    }));
+    await expect(importInto(storage, bytes)).rejects.toMatchObject({ code: 'operation_uncertain' });
+  });
+
+  it('refuses an import of another service of a domain an unfinished import has reserved (already_exists)', async () => {
+    const first = await exported(false, false, 'source-1');
+    const second = await exported(false, false, 'source-2'); // the same domain name, another service id
+    expect(second.serviceId).not.toBe(first.serviceId);
+    const storage = await open('destination');
+    const stopped = new Error('the process ended here');
+    const crashing = operatorOver(storage, 'agent-b', (name) => {
+      if (name === 'import:admitted') throw stopped;
+    });
+    const artefact = async (bytes: Buffer) =>
+      TRANSFER_CODEC.read(async function* () {
+        yield bytes;
+      });
+    await expect((crashing.transfer as NonNullable<Operator['transfer']>).import(OP(3), await artefact(first.bytes))).rejects.toBe(stopped);
+    await expect((operatorOver(storage, 'agent-b').transfer as NonNullable<Operator['transfer']>).import(OP(4), await artefact(second.bytes))).rejects.toMatchObject({ code: 'already_exists' });
+    // The first import, repeated under its operation id, completes.
+    expect(await importInto(storage, first.bytes)).toMatchObject({ operation: 'import', service: { service_id: first.serviceId } });
   });
 
   it('publishes an untampered staging (the harness itself changes nothing)', async () => {
