@@ -8,46 +8,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createApplication, createOperator, type Operator, type OperatorStoragePorts } from '../../src/aipcs/core/application.js';
+import type { Operator, OperatorStoragePorts } from '../../src/aipcs/core/application.js';
 import { TRANSFER_CODEC } from '../../src/aipcs/compose.js';
 import type { HistoryEvent, StagingWriter, StoredRecord } from '../../src/aipcs/core/ports.js';
-import { manualClock, sequentialIds } from '../../src/common/clock.js';
 import type { JsonObject } from '../../src/common/json.js';
 import { openSqliteStorage } from '../../src/aipcs/storage/sqlite/index.js';
 import { notesManifest } from '../support/manifests.js';
-import { manifest, sha256 } from './harness.js';
+import { overriding, testApplication, testOperator } from '../support/operator.js';
+import { manifest } from './harness.js';
 
 const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
-
-function overriding<T extends object>(target: T, overrides: Partial<T>): T {
-  return new Proxy(target, {
-    get(inner, property) {
-      if (Object.hasOwn(overrides, property)) return (overrides as Record<PropertyKey, unknown>)[property];
-      const value: unknown = Reflect.get(inner, property, inner);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(inner) : value;
-    },
-  });
-}
-
-let idPrefix = 7000;
-
-function operatorOver(storage: OperatorStoragePorts, principalId: string, checkpoint?: (name: string) => void): Operator {
-  const clock = manualClock(1_800_000_000_000_000n);
-  const ids = sequentialIds(idPrefix++);
-  return createOperator(storage, {
-    ...(checkpoint ? { checkpoint } : {}),
-    principalId,
-    createdVia: 'cli',
-    nowMicros: () => {
-      clock.advance(3n);
-      return clock.nowMicros();
-    },
-    uuid: () => ids.uuid(),
-    sha256,
-    codec: TRANSFER_CODEC,
-    producer: { packageVersion: '0.0.0-test', mcpContract: '1.2.0' },
-  });
-}
 
 describe('import re-observation (sqlite)', () => {
   let base: string;
@@ -71,9 +41,7 @@ describe('import re-observation (sqlite)', () => {
 
   async function exported(withProject = false, withBranch = false, sourceName = 'source'): Promise<{ serviceId: string; bytes: Buffer }> {
     source = await open(sourceName);
-    const clock = manualClock(1_700_000_000_000_000n);
-    const ids = sequentialIds(idPrefix++);
-    const app = createApplication(source, { principalId: 'agent-a', createdVia: 'mcp', nowMicros: () => (clock.advance(5n), clock.nowMicros()), uuid: () => ids.uuid(), sha256 });
+    const app = testApplication(source);
     const seeded = await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 'seed' });
     const serviceId = seeded['service_id'] as string;
     await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'design' });
@@ -86,7 +54,7 @@ describe('import re-observation (sqlite)', () => {
       const branch = (await app.branches.create({ serviceId, slug: 'topic', title: 'Topic', intent: 'Why.', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: 'b1' }))['branch'] as JsonObject;
       await app.branches.assign({ serviceId, branchId: branch['id'] as string, role: 'primary', operation: 'assign', records: [{ entityName: 'note', recordId: note['id'] as string, expectedRecordVersion: 2n }], idempotencyKey: 'a1' });
     }
-    const operator = operatorOver(source, 'agent-a');
+    const operator = testOperator(source, { principalId: 'agent-a' });
     await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
     const chunks: Uint8Array[] = [];
     const result = await (operator.transfer as NonNullable<Operator['transfer']>).export({ serviceId, expectedServiceRevision: 4n, operationId: OP(2) }, (chunk) => {
@@ -115,7 +83,7 @@ describe('import re-observation (sqlite)', () => {
     const artefact = await TRANSFER_CODEC.read(async function* () {
       yield bytes;
     });
-    return (operatorOver(storage, 'agent-b').transfer as NonNullable<Operator['transfer']>).import(OP(3), artefact);
+    return (testOperator(storage, { principalId: 'agent-b' }).transfer as NonNullable<Operator['transfer']>).import(OP(3), artefact);
   }
 
   it('notices a staged record field that differs from the artefact', async () => {
@@ -124,18 +92,18 @@ describe('import re-observation (sqlite)', () => {
       insertRecords: (entity, records: readonly StoredRecord[]) => tx.insertRecords(entity, records.map((record) => ({ ...record, fields: { ...record.fields, title: 'Tampered' } }))),
     }));
     await expect(importInto(storage, bytes)).rejects.toMatchObject({ code: 'operation_uncertain' });
-    await expect(operatorOver(storage, 'agent-b').operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(testOperator(storage, { principalId: 'agent-b' }).operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
     // Repeated (an honest store now): the store staged by the first attempt holds other content
     // than the artefact, so it is not adopted (spec §5.9 import step 6: different → recovery_required).
     await expect(importInto(destination, bytes)).rejects.toMatchObject({ code: 'recovery_required' });
-    await expect(operatorOver(destination, 'agent-b').operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(testOperator(destination, { principalId: 'agent-b' }).operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('notices a staged fence that is not the artefact\'s', async () => {
     const { serviceId, bytes } = await exported();
     const storage = await tampered((tx) => ({ setFence: (fence) => tx.setFence({ ...fence, generation: fence.generation + 1n }) }));
     await expect(importInto(storage, bytes)).rejects.toMatchObject({ code: 'operation_uncertain' });
-    await expect(operatorOver(storage, 'agent-b').operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(testOperator(storage, { principalId: 'agent-b' }).operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('a staged store that cannot be observed afterwards is operation_uncertain, not recovery_required', async () => {
@@ -155,7 +123,7 @@ describe('import re-observation (sqlite)', () => {
       holdHistory: (events: readonly HistoryEvent[]) => tx.holdHistory(events.map((event) => (event.after === null ? event : { ...event, after: { ...event.after, title: 'Tampered' } }))),
     }));
     await expect(importInto(storage, bytes)).rejects.toMatchObject({ code: 'operation_uncertain' });
-    await expect(operatorOver(storage, 'agent-b').operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(testOperator(storage, { principalId: 'agent-b' }).operations.inspect(serviceId)).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('notices a staged branch membership that differs from the artefact', async () => {
@@ -174,15 +142,15 @@ describe('import re-observation (sqlite)', () => {
     expect(second.serviceId).not.toBe(first.serviceId);
     const storage = await open('destination');
     const stopped = new Error('the process ended here');
-    const crashing = operatorOver(storage, 'agent-b', (name) => {
+    const crashing = testOperator(storage, { principalId: 'agent-b', checkpoint: (name) => {
       if (name === 'import:admitted') throw stopped;
-    });
+    } });
     const artefact = async (bytes: Buffer) =>
       TRANSFER_CODEC.read(async function* () {
         yield bytes;
       });
     await expect((crashing.transfer as NonNullable<Operator['transfer']>).import(OP(3), await artefact(first.bytes))).rejects.toBe(stopped);
-    await expect((operatorOver(storage, 'agent-b').transfer as NonNullable<Operator['transfer']>).import(OP(4), await artefact(second.bytes))).rejects.toMatchObject({ code: 'already_exists' });
+    await expect((testOperator(storage, { principalId: 'agent-b' }).transfer as NonNullable<Operator['transfer']>).import(OP(4), await artefact(second.bytes))).rejects.toMatchObject({ code: 'already_exists' });
     // The first import, repeated under its operation id, completes.
     expect(await importInto(storage, first.bytes)).toMatchObject({ operation: 'import', service: { service_id: first.serviceId } });
   });
@@ -208,11 +176,11 @@ describe('import re-observation (sqlite)', () => {
   it('refuses an export while another operation on the service is unfinished (operation_in_progress)', async () => {
     const { serviceId } = await exported();
     const stopped = new Error('the process ended here');
-    const crashing = operatorOver(source, 'agent-a', (name) => {
+    const crashing = testOperator(source, { principalId: 'agent-a', checkpoint: (name) => {
       if (name === 'archive:admitted') throw stopped;
-    });
+    } });
     await expect(crashing.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 4n, operationId: OP(7) })).rejects.toBe(stopped);
-    const exporting = operatorOver(source, 'agent-a').transfer as NonNullable<Operator['transfer']>;
+    const exporting = testOperator(source, { principalId: 'agent-a' }).transfer as NonNullable<Operator['transfer']>;
     await expect(exporting.export({ serviceId, expectedServiceRevision: 4n, operationId: OP(8) }, () => undefined)).rejects.toMatchObject({ code: 'operation_in_progress' });
   });
 });

@@ -4,7 +4,7 @@
 // the same backend, purge and tombstones, and the canonical whole-store reads.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createApplication, createOperator, type Operator, type OperatorStoragePorts } from '../../src/aipcs/core/application.js';
+import type { Application, Operator, OperatorStoragePorts } from '../../src/aipcs/core/application.js';
 import { TRANSFER_CODEC } from '../../src/aipcs/compose.js';
 import { AipcsError } from '../../src/aipcs/contract/error-codes.js';
 import { storeLayoutOf } from '../../src/aipcs/core/layout.js';
@@ -16,10 +16,10 @@ import { DEFAULT_LIMITS } from '../../src/aipcs/portable/format.js';
 import { createHash } from 'node:crypto';
 
 const sha256Bytes = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
-import { manualClock, sequentialIds } from '../../src/common/clock.js';
 import type { JsonObject } from '../../src/common/json.js';
 import { notesManifest, notesManifestV2, systemColumnNamesManifest } from '../support/manifests.js';
-import { manifest, sha256 } from './harness.js';
+import { overriding, testApplication, testOperator } from '../support/operator.js';
+import { manifest } from './harness.js';
 
 export interface OperatorStorageLocation {
   open(): Promise<OperatorStoragePorts>;
@@ -33,8 +33,6 @@ export interface OperatorStorageHarness {
   create(): Promise<OperatorStorageLocation>;
 }
 
-let idPrefix = 9000;
-
 function operatorOver(
   storage: OperatorStoragePorts,
   principalId = 'agent-a',
@@ -42,37 +40,12 @@ function operatorOver(
   startMicros = 1_800_000_000_000_000n,
   checkpoint?: (name: string) => void,
 ): Operator {
-  const clock = manualClock(startMicros);
-  const ids = sequentialIds(idPrefix++);
-  return createOperator(storage, {
-    ...(checkpoint ? { checkpoint } : {}),
-    principalId,
-    createdVia: 'cli',
-    nowMicros: () => {
-      clock.advance(3n);
-      return clock.nowMicros();
-    },
-    uuid: () => ids.uuid(),
-    sha256,
-    codec,
-    producer: { packageVersion: '0.0.0-test', mcpContract: '1.2.0' },
-  });
+  return testOperator(storage, { principalId, codec, startMicros, ...(checkpoint ? { checkpoint } : {}) });
 }
 
 /** The same storage as an MCP process would use it (created_via mcp). */
-function mcpOver(storage: OperatorStoragePorts, principalId = 'agent-a', startMicros = 1_700_000_000_000_000n) {
-  const clock = manualClock(startMicros);
-  const ids = sequentialIds(idPrefix++);
-  return createApplication(storage, {
-    principalId,
-    createdVia: 'mcp',
-    nowMicros: () => {
-      clock.advance(5n);
-      return clock.nowMicros();
-    },
-    uuid: () => ids.uuid(),
-    sha256,
-  });
+function mcpOver(storage: OperatorStoragePorts, principalId = 'agent-a', startMicros = 1_700_000_000_000_000n): Application {
+  return testApplication(storage, { principalId, startMicros });
 }
 
 async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
@@ -96,17 +69,6 @@ async function importBytes(operator: Operator, bytes: Buffer, operationId: strin
     yield bytes;
   });
   return (operator.transfer as NonNullable<Operator['transfer']>).import(operationId, artefact);
-}
-
-/** `target` with some of its members replaced; the others are its own, bound to it (adapters are class instances). */
-function overriding<T extends object>(target: T, overrides: Partial<T>): T {
-  return new Proxy(target, {
-    get(inner, property) {
-      if (Object.hasOwn(overrides, property)) return (overrides as Record<PropertyKey, unknown>)[property];
-      const value: unknown = Reflect.get(inner, property, inner);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(inner) : value;
-    },
-  });
 }
 
 export function operatorSuite(harness: OperatorStorageHarness): void {

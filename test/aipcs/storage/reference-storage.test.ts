@@ -12,7 +12,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createApplication, createOperator, type Operator, type OperatorStoragePorts } from '../../../src/aipcs/core/application.js';
+import { createApplication, type Application, type Operator, type OperatorStoragePorts } from '../../../src/aipcs/core/application.js';
 import { TRANSFER_CODEC } from '../../../src/aipcs/compose.js';
 import { doctorReport } from '../../../src/aipcs/core/admin-reports.js';
 import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../src/aipcs/storage/postgres/index.js';
@@ -20,18 +20,16 @@ import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { writeBundle, parseTimestamp27, type BundleContent, type BundleService } from '../../../src/aipcs/portable/index.js';
 import { encodeFrame } from '../../../src/aipcs/portable/bundle-writer.js';
 import { parseCanonicalLine } from '../../../src/aipcs/portable/canonical-json.js';
-import { manualClock, sequentialIds } from '../../../src/common/clock.js';
 import { canonicalJson, type JsonObject } from '../../../src/common/json.js';
 import { manifestToJson } from '../../../src/aipcs/contract/manifest/validate-manifest.js';
 import { manifest, materialisedNotes } from '../../conformance/harness.js';
 import { serverManaged } from '../../support/manifests.js';
+import { testApplication, testOperator } from '../../support/operator.js';
 import type { ClusterInfo } from '../../support/postgres-cluster.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../support/postgres.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
-
-let idPrefix = 8800;
 
 interface Location {
   readonly backend: 'sqlite' | 'postgresql';
@@ -41,35 +39,11 @@ interface Location {
 }
 
 function operatorOver(storage: OperatorStoragePorts, principalId: string): Operator {
-  const clock = manualClock(1_800_000_000_000_000n);
-  const ids = sequentialIds(idPrefix++);
-  return createOperator(storage, {
-    principalId,
-    createdVia: 'cli',
-    nowMicros: () => {
-      clock.advance(7n);
-      return clock.nowMicros();
-    },
-    uuid: () => ids.uuid(),
-    sha256,
-    codec: TRANSFER_CODEC,
-    producer: { packageVersion: '0.0.0-test', mcpContract: '1.2.0' },
-  });
+  return testOperator(storage, { principalId, stepMicros: 7n });
 }
 
-function mcpOver(storage: OperatorStoragePorts, principalId: string) {
-  const clock = manualClock(1_790_000_000_000_000n);
-  const ids = sequentialIds(idPrefix++);
-  return createApplication(storage, {
-    principalId,
-    createdVia: 'mcp',
-    nowMicros: () => {
-      clock.advance(5n);
-      return clock.nowMicros();
-    },
-    uuid: () => ids.uuid(),
-    sha256,
-  });
+function mcpOver(storage: OperatorStoragePorts, principalId: string): Application {
+  return testApplication(storage, { principalId, startMicros: 1_790_000_000_000_000n });
 }
 
 async function rejects(promise: Promise<unknown>, code: string): Promise<void> {

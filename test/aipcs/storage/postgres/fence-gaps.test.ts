@@ -3,34 +3,15 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { createOperator, type Operator, type OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
+import type { Operator, OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
 import { TRANSFER_CODEC } from '../../../../src/aipcs/compose.js';
 import { openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
-import { manualClock, sequentialIds } from '../../../../src/common/clock.js';
-import { manifest, sha256 } from '../../../conformance/harness.js';
+import { manifest } from '../../../conformance/harness.js';
+import { testOperator } from '../../../support/operator.js';
 import { notesManifest } from '../../../support/manifests.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
 
 const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
-let idPrefix = 900;
-
-function operatorOver(storage: OperatorStoragePorts): Operator {
-  const clock = manualClock(1_800_000_000_000_000n);
-  const ids = sequentialIds(idPrefix++);
-  return createOperator(storage, {
-    principalId: 'agent-a',
-    createdVia: 'cli',
-    nowMicros: () => {
-      clock.advance(7n);
-      return clock.nowMicros();
-    },
-    uuid: () => ids.uuid(),
-    sha256,
-    codec: TRANSFER_CODEC,
-    producer: { packageVersion: '0.0.0-test', mcpContract: '1.2.0' },
-  });
-}
-
 async function materialised(operator: Operator): Promise<string> {
   const app = operator.application;
   const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
@@ -58,7 +39,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   it('a fence change waits for an admitted unit even when the store has no fence row yet (it reads as open at generation 1)', async () => {
     const { storage, db } = await pgStorage();
-    const operator = operatorOver(storage);
+    const operator = testOperator(storage);
     const serviceId = await materialised(operator);
     const namespace = `svc_${serviceId.replaceAll('-', '')}`;
     const locator = { backend: 'postgresql' as const, namespace };
@@ -97,7 +78,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   it('compare-and-change is atomic: of two changes from the same expectation, racing behind an admitted unit, exactly one wins', async () => {
     const { storage } = await pgStorage();
-    const operator = operatorOver(storage);
+    const operator = testOperator(storage);
     const serviceId = await materialised(operator);
     const locator = { backend: 'postgresql' as const, namespace: `svc_${serviceId.replaceAll('-', '')}` };
     let release!: () => void;
@@ -121,7 +102,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   it('compare-and-change compares the state as well as the generation', async () => {
     const { storage } = await pgStorage();
-    const operator = operatorOver(storage);
+    const operator = testOperator(storage);
     const serviceId = await materialised(operator);
     const namespace = `svc_${serviceId.replaceAll('-', '')}`;
     const locator = { backend: 'postgresql' as const, namespace };
@@ -135,7 +116,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   it('materialise refuses a schema of the locator\'s name that someone else made (incompatible, nothing adopted)', async () => {
     const { storage, db } = await pgStorage();
-    const operator = operatorOver(storage);
+    const operator = testOperator(storage);
     const app = operator.application;
     const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
     const namespace = `svc_${serviceId.replaceAll('-', '')}`;
@@ -155,7 +136,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   it('evolve refuses a store that is not at the current layout (here: gone) as incompatible, never as an outage', async () => {
     const { storage, db } = await pgStorage();
-    const operator = operatorOver(storage);
+    const operator = testOperator(storage);
     const serviceId = await materialised(operator);
     const namespace = `svc_${serviceId.replaceAll('-', '')}`;
     const locator = { backend: 'postgresql' as const, namespace };
@@ -173,7 +154,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   it('an imported store finds records by string-list membership, as the exported one did', async () => {
     const source = await pgStorage();
-    const sourceOperator = operatorOver(source.storage);
+    const sourceOperator = testOperator(source.storage);
     const app = sourceOperator.application;
     const serviceId = await materialised(sourceOperator);
     const created = (await app.records.create({ serviceId, entityName: 'note', record: { title: 'one', tags: ['b', 'a'] }, idempotencyKey: 'n1' }))['record'] as { id: string };
@@ -184,7 +165,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     });
     const bytes = Buffer.concat(chunks);
     const target = await pgStorage();
-    const targetOperator = operatorOver(target.storage);
+    const targetOperator = testOperator(target.storage);
     const artefact = await TRANSFER_CODEC.read(async function* () {
       yield bytes;
     });

@@ -7,36 +7,22 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { createOperator, type Operator, type OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
+import type { Operator, OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
 import { TRANSFER_CODEC } from '../../../../src/aipcs/compose.js';
 import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../../src/aipcs/storage/postgres/index.js';
 import { openSqliteStorage } from '../../../../src/aipcs/storage/sqlite/index.js';
-import { manualClock, sequentialIds } from '../../../../src/common/clock.js';
 import type { JsonObject } from '../../../../src/common/json.js';
-import { manifest, sha256 } from '../../../conformance/harness.js';
+import { manifest } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
+import { testOperator } from '../../../support/operator.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
 
 const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
-let idPrefix = 700;
 
 function operatorOver(storage: OperatorStoragePorts): Operator {
-  const clock = manualClock(1_800_000_000_000_000n);
-  const ids = sequentialIds(idPrefix++);
-  return createOperator(storage, {
-    principalId: 'agent-a',
-    createdVia: 'cli',
-    nowMicros: () => {
-      clock.advance(7n);
-      return clock.nowMicros();
-    },
-    uuid: () => ids.uuid(),
-    sha256,
-    codec: TRANSFER_CODEC,
-    producer: { packageVersion: '0.0.0-test', mcpContract: '1.2.0' },
-  });
+  return testOperator(storage, { stepMicros: 7n });
 }
 
 async function exportBytes(operator: Operator, serviceId: string, revision: bigint, operationId: string): Promise<{ bytes: Buffer; result: JsonObject }> {
@@ -146,10 +132,6 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     opened.push(storage);
     return storage;
   };
-
-  beforeEach(() => {
-    idPrefix += 10;
-  });
 
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((storage) => storage.close()));
