@@ -3,6 +3,7 @@
 // support shared by the operator suites).
 import { createApplication, createOperator, type Application, type Operator, type OperatorStoragePorts } from '../../src/aipcs/core/application.js';
 import { TRANSFER_CODEC } from '../../src/aipcs/compose.js';
+import type { ServiceDataWriter, StorageLocator } from '../../src/aipcs/core/ports.js';
 import type { TransferCodec } from '../../src/aipcs/core/transfer-codec.js';
 import { manualClock, sequentialIds } from '../../src/common/clock.js';
 import { sha256 } from '../conformance/harness.js';
@@ -67,4 +68,35 @@ export function overriding<T extends object>(target: T, overrides: Partial<T>): 
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(inner) : value;
     },
   });
+}
+
+export interface HeldWriteUnit {
+  /** What the unit's fence check answered when it was admitted. */
+  readonly sawOpen: boolean;
+  /** Lets the unit go on to `rest` and commit. */
+  release(): void;
+  /** Settles when the unit has ended. */
+  readonly ended: Promise<void>;
+}
+
+/**
+ * A write unit that checks the fence (at `generation`, or the one it reads)
+ * and then waits, admitted and uncommitted, until released: what a suspend
+ * or an archive must wait for.
+ */
+export async function heldWriteUnit(
+  storage: OperatorStoragePorts,
+  locator: StorageLocator,
+  options: { readonly generation?: bigint; readonly rest?: (tx: ServiceDataWriter) => Promise<void> } = {},
+): Promise<HeldWriteUnit> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let admitted!: (open: boolean) => void;
+  const sawOpen = new Promise<boolean>((resolve) => (admitted = resolve));
+  const ended = storage.data.write(locator, 'agent-a', async (tx) => {
+    admitted(await tx.fenceIsOpen(options.generation));
+    await held;
+    await options.rest?.(tx);
+  });
+  return { sawOpen: await sawOpen, release, ended };
 }

@@ -256,6 +256,22 @@ export async function readAll(bytes: Uint8Array, chunkSize?: number): Promise<Re
   return out;
 }
 
+/**
+ * Reads an artefact back and writes its content again with the general
+ * writer (canonicalJson of each frame, in the test process): an export is
+ * right when the two are the same bytes.
+ */
+export async function rewrittenByGeneralWriter(bytes: Uint8Array): Promise<{ readBack: ReadBack; rewritten: Buffer }> {
+  const readBack = await readAll(bytes);
+  const { header, service, records, history, branches, memberships } = readBack;
+  if (header === null || service === null) throw new Error('the artefact has no header or service line');
+  const chunks: Buffer[] = [];
+  await writeBundle({ header, service, records, history, branches, memberships }, (chunk) => {
+    chunks.push(Buffer.from(chunk));
+  });
+  return { readBack, rewritten: Buffer.concat(chunks) };
+}
+
 /** The defect a read of these bytes fails with, or null when the read succeeds. */
 export async function defectOf(bytes: Uint8Array, chunkSize?: number): Promise<BundleDefect | null> {
   try {

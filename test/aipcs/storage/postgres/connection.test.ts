@@ -24,6 +24,20 @@ function everythingIn(error: unknown): string {
   return inspect(error, { depth: 20, showHidden: true }) + JSON.stringify(error, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
 }
 
+/** A read unit that has its connection and keeps it until released. */
+async function heldTransaction(connection: PostgresConnection): Promise<{ release: () => void; holder: Promise<void> }> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let entered!: () => void;
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  const holder = connection.transaction('read', async () => {
+    entered();
+    await held;
+  });
+  await inside;
+  return { release, holder };
+}
+
 async function failureOf(promise: Promise<unknown>): Promise<StorageFailure> {
   const error = await promise.then(
     () => undefined,
@@ -177,16 +191,8 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   it('is busy when none of its connections comes back within the connect timeout, and unavailable when it holds none', async () => {
     const { connection, done } = await limitedTo(1, 1);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let entered!: () => void;
-    const inside = new Promise<void>((resolve) => (entered = resolve));
-    const holder = connection.transaction('read', async () => {
-      entered();
-      await held;
-    });
+    const { release, holder } = await heldTransaction(connection);
     try {
-      await inside;
       expect((await failureOf(connection.transaction('read', (session) => session.rows('SELECT 1')))).kind).toBe('busy');
       release();
       await holder;
@@ -202,6 +208,20 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       expect(kinds).toEqual(Array.from({ length: 6 }, () => 'unavailable'));
     } finally {
       await none.done();
+    }
+  });
+
+  it('is busy when a unit waits out the connect timeout in its own pool queue, behind units holding every pooled connection', async () => {
+    const db = await createTestDatabase(cluster);
+    const connection = new PostgresConnection({ dsn: db.url, ...timeouts, connectTimeoutSeconds: 1, maxConnections: 1 });
+    const { release, holder } = await heldTransaction(connection);
+    try {
+      expect((await failureOf(connection.transaction('read', (session) => session.rows('SELECT 1')))).kind).toBe('busy');
+    } finally {
+      release();
+      await holder;
+      await connection.close();
+      await db.drop();
     }
   });
 });
