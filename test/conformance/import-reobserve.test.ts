@@ -2,7 +2,10 @@
 // the store is read back through a fresh snapshot and compared with the
 // artefact; a mismatch is operation_uncertain and nothing is published. The
 // comparison must see every part of every member: a staging that wrote a
-// different field value, or a different history snapshot, must not pass.
+// different field value, history snapshot, fence or branch membership must
+// not pass. Also the transfer's admission rules around it (a domain an
+// unfinished import reserved, an export beside an unfinished operation).
+// SQLite only: the staging writer is wrapped to tamper with what it writes.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
