@@ -8,6 +8,7 @@ import type { Application, Operator, OperatorStoragePorts } from '../../src/aipc
 import { TRANSFER_CODEC } from '../../src/aipcs/compose.js';
 import { AipcsError } from '../../src/aipcs/contract/error-codes.js';
 import { storeLayoutOf } from '../../src/aipcs/core/layout.js';
+import { namespaceOf } from '../../src/aipcs/core/lifecycle.js';
 import { UnfinishedOperation } from '../../src/aipcs/core/operations.js';
 import { StorageFailure, type EntityLayout, type StoredRecord } from '../../src/aipcs/core/ports.js';
 import type { TransferCodec } from '../../src/aipcs/core/transfer-codec.js';
@@ -98,7 +99,7 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
       return serviceId;
     }
 
-    const locatorOf = (serviceId: string) => ({ backend: storage.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` });
+    const locatorOf = (serviceId: string) => ({ backend: storage.backend, namespace: namespaceOf(serviceId) });
 
     describe('lifecycle and the write fence', () => {
       it('moves the fence with each transition and the revision by one', async () => {

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { Operator, OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
 import { TRANSFER_CODEC } from '../../../../src/aipcs/compose.js';
+import { namespaceOf } from '../../../../src/aipcs/core/lifecycle.js';
 import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../../src/aipcs/storage/postgres/index.js';
 import { openSqliteStorage } from '../../../../src/aipcs/storage/sqlite/index.js';
 import type { JsonObject } from '../../../../src/common/json.js';
@@ -152,7 +153,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const { storage } = await pgStorage();
     const operator = operatorOver(storage);
     const serviceId = await populated(operator);
-    const locator = { backend: 'postgresql' as const, namespace: `svc_${serviceId.replaceAll('-', '')}` };
+    const locator = { backend: 'postgresql' as const, namespace: namespaceOf(serviceId) };
     expect(await storage.stores.readFence(locator)).toEqual({ generation: 1n, state: 'open' });
     await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: await revisionOf(operator, serviceId), operationId: 'op-suspend' });
     expect(await storage.stores.readFence(locator)).toEqual({ generation: 2n, state: 'closed' });
@@ -176,7 +177,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const { storage, db } = await pgStorage();
     const operator = operatorOver(storage);
     const serviceId = await populated(operator);
-    const namespace = `svc_${serviceId.replaceAll('-', '')}`;
+    const namespace = namespaceOf(serviceId);
     const locator = { backend: 'postgresql' as const, namespace };
     if (withoutFenceRow) {
       const client = new pg.Client({ connectionString: db.url });
@@ -247,7 +248,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const { storage, db } = await pgStorage();
     const operator = operatorOver(storage);
     const serviceId = await populated(operator);
-    const namespace = `svc_${serviceId.replaceAll('-', '')}`;
+    const namespace = namespaceOf(serviceId);
     const locator = { backend: 'postgresql' as const, namespace };
     await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: await revisionOf(operator, serviceId), operationId: 'op-archive' });
     const revision = await revisionOf(operator, serviceId);
@@ -276,7 +277,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const { storage, db } = await pgStorage();
     const operator = operatorOver(storage);
     const serviceId = await populated(operator);
-    const locator = { backend: 'postgresql' as const, namespace: `svc_${serviceId.replaceAll('-', '')}` };
+    const locator = { backend: 'postgresql' as const, namespace: namespaceOf(serviceId) };
     await expect(storage.stores.remove(locator, notesLayout(operator))).rejects.toMatchObject({ kind: 'incompatible' });
     const fence = await storage.stores.readFence(locator);
     await storage.stores.changeFence(locator, fence, 'closed');
@@ -299,7 +300,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const { storage, db } = await pgStorage();
     const operator = operatorOver(storage);
     const serviceId = await populated(operator);
-    const namespace = `svc_${serviceId.replaceAll('-', '')}`;
+    const namespace = namespaceOf(serviceId);
     const locator = { backend: 'postgresql' as const, namespace };
     await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: await revisionOf(operator, serviceId), operationId: 'op-archive' });
     const revision = await revisionOf(operator, serviceId);
@@ -363,7 +364,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       await holder.query(`BEGIN; LOCK TABLE aipcs_registry.aipcs_registry_service IN EXCLUSIVE MODE`);
       await expect(importBytes(operator, exported.bytes, 'op-import')).rejects.toMatchObject({ code: 'storage_busy' });
       await holder.query('COMMIT');
-      const namespace = `svc_${serviceId.replaceAll('-', '')}`;
+      const namespace = namespaceOf(serviceId);
       expect(await storage.stores.inspect({ backend: 'postgresql', namespace })).toMatchObject({ status: 'ready' });
 
       // Second attempt (waits for locks as long as the test needs): inspection
@@ -442,7 +443,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const { storage } = await pgStorage();
     const operator = testOperator(storage);
     const serviceId = await materialised(operator);
-    const locator = { backend: 'postgresql' as const, namespace: `svc_${serviceId.replaceAll('-', '')}` };
+    const locator = { backend: 'postgresql' as const, namespace: namespaceOf(serviceId) };
     const unit = await heldWriteUnit(storage, locator, { generation: 1n });
     expect(unit.sawOpen).toBe(true);
     const first = storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed');
@@ -459,7 +460,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const { storage } = await pgStorage();
     const operator = testOperator(storage);
     const serviceId = await materialised(operator);
-    const namespace = `svc_${serviceId.replaceAll('-', '')}`;
+    const namespace = namespaceOf(serviceId);
     const locator = { backend: 'postgresql' as const, namespace };
     expect(await storage.stores.changeFence(locator, { generation: 1n, state: 'closed' }, 'open')).toBeNull();
     expect(await storage.stores.readFence(locator)).toEqual({ generation: 1n, state: 'open' });
@@ -474,7 +475,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const operator = testOperator(storage);
     const app = operator.application;
     const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
-    const namespace = `svc_${serviceId.replaceAll('-', '')}`;
+    const namespace = namespaceOf(serviceId);
     const locator = { backend: 'postgresql' as const, namespace };
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
@@ -493,7 +494,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const { storage, db } = await pgStorage();
     const operator = testOperator(storage);
     const serviceId = await materialised(operator);
-    const namespace = `svc_${serviceId.replaceAll('-', '')}`;
+    const namespace = namespaceOf(serviceId);
     const locator = { backend: 'postgresql' as const, namespace };
     const current = operator.application.lifecycle.layoutOf(manifest(notesManifest()));
     const target = { ...current, entities: [...current.entities, { ...current.entities[0]!, name: 'extra' }] };
