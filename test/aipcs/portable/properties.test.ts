@@ -90,7 +90,8 @@ const branchSeed = fc.record({
 const content: fc.Arbitrary<Generated> = fc
   .record({
     seeds: fc.uniqueArray(recordSeed, { maxLength: 8, selector: (seed) => seed.id }),
-    branchSeeds: fc.uniqueArray(branchSeed, { maxLength: 5, selector: (seed) => seed.id }),
+    // Ids and slugs both unique, as a service's branches are (the writer refuses a repeated slug).
+    branchSeeds: fc.uniqueArray(branchSeed, { maxLength: 5, selector: (seed) => seed.id }).map((seeds) => seeds.filter((seed, i) => seeds.findIndex((other) => other.slug === seed.slug) === i)),
     picks: fc.array(fc.tuple(fc.nat(), fc.nat(), fc.boolean()), { maxLength: 12 }),
   })
   .map(({ seeds, branchSeeds, picks }) => {
