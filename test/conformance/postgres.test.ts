@@ -11,6 +11,7 @@ import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestD
 import type { ClusterInfo } from '../support/postgres-cluster.js';
 import { branchesSuite } from './branches.suite.js';
 import { discoverySuite } from './discovery.suite.js';
+import { importReobserveSuite } from './import-reobserve.suite.js';
 import type { StorageHarness } from './harness.js';
 import { lifecycleSuite } from './lifecycle.suite.js';
 import { maintenanceSuite } from './maintenance.suite.js';
@@ -73,5 +74,6 @@ for (const cluster of postgresClusters()) {
     maintenanceSuite(harness);
     modelSuite(harness, { numRuns: 4 });
     operatorSuite(harness);
+    importReobserveSuite(harness);
   });
 }
