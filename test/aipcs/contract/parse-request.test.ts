@@ -237,6 +237,14 @@ describe('service materialise and evolve', () => {
     expect(issues('aipcs_service_evolve', evolve(skipping, { expected_schema_version: 1n }))).toEqual([['invalid_value', 'request']]);
   });
 
+  it('answers invalid_identifier for a non-canonical service id on materialise and evolve, before a retired field or manifest version', () => {
+    const invalidIdentifier = { code: 'invalid_identifier', message: 'service_id must be a non-zero lowercase canonical UUID.', issues: [] };
+    for (const serviceId of [SERVICE.toUpperCase(), '00000000-0000-0000-0000-000000000000', 7n] as const) {
+      expect(failure(parseToolRequest('aipcs_service_materialise', { ...materialise, service_id: serviceId, dsn: 'x' }))).toEqual(invalidIdentifier);
+      expect(failure(parseToolRequest('aipcs_service_evolve', evolve({ ...target(), manifest_version: 1n }, { service_id: serviceId, dsn: 'x' })))).toEqual(invalidIdentifier);
+    }
+  });
+
   it('uses the lifecycle wording for an unsupported manifest version', () => {
     expect(failure(parseToolRequest('aipcs_service_evolve', evolve({ ...target(), manifest_version: 3n })))).toEqual({
       code: 'manifest_version_unsupported',
@@ -281,8 +289,11 @@ describe('records', () => {
     ['a NUL in a string', { title: 'a\u0000b' }, [['invalid_value', 'record.title']]],
     ['a NUL in a list member', { tags: ['a\u0000'] }, [['invalid_value', 'record.tags.0']]],
     ['a lone surrogate', { title: 'a\udc00' }, [['invalid_value', 'record.title']]],
+    ['a lone surrogate in a list member', { tags: ['ok', 'a\ud800'] }, [['invalid_value', 'record.tags.1']]],
     ['a string over 16 KiB', { title: 'é'.repeat(8193) }, [['invalid_length', 'record.title']]],
     ['an integer beyond signed 64', { count: 2n ** 63n }, [['invalid_value', 'record.count']]],
+    ['an integer below signed 64', { count: -(2n ** 63n) - 1n }, [['invalid_value', 'record.count']]],
+    ['a string of 16 KiB and one byte', { title: 'x'.repeat(16385) }, [['invalid_length', 'record.title']]],
   ] as const)('refuses %s', (_name, record, expected) => {
     expect(issues('aipcs_record_create', create(record as JsonObject))).toEqual(expected);
   });
@@ -301,6 +312,10 @@ describe('records', () => {
     // 1.0 is three bytes, as the float it is.
     expect(parseToolRequest('aipcs_record_create', create(sized(16384 - 37, 1))).ok).toBe(true);
     expect(issues('aipcs_record_create', create(sized(16384 - 36, 1)))).toEqual([['invalid_length', 'record']]);
+  });
+
+  it('accepts both signed 64-bit integer bounds exactly', () => {
+    expect(command('aipcs_record_create', create({ low: -(2n ** 63n), high: 2n ** 63n - 1n }))).toMatchObject({ record: { low: -(2n ** 63n), high: 2n ** 63n - 1n } });
   });
 
   it('accepts a string of exactly 16 KiB and a record of exactly 64 KiB, refuses one byte more', () => {
@@ -334,6 +349,21 @@ describe('records', () => {
   it('reserves the __aipcs_ key prefix for the server', () => {
     expect(issues('aipcs_record_create', create({}, { idempotency_key: '__aipcs_write_admission' }))).toEqual([['invalid_value', 'idempotency_key']]);
     expect(parseToolRequest('aipcs_service_seed', { domain_name: 'x', domain_class: 'c', intent_description: 'i', idempotency_key: '__aipcs_x' }).ok).toBe(true);
+  });
+
+  it.each<[string, JsonObject]>([
+    ['aipcs_record_create', { service_id: SERVICE, entity_name: 'note', record: {} }],
+    ['aipcs_record_update', { service_id: SERVICE, entity_name: 'note', record_id: RECORD, updates: { title: 'B' }, expected_record_version: 1n }],
+    ['aipcs_record_delete', { service_id: SERVICE, entity_name: 'note', record_id: RECORD, expected_record_version: 1n }],
+    ['aipcs_branch_create', { service_id: SERVICE, slug: 'topic', title: 'T', intent: 'I' }],
+    ['aipcs_branch_update', { service_id: SERVICE, branch_id: RECORD, expected_branch_revision: 1n, updates: { title: 'T' } }],
+    [
+      'aipcs_branch_assign_records',
+      { service_id: SERVICE, branch_id: RECORD, role: 'primary', operation: 'assign', records: [{ entity_name: 'note', record_id: RECORD, expected_record_version: 1n }] },
+    ],
+  ])('reserves the __aipcs_ key prefix on the data mutation %s (contract §6.4)', (tool, args) => {
+    expect(parseToolRequest(tool, { ...args, idempotency_key: 'k-1' }).ok).toBe(true);
+    expect(issues(tool, { ...args, idempotency_key: '__aipcs_k' })).toEqual([['invalid_value', 'idempotency_key']]);
   });
 
   it('refuses U+0000 in every free-text argument kept outside the manifest', () => {
