@@ -181,6 +181,9 @@ describe('service design', () => {
     // Version 1 with a history entry is also not an initial schema: still the one issue at request.
     const withHistory = manifest(undefined, { migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: ['x'] }] });
     expect(issues('aipcs_service_design', design(withHistory))).toEqual([['invalid_value', 'request']]);
+    // A later version without any history, and a version below 1, are no initial schema either.
+    expect(issues('aipcs_service_design', design(manifest(undefined, { schema_version: 2n })))).toEqual([['invalid_value', 'request']]);
+    expect(issues('aipcs_service_design', design(manifest(undefined, { schema_version: 0n })))).toEqual([['invalid_value', 'request']]);
   });
 
   it.each([
@@ -235,6 +238,8 @@ describe('service materialise and evolve', () => {
     // Two versions ahead: the single request issue, not the manifest's own history complaint.
     const skipping = { ...target(), schema_version: 3n };
     expect(issues('aipcs_service_evolve', evolve(skipping, { expected_schema_version: 1n }))).toEqual([['invalid_value', 'request']]);
+    // Up to the highest expected version (64), a skipped version is still the one issue at request.
+    expect(issues('aipcs_service_evolve', evolve({ ...target(), schema_version: 66n }, { expected_schema_version: 64n }))).toEqual([['invalid_value', 'request']]);
   });
 
   it('answers invalid_identifier for a non-canonical service id on materialise and evolve, before a retired field or manifest version', () => {
@@ -302,6 +307,12 @@ describe('records', () => {
     expect(issues('aipcs_record_create', create({ title: 'a', confidence: Infinity }))).toEqual([['invalid_value', 'record.confidence']]);
     expect(issues('aipcs_record_search', { service_id: SERVICE, entity_name: 'note', filters: { score: -Infinity } })).toEqual([['invalid_value', 'filters.score']]);
     expect(issues('aipcs_service_list', { limit: Infinity })).toEqual([['invalid_value', 'limit']]);
+  });
+
+  it('refuses a non-finite number before any other check, with the one issue at its full path', () => {
+    // docs/decisions-aipcs-contract.md "Numbers at the edge": invalid_value at its path, before other checks.
+    expect(issues('aipcs_record_create', create({ meta: { deep: [1n, NaN] }, id: RECORD }, { extra: 'x' }))).toEqual([['invalid_value', 'record.meta.deep.1']]);
+    expect(issues('aipcs_service_list', { limit: 500n, verbose: -Infinity })).toEqual([['invalid_value', 'verbose']]);
   });
 
   it('measures floats as Python writes them: 1e16 is 1e+16, 1.0 is 1.0', () => {
