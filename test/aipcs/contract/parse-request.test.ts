@@ -75,6 +75,11 @@ describe('service seed, list and inspect', () => {
     expect(issues('aipcs_service_seed', { ...seed, ...change })).toEqual(expected);
   });
 
+  it('counts string lengths in code points, as Python does: an astral character is one', () => {
+    expect(command('aipcs_service_seed', { ...seed, domain_class: '\u{1f600}'.repeat(64) })).toMatchObject({ domainClass: '\u{1f600}'.repeat(64) });
+    expect(issues('aipcs_service_seed', { ...seed, domain_class: '\u{1f600}'.repeat(65) })).toEqual([['invalid_length', 'domain_class']]);
+  });
+
   it('reports missing fields in schema order', () => {
     expect(issues('aipcs_service_seed', { idempotency_key: 'k' })).toEqual([
       ['field_required', 'domain_name'],
@@ -94,6 +99,8 @@ describe('service seed, list and inspect', () => {
   it('answers invalid_identifier for a non-canonical service id on inspect, before any other check', () => {
     for (const serviceId of [
       SERVICE.toUpperCase(),
+      // Upper case in any single group is not canonical either.
+      ...[0, 9, 14, 19, 24].map((at) => SERVICE.slice(0, at) + SERVICE.slice(at).replace(/[a-f]/, (letter) => letter.toUpperCase())),
       `{${SERVICE}}`,
       `urn:uuid:${SERVICE}`,
       SERVICE.replaceAll('-', ''),
@@ -413,6 +420,22 @@ describe('records', () => {
     expect(issues('aipcs_record_delete', { idempotency_key: 'd', service_id: SERVICE, entity_name: 'note', record_id: RECORD, expected_record_version: 0n })).toEqual([
       ['invalid_value', 'expected_record_version'],
     ]);
+  });
+
+  it.each([
+    ['aipcs_record_list', { service_id: SERVICE, entity_name: 'note' }],
+    ['aipcs_record_search', { service_id: SERVICE, entity_name: 'note', filters: { status: 'open' } }],
+    ['aipcs_record_history', { service_id: SERVICE, entity_name: 'note' }],
+    ['aipcs_branch_list', { service_id: SERVICE }],
+    ['aipcs_maintenance_scan', { service_id: SERVICE }],
+  ] as const)('bounds the %s page size to 1..100', (tool, args) => {
+    const pageSize = (limit: bigint): number | undefined => {
+      const parsed = command(tool, { ...args, limit });
+      return 'page' in parsed ? parsed.page.limit : 'limit' in parsed ? parsed.limit : undefined;
+    };
+    expect([pageSize(1n), pageSize(100n)]).toEqual([1, 100]);
+    expect(issues(tool, { ...args, limit: 0n })).toEqual([['invalid_value', 'limit']]);
+    expect(issues(tool, { ...args, limit: 101n })).toEqual([['invalid_value', 'limit']]);
   });
 
   it('pages with defaults and requires branch id and role together', () => {
