@@ -495,6 +495,8 @@ describe('discovery and maintenance', () => {
       limit: 50,
     });
     expect(command('aipcs_maintenance_scan', { service_id: SERVICE, low_confidence_below: 1n, scan_types: ['stale'] })).toMatchObject({ lowConfidenceBelow: 1, scanTypes: ['stale'] });
+    const all = ['blob_candidate', 'duplicate_authority', 'unbranched', 'missing_authority', 'superseded', 'low_confidence', 'stale', 'expired'];
+    expect(command('aipcs_maintenance_scan', { service_id: SERVICE, scan_types: all })).toMatchObject({ scanTypes: all });
   });
 
   it.each([
@@ -570,6 +572,10 @@ describe('branches', () => {
     });
     expect(issues('aipcs_branch_assign_records', assign([target('note', RECORD), target('note', RECORD, 2n)]))).toEqual([['invalid_value', 'records.1']]);
     expect(issues('aipcs_branch_assign_records', assign([]))).toEqual([['invalid_length', 'records']]);
+    // Exactly 100 distinct targets are accepted.
+    const hundred = Array.from({ length: 100 }, (_, i) => target('note', `${RECORD.slice(0, -3)}${i.toString(16).padStart(3, '0')}`));
+    const accepted = command('aipcs_branch_assign_records', assign(hundred));
+    expect(accepted.tool === 'aipcs_branch_assign_records' ? accepted.records.length : 0).toBe(100);
     expect(issues('aipcs_branch_assign_records', assign(Array.from({ length: 101 }, () => target('note', RECORD))))).toEqual([['invalid_length', 'records']]);
     expect(issues('aipcs_branch_assign_records', assign([{ ...target('note', RECORD), role: 'x' }]))).toEqual([['unknown_field', 'records.0.role']]);
     expect(issues('aipcs_branch_assign_records', { ...assign([target('note', RECORD)]), operation: 'move' })).toEqual([['invalid_value', 'operation']]);
