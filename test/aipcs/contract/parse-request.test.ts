@@ -70,6 +70,8 @@ describe('service seed, list and inspect', () => {
     ['a 1001-char intent', { intent_description: 'x'.repeat(1001) }, [['invalid_length', 'intent_description']]],
     ['a 129-char key', { idempotency_key: 'k'.repeat(129) }, [['invalid_length', 'idempotency_key']]],
     ['a non-string key', { idempotency_key: 5n }, [['invalid_value', 'idempotency_key']]],
+    ['a lone surrogate in the domain class', { domain_class: 'project\ud800' }, [['invalid_value', 'domain_class']]],
+    ['a lone surrogate in the key', { idempotency_key: '\udc00seed' }, [['invalid_value', 'idempotency_key']]],
     ['an unknown field', { principal_id: 'me' }, [['unknown_field', 'principal_id']]],
   ] as const)('refuses %s', (_name, change, expected) => {
     expect(issues('aipcs_service_seed', { ...seed, ...change })).toEqual(expected);
