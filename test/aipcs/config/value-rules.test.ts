@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectInvalid, expectTransportNotSupported, ok, SQLITE, V1, type Call } from './helpers.js';
+import { expectInvalid, expectTransportNotSupported, failure, ok, SQLITE, V1, type Call } from './helpers.js';
 
 const PG: Call = { options: { profile: 'postgresql', principal_id: 'agent', postgres_dsn_env: 'PG_DSN' } };
 
@@ -26,6 +26,17 @@ describe('enumerations (§2.5.1)', () => {
     expectTransportNotSupported({ options: { transport } });
     expectTransportNotSupported({ env: { AIPCS_TRANSPORT: transport } });
     expectTransportNotSupported({ toml: `${V1}transport = "${transport}"\n` });
+  });
+
+  it('answers an invalid resolved transport with its own fixed document, not the preflight one', () => {
+    for (const call of [{ env: { AIPCS_TRANSPORT: 'sse' } }, { toml: `${V1}transport = "sse"\n` }]) {
+      expect(failure(call)).toEqual({
+        code: 'transport_not_supported',
+        message: 'The selected transport is not supported by the documented configuration.',
+        issues: [],
+        retryable: false,
+      });
+    }
   });
 
   it('refuses a non-string TOML transport with transport_not_supported', () => {
