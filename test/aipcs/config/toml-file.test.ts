@@ -130,6 +130,10 @@ allow_non_loopback = false
     expectInvalid({ toml: `${V1}[streamable_http]\nallowed_hosts = ${rows(7)}\n` }, 'streamable_http');
     // 1 + 1 + 1 + 8 + 128 = 139.
     expectInvalid({ toml: `${V1}[streamable_http]\nallowed_hosts = ${rows(8)}\n` }, 'configuration');
+    // Exactly at the bound: 1 + 1 + 1 + 8 rows + 112 + 5 items = 128 passes the bound (then a type error); one more item is 129.
+    const short = (items: number): string => `[${Array.from({ length: items }, () => '1').join(',')}]`;
+    expectInvalid({ toml: `${V1}[streamable_http]\nallowed_hosts = [${Array.from({ length: 7 }, () => row).join(',')},${short(5)}]\n` }, 'streamable_http');
+    expectInvalid({ toml: `${V1}[streamable_http]\nallowed_hosts = [${Array.from({ length: 7 }, () => row).join(',')},${short(6)}]\n` }, 'configuration');
   });
 
   it('a present storage table counts even when empty', () => {
