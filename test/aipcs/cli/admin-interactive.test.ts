@@ -4,7 +4,7 @@
 // nothing admitted; no controlling terminal is invalid_request.
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,9 +17,17 @@ import { aipcsBin } from '../../support/bins.js';
 const WITH_TTY = `
 import json, os, pty, select, sys
 argv, answer = json.loads(sys.argv[1]), sys.argv[2]
+extra = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
+piped = os.pipe() if extra.get('stdout') == 'pipe' else None
 pid, fd = pty.fork()
 if pid == 0:
+    if extra.get('stdin') == 'null':
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    if piped:
+        os.dup2(piped[1], 1)
     os.execv(argv[0], argv)
+if piped:
+    os.close(piped[1])
 out, answered = b'', False
 while True:
     ready, _, _ = select.select([fd], [], [], 30)
@@ -33,10 +41,20 @@ while True:
         break
     out += data
     if not answered and (b'[y/N] ' in out or b'to confirm: ' in out):
+        for path, text in extra.get('before_answer', []):
+            with open(path, 'w') as changed:
+                changed.write(text)
         os.write(fd, b'\\x04' if answer == '<Ctrl-D>' else (answer + '\\n').encode())
         answered = True
 _, status = os.waitpid(pid, 0)
-print(json.dumps({'status': os.waitstatus_to_exitcode(status), 'output': out.decode('utf-8', 'replace')}))
+stdout = b''
+if piped:
+    while True:
+        data = os.read(piped[0], 65536)
+        if not data:
+            break
+        stdout += data
+print(json.dumps({'status': os.waitstatus_to_exitcode(status), 'output': out.decode('utf-8', 'replace'), 'stdout': stdout.decode('utf-8', 'replace')}))
 `;
 
 // Terminals on stdin and stdout, but no controlling terminal (a new session that never opens one).
@@ -58,9 +76,18 @@ while True:
 print(json.dumps({'status': child.wait(), 'output': out.decode('utf-8', 'replace')}))
 `;
 
-function onTerminal(args: string[], answer = 'y'): { status: number; output: string } {
-  const text = execFileSync('python3', ['-c', WITH_TTY, JSON.stringify([process.execPath, aipcsBin(), ...args]), answer], { encoding: 'utf8', timeout: 60_000 });
-  return JSON.parse(text) as { status: number; output: string };
+interface TerminalSetup {
+  /** stdin from /dev/null instead of the terminal. */
+  readonly stdin?: 'null';
+  /** stdout to a pipe (reported as `stdout`) instead of the terminal. */
+  readonly stdout?: 'pipe';
+  /** Files written, as [path, text], just before the prompt is answered. */
+  readonly before_answer?: readonly (readonly [string, string])[];
+}
+
+function onTerminal(args: string[], answer = 'y', setup: TerminalSetup = {}): { status: number; output: string; stdout: string } {
+  const text = execFileSync('python3', ['-c', WITH_TTY, JSON.stringify([process.execPath, aipcsBin(), ...args]), answer, JSON.stringify(setup)], { encoding: 'utf8', timeout: 60_000 });
+  return JSON.parse(text) as { status: number; output: string; stdout: string };
 }
 
 const UUID = /operation_id: ([0-9a-f-]{36})/;
@@ -174,5 +201,62 @@ describe('interactive operator commands', () => {
     expect(detached.status).toBe(2);
     expect(detached.output).toContain('error [invalid_request]');
     expect(aipcs(['service', 'inspect', serviceId, ...args]).envelope.result).toMatchObject({ operational_status: 'active', service_revision: 1 });
+  });
+
+  it('is machine mode unless stdin and stdout are both terminals and the format is human', async () => {
+    const serviceId = await seedService(client, 'tty_not_both');
+    const suspend = ['service', 'suspend', serviceId];
+    const stdoutPiped = onTerminal([...suspend, '--format', 'human', ...args], 'y', { stdout: 'pipe' });
+    const stdinNull = onTerminal([...suspend, '--format', 'human', ...args], 'y', { stdin: 'null' });
+    const json = onTerminal([...suspend, ...args], 'y');
+    for (const [name, run] of Object.entries({ stdoutPiped, stdinNull, json })) {
+      expect([run.status, run.output.includes('[y/N]')], name).toEqual([2, false]);
+    }
+    expect(stdoutPiped.output).toContain('error [validation_failed]');
+    expect(stdoutPiped.stdout).toBe('');
+    expect(stdinNull.output).toContain('error [validation_failed]');
+    expect(json.output).toContain('"code":"validation_failed"');
+    expect(aipcs(['service', 'inspect', serviceId, ...args]).envelope.result).toMatchObject({ operational_status: 'active', service_revision: 1 });
+  });
+
+  it('prompts when it read the revision, though the operation id was given; declining admits nothing', async () => {
+    const serviceId = await seedService(client, 'tty_read_revision');
+    const run = onTerminal(['service', 'suspend', serviceId, '--operation-id', '00000000-0000-4000-8000-00000000dd01', '--format', 'human', ...args], 'n');
+    expect(run.status).toBe(3);
+    expect(run.output).toContain('expected_revision: 1');
+    expect(run.output).toContain('operation_id: 00000000-0000-4000-8000-00000000dd01');
+    expect(run.output).toContain('[y/N]');
+    expect(run.output).not.toContain('Record the operation_id');
+    expect(run.output).toContain('error [invalid_state]');
+    expect(aipcs(['service', 'inspect', serviceId, ...args]).envelope.result).toMatchObject({ operational_status: 'active', service_revision: 1 });
+  });
+
+  it('export never overwrites a file that appeared at --output while it waited for the answer (already_exists)', async () => {
+    const serviceId = await materialisedService(client, 'tty_export_race');
+    expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', '00000000-0000-4000-8000-00000000dd02', ...args]).status).toBe(0);
+    const folder = mkdtempSync(join(tmpdir(), 'aipcs-tty-'));
+    const path = join(folder, 'out.jsonl');
+    const run = onTerminal(['export', serviceId, '--output', path, '--format', 'human', ...args], 'y', { before_answer: [[path, 'the operator file\n']] });
+    expect(run.status).toBe(3);
+    expect(run.output).toContain('error [already_exists]');
+    expect(readFileSync(path, 'utf8')).toBe('the operator file\n');
+    expect(readdirSync(folder)).toEqual(['out.jsonl']);
+    // The export itself completed: its operation id replays it to a new path.
+    const operationId = UUID.exec(run.output)?.[1] as string;
+    const replay = aipcs(['export', serviceId, '--output', join(folder, 'again.jsonl'), '--expected-revision', '4', '--operation-id', operationId, ...args]);
+    expect(replay.status).toBe(0);
+  });
+
+  it('import stages the artefact it validated, though the input file changed while it waited for the answer', async () => {
+    const serviceId = await materialisedService(client, 'tty_import_changed');
+    expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', '00000000-0000-4000-8000-00000000dd03', ...args]).status).toBe(0);
+    const path = join(mkdtempSync(join(tmpdir(), 'aipcs-tty-')), 'out.jsonl');
+    expect(aipcs(['export', serviceId, '--output', path, '--expected-revision', '4', '--operation-id', '00000000-0000-4000-8000-00000000dd04', ...args]).status).toBe(0);
+    const destination = freshDataRoot();
+    await (await serveOn(destination)).close();
+    const imported = onTerminal(['import', '--input', path, '--format', 'human', ...rootArgs(destination)], 'y', { before_answer: [[path, 'not an artifact\n']] });
+    expect(imported.status).toBe(0);
+    expect(imported.output).toContain('operation: import');
+    expect(aipcs(['service', 'inspect', serviceId, ...rootArgs(destination)]).envelope.result).toMatchObject({ domain_name: 'tty_import_changed', operational_status: 'suspended' });
   });
 });
