@@ -7,7 +7,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aipcs, aipcsAsync, createNote, freshDataRoot, materialisedService, rootArgs, seedService, serveOn } from '../../support/aipcs-admin.js';
@@ -18,6 +19,7 @@ import { parseJson, type JsonObject } from '../../../src/common/json.js';
 import { frameLine } from '../portable/fixtures.js';
 
 const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
+const FAIL_FS_PRELOAD = resolve(dirname(fileURLToPath(import.meta.url)), '../../support/fail-fs-call.mjs');
 const TIMESTAMP27 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 /** What the registry and the store directory hold, for "nothing was written" checks. */
@@ -214,9 +216,28 @@ describe('aipcs export and import', () => {
       }
       expect(readFileSync(file, 'utf8')).toBe('mine');
       expect(readdirSync(work).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+      // The output is checked before any registry work: with a data root not yet created, it is still the output that is reported.
+      const early = aipcs(['export', suspendedId, '--output', join(file, 'out.jsonl'), '--expected-revision', '4', '--operation-id', OP(43), ...rootArgs(freshDataRoot())]);
+      expect([early.status, early.envelope.error?.code, early.envelope.error?.issues[0]?.code]).toEqual([6, 'storage_unavailable', 'output_unavailable']);
       // The operation id is still free: the same command to a writable path exports.
       const free = aipcs(['export', suspendedId, '--output', join(work, 'after-missing-folder.jsonl'), '--expected-revision', '4', '--operation-id', OP(43), ...args]);
       expect(free.status, free.stderr).toBe(0);
+    });
+
+    it('a failure after the artefact was published is operation_uncertain (4, retryable), never storage_unavailable, and leaves no temp file', () => {
+      const folder = mkdtempSync(join(tmpdir(), 'aipcs-publish-'));
+      const path = join(folder, 'published.jsonl');
+      // The temp name's unlink, right after the hard link made the artefact appear, fails once.
+      const run = spawnSync(process.execPath, ['--import', FAIL_FS_PRELOAD, aipcsBin(), 'export', suspendedId, '--output', path, '--expected-revision', '4', '--operation-id', OP(145), ...args], {
+        env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root', AIPCS_TEST_FAIL_FS: 'unlinkSync', AIPCS_TEST_FAIL_MATCH: '.aipcs-export-' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      const envelope = JSON.parse(run.stderr.trim().split('\n').at(-1) ?? '') as { error: { code: string; retryable: boolean } };
+      expect([run.status, envelope.error.code, envelope.error.retryable, run.stdout]).toEqual([4, 'operation_uncertain', true, '']);
+      // The artefact is in place (its durability unconfirmed); the temp name is gone all the same.
+      expect(readdirSync(folder)).toEqual(['published.jsonl']);
+      expect(readFileSync(path, 'utf8').split('\n')[1]).toBe(artefactBytes.toString('utf8').split('\n')[1]);
     });
 
     it('a .. in --output is the folder the file system finds there, never a lexical shortcut', () => {
@@ -484,6 +505,16 @@ describe('aipcs export and import', () => {
           return Buffer.from(`${l.join('\n')}\n`);
         }],
       ];
+      it('name the defective line, never its content (issue path artifact.line[N], N its zero-based ordinal)', () => {
+        const lines = artefactBytes.toString('utf8').split('\n');
+        const at = lines.findIndex((line) => line.includes('"One"'));
+        const path = join(work, 'tampered-line-named.jsonl');
+        writeFileSync(path, artefactBytes.toString('utf8').replace('"One"', '"Onf"'));
+        const run = aipcs(['import', '--input', path, '--dry-run', ...args]);
+        expect([run.status, run.envelope.error?.issues[0]?.code, run.envelope.error?.issues[0]?.path]).toEqual([2, 'artifact_invalid', `artifact.line[${at}]`]);
+        expect(run.stderr).not.toContain('Onf');
+      });
+
       for (const [name, damage] of cases) {
         it(name, async () => {
           const path = join(work, `tampered-${name.replaceAll(' ', '-')}.jsonl`);
