@@ -84,6 +84,12 @@ describe('artefact paths are read like the reference reads them', () => {
       const run = aipcs(['import', '--input', input, '--dry-run', ...args]);
       expect(run.status, input).toBe(2);
       expect(run.envelope.error?.issues[0]?.path, input).toBe('--input');
+      expect(run.envelope.error?.issues[0]?.code, input).toBe('invalid_argument');
+    }
+    // An --output ending in .. is refused by the same lexical rule, not found to exist (already_exists).
+    for (const output of [`${work}/..`, `${work}/../`]) {
+      const run = aipcs(['export', serviceId, '--output', output, '--expected-revision', '1', '--operation-id', OP(90), ...args]);
+      expect([run.status, run.envelope.error?.code, run.envelope.error?.issues[0]?.code, run.envelope.error?.issues[0]?.path], output).toEqual([2, 'validation_failed', 'invalid_argument', '--output']);
     }
   });
 
