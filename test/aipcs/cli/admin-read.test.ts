@@ -413,6 +413,33 @@ describe('read-only administration', () => {
       expect(Object.keys(run.envelope.result ?? {})).toEqual(['candidates', 'unavailable_scan_types']);
     });
 
+    it('uses the fixed 90-day stale threshold: a note last updated 60 days ago is not stale, one 120 days ago is', async () => {
+      const root = freshDataRoot();
+      const setup = await serveOn(root);
+      const serviceId = await materialisedService(setup, 'read_stale');
+      const recent = await createNote(setup, serviceId, { title: 'Sixty days' });
+      const old = await createNote(setup, serviceId, { title: 'Hundred and twenty days' });
+      await setup.close();
+      // Age the two notes in their store (a table named after the entity, timestamps as text), as time would have.
+      const stores = join(root, 'service-stores');
+      const store = new Database(join(stores, readdirSync(stores).find((name) => name.endsWith('.sqlite')) as string));
+      try {
+        const daysEarlier = (timestamp: string, days: number): string => new Date(Date.parse(`${timestamp.slice(0, 10)}T00:00:00Z`) - days * 86_400_000).toISOString().slice(0, 10) + timestamp.slice(10);
+        for (const [id, days] of [[recent['id'], 60], [old['id'], 120]] as const) {
+          const row = store.prepare('SELECT created_at, updated_at FROM "note" WHERE id = ?').get(id) as { created_at: string; updated_at: string };
+          expect(typeof row.updated_at).toBe('string');
+          const aged = store.prepare('UPDATE "note" SET created_at = ?, updated_at = ? WHERE id = ?').run(daysEarlier(row.created_at, days), daysEarlier(row.updated_at, days), id);
+          expect(aged.changes).toBe(1);
+        }
+      } finally {
+        store.close();
+      }
+      const run = aipcs(['maintenance', 'scan', '--service', serviceId, ...rootArgs(root)]);
+      expect(run.status).toBe(0);
+      const stale = (run.envelope.result?.['candidates'] as { scan_type: string; record: { id: string }; detail: Record<string, unknown> }[]).filter((candidate) => candidate.scan_type === 'stale');
+      expect(stale.map((candidate) => [candidate.record.id, candidate.detail['threshold_days']])).toEqual([[old['id'], 90]]);
+    });
+
     it('applies data admission: suspended or seeded → storage_unavailable (6), pending → storage_busy (4), unknown → not_found (3)', async () => {
       for (const serviceId of [suspended, seeded]) {
         const run = aipcs(['maintenance', 'scan', '--service', serviceId, ...args]);
