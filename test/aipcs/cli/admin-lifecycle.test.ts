@@ -122,6 +122,17 @@ describe('aipcs service lifecycle commands', () => {
     expect(aipcs(['storage', 'status', ...rootArgs(missing)]).envelope.result?.['status']).toBe('uninitialised');
   });
 
+  it('refuses a retired transport variable before anything else, read-only and operator commands alike (transport_not_supported, exit 2)', () => {
+    const missing = freshDataRoot();
+    const env = { AIPCS_MCP_TRANSPORT: 'stdio' };
+    // The suspend lacks its machine-mode flags: the preflight comes first (spec §1.5 order).
+    for (const argv of [['status'], ['doctor'], ['service', 'list'], ['service', 'suspend', OP(35)]]) {
+      const run = aipcs([...argv, ...rootArgs(missing)], { env });
+      expect([run.status, run.envelope.error?.code], argv.join(' ')).toEqual([2, 'transport_not_supported']);
+      expect(run.stdout, argv.join(' ')).toBe('');
+    }
+  });
+
   it('requires a ready registry: a missing root needs migrating (by serve) and stays missing', () => {
     const missing = freshDataRoot();
     const run = aipcs(['service', 'suspend', OP(40), '--expected-revision', '1', '--operation-id', OP(41), ...rootArgs(missing)]);
