@@ -37,6 +37,26 @@ describe('admin commands under a SQLite registry held exclusively', () => {
   });
 });
 
+describe('operator commands under a SQLite registry write lock held by another connection', () => {
+  it('read the registry, then find its write busy: storage_busy, retryable, exit 4, and nothing changed', async () => {
+    const root = freshDataRoot();
+    const serviceId = await materialisedServiceThenStop(root, 'write_locked');
+    const run = (command: string[]) => aipcs([...command, ...rootArgs(root), '--sqlite-busy-timeout-ms', '50']);
+    // A write transaction of another connection: WAL readers go on, writers wait and time out.
+    const holder = new Database(join(root, 'registry.sqlite'));
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      expect(run(['service', 'inspect', serviceId]).status).toBe(0);
+      const outcome = run(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', '00000000-0000-4000-8000-0000000000b1']);
+      expect([outcome.status, outcome.envelope.error?.code, outcome.envelope.error?.retryable]).toEqual([4, 'storage_busy', true]);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    expect(run(['service', 'inspect', serviceId]).envelope.result).toMatchObject({ operational_status: 'active', service_revision: 3 });
+  });
+});
+
 describe('admin commands under a PostgreSQL table lock', () => {
   expectClustersUnderCi();
 
