@@ -69,6 +69,11 @@ describe('Origin allow-list', () => {
     expect(isAllowedOrigin(undefined, ['http://localhost:3000'])).toBe(true);
   });
 
+  it('accepts an empty Origin as absent, as the reference does (no browser sends one)', () => {
+    expect(isAllowedOrigin('', [])).toBe(true);
+    expect(isAllowedOrigin('', ['http://localhost:3000'])).toBe(true);
+  });
+
   it('refuses every present Origin when the list is empty', () => {
     expect(isAllowedOrigin('http://127.0.0.1:8000', [])).toBe(false);
     expect(isAllowedOrigin('null', [])).toBe(false);
