@@ -31,7 +31,7 @@ function untilClosed(socket: Socket): Promise<string> {
   return new Promise((resolve) => socket.on('close', () => resolve(text)));
 }
 
-describe('connections idle before their first request', () => {
+describe('connections idle before their first request, or between two', () => {
   let listener: HttpListener;
 
   beforeAll(async () => {
@@ -45,6 +45,37 @@ describe('connections idle before their first request', () => {
   it('are closed by the listener after the idle interval', { timeout: 10_000 }, async () => {
     const sockets = await Promise.all([1, 2, 3].map(() => opened(listener.port)));
     expect(await Promise.all(sockets.map(untilClosed))).toEqual(['', '', '']);
+  });
+
+  it('are closed after the same interval once idle between two requests (a kept-alive connection)', { timeout: 10_000 }, async () => {
+    const session = await rawSession(listener.port);
+    const socket = await opened(listener.port);
+    const received = untilClosed(socket);
+    const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+    socket.write(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${listener.port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+        `Mcp-Session-Id: ${session}\r\nConnection: keep-alive\r\nContent-Length: ${ping.length}\r\n\r\n${ping}`,
+    );
+    // Node's own interval is 5 s: the listener's (300 ms here) must close it long before.
+    const still = Symbol('still open');
+    const answer = await Promise.race([received, new Promise<symbol>((resolve) => setTimeout(() => resolve(still), 3_000))]);
+    expect(answer).not.toBe(still);
+    expect(answer).toMatch(/^HTTP\/1\.1 200 [^]*"id":1/);
+    expect(answer).not.toMatch(/\r\nconnection: close\r\n/i);
+  });
+
+  it('stay open past the interval once their request came: a GET stream is not cut', { timeout: 10_000 }, async () => {
+    const session = await rawSession(listener.port);
+    const socket = await opened(listener.port);
+    const received = untilClosed(socket);
+    let closed = false;
+    void received.then(() => (closed = true));
+    socket.write(`GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:${listener.port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: ${session}\r\n\r\n`);
+    // Three idle intervals pass while the stream is open.
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    expect(closed).toBe(false);
+    socket.destroy();
+    expect(await received).toMatch(/^HTTP\/1\.1 200 /);
   });
 
   it('are answered when their request comes in time', { timeout: 10_000 }, async () => {
@@ -90,6 +121,28 @@ describe('a request that asks to close its connection', () => {
       const deleted = untilClosed(deleting);
       deleting.write(`DELETE /mcp HTTP/1.1\r\n${head}\r\n`);
       expect(await deleted).toMatch(/^HTTP\/1\.1 200 [^]*\r\nconnection: close\r\n/i);
+    } finally {
+      await listener.close();
+    }
+  });
+});
+
+describe('a refused request', () => {
+  it('is answered Connection: close and its connection is closed, though the client asked to keep it', { timeout: 10_000 }, async () => {
+    // The default idle interval (60 s): only the refusal itself may close the connection here.
+    const listener = await loopbackListener({ createSession: () => createToolServer(echoServerOptions([], logger)), logger });
+    try {
+      const socket = await opened(listener.port);
+      const received = untilClosed(socket);
+      const body = initializeBody();
+      socket.write(
+        'POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n' +
+          `Connection: keep-alive\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      const still = Symbol('still open');
+      const response = await Promise.race([received, new Promise<symbol>((resolve) => setTimeout(() => resolve(still), 3_000))]);
+      expect(response).not.toBe(still);
+      expect(response).toMatch(/^HTTP\/1\.1 421 [^]*\r\nconnection: close\r\n/i);
     } finally {
       await listener.close();
     }
