@@ -3,6 +3,7 @@
 // (and that a refused request never reaches a session or a tool), body
 // bounds, sessions (delete, expiry, isolation) and shutdown.
 
+import { connect, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -75,6 +76,28 @@ async function sdkClient(port: number): Promise<{ client: Client; transport: Str
   return { client, transport };
 }
 
+/**
+ * Writes the whole request before reading anything, as a client that sends
+ * first and reads after does, and resolves with what the server sent. Were
+ * the server to close with request bytes unread, its reset would reach the
+ * client before the answer (which the client's system then drops): an error.
+ */
+function sentThenRead(port: number, request: Buffer): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.pause();
+    socket.on('error', reject);
+    socket.write(request, (error) => {
+      if (error) return reject(error);
+      let text = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => (text += chunk));
+      socket.on('end', () => resolve(text));
+      socket.resume();
+    });
+  });
+}
+
 describe('exposure', () => {
   it('refuses a non-loopback bind without the opt-in and a Host list, before binding anything', async () => {
     const probe: Probe = { sessions: 0, calls: [] };
@@ -118,14 +141,15 @@ describe('the listener', () => {
     await client.close();
   });
 
-  it('hands tools the arguments exactly as written: 1.0 stays a float, big integers stay exact', async () => {
+  it('hands tools the arguments exactly as written: 1.0 stays a float, big integers stay exact, nulls stay', async () => {
     const session = await rawSession(port());
-    const response = await rawRequest(port(), { headers: sessionHeaders(session), body: callBody(5, '{"f":1.0,"i":1,"big":9007199254740993,"nested":{"x":[2.5,-0.0]}}') });
+    const response = await rawRequest(port(), { headers: sessionHeaders(session), body: callBody(5, '{"f":1.0,"i":1,"big":9007199254740993,"nested":{"x":[2.5,-0.0],"n":null},"none":null}') });
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('text/event-stream');
     const [message] = sseMessages(response.body) as { id: number; result: { content: { text: string }[] } }[];
     expect(message?.id).toBe(5);
-    expect(message?.result.content[0]?.text).toBe('{"f":1.0,"i":1,"big":9007199254740993,"nested":{"x":[2.5,-0.0]}}');
+    // A null member of the arguments is the tool's data: only null members of the other params read as absent.
+    expect(message?.result.content[0]?.text).toBe('{"f":1.0,"i":1,"big":9007199254740993,"nested":{"x":[2.5,-0.0],"n":null},"none":null}');
   });
 
   it('treats absent or null arguments as {}', async () => {
@@ -276,6 +300,16 @@ describe('the listener', () => {
       });
     }
 
+    it('reads a refused body away before answering, so a client that sends all before it reads gets its status', async () => {
+      const body = Buffer.concat([Buffer.from(seedCall), Buffer.alloc(16 * 1024 * 1024, 0x20)]);
+      for (const header of ['Host: evil.example', `Host: 127.0.0.1:${port()}\r\nOrigin: http://evil.example`]) {
+        const head = `POST /mcp HTTP/1.1\r\n${header}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${body.length}\r\n\r\n`;
+        const answer = await sentThenRead(port(), Buffer.concat([Buffer.from(head), body]));
+        expect(answer).toMatch(/^HTTP\/1\.1 (421|403) /);
+        expect(answer).not.toContain('never arrive');
+      }
+    });
+
     it('accepts a request without Origin, and an allowed Origin, Host alias and case', async () => {
       for (const headers of [sessionHeaders(session), { ...sessionHeaders(session), origin: 'http://LOCALHOST:3000', host: `LocalHost:${port()}` }]) {
         const response = await rawRequest(port(), { headers, body: '{"jsonrpc":"2.0","id":3,"method":"ping"}' });
@@ -397,6 +431,51 @@ describe('idle expiry and shutdown', () => {
     open();
     expect(sseMessages((await three).body).map((message) => (message as { id: number }).id)).toEqual([3]);
     await listener.close();
+  });
+
+  it('on close waits for running calls only until they have answered, not for the whole grace', async () => {
+    const probe: Probe = { sessions: 0, calls: [] };
+    const listener = await listen(probe, { shutdownGraceMs: 30_000 });
+    const session = await rawSession(listener.port);
+    let open: () => void = () => undefined;
+    probe.gate = new Promise<void>((resolve) => (open = resolve));
+    const call = rawRequest(listener.port, { headers: sessionHeaders(session), body: callBody(1, '{}') });
+    await expect.poll(() => probe.calls.length).toBe(1);
+    const closing = listener.close();
+    open();
+    expect((await call).status).toBe(200);
+    const closed = await Promise.race([closing.then(() => 'closed' as const), new Promise((resolve) => setTimeout(() => resolve('still closing'), 3_000))]);
+    expect(closed).toBe('closed');
+  });
+
+  it('answers 503 to a request that comes in while it closes, on a connection opened before', async () => {
+    const probe: Probe = { sessions: 0, calls: [] };
+    const listener = await listen(probe);
+    const session = await rawSession(listener.port);
+    let open: () => void = () => undefined;
+    probe.gate = new Promise<void>((resolve) => (open = resolve));
+    const call = rawRequest(listener.port, { headers: sessionHeaders(session), body: callBody(1, '{}') });
+    await expect.poll(() => probe.calls.length).toBe(1);
+    // A connection opened before the close, whose request comes in the grace the running call keeps.
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const opened = connect({ host: '127.0.0.1', port: listener.port }, () => resolve(opened));
+      opened.on('error', reject);
+    });
+    const closing = listener.close();
+    const ping = '{"jsonrpc":"2.0","id":2,"method":"ping"}';
+    let answer = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    const ended = new Promise((resolve) => socket.on('close', resolve));
+    socket.write(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${listener.port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+        `Mcp-Session-Id: ${session}\r\nContent-Length: ${ping.length}\r\n\r\n${ping}`,
+    );
+    await ended;
+    expect(answer).toMatch(/^HTTP\/1\.1 503 /);
+    open();
+    await call;
+    await closing;
   });
 
   it('on close stops accepting, closes every session and lets a running call answer', async () => {
