@@ -232,6 +232,38 @@ describe('the HTTP listener bounds the request-body bytes it holds at once', () 
     });
   });
 
+  it('serves waiting bodies first come first served: a small one that would fit waits behind a large one already waiting', { timeout: 20_000 }, async () => {
+    await withBudgetedListener(async ({ probe, port, session }) => {
+      const held = post(port, session, largeCall(1, 'held', LARGE, true));
+      await expect.poll(() => probe.started).toEqual(['held']);
+      const large = post(port, session, largeCall(2, 'large'));
+      await pause(200);
+      // 300 bytes fit beside the held body, but the large one came first.
+      const small = rawRequest(port, { headers: headers(session), body: largeCall(3, 'small', 300) });
+      await pause(300);
+      expect(probe.started).toEqual(['held']);
+      probe.open();
+      expect(answeredTag(await small)).toBe('small');
+      expect(answeredTag((await large.answer) as RawResponse)).toBe('large');
+      expect([...probe.started].sort()).toEqual(['held', 'large', 'small']);
+      expect(((await held.answer) as RawResponse).status).toBe(200);
+    });
+  });
+
+  it('refuses a body declared over the bound 413 at once, without waiting for room in the budget', { timeout: 20_000 }, async () => {
+    await withBudgetedListener(async ({ probe, port, session }) => {
+      const held = post(port, session, largeCall(1, 'held', LARGE, true));
+      await expect.poll(() => probe.started).toEqual(['held']);
+      // 70 000 bytes: over the 64 KiB bound, and more than the budget has left beside the held body.
+      const oversized = rawRequest(port, { headers: headers(session), body: largeCall(2, 'oversized', 70_000) });
+      const answer = await Promise.race([oversized, pause(3_000).then(() => 'still waiting' as const)]);
+      expect(answer !== 'still waiting' && answer.status).toBe(413);
+      expect(probe.started).toEqual(['held']);
+      probe.open();
+      expect(((await held.answer) as RawResponse).status).toBe(200);
+    });
+  });
+
   it('a client that leaves while it waits gives up its place, and later bodies are served', { timeout: 20_000 }, async () => {
     await withBudgetedListener(async ({ probe, port, session }) => {
       const held = post(port, session, largeCall(1, 'held', LARGE, true));
@@ -249,6 +281,26 @@ describe('the HTTP listener bounds the request-body bytes it holds at once', () 
       expect([a, b].map((response) => answeredTag(response as RawResponse)).sort()).toEqual(['a', 'b']);
       expect((await ping(port, session)).status).toBe(200);
       expect(probe.started).not.toContain('leaving');
+    });
+  });
+
+  it('a waiting client that leaves from the head of the queue lets the ones behind it start, if they fit', { timeout: 20_000 }, async () => {
+    await withBudgetedListener(async ({ probe, port, session }) => {
+      const held = post(port, session, largeCall(1, 'held', LARGE, true));
+      await expect.poll(() => probe.started).toEqual(['held']);
+      const leaving = post(port, session, largeCall(2, 'leaving'));
+      await pause(200);
+      const small = rawRequest(port, { headers: headers(session), body: largeCall(3, 'small', 300) });
+      await pause(300);
+      expect(probe.started).toEqual(['held']);
+      leaving.abort();
+      expect(await leaving.answer).toBe('closed');
+      // The held body still runs: the small one fits beside it and starts now.
+      const answer = await Promise.race([small, pause(3_000).then(() => 'still waiting' as const)]);
+      expect(answer !== 'still waiting' && answeredTag(answer)).toBe('small');
+      expect(probe.started).toEqual(['held', 'small']);
+      probe.open();
+      expect(((await held.answer) as RawResponse).status).toBe(200);
     });
   });
 
