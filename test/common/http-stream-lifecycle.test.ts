@@ -2,7 +2,8 @@
 // stream (one at a time), DELETE and idle expiry while streams are open or a
 // call is running, many calls in flight in one session, and a client that
 // hangs up in the middle of an answer (operations spec §6.1, docs/http.md).
-// Nothing here measures time: the tests wait for what they expect to see.
+// Nothing here measures time but a lower bound (a session lives at least its
+// idle timeout): the tests wait for what they expect to see.
 
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
@@ -140,6 +141,28 @@ describe('a session`s GET stream', () => {
       expect(sseMessages(await stream.ended)).toEqual([]);
       expect(closed).toEqual(['expired']);
       expect((await rawRequest(listener.port, { method: 'GET', headers: streamHeaders(session) })).status).toBe(404);
+    } finally {
+      await listener.close();
+    }
+  });
+});
+
+describe('opening a session`s GET stream', () => {
+  it('counts as activity: the session then stays a whole idle timeout, however long it was quiet before', async () => {
+    const echo = new GatedEcho();
+    const closed: SessionCloseReason[] = [];
+    const listener = await listen(echo, { sessionIdleTimeoutMs: 600, onSessionClosed: (reason) => closed.push(reason) });
+    try {
+      const session = await rawSession(listener.port);
+      // Quiet for two thirds of the timeout, then the stream opens.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const stream = openStream(listener.port, 'GET', streamHeaders(session));
+      expect((await stream.response).statusCode).toBe(200);
+      const opened = performance.now();
+      await stream.ended;
+      // Only a lower bound: the expiry may come late, never early.
+      expect(performance.now() - opened).toBeGreaterThanOrEqual(450);
+      expect(closed).toEqual(['expired']);
     } finally {
       await listener.close();
     }
