@@ -4,7 +4,8 @@
 // Covered here: JSON that is no valid JSON-RPC request (params or _meta not
 // an object, an id beyond 2^53), well-formed JSON beyond a bound (nesting,
 // integer length), and text that is not UTF-8, which neither transport may
-// serve with U+FFFD in place of the bad bytes.
+// serve with U+FFFD in place of the bad bytes; and a request behind a
+// leading byte order mark, which both serve.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/common/json.js';
@@ -105,6 +106,15 @@ describe('stdio and Streamable HTTP answer the same invalid requests alike', () 
       expect(JSON.parse(overHttp.body)).toEqual(overStdio[0]);
     }
     expect(listener.sessionCount()).toBe(1);
+  });
+
+  it('serves a request behind a leading byte order mark alike, its arguments as sent', async () => {
+    const call = '\ufeff{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"bom":1.0}}}';
+    const overStdio = await exchangeParsed(stdio, call);
+    const overHttp = await rawRequest(listener.port, { headers: { ...MCP_HEADERS, 'mcp-session-id': session }, body: call });
+    expect(overHttp.status).toBe(200);
+    expect(overStdio).toEqual([{ jsonrpc: '2.0', id: 11, result: { content: [{ type: 'text', text: '{"bom":1.0}' }] } }]);
+    expect(sseMessages(overHttp.body)).toEqual(overStdio);
   });
 
   it('still serves both sessions afterwards', async () => {
