@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { LosslessArguments, splitToolArguments } from '../../src/common/mcp/lossless-arguments.js';
 import { LosslessStdioTransport, MAX_REQUESTS_IN_FLIGHT, requestIdFromPrefix } from '../../src/common/mcp/stdio-transport.js';
-import { serveStdio } from '../../src/common/mcp/tool-server.js';
+import { RunningCalls, serveStdio } from '../../src/common/mcp/tool-server.js';
 import type { JsonObject } from '../../src/common/json.js';
 import { createLogger } from '../../src/common/logger.js';
 import { echoServerOptions } from './echo-session.js';
@@ -206,6 +206,29 @@ describe('LosslessStdioTransport', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(events).toEqual(['answering 2', 'answering 1', 'closed after 2 answers']);
     expect(written.map((line) => (JSON.parse(line) as { id: number }).id)).toEqual([2, 1]);
+  });
+
+  it('keeps waiting at the end of input past the answer wait while a call is still running, and writes its answer', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const written: string[] = [];
+    output.on('data', (chunk: Buffer) => written.push(...chunk.toString().split('\n').filter(Boolean)));
+    const options = echoServerOptions([], createLogger('test', 'silent'));
+    const ended = serveStdio(
+      {
+        ...options,
+        callTool: async (name, args) => {
+          // Runs for several answer waits.
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          return options.callTool(name, args);
+        },
+      },
+      { input, output, answerWaitMs: 100, runningCalls: new RunningCalls() },
+    );
+    input.end('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"slow":true}}}\n');
+    const end = await ended;
+    expect(end.answersAbandoned).toBe(false);
+    expect(written.map((line) => JSON.parse(line) as unknown)).toEqual([{ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: '{"slow":true}' }] } }]);
   });
 
   it('owes no answer to a cancelled request', async () => {
