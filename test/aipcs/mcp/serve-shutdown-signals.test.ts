@@ -6,14 +6,15 @@
 // action: the process died at once, a record create that had committed went
 // unanswered, and the data root kept its -wal and -shm files. A client that
 // reads no answers cannot hold the server: once the grace is over, the signal
-// takes its default action after all.
+// takes its default action after all; over HTTP, a second signal takes it at once.
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { freshDataRoot, materialisedService, rootArgs, serveOn } from '../../support/aipcs-admin.js';
-import { aipcsBin } from '../../support/bins.js';
+import { aipcsBin, builtBin } from '../../support/bins.js';
 import { startHttpAipcs } from '../http/support.js';
 
 interface Serve {
@@ -122,5 +123,30 @@ describe('aipcs serve on SIGINT, SIGTERM and SIGHUP', () => {
     const aipcs = await startHttpAipcs(['--profile', 'stateless']);
     expect(await aipcs.stop('SIGHUP')).toBe(0);
     expect(aipcs.stderr()).toContain('shutting down the Streamable HTTP listener');
+  });
+
+  it('over HTTP: a second signal during a slow shutdown takes its default action (the first one\'s handlers are gone)', { timeout: 40_000 }, async () => {
+    // The HTTP server's own signal wait, in a process kept alive as by its listener, whose shutdown then takes 20 s.
+    const module = pathToFileURL(builtBin('aipcs/mcp/http-server.js')).href;
+    const script = `import { untilShutdownSignal } from ${JSON.stringify(module)};
+      setInterval(() => undefined, 1_000);
+      const first = untilShutdownSignal();
+      process.stdout.write('ready\\n');
+      process.stdout.write(\`first \${await first}\\n\`);
+      setTimeout(() => process.exit(0), 20_000);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { PATH: process.env['PATH'] ?? '' }, timeout: 30_000 });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+    let out = '';
+    const seen = (text: string): Promise<void> =>
+      new Promise((resolve) => {
+        const look = (): void => void (out.includes(text) && resolve());
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => ((out += chunk), look()));
+        look();
+      });
+    await seen('ready\n');
+    child.kill('SIGTERM');
+    await seen('first SIGTERM\n');
+    child.kill('SIGTERM');
+    expect(await exited).toEqual({ code: null, signal: 'SIGTERM' });
   });
 });
