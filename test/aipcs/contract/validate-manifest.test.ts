@@ -73,12 +73,35 @@ describe('valid manifests', () => {
     expect(result.manifest.retrieval_guidance).toBe('guidance');
   });
 
+  it('keeps an entity description, trimmed, in the normalised manifest and its echo', () => {
+    const result = validateManifest(manifest([entity('note', undefined, { description: '  Short notes.  ' }), entity('task')]));
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.manifest.entities.map((item) => item.description)).toEqual(['Short notes.', null]);
+    expect((manifestToJson(result.manifest)['entities'] as JsonObject[])[0]?.['description']).toBe('Short notes.');
+  });
+
   it('keeps the JSON type of allowed values (1 and 1.0 are distinct members)', () => {
     const result = validateManifest(withAttributes(attr('score', 'number', { allowed_values: json('[1, 1.0, 2.5]') as JsonValue[] })));
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.manifest.entities[0]?.attributes[6]?.allowed_values).toEqual([1n, 1, 2.5]);
     expect(renderContractJson(manifestToJson(result.manifest))).toContain('"allowed_values":[1,1.0,2.5]');
+  });
+
+  it('accepts allowed values at the very edges of their type: the signed-64 range for integer, ±2^53 literals for number', () => {
+    const result = validateManifest(
+      withAttributes(
+        attr('i', 'integer', { allowed_values: [-(2n ** 63n), 2n ** 63n - 1n] }),
+        attr('n', 'number', { allowed_values: [-(2n ** 53n), 2n ** 53n] }),
+      ),
+    );
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.manifest.entities[0]?.attributes.slice(6).map((attribute) => attribute.allowed_values)).toEqual([
+      [-(2n ** 63n), 2n ** 63n - 1n],
+      [-(2n ** 53n), 2n ** 53n],
+    ]);
   });
 
   it('measures an allowed value in characters: 96 astral ones (192 UTF-16 units) fit, 97 do not', () => {
@@ -122,6 +145,14 @@ describe('valid manifests', () => {
     expect(issuesOf(document)).toEqual([]);
   });
 
+  it('accepts an entity of just the six server-managed fields, 32 allowed values and an index of 8 fields', () => {
+    const fields = Array.from({ length: 8 }, (_, i) => attr(`f${i}`, 'string', i === 0 ? { allowed_values: Array.from({ length: 32 }, (_, v) => `v${v}`) } : {}));
+    const document = manifest([{ name: 'bare', attributes: serverManaged() }, entity('note', fields)], {
+      indices: [index('note_wide_idx', 'note', fields.map((field) => field['name'] as string))],
+    });
+    expect(issuesOf(document)).toEqual([]);
+  });
+
   it('accepts a manifest whose canonical JSON takes the byte bound exactly, and refuses one byte more at the manifest', () => {
     // 32 entities of 58 described fields, within every per-part bound, are
     // near a megabyte: the descriptions are grown one ASCII byte at a time.
@@ -147,6 +178,10 @@ describe('valid manifests', () => {
     lengths[0] = 501;
     const overLong = validateManifest(build(), { sizeBound: false });
     expect(overLong.ok ? [] : overLong.issues.map((issue) => issue.code)).toEqual(['invalid_length']);
+  });
+
+  it('reserves only the sqlite_ prefix: entity and index names such as sqlite or sqlitex_idx are fine', () => {
+    expect(issuesOf(manifest([entity('sqlite'), entity('sqlite1')], { indices: [index('sqlitex_idx', 'sqlite', ['title'])] }))).toEqual([]);
   });
 
   it('accepts index and relationship names of 48 characters', () => {
@@ -270,6 +305,7 @@ describe('one broken rule, one exact issue', () => {
     // history shape
     ['history entry not advancing', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 1n, operations: ['x'] }] }), [['invalid_value', 'schema.migration_history.0']]],
     ['history entry without operations', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: [] }] }), [['invalid_length', 'schema.migration_history.0.operations']]],
+    ['blank history operation', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: ['x', '  '] }] }), [['invalid_length', 'schema.migration_history.0.operations.1']]],
     ['history operation too long', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: [long(241)] }] }), [['invalid_length', 'schema.migration_history.0.operations.0']]],
     ['history from 0', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 0n, to_schema_version: 2n, operations: ['x'] }] }), [['invalid_value', 'schema.migration_history.0.from_schema_version']]],
     ['history to 0', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 0n, operations: ['x'] }] }), [['invalid_value', 'schema.migration_history.0.to_schema_version']]],
@@ -278,6 +314,7 @@ describe('one broken rule, one exact issue', () => {
     // manifest-level rules
     ['history shorter than schema_version − 1', () => manifest(undefined, { schema_version: 3n, migration_history: history(1) }), [['invalid_value', 'schema']]],
     ['history not starting at 1', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 2n, to_schema_version: 3n, operations: ['x'] }] }), [['invalid_value', 'schema']]],
+    ['history entry starting behind the one before', () => manifest(undefined, { schema_version: 3n, migration_history: [history(1)[0] as JsonObject, { from_schema_version: 1n, to_schema_version: 3n, operations: ['x'] }] }), [['invalid_value', 'schema']]],
     ['history skipping a version', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 3n, operations: ['x'] }] }), [['invalid_value', 'schema']]],
     ['duplicate entity name', () => manifest([entity('note'), entity('task'), entity('note')]), [['invalid_value', 'schema']]],
     ['sqlite_ entity name', () => manifest([entity('sqlite_master')]), [['invalid_value', 'schema']]],
