@@ -95,6 +95,7 @@ describe('accepted additive evolutions', () => {
     ['allowed values expanded', (doc: Doc) => void (attributeOf(doc, 'project', 'priority')['allowed_values'] = [3n, 2n, 1n, 4n]), { kind: 'allowed_values_expansion', entity: 'project', field: 'priority' }],
     ['allowed values expanded by a float twin', (doc: Doc) => void (attributeOf(doc, 'decision', 'confidence')['allowed_values'] = [0.5, 1.0, 1n, 2n, 0.25]), { kind: 'allowed_values_expansion', entity: 'decision', field: 'confidence' }],
     ['query patterns removed', (doc: Doc) => void (doc['query_patterns'] = []), { kind: 'query_patterns', entity: null, field: null }],
+    ['query pattern appended', (doc: Doc) => void (doc['query_patterns'] = [...(doc['query_patterns'] as JsonValue[]), 'Find projects by slug.']), { kind: 'query_patterns', entity: null, field: null }],
     ['facets reordered', (doc: Doc) => void (doc['discovery_facets'] = [...(doc['discovery_facets'] as JsonValue[])].reverse()), { kind: 'discovery_facets', entity: null, field: null }],
     ['retrieval guidance added', (doc: Doc) => void (doc['retrieval_guidance'] = 'Search by status.'), { kind: 'retrieval_guidance', entity: null, field: null }],
   ];
@@ -151,6 +152,19 @@ describe('refused evolutions', () => {
         ),
       'history_not_extended',
     ],
+    [
+      'a history entry that gained an operation',
+      () =>
+        checkEvolution(
+          second,
+          successor((doc) => {
+            const first = (doc['migration_history'] as JsonObject[])[0] as JsonObject;
+            first['operations'] = [...(first['operations'] as JsonValue[]), 'added later'];
+            doc['retrieval_guidance'] = 'v3';
+          }, second),
+        ),
+      'history_not_extended',
+    ],
     ['an entity removal', () => checkEvolution(CURRENT, successor((doc) => {
       doc.entities.splice(doc.entities.indexOf(entityOf(doc, 'decision')), 1);
       doc.relationships.length = 0;
@@ -183,12 +197,20 @@ describe('refused evolutions', () => {
     ['a relationship removal', () => checkEvolution(CURRENT, successor((doc) => void (doc.relationships.length = 0))), 'relationship_removed'],
     ['a relationship rename', () => checkEvolution(CURRENT, successor((doc) => void ((doc.relationships[0] as JsonObject)['name'] = 'decision_of_project'))), 'relationship_removed'],
     ['a relationship with a changed source', () => checkEvolution(CURRENT, successor((doc) => void ((doc.relationships[0] as JsonObject)['from'] = { entity: 'decision', field: 'superseded_by' }))), 'relationship_changed'],
+    ['a relationship retargeted to a new entity', () => checkEvolution(CURRENT, successor((doc) => {
+      doc.entities.push(entity('portfolio'));
+      (doc.relationships[0] as JsonObject)['to'] = { entity: 'portfolio', field: 'id' };
+    })), 'relationship_changed'],
     ['a relationship from an existing entity', () => checkEvolution(CURRENT, successor((doc) => {
       entityOf(doc, 'project').attributes.push(attr('parent_id', 'uuid'));
       doc.relationships.push(relationship('project_parent_fk', ['project', 'parent_id'], ['project', 'id']));
     })), 'relationship_from_existing_entity'],
     ['an index removal', () => checkEvolution(CURRENT, successor((doc) => void doc.indices.pop())), 'index_removed'],
     ['an index made non-unique', () => checkEvolution(CURRENT, successor((doc) => void ((doc.indices[0] as JsonObject)['unique'] = false))), 'index_changed'],
+    ['an index moved to another entity with the same fields', () => checkEvolution(CURRENT, successor((doc) => {
+      entityOf(doc, 'decision').attributes.push(attr('slug', 'string'));
+      (doc.indices[0] as JsonObject)['entity'] = 'decision';
+    })), 'index_changed'],
     ['an index field reorder', () => checkEvolution(CURRENT, successor((doc) => void ((doc.indices[1] as JsonObject)['fields'] = ['status', 'project_id']))), 'index_changed'],
     ['no change at all', () => checkEvolution(CURRENT, successor(() => undefined)), 'no_change'],
     ['a mere reordering of entities, relationships and indices', () => checkEvolution(CURRENT, successor((doc) => {
