@@ -90,6 +90,36 @@ describe('legacy v1 conversion', () => {
     ]);
   });
 
+  it('normalises a server-managed field that differs in any one respect, and only those', () => {
+    const value = converted(
+      convertLegacyV1(
+        json(`{"manifest_version": 1, "entities": [{"name": "note", "attributes": [
+          {"name": "id", "type": "uuid", "required": true, "primary_key": false},
+          {"name": "owner_id", "type": "string", "required": false},
+          {"name": "created_at", "type": "datetime", "required": true, "retrieval_mode": null, "description": "When."},
+          {"name": "updated_at", "type": "string", "required": true},
+          {"name": "created_via", "type": "string", "required": true, "primary_key": true},
+          {"name": "record_version", "type": "integer", "required": true, "primary_key": false, "description": null}
+        ]}]}`),
+      ),
+    );
+    expect(value.warnings.map((warning) => warning.message)).toEqual([
+      'Normalised the legacy server-managed field note.id to its v2 declaration.',
+      'Normalised the legacy server-managed field note.owner_id to its v2 declaration.',
+      'Normalised the legacy server-managed field note.created_at to its v2 declaration.',
+      'Normalised the legacy server-managed field note.updated_at to its v2 declaration.',
+      'Normalised the legacy server-managed field note.created_via to its v2 declaration.',
+    ]);
+    expect(value.manifest.entities[0]?.attributes.map((attribute) => [attribute.name, attribute.type, attribute.required, attribute.primary_key, attribute.description])).toEqual([
+      ['id', 'uuid', true, true, null],
+      ['owner_id', 'string', true, false, null],
+      ['created_at', 'datetime', true, false, null],
+      ['updated_at', 'datetime', true, false, null],
+      ['created_via', 'string', true, false, null],
+      ['record_version', 'integer', true, false, null],
+    ]);
+  });
+
   it('copies every v2-compatible attribute, index, pattern, facet and guidance key', () => {
     const value = converted(
       convertLegacyV1(
@@ -116,6 +146,7 @@ describe('legacy v1 conversion', () => {
       allowed_values: ['open', 'done'],
       retrieval_mode: null,
     });
+    expect(manifest.entities[0]?.attributes[1]).toMatchObject({ name: 'tags', type: 'string_list', retrieval_mode: 'membership' });
     expect(manifest.indices).toEqual([{ name: 'note_status_idx', entity: 'note', fields: ['status'], unique: false }]);
     expect(manifest.query_patterns).toEqual(['by status']);
     expect(manifest.discovery_facets).toEqual([
@@ -142,6 +173,18 @@ describe('legacy v1 conversion', () => {
     expect(codes[1]).toBe('legacy_migration_history_discarded');
     expect(codes[codes.length - 1]).toBe('legacy_fields_discarded');
     expect(renderContractJson(legacyImportResultToJson(value))).not.toContain('postgres://secret');
+  });
+
+  it('resets schema_version 2 as well, and warns of a single discarded field', () => {
+    const document = jsonObject(MINIMAL_V1);
+    document['schema_version'] = 2n;
+    document['endpoint'] = 'http://example.invalid';
+    const value = converted(convertLegacyV1(document));
+    expect(value.manifest.schema_version).toBe(1);
+    expect(value.discarded_fields).toEqual(['endpoint']);
+    const codes = value.warnings.map((warning) => warning.code);
+    expect(codes[0]).toBe('legacy_schema_version_reset');
+    expect(codes[codes.length - 1]).toBe('legacy_fields_discarded');
   });
 
   it('accepts manifest_version given as 1.0 or true, as the intake equality does', () => {
@@ -238,6 +281,37 @@ describe('legacy v1 documents that cannot be converted', () => {
     expect(failure.issues).toEqual([issue]);
   });
 
+  it('refuses a data_type that is not a string at data_type', () => {
+    const document = jsonObject('{"manifest_version": 1, "entities": [{"name": "note", "fields": [{"name": "title", "data_type": 5}]}]}');
+    expect(refused(convertLegacyV1(document)).issues).toEqual([['invalid_value', 'entities.0.fields.0.data_type']]);
+  });
+
+  it('refuses more than 32 entities, 64 attributes or 64 facets before converting them', () => {
+    const malformed = { code: 'validation_failed', message: 'Legacy input is malformed and was not converted.' };
+    const field = (i: number): string => `{"name": "f${i}", "type": "string"}`;
+    const entities = jsonObject(`{"manifest_version": 1, "entities": [${Array.from({ length: 33 }, (_, i) => `{"name": "e${i}", "fields": [${field(0)}]}`).join(', ')}]}`);
+    expect(refused(convertLegacyV1(entities))).toEqual({ ...malformed, issues: [['invalid_length', 'entities']] });
+    const attributes = jsonObject(`{"manifest_version": 1, "entities": [{"name": "note", "fields": [${Array.from({ length: 65 }, (_, i) => field(i)).join(', ')}]}]}`);
+    expect(refused(convertLegacyV1(attributes))).toEqual({ ...malformed, issues: [['invalid_length', 'entities.0.fields']] });
+    const facets = jsonObject(`{"manifest_version": 1, "entities": [{"name": "note", "fields": [${field(0)}]}],
+      "discovery_facets": [${Array.from({ length: 65 }, () => '"note.f0"').join(', ')}]}`);
+    expect(refused(convertLegacyV1(facets))).toEqual({ ...malformed, issues: [['invalid_length', 'discovery_facets']] });
+  });
+
+  it('names an unrecognised field as the reason even when a facet is ambiguous too', () => {
+    const document = jsonObject(`{"manifest_version": 1, "discovery_facets": ["title"], "entities": [
+      {"name": "note", "fields": [{"name": "title", "type": "string", "indexed": true}]},
+      {"name": "task", "fields": [{"name": "title", "type": "string"}]}]}`);
+    expect(refused(convertLegacyV1(document))).toEqual({
+      code: 'validation_failed',
+      message: 'Legacy input contains an unrecognised field and was not converted.',
+      issues: [
+        ['legacy_field_unrecognised', 'entities.0.fields.0.indexed'],
+        ['invalid_value', 'discovery_facets.0'],
+      ],
+    });
+  });
+
   it('refuses a bare facet that more than one entity declares, or none does', () => {
     for (const facet of ['"created_at"', '"nowhere"']) {
       const document = jsonObject(`{"manifest_version": 1, "discovery_facets": [${facet}], "entities": [
@@ -249,6 +323,16 @@ describe('legacy v1 documents that cannot be converted', () => {
         issues: [['invalid_value', 'discovery_facets.0']],
       });
     }
+  });
+
+  it('resolves a bare facet on a field one entity declares twice to that entity, and leaves the repeat to v2 validation', () => {
+    const document = jsonObject(`{"manifest_version": 1, "discovery_facets": ["title"], "entities": [
+      {"name": "note", "fields": [{"name": "title", "type": "string"}, {"name": "title", "type": "string"}]}]}`);
+    expect(refused(convertLegacyV1(document))).toEqual({
+      code: 'validation_failed',
+      message: 'Request failed public contract validation.',
+      issues: [['invalid_value', 'entities.0']],
+    });
   });
 
   it('refuses a document whose assembled v2 manifest is invalid, with v2 issue paths', () => {
