@@ -125,6 +125,20 @@ describe('derived model', () => {
     expect(odd?.authority).toMatchObject({ confidenceField: 'confidence', statusField: 'status', scopeFields: ['scope'] });
   });
 
+  it('takes uuid authority references as duplicate-authority signals, and a nullable reference as not required', () => {
+    const derived = derive(
+      manifest([entity('source'), entity('claim', [attr('provenance_source', 'uuid'), attr('source_ref', 'uuid'), attr('origin_id', 'uuid')])], {
+        relationships: [{ name: 'claim_origin_fk', from: { entity: 'claim', field: 'origin_id' }, to: { entity: 'source', field: 'id' }, on_delete: 'restrict' }],
+      }),
+    );
+    const claim = findEntity(derived, 'claim');
+    expect(claim?.maintenance.duplicateAuthorityFields).toEqual(['provenance_source', 'source_ref']);
+    expect(claim?.maintenance.available).toContain('duplicate_authority');
+    expect(derived.relationships.map((relationship) => [relationship.name, relationship.required])).toEqual([['claim_origin_fk', false]]);
+    // Server-managed columns are never filterable, whatever their type.
+    expect(claim?.columns.filter((column) => column.serverManaged).map((column) => column.filterMode)).toEqual([null, null, null, null, null, null]);
+  });
+
   it('derives the quick-start note', () => {
     const note = findEntity(derive(quickstartManifest()), 'note');
     expect(note?.filterableFields.map((f) => [f.name, f.filterMode])).toEqual([
