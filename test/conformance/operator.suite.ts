@@ -257,6 +257,26 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
     });
 
     describe('inspection and canonical pages', () => {
+      it('deletes only the deleted record\'s memberships, not those of the same id in another entity', async () => {
+        // Ids are unique per entity: an imported store may hold a note and a
+        // project with one id, each a member of branches of its own.
+        const serviceId = await materialised();
+        const locator = locatorOf(serviceId);
+        const note = (await app.records.create({ serviceId, entityName: 'note', record: { title: 'Shared id' }, idempotencyKey: 'c1' }))['record'] as JsonObject;
+        const id = note['id'] as string;
+        const branch = ((await app.branches.create({ serviceId, slug: 'b', title: 'B', intent: 'I', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: 'b1' }))['branch'] as JsonObject)['id'] as string;
+        await app.branches.assign({ serviceId, branchId: branch, role: 'primary', operation: 'assign', records: [{ entityName: 'note', recordId: id, expectedRecordVersion: 1n }], idempotencyKey: 'a1' });
+        const project = storeLayoutOf(manifest(notesManifest())).entities.find((entity) => entity.name === 'project') as EntityLayout;
+        const at = 1_750_000_000_000_000n;
+        await storage.data.write(locator, 'agent-a', async (tx) => {
+          await tx.insertRecord(project, { id, createdAt: at, updatedAt: at, createdVia: 'mcp', recordVersion: 1n, fields: { name: 'Same id', code: null } });
+          await tx.putMembership('project', id, branch, 'primary', at);
+        });
+        await app.records.delete({ serviceId, entityName: 'note', recordId: id, expectedRecordVersion: 2n, idempotencyKey: 'd1' });
+        const memberships = await storage.data.read(locator, 'agent-a', async (tx) => ({ note: await tx.getMembership('note', id, branch), project: await tx.getMembership('project', id, branch) }));
+        expect(memberships).toEqual({ note: undefined, project: 'primary' });
+      });
+
       it('inspects a store foundation, and an absent one', async () => {
         const serviceId = await materialised();
         expect(await storage.stores.inspect(locatorOf(serviceId))).toMatchObject({ status: 'ready', reason: null });
@@ -419,6 +439,25 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
             ['update', 2n],
           ]);
         }
+      });
+
+      it('an imported store lists an entity\'s history in the order it was written, not record by record', async () => {
+        // The artefact holds each record's chain together; staging numbers the
+        // events by time again, so the entity-wide history reads as it did.
+        const serviceId = await materialised();
+        const a = ((await app.records.create({ serviceId, entityName: 'note', record: { title: 'A' }, idempotencyKey: 'order-a' }))['record'] as JsonObject)['id'] as string;
+        const b = ((await app.records.create({ serviceId, entityName: 'note', record: { title: 'B' }, idempotencyKey: 'order-b' }))['record'] as JsonObject)['id'] as string;
+        await app.records.update({ serviceId, entityName: 'note', recordId: a, updates: { title: 'A2' }, expectedRecordVersion: 1n, idempotencyKey: 'order-u' });
+        const history = async () =>
+          ((await app.records.history({ serviceId, entityName: 'note', recordId: null, limit: 100, cursor: null }))['events'] as JsonObject[]).map((event) => [event['id'], event['record_version']]);
+        const expected = [[a, 1n], [b, 1n], [a, 2n]];
+        expect(await history()).toEqual(expected);
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const { bytes } = await exportBytes(operator, serviceId, 4n, OP(2));
+        const importer = await freshLocation('agent-b');
+        await importBytes(importer, bytes, OP(3));
+        await importer.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(4) });
+        expect(await history()).toEqual(expected);
       });
 
       it('an imported store answers filters as the exported one did: list members, scalar fields and a unique index', async () => {
