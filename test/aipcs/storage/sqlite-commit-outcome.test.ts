@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { StorageFailure } from '../../../src/aipcs/core/ports.js';
-import { SqliteConnection } from '../../../src/aipcs/storage/sqlite/connection.js';
+import { SqliteConnection, toStorageFailure } from '../../../src/aipcs/storage/sqlite/connection.js';
 
 /** A WAL database with one table, opened by the adapter; `failCommit` makes the next COMMIT throw `code` (after committing, when `committed`). */
 function connectionWithFailingCommit(): { connection: SqliteConnection; path: string; failCommit(code: string, committed: boolean): void } {
@@ -89,5 +89,17 @@ describe('a SQLite COMMIT that fails', () => {
     } finally {
       connection.close();
     }
+  });
+});
+
+describe('a SQLite error outside COMMIT', () => {
+  // Contention is storage_busy (retry), whatever extended code or lock kind
+  // reports it; a constraint stays a constraint; the rest is unavailable.
+  it('maps every busy and locked code to busy, constraints to constraint, the rest to unavailable', () => {
+    const kind = (code: string) => toStorageFailure(new Database.SqliteError('injected', code)).kind;
+    for (const code of ['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_RECOVERY', 'SQLITE_LOCKED', 'SQLITE_LOCKED_SHAREDCACHE']) expect(kind(code)).toBe('busy');
+    for (const code of ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_FOREIGNKEY']) expect(kind(code)).toBe('constraint');
+    for (const code of ['SQLITE_IOERR', 'SQLITE_CORRUPT', 'SQLITE_FULL', 'SQLITE_CANTOPEN']) expect(kind(code)).toBe('unavailable');
+    expect(toStorageFailure(new Error('not a driver error')).kind).toBe('unavailable');
   });
 });
