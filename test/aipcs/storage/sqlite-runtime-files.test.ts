@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { StorageFailure } from '../../../src/aipcs/core/ports.js';
 import { SqliteConnection } from '../../../src/aipcs/storage/sqlite/connection.js';
 import { SqliteServiceStores } from '../../../src/aipcs/storage/sqlite/service-store.js';
+import { migrateSqliteRegistry, openSqliteRegistryForAdmin } from '../../../src/aipcs/storage/sqlite/registry.js';
 import { storageOutcome, walDatabase } from '../../support/sqlite.js';
 import { storeLayoutOf } from '../../../src/aipcs/core/layout.js';
 import { notesManifest } from '../../support/manifests.js';
@@ -46,6 +47,49 @@ describe('an open SQLite connection', () => {
         connection.close();
       }
     }
+  });
+
+  it('keeps its busy timeout after write units, including one that found the writer slot taken', async () => {
+    // A write tries BEGIN IMMEDIATE without a wait (busy_timeout 0) and must
+    // put the configured timeout back: every later statement of the
+    // connection (reads, COMMIT, checkpoints) would otherwise fail busy at once.
+    const path = walDatabase('aipcs-busy-restore-');
+    const connection = new SqliteConnection(path, { busyTimeoutMs: 1234, readonly: false });
+    const other = new Database(path);
+    try {
+      const busyTimeout = (): string => String(connection.db.pragma('busy_timeout', { simple: true }));
+      await connection.write((db) => db.exec('INSERT INTO t VALUES (1)'));
+      expect(busyTimeout()).toBe('1234');
+      other.exec('BEGIN IMMEDIATE');
+      setTimeout(() => other.exec('COMMIT'), 30);
+      await connection.write((db) => db.exec('INSERT INTO t VALUES (2)'));
+      expect(busyTimeout()).toBe('1234');
+      expect(await connection.read((db) => busyTimeout() + ':' + String(db.prepare('SELECT count(*) FROM t').pluck().get()))).toBe('1234:2');
+    } finally {
+      other.close();
+      connection.close();
+    }
+  });
+
+  it('reports a registry held exclusively elsewhere as unavailable for the reason busy (retry), not as broken', async () => {
+    const dataRoot = join(mkdtempSync(join(tmpdir(), 'aipcs-busy-inspect-')), 'data');
+    const options = { dataRoot, busyTimeoutMs: 50, defaultRoot: false };
+    (await migrateSqliteRegistry(options)).close();
+    const other = new Database(join(dataRoot, 'registry.sqlite'));
+    try {
+      other.pragma('locking_mode = EXCLUSIVE');
+      other.exec('BEGIN EXCLUSIVE');
+      const opening = await openSqliteRegistryForAdmin(options, { writable: false });
+      expect(opening.registry).toBeNull();
+      expect(opening.state).toMatchObject({ status: 'unavailable', reason: 'busy' });
+      expect(opening.state.failure?.kind).toBe('busy');
+      other.exec('COMMIT');
+    } finally {
+      other.close();
+    }
+    const opening = await openSqliteRegistryForAdmin(options, { writable: false });
+    expect(opening.state).toMatchObject({ status: 'ready', reason: null });
+    opening.registry?.close();
   });
 
   it('peeks only between units: never into the open transaction of a unit still running', async () => {
