@@ -4,7 +4,7 @@
 // internal_error envelope and exit 2, before any MCP traffic.
 
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, linkSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -74,6 +74,21 @@ describe('sqlite start-up', () => {
     mkdirSync(other, { mode: 0o700 });
     writeFileSync(join(other, 'registry.sqlite-wal'), '', { mode: 0o600 });
     expectRefused(serve(other), other);
+  });
+
+  it('refuses a registry file with a second hard link (another path could write it)', () => {
+    const dataRoot = join(base(), 'data');
+    expect(serve(dataRoot).status).toBe(0);
+    linkSync(join(dataRoot, 'registry.sqlite'), join(base(), 'elsewhere.sqlite'));
+    expectRefused(serve(dataRoot), dataRoot);
+  });
+
+  // Only root can hand a file to another user; root also opens it, so the owner check is all that refuses it.
+  it.skipIf(process.getuid?.() !== 0)('refuses a registry file owned by another user', () => {
+    const dataRoot = join(base(), 'data');
+    expect(serve(dataRoot).status).toBe(0);
+    chownSync(join(dataRoot, 'registry.sqlite'), 12345, 12345);
+    expectRefused(serve(dataRoot), dataRoot);
   });
 
   it('refuses a root written with . or .. components or a // prefix, even when it names a safe directory', () => {
