@@ -104,6 +104,17 @@ export function lifecycleSuite(harness: StorageHarness): void {
         expect(((await app.lifecycle.list(2))['services'] as JsonObject[]).length).toBe(2);
       });
 
+      it('lists by creation time, not by service id', async () => {
+        // The id generator of a later app sorts after this one's: the service
+        // created first gets the larger id.
+        const later = appOver(storage, { clock: app.clock });
+        const first = await later.lifecycle.seed(seedCommand('a', 'alpha'));
+        const second = await app.lifecycle.seed(seedCommand('b', 'beta'));
+        expect((first['service_id'] as string) > (second['service_id'] as string)).toBe(true);
+        const all = (await app.lifecycle.list(100))['services'] as JsonObject[];
+        expect(all.map((s) => s['service_id'])).toEqual([first['service_id'], second['service_id']]);
+      });
+
       it('inspects a known service and answers not_found otherwise', async () => {
         const service = await app.lifecycle.seed(seedCommand());
         expect(await app.lifecycle.inspect(service['service_id'] as string)).toEqual(service);
