@@ -310,6 +310,32 @@ describe('the listener', () => {
       }
     });
 
+    it('stops reading a refused body after 64 MiB: the exchange ends while a client that would send 512 MiB is still sending', async () => {
+      const socket = connect({ host: '127.0.0.1', port: port() });
+      let ended = false;
+      const end = new Promise<void>((resolve) => {
+        const finish = (): void => {
+          ended = true;
+          resolve();
+        };
+        // Either the refusal or a reset (the rest of the body stays unread): both end it.
+        socket.once('data', finish);
+        socket.once('error', finish);
+        socket.once('close', finish);
+      });
+      socket.write(`POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${512 * 1024 * 1024}\r\n\r\n`);
+      const chunk = Buffer.alloc(1024 * 1024, 0x20);
+      let sent = 0;
+      while (!ended && sent < 160 * 1024 * 1024) {
+        if (!socket.write(chunk)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), end]);
+        sent += chunk.length;
+      }
+      // Were the whole body read, the client would reach its 160 MiB and then wait (for the discard's time bound).
+      expect(ended).toBe(true);
+      expect(sent).toBeLessThan(160 * 1024 * 1024);
+      socket.destroy();
+    });
+
     it('accepts a request without Origin, and an allowed Origin, Host alias and case', async () => {
       for (const headers of [sessionHeaders(session), { ...sessionHeaders(session), origin: 'http://LOCALHOST:3000', host: `LocalHost:${port()}` }]) {
         const response = await rawRequest(port(), { headers, body: '{"jsonrpc":"2.0","id":3,"method":"ping"}' });
