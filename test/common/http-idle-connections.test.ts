@@ -31,6 +31,15 @@ function untilClosed(socket: Socket): Promise<string> {
   return new Promise((resolve) => socket.on('close', () => resolve(text)));
 }
 
+/** Writes a JSON-RPC POST to `socket` by hand, with the given Host and Connection headers (and session, if any). */
+function writePost(socket: Socket, request: { host: string; connection: 'close' | 'keep-alive'; session?: string; body: string }): void {
+  const session = request.session === undefined ? '' : `Mcp-Session-Id: ${request.session}\r\n`;
+  socket.write(
+    `POST /mcp HTTP/1.1\r\nHost: ${request.host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+      `${session}Connection: ${request.connection}\r\nContent-Length: ${Buffer.byteLength(request.body)}\r\n\r\n${request.body}`,
+  );
+}
+
 /** What the server sent, once it closed the connection within 3 s (far below Node's own 5 s keep-alive). */
 async function closedSoon(received: Promise<string>): Promise<string> {
   const still = Symbol('still open');
@@ -60,10 +69,7 @@ describe('connections idle before their first request, or between two', () => {
     const socket = await opened(listener.port);
     const received = untilClosed(socket);
     const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
-    socket.write(
-      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${listener.port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
-        `Mcp-Session-Id: ${session}\r\nConnection: keep-alive\r\nContent-Length: ${ping.length}\r\n\r\n${ping}`,
-    );
+    writePost(socket, { host: `127.0.0.1:${listener.port}`, connection: 'keep-alive', session, body: ping });
     // Node's own interval is 5 s: the listener's (300 ms here) must close it long before.
     const answer = await closedSoon(received);
     expect(answer).toMatch(/^HTTP\/1\.1 200 [^]*"id":1/);
@@ -99,10 +105,7 @@ describe('a request that asks to close its connection', () => {
       const socket = await opened(listener.port);
       const received = untilClosed(socket);
       const body = initializeBody();
-      socket.write(
-        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${listener.port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
-          `Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
+      writePost(socket, { host: `127.0.0.1:${listener.port}`, connection: 'close', body });
       const response = await received;
       expect(response).toMatch(/^HTTP\/1\.1 200 /);
       expect(response).toMatch(/\r\ncontent-type: text\/event-stream/i);
@@ -141,10 +144,7 @@ describe('a refused request', () => {
       const socket = await opened(listener.port);
       const received = untilClosed(socket);
       const body = initializeBody();
-      socket.write(
-        'POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n' +
-          `Connection: keep-alive\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
+      writePost(socket, { host: 'evil.example', connection: 'keep-alive', body });
       const response = await closedSoon(received);
       expect(response).toMatch(/^HTTP\/1\.1 421 [^]*\r\nconnection: close\r\n/i);
     } finally {
