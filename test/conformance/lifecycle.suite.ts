@@ -4,10 +4,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MANIFEST_RULES, type StoragePorts } from '../../src/aipcs/core/application.js';
 import { LifecycleService } from '../../src/aipcs/core/lifecycle.js';
-import type { ServiceRow } from '../../src/aipcs/core/ports.js';
+import { StorageFailure, type ServiceRow } from '../../src/aipcs/core/ports.js';
 import { fingerprintText } from '../../src/aipcs/core/record-rules.js';
 import type { JsonObject } from '../../src/common/json.js';
 import { notesManifest, notesManifestV2, serverManaged } from '../support/manifests.js';
+import { overriding } from '../support/operator.js';
 import { appOver, manifest, sha256, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 
 const seedCommand = (key = 'seed-1', domainName = 'notes') => ({
@@ -253,6 +254,97 @@ export function lifecycleSuite(harness: StorageHarness): void {
         expect(evolved).toMatchObject({ schema_version: 2n, recovery_state: 'clear' });
         await app.records.create({ serviceId, entityName: 'link', record: { title: 'l', target: topic['id'] as string }, idempotencyKey: 'r3' });
         await rejects(app.records.delete({ serviceId, entityName: 'topic', recordId: topic['id'] as string, expectedRecordVersion: 1n, idempotencyKey: 'r4' }), 'constraint_violation');
+      });
+    });
+
+    describe('recovery-required services and not_found messages', () => {
+      it('a recovery-required intent refuses materialise/evolve under other keys, keeps data tools out and shows in seed replays', async () => {
+        const serviceId = await materialised();
+        // An intent of another key left recovery-required (a lost finalise race).
+        await storage.registry.write(async (tx) => {
+          await tx.insertClaim({
+            principalId: 'agent-a',
+            idempotencyKey: 'frozen',
+            kind: 'evolve',
+            fingerprint: 'f'.repeat(64),
+            serviceId,
+            phase: 'recovery_required',
+            intent: { service_id: serviceId },
+            result: null,
+            createdAt: 1_800_000_000_000_100n,
+            updatedAt: 1_800_000_000_000_100n,
+          });
+        });
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ recovery_state: 'recovery_required', service_revision: 3n });
+        await rejects(app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e-other' }), 'recovery_required');
+        // Data tools on a recovery-required service: storage_unavailable (contract §4 error table), not busy.
+        await rejects(app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null }), 'storage_unavailable');
+        await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'r-frozen' }), 'storage_unavailable');
+        // Nothing moved, and the refused key was not consumed.
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ schema_version: 1n, service_revision: 3n });
+        // A seed/design replay carries the current recovery state, not the stored one.
+        expect(await app.lifecycle.seed(seedCommand())).toMatchObject({ service_id: serviceId, recovery_state: 'recovery_required' });
+        expect(await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'design-1' })).toMatchObject({ recovery_state: 'recovery_required' });
+      });
+
+      it('a seed replay shows a pending intent of the service as pending', async () => {
+        const serviceId = await designed();
+        const crashing = appOver(storage, {
+          checkpoint: (name) => {
+            if (name === 'materialise:admitted') throw new Error('simulated crash');
+          },
+        });
+        await expect(crashing.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' })).rejects.toThrow('simulated crash');
+        expect(await app.lifecycle.seed(seedCommand())).toMatchObject({ service_id: serviceId, recovery_state: 'pending', service_revision: 1n });
+      });
+
+      it('maps storage failures: a store unreachable before any step is storage_unavailable and leaves the intent pending, a later failure is operation_uncertain, an incompatible store freezes the intent, busy stays busy', async () => {
+        const serviceId = await designed();
+        const command = { serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' };
+        const withStores = (overrides: Partial<StoragePorts['stores']>) => appOver(overriding(storage, { stores: overriding(storage.stores, overrides) }));
+        // Observed unreachable before any physical step (ops spec §4.2): storage_unavailable; the intent stays prepared.
+        await rejects(withStores({ observe: async () => ({ state: 'unavailable' }) }).lifecycle.materialise(command), 'storage_unavailable');
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ design_state: 'seeded', recovery_state: 'pending' });
+        // Storage lost after admission otherwise: the outcome is uncertain (contract §5.2).
+        const lost = withStores({
+          observe: async () => {
+            throw new StorageFailure('unavailable');
+          },
+        });
+        await rejects(lost.lifecycle.materialise(command), 'operation_uncertain');
+        const busy = appOver(
+          overriding(storage, {
+            registry: overriding(storage.registry, {
+              read: async () => {
+                throw new StorageFailure('busy');
+              },
+            }),
+          }),
+        );
+        await rejects(busy.lifecycle.inspect(serviceId), 'storage_busy');
+        // The same key completes the intent once storage is back.
+        expect(await app.lifecycle.materialise(command)).toMatchObject({ design_state: 'materialised', service_revision: 3n, recovery_state: 'clear' });
+
+        // A store found incompatible by the physical step: the intent becomes recovery-required, the service does not move.
+        const other = (await app.lifecycle.seed(seedCommand('seed-2', 'other')))['service_id'] as string;
+        await app.lifecycle.design({ serviceId: other, manifest: manifest(notesManifest()), idempotencyKey: 'design-2' });
+        const incompatible = withStores({
+          materialise: async () => {
+            throw new StorageFailure('incompatible');
+          },
+        });
+        await rejects(incompatible.lifecycle.materialise({ ...command, serviceId: other, idempotencyKey: 'm-2' }), 'recovery_required');
+        expect(await app.lifecycle.inspect(other)).toMatchObject({ design_state: 'seeded', service_revision: 2n, storage: null, recovery_state: 'recovery_required' });
+      });
+
+      it('registry tools and data tools name an unknown service with their own not_found message', async () => {
+        const unknown = '11111111-1111-4111-8111-111111111111';
+        const registryMessage = 'The requested service was not found.';
+        const dataMessage = 'The requested record or branch was not found.';
+        await expect(app.lifecycle.inspect(unknown)).rejects.toMatchObject({ code: 'not_found', message: registryMessage });
+        await expect(app.lifecycle.design({ serviceId: unknown, manifest: manifest(notesManifest()), idempotencyKey: 'd-unknown' })).rejects.toMatchObject({ code: 'not_found', message: registryMessage });
+        await expect(app.records.list({ serviceId: unknown, entityName: 'note', limit: 10, cursor: null, branch: null })).rejects.toMatchObject({ code: 'not_found', message: dataMessage });
+        await expect(app.records.create({ serviceId: unknown, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'r-unknown' })).rejects.toMatchObject({ code: 'not_found', message: dataMessage });
       });
     });
 
