@@ -124,6 +124,36 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(await storage.stores.readFence(locator)).toEqual({ generation: 6n, state: 'closed' });
       });
 
+      it('a non-active service refuses design (invalid_state), materialise and evolve (unsupported_transition) and data reads (storage_unavailable), consuming no key', async () => {
+        // Contract §5.1: "A non-active service refuses design (invalid_state),
+        // materialise/evolve (unsupported_transition) and all data tools (storage_unavailable)."
+        const seeded = (await app.lifecycle.seed({ domainName: 'seeded', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 'seed-seeded' }))['service_id'] as string;
+        await operator.operations.transition({ kind: 'suspend', serviceId: seeded, expectedServiceRevision: 1n, operationId: OP(1) });
+        await rejects(app.lifecycle.design({ serviceId: seeded, manifest: manifest(notesManifest()), idempotencyKey: 'design-suspended' }), 'invalid_state');
+        expect(await app.lifecycle.inspect(seeded)).toMatchObject({ schema: null, service_revision: 2n, operational_status: 'suspended' });
+
+        const designedId = (await app.lifecycle.seed({ domainName: 'designed', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 'seed-designed' }))['service_id'] as string;
+        await app.lifecycle.design({ serviceId: designedId, manifest: manifest(notesManifest()), idempotencyKey: 'design-designed' });
+        await operator.operations.transition({ kind: 'suspend', serviceId: designedId, expectedServiceRevision: 2n, operationId: OP(2) });
+        await rejects(app.lifecycle.materialise({ serviceId: designedId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, idempotencyKey: 'mat-suspended' }), 'unsupported_transition');
+        expect(await app.lifecycle.inspect(designedId)).toMatchObject({ design_state: 'seeded', storage: null, service_revision: 3n, recovery_state: 'clear' });
+
+        const serviceId = await materialised();
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(3) });
+        await rejects(app.lifecycle.evolve({ serviceId, expectedServiceRevision: 4n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'evolve-suspended' }), 'unsupported_transition');
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ schema_version: 1n, service_revision: 4n, recovery_state: 'clear' });
+        await rejects(app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null }), 'storage_unavailable');
+        await rejects(app.branches.list({ serviceId, status: null, branchType: null, parentBranchId: null, limit: 10, cursor: null }), 'storage_unavailable');
+        await rejects(app.discovery.summary({ serviceId, sample: 1 }), 'storage_unavailable');
+        // Operator transitions from the wrong status (ops spec §1.9.3): a second suspend, and a purge of a service that is not archived.
+        await rejects(operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 4n, operationId: OP(5) }), 'unsupported_transition');
+        await rejects(operator.operations.purge({ serviceId, expectedServiceRevision: 4n, operationId: OP(6), authority: { kind: 'explicit_override' } }), 'unsupported_transition');
+        expect(await storage.stores.isAbsent(locatorOf(serviceId))).toBe(false);
+        // None of the refused keys was bound: once resumed, the same keys succeed.
+        await operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(4) });
+        expect(await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 5n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'evolve-suspended' })).toMatchObject({ schema_version: 2n, service_revision: 6n });
+      });
+
       it('replays, refuses changed requests, stale revisions and unsupported transitions', async () => {
         const serviceId = await materialised();
         const first = await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
@@ -654,6 +684,32 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(await storage.registry.read((tx) => tx.getReceipt(receiptId))).toBeUndefined();
         // The domain name is free again.
         expect((await app.lifecycle.seed({ domainName: 'notes', domainClass: 'k', intentDescription: 'again', idempotencyKey: 'seed-again' }))['service_id']).not.toBe(serviceId);
+      });
+
+      it('takes as purge authority only a verified export receipt of this principal and service, at this revision, while archived', async () => {
+        const serviceId = await materialised();
+        const other = await materialised('other');
+        await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const { result } = await exportBytes(operator, serviceId, 4n, OP(2));
+        const receiptId = (result['receipt'] as JsonObject)['receipt_id'] as string;
+        const valid = await storage.registry.read((tx) => tx.getReceipt(receiptId));
+        if (!valid) throw new Error('no receipt');
+        const variants: Partial<typeof valid>[] = [
+          { kind: 'import' },
+          { verification: 'unverified' },
+          { serviceRevision: 3n },
+          { operationalStatus: 'suspended' },
+          { serviceId: other },
+          { principalId: 'agent-b' },
+        ];
+        for (const [index, variant] of variants.entries()) {
+          const variantId = OP(100 + index);
+          await storage.registry.write((tx) => tx.insertReceipt({ ...valid, ...variant, receiptId: variantId, idempotencyKey: OP(200 + index) }));
+          await rejects(operator.operations.purge({ serviceId, expectedServiceRevision: 4n, operationId: OP(300 + index), authority: { kind: 'verified_receipt', receiptId: variantId } }), 'unsupported_transition');
+        }
+        expect(await storage.stores.isAbsent(locatorOf(serviceId))).toBe(false);
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ operational_status: 'archived', recovery_state: 'clear' });
+        expect(await operator.operations.purge({ serviceId, expectedServiceRevision: 4n, operationId: OP(3), authority: { kind: 'verified_receipt', receiptId } })).toMatchObject({ operation: 'purge' });
       });
 
       it('refuses a store whose fence is open', async () => {
