@@ -4,7 +4,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../src/aipcs/core/application.js';
-import type { AssignRecordsCommand, CreateBranchCommand } from '../../src/aipcs/core/branches.js';
+import type { AssignRecordsCommand, CreateBranchCommand, UpdateBranchCommand } from '../../src/aipcs/core/branches.js';
 import type { JsonObject } from '../../src/common/json.js';
 import { notesManifest, notesManifestV2 } from '../support/manifests.js';
 import { appOver, manifest, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
@@ -167,6 +167,23 @@ export function branchesSuite(harness: StorageHarness): void {
         await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e' });
         await rejects(app.branches.list({ serviceId, status: null, branchType: 'thread', parentBranchId: null, limit: 1, cursor: next }), 'validation_failed');
       });
+      it('gives no cursor for a page that ends the list exactly, and caps a page at 100 branches', async () => {
+        for (let i = 0; i < 4; i++) await createBranch(`topic-${i}`);
+        const list = (limit: number, cursor: string | null = null) => app.branches.list({ serviceId, status: null, branchType: null, parentBranchId: null, limit, cursor });
+        const first = await list(2);
+        expect(first['branches']).toHaveLength(2);
+        expect(first['next_cursor']).not.toBeNull();
+        const second = await list(2, first['next_cursor'] as string);
+        expect(second['branches']).toHaveLength(2);
+        expect(second['next_cursor']).toBeNull();
+        expect(await list(4)).toMatchObject({ next_cursor: null });
+        for (let i = 4; i < 101; i++) await createBranch(`topic-${i}`);
+        const full = await list(100);
+        expect(full['branches']).toHaveLength(100);
+        const rest = await list(100, full['next_cursor'] as string);
+        expect(rest['branches']).toHaveLength(1);
+        expect(rest['next_cursor']).toBeNull();
+      });
     });
 
     describe('update', () => {
@@ -183,6 +200,23 @@ export function branchesSuite(harness: StorageHarness): void {
         expect(rooted).toMatchObject({ parent_id: null, retrieval_summary: null, status: 'archived', intent: 'New intent', branch_revision: 3n });
         const back = (await app.branches.update({ serviceId, branchId: branch['id'] as string, expectedBranchRevision: 3n, updates: { status: 'active' }, idempotencyKey: key() }))['branch'] as JsonObject;
         expect(back['status']).toBe('active');
+      });
+
+      it('refuses an update that supplies no field (validation_failed) without consuming the key', async () => {
+        const branch = await createBranch('some-topic');
+        const command = { serviceId, branchId: branch['id'] as string, expectedBranchRevision: 1n, updates: {}, idempotencyKey: 'empty' };
+        await rejects(app.branches.update(command), 'validation_failed');
+        expect(await app.branches.update({ ...command, updates: { title: 'Renamed' } })).toMatchObject({ branch: { title: 'Renamed', branch_revision: 2n }, replayed: false });
+      });
+
+      it('a change of the retrieval summary alone, or of the type alone, is a change: the revision advances', async () => {
+        const branch = await createBranch('some-topic', { branchType: 'thread', retrievalSummary: 'sum' });
+        const update = (expectedBranchRevision: bigint, updates: UpdateBranchCommand['updates']) =>
+          app.branches.update({ serviceId, branchId: branch['id'] as string, expectedBranchRevision, updates, idempotencyKey: key() });
+        expect(await update(1n, { retrievalSummary: 'other' })).toMatchObject({ branch: { retrieval_summary: 'other', branch_revision: 2n } });
+        expect(await update(2n, { retrievalSummary: null })).toMatchObject({ branch: { retrieval_summary: null, branch_revision: 3n } });
+        expect(await update(3n, { branchType: 'area' })).toMatchObject({ branch: { type: 'area', branch_revision: 4n } });
+        expect(await update(4n, { branchType: null })).toMatchObject({ branch: { type: null, branch_revision: 5n } });
       });
 
       it('refuses a stale revision and a missing branch', async () => {
@@ -346,6 +380,17 @@ export function branchesSuite(harness: StorageHarness): void {
         expect(result['records']).toEqual(targets.map((target) => ({ entity_name: target['entity_name'], id: target['id'], record_version: 2n })));
         const projects = await app.records.list({ serviceId, entityName: 'project', limit: 10, cursor: null, branch: { branchId: branch['id'] as string, role: 'primary' } });
         expect((projects['records'] as JsonObject[]).map((record) => record['id'])).toEqual([project['id']]);
+      });
+
+      it('takes exactly 100 targets in one request and refuses 101 or none (validation_failed)', async () => {
+        const branch = await createBranch('bulk-topic');
+        const notes: JsonObject[] = [];
+        for (let i = 0; i < 101; i++) notes.push(await createNote(`note ${i}`));
+        await rejects(assign(branch['id'] as string, 'primary', 'assign', notes), 'validation_failed');
+        await rejects(assign(branch['id'] as string, 'primary', 'assign', []), 'validation_failed');
+        const result = await assign(branch['id'] as string, 'primary', 'assign', notes.slice(0, 100));
+        expect(result['records']).toHaveLength(100);
+        expect(await memberTitles(branch['id'] as string, 'primary')).toHaveLength(100);
       });
 
       it('refuses assign to a non-active branch but allows unassign', async () => {
