@@ -80,6 +80,39 @@ export function discoverySuite(harness: StorageHarness): void {
         expect(exact['truncated']).toBe(false);
       });
 
+      it('shows 100 cards at most, and each card the recovery state of its service', async () => {
+        const first = await seed('first');
+        const second = await seed('second');
+        await app.lifecycle.design({ serviceId: second, manifest: manifest(notesManifest()), idempotencyKey: 'design-second' });
+        const crashing = appOver(storage, {
+          checkpoint: (name) => {
+            if (name === 'materialise:admitted') throw new Error('simulated crash');
+          },
+        });
+        await expect(crashing.lifecycle.materialise({ serviceId: second, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'mat-second' })).rejects.toThrow('simulated crash');
+        await storage.registry.write(async (tx) => {
+          await tx.insertClaim({
+            principalId: 'agent-a',
+            idempotencyKey: 'frozen',
+            kind: 'design',
+            fingerprint: 'f'.repeat(64),
+            serviceId: first,
+            phase: 'recovery_required',
+            intent: { service_id: first },
+            result: null,
+            createdAt: 1_800_000_000_000_100n,
+            updatedAt: 1_800_000_000_000_100n,
+          });
+        });
+        for (let i = 0; i < 99; i++) await seed(`more_${i}`);
+        const result = await app.discovery.bootstrap({ limit: 100 });
+        const cards = result['services'] as JsonObject[];
+        expect(cards).toHaveLength(100);
+        expect(result['truncated']).toBe(true);
+        expect(cards.slice(0, 3).map((card) => card['recovery_state'])).toEqual(['recovery_required', 'pending', 'clear']);
+        expect((await app.discovery.bootstrap({ limit: 1000 }))['services']).toHaveLength(100);
+      });
+
       it('is scoped to the principal', async () => {
         await seed('mine');
         const other = appOver(storage, { principalId: 'agent-b' });
@@ -273,6 +306,14 @@ export function discoverySuite(harness: StorageHarness): void {
         ]);
         const other = appOver(storage, { principalId: 'agent-b' });
         await rejects(other.discovery.summary({ serviceId, sample: 0 }), 'not_found');
+      });
+
+      it('reports at most 100 branch cards', async () => {
+        for (let i = 0; i < 101; i++) {
+          await app.branches.create({ serviceId, slug: `topic-${i}`, title: `t${i}`, intent: 'i', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: key() });
+        }
+        const summary = await app.discovery.summary({ serviceId, sample: 0 });
+        expect(summary['branches']).toHaveLength(100);
       });
 
       it('reports branch cards by recency with membership counts, and the unbranched count', async () => {

@@ -167,6 +167,17 @@ export function maintenanceSuite(harness: StorageHarness): void {
         expect((await candidatesOf('stale', { staleAfterDays: 1 })).length).toBe(2);
       });
 
+      it('stale: takes a threshold of up to 3650 days as given, and caps a larger one there', async () => {
+        const record = await memo({});
+        app.clock.advance(3650n * DAY - DAY / 2n);
+        // 3649.5 days old: stale after 3649 days, not after 3650.
+        expect(await candidatesOf('stale', { staleAfterDays: 3650 })).toEqual([]);
+        expect(await candidatesOf('stale', { staleAfterDays: 3649 })).toEqual([{ id: record['id'], detail: { age_days: 3649n, threshold_days: 3649n } }]);
+        app.clock.advance(DAY);
+        expect(await candidatesOf('stale', { staleAfterDays: 3650 })).toEqual([{ id: record['id'], detail: { age_days: 3650n, threshold_days: 3650n } }]);
+        expect(await candidatesOf('stale', { staleAfterDays: 100_000 })).toEqual([{ id: record['id'], detail: { age_days: 3650n, threshold_days: 3650n } }]);
+      });
+
       it('stale: a record exactly the threshold old (updated_at = now - threshold) is stale', async () => {
         const record = await memo({});
         const [, seconds, fraction] = /^(.{19})(?:\.(\d{1,6}))?Z$/.exec(record['updated_at'] as string) ?? [];
