@@ -101,6 +101,32 @@ function counterLimits(label: string, backend: Backend): void {
       expect(await update('Topic', 'u2')).toMatchObject({ branch: { title: 'Topic', branch_revision: MAX } });
     });
 
+    it('still advances a counter one below the maximum to exactly 2^63-1', async () => {
+      const { serviceId, app, locator, plain } = await notesAtMaximum();
+      const id = plain['id'] as string;
+      await storage.data.write(locator, 'agent-a', async (tx) => {
+        const record = (await tx.getRecord(noteLayout, id)) as StoredRecord;
+        await tx.updateRecord(noteLayout, { ...record, recordVersion: MAX - 1n });
+      });
+      const updated = await app.records.update({ serviceId, entityName: 'note', recordId: id, expectedRecordVersion: MAX - 1n, updates: { title: 'last' }, idempotencyKey: 'u-last' });
+      expect(updated).toMatchObject({ record: { record_version: MAX } });
+
+      const created = (await app.branches.create({ serviceId, slug: 'topic', title: 'Topic', intent: 'Why.', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: 'b-last' }))['branch'] as JsonObject;
+      const branchId = created['id'] as string;
+      await storage.data.write(locator, 'agent-a', async (tx) => {
+        const branch = (await tx.getBranch(branchId)) as StoredBranch;
+        await tx.updateBranch({ ...branch, branchRevision: MAX - 1n });
+      });
+      expect(await app.branches.update({ serviceId, branchId, expectedBranchRevision: MAX - 1n, updates: { title: 'Renamed' }, idempotencyKey: 'bu-last' })).toMatchObject({ branch: { branch_revision: MAX } });
+
+      await storage.registry.write(async (tx) => {
+        const row = await tx.getService('agent-a', serviceId);
+        if (!row || !(await tx.updateService({ ...row, serviceRevision: MAX - 1n }, row.serviceRevision))) throw new Error('setup failed');
+      });
+      const evolved = await app.lifecycle.evolve({ serviceId, expectedServiceRevision: MAX - 1n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'evolve-last' });
+      expect(evolved).toMatchObject({ service_revision: MAX, schema_version: 2n, recovery_state: 'clear' });
+    });
+
     it('refuses design, materialise and evolve of a service at the maximum service_revision, leaving it clear', async () => {
       const app = appOver(storage);
       const atMaximum = async (serviceId: string) =>
