@@ -4,7 +4,7 @@
 // refusals of options that cannot go together, and the JSON error document
 // read only from aip's own options, never from the command after `--`.
 import { userInfo } from 'node:os';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { aip, requireBuiltBin } from '../support/cli.js';
@@ -84,6 +84,16 @@ describe('refusals (spec 9.2, 9.3)', () => {
       expect([both.code, both.stderr], extra[0]).toEqual([2, 'aip: usage: give --intent or --title/--goal (with the other intent options), not both\n']);
     }
     expect((await aip(['head'], { cwd: dir })).text).toBe(`${state}\n`);
+  });
+
+  it('checkout refuses --into a folder holding a single entry (usage, exit 2) and leaves it as it was', async () => {
+    const { dir } = await snapshotted();
+    const into = join(dir, 'one');
+    await mkdir(into);
+    await writeFile(join(into, 'keep.txt'), 'mine\n');
+    const refused = await aip(['checkout', 'HEAD', '--into', into], { cwd: dir });
+    expect([refused.code, refused.text, refused.stderr]).toEqual([2, '', `aip: usage: --into ${into} is not empty; checkout writes only into a new or empty folder\n`]);
+    expect(await readdir(into)).toEqual(['keep.txt']);
   });
 
   it('--format json after -- belongs to the command run: an error prints no JSON document', async () => {
