@@ -35,4 +35,13 @@ describe('aigpt failure kinds', () => {
     expect(result.stderr).toContain("unknown command 'nope'");
     expect(result.stderr).not.toContain('extra');
   });
+
+  it('`help -` names `-` as an unknown command in one short hint, not the whole help (exit 2)', async () => {
+    for (const args of [['help', '-'], ['help', '--', '-']]) {
+      const result = await runAigpt(args, home.childEnv);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe("error: unknown command '-'\n(run aigpt --help for usage)\n");
+    }
+  });
 });

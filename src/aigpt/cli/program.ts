@@ -242,7 +242,7 @@ export function rootOptionsAsClapReadsThem(argv: readonly string[], commands: re
  * is a usage error (commander printed the whole help on stderr, exit 2, with
  * no error line), a `--` is skipped, and a word after a known command is an
  * unrecognised subcommand (commander printed that command's help, exit 0).
- * An unknown first topic is left to the unknown-command error.
+ * An unknown first topic is left to the unknown-command error (`-` is named here).
  */
 function helpTopicsAsClapReadsThem(argv: readonly string[], help: number, commands: readonly string[]): { readonly argv: readonly string[] } | { readonly error: string } {
   const topics: string[] = [];
@@ -258,6 +258,8 @@ function helpTopicsAsClapReadsThem(argv: readonly string[], help: number, comman
   if (helpFlag) return { argv };
   const [topic, extra] = topics;
   if (topic !== undefined && extra !== undefined && commands.includes(topic)) return { error: `unrecognized subcommand '${extra}'` };
+  // `-` is no command either; commander printed the whole help for it (exit 2, no error line).
+  if (topic === '-') return { error: "unknown command '-'" };
   return { argv: [...argv.slice(0, help + 1), ...(topic === undefined ? [] : [topic])] };
 }
 
