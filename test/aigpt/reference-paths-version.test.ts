@@ -101,6 +101,17 @@ describe('aigpt against the reference source', () => {
     expect((await fs.lstat(configFile)).isSymbolicLink()).toBe(true);
   });
 
+  it('setup spells the backup like the config path beside it, keeping a `//` the user wrote', async () => {
+    const spelling = `${home.root}//xdg`;
+    const env = { ...home.childEnv, XDG_CONFIG_HOME: spelling };
+    expect((await runAigpt([], env)).code).toBe(0);
+    const setup = await runAigpt(['setup'], { ...env, PATH: join(home.root, 'no-bin') });
+    expect(setup.code).toBe(0);
+    expect(setup.stdout).toContain(`ok backed up ${spelling}/ai.syui.gpt/config.json -> ${spelling}/ai.syui.gpt/config.json.bak-`);
+    const backups = (await fs.readdir(join(home.root, 'xdg', 'ai.syui.gpt'))).filter((name) => name.startsWith('config.json.bak-'));
+    expect(backups).toHaveLength(1);
+  });
+
   it('`~` with no home folder at all is the reference fallback `.`, never the root folder', async () => {
     const environment: Environment = { env: {}, platform: 'linux', homedir: () => '', cwd: () => home.root };
     expect(expandPath('~/data', '/default', environment)).toBe('./data');

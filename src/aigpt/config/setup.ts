@@ -147,7 +147,8 @@ async function linkConfig(environment: Environment, now: Date, say: (line: strin
             throw failedTo('create_failed', backup, renameError);
           }
         }
-        const shownBackup = shownFile === file ? backup : joinLikeRust(dirname(shownFile), basename(backup));
+        // Spelt like the config path beside it (join would fold a `//` the user wrote).
+        const shownBackup = joinLikeRust(dirname(shownFile), basename(backup));
         say(`ok backed up ${shownFile} -> ${shownBackup}`);
       }
       try {
