@@ -27,6 +27,8 @@ export interface OperatorStorageLocation {
   destroy(): Promise<void>;
   /** Deletes the write fence's row of a service store behind the adapter's back (a damaged store); resolves with the rows deleted. */
   removeFenceRow(namespace: string): Promise<number>;
+  /** Sets the write fence's generation of a service store behind the adapter's back, keeping its state; resolves with the rows changed. */
+  setFenceGeneration(namespace: string, generation: bigint): Promise<number>;
 }
 
 export interface OperatorStorageHarness {
@@ -203,6 +205,48 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(await seen()).toEqual([true, true, false]);
         await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed');
         expect(await seen()).toEqual([false, false, false]);
+      });
+
+      it('refuses a transition of a store whose fence generation is at 2^63-1, the same on retry, moving nothing', async () => {
+        // Operations spec §3.2.6: generations only increase, to at most 2^63-1;
+        // the fence and the revision both move on by one (D40), so the
+        // transition is refused at admission, not left pending by a fence
+        // change that cannot be written.
+        const MAX = 9223372036854775807n;
+        const serviceId = await materialised();
+        const locator = locatorOf(serviceId);
+        expect(await location.setFenceGeneration(locator.namespace, MAX)).toBe(1);
+        for (let attempt = 0; attempt < 2; attempt++) {
+          await rejects(operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) }), 'unsupported_transition');
+          await rejects(operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 3n, operationId: OP(2) }), 'unsupported_transition');
+        }
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: MAX, state: 'open' });
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ operational_status: 'active', service_revision: 3n, recovery_state: 'clear' });
+        // The key was not consumed: with the fence one below, the same
+        // command moves it to exactly 2^63-1, and the next transition is refused.
+        expect(await location.setFenceGeneration(locator.namespace, MAX - 1n)).toBe(1);
+        expect(await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) })).toMatchObject({
+          operation: 'suspend',
+          service: { operational_status: 'suspended', service_revision: 4n, recovery_state: 'clear' },
+        });
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: MAX, state: 'closed' });
+        await rejects(operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(3) }), 'unsupported_transition');
+        expect(await storage.stores.readFence(locator)).toEqual({ generation: MAX, state: 'closed' });
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ operational_status: 'suspended', service_revision: 4n, recovery_state: 'clear' });
+      });
+
+      it('answers storage_migration_required when a port reports that migration is required (§1.9.7, exit 3)', async () => {
+        const serviceId = await materialised();
+        const needsMigration: OperatorStoragePorts = {
+          ...storage,
+          registry: overriding(storage.registry, {
+            write: async () => {
+              throw new StorageFailure('migration_required');
+            },
+          }),
+        };
+        await rejects(operatorOver(needsMigration).operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) }), 'storage_migration_required');
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ operational_status: 'active', service_revision: 3n, recovery_state: 'clear' });
       });
 
       it('a data write admitted while active cannot commit behind a closed fence', async () => {

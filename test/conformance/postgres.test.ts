@@ -53,6 +53,15 @@ export function postgresHarness(cluster: ClusterInfo): StorageHarness & Operator
             await client.end();
           }
         },
+        setFenceGeneration: async (namespace: string, generation: bigint) => {
+          const client = new pg.Client({ connectionString: url });
+          await client.connect();
+          try {
+            return (await client.query(`UPDATE "${namespace}"."__aipcs_write_fence" SET generation = $1`, [generation.toString()])).rowCount ?? 0;
+          } finally {
+            await client.end();
+          }
+        },
       };
     },
     async dispose() {

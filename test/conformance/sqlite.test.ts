@@ -32,6 +32,14 @@ export const sqliteHarness = {
           db.close();
         }
       },
+      setFenceGeneration: async (namespace: string, generation: bigint) => {
+        const db = new Database(join(dataRoot, 'service-stores', `${namespace}.sqlite`));
+        try {
+          return db.prepare('UPDATE __aipcs_write_fence SET generation = ?').run(generation).changes;
+        } finally {
+          db.close();
+        }
+      },
     };
   },
 } satisfies StorageHarness;
