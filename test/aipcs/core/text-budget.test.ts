@@ -1,0 +1,48 @@
+// TextBudget, the share of contract text the lists of one tool result may
+// take (records and history pages, the service list, summary facets and
+// samples): the leading items whose rendered text, each with its separating
+// comma, still fits, counted exactly at the limit.
+
+import { describe, expect, it } from 'vitest';
+import { renderContractJson } from '../../../src/aipcs/contract/envelope.js';
+import { TextBudget } from '../../../src/aipcs/core/text-budget.js';
+
+// Each renders as `"aa"`: 4 characters, 5 with its comma.
+const items = ['aa', 'bb', 'cc'];
+
+describe('TextBudget', () => {
+  it('keeps the leading items whose text and commas fit, an item that ends exactly at the limit included', () => {
+    expect(renderContractJson('aa')).toHaveLength(4);
+    expect(new TextBudget(15).prefix(items)).toEqual(items);
+    expect(new TextBudget(14).prefix(items)).toEqual(['aa', 'bb']);
+    expect(new TextBudget(10).prefix(items)).toEqual(['aa', 'bb']);
+    expect(new TextBudget(9).prefix(items)).toEqual(['aa']);
+    expect(new TextBudget(5).prefix(items)).toEqual(['aa']);
+    expect(new TextBudget(4).prefix(items)).toEqual([]);
+  });
+
+  it('keeps the first item whatever its size only when asked to', () => {
+    expect(new TextBudget(4).prefix(items, true)).toEqual(['aa']);
+    expect(new TextBudget(0).prefix(items, true)).toEqual(['aa']);
+    expect(new TextBudget(0).prefix(items)).toEqual([]);
+  });
+
+  it('shares one budget between lists, counting a list kept on its size bound at its exact size later', () => {
+    // ['x'] is kept on its bound (far above its 4 characters) without being measured.
+    const exact = new TextBudget(19);
+    expect(exact.prefix(['x'])).toEqual(['x']);
+    expect(exact.prefix(items)).toEqual(items);
+    expect(exact.prefix(['d'])).toEqual([]);
+    const short = new TextBudget(18);
+    expect(short.prefix(['x'])).toEqual(['x']);
+    expect(short.prefix(items)).toEqual(['aa', 'bb']);
+  });
+
+  it('bounds a string by six characters per UTF-16 unit, as the ASCII-only text escapes it', () => {
+    // `"\u8a18"` is 8 characters: two of them with commas do not fit in 10.
+    expect(renderContractJson('記')).toHaveLength(8);
+    expect(new TextBudget(18).prefix(['記', '記'])).toEqual(['記', '記']);
+    expect(new TextBudget(17).prefix(['記', '記'])).toEqual(['記']);
+    expect(new TextBudget(10).prefix(['記', '記'])).toEqual(['記']);
+  });
+});
