@@ -13,6 +13,7 @@ import { aipcsAsync, rootArgs } from '../../support/aipcs-admin.js';
 import { freshDataRoot, sqliteArgs, startAipcs } from '../../support/aipcs-client.js';
 import { serverManaged } from '../../support/manifests.js';
 import { toPlainJson } from '../../../src/common/json.js';
+import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 
 /** About 1 MiB of contract text: 6 entities of 58 fields, each described by 500 CJK characters (six characters each as text). */
 function largeManifest(): Record<string, unknown> {
@@ -59,6 +60,49 @@ describe('aipcs_service_list stays within the page budget', () => {
       const admin = await aipcsAsync(['service', 'list', ...rootArgs(dataRoot)]);
       expect(admin.status, admin.stderr).toBe(0);
       expect((admin.envelope.result?.['services'] as Record<string, unknown>[]).map((service) => service['service_id'])).toEqual([...ids, small.result?.['service_id']]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('lists the first service even when its projection alone is above the budget', { timeout: 120_000 }, async () => {
+    // Design now refuses a manifest over 1,040,384 canonical bytes, which keeps
+    // one projection under the budget; a service designed before that bound
+    // keeps its larger manifest (decisions-aipcs-contract.md "Page byte budget").
+    // Such a registry row is written here behind the server's back: 20 entities
+    // of the manifest above, about 3.5 MiB of contract text.
+    const dataRoot = freshDataRoot();
+    let client = await startAipcs(sqliteArgs(dataRoot));
+    let serviceId: string;
+    try {
+      serviceId = (await client.call('aipcs_service_seed', { domain_name: 'huge', domain_class: 'k', intent_description: 'i', idempotency_key: 's' })).result?.['service_id'] as string;
+      const designed = await client.call('aipcs_service_design', { service_id: serviceId, schema: largeManifest(), idempotency_key: 'd' });
+      expect(designed.ok, JSON.stringify(designed.error)).toBe(true);
+      expect((await client.call('aipcs_service_seed', { domain_name: 'small', domain_class: 'k', intent_description: 'i', idempotency_key: 'small' })).ok).toBe(true);
+    } finally {
+      await client.close();
+    }
+    const storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
+    try {
+      await storage.registry.write(async (tx) => {
+        const row = await tx.getService('local-agent', serviceId);
+        const stored = row?.manifest as { entities: Record<string, unknown>[] } | undefined;
+        if (!row || !stored) throw new Error('setup failed');
+        const entities = Array.from({ length: 20 }, (_, e) => ({ ...stored.entities[e % stored.entities.length], name: `e${e}` }));
+        if (!(await tx.updateService({ ...row, manifest: { ...stored, entities } as JsonValue }, row.serviceRevision))) throw new Error('setup failed');
+      });
+    } finally {
+      await storage.close();
+    }
+
+    client = await startAipcs(sqliteArgs(dataRoot));
+    try {
+      const list = await client.call('aipcs_service_list', {});
+      expect(list.ok, JSON.stringify(list.error)).toBe(true);
+      const services = list.result?.['services'] as Record<string, unknown>[];
+      expect(services.map((service) => service['service_id'])).toEqual([serviceId]);
+      expect(renderContractJson(services[0] as JsonValue).length).toBeGreaterThan(PAGE_TEXT_BUDGET);
+      expect((await client.call('aipcs_server_info')).ok).toBe(true);
     } finally {
       await client.close();
     }
