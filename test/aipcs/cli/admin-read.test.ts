@@ -224,6 +224,8 @@ describe('read-only administration', () => {
       await setup.close();
       rmSync(join(root, 'service-stores', `svc_${serviceId.replaceAll('-', '')}.sqlite`));
       const run = aipcs(['doctor', '--service', serviceId, ...rootArgs(root)]);
+      // overall is the worst status: a failure outranks the warning that follows it.
+      expect(run.envelope.result?.['overall']).toBe('fail');
       expect(checks(run.envelope.result).slice(5)).toEqual([
         ['service_store_migration', 'fail', 'storage_uninitialised'],
         ['domain_schema', 'warning', 'domain_schema_not_inspectable'],
@@ -356,6 +358,23 @@ describe('read-only administration', () => {
       expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toEqual(state(4));
       change('UPDATE aipcs_registry_meta SET applied_revision = 7');
       expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toEqual(state(0));
+    });
+    it('a registry whose meta row says dirty is reported dirty (storage_dirty), needing attention, and failed by doctor', async () => {
+      const root = freshDataRoot();
+      const server = await serveOn(root);
+      await seedService(server, 'dirty_seed');
+      await server.close();
+      const db = new Database(join(root, 'registry.sqlite'));
+      db.exec('UPDATE aipcs_registry_meta SET dirty = 1');
+      db.close();
+      const dirty = { component: 'registry', backend: 'sqlite', status: 'dirty', issue_code: 'storage_dirty' };
+      expect(aipcs(['storage', 'status', ...rootArgs(root)]).envelope.result).toMatchObject(dirty);
+      const status = aipcs(['status', ...rootArgs(root)]);
+      expect(status.status).toBe(0);
+      expect(status.envelope.result).toMatchObject({ registry: dirty, overall: 'attention_required' });
+      const doctor = aipcs(['doctor', ...rootArgs(root)]);
+      expect(doctor.envelope.result?.['overall']).toBe('fail');
+      expect(checks(doctor.envelope.result).slice(2)).toEqual([['registry_migration', 'fail', 'storage_dirty']]);
     });
     it('a registry left with the journal of an interrupted write is unavailable to inspection, which says serve rolls it back', () => {
       const root = freshDataRoot();
