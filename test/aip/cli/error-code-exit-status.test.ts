@@ -2,7 +2,7 @@
 // code by code: the CLI tests reach only some codes, so a code moved to the
 // wrong status (lock.timeout exiting 6, say) went unnoticed.
 import { describe, expect, it } from 'vitest';
-import { EXIT, exitCodeFor } from '../../../src/aip/cli/support.js';
+import { EXIT, exitCodeFor, toAipError } from '../../../src/aip/cli/support.js';
 import { PRODUCT_CODES, PROTOCOL_CODES, type AipErrorCode } from '../../../src/aip/core/errors.js';
 
 const D7: Readonly<Record<(typeof PRODUCT_CODES)[number], number>> = {
@@ -36,5 +36,14 @@ describe('aip exit status per error code (spec 9.2, D7)', () => {
 
   it('keeps the numbers of spec 9.2', () => {
     expect(EXIT).toEqual({ ok: 0, negative: 1, usage: 2, notFound: 3, unknownResult: 4, rejected: 5, io: 6, cancelled: 130 });
+  });
+
+  it('a system error becomes io naming its code and path; anything else unexpected is internal, not io (D7)', () => {
+    const system = toAipError(Object.assign(new Error('no space'), { code: 'ENOSPC', path: '/x/y' }));
+    expect([system.code, system.message]).toEqual(['io', expect.stringMatching(/^ENOSPC \/x\/y/) as unknown]);
+    for (const thrown of [new TypeError('x is not a function'), 'a string', Object.assign(new Error('e'), { code: 'ERR_STREAM_DESTROYED' })]) {
+      const error = toAipError(thrown);
+      expect([error.code, error.message], String(thrown)).toEqual(['internal', 'internal error']);
+    }
   });
 });
