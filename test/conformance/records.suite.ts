@@ -305,6 +305,10 @@ export function recordsSuite(harness: StorageHarness): void {
         expect(await search({ confidence: 1n })).toEqual(['B']);
         expect(await search({ pinned: true })).toEqual(['A']);
         expect(await search({ status: 'not-allowed-but-fine' })).toEqual([]);
+        // A member of another list field (aliases) is no member of tags.
+        await create({ title: 'D', tags: ['w'], aliases: ['z', 'y'] });
+        expect(await search({ tags: 'z' })).toEqual([]);
+        expect(await search({ tags: 'y' })).toEqual(['A', 'B']);
         // A member filter is 1..256 characters (code points), like a stored member.
         const longest = '\u{1F600}'.repeat(256);
         await create({ title: 'C', tags: [longest] });
@@ -571,6 +575,23 @@ export function recordsSuite(harness: StorageHarness): void {
         } while (cursor !== null);
         expect(pages).toBeGreaterThan(1);
         expect(seen.map((event) => event['record_version'])).toEqual(Array.from({ length: 120 }, (_, i) => BigInt(i + 1)));
+      });
+
+      // Cursors are not secret (a plain hash check): one record's history may be asked to resume at another record's event.
+      it("resumes one record's history after a sequence taken from another record's event by that sequence alone", async () => {
+        const one = (await create({ title: 'one' }))['id'] as string;
+        const two = (await create({ title: 'two' }))['id'] as string;
+        for (const [id, title, version] of [[one, 'one v2', 1n], [one, 'one v3', 2n], [two, 'two v2', 1n]] as const) {
+          await app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { title }, expectedRecordVersion: version, idempotencyKey: key() });
+        }
+        // Sequences: one v1, two v1, one v2, one v3, two v2. Resume record two after one's v2 (its third event).
+        const firstTwo = await app.records.history({ serviceId, entityName: 'note', recordId: null, limit: 3, cursor: null });
+        expect((firstTwo['events'] as JsonObject[]).map((event) => [event['id'], event['record_version']])).toEqual([[one, 1n], [two, 1n], [one, 2n]]);
+        const position = (JSON.parse(Buffer.from(firstTwo['next_cursor'] as string, 'base64url').toString('utf8')) as { position: string }).position;
+        const identity = { principal: 'agent-a', service_id: serviceId, schema_version: 1n, tool: 'history', query: { entity_name: 'note', record_id: two } };
+        const page = await app.records.history({ serviceId, entityName: 'note', recordId: two, limit: 10, cursor: encodeCursor({ sha256 }, 'history', position, identity) });
+        expect((page['events'] as JsonObject[]).map((event) => [event['id'], event['record_version']])).toEqual([[two, 2n]]);
+        expect(page['next_cursor']).toBeNull();
       });
 
       it('binds a history cursor to its record id (null = the whole entity is another query)', async () => {
