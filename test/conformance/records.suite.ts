@@ -606,6 +606,29 @@ export function recordsSuite(harness: StorageHarness): void {
       });
     });
 
+    describe('data port edges the services never reach', () => {
+      // The services ask neither question at these edges (evolve also fails its DDL on duplicates; a
+      // branch's own id is refused as its parent before the walk), so the port's own word is checked.
+      it('finds duplicates only among two equal non-null values, and a branch reaches itself and its ancestors', async () => {
+        const locator = { backend: storage.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` };
+        const port = <T>(work: Parameters<typeof storage.data.read<T>>[2]) => storage.data.read(locator, 'agent-a', work);
+        await create({ title: 'same', status: 'draft' });
+        expect(await port((tx) => tx.hasDuplicates('note', ['title']))).toBe(false);
+        await create({ title: 'same' });
+        expect(await port((tx) => tx.hasDuplicates('note', ['title']))).toBe(true);
+        // Two nulls (detail), or a value and a null (status), never collide.
+        expect(await port((tx) => tx.hasDuplicates('note', ['detail']))).toBe(false);
+        expect(await port((tx) => tx.hasDuplicates('note', ['title', 'status']))).toBe(false);
+        const branch = async (slug: string, parentBranchId: string | null) =>
+          ((await app.branches.create({ serviceId, slug, title: slug, intent: 'B.', branchType: null, parentBranchId, retrievalSummary: null, idempotencyKey: key() }))['branch'] as JsonObject)['id'] as string;
+        const parent = await branch('parent', null);
+        const child = await branch('child', parent);
+        expect(await port((tx) => tx.branchReachesByParents(child, child))).toBe(true);
+        expect(await port((tx) => tx.branchReachesByParents(child, parent))).toBe(true);
+        expect(await port((tx) => tx.branchReachesByParents(parent, child))).toBe(false);
+      });
+    });
+
     describe('field names a backend reserves', () => {
       // PostgreSQL refuses its system column names even quoted; the manifest allows them.
       it('stores, searches, indexes, references and evolves fields named tableoid, xmin, cmin, xmax, cmax and ctid', async () => {
