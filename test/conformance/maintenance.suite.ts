@@ -281,6 +281,16 @@ export function maintenanceSuite(harness: StorageHarness): void {
         expect((unbranched['candidates'] as JsonObject[]).map((candidate) => (candidate['record'] as JsonObject)['id'])).toEqual(ids.slice(0, 100));
       });
 
+      it('resumes after a full batch without reading its last record again (a candidate there is listed once)', async () => {
+        // Confidence exactly at the threshold passes the store's narrowing (at most) but is no candidate (below):
+        // the first batch (256 records) is full of non-candidates but its last.
+        const created: JsonObject[] = [];
+        for (let i = 0; i < 257; i++) created.push(await memo({ confidence: 0.5 }));
+        const ids = sortedIds(...created);
+        await app.records.update({ serviceId, entityName: 'memo', recordId: ids[255] as string, updates: { confidence: 0.2 }, expectedRecordVersion: 1n, idempotencyKey: key() });
+        expect((await candidatesOf('low_confidence')).map((candidate) => candidate.id)).toEqual([ids[255]]);
+      });
+
       it('in a branch scope, reads only the members that could be candidates, past any number of others', async () => {
         const branch = (await app.branches.create({ serviceId, slug: 'big', title: 't', intent: 'i', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: key() }))['branch'] as JsonObject;
         const branchId = branch['id'] as string;
