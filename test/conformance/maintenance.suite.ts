@@ -8,6 +8,8 @@ import type { StoragePorts } from '../../src/aipcs/core/application.js';
 import type { MaintenanceScanCommand } from '../../src/aipcs/core/maintenance.js';
 import type { MaintenanceScanType } from '../../src/aipcs/contract/manifest/derived-model.js';
 import { formatTimestamp } from '../../src/aipcs/core/time.js';
+import { storeLayoutOf } from '../../src/aipcs/core/layout.js';
+import type { RecordScan } from '../../src/aipcs/core/ports.js';
 import { losslessJson, type JsonObject } from '../../src/common/json.js';
 import { appOver, manifest, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 import { memoManifest } from './memo-manifest.js';
@@ -289,6 +291,29 @@ export function maintenanceSuite(harness: StorageHarness): void {
         const ids = sortedIds(...created);
         await app.records.update({ serviceId, entityName: 'memo', recordId: ids[255] as string, updates: { confidence: 0.2 }, expectedRecordVersion: 1n, idempotencyKey: key() });
         expect((await candidatesOf('low_confidence')).map((candidate) => candidate.id)).toEqual([ids[255]]);
+      });
+
+      // The scan's windows are thousands of records wide; the data port's bounds are checked on five.
+      it('data port: a scan window is (afterId, throughId], in or out of a branch (primary and related members), and idAfter counts from afterId', async () => {
+        const created: JsonObject[] = [];
+        for (let i = 0; i < 5; i++) created.push(await memo({ confidence: 0.2 }));
+        const ids = sortedIds(...created);
+        const branchId = ((await app.branches.create({ serviceId, slug: 'w', title: 'W', intent: 'W.', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: key() }))['branch'] as JsonObject)['id'] as string;
+        for (const [i, id] of ids.entries()) {
+          await app.branches.assign({ serviceId, branchId, role: i % 2 === 0 ? 'primary' : 'related', operation: 'assign', records: [{ entityName: 'memo', recordId: id, expectedRecordVersion: 1n }], idempotencyKey: key() });
+        }
+        const layout = storeLayoutOf(manifest(memoManifest())).entities.find((entity) => entity.name === 'memo')!;
+        const locator = { backend: storage.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` };
+        const scanIds = (scan: RecordScan) => storage.data.read(locator, 'agent-a', async (tx) => (await tx.scanRecords(layout, scan)).map((record) => record.id));
+        const idAfter = (afterId: string | null, count: number, memberOf: string | null) => storage.data.read(locator, 'agent-a', (tx) => tx.idAfter(layout, afterId, count, memberOf));
+        const anyOf = [{ kind: 'at_most', field: 'confidence', value: 0.5 }] as const;
+        for (const memberOf of [null, branchId]) {
+          expect(await scanIds({ memberOf, afterId: ids[0]!, limit: 10, anyOf, throughId: ids[3]! })).toEqual(ids.slice(1, 4));
+          expect(await scanIds({ memberOf, afterId: ids[0]!, limit: 10 })).toEqual(ids.slice(1));
+          expect(await idAfter(ids[0]!, 2, memberOf)).toBe(ids[2]);
+          expect(await idAfter(null, 1, memberOf)).toBe(ids[0]);
+          expect(await idAfter(ids[3]!, 2, memberOf)).toBeNull();
+        }
       });
 
       it('in a branch scope, reads only the members that could be candidates, past any number of others', async () => {
