@@ -314,6 +314,16 @@ export function maintenanceSuite(harness: StorageHarness): void {
           expect(await idAfter(null, 1, memberOf)).toBe(ids[0]);
           expect(await idAfter(ids[3]!, 2, memberOf)).toBeNull();
         }
+        // Narrowing conditions at their bounds: at most (inclusive), more than n characters (exclusive).
+        const narrowed = (condition: NonNullable<RecordScan['anyOf']>[number]) => scanIds({ memberOf: null, afterId: null, limit: 10, anyOf: [condition] });
+        expect(await narrowed({ kind: 'at_most', field: 'confidence', value: 0.2 })).toEqual(ids);
+        expect(await narrowed({ kind: 'at_most', field: 'confidence', value: 0.1 })).toEqual([]);
+        expect(await narrowed({ kind: 'longer_than', field: 'title', characters: 5 })).toEqual([]);
+        expect(await narrowed({ kind: 'longer_than', field: 'title', characters: 4 })).toEqual(ids);
+        // Blank: null or (a list) empty.
+        await app.records.update({ serviceId, entityName: 'memo', recordId: ids[0]!, updates: { labels: [] }, expectedRecordVersion: 2n, idempotencyKey: key() });
+        await app.records.update({ serviceId, entityName: 'memo', recordId: ids[1]!, updates: { labels: ['a'] }, expectedRecordVersion: 2n, idempotencyKey: key() });
+        expect(await narrowed({ kind: 'all_blank', fields: [{ name: 'labels', type: 'string_list' }] })).toEqual([ids[0], ...ids.slice(2)]);
       });
 
       it('in a branch scope, reads only the members that could be candidates, past any number of others', async () => {
