@@ -95,6 +95,27 @@ export function lifecycleSuite(harness: StorageHarness): void {
       });
     });
 
+    describe('registry port', () => {
+      // The services update a service row only under its lock, right after reading it: the
+      // compare-and-change is the port's own word, checked here directly.
+      it('updates a service row only at the expected revision', async () => {
+        const serviceId = await designed();
+        const stale = await storage.registry.write(async (tx) => {
+          const row = (await tx.getService('agent-a', serviceId))!;
+          return tx.updateService({ ...row, intentDescription: 'Changed.' }, row.serviceRevision - 1n);
+        });
+        expect(stale).toBe(false);
+        const inspected = await app.lifecycle.inspect(serviceId);
+        expect(inspected).toHaveProperty('intent_description');
+        expect(inspected['intent_description']).not.toBe('Changed.');
+        const fresh = await storage.registry.write(async (tx) => {
+          const row = (await tx.getService('agent-a', serviceId))!;
+          return tx.updateService(row, row.serviceRevision);
+        });
+        expect(fresh).toBe(true);
+      });
+    });
+
     describe('list and inspect', () => {
       it('lists in creation order up to the limit', async () => {
         const a = await app.lifecycle.seed(seedCommand('a', 'alpha'));
