@@ -226,6 +226,34 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   });
 });
 
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('a unit whose backend ends before its COMMIT on PostgreSQL %s', (_version, cluster) => {
+  // The COMMIT fails with its connection: the server may have committed or
+  // not, so a write unit is uncertain (the caller must not say "not written"),
+  // while a read unit has nothing to be uncertain about. (mutation review N: CN-uncertain)
+  it('is uncertain for a write unit and unavailable for a read unit', async () => {
+    const db = await createTestDatabase(cluster);
+    const connection = new PostgresConnection({ dsn: db.url, ...timeouts, maxConnections: 2 });
+    try {
+      for (const mode of ['write', 'read'] as const) {
+        const failure = await failureOf(
+          connection.transaction(mode, async (session) => {
+            const pid = (await session.rows<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]?.pid;
+            // Waits (up to 10 s) until the backend has exited.
+            const [ended] = await queryRows<{ ended: boolean }>(cluster.adminUrl, 'SELECT pg_terminate_backend($1, 10000) AS ended', [pid]);
+            expect(ended?.ended).toBe(true);
+          }),
+        );
+        expect(failure.kind, mode).toBe(mode === 'write' ? 'uncertain' : 'unavailable');
+      }
+      // The lost connections were discarded: the next unit gets a live one.
+      await expect(connection.transaction('read', async (session) => (await session.rows('SELECT 1 AS one')).length)).resolves.toBe(1);
+    } finally {
+      await connection.close();
+      await db.drop();
+    }
+  });
+});
+
 describe('server version floor', () => {
   const available = binDirFor('15') !== undefined;
   let cluster: RunningCluster | undefined;
