@@ -116,7 +116,8 @@ export function compareNumbers(a: number | bigint, b: number | bigint): number {
     const asNum = Number(big);
     order = asNum < num ? -1 : asNum > num ? 1 : 0;
   }
-  return typeof a === 'bigint' ? order : -order;
+  // No -0 for an equal pair: callers may compare the result with 0 exactly.
+  return typeof a === 'bigint' || order === 0 ? order : -order;
 }
 
 /** Freezes a schema tree so no consumer can change the catalogue at run time. */

@@ -37,6 +37,7 @@ describe('exact number order', () => {
     expect(compareNumbers(1n, 0.3)).toBe(1);
     expect(compareNumbers(1.5, 1n)).toBe(1);
     expect(compareNumbers(2n, 2.5)).toBe(-1);
-    expect(compareNumbers(2, 2n) === 0).toBe(true);
+    expect(compareNumbers(2, 2n)).toBe(0);
+    expect(compareNumbers(2n, 2)).toBe(0);
   });
 });
