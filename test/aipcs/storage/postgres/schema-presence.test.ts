@@ -1,0 +1,131 @@
+// PostgreSQL adapter: a registry or service schema is ours alone only when
+// the connecting role owns the schema, every relation in it is owned by the
+// schema's owner, and nothing in it is granted to PUBLIC (catalog.ts,
+// schemaPresence). Each clause is tested on its own: the schema or a table is
+// handed to another role that grants the connecting role everything back (so
+// nothing but ownership is wrong), or one table is granted to PUBLIC. The
+// registry then refuses to open and a service store is incompatible, never
+// ready. So does a trigger added on one table (the catalog signature lists
+// triggers). Written in mutation review R: each survived removing its check.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
+import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
+import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
+import { openPostgresStorage, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
+import type { JsonObject } from '../../../../src/common/json.js';
+import { manifest, materialisedNotes } from '../../../conformance/harness.js';
+import { notesManifest } from '../../../support/manifests.js';
+import type { ClusterInfo } from '../../../support/postgres-cluster.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../../support/postgres.js';
+
+const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
+
+/** Run as the cluster's superuser in the test database: `schema` and every table in it become the superuser's, the store's role keeps every privilege. */
+const giveSchemaAway = (schema: string): string => `DO $$ DECLARE store_role text; t text; BEGIN
+    SELECT nspowner::regrole::text INTO store_role FROM pg_namespace WHERE nspname = '${schema}';
+    EXECUTE format('ALTER SCHEMA %I OWNER TO CURRENT_USER', '${schema}');
+    FOR t IN SELECT relname FROM pg_class WHERE relnamespace = '"${schema}"'::regnamespace AND relkind IN ('r', 'p') LOOP
+      EXECUTE format('ALTER TABLE %I.%I OWNER TO CURRENT_USER', '${schema}', t);
+    END LOOP;
+    EXECUTE format('GRANT USAGE, CREATE ON SCHEMA %I TO %s', '${schema}', store_role);
+    EXECUTE format('GRANT ALL ON ALL TABLES IN SCHEMA %I TO %s', '${schema}', store_role);
+    EXECUTE format('GRANT ALL ON ALL SEQUENCES IN SCHEMA %I TO %s', '${schema}', store_role);
+  END $$`;
+
+/** As the superuser: one table becomes the superuser's, the store's role keeps every privilege on it. */
+const giveTableAway = (schema: string, table: string): string => `DO $$ DECLARE store_role text; BEGIN
+    SELECT nspowner::regrole::text INTO store_role FROM pg_namespace WHERE nspname = '${schema}';
+    EXECUTE format('ALTER TABLE %I.%I OWNER TO CURRENT_USER', '${schema}', '${table}');
+    EXECUTE format('GRANT ALL ON %I.%I TO %s', '${schema}', '${table}', store_role);
+  END $$`;
+
+expectClustersUnderCi();
+
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s schema presence', (_version, cluster: ClusterInfo) => {
+  let db: TestDatabase;
+  let options: PostgresStorageOptions;
+  let adminUrl: string;
+  const opened: StoragePorts[] = [];
+  const open = async () => {
+    const storage = await openPostgresStorage(options);
+    opened.push(storage);
+    return storage;
+  };
+
+  beforeEach(async () => {
+    db = await createTestDatabase(cluster);
+    options = { dsn: db.url, ...timeouts };
+    adminUrl = cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`);
+  });
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((storage) => storage.close()));
+    await db.drop();
+  });
+
+  const cases: { name: string; change: (schema: string, table: string) => { sql: string; asAdmin: boolean }; schemaWide?: boolean }[] = [
+    { name: 'the schema and all its tables owned by another role, every privilege granted back', schemaWide: true, change: (schema) => ({ sql: giveSchemaAway(schema), asAdmin: true }) },
+    { name: 'one table owned by another role, every privilege on it granted back', schemaWide: true, change: (schema, table) => ({ sql: giveTableAway(schema, table), asAdmin: true }) },
+    { name: 'one table granted to PUBLIC', schemaWide: true, change: (schema, table) => ({ sql: `GRANT SELECT ON "${schema}"."${table}" TO PUBLIC`, asAdmin: false }) },
+    {
+      // The function lives outside the schema, so only the trigger itself differs from what the adapter created.
+      name: 'a trigger added on one table',
+      change: (schema, table) => ({
+        sql: `CREATE FUNCTION public.aipcs_extra_trigger() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN RETURN NEW; END $f$;
+              CREATE TRIGGER aipcs_extra BEFORE INSERT ON "${schema}"."${table}" FOR EACH ROW EXECUTE FUNCTION public.aipcs_extra_trigger()`,
+        asAdmin: false,
+      }),
+    },
+  ];
+
+  it.each(cases)('refuses to open a registry with $name', async ({ change }) => {
+    await (await open()).close();
+    const { sql, asAdmin } = change('aipcs_registry', 'aipcs_registry_claim');
+    await queryRows(asAdmin ? adminUrl : db.url, sql);
+    const error = await openPostgresStorage(options).then(
+      (storage) => {
+        opened.push(storage);
+        return undefined;
+      },
+      (reason: unknown) => reason,
+    );
+    expect(error).toBeInstanceOf(StorageFailure);
+    expect((error as StorageFailure).kind).toBe('unavailable');
+  });
+
+  it.each(cases)('calls a service store with $name incompatible', async ({ change, schemaWide = false }) => {
+    const storage = await open();
+    const { serviceId, app } = await materialisedNotes(storage);
+    const service = await app.lifecycle.inspect(serviceId);
+    const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
+    const layout = storeLayoutOf(manifest(notesManifest()));
+    expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'ready' });
+    const { sql, asAdmin } = change(locator.namespace, 'note');
+    await queryRows(asAdmin ? adminUrl : db.url, sql);
+    expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
+    // Operator inspection checks the schema as a whole and the bookkeeping tables, not the entity tables.
+    if (schemaWide) expect((await storage.stores.inspect(locator)).status).toBe('incompatible');
+  });
+});
+
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s drifted store revision', (_version, cluster: ClusterInfo) => {
+  it('reports the revision a drifted store names only when this build knows it', async () => {
+    const db = await createTestDatabase(cluster);
+    const storage = await openPostgresStorage({ dsn: db.url, ...timeouts });
+    try {
+      const { serviceId, app } = await materialisedNotes(storage);
+      const service = await app.lifecycle.inspect(serviceId);
+      const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
+      const ready = await storage.stores.inspect(locator);
+      expect(ready.status).toBe('ready');
+      await queryRows(db.url, `ALTER TABLE "${locator.namespace}"."__aipcs_service_store_meta" ADD COLUMN "extra" text`);
+      expect(await storage.stores.inspect(locator)).toMatchObject({ status: 'incompatible', appliedRevision: ready.appliedRevision });
+      await queryRows(db.url, `UPDATE "${locator.namespace}"."__aipcs_service_store_meta" SET "applied_revision" = 99 WHERE "singleton" = 1`);
+      expect(await storage.stores.inspect(locator)).toMatchObject({ status: 'incompatible', appliedRevision: null });
+    } finally {
+      await storage.close();
+      await db.drop();
+    }
+  });
+});
