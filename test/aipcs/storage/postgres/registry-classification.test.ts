@@ -1,0 +1,53 @@
+// PostgreSQL adapter: how the registry's own rows classify it
+// (registry.ts, classifyRegistry): a migration history that is not exactly
+// this build's makes the registry incompatible at the revision its meta names,
+// and the admin view opens ports only over a ready registry. Written in
+// mutation review R: these survived deleting the check.
+
+import { describe, expect, it } from 'vitest';
+import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../../src/aipcs/storage/postgres/index.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows } from '../../../support/postgres.js';
+
+const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
+
+expectClustersUnderCi();
+
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s registry classification', (_version, cluster) => {
+  const withRegistry = async (change: string, check: (options: { dsn: string } & typeof timeouts) => Promise<void>): Promise<void> => {
+    const db = await createTestDatabase(cluster);
+    const options = { dsn: db.url, ...timeouts };
+    try {
+      await (await openPostgresStorage(options)).close();
+      const ready = await openPostgresStorageForAdmin(options, { writable: false });
+      expect(ready.registry).toMatchObject({ status: 'ready' });
+      expect(ready.ports).not.toBeNull();
+      await ready.ports?.close();
+      await queryRows(db.url, change);
+      await check(options);
+    } finally {
+      await db.drop();
+    }
+  };
+
+  it.each([
+    ['a migration row of another migration', `UPDATE aipcs_registry.aipcs_registry_migration SET migration_id = 'someone-else'`],
+    ['no migration row', `DELETE FROM aipcs_registry.aipcs_registry_migration`],
+  ])('calls a registry with %s incompatible and never starts on it', async (_name, change) => {
+    await withRegistry(change, async (options) => {
+      const inspected = await openPostgresStorageForAdmin(options, { writable: false });
+      expect(inspected.registry).toMatchObject({ status: 'incompatible', appliedRevision: 1n });
+      expect(inspected.ports).toBeNull();
+      await expect(openPostgresStorage(options)).rejects.toMatchObject({ kind: 'unavailable' });
+    });
+  });
+
+  it('opens no admin ports over a dirty registry', async () => {
+    await withRegistry(`UPDATE aipcs_registry.aipcs_registry_meta SET dirty = true`, async (options) => {
+      for (const writable of [false, true]) {
+        const inspected = await openPostgresStorageForAdmin(options, { writable });
+        expect(inspected.registry).toMatchObject({ status: 'dirty', appliedRevision: 1n });
+        expect(inspected.ports).toBeNull();
+      }
+    });
+  });
+});
