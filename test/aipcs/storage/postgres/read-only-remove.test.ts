@@ -1,0 +1,44 @@
+// PostgreSQL adapter: admin storage opened read-only never removes a service
+// store (service-store.ts, remove): it answers unavailable up front, for a
+// store whose fence is still open and for one that is already absent alike,
+// instead of classifying it first (incompatible, or a silent success). Written
+// in mutation review R: deleting the read-only check survived the suite.
+
+import { describe, expect, it } from 'vitest';
+import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
+import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../../src/aipcs/storage/postgres/index.js';
+import type { JsonObject } from '../../../../src/common/json.js';
+import { manifest, materialisedNotes } from '../../../conformance/harness.js';
+import { notesManifest } from '../../../support/manifests.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters } from '../../../support/postgres.js';
+
+const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
+
+expectClustersUnderCi();
+
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s read-only admin storage', (_version, cluster) => {
+  it('refuses to remove a store, present or absent, as unavailable', async () => {
+    const db = await createTestDatabase(cluster);
+    const options = { dsn: db.url, ...timeouts };
+    const storage = await openPostgresStorage(options);
+    try {
+      const { serviceId, app } = await materialisedNotes(storage);
+      const service = await app.lifecycle.inspect(serviceId);
+      const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
+      const layout = storeLayoutOf(manifest(notesManifest()));
+      const admin = await openPostgresStorageForAdmin(options, { writable: false });
+      const ports = admin.ports;
+      if (!ports) throw new Error('the registry is not ready');
+      try {
+        await expect(ports.stores.remove(locator, layout)).rejects.toMatchObject({ kind: 'unavailable' });
+        await expect(ports.stores.remove({ ...locator, namespace: `svc_${'0'.repeat(32)}` }, layout)).rejects.toMatchObject({ kind: 'unavailable' });
+        expect(await ports.stores.inspect(locator)).toMatchObject({ status: 'ready' });
+      } finally {
+        await ports.close();
+      }
+    } finally {
+      await storage.close();
+      await db.drop();
+    }
+  });
+});
