@@ -11,7 +11,7 @@ import { AIGPT_VERSION } from '../../src/aigpt/core/limits.js';
 import { memoryRecordJson } from '../../src/aigpt/core/record-format.js';
 import { tidFromParts } from '../../src/aigpt/core/tid.js';
 import { repoRoot } from '../support/bins.js';
-import { aigptBin, GOLDEN_MEMORY, makeTempHome, runAigpt, runAigptStdoutClosed, seedOrderMemory, type TempHome, writeConfig } from './support.js';
+import { aigptBin, GOLDEN_MEMORY, makeTempHome, runAigpt, runAigptStdoutClosed, seedOrderMemory, type TempHome, writeConfig, writeNumberedMemories } from './support.js';
 
 describe('aigpt CLI', () => {
   let home: TempHome;
@@ -87,13 +87,7 @@ describe('aigpt CLI', () => {
   });
 
   it('status does not call files beyond the 10 000-file read bound unreadable, and read-memory prints them all', async () => {
-    await writeConfig(home, { path: join(home.root, 'c') });
-    const memoryDir = join(home.root, 'c', 'self', 'ai.syui.gpt.memory');
-    await fs.mkdir(memoryDir, { recursive: true });
-    const names = Array.from({ length: 10_001 }, (_, i) => `note-${String(i).padStart(5, '0')}.json`);
-    for (let i = 0; i < names.length; i += 500) {
-      await Promise.all(names.slice(i, i + 500).map((name) => fs.writeFile(join(memoryDir, name), seedOrderMemory('self', 'x', name))));
-    }
+    await writeNumberedMemories(home, 10_001);
     const result = await run([]);
     expect(result.code).toBe(0);
     expect(result.stdout.endsWith('\nrecords: 10001/100\n')).toBe(true);

@@ -7,7 +7,7 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTempHome, runAigpt, seedOrderMemory, type TempHome, writeConfig } from './support.js';
+import { makeTempHome, runAigpt, type TempHome, writeNumberedMemories } from './support.js';
 
 describe('aigpt status and the 10 000-file read bound', () => {
   let home: TempHome;
@@ -17,13 +17,7 @@ describe('aigpt status and the 10 000-file read bound', () => {
   afterEach(() => home.cleanup());
 
   it('does not call an unreadable file beyond the bound unreadable', async () => {
-    await writeConfig(home, { path: join(home.root, 'c') });
-    const memoryDir = join(home.root, 'c', 'self', 'ai.syui.gpt.memory');
-    await fs.mkdir(memoryDir, { recursive: true });
-    const names = Array.from({ length: 10_001 }, (_, i) => `note-${String(i).padStart(5, '0')}.json`);
-    for (let i = 0; i < names.length; i += 500) {
-      await Promise.all(names.slice(i, i + 500).map((name) => fs.writeFile(join(memoryDir, name), seedOrderMemory('self', 'x', name))));
-    }
+    const { memoryDir, names } = await writeNumberedMemories(home, 10_001);
     // The oldest by the selection order: beyond the bound.
     await fs.writeFile(join(memoryDir, names[0]!), 'not json');
     const status = await runAigpt([], home.childEnv);

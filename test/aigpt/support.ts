@@ -206,3 +206,18 @@ export const INITIALIZE_REQUEST = {
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'aigpt-test', version: '0' } },
 };
 export const INITIALIZED_NOTIFICATION = { jsonrpc: '2.0', method: 'notifications/initialized' };
+
+/**
+ * A config whose records live under `<root>/c`, and `count` memory files in
+ * its memory folder named `note-00000.json`, … (in that selection order).
+ */
+export async function writeNumberedMemories(home: TempHome, count: number): Promise<{ memoryDir: string; names: string[] }> {
+  await writeConfig(home, { path: join(home.root, 'c') });
+  const memoryDir = join(home.root, 'c', 'self', 'ai.syui.gpt.memory');
+  await fs.mkdir(memoryDir, { recursive: true });
+  const names = Array.from({ length: count }, (_, i) => `note-${String(i).padStart(5, '0')}.json`);
+  for (let i = 0; i < names.length; i += 500) {
+    await Promise.all(names.slice(i, i + 500).map((name) => fs.writeFile(join(memoryDir, name), seedOrderMemory('self', 'x', name))));
+  }
+  return { memoryDir, names };
+}
