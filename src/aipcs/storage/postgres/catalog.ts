@@ -16,8 +16,13 @@ export const IGNORED_INDEX_PREFIX = '__aipcs_eq_';
 /**
  * The schema's structure: relations, columns, constraints, indexes and
  * anything that could act on rows. With `tablePrefix`, only the tables whose
- * names start with it (and what hangs off them) are described: a store's
- * foundation without its manifest-dependent domain tables.
+ * names start with it (with their columns, constraints and indexes) are
+ * described: a store's foundation without its manifest-dependent domain
+ * tables. Every other kind of relation (a view, a sequence) and everything
+ * that could act on rows (a trigger, rule or policy, row security) is read
+ * from the whole schema either way, since no layout makes any: a trigger on
+ * a domain table is foundation drift, as it is for a SQLite store (decision
+ * D68).
  */
 export async function schemaSignature(session: PgSession, schema: string, tablePrefix: string | null = null): Promise<string> {
   const params = [schema, tablePrefix ?? ''];
@@ -25,7 +30,7 @@ export async function schemaSignature(session: PgSession, schema: string, tableP
   const relations = await session.rows<{ relname: string; relkind: string; rls: boolean }>(
     `SELECT c.relname, c.relkind::text AS relkind, c.relrowsecurity AS rls
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND c.relkind <> 'i' AND (c.relkind <> 'r' OR starts_with(c.relname, $2)) AND ($2 = '' OR c.relkind IN ('r', 'S'))
+      WHERE n.nspname = $1 AND c.relkind <> 'i' AND (c.relkind <> 'r' OR starts_with(c.relname, $2))
       ORDER BY c.relname COLLATE "C"`,
     params,
   );
@@ -89,24 +94,28 @@ export async function schemaSignature(session: PgSession, schema: string, tableP
       ORDER BY i.relname COLLATE "C"`,
     params,
   );
-  // Triggers, rules, policies, functions and free-standing types could all
-  // change what a statement does to rows; a schema of ours has none.
+  // Triggers, rules, policies, row security, functions and free-standing
+  // types could all change what a statement does to rows; a schema of ours
+  // has none, on any table.
   const extras = await session.rows<Record<string, unknown>>(
-    `SELECT 'trigger' AS kind, tg.tgname::text AS name FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND starts_with(c.relname, $2) AND NOT tg.tgisinternal
+    `SELECT 'trigger' AS kind, c.relname::text || '.' || tg.tgname::text AS name FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND NOT tg.tgisinternal
      UNION ALL
-     SELECT 'rule', r.rulename::text FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND starts_with(c.relname, $2)
+     SELECT 'rule', c.relname::text || '.' || r.rulename::text FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1
      UNION ALL
-     SELECT 'policy', p.polname::text FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND starts_with(c.relname, $2)
+     SELECT 'policy', c.relname::text || '.' || p.polname::text FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1
+     UNION ALL
+     SELECT 'row_security', c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND (c.relrowsecurity OR c.relforcerowsecurity)
      UNION ALL
      SELECT 'function', p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1
      UNION ALL
      SELECT 'type', t.typname::text FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
       WHERE n.nspname = $1 AND t.typrelid = 0 AND NOT (t.typcategory = 'A' AND EXISTS (SELECT 1 FROM pg_type e WHERE e.oid = t.typelem AND e.typrelid <> 0))
      ORDER BY 1, 2`,
-    params,
+    [schema],
   );
   return JSON.stringify({ relations, columns, constraints, indexes, extras }, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
 }

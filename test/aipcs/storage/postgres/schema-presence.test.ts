@@ -7,6 +7,9 @@
 // registry then refuses to open and a service store is incompatible, never
 // ready. So does a trigger added on one table (the catalog signature lists
 // triggers). Written in mutation review R: each survived removing its check.
+// A trigger, rule, policy, row security or a view anywhere in a store's
+// schema is foundation drift, which operator inspection reports as it does
+// for a SQLite store (decision D68).
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
@@ -64,10 +67,10 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     await db.drop();
   });
 
-  const cases: { name: string; change: (schema: string, table: string) => { sql: string; asAdmin: boolean }; schemaWide?: boolean }[] = [
-    { name: 'the schema and all its tables owned by another role, every privilege granted back', schemaWide: true, change: (schema) => ({ sql: giveSchemaAway(schema), asAdmin: true }) },
-    { name: 'one table owned by another role, every privilege on it granted back', schemaWide: true, change: (schema, table) => ({ sql: giveTableAway(schema, table), asAdmin: true }) },
-    { name: 'one table granted to PUBLIC', schemaWide: true, change: (schema, table) => ({ sql: `GRANT SELECT ON "${schema}"."${table}" TO PUBLIC`, asAdmin: false }) },
+  const cases: { name: string; change: (schema: string, table: string) => { sql: string; asAdmin: boolean } }[] = [
+    { name: 'the schema and all its tables owned by another role, every privilege granted back', change: (schema) => ({ sql: giveSchemaAway(schema), asAdmin: true }) },
+    { name: 'one table owned by another role, every privilege on it granted back', change: (schema, table) => ({ sql: giveTableAway(schema, table), asAdmin: true }) },
+    { name: 'one table granted to PUBLIC', change: (schema, table) => ({ sql: `GRANT SELECT ON "${schema}"."${table}" TO PUBLIC`, asAdmin: false }) },
     {
       // The function lives outside the schema, so only the trigger itself differs from what the adapter created.
       name: 'a trigger added on one table',
@@ -77,6 +80,10 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         asAdmin: false,
       }),
     },
+    { name: 'a rule added on one table', change: (schema, table) => ({ sql: `CREATE RULE aipcs_extra AS ON INSERT TO "${schema}"."${table}" DO ALSO NOTIFY aipcs_extra`, asAdmin: false }) },
+    { name: 'a policy added on one table', change: (schema, table) => ({ sql: `CREATE POLICY aipcs_extra ON "${schema}"."${table}" USING (true)`, asAdmin: false }) },
+    { name: 'row security enabled on one table', change: (schema, table) => ({ sql: `ALTER TABLE "${schema}"."${table}" ENABLE ROW LEVEL SECURITY`, asAdmin: false }) },
+    { name: 'a view added beside the tables', change: (schema, table) => ({ sql: `CREATE VIEW "${schema}"."aipcs_extra" AS SELECT * FROM "${schema}"."${table}"`, asAdmin: false }) },
   ];
 
   it.each(cases)('refuses to open a registry with $name', async ({ change }) => {
@@ -94,7 +101,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     expect((error as StorageFailure).kind).toBe('unavailable');
   });
 
-  it.each(cases)('calls a service store with $name incompatible', async ({ change, schemaWide = false }) => {
+  it.each(cases)('calls a service store with $name incompatible', async ({ change }) => {
     const storage = await open();
     const { serviceId, app } = await materialisedNotes(storage);
     const service = await app.lifecycle.inspect(serviceId);
@@ -104,8 +111,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const { sql, asAdmin } = change(locator.namespace, 'note');
     await queryRows(asAdmin ? adminUrl : db.url, sql);
     expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
-    // Operator inspection checks the schema as a whole and the bookkeeping tables, not the entity tables.
-    if (schemaWide) expect((await storage.stores.inspect(locator)).status).toBe('incompatible');
+    expect((await storage.stores.inspect(locator)).status).toBe('incompatible');
   });
 });
 
