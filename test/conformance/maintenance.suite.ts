@@ -293,6 +293,26 @@ export function maintenanceSuite(harness: StorageHarness): void {
         expect((await candidatesOf('low_confidence')).map((candidate) => candidate.id)).toEqual([ids[255]]);
       });
 
+      it('in a branch scope too, a full batch is followed by the next (a candidate just past it is found)', async () => {
+        const branchId = ((await app.branches.create({ serviceId, slug: 'full', title: 'F', intent: 'F.', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: key() }))['branch'] as JsonObject)['id'] as string;
+        const admission = await app.lifecycle.admitData(serviceId);
+        const layout = admission.layout.entities.find((entity) => entity.name === 'memo');
+        const locator = admission.service.storage;
+        if (!layout || !locator) throw new Error('no memo layout');
+        // 300 members at the threshold pass the store's narrowing (at most) but are no candidates (below);
+        // the one candidate is the 258th, past a first batch of 256 and one more record.
+        const ids = Array.from({ length: 300 }, (_, i) => `00000000-0000-4000-8000-${i.toString().padStart(12, '0')}`);
+        const at = 1_800_000_000_000_000n;
+        await storage.data.write(locator, 'agent-a', async (tx) => {
+          for (const [i, id] of ids.entries()) {
+            await tx.insertRecord(layout, { id, createdAt: at, updatedAt: at, createdVia: 'mcp', recordVersion: 1n, fields: { title: 'prose', status: 'ok', confidence: i === 257 ? 0.2 : 0.5 } });
+            await tx.putMembership('memo', id, branchId, i % 3 === 0 ? 'related' : 'primary', at);
+          }
+        });
+        const result = await app.maintenance.scan({ serviceId, entityName: 'memo', branchId, scanTypes: ['low_confidence'], staleAfterDays: 90, lowConfidenceBelow: 0.5, limit: 50 });
+        expect((result['candidates'] as JsonObject[]).map((candidate) => (candidate['record'] as JsonObject)['id'])).toEqual([ids[257]]);
+      });
+
       // The scan's windows are thousands of records wide; the data port's bounds are checked on five.
       it('data port: a scan window is (afterId, throughId], in or out of a branch (primary and related members), and idAfter counts from afterId', async () => {
         const created: JsonObject[] = [];
