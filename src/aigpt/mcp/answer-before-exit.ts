@@ -234,13 +234,12 @@ export function answerBeforeExit(
 
   // A sink that failed (a client that closed our stdout) takes no answers:
   // nothing is waited for any more, and writes complete at once.
-  let waitingWrites: (() => void)[] = [];
+  let waitingWrites = new Set<() => void>();
   const releaseWrites = (): void => {
     const callbacks = waitingWrites;
-    waitingWrites = [];
+    waitingWrites = new Set();
     for (const callback of callbacks) callback();
   };
-  sink.on('drain', releaseWrites);
   sink.on('error', () => {
     gateOpen = true;
     stopWaiting();
@@ -252,11 +251,12 @@ export function answerBeforeExit(
     setImmediate(() => output.destroy());
   });
 
-  // No buffer of its own: an answer counts as written (for the transport,
-  // which ends the session on it) only once the real output has taken it.
-  // With the default 16 KiB, answers a client did not read sat here as if
-  // sent, and a shutdown signal found nothing owed, closed the session, and
-  // left the process waiting on stdout for good.
+  // An answer counts as written (for the transport, which ends the session
+  // on it) only once the system has taken it from the real output (its
+  // write callback), not once the output has buffered it: answers a client
+  // did not read would otherwise sit in a buffer as if sent, and a shutdown
+  // signal found nothing owed, closed the session, and left the process
+  // waiting on stdout for good. No buffer of its own either, for the same reason.
   const output = new Writable({
     highWaterMark: 0,
     write(chunk: Buffer | string, _encoding, callback): void {
@@ -265,10 +265,13 @@ export function answerBeforeExit(
         return;
       }
       const data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-      const flushed = sink.write(data);
+      const written = (): void => {
+        if (!waitingWrites.delete(written)) return;
+        callback();
+      };
+      waitingWrites.add(written);
+      sink.write(data, written);
       noteAnswers(data);
-      if (flushed) callback();
-      else waitingWrites.push(() => callback());
     },
   });
 

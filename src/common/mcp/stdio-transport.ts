@@ -475,24 +475,27 @@ export class LosslessStdioTransport implements Transport {
     if (('result' in message || 'error' in message) && (typeof id === 'string' || typeof id === 'number')) this.settle(id);
   }
 
-  /** Writes one line; resolves once the output takes more, or once the reader has gone (error, close). */
+  /**
+   * Writes one line; resolves once the system has taken it (the write's
+   * callback), or once the reader has gone (error, close). Not on write()'s
+   * return value: a stream takes up to its high-water mark (16 KiB on a pipe)
+   * into a buffer of its own, and a line sitting there, behind a pipe the
+   * client never reads, counted as answered; a shutdown signal then found
+   * nothing owed, closed the session, and left the process held open by that
+   * write for good.
+   */
   private writeLine(text: string): Promise<void> {
     const output = this.options.output;
     if (this.closed || output.destroyed) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      if (output.write(text)) {
-        resolve();
-        return;
-      }
       const done = (): void => {
-        output.off('drain', done);
         output.off('error', done);
         output.off('close', done);
         resolve();
       };
-      output.on('drain', done);
       output.on('error', done);
       output.on('close', done);
+      output.write(text, done);
     });
   }
 
