@@ -3,9 +3,18 @@
 // what an operator provisions for AIPCS.
 
 import { randomBytes } from 'node:crypto';
-import { expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, expect, inject, it } from 'vitest';
 import pg from 'pg';
+import type { OperatorStoragePorts } from '../../src/aipcs/core/application.js';
+import { openPostgresStorage, type PostgresStorageOptions } from '../../src/aipcs/storage/postgres/index.js';
 import type { ClusterInfo } from './postgres-cluster.js';
+
+/** The adapter tests' timeouts: a wait that outlasts them fails the test rather than hanging it. */
+export const timeouts: Pick<PostgresStorageOptions, 'connectTimeoutSeconds' | 'lockTimeoutMs' | 'statementTimeoutMs'> = Object.freeze({
+  connectTimeoutSeconds: 5,
+  lockTimeoutMs: 2000,
+  statementTimeoutMs: 10000,
+});
 
 export function postgresClusters(): ClusterInfo[] {
   return inject('postgresClusters');
@@ -65,6 +74,60 @@ export async function createTestDatabase(cluster: ClusterInfo): Promise<TestData
       }
     },
   };
+}
+
+export interface PostgresStorageFixture {
+  /** The current test's database. */
+  readonly db: TestDatabase;
+  /** Storage options on it, as its owning role, with `timeouts`. */
+  readonly options: PostgresStorageOptions;
+  /** The cluster's superuser, connected to the current test's database. */
+  readonly adminUrl: string;
+  /** Storage closed after the test, before the database is dropped: a test that closes one itself takes it out. */
+  readonly opened: OperatorStoragePorts[];
+  /** Opens storage on `options` with `extra` over them, closed after the test. */
+  open(extra?: Partial<PostgresStorageOptions>): Promise<OperatorStoragePorts>;
+}
+
+/**
+ * Call inside a describe: gives each of its tests a fresh database and, after
+ * the test, closes the storage opened through the fixture and then drops the
+ * database (dropping first would kill connections still in use).
+ */
+export function usePostgresStorage(cluster: ClusterInfo): PostgresStorageFixture {
+  let db: TestDatabase | undefined;
+  const opened: OperatorStoragePorts[] = [];
+  const current = (): TestDatabase => {
+    if (!db) throw new Error('the PostgreSQL storage fixture is used outside a test');
+    return db;
+  };
+  beforeEach(async () => {
+    db = await createTestDatabase(cluster);
+  });
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((storage) => storage.close()));
+    const dropped = db;
+    db = undefined;
+    await dropped?.drop();
+  });
+  const fixture: PostgresStorageFixture = {
+    get db() {
+      return current();
+    },
+    get options() {
+      return { dsn: current().url, ...timeouts };
+    },
+    get adminUrl() {
+      return cluster.adminUrl.replace(/\/postgres$/, `/${current().name}`);
+    },
+    opened,
+    async open(extra = {}) {
+      const storage = await openPostgresStorage({ ...fixture.options, ...extra });
+      opened.push(storage);
+      return storage;
+    },
+  };
+  return fixture;
 }
 
 /**

@@ -15,14 +15,13 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../../src/aipcs/core/application.js';
 import type { MembershipRow, StorageLocator, StoredBranch } from '../../../src/aipcs/core/ports.js';
-import { openPostgresStorage } from '../../../src/aipcs/storage/postgres/index.js';
 import { PostgresDataTx } from '../../../src/aipcs/storage/postgres/service-data.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { SqliteDataTx } from '../../../src/aipcs/storage/sqlite/service-data.js';
 import { appOver, manifest } from '../../conformance/harness.js';
 import { notesManifest } from '../../support/manifests.js';
 import type { ClusterInfo } from '../../support/postgres-cluster.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters } from '../../support/postgres.js';
+import { expectClustersUnderCi, postgresClusters, usePostgresStorage } from '../../support/postgres.js';
 import { ExplainingSession, explainingSqlite, planNodes } from '../../support/query-plans.js';
 
 const PRINCIPAL = 'agent-a';
@@ -130,39 +129,35 @@ describe('SQLite', () => {
 expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s', (_version, cluster: ClusterInfo) => {
+  const fixture = usePostgresStorage(cluster);
+
   it('pages memberships for export off an index in export order, with and without statistics', async () => {
-    const db = await createTestDatabase(cluster);
-    const storage = await openPostgresStorage({ dsn: db.url, connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 });
-    try {
-      const { locator, large, rows } = await loadMemberships(storage);
-      const middle = rows.findIndex((row) => row.branchId === large) + 400;
-      const page = await storage.data.scan(locator, PRINCIPAL, (tx) => tx.membershipPage(rows[middle] ?? null, 200));
-      expect(page).toEqual(rows.slice(middle + 1, middle + 201));
-      for (const analysed of [false, true]) {
-        const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-        const client = await pool.connect();
-        try {
-          if (analysed) await client.query(`ANALYZE "${locator.namespace}"."__aipcs_record_branch"`);
-          // As export's scan unit runs it: a store written moments ago has no statistics.
-          await client.query('SET enable_sort = off');
-          const session = new ExplainingSession(client);
-          const tx = new PostgresDataTx(session, locator.namespace, PRINCIPAL);
-          await tx.membershipPage(rows[middle] ?? null, 1000);
-          await tx.membershipPage(null, 1000);
-          for (const plan of session.plans) {
-            const types = planNodes(plan).map((node) => `${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}`);
-            const context = `${analysed ? 'analysed' : 'no statistics'}: ${types.join(', ')}`;
-            expect(plan['Node Type'], context).toBe('Limit');
-            expect(types.filter((type) => /Sort|Seq Scan/.test(type)), context).toEqual([]);
-          }
-        } finally {
-          client.release();
-          await pool.end();
+    const storage = await fixture.open();
+    const { locator, large, rows } = await loadMemberships(storage);
+    const middle = rows.findIndex((row) => row.branchId === large) + 400;
+    const page = await storage.data.scan(locator, PRINCIPAL, (tx) => tx.membershipPage(rows[middle] ?? null, 200));
+    expect(page).toEqual(rows.slice(middle + 1, middle + 201));
+    for (const analysed of [false, true]) {
+      const pool = new pg.Pool({ connectionString: fixture.db.url, max: 1 });
+      const client = await pool.connect();
+      try {
+        if (analysed) await client.query(`ANALYZE "${locator.namespace}"."__aipcs_record_branch"`);
+        // As export's scan unit runs it: a store written moments ago has no statistics.
+        await client.query('SET enable_sort = off');
+        const session = new ExplainingSession(client);
+        const tx = new PostgresDataTx(session, locator.namespace, PRINCIPAL);
+        await tx.membershipPage(rows[middle] ?? null, 1000);
+        await tx.membershipPage(null, 1000);
+        for (const plan of session.plans) {
+          const types = planNodes(plan).map((node) => `${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}`);
+          const context = `${analysed ? 'analysed' : 'no statistics'}: ${types.join(', ')}`;
+          expect(plan['Node Type'], context).toBe('Limit');
+          expect(types.filter((type) => /Sort|Seq Scan/.test(type)), context).toEqual([]);
         }
+      } finally {
+        client.release();
+        await pool.end();
       }
-    } finally {
-      await storage.close();
-      await db.drop();
     }
   });
 });

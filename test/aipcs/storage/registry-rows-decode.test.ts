@@ -17,7 +17,7 @@ import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { openSqliteRegistryForAdmin } from '../../../src/aipcs/storage/sqlite/registry.js';
 import { materialisedNotes } from '../../conformance/harness.js';
 import { freshDataRoot } from '../../support/aipcs-client.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows } from '../../support/postgres.js';
+import { expectClustersUnderCi, postgresClusters, queryRows, usePostgresStorage } from '../../support/postgres.js';
 
 /** A forged row, as an UPDATE of the registry's own tables (the same column names on both backends), and the value it leaves. */
 const FORGERIES: readonly [string, (schema: string) => string][] = [
@@ -71,18 +71,16 @@ describe('SQLite registry rows', () => {
 expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s registry rows', (_version, cluster) => {
+  const fixture = usePostgresStorage(cluster);
+
   it.each(FORGERIES)('refuses %s, and leaves it', async (_name, forge) => {
-    const db = await createTestDatabase(cluster);
-    const open = () => openPostgresStorage({ dsn: db.url, connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 });
-    try {
-      const storage = await open();
-      await materialisedNotes(storage);
-      await storage.close();
-      await (await open()).close();
-      await queryRows(db.url, forge('aipcs_registry.'));
-      expect((await failureOf(open())).kind).toBe('unavailable');
-    } finally {
-      await db.drop();
-    }
+    // Not fixture.open: each storage is closed here, the last open must fail.
+    const open = () => openPostgresStorage(fixture.options);
+    const storage = await open();
+    await materialisedNotes(storage);
+    await storage.close();
+    await (await open()).close();
+    await queryRows(fixture.db.url, forge('aipcs_registry.'));
+    expect((await failureOf(open())).kind).toBe('unavailable');
   });
 });

@@ -13,14 +13,13 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../../src/aipcs/core/application.js';
 import type { EntityLayout, RecordQuery, StorageLocator, StoredRecord } from '../../../src/aipcs/core/ports.js';
-import { openPostgresStorage } from '../../../src/aipcs/storage/postgres/index.js';
 import { PostgresDataTx } from '../../../src/aipcs/storage/postgres/service-data.js';
 import { equalityIndexName } from '../../../src/aipcs/storage/postgres/service-store.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { SqliteDataTx } from '../../../src/aipcs/storage/sqlite/service-data.js';
 import { materialisedNotes } from '../../conformance/harness.js';
 import type { ClusterInfo } from '../../support/postgres-cluster.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters } from '../../support/postgres.js';
+import { expectClustersUnderCi, postgresClusters, usePostgresStorage } from '../../support/postgres.js';
 import { ExplainingSession, explainingSqlite, planNodes } from '../../support/query-plans.js';
 
 const PRINCIPAL = 'agent-a';
@@ -163,43 +162,39 @@ describe('SQLite', () => {
 expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s', (_version, cluster: ClusterInfo) => {
+  const fixture = usePostgresStorage(cluster);
+
   it('drives a search with several filters from its smallest range, with and without statistics', async () => {
-    const db = await createTestDatabase(cluster);
-    const storage = await openPostgresStorage({ dsn: db.url, connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 });
-    try {
-      const loaded = await loadNotes(storage);
-      for (const testCase of cases) {
-        const found = await storage.data.read(loaded.locator, PRINCIPAL, (tx) => tx.queryRecords(loaded.layout, testCase.query(loaded)));
-        expect(found.map((record) => record.id), testCase.name).toEqual(expected(loaded, testCase));
-      }
-      for (const analysed of [false, true]) {
-        const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-        const client = await pool.connect();
-        try {
-          if (analysed) await client.query(`ANALYZE "${loaded.locator.namespace}"."note", "${loaded.locator.namespace}"."__aipcs_list_member", "${loaded.locator.namespace}"."__aipcs_record_branch"`);
-          const session = new ExplainingSession(client);
-          const tx = new PostgresDataTx(session, loaded.locator.namespace, PRINCIPAL);
-          for (const testCase of cases) {
-            await tx.queryRecords(loaded.layout, testCase.query(loaded));
-            const plan = session.plans.at(-1);
-            if (!plan) throw new Error('no plan');
-            // Limit → Nested Loop → [the driving range, the record lookup].
-            const driver = planNodes(plan).find((node) => node['Node Type'] === 'Nested Loop')?.Plans?.[0];
-            const context = `${testCase.name}${analysed ? ' (analysed)' : ''}: ${planNodes(plan)
-              .map((node) => `${node['Node Type']} ${node['Relation Name'] ?? ''} ${node['Index Name'] ?? ''}`)
-              .join(' | ')}`;
-            const driving = driver ? planNodes(driver) : [];
-            if (testCase.driver === 'member') expect(driving.some((node) => node['Relation Name'] === '__aipcs_list_member'), context).toBe(true);
-            else expect(driving.some((node) => node['Index Name'] === equalityIndexName('note', (testCase.driver as { equality: string }).equality)), context).toBe(true);
-          }
-        } finally {
-          client.release();
-          await pool.end();
+    const storage = await fixture.open();
+    const loaded = await loadNotes(storage);
+    for (const testCase of cases) {
+      const found = await storage.data.read(loaded.locator, PRINCIPAL, (tx) => tx.queryRecords(loaded.layout, testCase.query(loaded)));
+      expect(found.map((record) => record.id), testCase.name).toEqual(expected(loaded, testCase));
+    }
+    for (const analysed of [false, true]) {
+      const pool = new pg.Pool({ connectionString: fixture.db.url, max: 1 });
+      const client = await pool.connect();
+      try {
+        if (analysed) await client.query(`ANALYZE "${loaded.locator.namespace}"."note", "${loaded.locator.namespace}"."__aipcs_list_member", "${loaded.locator.namespace}"."__aipcs_record_branch"`);
+        const session = new ExplainingSession(client);
+        const tx = new PostgresDataTx(session, loaded.locator.namespace, PRINCIPAL);
+        for (const testCase of cases) {
+          await tx.queryRecords(loaded.layout, testCase.query(loaded));
+          const plan = session.plans.at(-1);
+          if (!plan) throw new Error('no plan');
+          // Limit → Nested Loop → [the driving range, the record lookup].
+          const driver = planNodes(plan).find((node) => node['Node Type'] === 'Nested Loop')?.Plans?.[0];
+          const context = `${testCase.name}${analysed ? ' (analysed)' : ''}: ${planNodes(plan)
+            .map((node) => `${node['Node Type']} ${node['Relation Name'] ?? ''} ${node['Index Name'] ?? ''}`)
+            .join(' | ')}`;
+          const driving = driver ? planNodes(driver) : [];
+          if (testCase.driver === 'member') expect(driving.some((node) => node['Relation Name'] === '__aipcs_list_member'), context).toBe(true);
+          else expect(driving.some((node) => node['Index Name'] === equalityIndexName('note', (testCase.driver as { equality: string }).equality)), context).toBe(true);
         }
+      } finally {
+        client.release();
+        await pool.end();
       }
-    } finally {
-      await storage.close();
-      await db.drop();
     }
   });
 });

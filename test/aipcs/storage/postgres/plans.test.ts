@@ -5,42 +5,34 @@
 // behavioural check of the store layout and the SQL shapes; no timings.
 
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
 import type { EntityLayout, RecordQuery, StorageLocator, StoredRecord } from '../../../../src/aipcs/core/ports.js';
-import { openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
 import { PostgresDataTx } from '../../../../src/aipcs/storage/postgres/service-data.js';
 import { appOver, manifest, materialisedNotes } from '../../../conformance/harness.js';
 import { notesManifest, notesManifestV2 } from '../../../support/manifests.js';
 import type { JsonObject } from '../../../../src/common/json.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../../support/postgres.js';
+import { expectClustersUnderCi, postgresClusters, queryRows, usePostgresStorage } from '../../../support/postgres.js';
 import { ExplainingFirstSession, ExplainingSession, type PlanNode, planNodes } from '../../../support/query-plans.js';
 
-const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
 const PRINCIPAL = 'agent-a';
 const RECORDS = 3000;
 
 expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s record query plans', (_version, cluster: ClusterInfo) => {
-  let db: TestDatabase;
+  const fixture = usePostgresStorage(cluster);
   let storage: OperatorStoragePorts;
 
   beforeEach(async () => {
-    db = await createTestDatabase(cluster);
-    storage = await openPostgresStorage({ dsn: db.url, ...timeouts });
-  });
-
-  afterEach(async () => {
-    await storage.close();
-    await db.drop();
+    storage = await fixture.open();
   });
 
   /** Runs `use` on one connection of its own, closed afterwards. */
   async function onOneConnection<T>(use: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    const pool = new pg.Pool({ connectionString: fixture.db.url, max: 1 });
     const client = await pool.connect();
     try {
       return await use(client);
@@ -99,7 +91,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     };
     for (const analysed of [false, true]) {
       if (analysed) {
-        await queryRows(db.url, `ANALYZE "${locator.namespace}"."note", "${locator.namespace}"."__aipcs_list_member"`);
+        await queryRows(fixture.db.url, `ANALYZE "${locator.namespace}"."note", "${locator.namespace}"."__aipcs_list_member"`);
       }
       for (const [name, query] of Object.entries(queries)) {
         const plan = await explain(locator, layout, query);
@@ -140,7 +132,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const scans = { scope: { memberOf: branchId, afterId: null, limit: 256 }, 'scope after a position': { memberOf: branchId, afterId: members[30] ?? null, limit: 256 }, entity: { memberOf: null, afterId: ids[1000] ?? null, limit: 256 } };
     for (const analysed of [false, true]) {
       if (analysed) {
-        await queryRows(db.url, `ANALYZE "${locator.namespace}"."note", "${locator.namespace}"."__aipcs_record_branch"`);
+        await queryRows(fixture.db.url, `ANALYZE "${locator.namespace}"."note", "${locator.namespace}"."__aipcs_record_branch"`);
       }
       for (const [name, scan] of Object.entries(scans)) {
         await onOneConnection(async (client) => {
@@ -163,7 +155,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   /** For every foreign key of the store's domain tables: the table, the key's column, and whether an index leads with that column. */
   async function foreignKeyIndexes(namespace: string): Promise<{ table: string; column: string; indexed: boolean }[]> {
     return queryRows<{ table: string; column: string; indexed: boolean }>(
-      db.url,
+      fixture.db.url,
       `SELECT c.conrelid::regclass::text AS table, a.attname AS column,
               EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.conrelid AND i.indkey[0] = c.conkey[1]) AS indexed
          FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
@@ -178,12 +170,12 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     expect(await foreignKeyIndexes(locator.namespace)).toEqual([{ table: `${locator.namespace}.note`, column: 'project_id', indexed: true }]);
 
     // The lookup PostgreSQL's restrict trigger runs, and our own check before it.
-    await queryRows(db.url, `ANALYZE "${locator.namespace}"."note"`);
+    await queryRows(fixture.db.url, `ANALYZE "${locator.namespace}"."note"`);
     for (const sql of [
       `SELECT 1 FROM ONLY "${locator.namespace}"."note" x WHERE "project_id" = $1 FOR KEY SHARE OF x`,
       `SELECT 1 FROM "${locator.namespace}"."note" WHERE "project_id" = $1 LIMIT 1`,
     ]) {
-      const [row] = await queryRows<{ 'QUERY PLAN': readonly { Plan: PlanNode }[] }>(db.url, `EXPLAIN (FORMAT JSON) ${sql}`, [randomUUID()]);
+      const [row] = await queryRows<{ 'QUERY PLAN': readonly { Plan: PlanNode }[] }>(fixture.db.url, `EXPLAIN (FORMAT JSON) ${sql}`, [randomUUID()]);
       const plan = row?.['QUERY PLAN'][0]?.Plan;
       if (!plan) throw new Error('no plan');
       const types = planNodes(plan).map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
@@ -224,7 +216,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       await tx.appendHeldHistory();
     });
     const rows = await queryRows<{ relname: string; analysed: boolean }>(
-      db.url,
+      fixture.db.url,
       `SELECT c.relname, c.reltuples >= 0 AS analysed FROM pg_class c WHERE c.relnamespace = $1::regnamespace AND c.relkind = 'r' AND c.relname IN ('note', '__aipcs_list_member', '__aipcs_memory_branch', '__aipcs_record_branch', '__aipcs_record_history') ORDER BY 1`,
       [locator.namespace],
     );
@@ -243,7 +235,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       }
     });
     for (const analysed of [false, true]) {
-      if (analysed) await queryRows(db.url, `ANALYZE "${locator.namespace}"."__aipcs_record_history"`);
+      if (analysed) await queryRows(fixture.db.url, `ANALYZE "${locator.namespace}"."__aipcs_record_history"`);
       await onOneConnection(async (client) => {
         const session = new ExplainingSession(client);
         const tx = new PostgresDataTx(session, locator.namespace, PRINCIPAL);
@@ -283,7 +275,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     });
     // As a join, a branch table without statistics was scanned and hashed per level (8.8 s at 8000 levels).
     for (const analysed of [false, true]) {
-      if (analysed) await queryRows(db.url, `ANALYZE "${locator.namespace}"."__aipcs_memory_branch"`);
+      if (analysed) await queryRows(fixture.db.url, `ANALYZE "${locator.namespace}"."__aipcs_memory_branch"`);
       await onOneConnection(async (client) => {
         const session = new ExplainingFirstSession(client);
         await new PostgresDataTx(session, locator.namespace, PRINCIPAL).branchReachesByParents(chain.at(-1) as string, chain[0] as string);

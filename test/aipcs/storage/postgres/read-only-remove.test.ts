@@ -6,39 +6,32 @@
 
 import { describe, expect, it } from 'vitest';
 import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
-import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../../src/aipcs/storage/postgres/index.js';
+import { openPostgresStorageForAdmin } from '../../../../src/aipcs/storage/postgres/index.js';
 import type { JsonObject } from '../../../../src/common/json.js';
 import { manifest, materialisedNotes } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters } from '../../../support/postgres.js';
-
-const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
+import { expectClustersUnderCi, postgresClusters, usePostgresStorage } from '../../../support/postgres.js';
 
 expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s read-only admin storage', (_version, cluster) => {
+  const fixture = usePostgresStorage(cluster);
+
   it('refuses to remove a store, present or absent, as unavailable', async () => {
-    const db = await createTestDatabase(cluster);
-    const options = { dsn: db.url, ...timeouts };
-    const storage = await openPostgresStorage(options);
+    const storage = await fixture.open();
+    const { serviceId, app } = await materialisedNotes(storage);
+    const service = await app.lifecycle.inspect(serviceId);
+    const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
+    const layout = storeLayoutOf(manifest(notesManifest()));
+    const admin = await openPostgresStorageForAdmin(fixture.options, { writable: false });
+    const ports = admin.ports;
+    if (!ports) throw new Error('the registry is not ready');
     try {
-      const { serviceId, app } = await materialisedNotes(storage);
-      const service = await app.lifecycle.inspect(serviceId);
-      const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
-      const layout = storeLayoutOf(manifest(notesManifest()));
-      const admin = await openPostgresStorageForAdmin(options, { writable: false });
-      const ports = admin.ports;
-      if (!ports) throw new Error('the registry is not ready');
-      try {
-        await expect(ports.stores.remove(locator, layout)).rejects.toMatchObject({ kind: 'unavailable' });
-        await expect(ports.stores.remove({ ...locator, namespace: `svc_${'0'.repeat(32)}` }, layout)).rejects.toMatchObject({ kind: 'unavailable' });
-        expect(await ports.stores.inspect(locator)).toMatchObject({ status: 'ready' });
-      } finally {
-        await ports.close();
-      }
+      await expect(ports.stores.remove(locator, layout)).rejects.toMatchObject({ kind: 'unavailable' });
+      await expect(ports.stores.remove({ ...locator, namespace: `svc_${'0'.repeat(32)}` }, layout)).rejects.toMatchObject({ kind: 'unavailable' });
+      expect(await ports.stores.inspect(locator)).toMatchObject({ status: 'ready' });
     } finally {
-      await storage.close();
-      await db.drop();
+      await ports.close();
     }
   });
 });

@@ -5,28 +5,22 @@
 // mutation review R: these survived deleting the check.
 
 import { describe, expect, it } from 'vitest';
-import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../../src/aipcs/storage/postgres/index.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows } from '../../../support/postgres.js';
-
-const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
+import { openPostgresStorage, openPostgresStorageForAdmin, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
+import { expectClustersUnderCi, postgresClusters, queryRows, usePostgresStorage } from '../../../support/postgres.js';
 
 expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s registry classification', (_version, cluster) => {
-  const withRegistry = async (change: string, check: (options: { dsn: string } & typeof timeouts) => Promise<void>): Promise<void> => {
-    const db = await createTestDatabase(cluster);
-    const options = { dsn: db.url, ...timeouts };
-    try {
-      await (await openPostgresStorage(options)).close();
-      const ready = await openPostgresStorageForAdmin(options, { writable: false });
-      expect(ready.registry).toMatchObject({ status: 'ready' });
-      expect(ready.ports).not.toBeNull();
-      await ready.ports?.close();
-      await queryRows(db.url, change);
-      await check(options);
-    } finally {
-      await db.drop();
-    }
+  const fixture = usePostgresStorage(cluster);
+  const withRegistry = async (change: string, check: (options: PostgresStorageOptions) => Promise<void>): Promise<void> => {
+    const { options } = fixture;
+    await (await openPostgresStorage(options)).close();
+    const ready = await openPostgresStorageForAdmin(options, { writable: false });
+    expect(ready.registry).toMatchObject({ status: 'ready' });
+    expect(ready.ports).not.toBeNull();
+    await ready.ports?.close();
+    await queryRows(fixture.db.url, change);
+    await check(options);
   };
 
   it.each([

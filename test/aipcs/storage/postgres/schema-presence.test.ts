@@ -11,8 +11,7 @@
 // schema is foundation drift, which operator inspection reports as it does
 // for a SQLite store (decision D68).
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
 import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
 import { openPostgresStorage, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
@@ -20,9 +19,7 @@ import type { JsonObject } from '../../../../src/common/json.js';
 import { manifest, materialisedNotes } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../../support/postgres.js';
-
-const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
+import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase, timeouts, usePostgresStorage } from '../../../support/postgres.js';
 
 /** Run as the cluster's superuser in the test database: `schema` and every table in it become the superuser's, the store's role keeps every privilege. */
 const giveSchemaAway = (schema: string): string => `DO $$ DECLARE store_role text; t text; BEGIN
@@ -46,25 +43,14 @@ const giveTableAway = (schema: string, table: string): string => `DO $$ DECLARE 
 expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s schema presence', (_version, cluster: ClusterInfo) => {
+  const fixture = usePostgresStorage(cluster);
+  const { open, opened } = fixture;
   let db: TestDatabase;
   let options: PostgresStorageOptions;
   let adminUrl: string;
-  const opened: StoragePorts[] = [];
-  const open = async () => {
-    const storage = await openPostgresStorage(options);
-    opened.push(storage);
-    return storage;
-  };
-
-  beforeEach(async () => {
-    db = await createTestDatabase(cluster);
-    options = { dsn: db.url, ...timeouts };
-    adminUrl = cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`);
-  });
-
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((storage) => storage.close()));
-    await db.drop();
+  // The cases below read these names; the fixture's own hook has made the database by now.
+  beforeEach(() => {
+    ({ db, options, adminUrl } = fixture);
   });
 
   const cases: { name: string; change: (schema: string, table: string) => { sql: string; asAdmin: boolean } }[] = [

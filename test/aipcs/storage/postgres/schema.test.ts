@@ -6,19 +6,16 @@
 // exact round trips of integer and float extremes.
 
 import { randomBytes } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
 import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
 import { StorageFailure, type StorageLocator, type StoreLayout } from '../../../../src/aipcs/core/ports.js';
-import { openPostgresStorage, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
 import type { JsonObject } from '../../../../src/common/json.js';
 import { appOver, manifest, materialisedNotes } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase, whileStoreLocked } from '../../../support/postgres.js';
-
-const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
+import { expectClustersUnderCi, postgresClusters, queryRows, usePostgresStorage, whileStoreLocked } from '../../../support/postgres.js';
 
 async function failureOf(promise: Promise<unknown>): Promise<StorageFailure> {
   const error = await promise.then(
@@ -40,31 +37,15 @@ async function notesStore(storage: StoragePorts): Promise<{ locator: StorageLoca
 expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s adapter', (_version, cluster: ClusterInfo) => {
-  let db: TestDatabase;
-  let options: PostgresStorageOptions;
-  const opened: StoragePorts[] = [];
-  const open = async (extra: Partial<PostgresStorageOptions> = {}) => {
-    const storage = await openPostgresStorage({ ...options, ...extra });
-    opened.push(storage);
-    return storage;
-  };
-
-  beforeEach(async () => {
-    db = await createTestDatabase(cluster);
-    options = { dsn: db.url, ...timeouts };
-  });
-
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((storage) => storage.close()));
-    await db.drop();
-  });
+  const fixture = usePostgresStorage(cluster);
+  const { open, opened } = fixture;
 
   describe('ownership and privileges', () => {
     it('creates the registry and service schemas owned by the role, with nothing granted to PUBLIC', async () => {
       const storage = await open();
       const { namespace } = await materialisedNotes(storage);
       const schemas = await queryRows<{ nspname: string; owned: boolean; public_grants: boolean }>(
-        db.url,
+        fixture.db.url,
         `SELECT n.nspname, n.nspowner = (SELECT oid FROM pg_roles WHERE rolname = current_user) AS owned,
                 EXISTS (SELECT 1 FROM aclexplode(n.nspacl) a WHERE a.grantee = 0) AS public_grants
            FROM pg_namespace n WHERE n.nspname IN ('aipcs_registry', $1) ORDER BY 1`,
@@ -75,7 +56,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         { nspname: namespace, owned: true, public_grants: false },
       ]);
       const publicRelations = await queryRows(
-        db.url,
+        fixture.db.url,
         `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace, aclexplode(c.relacl) a
           WHERE n.nspname IN ('aipcs_registry', $1) AND a.grantee = 0`,
         [namespace],
@@ -85,70 +66,70 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       const other = `aipcs_other_${randomBytes(4).toString('hex')}`;
       await queryRows(cluster.adminUrl, `CREATE ROLE ${other} LOGIN`);
       try {
-        await queryRows(cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`), `GRANT CONNECT ON DATABASE ${db.name} TO ${other}`);
-        const otherUrl = db.url.replace(/\/\/[^@]+@/, `//${other}@`);
+        await queryRows(fixture.adminUrl, `GRANT CONNECT ON DATABASE ${fixture.db.name} TO ${other}`);
+        const otherUrl = fixture.db.url.replace(/\/\/[^@]+@/, `//${other}@`);
         await expect(queryRows(otherUrl, `SELECT count(*) FROM aipcs_registry.aipcs_registry_service`)).rejects.toMatchObject({ code: '42501' });
         await expect(queryRows(otherUrl, `SELECT count(*) FROM "${namespace}"."note"`)).rejects.toMatchObject({ code: '42501' });
       } finally {
-        await queryRows(cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`), `REVOKE CONNECT ON DATABASE ${db.name} FROM ${other}`);
+        await queryRows(fixture.adminUrl, `REVOKE CONNECT ON DATABASE ${fixture.db.name} FROM ${other}`);
         await queryRows(cluster.adminUrl, `DROP ROLE ${other}`);
       }
     });
 
     it('refuses to start on a registry schema that grants PUBLIC access, and leaves it untouched', async () => {
       await (await open()).close();
-      await queryRows(db.url, `GRANT USAGE ON SCHEMA aipcs_registry TO PUBLIC`);
+      await queryRows(fixture.db.url, `GRANT USAGE ON SCHEMA aipcs_registry TO PUBLIC`);
       expect((await failureOf(open())).kind).toBe('unavailable');
-      await queryRows(db.url, `REVOKE USAGE ON SCHEMA aipcs_registry FROM PUBLIC`);
+      await queryRows(fixture.db.url, `REVOKE USAGE ON SCHEMA aipcs_registry FROM PUBLIC`);
       await open();
     });
 
     it('refuses a registry schema owned by another role', async () => {
-      const admin = cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`);
+      const admin = fixture.adminUrl;
       await queryRows(admin, `CREATE SCHEMA aipcs_registry`);
       await queryRows(admin, `REVOKE ALL ON SCHEMA aipcs_registry FROM PUBLIC`);
       expect((await failureOf(open())).kind).toBe('unavailable');
     });
 
     it('never adopts an empty registry schema it did not create (as the reference), and leaves it', async () => {
-      await queryRows(db.url, `CREATE SCHEMA aipcs_registry`);
-      await queryRows(db.url, `REVOKE ALL ON SCHEMA aipcs_registry FROM PUBLIC`);
+      await queryRows(fixture.db.url, `CREATE SCHEMA aipcs_registry`);
+      await queryRows(fixture.db.url, `REVOKE ALL ON SCHEMA aipcs_registry FROM PUBLIC`);
       expect((await failureOf(open())).kind).toBe('unavailable');
-      expect(await queryRows(db.url, `SELECT count(*)::int AS n FROM pg_class WHERE relnamespace = 'aipcs_registry'::regnamespace`)).toEqual([{ n: 0 }]);
+      expect(await queryRows(fixture.db.url, `SELECT count(*)::int AS n FROM pg_class WHERE relnamespace = 'aipcs_registry'::regnamespace`)).toEqual([{ n: 0 }]);
     });
   });
 
   describe('fail-closed start', () => {
     it('leaves a foreign or altered registry untouched and refuses it', async () => {
-      await queryRows(db.url, `CREATE SCHEMA aipcs_registry`);
-      await queryRows(db.url, `CREATE TABLE aipcs_registry.something_else (x int)`);
+      await queryRows(fixture.db.url, `CREATE SCHEMA aipcs_registry`);
+      await queryRows(fixture.db.url, `CREATE TABLE aipcs_registry.something_else (x int)`);
       expect((await failureOf(open())).kind).toBe('unavailable');
-      expect(await queryRows(db.url, `SELECT relname FROM pg_class WHERE relnamespace = 'aipcs_registry'::regnamespace ORDER BY 1`)).toEqual([{ relname: 'something_else' }]);
+      expect(await queryRows(fixture.db.url, `SELECT relname FROM pg_class WHERE relnamespace = 'aipcs_registry'::regnamespace ORDER BY 1`)).toEqual([{ relname: 'something_else' }]);
     });
 
     it('refuses a registry whose tables were changed after creation', async () => {
       await (await open()).close();
-      await queryRows(db.url, `ALTER TABLE aipcs_registry.aipcs_registry_claim ADD COLUMN extra text`);
+      await queryRows(fixture.db.url, `ALTER TABLE aipcs_registry.aipcs_registry_claim ADD COLUMN extra text`);
       expect((await failureOf(open())).kind).toBe('unavailable');
     });
 
     it('refuses a registry marked dirty', async () => {
       await (await open()).close();
-      await queryRows(db.url, `UPDATE aipcs_registry.aipcs_registry_meta SET dirty = true`);
+      await queryRows(fixture.db.url, `UPDATE aipcs_registry.aipcs_registry_meta SET dirty = true`);
       expect((await failureOf(open())).kind).toBe('unavailable');
     });
 
     it('lets concurrent starters converge on one migrated registry', async () => {
       const starts = await Promise.all(Array.from({ length: 4 }, () => open()));
       expect(starts).toHaveLength(4);
-      expect(await queryRows(db.url, `SELECT revision, migration_id FROM aipcs_registry.aipcs_registry_migration`)).toHaveLength(1);
+      expect(await queryRows(fixture.db.url, `SELECT revision, migration_id FROM aipcs_registry.aipcs_registry_migration`)).toHaveLength(1);
     });
 
     it('reports a service store whose tables were altered as incompatible, never ready', async () => {
       const storage = await open();
       const { locator, layout } = await notesStore(storage);
       expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'ready' });
-      await queryRows(db.url, `CREATE INDEX extra_index ON "${locator.namespace}"."note" ("title")`);
+      await queryRows(fixture.db.url, `CREATE INDEX extra_index ON "${locator.namespace}"."note" ("title")`);
       expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
       await expect(storage.stores.materialise(locator, layout)).rejects.toMatchObject({ kind: 'incompatible' });
       expect(await storage.stores.observe({ ...locator, namespace: `svc_${'0'.repeat(32)}` }, layout)).toEqual({ state: 'uninitialised' });
@@ -160,21 +141,21 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       const serviceId = (await app.lifecycle.seed({ domainName: 'notes', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 's' }))['service_id'] as string;
       await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: 'd' });
       const locator = { backend: 'postgresql' as const, namespace: `svc_${serviceId.replaceAll('-', '')}` };
-      await queryRows(db.url, `CREATE SCHEMA "${locator.namespace}"; REVOKE ALL ON SCHEMA "${locator.namespace}" FROM PUBLIC`);
+      await queryRows(fixture.db.url, `CREATE SCHEMA "${locator.namespace}"; REVOKE ALL ON SCHEMA "${locator.namespace}" FROM PUBLIC`);
       const layout = storeLayoutOf(manifest(notesManifest()));
       expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
       expect((await storage.stores.inspect(locator)).status).toBe('incompatible');
       await expect(storage.stores.materialise(locator, layout)).rejects.toMatchObject({ kind: 'incompatible' });
       const materialised = await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' }).catch((error: unknown) => error);
       expect(materialised).toMatchObject({ code: 'recovery_required' });
-      expect(await queryRows(db.url, `SELECT count(*)::int AS n FROM pg_class WHERE relnamespace = $1::regnamespace`, [locator.namespace])).toEqual([{ n: 0 }]);
+      expect(await queryRows(fixture.db.url, `SELECT count(*)::int AS n FROM pg_class WHERE relnamespace = $1::regnamespace`, [locator.namespace])).toEqual([{ n: 0 }]);
     });
 
     it('reports an index rebuilt with another sort order, operator class or collation as incompatible, in a store and in the registry', async () => {
       const storage = await open();
       const { locator, layout } = await notesStore(storage);
       const table = `"${locator.namespace}"."__aipcs_memory_branch"`;
-      const rebuild = (keys: string) => queryRows(db.url, `DROP INDEX "${locator.namespace}"."__aipcs_memory_branch_list"; CREATE INDEX "__aipcs_memory_branch_list" ON ${table} (${keys})`);
+      const rebuild = (keys: string) => queryRows(fixture.db.url, `DROP INDEX "${locator.namespace}"."__aipcs_memory_branch_list"; CREATE INDEX "__aipcs_memory_branch_list" ON ${table} (${keys})`);
       // Our own DESC key reads as ours; the columns alone, rebuilt the same way, too.
       await rebuild('"principal_id", "id"');
       expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'ready' });
@@ -183,7 +164,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         expect(await storage.stores.observe(locator, layout), keys).toEqual({ state: 'incompatible' });
       }
       await storage.close();
-      await queryRows(db.url, `DROP INDEX aipcs_registry.aipcs_registry_service_list; CREATE INDEX aipcs_registry_service_list ON aipcs_registry.aipcs_registry_service ("principal_id", "created_at" DESC, "service_id")`);
+      await queryRows(fixture.db.url, `DROP INDEX aipcs_registry.aipcs_registry_service_list; CREATE INDEX aipcs_registry_service_list ON aipcs_registry.aipcs_registry_service ("principal_id", "created_at" DESC, "service_id")`);
       expect((await failureOf(open())).kind).toBe('unavailable');
     });
   });
@@ -193,7 +174,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       const storage = await open();
       const { namespace } = await materialisedNotes(storage);
       const columns = await queryRows<{ schema: string; relname: string; attname: string; collname: string | null }>(
-        db.url,
+        fixture.db.url,
         `SELECT n.nspname AS schema, c.relname, a.attname, coll.collname
            FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
            LEFT JOIN pg_collation coll ON coll.oid = a.attcollation
@@ -206,10 +187,10 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
     it('orders, compares and pages bytewise in a database whose default collation is linguistic', async () => {
       const name = `aipcs_icu_${randomBytes(6).toString('hex')}`;
-      const role = new URL(db.url).username;
+      const role = new URL(fixture.db.url).username;
       await queryRows(cluster.adminUrl, `CREATE DATABASE ${name} OWNER ${role} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
       try {
-        const url = db.url.replace(/\/[^/]+$/, `/${name}`);
+        const url = fixture.db.url.replace(/\/[^/]+$/, `/${name}`);
         // The database really is linguistic: 'a' sorts before 'B' there by default.
         expect(await queryRows(url, `SELECT 'a' < 'B' AS linguistic`)).toEqual([{ linguistic: true }]);
         const storage = await open({ dsn: url });
@@ -246,7 +227,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     it('reports a lock wait beyond lock_timeout as busy', async () => {
       const storage = await open({ lockTimeoutMs: 200 });
       const { serviceId, namespace, app } = await materialisedNotes(storage);
-      await whileStoreLocked(db.url, namespace, async () => {
+      await whileStoreLocked(fixture.db.url, namespace, async () => {
         await expect(app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'blocked' })).rejects.toMatchObject({ code: 'storage_busy' });
       });
       const created = await app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'blocked' });
@@ -275,7 +256,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       const { serviceId, namespace, app } = await materialisedNotes(storage);
       await app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'r' });
       const before = await app.discovery.bootstrap({ limit: 100 });
-      await queryRows(db.url, `ALTER SCHEMA "${namespace}" RENAME TO "moved_${namespace}"`);
+      await queryRows(fixture.db.url, `ALTER SCHEMA "${namespace}" RENAME TO "moved_${namespace}"`);
       expect(await app.discovery.bootstrap({ limit: 100 })).toEqual(before);
       await expect(app.discovery.summary({ serviceId, sample: 0 })).rejects.toMatchObject({ code: 'storage_unavailable' });
       await expect(app.records.create({ serviceId, entityName: 'note', record: { title: 'y' }, idempotencyKey: 'r2' })).rejects.toMatchObject({ code: 'storage_unavailable' });
@@ -294,8 +275,8 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         return tx.fenceIsOpen();
       });
       await inside;
-      const admin = cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`);
-      await queryRows(admin, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'aipcs' AND state = 'idle in transaction'`, [db.name]);
+      const admin = fixture.adminUrl;
+      await queryRows(admin, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'aipcs' AND state = 'idle in transaction'`, [fixture.db.name]);
       await new Promise((resolve) => setTimeout(resolve, 100));
       release();
       await expect(unit).rejects.toMatchObject({ kind: 'unavailable' });
@@ -304,11 +285,11 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     });
 
     it('keeps its own session settings even when the DSN asks for others', async () => {
-      const url = new URL(db.url);
+      const url = new URL(fixture.db.url);
       url.searchParams.set('options', '-c lock_timeout=1 -c search_path=public');
       const storage = await open({ dsn: url.toString(), lockTimeoutMs: 5000 });
       const { serviceId, namespace, app } = await materialisedNotes(storage);
-      const holder = new pg.Client({ connectionString: db.url });
+      const holder = new pg.Client({ connectionString: fixture.db.url });
       await holder.connect();
       try {
         await holder.query('BEGIN');
@@ -334,14 +315,14 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
           throw appError;
         }),
       ).rejects.toBe(appError);
-      expect(await queryRows(db.url, `SELECT domain_class FROM aipcs_registry.aipcs_registry_service`)).toEqual([{ domain_class: 'knowledge' }]);
+      expect(await queryRows(fixture.db.url, `SELECT domain_class FROM aipcs_registry.aipcs_registry_service`)).toEqual([{ domain_class: 'knowledge' }]);
       await expect(
         storage.data.write({ backend: 'postgresql', namespace }, 'agent-a', async (tx) => {
           await tx.putReplay({ idempotencyKey: 'x', kind: 'create', fingerprint: 'f', result: {}, completedAt: 1n });
           throw appError;
         }),
       ).rejects.toBe(appError);
-      expect(await queryRows(db.url, `SELECT count(*)::int AS n FROM "${namespace}"."__aipcs_record_mutation"`)).toEqual([{ n: 0 }]);
+      expect(await queryRows(fixture.db.url, `SELECT count(*)::int AS n FROM "${namespace}"."__aipcs_record_mutation"`)).toEqual([{ n: 0 }]);
     });
 
     it('answers unavailable for a locator of another backend or a malformed namespace', async () => {
@@ -354,10 +335,10 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   describe('exact values', () => {
     it('reads floats exactly even when the DSN or the database asks for rounded float output', async () => {
       // extra_float_digits = 0 makes float8 output round to 15 digits (and the largest double to "1.79769313486232e+308", beyond it).
-      await queryRows(db.url, `ALTER DATABASE ${db.name} SET extra_float_digits = 0`);
-      const url = new URL(db.url);
+      await queryRows(fixture.db.url, `ALTER DATABASE ${fixture.db.name} SET extra_float_digits = 0`);
+      const url = new URL(fixture.db.url);
       url.searchParams.set('options', '-c extra_float_digits=0');
-      for (const dsn of [db.url, url.toString()]) {
+      for (const dsn of [fixture.db.url, url.toString()]) {
         const storage = await open({ dsn });
         const { serviceId, app } = await materialisedNotes(storage);
         for (const [i, confidence] of [0.30000000000000004, 1.7976931348623157e308, 5e-324, 2 / 3].entries()) {
@@ -367,8 +348,8 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
         }
         await storage.close();
         opened.splice(opened.indexOf(storage), 1);
-        await queryRows(db.url, `DROP SCHEMA aipcs_registry CASCADE`);
-        for (const { nspname } of await queryRows<{ nspname: string }>(db.url, `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'svc\\_%'`)) await queryRows(db.url, `DROP SCHEMA "${nspname}" CASCADE`);
+        await queryRows(fixture.db.url, `DROP SCHEMA aipcs_registry CASCADE`);
+        for (const { nspname } of await queryRows<{ nspname: string }>(fixture.db.url, `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'svc\\_%'`)) await queryRows(fixture.db.url, `DROP SCHEMA "${nspname}" CASCADE`);
       }
     });
 

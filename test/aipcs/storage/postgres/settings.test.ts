@@ -3,57 +3,35 @@
 // would change what clients observe are pinned on every connection, so the
 // adapter behaves as on a database with none of them.
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import pg from 'pg';
-import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
 import type { JsonObject } from '../../../../src/common/json.js';
 import { PostgresConnection } from '../../../../src/aipcs/storage/postgres/connection.js';
-import { openPostgresStorage, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
 import { appOver, materialisedNotes } from '../../../conformance/harness.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase, whileStoreLocked } from '../../../support/postgres.js';
-
-const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
+import { expectClustersUnderCi, postgresClusters, queryRows, timeouts, usePostgresStorage, whileStoreLocked } from '../../../support/postgres.js';
 
 expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s under operator settings', (_version, cluster: ClusterInfo) => {
-  let db: TestDatabase;
-  let options: PostgresStorageOptions;
-  const opened: StoragePorts[] = [];
-  const open = async (extra: Partial<PostgresStorageOptions> = {}) => {
-    const storage = await openPostgresStorage({ ...options, ...extra });
-    opened.push(storage);
-    return storage;
-  };
-  /** Superuser connection to the test database. */
-  const admin = () => cluster.adminUrl.replace(/\/postgres$/, `/${db.name}`);
-  const role = () => new URL(db.url).username;
+  const fixture = usePostgresStorage(cluster);
+  const { open } = fixture;
+  const role = () => new URL(fixture.db.url).username;
   const serverVersionNum = async () => Number((await queryRows<{ v: string }>(cluster.adminUrl, `SELECT current_setting('server_version_num') AS v`))[0]?.v);
-
-  beforeEach(async () => {
-    db = await createTestDatabase(cluster);
-    options = { dsn: db.url, ...timeouts };
-  });
-
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((storage) => storage.close()));
-    await db.drop();
-  });
 
   it('pins the session settings whatever the database, the role or the DSN asks for', async () => {
     const hostile: Record<string, string> = { quote_all_identifiers: 'on', idle_session_timeout: '1500ms', array_nulls: 'off' };
     if ((await serverVersionNum()) >= 170000) hostile['transaction_timeout'] = '1500ms';
     for (const [name, value] of Object.entries(hostile)) {
-      await queryRows(admin(), `ALTER DATABASE ${db.name} SET ${name} = '${value}'`);
-      await queryRows(admin(), `ALTER ROLE ${role()} SET ${name} = '${value}'`);
+      await queryRows(fixture.adminUrl, `ALTER DATABASE ${fixture.db.name} SET ${name} = '${value}'`);
+      await queryRows(fixture.adminUrl, `ALTER ROLE ${role()} SET ${name} = '${value}'`);
     }
-    const url = new URL(db.url);
+    const url = new URL(fixture.db.url);
     url.searchParams.set('options', Object.entries(hostile).map(([name, value]) => `-c ${name}=${value}`).join(' '));
     const read = `SELECT current_setting('quote_all_identifiers') AS quote_all_identifiers, current_setting('idle_session_timeout') AS idle_session_timeout,
                          current_setting('array_nulls') AS array_nulls,
                          current_setting('transaction_timeout', true) AS transaction_timeout`;
-    for (const dsn of [db.url, url.toString()]) {
+    for (const dsn of [fixture.db.url, url.toString()]) {
       // A plain client on the same DSN gets the operator's values, so the check below means something.
       expect((await queryRows(dsn, read))[0]).toMatchObject({ quote_all_identifiers: 'on', idle_session_timeout: '1500ms', array_nulls: 'off' });
       const connection = new PostgresConnection({ dsn, ...timeouts });
@@ -74,7 +52,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   });
 
   it('has the server probe a silent client after a minute, so a vanished host does not hold a lock for hours', async () => {
-    const connection = new PostgresConnection({ dsn: db.url, ...timeouts });
+    const connection = new PostgresConnection({ dsn: fixture.db.url, ...timeouts });
     try {
       const probes = `SELECT current_setting('tcp_keepalives_idle') AS idle, current_setting('tcp_keepalives_interval') AS every, current_setting('tcp_keepalives_count') AS count`;
       // The test cluster is reached over TCP loopback, where the settings apply (a Unix socket shows 0).
@@ -86,12 +64,12 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   it('does not wait for a safe snapshot when the role defaults to serializable, read-only, deferrable transactions', async () => {
     for (const setting of [`default_transaction_isolation = 'serializable'`, 'default_transaction_read_only = on', 'default_transaction_deferrable = on']) {
-      await queryRows(admin(), `ALTER ROLE ${role()} SET ${setting}`);
+      await queryRows(fixture.adminUrl, `ALTER ROLE ${role()} SET ${setting}`);
     }
     // Another application on the server, in the middle of a serializable
     // transaction that has written: a deferrable read-only transaction that
     // starts now waits until it ends.
-    const other = new pg.Client({ connectionString: admin() });
+    const other = new pg.Client({ connectionString: fixture.adminUrl });
     await other.connect();
     try {
       await other.query('CREATE TABLE other_app (x int)');
@@ -114,7 +92,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const first = await open();
     const { serviceId, app } = await materialisedNotes(first);
     await app.records.create({ serviceId, entityName: 'note', record: { title: 'before' }, idempotencyKey: 'r1' });
-    await queryRows(admin(), `ALTER DATABASE ${db.name} SET quote_all_identifiers = on`);
+    await queryRows(fixture.adminUrl, `ALTER DATABASE ${fixture.db.name} SET quote_all_identifiers = on`);
     const second = await open();
     const later = appOver(second);
     const created = await later.records.create({ serviceId, entityName: 'note', record: { title: 'after' }, idempotencyKey: 'r2' });
@@ -124,10 +102,10 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   it('reports a lock wait as busy even when transaction_timeout is shorter than lock_timeout', async () => {
     if ((await serverVersionNum()) < 170000) return; // transaction_timeout exists from PostgreSQL 17
-    await queryRows(admin(), `ALTER DATABASE ${db.name} SET transaction_timeout = '200ms'`);
+    await queryRows(fixture.adminUrl, `ALTER DATABASE ${fixture.db.name} SET transaction_timeout = '200ms'`);
     const storage = await open({ lockTimeoutMs: 1000 });
     const { serviceId, namespace, app } = await materialisedNotes(storage);
-    await whileStoreLocked(db.url, namespace, async () => {
+    await whileStoreLocked(fixture.db.url, namespace, async () => {
       await expect(app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'blocked' })).rejects.toMatchObject({ code: 'storage_busy' });
     }, { options: '-c transaction_timeout=0' });
   });
@@ -139,14 +117,14 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       DateStyle: 'SQL, DMY', IntervalStyle: 'sql_standard', bytea_output: 'escape', transform_null_equals: 'on', enable_indexscan: 'off', enable_bitmapscan: 'off',
       plan_cache_mode: 'force_generic_plan', jit: 'on', client_min_messages: 'debug5', exit_on_error: 'on', max_parallel_workers_per_gather: '0',
     };
-    for (const [name, value] of Object.entries(settings)) await queryRows(admin(), `ALTER DATABASE ${db.name} SET ${name} = '${value}'`);
-    expect((await queryRows(db.url, `SELECT current_setting('exit_on_error') AS v, current_setting('DateStyle') AS d`))[0]).toEqual({ v: 'on', d: 'SQL, DMY' });
+    for (const [name, value] of Object.entries(settings)) await queryRows(fixture.adminUrl, `ALTER DATABASE ${fixture.db.name} SET ${name} = '${value}'`);
+    expect((await queryRows(fixture.db.url, `SELECT current_setting('exit_on_error') AS v, current_setting('DateStyle') AS d`))[0]).toEqual({ v: 'on', d: 'SQL, DMY' });
     const storage = await open({ lockTimeoutMs: 500 });
     const { serviceId, namespace, app } = await materialisedNotes(storage);
     const project = await app.records.create({ serviceId, entityName: 'project', record: { name: 'P', code: 'A' }, idempotencyKey: 'p1' });
     expect(project['replayed']).toBe(false);
     await expect(app.records.create({ serviceId, entityName: 'project', record: { name: 'Q', code: 'A' }, idempotencyKey: 'p2' })).rejects.toMatchObject({ code: 'constraint_violation' });
-    await whileStoreLocked(db.url, namespace, async () => {
+    await whileStoreLocked(fixture.db.url, namespace, async () => {
       await expect(app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'blocked' })).rejects.toMatchObject({ code: 'storage_busy' });
     });
     const note = await app.records.create({ serviceId, entityName: 'note', record: { title: 'after', due_at: '2026-12-05T10:00:00Z', tags: ['a'] }, idempotencyKey: 'n1' });
@@ -158,9 +136,9 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   });
 
   it('is not steered by functions that a DSN search_path puts before pg_catalog', async () => {
-    await queryRows(db.url, `CREATE SCHEMA shadow`);
-    await queryRows(db.url, `CREATE FUNCTION shadow.current_setting(text) RETURNS text LANGUAGE sql AS $$ SELECT '150000'::text $$`);
-    const url = new URL(db.url);
+    await queryRows(fixture.db.url, `CREATE SCHEMA shadow`);
+    await queryRows(fixture.db.url, `CREATE FUNCTION shadow.current_setting(text) RETURNS text LANGUAGE sql AS $$ SELECT '150000'::text $$`);
+    const url = new URL(fixture.db.url);
     url.searchParams.set('options', '-c search_path=shadow,pg_catalog');
     const storage = await open({ dsn: url.toString() });
     const { serviceId, app } = await materialisedNotes(storage);

@@ -4,30 +4,21 @@
 // rather than observed as uninitialised. Written in mutation review
 // R: an unanchored pattern survived the suite.
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
 import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
-import { openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
 import { manifest } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, type TestDatabase } from '../../../support/postgres.js';
-
-const timeouts = { connectTimeoutSeconds: 5, lockTimeoutMs: 2000, statementTimeoutMs: 10000 };
+import { expectClustersUnderCi, postgresClusters, usePostgresStorage } from '../../../support/postgres.js';
 
 expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s store namespace', (_version, cluster) => {
-  let db: TestDatabase;
+  const fixture = usePostgresStorage(cluster);
   let storage: StoragePorts;
 
   beforeEach(async () => {
-    db = await createTestDatabase(cluster);
-    storage = await openPostgresStorage({ dsn: db.url, ...timeouts });
-  });
-
-  afterEach(async () => {
-    await storage.close();
-    await db.drop();
+    storage = await fixture.open();
   });
 
   it.each([`svc_${'0'.repeat(32)}_x`, `svc_${'0'.repeat(33)}`, `svc_${'0'.repeat(32)}\n`])('refuses the namespace %j', async (namespace) => {
