@@ -11,15 +11,15 @@
 // schema is foundation drift, which operator inspection reports as it does
 // for a SQLite store (decision D68).
 
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
 import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
-import { openPostgresStorage, type PostgresStorageOptions } from '../../../../src/aipcs/storage/postgres/index.js';
+import { openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
 import type { JsonObject } from '../../../../src/common/json.js';
 import { manifest, materialisedNotes } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
-import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase, timeouts, usePostgresStorage } from '../../../support/postgres.js';
+import { expectClustersUnderCi, postgresClusters, queryRows, usePostgresStorage } from '../../../support/postgres.js';
 
 /** Run as the cluster's superuser in the test database: `schema` and every table in it become the superuser's, the store's role keeps every privilege. */
 const giveSchemaAway = (schema: string): string => `DO $$ DECLARE store_role text; t text; BEGIN
@@ -45,13 +45,6 @@ expectClustersUnderCi();
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s schema presence', (_version, cluster: ClusterInfo) => {
   const fixture = usePostgresStorage(cluster);
   const { open, opened } = fixture;
-  let db: TestDatabase;
-  let options: PostgresStorageOptions;
-  let adminUrl: string;
-  // The cases below read these names; the fixture's own hook has made the database by now.
-  beforeEach(() => {
-    ({ db, options, adminUrl } = fixture);
-  });
 
   const cases: { name: string; change: (schema: string, table: string) => { sql: string; asAdmin: boolean } }[] = [
     { name: 'the schema and all its tables owned by another role, every privilege granted back', change: (schema) => ({ sql: giveSchemaAway(schema), asAdmin: true }) },
@@ -75,8 +68,8 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   it.each(cases)('refuses to open a registry with $name', async ({ change }) => {
     await (await open()).close();
     const { sql, asAdmin } = change('aipcs_registry', 'aipcs_registry_claim');
-    await queryRows(asAdmin ? adminUrl : db.url, sql);
-    const error = await openPostgresStorage(options).then(
+    await queryRows(asAdmin ? fixture.adminUrl : fixture.db.url, sql);
+    const error = await openPostgresStorage(fixture.options).then(
       (storage) => {
         opened.push(storage);
         return undefined;
@@ -95,29 +88,25 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const layout = storeLayoutOf(manifest(notesManifest()));
     expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'ready' });
     const { sql, asAdmin } = change(locator.namespace, 'note');
-    await queryRows(asAdmin ? adminUrl : db.url, sql);
+    await queryRows(asAdmin ? fixture.adminUrl : fixture.db.url, sql);
     expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
     expect((await storage.stores.inspect(locator)).status).toBe('incompatible');
   });
 });
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s drifted store revision', (_version, cluster: ClusterInfo) => {
+  const fixture = usePostgresStorage(cluster);
+
   it('reports the revision a drifted store names only when this build knows it', async () => {
-    const db = await createTestDatabase(cluster);
-    const storage = await openPostgresStorage({ dsn: db.url, ...timeouts });
-    try {
-      const { serviceId, app } = await materialisedNotes(storage);
-      const service = await app.lifecycle.inspect(serviceId);
-      const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
-      const ready = await storage.stores.inspect(locator);
-      expect(ready.status).toBe('ready');
-      await queryRows(db.url, `ALTER TABLE "${locator.namespace}"."__aipcs_service_store_meta" ADD COLUMN "extra" text`);
-      expect(await storage.stores.inspect(locator)).toMatchObject({ status: 'incompatible', appliedRevision: ready.appliedRevision });
-      await queryRows(db.url, `UPDATE "${locator.namespace}"."__aipcs_service_store_meta" SET "applied_revision" = 99 WHERE "singleton" = 1`);
-      expect(await storage.stores.inspect(locator)).toMatchObject({ status: 'incompatible', appliedRevision: null });
-    } finally {
-      await storage.close();
-      await db.drop();
-    }
+    const storage = await fixture.open();
+    const { serviceId, app } = await materialisedNotes(storage);
+    const service = await app.lifecycle.inspect(serviceId);
+    const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
+    const ready = await storage.stores.inspect(locator);
+    expect(ready.status).toBe('ready');
+    await queryRows(fixture.db.url, `ALTER TABLE "${locator.namespace}"."__aipcs_service_store_meta" ADD COLUMN "extra" text`);
+    expect(await storage.stores.inspect(locator)).toMatchObject({ status: 'incompatible', appliedRevision: ready.appliedRevision });
+    await queryRows(fixture.db.url, `UPDATE "${locator.namespace}"."__aipcs_service_store_meta" SET "applied_revision" = 99 WHERE "singleton" = 1`);
+    expect(await storage.stores.inspect(locator)).toMatchObject({ status: 'incompatible', appliedRevision: null });
   });
 });
