@@ -7,8 +7,10 @@
 // switched to WAL. Written in mutation review S: each survived removing or
 // loosening its check.
 
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +18,8 @@ import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { migrateSqliteRegistry, openSqliteRegistryForAdmin, REGISTRY_DDL_R1, REGISTRY_DDL_R2 } from '../../../src/aipcs/storage/sqlite/registry.js';
 import { materialisedNotes } from '../../conformance/harness.js';
 import { freshDataRoot } from '../../support/aipcs-client.js';
+
+const require = createRequire(import.meta.url);
 
 const optionsFor = (dataRoot: string) => ({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
 
@@ -132,5 +136,37 @@ describe('SQLite registry classification', () => {
     db.close();
     const spelled = JSON.stringify(objects.map(({ type, name, sql }) => [type, name, sql.replace(/\s+/g, ' ')]));
     expect(createHash('sha256').update(spelled).digest('hex')).toBe('def1598114cec7323da8c7470847bd696a5a7d6b8df8d1ebf9f2ad9d7481fae7');
+  });
+});
+
+describe('SQLite registry inspection (read-only)', () => {
+  it('throws for a root the textual rules refuse, before looking at the disk', async () => {
+    await expect(openSqliteRegistryForAdmin(optionsFor('/tmp/../tmp/data'), { writable: false })).rejects.toMatchObject({ name: 'UnsafeLocationError' });
+  });
+
+  it('leaves the -wal of a server killed after a commit where it is, the database unchanged', async () => {
+    const dataRoot = freshDataRoot();
+    const path = await readyRegistry(dataRoot);
+    // A server killed with a commit still in its -wal (no checkpoint ran).
+    const killed = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `const D = require(${JSON.stringify(require.resolve('better-sqlite3'))}); const db = new D(${JSON.stringify(path)});
+         db.pragma('wal_autocheckpoint = 0'); db.exec('CREATE TABLE passing (x INTEGER); DROP TABLE passing');
+         process.kill(process.pid, 'SIGKILL');`,
+      ],
+      { env: { ...process.env, NODE_OPTIONS: '' } },
+    );
+    expect(killed.signal).toBe('SIGKILL');
+    for (const suffix of ['-wal', '-shm']) chmodSync(path + suffix, 0o600);
+    const database = readFileSync(path);
+    const wal = readFileSync(`${path}-wal`);
+    expect(wal.length).toBeGreaterThan(0);
+    expect(await inspected(dataRoot)).toEqual({ status: 'ready', appliedRevision: 2n });
+    // A read-only command writes nothing: a connection opened read-write would checkpoint and remove the -wal on close.
+    expect(existsSync(`${path}-wal`)).toBe(true);
+    expect(readFileSync(`${path}-wal`).equals(wal)).toBe(true);
+    expect(readFileSync(path).equals(database)).toBe(true);
   });
 });
