@@ -68,6 +68,12 @@ describe('a configured data root on disk', () => {
     expect(() => checkDataRoot(root, explicitRoot)).toThrow(/a parent of the data root is a symbolic link/);
   });
 
+  it('is refused in the policy\'s own words when its parent is a regular file', () => {
+    const folder = privateFolder();
+    writeFileSync(join(folder, 'file'), '', { mode: 0o600 });
+    expect(() => checkDataRoot(join(folder, 'file', 'data'), explicitRoot)).toThrow(/a parent of the data root is not a directory/);
+  });
+
   it('is refused when its parent is writable by its group', () => {
     const folder = privateFolder();
     const root = join(folder, 'data');
