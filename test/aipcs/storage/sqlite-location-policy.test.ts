@@ -107,6 +107,16 @@ describe('the platform-default data root', () => {
     expect(existsSync(join(anchor, '.local'))).toBe(false);
   });
 
+  it('under a custom XDG_DATA_HOME walks from that folder alone, making only the aipcs leaf', () => {
+    const folder = privateFolder();
+    const xdg = join(folder, 'a', 'b', 'xdg');
+    mkdirSync(xdg, { recursive: true, mode: 0o700 });
+    const root = join(xdg, 'aipcs');
+    expect(checkDataRoot(root, { create: true, defaultRoot: true })).toBe(true);
+    expect(existsSync(root)).toBe(true);
+    expect(existsSync(join(folder, 'a', '.local'))).toBe(false);
+  });
+
   it('is refused when a walked directory is writable by its group', () => {
     const { home: anchor, root } = home();
     mkdirSync(join(anchor, '.local'), { mode: 0o770 });
