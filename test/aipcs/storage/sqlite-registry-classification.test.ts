@@ -111,6 +111,22 @@ describe('SQLite registry classification', () => {
     expect(readFileSync(path).equals(before)).toBe(true);
   });
 
+  it.each([
+    ['a ready registry', ''],
+    ['a revision-1 registry', TO_REVISION_1],
+  ])('refuses %s in rollback-journal mode whose rows do not decode without switching it to WAL', async (_name, sql) => {
+    const dataRoot = freshDataRoot();
+    const storage = await openSqliteStorage(optionsFor(dataRoot));
+    await materialisedNotes(storage);
+    await storage.close();
+    const path = join(dataRoot, 'registry.sqlite');
+    change(path, `${sql}; UPDATE aipcs_registry_claim SET operation_kind = 'teleport'; PRAGMA journal_mode = DELETE`);
+    const before = readFileSync(path);
+    expect(headerMode(path)).toBe(1);
+    await expect(migrateSqliteRegistry(optionsFor(dataRoot))).rejects.toMatchObject({ kind: 'unavailable' });
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
   // Any change to the DDL beyond whitespace makes every registry an earlier
   // build wrote incompatible: it needs a new revision and its migration, and
   // then a new value here.

@@ -219,9 +219,14 @@ export async function migrateSqliteRegistry(options: SqliteRegistryOptions): Pro
     // Ours is switched to WAL before its first table exists: a file with
     // tables in another journal mode is someone else's, and stays untouched
     // (ops spec §3.2.5), not switched to WAL before it is refused.
+    // Ours means intact with rows that decode too: a damaged or forged
+    // registry is refused below, so it must not be switched first.
     if (connection.journalMode().toLowerCase() !== 'wal') {
-      const { status } = await connection.read((db) => classifyRegistry(db));
-      if (status !== 'uninitialised' && status !== 'outdated' && status !== 'ready') throw new StorageFailure('unavailable');
+      const { status, intact } = await connection.read((db) => {
+        const found = classifyRegistry(db);
+        return { status: found.status, intact: found.status === 'uninitialised' || (db.pragma('quick_check(1)', { simple: true }) === 'ok' && rowsDecode(db)) };
+      });
+      if ((status !== 'uninitialised' && status !== 'outdated' && status !== 'ready') || !intact) throw new StorageFailure('unavailable');
     }
     if (!connection.enableWal()) throw new StorageFailure('unavailable');
     // Classification is repeated inside BEGIN IMMEDIATE, so concurrent
