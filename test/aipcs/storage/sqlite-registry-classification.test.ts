@@ -9,13 +9,13 @@
 
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
-import { migrateSqliteRegistry, openSqliteRegistryForAdmin } from '../../../src/aipcs/storage/sqlite/registry.js';
+import { migrateSqliteRegistry, openSqliteRegistryForAdmin, REGISTRY_DDL_R1, REGISTRY_DDL_R2 } from '../../../src/aipcs/storage/sqlite/registry.js';
 import { materialisedNotes } from '../../conformance/harness.js';
 import { freshDataRoot } from '../../support/aipcs-client.js';
 
@@ -75,6 +75,22 @@ describe('SQLite registry classification', () => {
     expect(await inspected(dataRoot)).toEqual({ status: 'incompatible', appliedRevision: 1n });
     change(path, 'UPDATE aipcs_registry_meta SET applied_revision = 7');
     expect(await inspected(dataRoot)).toEqual({ status: 'incompatible', appliedRevision: null });
+  });
+
+  it('is incompatible when its objects differ from this build\'s DDL in whitespace only (byte-identical CREATE text, ops spec 3.2.5)', async () => {
+    const dataRoot = freshDataRoot();
+    const path = await readyRegistry(dataRoot);
+    const db = new Database(path);
+    const meta = db.prepare('SELECT * FROM aipcs_registry_meta').get() as Record<string, unknown>;
+    db.close();
+    for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+    const again = new Database(path);
+    chmodSync(path, 0o600);
+    again.pragma('journal_mode = WAL');
+    for (const [i, ddl] of [...REGISTRY_DDL_R1, ...REGISTRY_DDL_R2].entries()) again.exec(i === 0 ? ddl.replace(/\n/, '\n ') : ddl);
+    again.prepare('INSERT INTO aipcs_registry_meta VALUES (@singleton, @adapter_id, @applied_revision, @dirty)').run(meta);
+    again.close();
+    expect(await inspected(dataRoot)).toEqual({ status: 'incompatible', appliedRevision: 2n });
   });
 
   it('is upgraded from revision 1 by serve, also when the file was put back in rollback-journal mode', async () => {

@@ -125,11 +125,12 @@ type SchemaObject = { type: string; name: string; sql: string };
 
 const expectedObjects = new Map<bigint, string>();
 
+/** The object set with its stored CREATE text, byte for byte (ops spec §3.2.5): whitespace folded could hide a changed string literal in a CHECK. */
 function schemaSignature(db: SqliteDatabase): string {
   const rows = db
     .prepare(`SELECT type, name, sql FROM sqlite_schema WHERE substr(name, 1, 7) <> 'sqlite_' ORDER BY type, name`)
     .all() as SchemaObject[];
-  return JSON.stringify(rows.map((row) => [row.type, row.name, row.sql.replace(/\s+/g, ' ')]));
+  return JSON.stringify(rows.map((row) => [row.type, row.name, row.sql]));
 }
 
 function ddlUpTo(revision: bigint): string[] {
