@@ -258,19 +258,9 @@ export async function migrateSqliteRegistry(options: SqliteRegistryOptions): Pro
   }
 }
 
-/** Opens an existing ready registry for read-only inspection (never creates or migrates). */
-export async function inspectSqliteRegistry(options: SqliteRegistryOptions): Promise<{ status: RegistryStatus | 'missing'; registry?: SqliteRegistry }> {
-  const inspection = await openSqliteRegistryForAdmin(options, { writable: false });
-  if (inspection.state.status === 'unavailable') throw new StorageFailure(inspection.state.reason === 'busy' ? 'busy' : 'unavailable');
-  if (inspection.missing) return { status: 'missing' };
-  return inspection.registry ? { status: 'ready', registry: inspection.registry } : { status: inspection.state.status as RegistryStatus };
-}
-
 export interface AdminRegistryOpening {
   /** What inspection found (revisions null when unavailable). */
   readonly state: MigrationState;
-  /** The data root or the registry file does not exist (reported, never created). */
-  readonly missing: boolean;
   /** Open only when the state is `ready`. */
   readonly registry: SqliteRegistry | null;
 }
@@ -284,7 +274,7 @@ export interface AdminRegistryOpening {
  */
 export async function openSqliteRegistryForAdmin(options: SqliteRegistryOptions, mode: { writable: boolean }): Promise<AdminRegistryOpening> {
   const paths = dataRootPaths(options.dataRoot);
-  const absent: AdminRegistryOpening = { state: { status: 'uninitialised', appliedRevision: 0n, targetRevision: REGISTRY_REVISION, reason: null }, missing: true, registry: null };
+  const absent: AdminRegistryOpening = { state: { status: 'uninitialised', appliedRevision: 0n, targetRevision: REGISTRY_REVISION, reason: null }, registry: null };
   checkRootText(paths.root);
   try {
     if (!checkDataRoot(paths.root, { create: false, defaultRoot: options.defaultRoot })) return absent;
@@ -294,13 +284,13 @@ export async function openSqliteRegistryForAdmin(options: SqliteRegistryOptions,
     // an unavailable registry, as the reference reports it: status, doctor
     // and storage status still answer (exit 0); commands needing the
     // registry refuse with storage_unavailable.
-    return { state: unavailableState(error), missing: false, registry: null };
+    return { state: unavailableState(error), registry: null };
   }
   let connection: SqliteConnection;
   try {
     connection = new SqliteConnection(paths.registry, { busyTimeoutMs: options.busyTimeoutMs, readonly: !mode.writable });
   } catch (error) {
-    return { state: unavailableState(error), missing: false, registry: null };
+    return { state: unavailableState(error), registry: null };
   }
   let classification: RegistryClassification;
   try {
@@ -319,14 +309,14 @@ export async function openSqliteRegistryForAdmin(options: SqliteRegistryOptions,
     if (classification.status === 'ready' && connection.journalMode().toLowerCase() !== 'wal') classification = { status: 'outdated', appliedRevision: classification.appliedRevision };
   } catch (error) {
     connection.close();
-    return { state: unavailableState(error), missing: false, registry: null };
+    return { state: unavailableState(error), registry: null };
   }
   const state: MigrationState = { status: classification.status, appliedRevision: classification.appliedRevision, targetRevision: REGISTRY_REVISION, reason: null };
   if (classification.status !== 'ready') {
     connection.close();
-    return { state, missing: false, registry: null };
+    return { state, registry: null };
   }
-  return { state, missing: false, registry: new SqliteRegistry(connection) };
+  return { state, registry: new SqliteRegistry(connection) };
 }
 
 /** The shared registry statements over this file's own tables. */
