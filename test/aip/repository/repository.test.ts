@@ -1,7 +1,7 @@
 // The `.aip` repository on a real temp folder (spec 7): layout, verified
 // write-once storage, reads checked against IDs, reverse queries from a
 // deletable index, HEAD compare-and-swap, the lock, and ID resolution.
-import { chmod, readFile, readdir, rm, stat, symlink, writeFile, mkdir } from 'node:fs/promises';
+import { chmod, open, readFile, readdir, rm, stat, symlink, writeFile, mkdir } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { hostname } from 'node:os';
 import { promisify } from 'node:util';
@@ -11,6 +11,7 @@ import { encodeObject } from '../../../src/aip/core/codec.js';
 import { ROOT_STATE_ID, type AipObject, type OperationV1, type StateV1 } from '../../../src/aip/core/objects.js';
 import { parseConfig } from '../../../src/aip/repository/config.js';
 import { withLock } from '../../../src/aip/repository/lock.js';
+import { readUpTo } from '../../../src/aip/repository/object-store.js';
 import { Repository } from '../../../src/aip/repository/repository.js';
 import { ID, OBJECTS, VECTOR_ORDER, VECTORS, hexToBytes, type VectorName } from '../support/vectors.js';
 import { tempDir } from '../support/temp.js';
@@ -243,6 +244,53 @@ describe('object store', () => {
     expect(exact.ok).toBe(true);
     const over = await repo.putArtifact(new Uint8Array(1_048_576 - 52));
     expect(over.ok || over.error.code).toBe('cbor.too_large');
+  });
+
+  it('reads what a file holds when it is shorter than asked (it shrank after its size was taken)', { timeout: 5_000 }, async () => {
+    const file = join(await tempDir(), 'short');
+    await writeFile(file, 'abc');
+    const handle = await open(file, 'r');
+    try {
+      expect(Buffer.from(await readUpTo(handle, 10)).toString()).toBe('abc');
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it('finds no object under a fan-out name that is a file', async () => {
+    const repo = await repoWith([]);
+    const id = 'ab'.repeat(32);
+    await writeFile(join(repo.aipDir, 'objects', 'ab'), 'not a folder');
+    const read = await repo.store.readBytes(id);
+    expect(read.ok || read.error.code).toBe('store.not_found');
+    expect((await repo.store.load(id)).kind).toBe('missing');
+  });
+
+  it('replaces an empty folder under an object name on write, and leaves one holding files to the user', async () => {
+    const warnings: string[] = [];
+    const repo = await repoWith([], { warn: (m) => warnings.push(m) });
+    await mkdir(repo.store.pathOf(ID.V2), { recursive: true });
+    const put = await repo.putObject(OBJECTS.V2);
+    expect(put.ok && put.value.stored).toBe(true);
+    expect((await repo.load(ID.V2)).kind).toBe('found');
+    expect(warnings.join()).toContain(ID.V2);
+    const held = repo.store.pathOf(ID.V4);
+    await mkdir(held, { recursive: true });
+    await writeFile(join(held, 'keep'), 'mine');
+    const refused = repo.putObject(OBJECTS.V4);
+    await expect(refused).rejects.toMatchObject({ code: 'io', message: expect.stringContaining('is a folder holding files') });
+    expect(await readFile(join(held, 'keep'), 'utf8')).toBe('mine');
+  });
+
+  it('lists and resolves only names that make an ID with their two-digit fan-out folder', async () => {
+    const repo = await repoWith(['V2']);
+    // A one-digit folder and a longer name would make 64 hex digits if joined blindly.
+    await mkdir(join(repo.aipDir, 'objects', ID.V2.slice(0, 1)), { recursive: true });
+    await writeFile(join(repo.aipDir, 'objects', ID.V2.slice(0, 1), ID.V2.slice(1, 63) + 'f'), 'stray');
+    await writeFile(join(repo.aipDir, 'objects', ID.V2.slice(0, 2), ID.V2.slice(2) + '.bak'), 'stray');
+    expect(await repo.store.list()).toEqual([ID.V1, ID.V2].sort());
+    expect(await repo.store.withPrefix(ID.V2.slice(0, 8))).toEqual([ID.V2]);
+    expect(await repo.resolve(ID.V2.slice(0, 8))).toBe(ID.V2);
   });
 
   it('bounds the size before reading', async () => {
