@@ -433,6 +433,25 @@ describe('reverse queries and the index', () => {
     expect((await repo.verify()).invalid).toEqual([]);
   });
 
+  it('takes a marker only with its final newline as complete', async () => {
+    const repo = await repoWith(['V2']);
+    const generation = await repo.index.generation();
+    expect(generation).toMatch(/^[0-9a-f]{32}$/);
+    await writeFile(repo.index.markerPath, generation ?? '');
+    expect(await repo.index.generation()).toBeUndefined();
+  });
+
+  it('a rebuild removes its own build folders and the old index, and leaves other temp files alone', async () => {
+    const repo = await repoWith(['V2', 'V4']);
+    const tmp = join(repo.aipDir, 'tmp');
+    await mkdir(tmp, { recursive: true });
+    // An object writer's temp file: it may be live, so only the object store's sweep judges it.
+    const writerTemp = `${process.pid}-${'0'.repeat(32)}`;
+    await writeFile(join(tmp, writerTemp), 'being written');
+    await repo.rebuildIndex();
+    expect(await readdir(tmp)).toEqual([writerTemp]);
+  });
+
   it('ignores and rebuilds an index of an unknown version', async () => {
     const repo = await repoWith(['V2']);
     await mkdir(join(repo.aipDir, 'index', 'v9'), { recursive: true });
@@ -512,6 +531,21 @@ describe('HEAD and the lock', () => {
     await writeFile(join(dir, foreign), JSON.stringify({ pid: 2 ** 22 + 12346, host: 'another-host', since: 'then' }));
     await withLock(lock, async () => undefined);
     expect((await readdir(dir)).sort()).toEqual([foreign, live].sort());
+  });
+
+  it('never breaks a lock of another host, nor one it cannot read as a record', async () => {
+    for (const text of [JSON.stringify({ pid: 2 ** 22 + 12345, host: 'another-host', since: 'then' }), '{"pid": 41943', 'null']) {
+      const repo = await repoWith([], { lockWaitMs: 100 });
+      await writeFile(join(repo.aipDir, 'lock'), text);
+      await expect(repo.moveHead(ROOT_STATE_ID, ROOT_STATE_ID)).rejects.toMatchObject({ code: 'lock.timeout' });
+      expect(await readFile(join(repo.aipDir, 'lock'), 'utf8')).toBe(text);
+    }
+  });
+
+  it('returns the work\'s result when its lock was removed meanwhile', async () => {
+    const dir = await tempDir();
+    const lock = join(dir, 'lock');
+    expect(await withLock(lock, async () => { await rm(lock); return 'done'; })).toBe('done');
   });
 
   it('releases only its own lock', async () => {
