@@ -190,6 +190,16 @@ describe('object store', () => {
     expect((await repo.load(ID.V2)).kind).toBe('found');
   });
 
+  it('writes an object already stored not again, and says so', async () => {
+    const repo = await repoWith(['V2']);
+    const bytes = hexToBytes(VECTORS.positive.find((v) => v.id === ID.V2)?.hex ?? '');
+    let published = false;
+    const stored = await repo.store.write(ID.V2, bytes, async () => {
+      published = true;
+    });
+    expect([stored, published]).toEqual([false, false]);
+  });
+
   it('says stored for only one of two writers of one object at once', async () => {
     const repo = await repoWith([]);
     const bytes = hexToBytes(VECTORS.positive.find((v) => v.id === ID.V2)?.hex ?? '');
@@ -242,6 +252,7 @@ describe('object store', () => {
     // An artifact's encoding is its content plus 25 + 5 + 23 bytes (spec 2.4) for content of 65 536 bytes or more.
     const exact = await repo.putArtifact(new Uint8Array(1_048_576 - 53));
     expect(exact.ok).toBe(true);
+    expect(exact.ok && (await repo.load(exact.value.id)).kind).toBe('found');
     const over = await repo.putArtifact(new Uint8Array(1_048_576 - 52));
     expect(over.ok || over.error.code).toBe('cbor.too_large');
   });
