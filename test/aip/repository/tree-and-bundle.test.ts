@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { artifactId, makeArtifact, maxArtifactContent, mustEncode } from '../../../src/aip/core/codec.js';
 import { NO_IGNORE_RULES } from '../../../src/aip/core/ignore-rules.js';
-import { ROOT_STATE_ID, type IntentV1 } from '../../../src/aip/core/objects.js';
+import { failure } from '../../../src/aip/core/errors.js';
+import { ROOT_STATE_ID, type FileMap, type IntentV1 } from '../../../src/aip/core/objects.js';
 import { exportBundle, importBundle } from '../../../src/aip/repository/bundle.js';
 import { Repository } from '../../../src/aip/repository/repository.js';
-import { materialize, snapshotTree } from '../../../src/aip/repository/tree.js';
+import { checkout, materialize, snapshotTree } from '../../../src/aip/repository/tree.js';
 import { commitSnapshot, deriveState, recordOperation, workingTreeChanges } from '../../../src/aip/repository/workflows.js';
 import { tempDir, writeTree } from '../support/temp.js';
 import { ID, OBJECTS, VECTOR_ORDER } from '../support/vectors.js';
@@ -286,6 +287,51 @@ describe('workflows', () => {
     const walk = new AbortController();
     const snap = await snapshotTree(whole, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20, signal: walk.signal, onContent: async () => walk.abort('SIGINT') });
     expect(snap.ok && snap.value.size).toBe(1);
+  });
+});
+
+describe('checkout', () => {
+  async function stateFiles(): Promise<{ repo: Repository; files: FileMap }> {
+    const repo = await Repository.init(await tempDir());
+    await writeTree(repo.root, { 'a.txt': 'a', 'd/b.txt': 'b', 'd/e/c.txt': 'c' }, ['d/b.txt']);
+    const made = await commitSnapshot(repo, { create: intent }, false);
+    if (!made.ok) throw made.error;
+    return { repo, files: (await repo.getTyped(made.value.state, 'state')).data.files };
+  }
+
+  /** Serves artifacts until the `failAt`-th, which fails. */
+  function failingAt(repo: Repository, failAt: number) {
+    let served = 0;
+    return (id: string) => (++served === failAt ? Promise.resolve(failure<Uint8Array>('io', 'refused by the test')) : repo.artifactContent(id));
+  }
+
+  it('a failure removes the parents it made and no folder that was there before', async () => {
+    const { repo, files } = await stateFiles();
+    const mine = await tempDir();
+    const failed = await checkout(join(mine, 'p', 'q', 'out'), files, failingAt(repo, 3));
+    expect(failed.ok || failed.error.message).toBe('refused by the test');
+    // `mine` was there before the checkout (empty): it stays.
+    expect(await readdir(mine)).toEqual([]);
+    const done = await checkout(join(mine, 'p', 'q', 'out'), files, (id) => repo.artifactContent(id));
+    expect(done).toEqual({ ok: true, value: 4 });
+    expect(await readFile(join(mine, 'p', 'q', 'out', 'd', 'b.txt'), 'utf8')).toBe('b');
+    expect(await readdir(join(mine, 'p', 'q'))).toEqual(['out']);
+  });
+
+  it('a failure into an empty folder the user has leaves it empty', async () => {
+    const { repo, files } = await stateFiles();
+    const dir = await tempDir();
+    const failed = await checkout(dir, files, failingAt(repo, 4));
+    expect(failed.ok || failed.error.code).toBe('io');
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('refuses a folder it cannot inspect instead of taking it for absent', async () => {
+    const { repo, files } = await stateFiles();
+    const file = join(await tempDir(), 'file');
+    await writeFile(file, 'x');
+    const refused = await checkout(join(file, 'out'), files, (id) => repo.artifactContent(id));
+    expect(refused.ok || refused.error.message).toMatch(/^cannot inspect .*: ENOTDIR$/);
   });
 });
 
