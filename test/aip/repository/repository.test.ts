@@ -1,8 +1,8 @@
 // The `.aip` repository on a real temp folder (spec 7): layout, verified
 // write-once storage, reads checked against IDs, reverse queries from a
 // deletable index, HEAD compare-and-swap, the lock, and ID resolution.
-import { chmod, open, readFile, readdir, rm, stat, symlink, writeFile, mkdir } from 'node:fs/promises';
-import { execFile } from 'node:child_process';
+import { chmod, open, readFile, readdir, rm, stat, symlink, utimes, writeFile, mkdir } from 'node:fs/promises';
+import { execFile, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { parseConfig } from '../../../src/aip/repository/config.js';
 import { withLock } from '../../../src/aip/repository/lock.js';
 import { readUpTo } from '../../../src/aip/repository/object-store.js';
 import { Repository } from '../../../src/aip/repository/repository.js';
+import { ownerTag } from '../../../src/common/process.js';
 import { ID, OBJECTS, VECTOR_ORDER, VECTORS, hexToBytes, type VectorName } from '../support/vectors.js';
 import { tempDir } from '../support/temp.js';
 
@@ -198,6 +199,27 @@ describe('object store', () => {
       published = true;
     });
     expect([stored, published]).toEqual([false, false]);
+  });
+
+  it('removes its temp file when the object cannot be published', async () => {
+    const repo = await repoWith([]);
+    const bytes = hexToBytes(VECTORS.positive.find((v) => v.id === ID.V2)?.hex ?? '');
+    await expect(repo.store.write(ID.V2, bytes, () => Promise.reject(new Error('index append failed')))).rejects.toThrow('index append failed');
+    expect(await readdir(join(repo.aipDir, 'tmp'))).toEqual([]);
+    expect((await repo.load(ID.V2)).kind).toBe('missing');
+  });
+
+  it('leaves a dead writer\'s temp file written within the last minute (the pid may be another host\'s live writer)', async () => {
+    const repo = await repoWith([]);
+    const tmp = join(repo.aipDir, 'tmp');
+    const gone = spawnSync(process.execPath, ['-e', '']).pid as number;
+    const [young, old] = ['ab', 'cd'].map((hex) => `${ownerTag().replace(String(process.pid), String(gone))}-${hex.repeat(16)}`) as [string, string];
+    for (const name of [young, old]) await writeFile(join(tmp, name), 'left by a killed writer');
+    const twoMinutesAgo = new Date(Date.now() - 120_000);
+    await utimes(join(tmp, old), twoMinutesAgo, twoMinutesAgo);
+    const put = await repo.putObject(OBJECTS.V2);
+    expect(put.ok).toBe(true);
+    expect(await readdir(tmp)).toEqual([young]);
   });
 
   it('says stored for only one of two writers of one object at once', async () => {
