@@ -111,6 +111,17 @@ describe('snapshots', () => {
     expect(tooBig.ok || tooBig.error.code).toBe('snapshot.invalid');
   });
 
+  it('walks a folder named .aipignore as a folder, and fails on a root that is gone even when skipping vanished entries', async () => {
+    const repo = await Repository.init(await tempDir());
+    await rm(join(repo.root, '.aipignore'));
+    await writeTree(repo.root, { '.aipignore/inner.txt': 'i', 'keep.txt': 'k' });
+    const changes = await workingTreeChanges(repo, ROOT_STATE_ID);
+    expect(changes.ok && changes.value).toEqual([{ path: '.aipignore/inner.txt', change: 'A' }, { path: 'keep.txt', change: 'A' }]);
+    const gone = join(await tempDir(), 'gone');
+    const walked = await snapshotTree(gone, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20, skipVanished: true });
+    expect(walked.ok || walked.error).toMatchObject({ code: 'io', message: 'cannot read folder .: ENOENT' });
+  });
+
   it('skips what .aipignore names, including links under ignored folders', async () => {
     const repo = await Repository.init(await tempDir());
     await writeTree(repo.root, { '.aipignore': '.git/\n*.log\n/out\n', 'keep.txt': 'k', 'x.log': 'l', 'sub/y.log': 'l', 'out/z': 'z' });
@@ -264,6 +275,25 @@ describe('workflows', () => {
     expect([...state.data.files.values()].some((entry) => entry.executable)).toBe(true);
     const snap = await snapshotTree(dir, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20 });
     expect(snap.ok && Object.fromEntries(snap.value)).toEqual(Object.fromEntries(state.data.files));
+  });
+
+  it('materialises the exact modes under a narrow umask, and a checkout within it', async () => {
+    const repo = await Repository.init(await tempDir());
+    for (const name of VECTOR_ORDER) await repo.putObject(OBJECTS[name]);
+    const state = await repo.getTyped(ID.V12, 'state');
+    const exact = await tempDir();
+    const checkedOut = join(await tempDir(), 'out');
+    const previous = process.umask(0o077);
+    try {
+      expect(await materialize(exact, state.data.files, (id) => repo.artifactContent(id))).toEqual({ ok: true, value: 2 });
+      expect(await checkout(checkedOut, state.data.files, (id) => repo.artifactContent(id))).toEqual({ ok: true, value: 2 });
+    } finally {
+      process.umask(previous);
+    }
+    for (const [path, entry] of state.data.files) {
+      expect((await stat(join(exact, path))).mode & 0o777, path).toBe(entry.executable ? 0o755 : 0o644);
+      expect((await stat(join(checkedOut, path))).mode & 0o777, path).toBe(entry.executable ? 0o700 : 0o600);
+    }
   });
 
   it('stops materialising and walking at the next file once its signal is aborted (aip run cancelled on a large state)', async () => {
