@@ -297,6 +297,7 @@ describe('object store', () => {
     const read = await repo.store.readBytes(id);
     expect(read.ok || read.error.code).toBe('store.not_found');
     expect((await repo.store.load(id)).kind).toBe('missing');
+    expect(await repo.store.list()).toEqual([ROOT_STATE_ID]);
   });
 
   it('replaces an empty folder under an object name on write, and leaves one holding files to the user', async () => {
@@ -579,6 +580,19 @@ describe('HEAD and the lock', () => {
     const dir = await tempDir();
     const lock = join(dir, 'lock');
     expect(await withLock(lock, async () => { await rm(lock); return 'done'; })).toBe('done');
+  });
+
+  it('gives up soon after its wait, and waits ten seconds when not told', async () => {
+    const dir = await tempDir();
+    const lock = join(dir, 'lock');
+    // A live process of this host that is not us: its lock is never stale.
+    await writeFile(lock, JSON.stringify({ pid: process.ppid, host: hostname(), since: 'now' }));
+    const started = performance.now();
+    await expect(withLock(lock, async () => undefined, { waitMs: 200, pollMs: 10 })).rejects.toMatchObject({ code: 'lock.timeout' });
+    expect(performance.now() - started).toBeLessThan(2_000);
+    // Released after two seconds: within the default wait.
+    setTimeout(() => void rm(lock, { force: true }), 2_000);
+    expect(await withLock(lock, async () => 'held')).toBe('held');
   });
 
   it('releases only its own lock', async () => {
