@@ -94,6 +94,11 @@ describe('snapshots', () => {
     await symlink('/etc/hostname', join(withLink, 'link'));
     const link = await snapshotTree(withLink, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20 });
     expect(link.ok || [link.error.code, link.error.message.includes('link')]).toEqual(['snapshot.invalid', true]);
+    // Said for what it is before its name is judged: a link is refused whatever it is called.
+    await rm(join(withLink, 'link'));
+    await symlink('/etc/hostname', join(withLink, 'a\\b'));
+    const named = await snapshotTree(withLink, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20 });
+    expect(named.ok || named.error.message).toBe('a\\b is a symbolic link; a state holds regular files only (ignore it in .aipignore)');
 
     const badName = await tempDir();
     await writeFile(Buffer.concat([Buffer.from(`${badName}/bad-`), Buffer.from([0xff])]), 'x');
