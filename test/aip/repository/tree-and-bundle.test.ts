@@ -282,6 +282,23 @@ describe('workflows', () => {
     expect(snap.ok && Object.fromEntries(snap.value)).toEqual(Object.fromEntries(state.data.files));
   });
 
+  it('never writes through a name that something else took meanwhile', async () => {
+    const repo = await Repository.init(await tempDir());
+    for (const name of VECTOR_ORDER) await repo.putObject(OBJECTS[name]);
+    const state = await repo.getTyped(ID.V12, 'state');
+    const dir = await tempDir();
+    const outside = join(await tempDir(), 'outside');
+    await writeFile(outside, 'not aip\'s');
+    const first = [...state.data.files.keys()].sort()[0] as string;
+    // A link appears under the first file's name just before it is written.
+    const written = await materialize(dir, state.data.files, async (id) => {
+      await symlink(outside, join(dir, first)).catch(() => undefined);
+      return repo.artifactContent(id);
+    });
+    expect(written.ok || written.error).toMatchObject({ code: 'io', message: expect.stringContaining('EEXIST') });
+    expect(await readFile(outside, 'utf8')).toBe('not aip\'s');
+  });
+
   it('materialises the exact modes under a narrow umask, and a checkout within it', async () => {
     const repo = await Repository.init(await tempDir());
     for (const name of VECTOR_ORDER) await repo.putObject(OBJECTS[name]);
