@@ -525,6 +525,15 @@ describe('HEAD and the lock', () => {
     await expect(stat(join(repo.aipDir, 'lock'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('clears the break file of a breaker that died, breaks the stale lock and leaves no break file of its own', async () => {
+    const repo = await repoWith([], { lockWaitMs: 2_000 });
+    const dead = JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: 'then' });
+    await writeFile(join(repo.aipDir, 'lock'), dead);
+    await writeFile(join(repo.aipDir, 'lock.break'), JSON.stringify({ pid: 2 ** 22 + 12346, host: hostname(), since: 'then' }));
+    await repo.moveHead(ROOT_STATE_ID, ROOT_STATE_ID);
+    expect((await readdir(repo.aipDir)).filter((name) => name.startsWith('lock'))).toEqual([]);
+  });
+
   it('waits out its deadline, instead of spinning, when a stale lock has a break file it cannot clear', async () => {
     // A break file of another host, an empty one, or one of a live breaker: nobody may break the lock now.
     for (const breaker of [JSON.stringify({ pid: 2 ** 22 + 12346, host: 'another-host', since: 'then' }), '']) {
