@@ -455,13 +455,15 @@ describe('reverse queries and the index', () => {
     expect(await repo.evidenceAbout(ID.V6)).toEqual([ID.V7]);
   });
 
-  it('takes a version only as the digits a line is written with (no sign, no leading zero)', async () => {
+  it('takes only an object type and a version written as digits without a leading zero as a line', async () => {
     const repo = await repoWith(['V2', 'V4', 'V5', 'V6', 'V7']);
     const file = join(repo.aipDir, 'index', 'v1', 'refs', ID.V6.slice(0, 2), ID.V6.slice(2));
     for (const version of ['01', '+1', '1.0']) {
       await writeFile(file, `${ID.V7} evidence ${version} state\n`);
       expect(await repo.index.linesFor(ID.V6), version).toEqual([]);
     }
+    await writeFile(file, `${ID.V7} evidences 1 state\n`);
+    expect(await repo.index.linesFor(ID.V6)).toEqual([]);
   });
 
   it('starts an append on a fresh line after a torn line, so the torn line costs only itself', async () => {
