@@ -466,6 +466,29 @@ describe('reverse queries and the index', () => {
     expect(await repo.index.linesFor(ID.V6)).toEqual([]);
   });
 
+  it('gives a target\'s raw lines by source, then field', async () => {
+    const repo = await repoWith(['V2', 'V4', 'V5', 'V6', 'V7']);
+    const file = join(repo.aipDir, 'index', 'v1', 'refs', ID.V6.slice(0, 2), ID.V6.slice(2));
+    const [low, high] = [ID.V7, ID.V9].sort() as [string, string];
+    await writeFile(file, `${high} evidence 1 state\n${low} evidence 1 state\n${low} evidence 1 operations\n`);
+    expect((await repo.index.linesFor(ID.V6)).map((l) => `${l.source.slice(0, 4)} ${l.field}`)).toEqual(
+      [`${low.slice(0, 4)} operations`, `${low.slice(0, 4)} state`, `${high.slice(0, 4)} state`],
+    );
+  });
+
+  it('a whole-index read skips a folder or FIFO in place of a refs file and reads the rest', async () => {
+    const repo = await repoWith(['V2', 'V4', 'V5', 'V6', 'V7']);
+    const file = join(repo.aipDir, 'index', 'v1', 'refs', ID.V6.slice(0, 2), ID.V6.slice(2));
+    await rm(file);
+    await mkdir(file);
+    const folder = await repo.index.linesBySource();
+    expect(folder.linesOf(ID.V7).map((l) => l.target)).not.toContain(ID.V6);
+    expect(folder.linesOf(ID.V6).map((l) => l.target)).toContain(ID.V5);
+    await rm(file, { recursive: true });
+    await promisify(execFile)('mkfifo', [file]);
+    expect((await repo.index.linesBySource()).linesOf(ID.V6).map((l) => l.target)).toContain(ID.V5);
+  });
+
   it('starts an append on a fresh line after a torn line, so the torn line costs only itself', async () => {
     const repo = await repoWith(['V1', 'V2', 'V4', 'V5', 'V6']);
     const file = join(repo.aipDir, 'index', 'v1', 'refs', ID.V6.slice(0, 2), ID.V6.slice(2));
