@@ -447,6 +447,27 @@ describe('bundles (10.4)', () => {
     await expect(exportBundle(source, undefined, failing(chunks - 1))).rejects.toMatchObject({ code: 'ENOSPC' });
   });
 
+  it('rejects instead of waiting for ever when its output is destroyed, while it waits for a drain or before it writes', { timeout: 5_000 }, async () => {
+    const source = await Repository.init(await tempDir());
+    for (const name of VECTOR_ORDER) await source.putObject(OBJECTS[name]);
+    // A reader gone while the export waits for a drain (a one-byte buffer is full at once).
+    const waiting = new Writable({
+      highWaterMark: 1,
+      write(): void {
+        setImmediate(() => this.destroy());
+      },
+    });
+    await expect(exportBundle(source, undefined, waiting)).rejects.toMatchObject({ code: 'ERR_STREAM_DESTROYED' });
+    // A reader gone between two writes, none of them waiting.
+    const between = new Writable({
+      write(_chunk: Buffer, _encoding, callback): void {
+        callback();
+        this.destroy();
+      },
+    });
+    await expect(exportBundle(source, undefined, between)).rejects.toMatchObject({ code: 'ERR_STREAM_DESTROYED' });
+  });
+
   it('orders the closure of chosen roots', async () => {
     const source = await Repository.init(await tempDir());
     for (const name of VECTOR_ORDER) await source.putObject(OBJECTS[name]);
