@@ -99,8 +99,9 @@ async function appendLine(path: string, line: string): Promise<boolean> {
     handle = await open(path, constants.O_RDWR | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return false;
-    if (errorCode(error) === 'ELOOP') throw notOwnIndexFile(path, 'a regular file');
-    throw error;
+    // A link, or a folder (EISDIR, as opening one for writing fails), in place of the file.
+    if (errorCode(error) === 'ELOOP' || errorCode(error) === 'EISDIR') throw notOwnIndexFile(path, 'a regular file');
+    throw notWritten(`the reverse index file ${path}`, error);
   }
   try {
     const info = await handle.stat();

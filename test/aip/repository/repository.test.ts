@@ -530,6 +530,15 @@ describe('reverse queries and the index', () => {
     expect((await repo.load(ID.V7)).kind).toBe('missing');
   });
 
+  it('refuses to append to a folder in place of a refs file, naming the file', async () => {
+    const repo = await repoWith(['V2', 'V4', 'V5', 'V6']);
+    const file = join(repo.aipDir, 'index', 'v1', 'refs', ID.V6.slice(0, 2), ID.V6.slice(2));
+    await rm(file, { force: true });
+    await mkdir(file, { recursive: true });
+    await expect(repo.putObject(OBJECTS.V7)).rejects.toMatchObject({ code: 'io', message: expect.stringContaining(`${file} is not a regular file`) });
+    expect((await repo.load(ID.V7)).kind).toBe('missing');
+  });
+
   it('ignores and rebuilds an index of an unknown version', async () => {
     const repo = await repoWith(['V2']);
     await mkdir(join(repo.aipDir, 'index', 'v9'), { recursive: true });
