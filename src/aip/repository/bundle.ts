@@ -80,8 +80,9 @@ async function collect(repo: Repository, roots: readonly Id[] | undefined): Prom
     // With --all too: every stored object is listed already, so only a
     // reference to an object that is not stored adds anything, and it fails
     // (graph.missing) instead of giving a bundle no repository can import (D44).
-    // One by one: spreading an object's references (a state of 150 000 files) as arguments overflows the stack.
-    for (const r of references) pending.push([r.target, `${id}: ${r.at}`]);
+    // One by one: spreading an object's references (a state of 150 000 files) as arguments overflows the stack;
+    // and only targets not yet met (a state whose files share one artifact names it once each).
+    for (const r of references) if (!refs.has(r.target)) pending.push([r.target, `${id}: ${r.at}`]);
   }
   return refs;
 }
