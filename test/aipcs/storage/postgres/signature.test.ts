@@ -18,7 +18,7 @@ import { bookkeepingDdl, bookkeepingKeysDdl, evolutionDdl, PostgresServiceStores
 import type { JsonObject } from '../../../../src/common/json.js';
 import { manifest } from '../../../conformance/harness.js';
 import { notesManifest, notesManifestV2, serverManaged, systemColumnNamesManifest } from '../../../support/manifests.js';
-import { createTestDatabase, postgresClusters } from '../../../support/postgres.js';
+import { createTestDatabase, expectClustersUnderCi, postgresClusters } from '../../../support/postgres.js';
 import { probeSignature } from '../../../support/postgres-probe.js';
 
 const clusters = postgresClusters();
@@ -66,6 +66,8 @@ function edgeManifest(evolved: boolean): JsonObject {
 
 /** The rows of a signature, one per line, so that a difference shows as a readable diff. */
 const rows = (signature: string): string[] => Object.entries(JSON.parse(signature) as Record<string, unknown[]>).flatMap(([part, list]) => list.map((row) => `${part} ${JSON.stringify(row)}`));
+
+expectClustersUnderCi();
 
 describe.each(clusters.map((cluster) => [cluster.version, cluster] as const))('catalog signatures on PostgreSQL %s', (_version, cluster) => {
   it('the server describes our DDL exactly as the rendered shapes do', async () => {
