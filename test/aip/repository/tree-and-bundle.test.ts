@@ -267,10 +267,15 @@ describe('workflows', () => {
     await expect(repo.moveHead(ROOT_STATE_ID, first.value.state)).rejects.toMatchObject({ code: 'head.moved' });
   });
 
-  it('materialises a state with its modes', async () => {
+  /** A repository holding every conformance vector, and the vectors' state V12. */
+  const vectorRepository = async () => {
     const repo = await Repository.init(await tempDir());
     for (const name of VECTOR_ORDER) await repo.putObject(OBJECTS[name]);
-    const state = await repo.getTyped(ID.V12, 'state');
+    return { repo, state: await repo.getTyped(ID.V12, 'state') };
+  };
+
+  it('materialises a state with its modes', async () => {
+    const { repo, state } = await vectorRepository();
     const dir = await tempDir();
     const written = await materialize(dir, state.data.files, (id) => repo.artifactContent(id));
     expect(written).toEqual({ ok: true, value: 2 });
@@ -283,9 +288,7 @@ describe('workflows', () => {
   });
 
   it('never writes through a name that something else took meanwhile', async () => {
-    const repo = await Repository.init(await tempDir());
-    for (const name of VECTOR_ORDER) await repo.putObject(OBJECTS[name]);
-    const state = await repo.getTyped(ID.V12, 'state');
+    const { repo, state } = await vectorRepository();
     const dir = await tempDir();
     const outside = join(await tempDir(), 'outside');
     await writeFile(outside, 'not aip\'s');
@@ -300,9 +303,7 @@ describe('workflows', () => {
   });
 
   it('materialises the exact modes under a narrow umask, and a checkout within it', async () => {
-    const repo = await Repository.init(await tempDir());
-    for (const name of VECTOR_ORDER) await repo.putObject(OBJECTS[name]);
-    const state = await repo.getTyped(ID.V12, 'state');
+    const { repo, state } = await vectorRepository();
     const exact = await tempDir();
     const checkedOut = join(await tempDir(), 'out');
     const previous = process.umask(0o077);
