@@ -5,8 +5,10 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, type JsonObject } from '../../../src/common/json.js';
-import type { BundleDefect } from '../../../src/aipcs/portable/index.js';
-import { IDS, VECTOR_BYTES, defectOf, frameLine, joinLines, linesOf, materialisedFrames, rawBundle, trailerLine } from './fixtures.js';
+import { BundleInvalidError, type BundleDefect } from '../../../src/aipcs/portable/index.js';
+import { readWithLimits } from '../../../src/aipcs/portable/bundle-reader.js';
+import { DEFAULT_LIMITS } from '../../../src/aipcs/portable/format.js';
+import { IDS, VECTOR_BYTES, chunked, defectOf, frameLine, joinLines, linesOf, materialisedFrames, rawBundle, trailerLine } from './fixtures.js';
 
 type Frames = [string, JsonObject][];
 
@@ -61,6 +63,27 @@ describe('reader rules', () => {
     expect(await defectOf(rawBundle(overBound))).toBe('record_fields_invalid');
   });
 
+  it('accepts text and names at their bounds', async () => {
+    const atBounds = edit(
+      edit(F, 1, (p) => ({ ...p, domain_class: 'k'.repeat(64), intent_description: 'i'.repeat(1000) })),
+      BR,
+      (p) => ({ ...p, slug: 'abc', title: 't'.repeat(160), intent: 'i'.repeat(1000), branch_type: 'r'.repeat(80), retrieval_summary: 's'.repeat(1000) }),
+    );
+    expect(await defectOf(rawBundle(edit(atBounds, 0, (p) => ({ ...p, producer_package_version: '1'.repeat(64) }))))).toBeNull();
+  });
+
+  // A seeded service: no manifest, no schema version, no fence, no members.
+  const seeded: Frames = edit(F.slice(0, 2), 1, (p) => ({ ...p, design_state: 'seeded', materialised_at: null, export_fence_generation: null, export_fence_state: null, manifest: null, schema_version: null }));
+
+  it('accepts a seeded service, and refuses one carrying what only materialisation gives', async () => {
+    expect(await defectOf(rawBundle(seeded))).toBeNull();
+    expect(await defectOf(rawBundle(edit(seeded, 1, (p) => ({ ...p, schema_version: 1n }))))).toBe('service_invalid');
+    expect(await defectOf(rawBundle(edit(seeded, 1, (p) => ({ ...p, materialised_at: '2026-01-01T00:00:02.000000Z' }))))).toBe('service_invalid');
+    expect(await defectOf(rawBundle(edit(seeded, 1, (p) => ({ ...p, export_fence_state: 'closed' }))))).toBe('fence_invalid');
+    // Materialised without its manifest, even with no member needing one.
+    expect(await defectOf(rawBundle(edit(F.slice(0, 2), 1, (p) => ({ ...p, manifest: null, schema_version: null }))))).toBe('service_invalid');
+  });
+
   it.each<[string, Frames, BundleDefect]>([
     // header and service
     ['format version 2', edit(F, 0, (p) => ({ ...p, export_format_version: 2n })), 'header_invalid'],
@@ -70,10 +93,17 @@ describe('reader rules', () => {
     ['a header time without fraction', edit(F, 0, (p) => ({ ...p, created_at: '2026-01-02T03:04:05Z' })), 'header_invalid'],
     ['a header on 30 February', edit(F, 0, (p) => ({ ...p, created_at: '2026-02-30T03:04:05.000000Z' })), 'header_invalid'],
     ['an unknown backend', edit(F, 0, (p) => ({ ...p, source_backend: 'mysql' })), 'header_invalid'],
+    ['another limit profile', edit(F, 0, (p) => ({ ...p, limit_profile: 'aipcs-bundle-limits-2' })), 'header_invalid'],
+    ['another producer package', edit(F, 0, (p) => ({ ...p, producer_package: 'aipcs-fork' })), 'header_invalid'],
+    ['a producer version of 65 characters', edit(F, 0, (p) => ({ ...p, producer_package_version: '1'.repeat(65) })), 'header_invalid'],
     ['a missing service key', edit(F, 1, ({ updated_at: _dropped, ...rest }) => rest), 'service_invalid'],
     ['an uppercase service id', edit(F, 1, (p) => ({ ...p, service_id: 'AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE' })), 'service_invalid'],
     ['the nil service id', edit(F, 1, (p) => ({ ...p, service_id: '00000000-0000-0000-0000-000000000000' })), 'service_invalid'],
     ['padded registry text', edit(F, 1, (p) => ({ ...p, domain_class: ' knowledge' })), 'service_invalid'],
+    ['a domain class of 65 characters', edit(F, 1, (p) => ({ ...p, domain_class: 'k'.repeat(65) })), 'service_invalid'],
+    ['an intent description of 1001 characters', edit(F, 1, (p) => ({ ...p, intent_description: 'i'.repeat(1001) })), 'service_invalid'],
+    ['service revision 0', edit(F, 1, (p) => ({ ...p, service_revision: 0n })), 'service_invalid'],
+    ['a manifest that is no object', edit(F, 1, (p) => ({ ...p, manifest: [p['manifest'] as JsonObject] })), 'service_invalid'],
     ['a schema version unlike the manifest', edit(F, 1, (p) => ({ ...p, schema_version: 2n })), 'service_invalid'],
     ['an invalid manifest', edit(F, 1, (p) => ({ ...p, manifest: { ...(p['manifest'] as JsonObject), entities: [] } })), 'manifest_invalid'],
     ['an active materialised service', edit(F, 1, (p) => ({ ...p, operational_status: 'active' })), 'fence_invalid'],
@@ -88,8 +118,14 @@ describe('reader rules', () => {
     ['an extra record key', edit(F, REC, (p) => ({ ...p, owner_id: 'x' })), 'record_invalid'],
     ['record version 0', edit(F, REC, (p) => ({ ...p, record_version: 0n })), 'record_invalid'],
     ['an empty created_via', edit(F, REC, (p) => ({ ...p, created_via: '' })), 'record_invalid'],
+    ['a created_via of 129 characters', edit(F, REC, (p) => ({ ...p, created_via: 'c'.repeat(129) })), 'record_invalid'],
     ['a server-managed field', edit(F, REC, (p) => ({ ...p, fields: { ...fields(p), owner_id: 'me' } })), 'record_fields_invalid'],
     ['a missing required field', edit(F, REC, (p) => ({ ...p, fields: { ...fields(p), title: null } })), 'record_fields_invalid'],
+    ['an absent required field', edit(F, REC, (p) => ({ ...p, fields: (({ title: _dropped, ...rest }) => rest)(fields(p)) })), 'record_fields_invalid'],
+    ['a string in a boolean field', edit(F, REC, (p) => ({ ...p, fields: { ...fields(p), done: 'false' } })), 'record_fields_invalid'],
+    ['an empty list member', edit(F, REC, (p) => ({ ...p, fields: { ...fields(p), tags: ['a', ''] } })), 'record_fields_invalid'],
+    ['a list member of 257 characters', edit(F, REC, (p) => ({ ...p, fields: { ...fields(p), tags: ['m'.repeat(257)] } })), 'record_fields_invalid'],
+    ['a list of 257 members', edit(F, REC, (p) => ({ ...p, fields: { ...fields(p), tags: Array.from({ length: 257 }, (_v, i) => `t${i}`) } })), 'record_fields_invalid'],
     ['a value outside allowed values', edit(F, REC, (p) => ({ ...p, fields: { ...fields(p), status: 'maybe' } })), 'record_fields_invalid'],
     ['a string in an integer field', edit(F, REC, (p) => ({ ...p, fields: { ...fields(p), count: '1' } })), 'record_fields_invalid'],
     ['a fraction in an integer field', edit(F, REC, (p) => ({ ...p, fields: { ...fields(p), count: 1.5 } })), 'record_fields_invalid'],
@@ -114,6 +150,10 @@ describe('reader rules', () => {
     ['an assignment without an after', edit(F, HIS + 2, (p) => ({ ...p, after: null })), 'history_invalid'],
     ['an assignment that changes the fields', edit(F, HIS + 2, (p) => ({ ...p, after: (F[HIS] as [string, JsonObject])[1]['after'] as JsonObject })), 'history_invalid'],
     ['an unknown event kind', edit(F, HIS + 1, (p) => ({ ...p, kind: 'rename' })), 'history_invalid'],
+    ['a repeated event', [...F.slice(0, HIS + 1), F[HIS] as [string, JsonObject], ...F.slice(HIS + 1)], 'history_order'],
+    ['an event after a delete', [...F.slice(0, HIS + 5), ['history', { ...(F[HIS + 4]?.[1] as JsonObject), kind: 'update', record_version: 3n, after: { title: 'Back' } }], ...F.slice(HIS + 5)], 'history_sequence'],
+    ['a chain starting with create at version 2', edit(F, HIS + 5, (p) => ({ ...p, record_version: 2n })), 'history_sequence'],
+    ['a chain starting with an update at version 1', edit(F, HIS + 6, (p) => ({ ...p, kind: 'update', before: p['after'] as JsonObject })), 'history_sequence'],
     ['an invalid snapshot', edit(F, HIS + 1, (p) => ({ ...p, after: { title: 5n } })), 'record_fields_invalid'],
     ['a record whose last event is a delete', edit(F, HIS + 3, (p) => ({ ...p, record_id: IDS.note1 })), 'history_order'],
     ['a live record at another version', edit(F, REC, (p) => ({ ...p, record_version: 2n })), 'history_record_mismatch'],
@@ -121,6 +161,13 @@ describe('reader rules', () => {
     ['a record without history', without(F, HIS + 6), 'history_record_mismatch'],
     // branches
     ['branches out of order', swap(F, BR, BR + 1), 'branch_order'],
+    ['a repeated branch', [...F.slice(0, BR + 1), F[BR] as [string, JsonObject], ...F.slice(BR + 1)], 'branch_order'],
+    ['a two-character slug', edit(F, BR, (p) => ({ ...p, slug: 'ab' })), 'branch_invalid'],
+    ['a branch type of 81 characters', edit(F, BR, (p) => ({ ...p, branch_type: 'r'.repeat(81) })), 'branch_invalid'],
+    ['a NUL in a title', edit(F, BR, (p) => ({ ...p, title: 'a\u0000b' })), 'branch_invalid'],
+    ['an intent of 1001 characters', edit(F, BR, (p) => ({ ...p, intent: 'i'.repeat(1001) })), 'branch_invalid'],
+    ['a retrieval summary of 1001 characters', edit(F, BR, (p) => ({ ...p, retrieval_summary: 's'.repeat(1001) })), 'branch_invalid'],
+    ['branch revision 0', edit(F, BR, (p) => ({ ...p, branch_revision: 0n })), 'branch_invalid'],
     ['a missing parent', edit(F, BR + 1, (p) => ({ ...p, parent_branch_id: IDS.note1 })), 'branch_parent_missing'],
     ['a branch that is its own parent', edit(F, BR, (p) => ({ ...p, parent_branch_id: IDS.branchA })), 'branch_cycle'],
     ['two branches parenting each other', edit(F, BR, (p) => ({ ...p, parent_branch_id: IDS.branchB })), 'branch_cycle'],
@@ -179,6 +226,30 @@ describe('store constraints from the manifest', () => {
   ])('refuses %s, which the store would refuse while staging', async (_name, frames, reason) => {
     expect(await defectOf(rawBundle(frames))).toBe(reason);
   });
+
+  it('holds a non-unique index to nothing, and a unique one naming owner_id to its other fields', async () => {
+    const indexed = (index: JsonObject): Frames => edit(F, 1, (p) => ({ ...p, manifest: { ...(p['manifest'] as JsonObject), indices: [index] } }));
+    const sameTitle = (frames: Frames): Frames => edit(frames, REC + 1, (p) => ({ ...p, fields: { ...fields(p), title: note1['title'] ?? null } }));
+    expect(await defectOf(rawBundle(sameTitle(indexed({ name: 'note_title', entity: 'note', fields: ['title'], unique: false }))))).toBeNull();
+    // One principal owns every record, so (owner_id, title) is unique as title is.
+    const byOwner = indexed({ name: 'note_owner_title_unique', entity: 'note', fields: ['owner_id', 'title'], unique: true });
+    expect(await defectOf(rawBundle(byOwner))).toBeNull();
+    expect(await defectOf(rawBundle(sameTitle(byOwner)))).toBe('record_unique_duplicate');
+  });
+
+  it('holds integer and list fields to their allowed values', async () => {
+    const attributes = (p: JsonObject): JsonObject[] => ((p['manifest'] as { entities: JsonObject[] }).entities[0] as { attributes: JsonObject[] }).attributes;
+    const allowing = edit(F, 1, (p) => {
+      const manifest = p['manifest'] as { entities: JsonObject[] };
+      const note = { ...(manifest.entities[0] as JsonObject), attributes: [...attributes(p), { name: 'level', type: 'integer', required: false, allowed_values: [1n, 2n] }, { name: 'labels', type: 'string_list', required: false, allowed_values: ['a', 'b'] }] };
+      return { ...p, manifest: { ...manifest, entities: [note, ...manifest.entities.slice(1)] } };
+    });
+    const valued = (values: JsonObject): Frames => edit(allowing, REC + 1, (p) => ({ ...p, fields: { ...fields(p), ...values } }));
+    expect(await defectOf(rawBundle(valued({ level: 2n, labels: ['b', 'a'] })))).toBeNull();
+    expect(await defectOf(rawBundle(valued({ level: 3n })))).toBe('record_fields_invalid');
+    expect(await defectOf(rawBundle(valued({ level: 0n })))).toBe('record_fields_invalid');
+    expect(await defectOf(rawBundle(valued({ labels: ['a', 'c'] })))).toBe('record_fields_invalid');
+  });
 });
 
 describe('reader framing', () => {
@@ -221,6 +292,26 @@ describe('reader framing', () => {
   ])('refuses %s', async (_name, bytes, reason) => {
     expect(await defectOf(bytes)).toBe(reason);
     expect(await defectOf(bytes, 1)).toBe(reason);
+  });
+
+  // A second read is bound to the first read's root and skips each line's
+  // digest, but still names a malformed digest as the frame's shape.
+  it('refuses a malformed line digest on a second read as frame_shape', async () => {
+    const root = (/"root_sha256":"([0-9a-f]{64})"/.exec(trailer) as RegExpExecArray)[1] as string;
+    const secondRead = async (bytes: Buffer): Promise<BundleDefect | null> => {
+      try {
+        for await (const _item of readWithLimits(chunked(bytes), DEFAULT_LIMITS, root)) {
+          // drain
+        }
+        return null;
+      } catch (error) {
+        if (error instanceof BundleInvalidError) return error.reason;
+        throw error;
+      }
+    };
+    expect(await secondRead(VECTOR_BYTES)).toBeNull();
+    const upper = service.replace(/"sha256":"([0-9a-f]{64})"/, (_m, hex: string) => `"sha256":"${hex.toUpperCase()}"`);
+    expect(await secondRead(joinLines([header, upper, trailer]))).toBe('frame_shape');
   });
 
   it('re-hashes a hand-edited line consistently: only the trailer then disagrees', async () => {
