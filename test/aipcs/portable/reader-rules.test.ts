@@ -215,6 +215,9 @@ describe('store constraints from the manifest', () => {
     expect(await defectOf(rawBundle(constrained))).toBeNull();
     // note3 shares note1's count but has no due: no conflict, as in SQL.
     expect(await defectOf(rawBundle(edit(constrained, REC + 1, (p) => ({ ...p, fields: { ...fields(p), count: note1['count'] ?? null } }))))).toBeNull();
+    // Neither has a due: equal in count, both NULL in due, still no conflict.
+    const dueless = edit(constrained, REC, (p) => ({ ...p, fields: { ...fields(p), due: null } }));
+    expect(await defectOf(rawBundle(edit(dueless, REC + 1, (p) => ({ ...p, fields: { ...fields(p), count: note1['count'] ?? null } }))))).toBeNull();
   });
 
   it.each<[string, Frames, BundleDefect]>([
