@@ -86,6 +86,14 @@ describe('limits', () => {
     const write = (maxLines: number) => writeWithLimits(materialisedContent(), () => undefined, { ...DEFAULT_LIMITS, maxLines });
     await expect(write(count)).resolves.toMatchObject({ frameCount: count });
     await expect(write(count - 1)).rejects.toMatchObject({ reason: 'too_many_lines' });
+    // The refusal names the last member, which leaves no line for the trailer.
+    const read = async (): Promise<void> => {
+      for await (const _item of readWithLimits(chunked(bytes), { ...DEFAULT_LIMITS, maxLines: count - 1 }, null)) {
+        // drain
+      }
+    };
+    await expect(read()).rejects.toMatchObject({ reason: 'too_many_lines', line: count - 2 });
+    await expect(write(count - 1)).rejects.toMatchObject({ reason: 'too_many_lines', line: count - 2 });
   });
 
   it('refuses a line nested deeper than 64 levels and integers beyond 64 bits', async () => {
