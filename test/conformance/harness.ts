@@ -4,6 +4,8 @@
 
 import { createHash } from 'node:crypto';
 import { createApplication, type Application, type StoragePorts } from '../../src/aipcs/core/application.js';
+import { storeLayoutOf } from '../../src/aipcs/core/layout.js';
+import type { StorageLocator, StoreLayout } from '../../src/aipcs/core/ports.js';
 import { manualClock, sequentialIds, type ManualClock } from '../../src/common/clock.js';
 import { validateManifest } from '../../src/aipcs/contract/manifest/validate-manifest.js';
 import type { ManifestV2 } from '../../src/aipcs/contract/manifest/types.js';
@@ -61,4 +63,10 @@ export async function materialisedNotes(storage: StoragePorts, domainName = 'not
   await app.lifecycle.design({ serviceId, manifest: manifest(notesManifest()), idempotencyKey: `d-${domainName}` });
   const service = await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: `m-${domainName}` });
   return { serviceId, namespace: (service['storage'] as JsonObject)['namespace'] as string, app };
+}
+
+/** materialisedNotes, with the store's locator and layout as the storage ports take them. */
+export async function materialisedNotesStore(storage: StoragePorts, domainName = 'notes'): Promise<{ serviceId: string; app: TestApp; locator: StorageLocator; layout: StoreLayout }> {
+  const { serviceId, namespace, app } = await materialisedNotes(storage, domainName);
+  return { serviceId, app, locator: { backend: storage.backend, namespace }, layout: storeLayoutOf(manifest(notesManifest())) };
 }

@@ -199,6 +199,14 @@ export interface SqliteRegistryOptions {
   readonly defaultRoot: boolean;
 }
 
+/** Whether serve may switch a file not in WAL mode to WAL: empty, or one of our revisions, intact, with rows that decode. */
+function mayEnableWal(db: SqliteDatabase): boolean {
+  const { status } = classifyRegistry(db);
+  if (status === 'uninitialised') return true;
+  if (status !== 'outdated' && status !== 'ready') return false;
+  return db.pragma('quick_check(1)', { simple: true }) === 'ok' && rowsDecode(db);
+}
+
 /**
  * Brings the registry to the current revision (creating the data root and
  * registry file when missing) and returns it open; fails closed otherwise.
@@ -222,13 +230,7 @@ export async function migrateSqliteRegistry(options: SqliteRegistryOptions): Pro
     // (ops spec §3.2.5), not switched to WAL before it is refused.
     // Ours means intact with rows that decode too: a damaged or forged
     // registry is refused below, so it must not be switched first.
-    if (connection.journalMode().toLowerCase() !== 'wal') {
-      const { status, intact } = await connection.read((db) => {
-        const found = classifyRegistry(db);
-        return { status: found.status, intact: found.status === 'uninitialised' || (db.pragma('quick_check(1)', { simple: true }) === 'ok' && rowsDecode(db)) };
-      });
-      if ((status !== 'uninitialised' && status !== 'outdated' && status !== 'ready') || !intact) throw new StorageFailure('unavailable');
-    }
+    if (connection.journalMode().toLowerCase() !== 'wal' && !(await connection.read(mayEnableWal))) throw new StorageFailure('unavailable');
     if (!connection.enableWal()) throw new StorageFailure('unavailable');
     // Classification is repeated inside BEGIN IMMEDIATE, so concurrent
     // starters converge: one migrates, the others find it ready.

@@ -5,11 +5,8 @@
 // in mutation review R: deleting the read-only check survived the suite.
 
 import { describe, expect, it } from 'vitest';
-import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
 import { openPostgresStorageForAdmin } from '../../../../src/aipcs/storage/postgres/index.js';
-import type { JsonObject } from '../../../../src/common/json.js';
-import { manifest, materialisedNotes } from '../../../conformance/harness.js';
-import { notesManifest } from '../../../support/manifests.js';
+import { materialisedNotesStore } from '../../../conformance/harness.js';
 import { expectClustersUnderCi, postgresClusters, usePostgresStorage } from '../../../support/postgres.js';
 
 expectClustersUnderCi();
@@ -19,10 +16,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   it('refuses to remove a store, present or absent, as unavailable', async () => {
     const storage = await fixture.open();
-    const { serviceId, app } = await materialisedNotes(storage);
-    const service = await app.lifecycle.inspect(serviceId);
-    const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
-    const layout = storeLayoutOf(manifest(notesManifest()));
+    const { locator, layout } = await materialisedNotesStore(storage);
     const admin = await openPostgresStorageForAdmin(fixture.options, { writable: false });
     const ports = admin.ports;
     if (!ports) throw new Error('the registry is not ready');

@@ -12,12 +12,9 @@
 // for a SQLite store (decision D68).
 
 import { describe, expect, it } from 'vitest';
-import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
 import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
 import { openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
-import type { JsonObject } from '../../../../src/common/json.js';
-import { manifest, materialisedNotes } from '../../../conformance/harness.js';
-import { notesManifest } from '../../../support/manifests.js';
+import { materialisedNotesStore } from '../../../conformance/harness.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
 import { expectClustersUnderCi, postgresClusters, queryRows, usePostgresStorage } from '../../../support/postgres.js';
 
@@ -82,10 +79,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   it.each(cases)('calls a service store with $name incompatible', async ({ change }) => {
     const storage = await open();
-    const { serviceId, app } = await materialisedNotes(storage);
-    const service = await app.lifecycle.inspect(serviceId);
-    const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
-    const layout = storeLayoutOf(manifest(notesManifest()));
+    const { locator, layout } = await materialisedNotesStore(storage);
     expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'ready' });
     const { sql, asAdmin } = change(locator.namespace, 'note');
     await queryRows(asAdmin ? fixture.adminUrl : fixture.db.url, sql);
@@ -99,9 +93,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
   it('reports the revision a drifted store names only when this build knows it', async () => {
     const storage = await fixture.open();
-    const { serviceId, app } = await materialisedNotes(storage);
-    const service = await app.lifecycle.inspect(serviceId);
-    const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
+    const { locator } = await materialisedNotesStore(storage);
     const ready = await storage.stores.inspect(locator);
     expect(ready.status).toBe('ready');
     await queryRows(fixture.db.url, `ALTER TABLE "${locator.namespace}"."__aipcs_service_store_meta" ADD COLUMN "extra" text`);

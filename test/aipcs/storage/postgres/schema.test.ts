@@ -8,11 +8,10 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
-import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
 import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
-import { StorageFailure, type StorageLocator, type StoreLayout } from '../../../../src/aipcs/core/ports.js';
+import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
 import type { JsonObject } from '../../../../src/common/json.js';
-import { appOver, manifest, materialisedNotes } from '../../../conformance/harness.js';
+import { appOver, manifest, materialisedNotes, materialisedNotesStore } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
 import { expectClustersUnderCi, postgresClusters, queryRows, usePostgresStorage, whileStoreLocked } from '../../../support/postgres.js';
@@ -24,14 +23,6 @@ async function failureOf(promise: Promise<unknown>): Promise<StorageFailure> {
   );
   expect(error).toBeInstanceOf(StorageFailure);
   return error as StorageFailure;
-}
-
-/** A materialised notes service over `storage`: its store's locator and layout. */
-async function notesStore(storage: StoragePorts): Promise<{ locator: StorageLocator; layout: StoreLayout }> {
-  const { serviceId, app } = await materialisedNotes(storage);
-  const service = await app.lifecycle.inspect(serviceId);
-  const locator = { backend: 'postgresql' as const, namespace: (service['storage'] as JsonObject)['namespace'] as string };
-  return { locator, layout: storeLayoutOf(manifest(notesManifest())) };
 }
 
 expectClustersUnderCi();
@@ -127,7 +118,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
     it('reports a service store whose tables were altered as incompatible, never ready', async () => {
       const storage = await open();
-      const { locator, layout } = await notesStore(storage);
+      const { locator, layout } = await materialisedNotesStore(storage);
       expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'ready' });
       await queryRows(fixture.db.url, `CREATE INDEX extra_index ON "${locator.namespace}"."note" ("title")`);
       expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
@@ -153,7 +144,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
 
     it('reports an index rebuilt with another sort order, operator class or collation as incompatible, in a store and in the registry', async () => {
       const storage = await open();
-      const { locator, layout } = await notesStore(storage);
+      const { locator, layout } = await materialisedNotesStore(storage);
       const table = `"${locator.namespace}"."__aipcs_memory_branch"`;
       const rebuild = (keys: string) => queryRows(fixture.db.url, `DROP INDEX "${locator.namespace}"."__aipcs_memory_branch_list"; CREATE INDEX "__aipcs_memory_branch_list" ON ${table} (${keys})`);
       // Our own DESC key reads as ours; the columns alone, rebuilt the same way, too.
