@@ -704,6 +704,16 @@ afterAll(() => {
  * statistics tables (ANALYZE) and rows whose references dangle (written
  * with foreign keys off) as an incompatible domain layout.
  */
+/**
+ * Edits an object's stored CREATE text in place, as a hand edit of a store
+ * would (the file is opened in unsafe mode for it): changes such as a
+ * collation or a CHECK that no pragma lists.
+ */
+function rewriteSchema(name: string, from: string, to: string): string[] {
+  const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
+  return ['PRAGMA writable_schema = ON', `UPDATE sqlite_schema SET sql = replace(sql, ${quote(from)}, ${quote(to)}) WHERE name = ${quote(name)}`, 'PRAGMA writable_schema = OFF'];
+}
+
 const SQLITE_DRIFT: readonly [string, readonly string[], 'foundation' | 'layout'][] = [
   ['an extra table', ['CREATE TABLE "unrelated" ("id" TEXT PRIMARY KEY NOT NULL) STRICT'], 'layout'],
   // Only "sqlite_" names are SQLite's own; the reference names its intruders so on purpose.
@@ -720,6 +730,12 @@ const SQLITE_DRIFT: readonly [string, readonly string[], 'foundation' | 'layout'
     ],
     'layout',
   ],
+  ['a collation on a domain column', rewriteSchema('project', '"name" TEXT NOT NULL', '"name" TEXT NOT NULL COLLATE NOCASE'), 'layout'],
+  ['a CHECK on a domain column', rewriteSchema('project', '"code" TEXT', `"code" TEXT CHECK ("code" <> 'x')`), 'layout'],
+  ['a default on a domain column', rewriteSchema('project', '"code" TEXT', `"code" TEXT DEFAULT 'x'`), 'layout'],
+  ['a domain table no longer STRICT', rewriteSchema('project', ') STRICT', ')'), 'layout'],
+  ['a CHECK dropped from a bookkeeping table', rewriteSchema('__aipcs_write_fence', ` CHECK (state IN ('open', 'closed'))`, ''), 'foundation'],
+  ["a bookkeeping partial index's condition changed", rewriteSchema('__aipcs_record_branch_one_primary', `role = 'primary'`, `role = 'related'`), 'foundation'],
   ['a view', ['CREATE VIEW "project_view" AS SELECT "id" FROM "project"'], 'foundation'],
   ['a trigger', ['CREATE TRIGGER "project_trigger" AFTER INSERT ON "project" BEGIN SELECT 1; END'], 'foundation'],
   ['a trigger named sqlite… without the underscore', ['CREATE TRIGGER "sqliteevil" AFTER INSERT ON "project" BEGIN SELECT 1; END'], 'foundation'],
@@ -745,6 +761,7 @@ describe('SQLite store drift (reference test_domain_schema_drift)', () => {
 
     const file = join(dataRoot, 'service-stores', `${namespace}.sqlite`);
     const db = new Database(file);
+    db.unsafeMode(true);
     for (const statement of statements) db.exec(statement);
     db.pragma('wal_checkpoint(TRUNCATE)');
     db.close();

@@ -189,20 +189,43 @@ function foreignObjects(db: SqliteDatabase, bookkeepingOnly: boolean): unknown[]
   return db.prepare(`SELECT type, name FROM sqlite_schema WHERE type IN ('view', 'trigger')${statistics} ORDER BY type, name`).all();
 }
 
-/** Structural signature of a database (or of its bookkeeping tables only): columns, keys and indexes, and any foreign object. */
+/**
+ * The words a domain table's CREATE text ever holds when our DDL made it
+ * (columnDdl, entityTableDdl, and evolve's ADD COLUMN, which SQLite splices
+ * into that text), beside quoted names, parentheses and commas. Anything
+ * else (CHECK, DEFAULT, COLLATE, a generated column, a literal) was written
+ * by someone else and changes what the table accepts or how it compares.
+ */
+const DOMAIN_TABLE_WORDS = new Set(['CREATE', 'TABLE', 'TEXT', 'INTEGER', 'REAL', 'NOT', 'NULL', 'PRIMARY', 'KEY', 'CONSTRAINT', 'FOREIGN', 'REFERENCES', 'ON', 'DELETE', 'UPDATE', 'RESTRICT', 'STRICT']);
+
+function usesOnlyOurWords(sql: string): boolean {
+  const outsideNames = sql.replace(/"(?:[^"]|"")*"/g, ' ');
+  return outsideNames.split(/[\s(),]+/).every((word) => word === '' || DOMAIN_TABLE_WORDS.has(word.toUpperCase()));
+}
+
+/**
+ * Structural signature of a database (or of its bookkeeping tables only):
+ * columns, keys and indexes, table options, and any foreign object. Tables
+ * and indexes no evolve alters are compared by their exact CREATE text (a
+ * CHECK, a collation, a partial index's condition); a domain table's text
+ * changes with every column an evolve adds, so it is held to our words only.
+ */
 function structureSignature(db: SqliteDatabase, bookkeepingOnly = false): string {
   const filter = bookkeepingOnly ? ` AND substr(name, 1, 8) = '__aipcs_'` : '';
-  const tables = (db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_'${filter} ORDER BY name`).all() as { name: string }[]).map((row) => row.name);
-  const signature = tables.map((table) => {
+  const tables = db.prepare(`SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_'${filter} ORDER BY name`).all() as { name: string; sql: string }[];
+  const signature = tables.map(({ name: table, sql }) => {
+    const options = db.prepare(`SELECT wr, strict FROM pragma_table_list(${quoteSqlString(table)}) WHERE schema = 'main'`).get();
+    const text = table.startsWith('__aipcs_') ? sql : usesOnlyOurWords(sql);
     const columns = db.prepare(`SELECT name, type, "notnull" AS nn, pk FROM pragma_table_info(${quoteSqlString(table)}) ORDER BY cid`).all();
     const fks = db.prepare(`SELECT "table" AS target, "from" AS col, "to" AS ref, on_update, on_delete FROM pragma_foreign_key_list(${quoteSqlString(table)}) ORDER BY id, seq`).all();
     // Equality indexes are performance aids that evolution may leave behind
     // when a field becomes an annotation; they are not part of the structure.
     const indexes = (db.prepare(`SELECT name, "unique" AS u, partial FROM pragma_index_list(${quoteSqlString(table)}) WHERE substr(name, 1, 11) <> '__aipcs_eq_' ORDER BY name`).all() as { name: string; u: bigint; partial: bigint }[]).map((index) => ({
       ...index,
+      sql: (db.prepare(`SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?`).get(index.name) as { sql: string | null } | undefined)?.sql ?? null,
       columns: db.prepare(`SELECT name FROM pragma_index_info(${quoteSqlString(index.name)}) ORDER BY seqno`).all(),
     }));
-    return { table, columns, fks, indexes };
+    return { table, options, text, columns, fks, indexes };
   });
   return JSON.stringify({ tables: signature, foreign: foreignObjects(db, bookkeepingOnly) }, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
 }
