@@ -1,7 +1,9 @@
 // Working trees on disk (spec 7.7): snapshots of a folder as a file map, the
 // root `.aipignore`, and materialising a state's files into a folder. Used by
 // the CLI and the runner; knows nothing about HEAD or the object store.
-import { lstat, mkdir, open, readdir, rename, rm, rmdir, writeFile, chmod } from 'node:fs/promises';
+import { lstat, mkdir, open, rename, rm, rmdir, writeFile, chmod } from 'node:fs/promises';
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -12,7 +14,6 @@ import type { FileEntry, FileMap, Id } from '../core/objects.js';
 import { compareUtf8 } from '../core/cbor-profile.js';
 import { PATH_PROBLEM_TEXT, pathProblem } from '../core/value-rules.js';
 import { shownPath } from '../core/quote.js';
-import { readUpTo } from './object-store.js';
 import { FileTooLargeError, readToEndBounded } from '../../common/regular-file.js';
 import { errorCode } from '../../common/errors.js';
 import { makeFolders } from '../../common/make-folders.js';
@@ -65,26 +66,48 @@ type Opened = { readonly kind: 'file'; readonly content: Uint8Array; readonly mo
  * have been replaced since it was inspected. O_NONBLOCK, so that a FIFO put
  * in its place does not block the walk, and O_NOFOLLOW, so that a link is
  * refused rather than followed.
+ *
+ * The walk's system calls are synchronous: a promise-based call costs about
+ * ten times its system call in CPU (a round trip through libuv's thread
+ * pool), and a walk makes five per file (docs/performance.md, `aip status`).
  */
-async function readWhole(path: string, rel: string, maxContent: number): Promise<Outcome<Opened>> {
-  let handle;
+function readWhole(path: string, rel: string, maxContent: number): Outcome<Opened> {
+  let fd: number;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     if (errorCode(error) === 'ELOOP') return notRegular(rel, 'a symbolic link');
     if (errorCode(error) === 'ENXIO') return notRegular(rel, 'not a regular file'); // a socket
     throw error;
   }
   try {
-    const info = await handle.stat();
+    const info = fstatSync(fd);
     if (info.isDirectory()) return success({ kind: 'folder' });
     if (!info.isFile()) return notRegular(rel, 'not a regular file');
     if (info.size > maxContent) return failure('snapshot.invalid', `${rel}: ${info.size} bytes do not fit in an artifact (max_object_bytes)`);
-    return success({ kind: 'file', content: await readUpTo(handle, info.size), mode: info.mode });
+    return success({ kind: 'file', content: readUpTo(fd, info.size), mode: info.mode });
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
+
+/** The first `size` bytes of an open file, or fewer if it shrank meanwhile. */
+function readUpTo(fd: number, size: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  let filled = 0;
+  while (filled < size) {
+    const bytesRead = readSync(fd, bytes, filled, size - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled === size ? bytes : bytes.subarray(0, filled);
+}
+
+/**
+ * Entries the walk handles between turns of the event loop: its calls are
+ * synchronous, and a signal (an abort of `aip run`) is seen only between them.
+ */
+const ENTRIES_PER_TURN = 256;
 
 function notRegular<T>(rel: string, kind: string): Outcome<T> {
   return failure('snapshot.invalid', `${rel} is ${kind}; a state holds regular files only (ignore it in .aipignore)`);
@@ -100,17 +123,22 @@ export async function snapshotTree(root: string, options: SnapshotOptions): Prom
   const files = new Map<string, FileEntry>();
   const maxContent = maxArtifactContent(options.maxObjectBytes);
   const pending: string[] = [''];
+  let sinceTurn = 0;
   while (pending.length > 0) {
     const relDir = pending.pop() as string;
     const absDir = relDir === '' ? root : join(root, relDir);
     let names: Buffer[];
     try {
-      names = await readdir(absDir, { encoding: 'buffer' });
+      names = readdirSync(absDir, { encoding: 'buffer' });
     } catch (error) {
       if (relDir !== '' && options.skipVanished === true && vanished(error)) continue;
       return ioFailure(`cannot read folder ${relDir === '' ? '.' : relDir}`, error);
     }
     for (const raw of names) {
+      if (++sinceTurn >= ENTRIES_PER_TURN) {
+        sinceTurn = 0;
+        await nextTurn();
+      }
       if (options.signal?.aborted === true) return success(files);
       let name: string;
       try {
@@ -122,7 +150,7 @@ export async function snapshotTree(root: string, options: SnapshotOptions): Prom
       const rel = relDir === '' ? name : `${relDir}/${name}`;
       let info;
       try {
-        info = await lstat(join(root, rel));
+        info = lstatSync(join(root, rel));
       } catch (error) {
         if (options.skipVanished === true && vanished(error)) continue;
         return ioFailure(`cannot inspect ${rel}`, error);
@@ -138,7 +166,7 @@ export async function snapshotTree(root: string, options: SnapshotOptions): Prom
       if (options.statePaths?.has(rel) === false) return failure('snapshot.invalid', `${rel} is not in the state`);
       let opened: Outcome<Opened>;
       try {
-        opened = await readWhole(join(root, rel), rel, maxContent);
+        opened = readWhole(join(root, rel), rel, maxContent);
       } catch (error) {
         if (options.skipVanished === true && vanished(error)) continue;
         return ioFailure(`cannot read ${rel}`, error);

@@ -51,13 +51,13 @@ async function repository(): Promise<string> {
 describe('an entry removed while the working tree is walked', () => {
   it('a file gone before its lstat or its open is absent from status and snapshot', async () => {
     const dir = await repository();
-    const beforeLstat = await aip(['status'], { cwd: dir, ...changeAt('lstat', '.x.swp') });
+    const beforeLstat = await aip(['status'], { cwd: dir, ...changeAt('lstatSync', '.x.swp') });
     expect(beforeLstat.stderr).toBe('');
     expect(beforeLstat.code).toBe(0);
     expect(beforeLstat.text).toBe('A c.txt\nA out/build.o\n');
 
     await writeTree(dir, { '.x.swp': 'swap\n' });
-    const beforeOpen = await aip(['snapshot', '--title', 'u', '--goal', 'g'], { cwd: dir, ...changeAt('open', '.x.swp') });
+    const beforeOpen = await aip(['snapshot', '--title', 'u', '--goal', 'g'], { cwd: dir, ...changeAt('openSync', '.x.swp') });
     expect(beforeOpen.stderr).toBe('');
     expect(beforeOpen.code).toBe(0);
     expect(existsSync(join(dir, '.x.swp'))).toBe(false);
@@ -66,25 +66,25 @@ describe('an entry removed while the working tree is walked', () => {
 
   it('a folder removed or replaced by a file before it is read is absent, with its content', async () => {
     const dir = await repository();
-    const removed = await aip(['status'], { cwd: dir, ...changeAt('readdir', '/out') });
+    const removed = await aip(['status'], { cwd: dir, ...changeAt('readdirSync', '/out') });
     expect(removed.stderr).toBe('');
     expect(removed.text).toBe('A .x.swp\nA c.txt\n');
 
     expect(existsSync(join(dir, 'out'))).toBe(false);
     await writeTree(dir, { 'out/build.o': 'object\n' });
-    const replaced = await aip(['status'], { cwd: dir, ...changeAt('readdir', '/out', 'file') });
+    const replaced = await aip(['status'], { cwd: dir, ...changeAt('readdirSync', '/out', 'file') });
     expect(replaced.stderr).toBe('');
     expect(replaced.text).toBe('A .x.swp\nA c.txt\n');
   });
 
   it('a file whose folder went after the listing is absent (ENOENT, or ENOTDIR for a folder now a file)', async () => {
     const dir = await repository();
-    const folderGone = await aip(['status'], { cwd: dir, ...changeAt('lstat', 'out/build.o', 'remove', join(dir, 'out')) });
+    const folderGone = await aip(['status'], { cwd: dir, ...changeAt('lstatSync', 'out/build.o', 'remove', join(dir, 'out')) });
     expect(folderGone.stderr).toBe('');
     expect(folderGone.text).toBe('A .x.swp\nA c.txt\n');
 
     await writeTree(dir, { 'out/build.o': 'object\n' });
-    const folderNowFile = await aip(['status'], { cwd: dir, ...changeAt('open', 'out/build.o', 'file', join(dir, 'out')) });
+    const folderNowFile = await aip(['status'], { cwd: dir, ...changeAt('openSync', 'out/build.o', 'file', join(dir, 'out')) });
     expect(folderNowFile.stderr).toBe('');
     expect(folderNowFile.text).toBe('A .x.swp\nA c.txt\n');
   });
@@ -92,7 +92,7 @@ describe('an entry removed while the working tree is walked', () => {
   it('the root folder gone is still an io error', async () => {
     const dir = await repository();
     // Run from elsewhere: the folder removed is the repository's, not the command's current one.
-    const gone = await aip(['status', '--repo', dir], { cwd: await tempDir(), ...changeAt('readdir', dir, 'remove') });
+    const gone = await aip(['status', '--repo', dir], { cwd: await tempDir(), ...changeAt('readdirSync', dir, 'remove') });
     expect(gone.code).toBe(6);
     expect(gone.stderr).toBe('aip: io: cannot read folder .: ENOENT\n');
   });
@@ -101,7 +101,7 @@ describe('an entry removed while the working tree is walked', () => {
 describe('a file replaced after its type was checked', () => {
   it('by a FIFO is refused as snapshot.invalid instead of blocking the walk', async () => {
     const dir = await repository();
-    const { env, nodeArgs } = changeAt('open', '.x.swp', 'fifo');
+    const { env, nodeArgs } = changeAt('openSync', '.x.swp', 'fifo');
     // A blocked walk is killed by this guard; the test checks the outcome, not the time.
     const run = spawnSync(process.execPath, [...nodeArgs, AIP_BIN, 'status'], { cwd: dir, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
     expect(run.signal).toBeNull();
@@ -111,14 +111,14 @@ describe('a file replaced after its type was checked', () => {
 
   it('by a folder is walked as the folder it now is', async () => {
     const dir = await repository();
-    const folder = await aip(['status'], { cwd: dir, ...changeAt('open', '.x.swp', 'folder') });
+    const folder = await aip(['status'], { cwd: dir, ...changeAt('openSync', '.x.swp', 'folder') });
     expect(folder.stderr).toBe('');
     expect(folder.text).toBe('A .x.swp/inside.txt\nA c.txt\nA out/build.o\n');
   });
 
   it('by another file records the bytes and executable bit of the file read', async () => {
     const dir = await repository();
-    const made = await aip(['snapshot', '--format', 'json', '--title', 'u', '--goal', 'g'], { cwd: dir, ...changeAt('open', 'run.sh', 'file') });
+    const made = await aip(['snapshot', '--format', 'json', '--title', 'u', '--goal', 'g'], { cwd: dir, ...changeAt('openSync', 'run.sh', 'file') });
     expect(made.stderr).toBe('');
     const { state } = JSON.parse(made.text) as { state: string };
     const shown = JSON.parse((await aip(['show', state], { cwd: dir })).text) as { data: { files: Record<string, { executable: boolean }> } };
@@ -127,7 +127,7 @@ describe('a file replaced after its type was checked', () => {
 
   it('by a symbolic link is refused as snapshot.invalid naming the link, not an io error', async () => {
     const dir = await repository();
-    const linked = await aip(['status'], { cwd: dir, ...changeAt('open', '.x.swp', 'link') });
+    const linked = await aip(['status'], { cwd: dir, ...changeAt('openSync', '.x.swp', 'link') });
     expect(linked.code).toBe(5);
     expect(linked.stderr).toBe('aip: snapshot.invalid: .x.swp is a symbolic link; a state holds regular files only (ignore it in .aipignore)\n');
   });
@@ -136,7 +136,7 @@ describe('a file replaced after its type was checked', () => {
 describe('aip run inspection stays strict', () => {
   it('a file the command left that vanishes during the inspection makes the workspace unknown', async () => {
     const dir = await repository();
-    const run = await aip(['run', '--format', 'json', '--', 'sh', '-c', 'echo x > left.tmp'], { cwd: dir, ...changeAt('lstat', 'left.tmp') });
+    const run = await aip(['run', '--format', 'json', '--', 'sh', '-c', 'echo x > left.tmp'], { cwd: dir, ...changeAt('lstatSync', 'left.tmp') });
     expect(run.code).toBe(4);
     const { id } = JSON.parse(run.text) as { id: string };
     const shown = JSON.parse((await aip(['show', id], { cwd: dir })).text) as { data: { workspace: string; workspace_error: string } };

@@ -1,9 +1,10 @@
 // Preload for race tests (`node --import change-at.mjs aip ...`): another
 // process changing the tree at one exact moment of a walk. With
 // AIP_TEST_CHANGE_AT=NAME:N, just before the Nth call of fs/promises' NAME
-// whose first argument contains AIP_TEST_CHANGE_MATCH (every call when
-// unset), the path AIP_TEST_CHANGE_PATH (default: that argument) is changed
-// as AIP_TEST_CHANGE_DO says: `remove` (deleted, a folder with its content),
+// (node:fs' NAME when it ends in Sync, as the walk's calls do) whose first
+// argument contains AIP_TEST_CHANGE_MATCH (every call when unset), the path
+// AIP_TEST_CHANGE_PATH (default: that argument) is changed as
+// AIP_TEST_CHANGE_DO says: `remove` (deleted, a folder with its content),
 // `fifo` (replaced by a FIFO), `file` (replaced by an empty regular file),
 // `folder` (replaced by a folder holding `inside.txt`) or `link` (replaced by
 // a symbolic link to an existing file) or `text` (replaced by a file holding
@@ -11,10 +12,10 @@
 // Then the call runs as usual.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { hookNthFsPromisesCall } from './hook-fs-call.mjs';
+import { hookNthFsCall } from './hook-fs-call.mjs';
 
 const action = process.env.AIP_TEST_CHANGE_DO ?? 'remove';
-hookNthFsPromisesCall(process.env.AIP_TEST_CHANGE_AT ?? '', process.env.AIP_TEST_CHANGE_MATCH ?? '', (args, proceed) => {
+hookNthFsCall(process.env.AIP_TEST_CHANGE_AT ?? '', process.env.AIP_TEST_CHANGE_MATCH ?? '', (args, proceed) => {
   const path = process.env.AIP_TEST_CHANGE_PATH || String(args[0]);
   rmSync(path, { recursive: true, force: true });
   if (action === 'fifo') execFileSync('mkfifo', [path]);

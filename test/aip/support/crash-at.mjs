@@ -12,11 +12,11 @@
 // timer, so the signal is handled first, as when it lands between the
 // operation's completion and its callback).
 import { writeFileSync } from 'node:fs';
-import { hookNthFsPromisesCall } from './hook-fs-call.mjs';
+import { hookNthFsCall } from './hook-fs-call.mjs';
 
 const after = process.env.AIP_TEST_CRASH_WHEN === 'after';
 const crash = () => process.kill(process.pid, process.env.AIP_TEST_CRASH_SIGNAL || 'SIGKILL');
-hookNthFsPromisesCall(process.env.AIP_TEST_CRASH_AT ?? '', process.env.AIP_TEST_CRASH_MATCH ?? '', (_args, proceed) => {
+hookNthFsCall(process.env.AIP_TEST_CRASH_AT ?? '', process.env.AIP_TEST_CRASH_MATCH ?? '', (_args, proceed) => {
   if (process.env.AIP_TEST_CRASH_OVERWRITE) {
     const { path, text } = JSON.parse(process.env.AIP_TEST_CRASH_OVERWRITE);
     writeFileSync(path, text);
