@@ -341,6 +341,16 @@ describe('workflows', () => {
     const snap = await snapshotTree(whole, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20, signal: walk.signal, onContent: async () => walk.abort('SIGINT') });
     expect(snap.ok && snap.value.size).toBe(1);
   });
+
+  it('sees an abort while it walks a large folder with nothing to await (its system calls are synchronous)', async () => {
+    const dir = await tempDir();
+    await writeTree(dir, Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`f${i}.txt`, String(i)])));
+    const walk = new AbortController();
+    setImmediate(() => walk.abort('SIGINT'));
+    const snap = await snapshotTree(dir, { rules: NO_IGNORE_RULES, maxObjectBytes: 1 << 20, signal: walk.signal });
+    expect(snap.ok).toBe(true);
+    expect(snap.ok && snap.value.size).toBeLessThan(1000);
+  });
 });
 
 describe('checkout', () => {
