@@ -3,17 +3,20 @@
 
 import { describe, expect, it } from 'vitest';
 import { BundleInvalidError, type BundleDefect } from '../../../src/aipcs/portable/index.js';
-import { encodeCanonical, parseAcceptedLine, parseCanonicalLine } from '../../../src/aipcs/portable/canonical-json.js';
+import { checkEncodedFrame, encodeCanonical, parseAcceptedLine, parseCanonicalLine } from '../../../src/aipcs/portable/canonical-json.js';
+import { MAX_LINE_BYTES } from '../../../src/aipcs/portable/format.js';
 
-function defect(text: string): BundleDefect | null {
+function defectOf(run: () => unknown): BundleDefect | null {
   try {
-    parseCanonicalLine(text);
+    run();
     return null;
   } catch (error) {
     if (error instanceof BundleInvalidError) return error.reason;
     throw error;
   }
 }
+
+const defect = (text: string): BundleDefect | null => defectOf(() => parseCanonicalLine(text));
 
 describe('canonical JSON lines', () => {
   it.each([
@@ -50,6 +53,9 @@ describe('canonical JSON lines', () => {
     ['{"a":9223372036854775808}', 'integer_out_of_range'],
     ['{"a":-9223372036854775809}', 'integer_out_of_range'],
     ['{"a":100000000000000000000}', 'integer_out_of_range'],
+    // The range is named before the form, as a parse comes before a re-encoding.
+    ['{"b":1,"a":9223372036854775808}', 'integer_out_of_range'],
+    ['{"a": -9223372036854775809}', 'integer_out_of_range'],
     ['{"a":1e400}', 'number_out_of_range'],
     ['{"a":NaN}', 'json_malformed'],
     ['{"a":"\t"}', 'json_malformed'],
@@ -66,6 +72,12 @@ describe('canonical JSON lines', () => {
     expect(defect(nested(65))).toBe('json_too_deep');
   });
 
+  it('bounds a line at 1 MiB of UTF-8 without its LF', () => {
+    const line = (bytes: number): string => `{"a":"${'x'.repeat(bytes - 8)}"}`;
+    expect(defect(line(MAX_LINE_BYTES))).toBeNull();
+    expect(defect(line(MAX_LINE_BYTES + 1))).toBe('line_too_long');
+  });
+
   it('renders the profile exactly', () => {
     expect(encodeCanonical({ b: 1, a: '\b\t\n\f\r\u0000\u001f\u007f\u2028"\\/' })).toBe('{"a":"\\b\\t\\n\\f\\r\\u0000\\u001f\u007f\u2028\\"\\\\/","b":1}');
     expect(encodeCanonical({ x: [1.0, -0, 1e21, 1e-7, 1e20, 0.1, 2n ** 63n - 1n] })).toBe('{"x":[1,0,1e+21,1e-7,100000000000000000000,0.1,9223372036854775807]}');
@@ -76,6 +88,21 @@ describe('canonical JSON lines', () => {
   it('refuses values without a canonical form', () => {
     for (const value of [{ a: Number.NaN }, { a: Number.POSITIVE_INFINITY }, { a: '\ud800' }]) {
       expect(() => encodeCanonical(value)).toThrow(BundleInvalidError);
+    }
+  });
+});
+
+describe('the domain check of a frame the writer encoded', () => {
+  it('refuses exactly the integers a read of its rendering refuses, at any depth', () => {
+    // Integral numbers below 1e21 render as integer tokens; 1e21 renders as 1e+21.
+    const refused = [2 ** 63, 1e20, -1e19, 2n ** 63n];
+    const accepted = [2 ** 63 - 1024, -(2 ** 63 - 1024), 1e21, -1e21, 0.5, 2n ** 63n - 1n, -(2n ** 63n)];
+    for (const value of [...refused, ...accepted]) {
+      for (const frame of [{ a: value }, { a: [0, value] }, { a: { b: [{ c: value }] } }]) {
+        const read = defect(encodeCanonical(frame));
+        expect(read, String(value)).toBe(refused.includes(value) ? 'integer_out_of_range' : null);
+        expect(defectOf(() => checkEncodedFrame(frame)), String(value)).toBe(read);
+      }
     }
   });
 });
@@ -92,6 +119,14 @@ describe('the second read of an accepted line', () => {
     const value = parseAcceptedLine(text);
     expect(value).toStrictEqual(parseCanonicalLine(text));
     expect(encodeCanonical(value)).toBe(text);
+  });
+
+  it('refuses, as the first read does, a line nested too deep or not an object', () => {
+    for (const text of [`{"a":${'['.repeat(64)}${']'.repeat(64)}}`, '[1]', '"text"', 'null']) {
+      const first = defect(text);
+      expect(first, text).not.toBeNull();
+      expect(defectOf(() => parseAcceptedLine(text)), text).toBe(first);
+    }
   });
 
   it('keeps a __proto__ member as data', () => {
