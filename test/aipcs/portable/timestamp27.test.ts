@@ -14,6 +14,35 @@ describe('Timestamp27', () => {
     expect(parseTimestamp27('2024-02-29T12:00:00.000000Z')).toBe(BigInt(Date.UTC(2024, 1, 29, 12)) * 1000n);
   });
 
+  it('knows the Gregorian leap years and month lengths, both ways', () => {
+    // The last day of a 400-year cycle (the leap day of a year divisible by 400) and the days around it.
+    for (const text of [
+      '1600-02-29T00:00:00.000000Z',
+      '2000-02-29T23:59:59.999999Z',
+      '2000-03-01T00:00:00.000000Z',
+      '2400-02-29T12:00:00.000000Z',
+      '2000-02-28T00:00:00.000000Z',
+      '2100-03-01T00:00:00.000000Z',
+      '1999-12-31T00:00:00.000000Z',
+      '2000-12-31T00:00:00.000000Z',
+      '2026-11-30T00:00:00.000000Z',
+      '2026-12-31T00:00:00.000000Z',
+    ]) {
+      const date = new Date(text.slice(0, 23) + 'Z');
+      const micros = BigInt(date.getTime()) * 1000n + BigInt(Number(text.slice(23, 26)));
+      expect(parseTimestamp27(text), text).toBe(micros);
+      expect(formatTimestamp27(micros), text).toBe(text);
+    }
+  });
+
+  it('reads two instants of one day in a row', () => {
+    // The second reuses the day the first computed.
+    const first = parseTimestamp27('2026-05-06T07:08:09.000010Z') as bigint;
+    expect(parseTimestamp27('2026-05-06T07:08:10.000010Z')).toBe(first + 1_000_000n);
+    expect(formatTimestamp27(first)).toBe('2026-05-06T07:08:09.000010Z');
+    expect(formatTimestamp27(first + 1n)).toBe('2026-05-06T07:08:09.000011Z');
+  });
+
   it('covers years 0001 to 9999 and nothing beyond', () => {
     expect(formatTimestamp27(MIN_TIMESTAMP27_MICROS)).toBe('0001-01-01T00:00:00.000000Z');
     expect(formatTimestamp27(MAX_TIMESTAMP27_MICROS)).toBe('9999-12-31T23:59:59.999999Z');
@@ -27,6 +56,13 @@ describe('Timestamp27', () => {
     '2100-02-29T00:00:00.000000Z',
     '2026-04-31T00:00:00.000000Z',
     '2026-13-01T00:00:00.000000Z',
+    '2026-00-01T00:00:00.000000Z',
+    '2026-01-00T00:00:00.000000Z',
+    '2026-01-32T00:00:00.000000Z',
+    '2026-06-31T00:00:00.000000Z',
+    '2026-09-31T00:00:00.000000Z',
+    '2026-11-31T00:00:00.000000Z',
+    '1900-02-29T00:00:00.000000Z',
     '2026-01-01T24:00:00.000000Z',
     '2026-01-01T00:60:00.000000Z',
     '2026-01-01T00:00:60.000000Z',
