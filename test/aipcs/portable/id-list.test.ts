@@ -44,6 +44,8 @@ describe('IdList', () => {
     }
     for (let i = 0; i < 50; i++) expect(list.indexOf(uuid(randomHex(32, 10_000 + i)))).toBe(-1);
     expect(new IdList().indexOf(ids[0] as string)).toBe(-1);
+    // Unused slots hold zeros: the all-zero id is not found in a list without it.
+    expect(new IdList().indexOf(uuid('0'.repeat(32)))).toBe(-1);
   });
 
   it('finds a duplicate wherever it sits, in any order of appending', () => {

@@ -297,6 +297,20 @@ describe('reader framing', () => {
     expect(await defectOf(bytes, 1)).toBe(reason);
   });
 
+  it('skips empty chunks anywhere, after the trailer too', async () => {
+    async function* withEmptyChunks(): AsyncGenerator<Uint8Array> {
+      const empty = new Uint8Array(0);
+      yield empty;
+      for await (const chunk of chunked(VECTOR_BYTES, 100)) {
+        yield chunk;
+        yield empty;
+      }
+    }
+    const kinds: string[] = [];
+    for await (const item of readWithLimits(withEmptyChunks(), DEFAULT_LIMITS, null)) kinds.push(item.kind);
+    expect(kinds).toEqual(['header', 'service', 'end']);
+  });
+
   // A second read is bound to the first read's root and skips each line's
   // digest, but still names a malformed digest as the frame's shape.
   it('refuses a malformed line digest on a second read as frame_shape', async () => {
