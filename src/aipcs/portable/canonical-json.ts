@@ -32,11 +32,12 @@ function parseDefect(error: JsonError): BundleDefect {
  * Whether every integer a parsed text holds (`rendered`: a value about to be
  * rendered will hold) is a signed 64-bit one. ECMAScript writes an integral
  * number below 1e21 without fraction or exponent, so once rendered it reads
- * back as an integer token too.
+ * back as an integer token too: the token of its shortest text, which is not
+ * always its exact value (-2^63 is written -9223372036854776000).
  */
 function integersFit(value: JsonValue, rendered = false): boolean {
   if (typeof value === 'bigint') return value >= INT64_MIN && value <= INT64_MAX;
-  if (typeof value === 'number') return !rendered || !Number.isInteger(value) || Math.abs(value) >= 1e21 || integersFit(BigInt(value));
+  if (typeof value === 'number') return !rendered || !Number.isInteger(value) || Math.abs(value) >= 1e21 || integersFit(BigInt(String(value)));
   if (Array.isArray(value)) return value.every((item) => integersFit(item, rendered));
   if (isJsonObject(value)) {
     for (const key in value) if (!integersFit(value[key] as JsonValue, rendered)) return false;

@@ -73,6 +73,18 @@ describe('round trip', () => {
     expect(typeof note?.fields['confidence']).toBe('number');
   });
 
+  it('refuses to write a number field whose text reads back as an integer beyond 64 bits', async () => {
+    // -2^63 itself fits, but ECMAScript writes it -9223372036854776000, which no reader accepts.
+    const withConfidence = (confidence: number): BundleContent => {
+      const content = materialisedContent();
+      const [first, ...rest] = content.records as [BundleRecord, ...BundleRecord[]];
+      return { ...content, records: [{ ...first, fields: { ...first.fields, confidence } }, ...rest] };
+    };
+    expect(await writeDefect(withConfidence(-(2 ** 63)))).toBe('integer_out_of_range');
+    const { bytes } = await writeToBytes(withConfidence(-(2 ** 63 - 1024)));
+    expect((await readAll(bytes)).records[0]?.fields['confidence']).toBe(-(2 ** 63 - 1024));
+  });
+
   it('accepts async member sources', async () => {
     const content = materialisedContent();
     async function* slowly<T>(items: readonly T[]): AsyncGenerator<T> {
