@@ -32,6 +32,8 @@ describe('running UTF-8 text digest', () => {
     texts.push('x'.repeat(400_000), 'é'.repeat(700_000), 'tail');
     expect(digestOf(texts)).toBe(joined(texts));
     expect(digestOf([])).toBe(joined([]));
+    // A single byte left in the buffer is hashed too, after a long text as well.
+    for (const texts of [['x'], ['', 'x', ''], ['b'.repeat(1_048_577), 'x']]) expect(digestOf(texts)).toBe(joined(texts));
   });
 
   it('is the same when three-byte text lands at the end of its buffer', () => {
