@@ -269,6 +269,7 @@ describe('reader framing', () => {
     ['an empty line', Buffer.from(`${header}\n\n${service}\n${trailer}\n`), 'empty_line'],
     ['a byte after the trailer', Buffer.concat([VECTOR_BYTES, Buffer.from('\n')]), 'bytes_after_trailer'],
     ['a line after the trailer', Buffer.concat([VECTOR_BYTES, Buffer.from(`${header}\n`)]), 'bytes_after_trailer'],
+    ['a byte without LF after the trailer', Buffer.concat([VECTOR_BYTES, Buffer.from('x')]), 'bytes_after_trailer'],
     ['no final LF', VECTOR_BYTES.subarray(0, -1), 'truncated'],
     ['no trailer', joinLines([header, service]), 'truncated'],
     ['nothing at all', Buffer.alloc(0), 'truncated'],
