@@ -147,4 +147,45 @@ describe('export lines written into their chunks (built CLI)', () => {
     expect(readBack.history).toHaveLength(12);
     expect(rewritten.equals(bytes)).toBe(true);
   }, 120_000);
+
+  it('reserves room for three bytes per code unit when a line of multi-byte text arrives in a part-filled buffer', async () => {
+    // Each note's create line (about 60 KB, 20k code units) stays in the
+    // buffer, then its update line of two such snapshots (about 120 KB, 40k
+    // code units) arrives: bytes that fit the buffer's free room only if
+    // counted three to a code unit, not one. The first note's update flushes,
+    // so the second note's lines start an empty buffer whatever came before.
+    const serviceId = await materialisedService(client, 'multi_byte_lines');
+    for (let i = 0; i < 2; i++) {
+      const note: Record<string, unknown> = { title: `${i} ${'€'.repeat(5000)}`, detail: '€'.repeat(5400), tags: [] as string[] };
+      const tags = note['tags'] as string[];
+      while (contractByteSize(completed(note)) < 59_000) tags.push(`${tags.length} ${'€'.repeat(240)}`);
+      const created = await createNote(client, serviceId, note);
+      const updated = await client.call('aipcs_record_update', {
+        service_id: serviceId,
+        entity_name: 'note',
+        record_id: created['id'],
+        expected_record_version: 1,
+        updates: { detail: `${'€'.repeat(5399)}a` },
+        idempotency_key: key('update'),
+      });
+      expect(updated.ok, JSON.stringify(updated.error)).toBe(true);
+    }
+    const args = rootArgs(dataRoot);
+    expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(5), ...args]).status).toBe(0);
+    const artefact = join(work, 'multi-byte.jsonl');
+    const run = aipcs(['export', serviceId, '--output', artefact, '--expected-revision', '4', '--operation-id', OP(6), ...args]);
+    expect(run.status, run.stderr).toBe(0);
+    const bytes = readFileSync(artefact);
+    const history = bytes.toString('utf8').split('\n').filter((line) => line.startsWith('{"kind":"history"'));
+    // Create, update, create, update: a create line and the update after it together beyond one 128 KiB buffer, three bytes to most code units.
+    const sizes = history.map((line) => Buffer.byteLength(line) + 1);
+    expect(sizes[0]).toBeLessThan(65_536);
+    expect(sizes[2]).toBeLessThan(65_536);
+    expect((sizes[2] as number) + (sizes[3] as number)).toBeGreaterThan(2 * 65_536);
+    expect(Buffer.byteLength(history[3] as string)).toBeGreaterThan(2.8 * (history[3] as string).length);
+
+    const { readBack, rewritten } = await rewrittenByGeneralWriter(bytes);
+    expect(readBack.history).toHaveLength(4);
+    expect(rewritten.equals(bytes)).toBe(true);
+  }, 120_000);
 });
