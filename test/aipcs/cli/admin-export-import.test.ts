@@ -295,7 +295,13 @@ describe('aipcs export and import', () => {
       expect((await aipcsAsync(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(40), ...args])).status).toBe(0);
       const before = registryFacts(dataRoot);
       const refused = aipcs(['export', serviceId, '--output', join(work, 'huge.jsonl'), '--expected-revision', '4', '--operation-id', OP(41), ...args]);
-      expect([refused.status, refused.envelope.error?.code, refused.envelope.error?.issues[0]?.path]).toEqual([3, 'unsupported_transition', 'service.manifest']);
+      // invalid_length: too long, not a value the line cannot carry (transfer-manifest.test.ts has that one).
+      expect([refused.status, refused.envelope.error?.code, refused.envelope.error?.issues[0]?.path, refused.envelope.error?.issues[0]?.code]).toEqual([
+        3,
+        'unsupported_transition',
+        'service.manifest',
+        'invalid_length',
+      ]);
       expect(registryFacts(dataRoot)).toEqual(before);
       expect(readdirSync(work).filter((name) => name.startsWith('.aipcs-export-') || name === 'huge.jsonl')).toEqual([]);
       // Before, the failure surfaced while encoding and froze the service as recovery_required for ever.
