@@ -140,6 +140,89 @@ describe('parseJson', () => {
     expect(Object.keys(value)).toEqual(['__proto__']);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
   });
+
+  it('accepts a text of exactly maxBytes UTF-8 bytes, in both readers', () => {
+    // "é" is three UTF-16 units and four bytes; "ab" is four of each.
+    expect(parseJson('"é"', { maxBytes: 4, maxDepth: 4 })).toBe('é');
+    expect(parseJson('"ab"', { maxBytes: 4, maxDepth: 4 })).toBe('ab');
+    expect(parseJsonNotingForm('"ab"', { maxBytes: 4, maxDepth: 4 }).value).toBe('ab');
+  });
+
+  it("reads JSON's four whitespace characters between any tokens and no other", () => {
+    const all = ' \t\n\r';
+    expect(parseJson(`${all}[${all}1${all},${all}{${all}"a"${all}:${all}2${all},${all}"b"${all}:${all}[]${all}}${all}]${all}`, limits)).toEqual([1n, { a: 2n, b: [] }]);
+    // A BOM, form feed, vertical tab, no-break space and line separator are not JSON whitespace.
+    for (const other of ['\ufeff', '\f', '\v', '\u00a0', '\u2028']) {
+      for (const text of [`${other}[1]`, `[1,${other}2]`, `{"a":1,${other}"b":2}`, `{"a"${other}:1}`]) {
+        expect(() => parseJson(text, limits), JSON.stringify(text)).toThrow(expect.objectContaining({ code: 'json_syntax' }));
+      }
+    }
+  });
+
+  it('refuses number spellings JSON does not have', () => {
+    for (const bad of ['+1', '-', '-01', '00', '1e', '1e+', '1.e1', '0x1', '- 1', '1.5.2', '[+0.5]', '{"a":+1}']) {
+      expect(() => parseJson(bad, limits), bad).toThrow(expect.objectContaining({ code: 'json_syntax' }));
+    }
+  });
+
+  it('refuses an object member whose name is not a string', () => {
+    for (const bad of ['{a":1}', '{1:2}', '{"a":1,b":2}', '{,"a":1}']) {
+      expect(() => parseJson(bad, limits), bad).toThrow(expect.objectContaining({ code: 'json_syntax' }));
+    }
+  });
+
+  it('refuses every raw control character in a string, with or without an escape before it, at the character', () => {
+    for (let code = 0; code < 0x20; code++) {
+      const control = String.fromCharCode(code);
+      for (const [text, at] of [[`["ab${control}c"]`, 4], [`["\\n${control}c"]`, 4], [`["\\/${control}"]`, 4]] as const) {
+        let offset: number | undefined;
+        expect(() => {
+          try {
+            parseJson(text, limits);
+          } catch (error) {
+            offset = (error as JsonError).offset;
+            throw error;
+          }
+        }, `${code} in ${JSON.stringify(text)}`).toThrow(expect.objectContaining({ code: 'json_syntax' }));
+        expect(offset, `${code} in ${JSON.stringify(text)}`).toBe(at);
+      }
+    }
+  });
+
+  it('places an error past a valid escape, and at the first character that is no hex digit', () => {
+    const offsetOf = (bad: string): number | undefined => {
+      try {
+        parseJson(bad, limits);
+      } catch (error) {
+        return (error as JsonError).offset;
+      }
+      return undefined;
+    };
+    expect(offsetOf('["\\/\\q"]')).toBe(5);
+    // The characters on either side of each range of hex digits.
+    for (const notHex of ['/', ':', '@', 'G', '`', 'g']) expect(offsetOf(`["\\u00${notHex}0"]`), notHex).toBe(6);
+    expect(parseJson('"\\u09AF\\uaf09"', limits)).toBe('\u09af\uaf09');
+  });
+
+  it('decodes each escape to its character', () => {
+    expect(parseJson('"\\"\\\\\\/\\b\\f\\n\\r\\t\\u0041\\u00e9\\ud83d\\ude00"', limits)).toBe('"\\/\b\f\n\r\tAé\u{1F600}');
+  });
+
+  it('counts objects as well as arrays towards depth', () => {
+    expect(parseJson('{"a":[{"b":[]}]}', limits)).toEqual({ a: [{ b: [] }] });
+    expect(() => parseJson('{"a":{"a":{"a":{"a":{}}}}}', limits)).toThrow(expect.objectContaining({ code: 'json_too_deep' }));
+    expect(() => parseJson('[{"a":[{"b":{}}]}]', limits)).toThrow(expect.objectContaining({ code: 'json_too_deep' }));
+  });
+
+  it('nests at most 64 levels by default, as the contract bounds', () => {
+    expect(parseJson(`${'['.repeat(64)}${']'.repeat(64)}`)).toBeDefined();
+    expect(() => parseJson(`${'['.repeat(65)}${']'.repeat(65)}`)).toThrow(expect.objectContaining({ code: 'json_too_deep' }));
+  });
+
+  it('finds duplicate names only among the object\'s own members, not its prototype\'s', () => {
+    const text = '{"b":1,"a":2,"toString":3,"constructor":4,"valueOf":5}';
+    expect(parseJson(text, { ...limits, rejectDuplicateKeys: true })).toEqual({ b: 1n, a: 2n, toString: 3n, constructor: 4n, valueOf: 5n });
+  });
 });
 
 describe('bigint stand-ins for a foreign serialiser', () => {
