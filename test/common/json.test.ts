@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
   canonicalJson,
+  compareCodePoints,
   FloatValue,
   holdsNumberStandIn,
   JsonError,
   jsonStringStopsAt,
   textPosition,
   losslessJson,
+  markFloats,
   parseJson,
   parseJsonNotingForm,
   pythonFloat,
@@ -262,6 +264,51 @@ describe('renderings', () => {
       [0.0001, '0.0001'], [0.00001, '1e-05'], [1.5e-7, '1.5e-07'], [-2.5, '-2.5'], [0, '0.0'], [1.7976931348623157e308, '1.7976931348623157e+308'],
     ];
     for (const [value, text] of cases) expect(pythonFloat(value)).toBe(text);
+  });
+
+  it('refuses a lone surrogate of either kind in canonical text, and escapes it elsewhere', () => {
+    // A high surrogate before a character above the low range, a low one before another low one.
+    for (const lone of ['\ud800', '\udc00', '\ud800\ue000', '\udc00\udc00', 'a\udbffb', '\ud83d\ude00\ude00']) expect(() => canonicalJson(lone), JSON.stringify(lone)).toThrow(JsonError);
+    const escaping = { keyOrder: 'insertion', asciiOnly: false, floatStyle: 'ecmascript' } as const;
+    expect(renderJson('\ud800\ue000', escaping)).toBe('"\\ud800\ue000"');
+    expect(renderJson('\udc00\udc00', escaping)).toBe('"\\udc00\\udc00"');
+    expect(renderJson('\ud83d\ude00', escaping)).toBe('"\ud83d\ude00"');
+  });
+
+  it('ASCII-only text escapes every non-ASCII character, DEL included, even alone', () => {
+    const ascii = { keyOrder: 'insertion', asciiOnly: true, floatStyle: 'python' } as const;
+    expect(renderJson('é', ascii)).toBe('"\\u00e9"');
+    expect(renderJson('a\u007fb', ascii)).toBe('"a\\u007fb"');
+    expect(renderJson('~', ascii)).toBe('"~"');
+  });
+
+  it('leaves out undefined members and writes undefined items as null, as JSON.stringify does', () => {
+    const value = { a: undefined, b: 1, c: [undefined, 2], d: undefined };
+    expect(canonicalJson(value)).toBe(JSON.stringify(value));
+    expect(canonicalJson(value)).toBe('{"b":1,"c":[null,2]}');
+  });
+
+  it('writes a FloatValue as a float in lossless style and as a plain number in ECMAScript style', () => {
+    expect(renderJson([new FloatValue(1), 2], { keyOrder: 'insertion', asciiOnly: false, floatStyle: 'lossless' })).toBe('[1.0,2.0]');
+    expect(canonicalJson([new FloatValue(1), new FloatValue(-0)])).toBe('[1,0]');
+  });
+
+  it('code-point key order puts astral characters after the whole BMP, and a prefix first', () => {
+    expect(renderJson({ '\u{1F600}': 1, '\uffff': 2, ab: 3, a: 4 }, { keyOrder: 'codepoint', asciiOnly: false, floatStyle: 'ecmascript' })).toBe('{"a":4,"ab":3,"\uffff":2,"\u{1F600}":1}');
+    expect(compareCodePoints('\u{1F600}x', '\u{1F600}y')).toBeLessThan(0);
+    expect(compareCodePoints('x\u{1F600}y', 'x\u{1F600}x')).toBeGreaterThan(0);
+    expect(compareCodePoints('a', 'ab')).toBeLessThan(0);
+    expect(compareCodePoints('ab', 'a')).toBeGreaterThan(0);
+    expect(compareCodePoints('\u{1F600}', '\u{1F600}')).toBe(0);
+  });
+
+  it('toPlainJson gives what JSON.parse would, a __proto__ member as data and a FloatValue as its number', () => {
+    const plain = toPlainJson(parseJson('{"__proto__":{"n":1},"m":[2.5,3]}', limits)) as Record<string, unknown>;
+    expect(Object.keys(plain)).toEqual(['__proto__', 'm']);
+    expect(plain).toEqual(JSON.parse('{"__proto__":{"n":1},"m":[2.5,3]}'));
+    expect(Object.getPrototypeOf(plain)).toBe(Object.prototype);
+    expect(toPlainJson({ f: new FloatValue(1) } as unknown as JsonValue)).toEqual({ f: 1 });
+    expect(toPlainJson(markFloats(parseJson('[1.0,2]', limits)) as JsonValue)).toEqual([1, 2]);
   });
 
   it('measures UTF-8 bytes exactly', () => {
