@@ -2,10 +2,9 @@
 // root `.aipignore`, and materialising a state's files into a folder. Used by
 // the CLI and the runner; knows nothing about HEAD or the object store.
 import { lstat, mkdir, open, rename, rm, rmdir, writeFile, chmod } from 'node:fs/promises';
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { artifactId, maxArtifactContent } from '../core/codec.js';
 import { failure, success, type Outcome } from '../core/errors.js';
