@@ -384,6 +384,8 @@ describe('records', () => {
   ])('reserves the __aipcs_ key prefix on the data mutation %s (contract §6.4)', (tool, args) => {
     expect(parseToolRequest(tool, { ...args, idempotency_key: 'k-1' }).ok).toBe(true);
     expect(issues(tool, { ...args, idempotency_key: '__aipcs_k' })).toEqual([['invalid_value', 'idempotency_key']]);
+    // Only a key that starts with the prefix is reserved.
+    for (const idempotency_key of ['k__aipcs_', 'x__aipcs_k']) expect(parseToolRequest(tool, { ...args, idempotency_key }).ok).toBe(true);
   });
 
   it('refuses U+0000 in every free-text argument kept outside the manifest', () => {
