@@ -133,6 +133,18 @@ export function recordsSuite(harness: StorageHarness): void {
         for (const value of [2n ** 53n + 1n, -(2n ** 53n) - 1n]) await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'n', confidence: value }, idempotencyKey: key() }), 'validation_failed');
       });
 
+      it('accepts an integer field from -2^63 to 2^63-1 and rejects one beyond either end', async () => {
+        for (const value of [-(2n ** 63n), 2n ** 63n - 1n]) expect((await create({ title: 'n', priority: value }))['fields']).toMatchObject({ priority: value });
+        for (const value of [-(2n ** 63n) - 1n, 2n ** 63n]) await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'n', priority: value }, idempotencyKey: key() }), 'validation_failed');
+      });
+
+      it('stores and answers -0.0 in a number field as 0.0', async () => {
+        const created = await create({ title: 'n', confidence: -0 });
+        expect(Object.is((created['fields'] as JsonObject)['confidence'], 0)).toBe(true);
+        const read = await app.records.get(serviceId, 'note', created['id'] as string);
+        expect(Object.is((read['fields'] as JsonObject)['confidence'], 0)).toBe(true);
+      });
+
       it('accepts a string of exactly 16384 UTF-8 bytes and rejects one more', async () => {
         await create({ title: 'é'.repeat(8192) });
         await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'é'.repeat(8192) + 'a' }, idempotencyKey: key() }), 'validation_failed');
@@ -184,6 +196,26 @@ export function recordsSuite(harness: StorageHarness): void {
         await create(atLimit);
         const over = { ...base, title: (base['title'] as string) + 'x'.repeat(slack + 1) };
         await rejects(app.records.create({ serviceId, entityName: 'note', record: over, idempotencyKey: key() }), 'validation_failed');
+      });
+      it('measures non-ASCII text as its UTF-8 bytes, not as escapes', async () => {
+        // About 33 KB as UTF-8, about 82 KB were each character written as a \u escape.
+        await create({ title: 'é'.repeat(8192), detail: '€'.repeat(5461) });
+      });
+
+      it('measures a number field the way it is stored: an integer literal counts as a float (1.0)', async () => {
+        const fill = (n: number): JsonObject => ({ title: 'x'.repeat(16000), detail: 'y'.repeat(16000), status: 'draft', aliases: Array.from({ length: n }, (_, i) => `${String(i).padStart(3, '0')}${'z'.repeat(253)}`) });
+        // JSON.stringify writes the confidence 1 as `1`; the stored float is `1.0`, two bytes more.
+        const size = (record: JsonObject) => {
+          const full = { aliases: null, confidence: 1, detail: null, due_at: null, pinned: null, priority: null, project_id: null, status: null, tags: null, title: null, ...record };
+          return Buffer.byteLength(JSON.stringify(Object.fromEntries(Object.entries(full).sort(([a], [b]) => (a < b ? -1 : 1)))), 'utf8') + 2;
+        };
+        let n = 0;
+        while (size(fill(n + 1)) <= 65536) n++;
+        const base = fill(n);
+        const padded = (extra: number): JsonObject => ({ ...base, title: (base['title'] as string) + 'x'.repeat(65536 - size(base) + extra) });
+        expect(size(padded(0))).toBe(65536);
+        await create({ ...padded(0), confidence: 1n });
+        await rejects(app.records.create({ serviceId, entityName: 'note', record: { ...padded(1), confidence: 1n }, idempotencyKey: key() }), 'validation_failed');
       });
     });
 
