@@ -285,6 +285,12 @@ describe('records', () => {
     expect(command('aipcs_record_create', create({}))).toMatchObject({ record: {} });
   });
 
+  it('accepts a string list of exactly 256 members, and a member of exactly 256 characters', () => {
+    const tags = Array.from({ length: 256 }, (_, i) => `t${i}`);
+    expect(command('aipcs_record_create', create({ tags }))).toMatchObject({ record: { tags } });
+    expect(command('aipcs_record_create', create({ tags: ['😀'.repeat(256)] }))).toMatchObject({ record: { tags: ['😀'.repeat(256)] } });
+  });
+
   it('answers validation_failed (not invalid_identifier) for a bad service id on data tools', () => {
     expect(issues('aipcs_record_create', create({}, { service_id: SERVICE.toUpperCase() }))).toEqual([['invalid_value', 'service_id']]);
   });
@@ -421,6 +427,11 @@ describe('records', () => {
     expect(issues('aipcs_record_update', { ...update, updates: {} })).toEqual([['invalid_length', 'updates']]);
     expect(issues('aipcs_record_update', { ...update, updates: { record_version: 2n } })).toEqual([['invalid_value', 'updates.record_version']]);
     expect(issues('aipcs_record_update', { ...update, expected_record_version: 1.0 })).toEqual([['invalid_value', 'expected_record_version']]);
+    expect(command('aipcs_record_update', { ...update, expected_record_version: 7n })).toMatchObject({ expectedRecordVersion: 7n });
+    expect(command('aipcs_record_delete', { idempotency_key: 'd', service_id: SERVICE, entity_name: 'note', record_id: RECORD, expected_record_version: 7n })).toMatchObject({
+      recordId: RECORD,
+      expectedRecordVersion: 7n,
+    });
     expect(issues('aipcs_record_delete', { idempotency_key: 'd', service_id: SERVICE, entity_name: 'note', record_id: RECORD, expected_record_version: 0n })).toEqual([
       ['invalid_value', 'expected_record_version'],
     ]);
@@ -456,6 +467,10 @@ describe('records', () => {
     });
     expect(issues('aipcs_record_list', { service_id: SERVICE, entity_name: 'note', branch_id: RECORD })).toEqual([['invalid_value', 'request']]);
     expect(issues('aipcs_record_list', { service_id: SERVICE, entity_name: 'note', branch_role: 'related', branch_id: null })).toEqual([['invalid_value', 'request']]);
+    const search = { service_id: SERVICE, entity_name: 'note', filters: { status: 'open' } };
+    expect(command('aipcs_record_search', { ...search, branch_id: RECORD, branch_role: 'related' })).toMatchObject({ branchScope: { branchId: RECORD, role: 'related' } });
+    expect(issues('aipcs_record_search', { ...search, branch_id: RECORD })).toEqual([['invalid_value', 'request']]);
+    expect(issues('aipcs_record_search', { ...search, branch_role: 'primary' })).toEqual([['invalid_value', 'request']]);
   });
 
   it("checks only a cursor's length; its characters are the core's to judge, after the service is located", () => {
@@ -464,6 +479,7 @@ describe('records', () => {
     expect(issues('aipcs_record_history', { service_id: SERVICE, entity_name: 'note', cursor: 'a'.repeat(1025) })).toEqual([['invalid_length', 'cursor']]);
     expect(issues('aipcs_branch_list', { service_id: SERVICE, cursor: '' })).toEqual([['invalid_length', 'cursor']]);
     expect(command('aipcs_record_history', { service_id: SERVICE, entity_name: 'note' })).toMatchObject({ recordId: null, page: { limit: 50, cursor: null } });
+    expect(command('aipcs_record_history', { service_id: SERVICE, entity_name: 'note', record_id: RECORD })).toMatchObject({ recordId: RECORD });
   });
 
   it('checks search filters: 1..16 identifier keys with one scalar each', () => {
