@@ -297,6 +297,15 @@ export function recordsSuite(harness: StorageHarness): void {
         expect(created['replayed']).toBe(false);
       });
 
+      it('refuses a delete at a stale version, and an update pointing a relationship at a missing record, writing nothing', async () => {
+        const record = await create({ title: 'x' });
+        const id = record['id'] as string;
+        await rejects(app.records.delete({ serviceId, entityName: 'note', recordId: id, expectedRecordVersion: 2n, idempotencyKey: key() }), 'stale_record_version');
+        const missing = '44444444-4444-4444-8444-444444444444';
+        await rejects(app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { project_id: missing }, expectedRecordVersion: 1n, idempotencyKey: key() }), 'constraint_violation');
+        expect(await app.records.get(serviceId, 'note', id)).toEqual(record);
+      });
+
       it('hard-deletes, keeps history, and replays the delete result', async () => {
         const record = await create({ title: 'x' });
         const id = record['id'] as string;
@@ -437,6 +446,15 @@ export function recordsSuite(harness: StorageHarness): void {
         }
         // The walk reached multi-page answers, not only empty ones.
         expect(paged).toBeGreaterThan(5);
+      });
+
+      it('gives no cursor when a page ends exactly at the last record', async () => {
+        for (const title of ['A', 'B']) await create({ title });
+        const full = await app.records.list({ serviceId, entityName: 'note', limit: 2, cursor: null, branch: null });
+        expect([(full['records'] as JsonObject[]).length, full['next_cursor']]).toEqual([2, null]);
+        const first = await app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: null, branch: null });
+        const rest = await app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: first['next_cursor'] as string, branch: null });
+        expect([(rest['records'] as JsonObject[]).length, rest['next_cursor']]).toEqual([1, null]);
       });
 
       it('pages in id order without skipping or repeating while others insert', async () => {
