@@ -257,6 +257,9 @@ export function recordsSuite(harness: StorageHarness): void {
         expect((cleared['fields'] as JsonObject)['priority']).toBeNull();
         await rejects(app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { title: null }, expectedRecordVersion: 3n, idempotencyKey: key() }), 'validation_failed');
         await rejects(app.records.update({ serviceId, entityName: 'note', recordId: '44444444-4444-4444-8444-444444444444', updates: { title: 'y' }, expectedRecordVersion: 1n, idempotencyKey: key() }), 'not_found');
+        // Clearing a required field is refused before any state is read: not_found and stale_record_version do not come first.
+        await rejects(app.records.update({ serviceId, entityName: 'note', recordId: '44444444-4444-4444-8444-444444444444', updates: { title: null }, expectedRecordVersion: 1n, idempotencyKey: key() }), 'validation_failed');
+        await rejects(app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { title: null }, expectedRecordVersion: 1n, idempotencyKey: key() }), 'validation_failed');
       });
 
       it('replays an exact retry without writing, and refuses a changed request under the key', async () => {
