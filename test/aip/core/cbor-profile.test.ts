@@ -1,7 +1,19 @@
 // The strict reader and the writer of the CBOR profile (spec 2): one failing
 // input per error code, the number and text edge cases, and the orders.
 import { describe, expect, it } from 'vitest';
-import { compareMapKeys, compareUtf8, decodeCanonical, encodeCanonical, MAX_ARRAY_ITEMS, MAX_MAP_ENTRIES, scanItem, type CborValue } from '../../../src/aip/core/cbor-profile.js';
+import {
+  compareMapKeys,
+  compareUtf8,
+  decodeCanonical,
+  encodeCanonical,
+  isCborArray,
+  isCborMap,
+  MAX_ARRAY_ITEMS,
+  MAX_MAP_ENTRIES,
+  NOT_BUILT,
+  scanItem,
+  type CborValue,
+} from '../../../src/aip/core/cbor-profile.js';
 import { hexToBytes } from '../support/vectors.js';
 
 function codeOf(hex: string, maxBytes?: number): string | undefined {
@@ -41,6 +53,7 @@ describe('decodeCanonical rejects', () => {
     ['cbor.utf8', '63 ed a0 80', 'encoded surrogate'],
     ['cbor.utf8', '64 f4 90 80 80', 'code point above U+10FFFF'],
     ['cbor.utf8', '62 e2 82', 'truncated sequence'],
+    ['cbor.utf8', '61 80', 'a lone continuation byte 0x80 (the least byte that is not ASCII)'],
     ['cbor.key_type', 'a1 01 01', 'integer key'],
     ['cbor.key_type', 'a1 41 61 01', 'byte string key'],
     ['cbor.key_order', 'a2 61 62 00 61 61 00', 'keys out of order'],
@@ -59,6 +72,21 @@ describe('decodeCanonical rejects', () => {
     expect(codeOf('a1 61 61'.replace(/ /g, '').repeat(17) + '00')).toBe('cbor.too_deep');
   });
 
+  it('names what it refuses and the byte where the refused item, argument or key starts', () => {
+    const messages = [
+      ['82001817', 'cbor.not_shortest', 'argument not in its shortest form at byte 2'],
+      ['82001901', 'cbor.truncated', 'input ends inside an argument at byte 2'],
+      ['a2616200616100', 'cbor.key_order', 'map key "a" is not after the previous key at byte 4'],
+      ['81f93c00', 'cbor.type', 'floating-point number at byte 1'],
+      ['81fa00000000', 'cbor.type', 'floating-point number at byte 1'],
+      ['81f7', 'cbor.type', 'undefined at byte 1'],
+      ['81f820', 'cbor.type', 'simple value at byte 1'],
+    ];
+    for (const [hex, code, message] of messages) {
+      expect(decodeCanonical(hexToBytes(hex as string))).toMatchObject({ ok: false, error: { code, message } });
+    }
+  });
+
   it('an array or a map longer than the process can hold with cbor.too_large (V8 would end the process)', () => {
     const overLong = (head: number[], units: number): Uint8Array => {
       const bytes = new Uint8Array(head.length + units);
@@ -72,6 +100,10 @@ describe('decodeCanonical rejects', () => {
       return result.ok ? undefined : result.error;
     };
     expect(code(arrayOf(MAX_ARRAY_ITEMS + 1))).toMatchObject({ code: 'cbor.too_large', message: `an array of ${MAX_ARRAY_ITEMS + 1} items is more than this implementation holds (at most ${MAX_ARRAY_ITEMS}) at byte 5` });
+    // At the bound the check moves on: a break as the first item is cbor.indefinite.
+    const atBound = arrayOf(MAX_ARRAY_ITEMS);
+    atBound[5] = 0xff;
+    expect(code(atBound)?.code).toBe('cbor.indefinite');
     expect(code(mapOf(MAX_MAP_ENTRIES + 1))?.code).toBe('cbor.too_large');
     // At the bound the check moves on: the map's zero bytes make a first key that is not text.
     expect(code(mapOf(MAX_MAP_ENTRIES))?.code).toBe('cbor.key_type');
@@ -106,6 +138,20 @@ describe('decodeCanonical accepts', () => {
     expect(codeOf('4100', 1)).toBe('cbor.too_large');
   });
 
+  it('builds one map or array per 32 bytes plus 16, counting from where the reader starts, and stands for the rest with NOT_BUILT', () => {
+    // 102 bytes: an array (built first) of 100 empty arrays or maps; floor(102 / 32) + 16 = 19 are built.
+    const builtOf = (value: CborValue) => (value as CborValue[]).filter((item) => item !== NOT_BUILT).length;
+    for (const empty of [0x80, 0xa0]) {
+      const bytes = new Uint8Array([0x98, 100, ...new Array<number>(100).fill(empty)]);
+      const decoded = decodeCanonical(bytes);
+      expect(decoded.ok && builtOf(decoded.value)).toBe(18);
+      // Bytes before the start are not the item's: 64 more would allow two more containers.
+      const later = new Uint8Array([...new Array<number>(64).fill(0), ...bytes]);
+      const scanned = scanItem(later, 64);
+      expect(scanned.ok && [builtOf(scanned.value.value), scanned.value.end]).toEqual([18, 166]);
+    }
+  });
+
   it('scanItem reports where the first item ends', () => {
     expect(scanItem(hexToBytes('820102ff'))).toEqual({ ok: true, value: { value: [1, 2], end: 3 } });
   });
@@ -120,6 +166,8 @@ describe('encodeCanonical', () => {
   it('refuses a lone surrogate instead of writing U+FFFD', () => {
     const result = encodeCanonical('a\ud800');
     expect(result.ok || result.error.code).toBe('cbor.utf8');
+    const key = encodeCanonical(new Map([['a\udc00', 1]]));
+    expect(key.ok || key.error.code).toBe('cbor.utf8');
   });
 
   it('refuses fractions, negative and unsafe numbers instead of writing floats', () => {
@@ -139,6 +187,12 @@ describe('encodeCanonical', () => {
     expect(deep.ok || deep.error.code).toBe('cbor.too_deep');
     const deepMap = encodeCanonical(new Map([['a', nested(16)]]));
     expect(deepMap.ok || deepMap.error.code).toBe('cbor.too_deep');
+    // A map counts as an array does: fine at depth 16, refused at 17.
+    const mapAt = (depth: number): CborValue => (depth === 1 ? new Map() : [mapAt(depth - 1)]);
+    const mapOk = encodeCanonical(mapAt(16));
+    expect(mapOk.ok && Buffer.from(mapOk.value).toString('hex')).toBe('81'.repeat(15) + 'a0');
+    const mapDeep = encodeCanonical(mapAt(17));
+    expect(mapDeep.ok || mapDeep.error.code).toBe('cbor.too_deep');
     // Only containers count (spec 2.5): a scalar inside depth 16 is written, and read back.
     let withScalar: CborValue = 0;
     for (let i = 0; i < 16; i++) withScalar = [withScalar];
@@ -150,6 +204,14 @@ describe('encodeCanonical', () => {
   it('writes 2^64-1 as an eight-byte integer', () => {
     const result = encodeCanonical(2n ** 64n - 1n);
     expect(result.ok && Buffer.from(result.value).toString('hex')).toBe('1bffffffffffffffff');
+  });
+});
+
+describe('NOT_BUILT', () => {
+  it('is neither a map nor an array, so a schema check that reaches one fails there', () => {
+    expect(isCborMap(NOT_BUILT)).toBe(false);
+    expect(isCborArray(NOT_BUILT)).toBe(false);
+    expect(isCborMap(new Map())).toBe(true);
   });
 });
 
@@ -165,5 +227,21 @@ describe('orders', () => {
 
   it('orders map keys shorter-first, then bytewise', () => {
     expect(['hello.txt', 'z', 'é', 'ab'].sort(compareMapKeys)).toEqual(['z', 'ab', 'é', 'hello.txt']);
+  });
+
+  it('counts UTF-8 bytes for the length at each encoding width edge, a surrogate pair as four', () => {
+    // U+0080 is two bytes like "ab", then bytewise after it; U+0800 is three like "abc".
+    expect(['\u0080', 'ab'].sort(compareMapKeys)).toEqual(['ab', '\u0080']);
+    expect(['\u0800', 'abc'].sort(compareMapKeys)).toEqual(['abc', '\u0800']);
+    // Four-byte characters (the last code point, an emoji) are shorter than five ASCII bytes.
+    expect(compareMapKeys('\u{10ffff}', 'abcde')).toBeLessThan(0);
+    expect(compareMapKeys('\u{1f600}', 'abcde')).toBeLessThan(0);
+    expect(compareMapKeys('\u{1f600}', 'abcd')).toBeGreaterThan(0);
+  });
+
+  it('compares two supplementary characters by their low surrogates, up to U+DFFF', () => {
+    // U+1F7FF is d83d dfff and U+1F400 is d83d dc00: the last low surrogate is still one.
+    expect(compareUtf8('\u{1f7ff}', '\u{1f400}')).toBeGreaterThan(0);
+    expect(compareUtf8('\u{1f400}', '\u{1f7ff}')).toBeLessThan(0);
   });
 });

@@ -35,6 +35,9 @@ describe('envelope and versions', () => {
     expect(valueCode(new Map([...root, ['extra', 1]]))).toBe('object.envelope');
     expect(valueCode(new Map([...root].filter(([k]) => k !== 'version')))).toBe('object.envelope');
     expect(valueCode(new Map([...root, ['version', '1']]))).toBe('object.envelope');
+    // A bigint version past 2^64-1 is not an unsigned integer of the profile (only code builds one).
+    expect(valueCode(new Map([...root, ['version', 2n ** 64n]]))).toBe('object.envelope');
+    expect(valueCode(new Map([...root, ['version', 2n ** 64n - 1n]]))).toBe('object.unsupported');
     expect(valueCode(new Map([...root, ['type', 1]]))).toBe('object.envelope');
     expect(valueCode(new Map([...root, ['data', []]]))).toBe('object.envelope');
     expect(valueCode([1, 2, 3])).toBe('object.envelope');
