@@ -30,6 +30,7 @@ describe('decodeCanonical rejects', () => {
     ['cbor.truncated', 'b9 0100 6161', 'map count needing more than the bytes left'],
     ['cbor.truncated', 'a2 01 02', 'two map entries in two bytes (a map needs two per entry), before the key type'],
     ['cbor.truncated', '19 01', 'argument cut short'],
+    ['cbor.truncated', 'a2 62 61 61 00', 'input ending where the second map key should start, not a key that is not text'],
     ['cbor.truncated', '', 'empty input'],
     ['cbor.trailing', '00 00', 'a second item'],
     ['cbor.indefinite', '9f 01 ff', 'indefinite array'],

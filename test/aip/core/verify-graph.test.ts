@@ -94,6 +94,20 @@ describe('references (5.2)', () => {
     const verdict = await verifyGraph(ID.V9, bad);
     expect(!verdict.ok && verdict.error.code).toBe('store.hash');
   });
+
+  it('settles an ID asked for directly that is missing or unreadable with graph.missing or its own error', async () => {
+    const source = repository();
+    const bad: ObjectSource = {
+      load: async (id: Id): Promise<LoadResult> =>
+        id === ID.V3 ? { kind: 'invalid', error: new AipError('store.hash', 'corrupt') } : source.load(id),
+    };
+    const verifier = new GraphVerifier(bad);
+    const absent = '0'.repeat(64);
+    expect(await verifier.findingOf(absent)).toMatchObject({ ok: false, error: { code: 'graph.missing' } });
+    expect(await verifier.findingOf(ID.V3)).toMatchObject({ ok: false, error: { code: 'store.hash' } });
+    expect(await verifier.verify(absent)).toMatchObject({ ok: false, error: { code: 'graph.missing' } });
+    expect(await verifier.verify(ID.V3)).toMatchObject({ ok: false, error: { code: 'store.hash' } });
+  });
 });
 
 describe('operations (5.3)', () => {
@@ -170,6 +184,13 @@ describe('cycles and memoisation (5.6)', () => {
     source.addAs(self, { ...v8, data: { ...v8.data, related: [self] } });
     const selfVerdict = await verifyGraph(self, source);
     expect(!selfVerdict.ok && selfVerdict.error.code).toBe('graph.cycle');
+    // A state naming itself as a file's artifact: a cycle, found without reading the state again as an artifact.
+    const selfFile = 'd'.repeat(64);
+    source.addAs(selfFile, { ...v6, data: { ...v6.data, files: new Map([['hello.txt', entry(selfFile)]]) } });
+    const { counting, loads } = countingLoads(source);
+    const fileVerdict = await verifyGraph(selfFile, counting);
+    expect(!fileVerdict.ok && fileVerdict.error.code).toBe('graph.cycle');
+    expect(loads.get(selfFile)).toBe(1);
   });
 
   it('loads each object once per run', async () => {
@@ -179,6 +200,25 @@ describe('cycles and memoisation (5.6)', () => {
     for (const name of VECTOR_ORDER) await verifier.verify(ID[name]);
     expect(Math.max(...loads.values())).toBe(1);
     expect(loads.size).toBe(13);
+  });
+
+  it("loads an object once when an earlier sibling's walk settled it", async () => {
+    // Whatever the sorted order, some related object is reached first through another (the state through the evidence, and so on).
+    const source = repository();
+    const decision: DecisionV1 = { ...v8, data: { ...v8.data, related: [ID.V7, ID.V6, ID.V5, ID.V4, ID.V2, ID.V1].sort() } };
+    const id = source.add(decision);
+    const { counting, loads } = countingLoads(source);
+    expect((await verifyGraph(id, counting)).ok).toBe(true);
+    expect(Math.max(...loads.values())).toBe(1);
+  });
+
+  it('walks a non-artifact met where an artifact is expected: graph.type for the referrer, its own verdict for it', async () => {
+    const source = repository();
+    const broken = source.add({ ...v6, data: { ...v6.data, files: new Map() } });
+    const op = source.add({ ...v5, data: { ...v5.data, effects: [{ path: 'hello.txt', before: null, after: entry(broken) }] } });
+    const verifier = new GraphVerifier(source);
+    expect(await verifier.verify(op)).toMatchObject({ ok: false, error: { code: 'graph.type' } });
+    expect(await verifier.verify(broken)).toMatchObject({ ok: false, error: { code: 'graph.state_files' } });
   });
 
   it('reads a state or an operation again when the run keeps none whole, with the same verdicts', async () => {
