@@ -265,8 +265,12 @@ class Scanner {
     } else {
       try {
         text = utf8Decoder.decode(b.subarray(start, end));
-      } catch {
-        this.fail('cbor.utf8', 'invalid UTF-8 in a text string');
+      } catch (error) {
+        // The decoder refuses bad UTF-8 with a TypeError; anything else is a
+        // text longer than a JavaScript string holds (max_object_bytes may
+        // be up to 1 GiB, a string about 512 MiB).
+        if (error instanceof TypeError) this.fail('cbor.utf8', 'invalid UTF-8 in a text string');
+        this.fail('cbor.too_large', `a text string of ${length} bytes is more than this implementation holds`);
       }
     }
     this.pos = end;

@@ -110,6 +110,15 @@ describe('decodeCanonical rejects', () => {
     expect(code(mapOf(MAX_MAP_ENTRIES))?.code).toBe('cbor.key_type');
   });
 
+  it('a text longer than a JavaScript string holds with cbor.too_large, not as bad UTF-8 (max_object_bytes may be 1 GiB)', () => {
+    // One character past V8's string limit (0x1fffffe8): an é (two bytes) then ASCII.
+    const n = 0x1fffffe8 + 2;
+    const bytes = new Uint8Array(5 + n).fill(0x61);
+    bytes.set([0x7a, n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255, 0xc3, 0xa9]);
+    const result = decodeCanonical(bytes, 1 << 30);
+    expect(result.ok ? undefined : result.error).toMatchObject({ code: 'cbor.too_large', message: `a text string of ${n} bytes is more than this implementation holds at byte 5` });
+  });
+
   it('huge declared lengths without allocating them', () => {
     expect(codeOf('9b ffffffffffffffff'.replace(/ /g, ''))).toBe('cbor.truncated');
     expect(codeOf('7b 7fffffffffffffff'.replace(/ /g, ''))).toBe('cbor.truncated');
