@@ -11,6 +11,7 @@ import {
   renderPretty,
 } from '../../src/aigpt/core/record-format.js';
 import { compareFileNames, isRecordFileName } from '../../src/aigpt/core/record-paths.js';
+import { MAX_RECORD_FILE_BYTES } from '../../src/aigpt/core/limits.js';
 import { GOLDEN_MEMORY, seedOrderMemory } from './support.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex');
@@ -46,6 +47,12 @@ describe('record bytes (golden, spec 3.5)', () => {
     expect(formatCreatedAt(new Date('2026-03-01T12:00:00.999Z'))).toBe('2026-03-01T12:00:00Z');
     expect(formatCreatedAt(new Date(0))).toBe('1970-01-01T00:00:00Z');
   });
+
+  it('refuses a clock outside years 0000-9999, whose ISO form has a sign and six year digits', () => {
+    expect(formatCreatedAt(new Date(Date.UTC(9999, 11, 31, 23, 59, 59, 999)))).toBe('9999-12-31T23:59:59Z');
+    expect(() => formatCreatedAt(new Date(Date.UTC(10000, 0, 1)))).toThrow(RangeError);
+    expect(() => formatCreatedAt(new Date(Date.UTC(-1, 0, 1)))).toThrow(RangeError);
+  });
 });
 
 describe('reading records written by others', () => {
@@ -69,8 +76,12 @@ describe('reading records written by others', () => {
 
   it('rejects what serde_json rejects: syntax errors, BOM, lone surrogate escapes, 128 nested containers', () => {
     expect(parseRecordText('{"value":').ok).toBe(false);
-    expect(parseRecordText('\ufeff{}').ok).toBe(false);
+    const bom = parseRecordText('\ufeff{}');
+    // Named as a BOM, not as the parser's unexpected character, so the owner knows what to remove.
+    expect(!bom.ok && bom.reason).toMatch(/byte order mark/);
     expect(parseRecordText('{"value":{"content":{"text":"\\ud800"}}}').ok).toBe(false);
+    // In a member name too, where the record's text is fine.
+    expect(parseRecordText('{"value":{"content":{"text":"t"}},"\\udc00":1}').ok).toBe(false);
     expect(parseRecordText(`${'['.repeat(128)}${']'.repeat(128)}`).ok).toBe(false);
     expect(parseRecordText(`${'['.repeat(127)}${']'.repeat(127)}`).ok).toBe(true);
     const wrapped = (depth: number): string => `{"value":{"content":{"text":"t"},"d":${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}}}`;
@@ -112,6 +123,14 @@ describe('serde_json renderings', () => {
     const parsed = parseRecordText('{"value":{"content":{"text":"-0 \\"-0\\" -0"}},"n":[-0,0,-0.0,-0.5,-0e1]}');
     expect(parsed.ok && renderCompact(parsed.value)).toBe('{"n":[-0.0,0,-0.0,-0.5,-0.0],"value":{"content":{"text":"-0 \\"-0\\" -0"}}}');
     expect(parseRecordText('{"n":-01}').ok).toBe(false);
+  });
+
+  it('reads a file of exactly the size bound that holds -0 tokens, though rewriting them as -0.0 makes the text longer', () => {
+    const head = `{"value":{"content":{"text":"x"}},"n":[${Array<string>(1000).fill('-0').join(',')}],"pad":"`;
+    const text = `${head}${'a'.repeat(MAX_RECORD_FILE_BYTES - head.length - 2)}"}`;
+    expect(Buffer.byteLength(text)).toBe(MAX_RECORD_FILE_BYTES);
+    const parsed = parseRecordText(text);
+    expect(parsed.ok && parsed.text).toBe('x');
   });
 
   it('formats floats like ryu', () => {
