@@ -115,6 +115,11 @@ describe('serde_json renderings', () => {
     expect(renderCompact(value)).toBe('{"a":{"y":{},"z":[]},"b":3,"\uffff":1,"😀":2}');
   });
 
+  it('refuses a value holding a lone surrogate rather than writing an escape serde_json refuses', () => {
+    expect(() => renderCompact({ text: 'a\ud800' })).toThrow(/surrogate/);
+    expect(() => renderPretty({ '\udc00': 1 })).toThrow(/surrogate/);
+  });
+
   it('renders pretty with two spaces and empty containers inline', () => {
     expect(renderPretty(parseJson('{"b":[1,{}],"a":[]}'))).toBe('{\n  "a": [],\n  "b": [\n    1,\n    {}\n  ]\n}');
   });
