@@ -429,6 +429,17 @@ describe('MemoryStore', () => {
     expect(await fs.readFile(join(home.root, 'victim.json'), 'utf8')).toBe('x');
   });
 
+  it('a journal whose create list holds no TID is discarded, so it can never publish from outside the folder', async () => {
+    const dir = store.tree.memoryDir;
+    // Staged as `.{tid}.json.tmp-compress`: this "TID" makes that a path three levels up.
+    await fs.writeFile(join(home.root, 'victim.json.tmp-compress'), 'x');
+    await fs.writeFile(join(dir, JOURNAL_FILE), '{"version":1,"create":["/../../../victim"],"delete":[]}');
+    const report = await makeStore(home).ensureLayout();
+    expect(report?.problems[0]).toMatch(/discarded/);
+    expect(await listDir(home.root)).toEqual(['content', 'victim.json.tmp-compress']);
+    expect(await listDir(dir)).toEqual([]);
+  });
+
   it('a record file whose name is not UTF-8 is read by its bytes, and compress removes it, also when recovery finishes the job', async () => {
     const dir = store.tree.memoryDir;
     // Node would name it "a\ufffd.json", which opens nothing.
