@@ -105,6 +105,48 @@ describe('MemoryStore', () => {
     expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['one', 'two']);
   });
 
+  it('a record at the last timestamp does not hide the floor the other records set', async () => {
+    const dir = store.tree.memoryDir;
+    const ahead = tidFromParts(NOON_US + 5, 0);
+    const atEnd = tidFromParts(MAX_TID_MICROS, 0);
+    await fs.writeFile(join(dir, `${ahead}.json`), seedOrderMemory('did:plc:xxx', ahead, 'ahead'));
+    await fs.writeFile(join(dir, `${atEnd}.json`), seedOrderMemory('did:plc:xxx', atEnd, 'at end'));
+    // The clock stands at NOON_US: the new record still comes after `ahead`.
+    expect((await store.saveMemory('after')).tid).toBe(tidFromParts(NOON_US + 6, 0));
+  });
+
+  it('a reader tells an interrupted compress apart: old set only, both sets, new set only', async () => {
+    await store.saveMemory('old 1');
+    await store.saveMemory('old 2');
+    const crashAt = (point: string, nth = 1): MemoryStore => {
+      let seen = 0;
+      return makeStore(home, {
+        fault: (at) => {
+          if (at === point && ++seen === nth) throw new InjectedFault(at);
+        },
+      });
+    };
+    let listings = 0;
+    const reader = makeStore(home, { fault: (at) => void (at === 'read:listed' && listings++) });
+    const read = async (): Promise<[string[], boolean, boolean, number]> => {
+      listings = 0;
+      const result = await reader.readMemories(WHOLE_READ);
+      return [result.records.map((r) => r.text), result.compressPending, result.compressMixed, listings];
+    };
+    // Committed, nothing published yet: the old set, whole.
+    await expect(crashAt(`replace:${JOURNAL_FILE}:renamed`).compress(['new 1', 'new 2'])).rejects.toThrow(InjectedFault);
+    expect(await read()).toEqual([['old 1', 'old 2'], true, false, 1]);
+    await store.recover();
+    expect(await read()).toEqual([['new 1', 'new 2'], false, false, 1]);
+    // Every new record published, no old one removed: both sets, read again (4 listings) before it is answered so.
+    await expect(crashAt('compress:published', 2).compress(['newer 1', 'newer 2'])).rejects.toThrow(InjectedFault);
+    expect(await read()).toEqual([['new 1', 'new 2', 'newer 1', 'newer 2'], true, true, 4]);
+    await store.recover();
+    // Switched, journal not yet removed: the new set, whole.
+    await expect(crashAt('compress:switched').compress(['newest'])).rejects.toThrow(InjectedFault);
+    expect(await read()).toEqual([['newest'], true, false, 1]);
+  });
+
   it('compress leaves a folder named like a record alone: it is not in the journal, and later writes still work', async () => {
     const dir = store.tree.memoryDir;
     mkdirSync(join(dir, 'folder.json'));
