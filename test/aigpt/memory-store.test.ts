@@ -293,6 +293,17 @@ describe('MemoryStore', () => {
     expect(short.notRead).toBe(1);
   });
 
+  it('a read budget counts a record at its file size when that is larger than its re-serialised form', async () => {
+    const record = (text: string): string => `{"value":{"content":{"text":"${text}"}}}`;
+    // Whitespace the re-serialised form drops: reading the file still holds all of it.
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), `${record('old')}${' '.repeat(1000)}`);
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy6222a.json'), record('new'));
+    // The old file alone fits; with the new record (8 quotes escaped in the line) it is one byte over.
+    const read = await store.readMemories({ maxBytes: Buffer.byteLength(record('old')) + 1000 + Buffer.byteLength(record('new')) + 8 - 1 });
+    expect(read.records.map((r) => r.text)).toEqual(['new']);
+    expect(read.notRead).toBe(1);
+  });
+
   it('a read budget counts a record at its re-serialised size when that is larger than its file', async () => {
     // `1e15` is written back as `1000000000000000.0`: 3 MiB of such files made
     // a read_memory answer line above the 10 MiB an MCP SDK client accepts.
@@ -450,6 +461,14 @@ describe('MemoryStore', () => {
     await store.saveMemory('a');
     expect(await listDir(dir)).toEqual(['.notes.tmp-1.json', '3mfyouuy62222.json']);
     expect((await store.readMemories(WHOLE_READ)).records.map((record) => record.text)).toEqual(['kept', 'a']);
+  });
+
+  it('recovery leaves a folder named like a temp file, and writes go on', async () => {
+    const dir = store.tree.memoryDir;
+    mkdirSync(join(dir, '.a.json.tmp-1-abc'));
+    await store.recover();
+    await store.saveMemory('a');
+    expect(await listDir(dir)).toEqual(['.a.json.tmp-1-abc', '3mfyouuy62222.json']);
   });
 
   it('recovery discards a journal that does not parse, and refuses an unknown version', async () => {
