@@ -147,6 +147,23 @@ describe('MemoryStore', () => {
     expect(await read()).toEqual([['newest'], true, false, 1]);
   });
 
+  it('a save finishes a compress interrupted before the old set was removed, and says so, before it writes', async () => {
+    await store.saveMemory('old');
+    let seen = 0;
+    const crashing = makeStore(home, {
+      fault: (at) => {
+        if (at === 'compress:published' && ++seen === 2) throw new InjectedFault(at);
+      },
+    });
+    await expect(crashing.compress(['new 1', 'new 2'])).rejects.toThrow(InjectedFault);
+    let report;
+    const saved = await makeStore(home).saveMemory('later', { recovered: (r) => (report = r) });
+    expect(report).toMatchObject({ rolledForward: true });
+    expect(saved.count).toBe(3);
+    expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['new 1', 'new 2', 'later']);
+    expect((await listDir(store.tree.memoryDir)).includes(JOURNAL_FILE)).toBe(false);
+  });
+
   it('compress leaves a folder named like a record alone: it is not in the journal, and later writes still work', async () => {
     const dir = store.tree.memoryDir;
     mkdirSync(join(dir, 'folder.json'));
