@@ -164,6 +164,24 @@ describe('MemoryStore', () => {
     expect((await listDir(store.tree.memoryDir)).includes(JOURNAL_FILE)).toBe(false);
   });
 
+  it('a compress whose second batch cannot be staged removes what the first batch staged, and changes nothing', async () => {
+    const dir = store.tree.memoryDir;
+    await store.saveMemory('old');
+    // The 17th item's staged name (the clock stands still, so TIDs count up from the old record's).
+    const taken = `.${tidFromParts(NOON_US + 17, 0)}.json.tmp-compress`;
+    let synced = 0;
+    const compressing = makeStore(home, {
+      fault: (at) => {
+        // Taken once the first batch of 16 is staged, after recovery swept temp names.
+        if (at === 'compress:stage:synced' && ++synced === 16) writeFileSync(join(dir, taken), 'theirs');
+      },
+    });
+    const items = Array.from({ length: 20 }, (_, i) => `new ${i}`);
+    await expect(compressing.compress(items)).rejects.toThrow(/^Failed to write .*\.json: EEXIST/);
+    expect(await listDir(dir)).toEqual([taken, '3mfyouuy62222.json']);
+    expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['old']);
+  });
+
   it('compress leaves a folder named like a record alone: it is not in the journal, and later writes still work', async () => {
     const dir = store.tree.memoryDir;
     mkdirSync(join(dir, 'folder.json'));
