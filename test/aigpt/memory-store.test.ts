@@ -182,6 +182,29 @@ describe('MemoryStore', () => {
     expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['old']);
   });
 
+  it('after a commit with nothing published, a missing staged record is reported by recovery, and a compress finishes the old one first', async () => {
+    const dir = store.tree.memoryDir;
+    await store.saveMemory('old');
+    const crashAtCommit = (): MemoryStore =>
+      makeStore(home, {
+        fault: (at) => {
+          if (at === `replace:${JOURNAL_FILE}:renamed`) throw new InjectedFault(at);
+        },
+      });
+    await expect(crashAtCommit().compress(['new 1', 'new 2'])).rejects.toThrow(InjectedFault);
+    const staged = (await listDir(dir)).filter((name) => name.endsWith('.tmp-compress'));
+    expect(staged).toHaveLength(2);
+    await fs.unlink(join(dir, staged[0]!));
+    const report = await makeStore(home).recover();
+    expect(report.problems).toEqual([`staged record ${staged[0]!.slice(1, 14)} is missing; it cannot be restored`]);
+    expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['new 2']);
+
+    await expect(crashAtCommit().compress(['newer'])).rejects.toThrow(InjectedFault);
+    await makeStore(home).compress(['newest']);
+    expect((await listDir(dir)).filter((name) => name.startsWith('.'))).toEqual([]);
+    expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['newest']);
+  });
+
   it('compress leaves a folder named like a record alone: it is not in the journal, and later writes still work', async () => {
     const dir = store.tree.memoryDir;
     mkdirSync(join(dir, 'folder.json'));
