@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, promises as fs, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, promises as fs, readdirSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AigptError } from '../../src/aigpt/core/errors.js';
@@ -203,6 +203,22 @@ describe('MemoryStore', () => {
     await makeStore(home).compress(['newest']);
     expect((await listDir(dir)).filter((name) => name.startsWith('.'))).toEqual([]);
     expect((await store.readMemories(WHOLE_READ)).records.map((r) => r.text)).toEqual(['newest']);
+  });
+
+  it('a compress whose staged record vanishes before it is published fails, naming it, instead of reporting the set whole', async () => {
+    const dir = store.tree.memoryDir;
+    await store.saveMemory('old');
+    const compressing = makeStore(home, {
+      fault: (at) => {
+        // Someone outside the lock removes a staged record between staging and the commit.
+        if (at === 'compress:staged') unlinkSync(join(dir, readdirSync(dir).find((name) => name.endsWith('.tmp-compress'))!));
+      },
+    });
+    await expect(compressing.compress(['new 1', 'new 2'])).rejects.toThrow(/^Failed to write .*: staged record \w{13} is missing; it cannot be restored$/);
+    // The commit stands: the new set, less the record that vanished.
+    const texts = (await store.readMemories(WHOLE_READ)).records.map((r) => r.text);
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).toMatch(/^new [12]$/);
   });
 
   it('compress leaves a folder named like a record alone: it is not in the journal, and later writes still work', async () => {
