@@ -378,6 +378,13 @@ describe('MemoryStore', () => {
     expect(read.notRead).toBe(1);
   });
 
+  it('a record whose file alone outgrows the read budget is skipped as larger than the bound, not said to be so re-serialised', async () => {
+    await fs.writeFile(join(store.tree.memoryDir, '3mfyouuy62222.json'), `{"value":{"content":{"text":"big"}}}${' '.repeat(3000)}`);
+    const read = await store.readMemories({ maxBytes: 2500 });
+    expect(read.records).toEqual([]);
+    expect(read.skipped.map((skip) => skip.reason)).toEqual(['Failed to read: larger than the 2500-byte read bound']);
+  });
+
   it('a read budget counts a record at its re-serialised size when that is larger than its file', async () => {
     // `1e15` is written back as `1000000000000000.0`: 3 MiB of such files made
     // a read_memory answer line above the 10 MiB an MCP SDK client accepts.

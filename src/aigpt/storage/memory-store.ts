@@ -552,7 +552,8 @@ export class MemoryStore {
           // A record that alone outgrows the budget (a 1 MiB file of numbers
           // re-serialised) is skipped by itself instead of ending the read
           // there and hiding every older memory.
-          outcome = { ok: false, stage: 'read', cause: `larger than the ${options.maxBytes}-byte read bound when re-serialised` };
+          const fileTooLarge = outcome.ok && outcome.bytes > options.maxBytes;
+          outcome = { ok: false, stage: 'read', cause: `larger than the ${options.maxBytes}-byte read bound${fileTooLarge ? '' : ' when re-serialised'}` };
           size = 0;
         }
         if (used + size > options.maxBytes) {
