@@ -25,6 +25,16 @@ import {
 
 const limits = { maxBytes: 1024, maxDepth: 4 };
 
+/** Where parseJson places the error it throws for `bad`, if it throws. */
+function offsetOf(bad: string): number | undefined {
+  try {
+    parseJson(bad, limits);
+  } catch (error) {
+    return (error as JsonError).offset;
+  }
+  return undefined;
+}
+
 describe('parseJson', () => {
   it('keeps integers exact and distinguishes 1 from 1.0', () => {
     expect(parseJson('[1, 1.0, -9223372036854775808, 9223372036854775807, 1e2]', limits)).toEqual([1n, 1, -9223372036854775808n, 9223372036854775807n, 100]);
@@ -46,14 +56,6 @@ describe('parseJson', () => {
   });
 
   it('places a syntax error at the character that breaks the text, or at its end', () => {
-    const offsetOf = (bad: string): number | undefined => {
-      try {
-        parseJson(bad, limits);
-      } catch (error) {
-        return (error as JsonError).offset;
-      }
-      return undefined;
-    };
     expect(offsetOf('{"a":1 "b":2}')).toBe(7);
     expect(offsetOf('[1 2]')).toBe(3);
     expect(offsetOf('[1}')).toBe(2);
@@ -192,14 +194,6 @@ describe('parseJson', () => {
   });
 
   it('places an error past a valid escape, and at the first character that is no hex digit', () => {
-    const offsetOf = (bad: string): number | undefined => {
-      try {
-        parseJson(bad, limits);
-      } catch (error) {
-        return (error as JsonError).offset;
-      }
-      return undefined;
-    };
     expect(offsetOf('["\\/\\q"]')).toBe(5);
     // The characters on either side of each range of hex digits.
     for (const notHex of ['/', ':', '@', 'G', '`', 'g']) expect(offsetOf(`["\\u00${notHex}0"]`), notHex).toBe(6);

@@ -63,6 +63,29 @@ describe('export lines written into their chunks (built CLI)', () => {
     await client.close();
   });
 
+  /** Updates a note's detail from its first version. */
+  async function updateDetail(serviceId: string, recordId: unknown, detail: string): Promise<void> {
+    const updated = await client.call('aipcs_record_update', {
+      service_id: serviceId,
+      entity_name: 'note',
+      record_id: recordId,
+      expected_record_version: 1,
+      updates: { detail },
+      idempotency_key: key('update'),
+    });
+    expect(updated.ok, JSON.stringify(updated.error)).toBe(true);
+  }
+
+  /** Suspends the service (operation `op`) and exports it to `name` (operation `op + 1`): the artefact's bytes. */
+  function exportSuspended(serviceId: string, name: string, op: number): Buffer {
+    const args = rootArgs(dataRoot);
+    expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(op), ...args]).status).toBe(0);
+    const artefact = join(work, name);
+    const run = aipcs(['export', serviceId, '--output', artefact, '--expected-revision', '4', '--operation-id', OP(op + 1), ...args]);
+    expect(run.status, run.stderr).toBe(0);
+    return readFileSync(artefact);
+  }
+
   it('are the bytes the general writer renders for the same content', async () => {
     const serviceId = await materialisedService(client, 'line_chunks');
     const texts = ['plain', 'é accent', '😀 astral', 'line\u2028separator', '中文 text', 'quote " and \\ slash', 'control \u0001 char', '\u007f delete'];
@@ -88,23 +111,10 @@ describe('export lines written into their chunks (built CLI)', () => {
       const created = await createNote(client, serviceId, note);
       // An update carries two large snapshots in one history line.
       if (i === 7 || i === 21) {
-        const updated = await client.call('aipcs_record_update', {
-          service_id: serviceId,
-          entity_name: 'note',
-          record_id: created['id'],
-          expected_record_version: 1,
-          updates: { detail: `${'y'.repeat(15_000)}😀` },
-          idempotency_key: key('update'),
-        });
-        expect(updated.ok, JSON.stringify(updated.error)).toBe(true);
+        await updateDetail(serviceId, created['id'], `${'y'.repeat(15_000)}😀`);
       }
     }
-    const args = rootArgs(dataRoot);
-    expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(1), ...args]).status).toBe(0);
-    const artefact = join(work, 'export.jsonl');
-    const run = aipcs(['export', serviceId, '--output', artefact, '--expected-revision', '4', '--operation-id', OP(2), ...args]);
-    expect(run.status, run.stderr).toBe(0);
-    const bytes = readFileSync(artefact);
+    const bytes = exportSuspended(serviceId, 'export.jsonl', 1);
     expect(bytes.length).toBeGreaterThan(250_000);
     // The update's history line holds two snapshots near the record bound: about two chunks long.
     expect(Math.max(...bytes.toString('utf8').split('\n').map((line) => Buffer.byteLength(line)))).toBeGreaterThan(100_000);
@@ -122,22 +132,9 @@ describe('export lines written into their chunks (built CLI)', () => {
       const note = nearBound(i);
       const created = await createNote(client, serviceId, note);
       // Both snapshots of the update near the bound: one history line of about 130 KiB.
-      const updated = await client.call('aipcs_record_update', {
-        service_id: serviceId,
-        entity_name: 'note',
-        record_id: created['id'],
-        expected_record_version: 1,
-        updates: { detail: 'e'.repeat(16_300) },
-        idempotency_key: key('update'),
-      });
-      expect(updated.ok, JSON.stringify(updated.error)).toBe(true);
+      await updateDetail(serviceId, created['id'], 'e'.repeat(16_300));
     }
-    const args = rootArgs(dataRoot);
-    expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(3), ...args]).status).toBe(0);
-    const artefact = join(work, 'large-export.jsonl');
-    const run = aipcs(['export', serviceId, '--output', artefact, '--expected-revision', '4', '--operation-id', OP(4), ...args]);
-    expect(run.status, run.stderr).toBe(0);
-    const bytes = readFileSync(artefact);
+    const bytes = exportSuspended(serviceId, 'large-export.jsonl', 3);
     // More than MAX_UNCHECKED_CHUNKS chunks of 64 KiB, and a line beyond one 128 KiB buffer.
     expect(bytes.length).toBeGreaterThan(17 * 64 * 1024);
     expect(Math.max(...bytes.toString('utf8').split('\n').map((line) => Buffer.byteLength(line) + 1))).toBeGreaterThan(128 * 1024);
@@ -160,22 +157,9 @@ describe('export lines written into their chunks (built CLI)', () => {
       const tags = note['tags'] as string[];
       while (contractByteSize(completed(note)) < 59_000) tags.push(`${tags.length} ${'€'.repeat(240)}`);
       const created = await createNote(client, serviceId, note);
-      const updated = await client.call('aipcs_record_update', {
-        service_id: serviceId,
-        entity_name: 'note',
-        record_id: created['id'],
-        expected_record_version: 1,
-        updates: { detail: `${'€'.repeat(5399)}a` },
-        idempotency_key: key('update'),
-      });
-      expect(updated.ok, JSON.stringify(updated.error)).toBe(true);
+      await updateDetail(serviceId, created['id'], `${'€'.repeat(5399)}a`);
     }
-    const args = rootArgs(dataRoot);
-    expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(5), ...args]).status).toBe(0);
-    const artefact = join(work, 'multi-byte.jsonl');
-    const run = aipcs(['export', serviceId, '--output', artefact, '--expected-revision', '4', '--operation-id', OP(6), ...args]);
-    expect(run.status, run.stderr).toBe(0);
-    const bytes = readFileSync(artefact);
+    const bytes = exportSuspended(serviceId, 'multi-byte.jsonl', 5);
     const history = bytes.toString('utf8').split('\n').filter((line) => line.startsWith('{"kind":"history"'));
     // Create, update, create, update: a create line and the update after it together beyond one 128 KiB buffer, three bytes to most code units.
     const sizes = history.map((line) => Buffer.byteLength(line) + 1);
