@@ -176,6 +176,15 @@ describe('field rules', () => {
     expect(codeOf(evidence({ provenance: 'reported' as 'executed' }))).toBe('schema.enum');
     expect(codeOf(evidence({ termination: 'killed' as 'exited' }))).toBe('schema.enum');
     expect(codeOf(evidence({ workspace: 'dirty' as 'clean' }))).toBe('schema.enum');
+    for (const environment of ['cleared', 'inherited ', '']) expect(codeOf(evidence({ environment: environment as 'inherited' })), environment).toBe('schema.enum');
+  });
+
+  it('takes exactly pass, fail and unknown as an evidence v1 result', () => {
+    const v7 = OBJECTS.V7 as AipObject & { type: 'evidence'; version: 1 };
+    for (const result of ['pass', 'fail', 'unknown'] as const) expect(codeOf({ ...v7, data: { ...v7.data, result } }), result).toBeUndefined();
+    for (const result of ['skipped', 'error', 'Pass', '']) {
+      expect(codeOf({ ...v7, data: { ...v7.data, result: result as 'pass' } }), result).toBe('schema.enum');
+    }
   });
 
   it('applies the path rules to evidence v1 cwd', () => {
@@ -198,6 +207,8 @@ describe('field rules', () => {
     expect(small.ok && small.value.type === 'evidence' && small.value.version === 2 && small.value.data.output_limit).toBe(6);
     const large = validateObjectValue(withData('V9', (data) => data.set('output_limit', 2n ** 53n)));
     expect(large.ok && large.value.type === 'evidence' && large.value.version === 2 && large.value.data.output_limit).toBe(2n ** 53n);
+    const largest = validateObjectValue(withData('V9', (data) => data.set('output_limit', 2n ** 53n - 1n)));
+    expect(largest.ok && largest.value.type === 'evidence' && largest.value.version === 2 && largest.value.data.output_limit).toBe(Number.MAX_SAFE_INTEGER);
   });
 
   it('refuses numbers that are not unsigned integers', () => {
@@ -295,6 +306,8 @@ describe('evidence v2 cross-field rules', () => {
     expect(codeOf(evidence({ exit_code: 4294967296, result: 'fail' }))).toBe('schema.exit_code');
     expect(codeOf(evidence({ exit_code: null }))).toBe('schema.exit_code');
     expect(codeOf(evidence({ ...failed, exit_code: 1 }))).toBe('schema.exit_code');
+    // Only null stands for "no exit code": false is a type error, even where null is required.
+    expect(valueCode(withData('V9', (d) => { d.set('termination', 'start_error'); d.set('exit_code', false); d.set('error', 'e'); d.set('result', 'unknown'); }))).toBe('schema.type');
   });
 
   it('rule 4: error empty exactly for exited', () => {
@@ -309,6 +322,8 @@ describe('evidence v2 cross-field rules', () => {
     // Nonempty text: something besides White_Space.
     for (const blank of ['\u3000', ' \n']) expect(codeOf(evidence({ workspace: 'unknown', result: 'unknown', workspace_error: blank }))).toBe('schema.workspace_error');
     expect(codeOf(evidence({ workspace_error: 'x' }))).toBe('schema.workspace_error');
+    // Otherwise exactly "": whitespace is not empty.
+    for (const workspace of ['clean', 'changed'] as const) expect(codeOf(evidence({ workspace, workspace_error: ' ' })), workspace).toBe('schema.workspace_error');
   });
 
   it('rule 6: result follows termination, workspace and exit code', () => {

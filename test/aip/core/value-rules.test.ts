@@ -141,6 +141,6 @@ describe('IDs and executables', () => {
 
   it('accepts the three absolute forms on any host', () => {
     for (const p of ['/bin/sh', 'C:\\bin\\tool.exe', 'c:/x', '\\\\server\\share']) expect(isAbsoluteExecutable(p), p).toBe(true);
-    for (const p of ['', '/', 'C:\\', 'C:/', '\\\\', 'cat', './cat', '1:/x', 'C:x']) expect(isAbsoluteExecutable(p), p).toBe(false);
+    for (const p of ['', '/', 'C:\\', 'C:/', '\\\\', 'cat', './cat', '1:/x', 'C:x', '\\tool.exe']) expect(isAbsoluteExecutable(p), p).toBe(false);
   });
 });
