@@ -289,6 +289,7 @@ describe('evidence v2 cross-field rules', () => {
     expect(codeOf(evidence({ argv: [''] }))).toBe('schema.argv');
     expect(codeOf(evidence({ argv: [' \u3000'] }))).toBe('schema.argv');
     expect(codeOf(evidence({ argv: ['cat', 'a\0b'] }))).toBe('schema.argv');
+    expect(codeOf(evidence({ argv: ['c\0at'] }))).toBe('schema.argv');
     expect(codeOf(evidence({ argv: ['cat', '', ' ', '$(rm -rf /)', ';|&'] }))).toBeUndefined();
   });
 
@@ -296,6 +297,10 @@ describe('evidence v2 cross-field rules', () => {
     expect(codeOf(evidence({ executable: '' }))).toBe('schema.executable');
     expect(codeOf(evidence({ ...failed, executable: '' }))).toBeUndefined();
     expect(codeOf(evidence({ ...failed, executable: '/usr/bin/x' }))).toBeUndefined();
+    // Only start_error may lack a path: a command that was started had one.
+    for (const termination of ['signaled', 'timeout', 'cancelled', 'capture_error'] as const) {
+      expect(codeOf(evidence({ ...failed, termination, executable: '' })), termination).toBe('schema.executable');
+    }
     expect(codeOf(evidence({ executable: 'C:\\tools\\cat.exe' }))).toBeUndefined();
     expect(codeOf(evidence({ executable: '\\\\host\\cat' }))).toBeUndefined();
     expect(codeOf(evidence({ executable: '/' }))).toBe('schema.executable');
@@ -306,12 +311,14 @@ describe('evidence v2 cross-field rules', () => {
     expect(codeOf(evidence({ exit_code: 4294967296, result: 'fail' }))).toBe('schema.exit_code');
     expect(codeOf(evidence({ exit_code: null }))).toBe('schema.exit_code');
     expect(codeOf(evidence({ ...failed, exit_code: 1 }))).toBe('schema.exit_code');
+    expect(codeOf(evidence({ ...failed, termination: 'signaled', exit_code: 0 }))).toBe('schema.exit_code');
     // Only null stands for "no exit code": false is a type error, even where null is required.
     expect(valueCode(withData('V9', (d) => { d.set('termination', 'start_error'); d.set('exit_code', false); d.set('error', 'e'); d.set('result', 'unknown'); }))).toBe('schema.type');
   });
 
   it('rule 4: error empty exactly for exited', () => {
     expect(codeOf(evidence({ error: 'x' }))).toBe('schema.error');
+    expect(codeOf(evidence({ error: ' ' }))).toBe('schema.error');
     expect(codeOf(evidence({ ...failed, error: '' }))).toBe('schema.error');
     expect(codeOf(evidence({ ...failed, error: ' \n' }))).toBe('schema.error');
   });
@@ -324,6 +331,20 @@ describe('evidence v2 cross-field rules', () => {
     expect(codeOf(evidence({ workspace_error: 'x' }))).toBe('schema.workspace_error');
     // Otherwise exactly "": whitespace is not empty.
     for (const workspace of ['clean', 'changed'] as const) expect(codeOf(evidence({ workspace, workspace_error: ' ' })), workspace).toBe('schema.workspace_error');
+  });
+
+  it('checks rules 1 to 6 in order: with every rule broken, each fix reveals the next', () => {
+    const broken: Partial<EvidenceV2Data> = { argv: [''], executable: '', exit_code: null, error: 'x', workspace_error: 'x', result: 'pass', termination: 'exited' };
+    const fixes: [string, Partial<EvidenceV2Data>][] = [
+      ['schema.argv', { argv: ['cat'] }], ['schema.executable', { executable: '/bin/cat' }], ['schema.exit_code', { exit_code: 1 }],
+      ['schema.error', { error: '' }], ['schema.workspace_error', { workspace_error: '' }], ['schema.result', { result: 'fail' }],
+    ];
+    let change = broken;
+    for (const [code, fix] of fixes) {
+      expect(codeOf(evidence(change))).toBe(code);
+      change = { ...change, ...fix };
+    }
+    expect(codeOf(evidence(change))).toBeUndefined();
   });
 
   it('rule 6: result follows termination, workspace and exit code', () => {
