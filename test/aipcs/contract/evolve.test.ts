@@ -95,7 +95,10 @@ describe('accepted additive evolutions', () => {
     ['allowed values expanded', (doc: Doc) => void (attributeOf(doc, 'project', 'priority')['allowed_values'] = [3n, 2n, 1n, 4n]), { kind: 'allowed_values_expansion', entity: 'project', field: 'priority' }],
     ['allowed values expanded by a float twin', (doc: Doc) => void (attributeOf(doc, 'decision', 'confidence')['allowed_values'] = [0.5, 1.0, 1n, 2n, 0.25]), { kind: 'allowed_values_expansion', entity: 'decision', field: 'confidence' }],
     ['query patterns removed', (doc: Doc) => void (doc['query_patterns'] = []), { kind: 'query_patterns', entity: null, field: null }],
+    ['query pattern replaced by another', (doc: Doc) => void (doc['query_patterns'] = ['Find decisions by title.']), { kind: 'query_patterns', entity: null, field: null }],
     ['query pattern appended', (doc: Doc) => void (doc['query_patterns'] = [...(doc['query_patterns'] as JsonValue[]), 'Find projects by slug.']), { kind: 'query_patterns', entity: null, field: null }],
+    // Same field name, other entity: the facet's entity is part of its identity.
+    ['facet moved to another entity', (doc: Doc) => void (doc['discovery_facets'] = [...(doc['discovery_facets'] as JsonValue[]).slice(0, 2), { entity: 'decision', field: 'created_at' }]), { kind: 'discovery_facets', entity: null, field: null }],
     ['facets reordered', (doc: Doc) => void (doc['discovery_facets'] = [...(doc['discovery_facets'] as JsonValue[])].reverse()), { kind: 'discovery_facets', entity: null, field: null }],
     ['retrieval guidance added', (doc: Doc) => void (doc['retrieval_guidance'] = 'Search by status.'), { kind: 'retrieval_guidance', entity: null, field: null }],
   ];
@@ -120,12 +123,26 @@ describe('accepted additive evolutions', () => {
       doc['retrieval_guidance'] = 'x';
       attributeOf(doc, 'project', 'slug')['description'] = null;
       attributeOf(doc, 'decision', 'title')['description'] = 'T';
+      // Declared after title, so only the field comparison puts it first.
+      attributeOf(doc, 'decision', 'status')['description'] = 'S';
     });
     expect(plan(checkEvolution(CURRENT, target)).metadataChanges.map((change) => [change.kind, change.entity, change.field])).toEqual([
+      ['attribute_description', 'decision', 'status'],
       ['attribute_description', 'decision', 'title'],
       ['attribute_description', 'project', 'slug'],
       ['retrieval_guidance', null, null],
     ]);
+  });
+
+  it('lists added entities and relationships by name, not in declaration order', () => {
+    const target = successor((doc) => {
+      doc.entities.push(entity('zone', [attr('project_id', 'uuid')]), entity('area', [attr('project_id', 'uuid')]));
+      doc.relationships.push(relationship('zone_project_fk', ['zone', 'project_id'], ['project', 'id']));
+      doc.relationships.push(relationship('area_project_fk', ['area', 'project_id'], ['project', 'id']));
+    });
+    const result = plan(checkEvolution(CURRENT, target));
+    expect(result.addedEntities.map((added) => added.name)).toEqual(['area', 'zone']);
+    expect(result.addedRelationships.map((added) => added.name)).toEqual(['area_project_fk', 'zone_project_fk']);
   });
 
   it('evolves a second time on top of the first', () => {
@@ -200,6 +217,10 @@ describe('refused evolutions', () => {
     ['a relationship retargeted to a new entity', () => checkEvolution(CURRENT, successor((doc) => {
       doc.entities.push(entity('portfolio'));
       (doc.relationships[0] as JsonObject)['to'] = { entity: 'portfolio', field: 'id' };
+    })), 'relationship_changed'],
+    ['a relationship moved to a new entity\'s field of the same name', () => checkEvolution(CURRENT, successor((doc) => {
+      doc.entities.push(entity('review', [attr('project_id', 'uuid')]));
+      (doc.relationships[0] as JsonObject)['from'] = { entity: 'review', field: 'project_id' };
     })), 'relationship_changed'],
     ['a relationship from an existing entity', () => checkEvolution(CURRENT, successor((doc) => {
       entityOf(doc, 'project').attributes.push(attr('parent_id', 'uuid'));
