@@ -3,6 +3,7 @@ import type { JsonObject, JsonValue } from '../../../src/common/json.js';
 import { renderContractJson } from '../../../src/aipcs/contract/envelope.js';
 import { convertLegacyV1, legacyImportResultToJson, type LegacyConversion } from '../../../src/aipcs/contract/manifest/convert-v1.js';
 import { manifestToJson, validateManifest } from '../../../src/aipcs/contract/manifest/validate-manifest.js';
+import { MAX_ISSUES } from '../../../src/aipcs/contract/issues.js';
 import { json, jsonObject } from './fixtures.js';
 
 function converted(result: LegacyConversion) {
@@ -120,6 +121,44 @@ describe('legacy v1 conversion', () => {
     ]);
   });
 
+  it('normalises a server-managed field that omits required or sets only a retrieval mode', () => {
+    const value = converted(
+      convertLegacyV1(
+        json(`{"manifest_version": 1, "entities": [{"name": "note", "attributes": [
+          {"name": "id", "type": "uuid", "primary_key": true},
+          {"name": "owner_id", "type": "string", "required": true, "retrieval_mode": "annotation"}
+        ]}]}`),
+      ),
+    );
+    expect(value.warnings.filter((warning) => warning.code === 'server_managed_field_normalised').map((warning) => warning.message)).toEqual([
+      'Normalised the legacy server-managed field note.id to its v2 declaration.',
+      'Normalised the legacy server-managed field note.owner_id to its v2 declaration.',
+    ]);
+  });
+
+  it('trims attribute names and facet strings before recognising them', () => {
+    const value = converted(
+      convertLegacyV1(
+        json(`{"manifest_version": 1, "discovery_facets": [" note.title ", " body "], "entities": [{"name": "note", "fields": [
+          {"name": " id ", "type": "uuid", "required": true, "primary_key": true}, {"name": "title", "type": "string"}, {"name": "body", "type": "string"}
+        ]}]}`),
+      ),
+    );
+    // The padded id is the server-managed id, so it is not injected a second time.
+    expect(value.manifest.entities[0]?.attributes.map((attribute) => attribute.name).slice(0, 2)).toEqual(['id', 'title']);
+    expect(value.warnings.map((warning) => warning.message)).not.toContain('Injected the server-managed field note.id.');
+    // A padded bare field name is resolved to its one declaring entity.
+    expect(value.manifest.discovery_facets).toEqual([
+      { entity: 'note', field: 'title' },
+      { entity: 'note', field: 'body' },
+    ]);
+  });
+
+  it('converts exactly 32 entities', () => {
+    const entities = Array.from({ length: 32 }, (_, i) => `{"name": "e${i}", "fields": [{"name": "f", "type": "string"}]}`).join(', ');
+    expect(converted(convertLegacyV1(json(`{"manifest_version": 1, "entities": [${entities}]}`))).manifest.entities).toHaveLength(32);
+  });
+
   it('copies every v2-compatible attribute, index, pattern, facet and guidance key', () => {
     const value = converted(
       convertLegacyV1(
@@ -207,7 +246,7 @@ describe('legacy v1 documents that cannot be converted', () => {
     expect(refused(convertLegacyV1(json('[]')))).toEqual({ code: 'invalid_request', message: 'Legacy input must be a JSON object.', issues: [] });
   });
 
-  it.each([['2'], ['0'], ['"1"'], ['null']])('refuses manifest_version %s', (version) => {
+  it.each([['2'], ['0'], ['1.5'], ['"1"'], ['null']])('refuses manifest_version %s', (version) => {
     const document = base();
     document['manifest_version'] = json(version);
     expect(refused(convertLegacyV1(document))).toEqual({
@@ -296,6 +335,29 @@ describe('legacy v1 documents that cannot be converted', () => {
     const facets = jsonObject(`{"manifest_version": 1, "entities": [{"name": "note", "fields": [${field(0)}]}],
       "discovery_facets": [${Array.from({ length: 65 }, () => '"note.f0"').join(', ')}]}`);
     expect(refused(convertLegacyV1(facets))).toEqual({ ...malformed, issues: [['invalid_length', 'discovery_facets']] });
+  });
+
+  it('refuses entities or a facet of the wrong JSON type as malformed, before v2 validation', () => {
+    const malformed = { code: 'validation_failed', message: 'Legacy input is malformed and was not converted.' };
+    expect(refused(convertLegacyV1(json('{"manifest_version": 1, "entities": "note"}')))).toEqual({ ...malformed, issues: [['invalid_value', 'entities']] });
+    const facet = json(`{"manifest_version": 1, "discovery_facets": [5], "entities": [{"name": "note", "fields": [{"name": "title", "type": "string"}]}]}`);
+    expect(refused(convertLegacyV1(facet))).toEqual({ ...malformed, issues: [['invalid_value', 'discovery_facets.0']] });
+  });
+
+  it('splits a facet string at its dot even with nothing before it, leaving the empty entity to v2 validation', () => {
+    const document = json(`{"manifest_version": 1, "discovery_facets": [".title"], "entities": [{"name": "note", "fields": [{"name": "title", "type": "string"}]}]}`);
+    expect(refused(convertLegacyV1(document))).toEqual({
+      code: 'validation_failed',
+      message: 'Request failed public contract validation.',
+      issues: [['invalid_value', 'discovery_facets.0.entity']],
+    });
+  });
+
+  it('reports at most MAX_ISSUES legacy issues', () => {
+    const fields = Array.from({ length: MAX_ISSUES + 8 }, () => '{"type": "string"}').join(', ');
+    const failure = refused(convertLegacyV1(json(`{"manifest_version": 1, "entities": [{"name": "note", "fields": [${fields}]}]}`)));
+    expect(failure.issues).toHaveLength(MAX_ISSUES);
+    expect(failure.issues[MAX_ISSUES - 1]).toEqual(['field_required', `entities.0.fields.${MAX_ISSUES - 1}.name`]);
   });
 
   it('names an unrecognised field as the reason even when a facet is ambiguous too', () => {
