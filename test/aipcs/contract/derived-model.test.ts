@@ -99,6 +99,23 @@ describe('derived model', () => {
     expect(project?.maintenance.available).toEqual(['stale', 'unbranched']);
   });
 
+  it('recognises every conventional authority name, and an integer confidence for the low-confidence scan', () => {
+    const names = ['provenance_type', 'provenance_note', 'provenance_source', 'source_ref', 'source_kind', 'scope', 'scope_ref', 'status', 'valid_from', 'valid_until', 'supersedes', 'superseded_by'];
+    const claim = findEntity(derive(manifest([entity('claim', [...names.map((name) => attr(name, 'string')), attr('confidence', 'integer')])])), 'claim');
+    expect(claim?.authority).toEqual({
+      provenanceFields: ['provenance_type', 'provenance_note', 'provenance_source'],
+      sourceFields: ['source_ref', 'source_kind'],
+      scopeFields: ['scope', 'scope_ref'],
+      confidenceField: 'confidence',
+      statusField: 'status',
+      validityFields: ['valid_from', 'valid_until'],
+      supersessionFields: ['supersedes', 'superseded_by'],
+    });
+    expect(claim?.maintenance.authorityFields).toEqual([...names.slice(0, 7), 'confidence', ...names.slice(7)]);
+    expect(claim?.maintenance.confidenceField).toBe('confidence');
+    expect(claim?.maintenance.available).toContain('low_confidence');
+  });
+
   it('makes type-conditional scans unavailable when the declared type does not fit', () => {
     const odd = findEntity(
       derive(
