@@ -43,6 +43,23 @@ describe('valid manifests', () => {
     expect(renderContractJson((echo['indices'] as JsonValue[])[0] as JsonValue)).toBe('{"name":"note_status_idx","entity":"note","fields":["status"],"unique":false}');
   });
 
+  it('echoes relationships, endpoints, facets and history entries with their keys in contract order (§4.9)', () => {
+    const document = linkedManifest({
+      schema_version: 2n,
+      migration_history: history(1),
+      relationships: [relationship('task_project_fk', ['task', 'project_id'], ['project', 'id'])],
+      discovery_facets: [{ field: 'title', entity: 'task' }],
+    });
+    const result = validateManifest(document);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const echo = renderContractJson(manifestToJson(result.manifest));
+    expect(echo).toContain('"relationships":[{"name":"task_project_fk","from":{"entity":"task","field":"project_id"},"to":{"entity":"project","field":"id"},"on_delete":"restrict"}]');
+    expect(echo).toContain('"discovery_facets":[{"entity":"task","field":"title"}]');
+    expect(echo).toContain('"migration_history":[{"from_schema_version":1,"to_schema_version":2,"operations":["step 1"]}]');
+    expect(echo).toMatch(/"attributes":\[.*\],"description":null\}/);
+  });
+
   it('accepts the richer project manifest', () => {
     expect(issuesOf(projectManifest())).toEqual([]);
   });
@@ -302,6 +319,17 @@ describe('one broken rule, one exact issue', () => {
     ['index name with a hyphen', () => manifest(undefined, { indices: [index('note-idx', 'note', ['title'])] }), [['invalid_value', 'schema.indices.0.name']]],
     ['index field that is no identifier', () => manifest(undefined, { indices: [index('note_idx', 'note', ['Title'])] }), [['invalid_value', 'schema.indices.0.fields.0']]],
     ['facet field that is no identifier', () => manifest(undefined, { discovery_facets: [{ entity: 'note', field: 'ti tle' }] }), [['invalid_value', 'schema.discovery_facets.0.field']]],
+    // Required keys of the parts with no default (mutation review AD).
+    ['relationship without on_delete', () => { const r = relationship('task_project_fk', ['task', 'project_id'], ['project', 'id']); delete r['on_delete']; return linkedManifest({ relationships: [r] }); }, [['field_required', 'schema.relationships.0.on_delete']]],
+    ['entity without attributes', () => manifest([{ name: 'note' }]), [['field_required', 'schema.entities.0.attributes']]],
+    ['history entry without operations key', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 2n }] }), [['field_required', 'schema.migration_history.0.operations']]],
+    ['endpoint field that is no identifier', () => linkedManifest({ relationships: [relationship('fk', ['task', 'Project_id'], ['project', 'id'])] }), [['invalid_value', 'schema.relationships.0.from.field']]],
+    ['index entity that is no identifier', () => manifest(undefined, { indices: [index('note_idx', 'Note', ['title'])] }), [['invalid_value', 'schema.indices.0.entity']]],
+    ['facet entity that is no identifier', () => manifest(undefined, { discovery_facets: [{ entity: 'no te', field: 'title' }] }), [['invalid_value', 'schema.discovery_facets.0.entity']]],
+    ['endpoint without field', () => { const r = relationship('fk', ['task', 'project_id'], ['project', 'id']); delete (r['from'] as JsonObject)['field']; return linkedManifest({ relationships: [r] }); }, [['field_required', 'schema.relationships.0.from.field']]],
+    ['facet without field', () => manifest(undefined, { discovery_facets: [{ entity: 'note' }] }), [['field_required', 'schema.discovery_facets.0.field']]],
+    ['entity name starting with an underscore', () => manifest([entity('_note')]), [['invalid_value', 'schema.entities.0.name']]],
+    ['entity name starting with a digit', () => manifest([entity('1note')]), [['invalid_value', 'schema.entities.0.name']]],
     // history shape
     ['history entry not advancing', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 1n, operations: ['x'] }] }), [['invalid_value', 'schema.migration_history.0']]],
     ['history entry without operations', () => manifest(undefined, { schema_version: 2n, migration_history: [{ from_schema_version: 1n, to_schema_version: 2n, operations: [] }] }), [['invalid_length', 'schema.migration_history.0.operations']]],
@@ -365,6 +393,13 @@ describe('one broken rule, one exact issue', () => {
     const document = withAttributes(attr('tags', 'string_list'));
     document['indices'] = [index('tags_idx', 'note', ['tags'])];
     expect(issuesOf(document)).toEqual([['invalid_value', 'schema']]);
+  });
+
+  it('keeps the code of an attribute\'s first broken rule: an item\'s length before its NUL, items in order', () => {
+    const at = 'schema.entities.0.attributes.6';
+    expect(issuesOf(withAttributes(attr('s', 'string', { allowed_values: [`${long(60)}\u0000${long(60)}`] })))).toEqual([['invalid_length', at]]);
+    expect(issuesOf(withAttributes(attr('s', 'string', { allowed_values: [long(97), 'a\u0000b'] })))).toEqual([['invalid_length', at]]);
+    expect(issuesOf(withAttributes(attr('s', 'string', { allowed_values: ['a\u0000b', long(97)] })))).toEqual([['invalid_value', at]]);
   });
 
   it('does not trim keys: a padded key is unknown and the real one missing', () => {
