@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject, JsonValue } from '../../../src/common/json.js';
 import { parseToolRequest, type RequestParse } from '../../../src/aipcs/contract/requests/parse-request.js';
-import { entity, manifest } from './builders.js';
+import { attr, entity, manifest } from './builders.js';
 import { json, quickstartManifest } from './fixtures.js';
 
 const SERVICE = '3fa85f64-5717-4562-b3fc-2c963f66afa6';
@@ -239,6 +239,17 @@ describe('service materialise and evolve', () => {
 
   it('accepts a target one version ahead of the expected one', () => {
     expect(command('aipcs_service_evolve', evolve(target()))).toMatchObject({ tool: 'aipcs_service_evolve', expectedSchemaVersion: 1, manifest: { schema_version: 2 } });
+  });
+
+  it('holds the manifest to its byte bound even when an argument checked before it is refused', () => {
+    // 32 entities of 58 fields with 500-character descriptions: each part within its bound, the whole over the byte bound.
+    const described = (e: number) => entity(`e${e}`, Array.from({ length: 58 }, (_, a) => attr(`f${a}`, 'string', { description: 'x'.repeat(500) })));
+    const oversized = { ...target(), entities: Array.from({ length: 32 }, (_, e) => described(e)) };
+    expect(issues('aipcs_service_evolve', evolve(oversized))).toEqual([['invalid_length', 'schema']]);
+    expect(issues('aipcs_service_evolve', evolve(oversized, { idempotency_key: ' ' }))).toEqual([
+      ['invalid_length', 'idempotency_key'],
+      ['invalid_length', 'schema'],
+    ]);
   });
 
   it('refuses a target not one version ahead with one issue at request', () => {

@@ -320,11 +320,13 @@ const refineManifestAtNode = atNode(refineManifest);
 /**
  * Within every part's bound a manifest can still reach megabytes: then no
  * export could carry it and its answers would pass an MCP client's line
- * limit. Checked once every other rule holds.
+ * limit. Checked once every other rule of the manifest holds; the sink may
+ * already hold issues of arguments checked before it, which do not count.
  */
 const refineManifestSize: Refiner = (value, path, sink, raw) => {
+  const before = sink.total;
   const refined = refineManifestAtNode(value, path, sink, raw);
-  if (sink.total === 0 && canonicalJsonByteLength(manifestToJson(manifestFromNormalised(refined))) > MANIFEST_BOUNDS.maxCanonicalBytes) {
+  if (sink.total === before && canonicalJsonByteLength(manifestToJson(manifestFromNormalised(refined))) > MANIFEST_BOUNDS.maxCanonicalBytes) {
     sink.report('invalid_length', [...path]);
   }
   return refined;
