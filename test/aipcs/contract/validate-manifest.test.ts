@@ -402,6 +402,14 @@ describe('one broken rule, one exact issue', () => {
     expect(issuesOf(withAttributes(attr('s', 'string', { allowed_values: ['a\u0000b', long(97)] })))).toEqual([['invalid_value', at]]);
   });
 
+  it('measures the manifest\'s bytes only once its other rules hold: one issue for a broken rule of an oversized manifest', () => {
+    const described = (e: number) => entity(`e${e}`, Array.from({ length: 58 }, (_, a) => attr(`f${a}`, 'string', { description: long(500) })));
+    const oversized = manifest(Array.from({ length: 32 }, (_, e) => described(e)));
+    expect(issuesOf(oversized)).toEqual([['invalid_length', 'schema']]);
+    oversized['discovery_facets'] = [{ entity: 'e0', field: 'f0' }, { entity: 'e0', field: 'f0' }];
+    expect(issuesOf(oversized)).toEqual([['invalid_value', 'schema']]);
+  });
+
   it('does not trim keys: a padded key is unknown and the real one missing', () => {
     const document = manifest();
     document[' entities'] = document['entities'] as JsonValue;
