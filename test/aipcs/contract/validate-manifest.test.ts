@@ -201,6 +201,18 @@ describe('valid manifests', () => {
     expect(issuesOf(manifest([entity('sqlite'), entity('sqlite1')], { indices: [index('sqlitex_idx', 'sqlite', ['title'])] }))).toEqual([]);
   });
 
+  it('tells indices apart by entity, field order and uniqueness (§4.5)', () => {
+    const document = manifest([entity('note', [attr('title', 'string'), attr('status', 'string')]), entity('task', [attr('title', 'string'), attr('status', 'string')])], {
+      indices: [
+        index('a_idx', 'note', ['title', 'status']),
+        index('b_idx', 'note', ['status', 'title']),
+        index('c_idx', 'note', ['title', 'status'], { unique: true }),
+        index('d_idx', 'task', ['title', 'status']),
+      ],
+    });
+    expect(issuesOf(document)).toEqual([]);
+  });
+
   it('accepts index and relationship names of 48 characters', () => {
     const named = 'n'.repeat(48);
     expect(issuesOf(manifest(undefined, { indices: [index(named, 'note', ['title'])] }))).toEqual([]);
@@ -327,6 +339,7 @@ describe('one broken rule, one exact issue', () => {
     ['index entity that is no identifier', () => manifest(undefined, { indices: [index('note_idx', 'Note', ['title'])] }), [['invalid_value', 'schema.indices.0.entity']]],
     ['facet entity that is no identifier', () => manifest(undefined, { discovery_facets: [{ entity: 'no te', field: 'title' }] }), [['invalid_value', 'schema.discovery_facets.0.entity']]],
     ['endpoint without field', () => { const r = relationship('fk', ['task', 'project_id'], ['project', 'id']); delete (r['from'] as JsonObject)['field']; return linkedManifest({ relationships: [r] }); }, [['field_required', 'schema.relationships.0.from.field']]],
+    ['index without fields key', () => manifest(undefined, { indices: [{ name: 'note_idx', entity: 'note' }] }), [['field_required', 'schema.indices.0.fields']]],
     ['facet without field', () => manifest(undefined, { discovery_facets: [{ entity: 'note' }] }), [['field_required', 'schema.discovery_facets.0.field']]],
     ['entity name starting with an underscore', () => manifest([entity('_note')]), [['invalid_value', 'schema.entities.0.name']]],
     ['entity name starting with a digit', () => manifest([entity('1note')]), [['invalid_value', 'schema.entities.0.name']]],
