@@ -233,6 +233,14 @@ describe('state shape', () => {
     expect(codeOf(shape(0, [ID.V4], [ID.V1], [ID.V11, ID.V5]))).toBe('schema.state_shape');
   });
 
+  it('names the state itself in a shape error and the file in an entry error', () => {
+    const shapeError = encodeObject(shape(1, [], [], []));
+    expect(shapeError.ok || shapeError.error.message).toBe('data: a v1 state is the root or has exactly one parent, operation and intent (got 0, 0, 0)');
+    const files = new Map<string, CborValue>([['src/a b', new Map<string, CborValue>([['artifact', ID.V2]])]]);
+    const entryError = validateObjectValue(withData('V6', (d) => d.set('files', files)));
+    expect(entryError.ok || [entryError.error.code, entryError.error.message]).toEqual(['schema.missing_field', 'data.files["src/a b"]: missing field "executable"']);
+  });
+
   it('keeps paths such as __proto__ and numbers as plain file names', () => {
     const entry = { artifact: ID.V2, executable: false };
     const state: StateV1 = { ...v6, data: { ...v6.data, files: new Map([['__proto__', entry], ['1', entry], ['constructor', entry]]) } };
@@ -279,6 +287,32 @@ describe('operation rules', () => {
     expect(codeOf({ ...v11, data: { ...v11.data, inputs: [ID.V2], effects } })).toBeUndefined();
     expect(codeOf({ ...v11, data: { ...v11.data, inputs: [], effects } })).toBe('schema.inputs');
     expect(codeOf({ ...v11, data: { ...v11.data, inputs: [ID.V2, ID.V3], effects } })).toBe('schema.inputs');
+  });
+
+  // Messages name the exact place: the effect, its field, the out-of-order index.
+  it('names the broken effect, its field and the index out of order', () => {
+    const entry = { artifact: ID.V3, executable: false };
+    const errorOf = (change: Partial<OperationV1['data']>) => {
+      const result = encodeObject({ ...v11, data: { ...v11.data, inputs: [], ...change } });
+      return result.ok ? undefined : [result.error.code, result.error.message];
+    };
+    expect(errorOf({ effects: [{ path: 'a/../b', before: null, after: entry }] })).toEqual(['schema.path', 'data.effects[0].path: path "a/../b" has a . or .. component']);
+    expect(errorOf({ effects: [{ path: 'a', before: null, after: entry }, { path: 'c', before: null, after: entry }, { path: 'b', before: null, after: entry }] }))
+      .toEqual(['schema.effects', 'data.effects[2].path: "b" is not after "c" (effects must be sorted by path and unique)']);
+    // IDs lists are checked against the previous element, not the first: the third is out of order.
+    const ids = validateObjectValue(withData('V11', (d) => d.set('inputs', [ID.V2, ID.V4, ID.V3])));
+    expect(ids.ok || [ids.error.code, ids.error.message]).toEqual(['schema.ids', `data.inputs[2]: ${ID.V3} is not after ${ID.V4} (IDs must be sorted and unique)`]);
+  });
+
+  it('takes an effect side as null or a file entry, never false', () => {
+    const effects = [new Map<string, CborValue>([['path', 'a'], ['after', false], ['before', new Map<string, CborValue>([['artifact', ID.V2], ['executable', false]])]])];
+    expect(valueCode(withData('V11', (d) => { d.set('effects', effects); d.set('inputs', [ID.V2]); }))).toBe('schema.type');
+  });
+
+  it('checks base_state (a field rule) before the order of effects (a cross-field rule)', () => {
+    const entry = { artifact: ID.V3, executable: false };
+    const effects = [{ path: 'b', before: null, after: entry }, { path: 'a', before: null, after: entry }];
+    expect(codeOf({ ...v11, data: { ...v11.data, inputs: [], effects, base_state: 'x' } })).toBe('schema.id');
   });
 });
 
