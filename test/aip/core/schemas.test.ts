@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { CborValue } from '../../../src/aip/core/cbor-profile.js';
 import { decodeObject, encodeObject } from '../../../src/aip/core/codec.js';
 import type { AipObject, EvidenceV2, EvidenceV2Data, IntentV1, OperationV1, StateV1 } from '../../../src/aip/core/objects.js';
-import { objectToValue, validateObjectValue } from '../../../src/aip/core/schemas.js';
+import { objectToValue, sameEntry, validateObjectValue } from '../../../src/aip/core/schemas.js';
 import { ID, OBJECTS } from '../support/vectors.js';
 
 function codeOf(object: AipObject): string | undefined {
@@ -307,6 +307,16 @@ describe('operation rules', () => {
   it('takes an effect side as null or a file entry, never false', () => {
     const effects = [new Map<string, CborValue>([['path', 'a'], ['after', false], ['before', new Map<string, CborValue>([['artifact', ID.V2], ['executable', false]])]])];
     expect(valueCode(withData('V11', (d) => { d.set('effects', effects); d.set('inputs', [ID.V2]); }))).toBe('schema.type');
+  });
+
+  it('compares entries with an absent one (undefined, a map miss) as null', () => {
+    const entry = { artifact: ID.V2, executable: false };
+    expect(sameEntry(null, undefined)).toBe(true);
+    expect(sameEntry(undefined, null)).toBe(true);
+    expect(sameEntry(entry, undefined)).toBe(false);
+    expect(sameEntry(null, entry)).toBe(false);
+    expect(sameEntry(entry, { ...entry })).toBe(true);
+    expect(sameEntry(entry, { ...entry, executable: true })).toBe(false);
   });
 
   it('checks base_state (a field rule) before the order of effects (a cross-field rule)', () => {
