@@ -3,11 +3,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { dependencyOrder, decodeBundleHeader, decodeItemHeader, encodeBundleHeader } from '../../../src/aip/core/bundle-format.js';
-import { encodeCanonical, type CborValue } from '../../../src/aip/core/cbor-profile.js';
+import { decodeCanonical, encodeCanonical, type CborValue } from '../../../src/aip/core/cbor-profile.js';
 import { isIgnored, parseIgnoreRules } from '../../../src/aip/core/ignore-rules.js';
 import { objectFromJson, objectToJson, objectToJsonChunks, parseJson } from '../../../src/aip/core/json-presentation.js';
 import type { AipObject, EvidenceV2, IntentV1 } from '../../../src/aip/core/objects.js';
-import { artifactId } from '../../../src/aip/core/codec.js';
+import { artifactId, encodeObject } from '../../../src/aip/core/codec.js';
 import { ID, OBJECTS } from '../support/vectors.js';
 
 function jsonCode(text: string): string | undefined {
@@ -23,6 +23,7 @@ describe('JSON presentation', () => {
     expect(result.ok && result.value.id).toBe(ID.V1);
     expect(jsonCode(`{"id":"${ID.V1}",${root.slice(1)}`)).toBeUndefined();
     expect(jsonCode(`{"id":"${ID.V2}",${root.slice(1)}`)).toBe('object.id');
+    expect(objectFromJson(`{"id":5,${root.slice(1)}`)).toMatchObject({ ok: false, error: { code: 'object.envelope', message: 'id must be a string' } });
   });
 
   it('says what a presentation that is not a JSON object must be', () => {
@@ -42,6 +43,9 @@ describe('JSON presentation', () => {
     expect(parseJson('1.0').ok).toBe(false);
     expect(parseJson('1e3').ok).toBe(false);
     expect(parseJson('-1').ok).toBe(false);
+    // Refused numbers are invalid JSON for the presentation, with the envelope's code.
+    expect(parseJson('-1')).toMatchObject({ ok: false, error: { code: 'object.envelope', message: 'invalid JSON: negative numbers are not allowed' } });
+    expect(parseJson('[1.5]')).toMatchObject({ ok: false, error: { code: 'object.envelope', message: 'invalid JSON: only integers are allowed (no fractions or exponents)' } });
     expect(parseJson('-0').ok).toBe(false);
     expect(parseJson('{"a":[1, -0]}').ok).toBe(false);
     expect(parseJson('{"a-b":"-0\\"-1","c":0}')).toEqual({ ok: true, value: new Map<string, unknown>([['a-b', '-0"-1'], ['c', 0]]) });
@@ -73,6 +77,8 @@ describe('JSON presentation', () => {
     const json = objectToJson('x', big);
     expect(json).toContain('"timeout_ns":18446744073709551615');
     expect(json).toContain('"duration_ns":9007199254740993');
+    // Numbers up to 2^53-1, bigints above: the decoder's form (spec 2.5).
+    expect(parseJson('[9007199254740991,9007199254740992]')).toEqual({ ok: true, value: [2 ** 53 - 1, 2n ** 53n] });
     const back = objectFromJson(json.replace('"id":"x",', ''));
     expect(back.ok && back.value.object).toEqual(big);
   });
@@ -135,6 +141,39 @@ describe('JSON presentation', () => {
   it('rejects unknown members and lone surrogates', () => {
     expect(jsonCode(`{"x":1,${root.slice(1)}`)).toBe('object.envelope');
     expect(jsonCode('{"type":"intent","version":1,"data":{"goal":"g","title":"\\udc00","context":[],"parents":[],"created_at":"2026-01-01T00:00:00.000000000Z","constraints":[]}}')).toBe('cbor.utf8');
+  });
+
+  it('shows the spec example exactly, on one line or indented', () => {
+    const v1 = OBJECTS.V1;
+    expect(objectToJson(ID.V1, v1)).toBe(`{"id":"${ID.V1}","type":"state","version":1,"data":{"files":{},"intents":[],"parents":[],"operations":[]}}`);
+    expect(objectToJson(ID.V1, v1, '  ')).toBe(
+      `{\n  "id": "${ID.V1}",\n  "type": "state",\n  "version": 1,\n  "data": {\n    "files": {},\n    "intents": [],\n    "parents": [],\n    "operations": []\n  }\n}`,
+    );
+  });
+
+  it('shows every map of every vector in canonical key order (spec 2.2)', () => {
+    const order = (value: unknown): unknown =>
+      value instanceof Map ? [...value].map(([k, v]) => [k, order(v)]) : Array.isArray(value) ? value.map(order) : null;
+    for (const [name, object] of Object.entries(OBJECTS)) {
+      const id = ID[name as keyof typeof ID];
+      const shown = parseJson(objectToJson(id, object));
+      // The CBOR encoder sorts keys itself; the presentation must follow the same order.
+      const encoded = encodeObject(object);
+      const decoded = encoded.ok ? decodeCanonical(encoded.value.bytes) : encoded;
+      if (!decoded.ok) throw new Error(decoded.error.message);
+      expect(shown.ok && [...(shown.value as Map<string, unknown>).keys()], name).toEqual(['id', 'type', 'version', 'data']);
+      expect(shown.ok && order((shown.value as Map<string, unknown>).get('data')), name).toEqual(order((decoded.value as Map<string, unknown>).get('data')));
+    }
+  });
+
+  it('orders file paths as their CBOR keys: shorter UTF-8 first, then bytewise', () => {
+    const entry = { artifact: ID.V2, executable: false };
+    // Built in another order; é is one UTF-16 unit but two UTF-8 bytes.
+    const files = new Map(['hello.txt', 'é', 'ab', 'b'].map((path) => [path, entry]));
+    const state: AipObject = { type: 'state', version: 1, data: { files, intents: [ID.V10], parents: [ID.V6], operations: [ID.V11] } };
+    const shown = parseJson(objectToJson('x', state));
+    const data = shown.ok ? (shown.value as Map<string, Map<string, unknown>>).get('data') : undefined;
+    expect([...(data?.get('files') as Map<string, unknown>).keys()]).toEqual(['b', 'ab', 'é', 'hello.txt']);
   });
 
   it('applies the schema', () => {
