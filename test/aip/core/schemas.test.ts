@@ -287,6 +287,10 @@ describe('operation rules', () => {
     expect(codeOf({ ...v11, data: { ...v11.data, inputs: [ID.V2], effects } })).toBeUndefined();
     expect(codeOf({ ...v11, data: { ...v11.data, inputs: [], effects } })).toBe('schema.inputs');
     expect(codeOf({ ...v11, data: { ...v11.data, inputs: [ID.V2, ID.V3], effects } })).toBe('schema.inputs');
+    expect(encodeObject({ ...v11, data: { ...v11.data, inputs: [], effects } })).toMatchObject({
+      ok: false,
+      error: { message: `data.inputs: must be the sorted distinct artifacts of the non-null befores: [${ID.V2}]` },
+    });
   });
 
   // Messages name the exact place: the effect, its field, the out-of-order index.
