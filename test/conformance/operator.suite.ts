@@ -256,6 +256,8 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         // The registry still says active: only the fence stands in the way.
         await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed');
         await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'After' }, idempotencyKey: 'c2' }), 'storage_unavailable');
+        // Admission itself refuses the closed fence, before the request's own checks (an unknown entity).
+        await rejects(app.records.create({ serviceId, entityName: 'unknown', record: { title: 'After' }, idempotencyKey: 'c2' }), 'storage_unavailable');
         // Closed after the admission read it open, just before the write unit: the unit's own fence check refuses.
         await storage.stores.changeFence(locator, { generation: 2n, state: 'closed' }, 'open');
         let closedLate = false;
