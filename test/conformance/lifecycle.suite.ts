@@ -298,6 +298,14 @@ export function lifecycleSuite(harness: StorageHarness): void {
         });
         expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ recovery_state: 'recovery_required', service_revision: 3n });
         await rejects(app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e-other' }), 'recovery_required');
+        // Precedence (contract §5.8, §5.9): a state that does not allow the request is
+        // refused first; the other key's intent comes before the evolve target's acceptance.
+        await rejects(app.lifecycle.materialise({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, idempotencyKey: 'm-other' }), 'unsupported_transition');
+        const removed = notesManifestV2();
+        const entities = removed['entities'] as JsonObject[];
+        const note = entities[1] as JsonObject;
+        entities[1] = { ...note, attributes: (note['attributes'] as JsonObject[]).filter((attribute) => attribute['name'] !== 'aliases') };
+        await rejects(app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(removed), idempotencyKey: 'e-removed' }), 'recovery_required');
         // Data tools on a recovery-required service: storage_unavailable (contract §4 error table), not busy.
         await rejects(app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null }), 'storage_unavailable');
         await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'x' }, idempotencyKey: 'r-frozen' }), 'storage_unavailable');
@@ -356,6 +364,16 @@ export function lifecycleSuite(harness: StorageHarness): void {
         });
         await rejects(incompatible.lifecycle.materialise({ ...command, serviceId: other, idempotencyKey: 'm-2' }), 'recovery_required');
         expect(await app.lifecycle.inspect(other)).toMatchObject({ design_state: 'seeded', service_revision: 2n, storage: null, recovery_state: 'recovery_required' });
+        // Its own key is refused at admission too: the frozen intent is never worked on again.
+        let touched = 0;
+        const watched = withStores({
+          observe: async (...args) => {
+            touched++;
+            return storage.stores.observe(...args);
+          },
+        });
+        await rejects(watched.lifecycle.materialise({ ...command, serviceId: other, idempotencyKey: 'm-2' }), 'recovery_required');
+        expect(touched).toBe(0);
       });
 
       it('registry tools and data tools name an unknown service with their own not_found message', async () => {
@@ -413,10 +431,23 @@ export function lifecycleSuite(harness: StorageHarness): void {
       it('refuses at admission a unique index over duplicate data, leaving the service clear', async () => {
         const serviceId = await materialised();
         for (const key of ['a', 'b']) await app.records.create({ serviceId, entityName: 'note', record: { title: 'same' }, idempotencyKey: key });
+        // Refused before any intent is admitted: the store is never asked to evolve.
+        let evolves = 0;
+        const watched = appOver(
+          overriding(storage, {
+            stores: overriding(storage.stores, {
+              evolve: async (...args) => {
+                evolves++;
+                return storage.stores.evolve(...args);
+              },
+            }),
+          }),
+        );
         await rejects(
-          app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2({ uniqueOnTitle: true })), idempotencyKey: 'e' }),
+          watched.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2({ uniqueOnTitle: true })), idempotencyKey: 'e' }),
           'unsupported_transition',
         );
+        expect(evolves).toBe(0);
         expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ recovery_state: 'clear', schema_version: 1n, service_revision: 3n });
         const ok = await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e2' });
         expect(ok['schema_version']).toBe(2n);
