@@ -219,6 +219,36 @@ export function lifecycleSuite(harness: StorageHarness): void {
         }
       });
 
+      it('freezes a pending intent whose service moved under it, without any physical step', async () => {
+        const serviceId = await designed();
+        const crashing = appOver(storage, {
+          checkpoint: (name) => {
+            if (name === 'materialise:admitted') throw new Error('simulated crash');
+          },
+        });
+        const command = { serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' };
+        await expect(crashing.lifecycle.materialise(command)).rejects.toThrow('simulated crash');
+        // The row moves on behind the intent's back (nothing in the product does this while an intent is pending).
+        await storage.registry.write(async (tx) => {
+          const row = (await tx.getService('agent-a', serviceId))!;
+          return tx.updateService({ ...row, serviceRevision: row.serviceRevision + 1n }, row.serviceRevision);
+        });
+        let touched = 0;
+        const watched = appOver(
+          overriding(storage, {
+            stores: overriding(storage.stores, {
+              observe: async (...args) => {
+                touched++;
+                return storage.stores.observe(...args);
+              },
+            }),
+          }),
+        );
+        await rejects(watched.lifecycle.materialise(command), 'recovery_required');
+        expect(touched).toBe(0);
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ design_state: 'seeded', storage: null, service_revision: 3n, recovery_state: 'recovery_required' });
+      });
+
       it('finishes the work when a crash hit after the layout was created', async () => {
         const serviceId = await designed();
         const crashing = appOver(storage, {
