@@ -249,6 +249,25 @@ export function lifecycleSuite(harness: StorageHarness): void {
         expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ design_state: 'seeded', storage: null, service_revision: 3n, recovery_state: 'recovery_required' });
       });
 
+      it('freezes the intent when the service moved while its layout was being created', async () => {
+        const serviceId = await designed();
+        const moving = appOver(
+          overriding(storage, {
+            stores: overriding(storage.stores, {
+              materialise: async (...args) => {
+                await storage.stores.materialise(...args);
+                await storage.registry.write(async (tx) => {
+                  const row = (await tx.getService('agent-a', serviceId))!;
+                  return tx.updateService({ ...row, serviceRevision: row.serviceRevision + 1n }, row.serviceRevision);
+                });
+              },
+            }),
+          }),
+        );
+        await rejects(moving.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' }), 'recovery_required');
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ design_state: 'seeded', storage: null, service_revision: 3n, recovery_state: 'recovery_required' });
+      });
+
       it('finishes the work when a crash hit after the layout was created', async () => {
         const serviceId = await designed();
         const crashing = appOver(storage, {
