@@ -9,7 +9,7 @@ import { TRANSFER_CODEC } from '../../src/aipcs/compose.js';
 import { AipcsError } from '../../src/aipcs/contract/error-codes.js';
 import { storeLayoutOf } from '../../src/aipcs/core/layout.js';
 import { namespaceOf } from '../../src/aipcs/core/lifecycle.js';
-import { UnfinishedOperation } from '../../src/aipcs/core/operations.js';
+import { UnfinishedOperation, type TransitionKind } from '../../src/aipcs/core/operations.js';
 import { StorageFailure, type EntityLayout, type StoredRecord } from '../../src/aipcs/core/ports.js';
 import type { TransferCodec } from '../../src/aipcs/core/transfer-codec.js';
 import { writeWithLimits } from '../../src/aipcs/portable/bundle-writer.js';
@@ -165,6 +165,23 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         await rejects(operator.operations.transition({ kind: 'restore', serviceId, expectedServiceRevision: 4n, operationId: OP(2) }), 'unsupported_transition');
         // The MCP seed key is in the same ledger.
         await rejects(operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: 'seed-notes' }), 'changed_fingerprint');
+      });
+
+      it('admits each transition only from its source statuses (ops spec §1.9.3)', async () => {
+        const serviceId = await materialised();
+        let n = 1;
+        const refused = async (revision: bigint, kinds: readonly TransitionKind[]): Promise<void> => {
+          for (const kind of kinds) await rejects(operator.operations.transition({ kind, serviceId, expectedServiceRevision: revision, operationId: OP(n++) }), 'unsupported_transition');
+        };
+        await refused(3n, ['resume', 'restore']);
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(n++) });
+        await refused(4n, ['suspend', 'restore']);
+        await operator.operations.transition({ kind: 'archive', serviceId, expectedServiceRevision: 4n, operationId: OP(n++) });
+        await refused(5n, ['suspend', 'resume', 'archive']);
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ operational_status: 'archived', service_revision: 5n, recovery_state: 'clear' });
+        // An active service archives directly.
+        const other = (await app.lifecycle.seed({ domainName: 'other', domainClass: 'knowledge', intentDescription: 'Notes.', idempotencyKey: 'seed-other' }))['service_id'] as string;
+        expect(await operator.operations.transition({ kind: 'archive', serviceId: other, expectedServiceRevision: 1n, operationId: OP(n++) })).toMatchObject({ service: { operational_status: 'archived' } });
       });
 
       it('compare-and-change of the fence refuses a stale expectation and changes nothing', async () => {
