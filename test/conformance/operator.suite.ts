@@ -184,6 +184,24 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(await operator.operations.transition({ kind: 'archive', serviceId: other, expectedServiceRevision: 1n, operationId: OP(n++) })).toMatchObject({ service: { operational_status: 'archived' } });
       });
 
+      it('refuses a transition in admission order (ops spec §4.3): revision, then source status and counters, then another intent', async () => {
+        const serviceId = await materialised();
+        // A wrong status with a stale revision is stale_revision.
+        await rejects(operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 2n, operationId: OP(1) }), 'stale_revision');
+        // Another key's frozen intent: a wrong status still answers unsupported_transition.
+        const frozen = { principalId: 'agent-a', idempotencyKey: 'frozen', kind: 'evolve' as const, fingerprint: 'f'.repeat(64), serviceId, phase: 'recovery_required' as const, intent: { service_id: serviceId }, result: null, createdAt: 1n, updatedAt: 1n };
+        await storage.registry.write((tx) => tx.insertClaim(frozen));
+        await rejects(operator.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 3n, operationId: OP(2) }), 'unsupported_transition');
+        await rejects(operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(3) }), 'recovery_required');
+        // A revision at 2^63-1 is refused before the intent is looked at.
+        const MAX = 9223372036854775807n;
+        await storage.registry.write(async (tx) => {
+          const row = (await tx.getService('agent-a', serviceId))!;
+          return tx.updateService({ ...row, serviceRevision: MAX }, row.serviceRevision);
+        });
+        await rejects(operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: MAX, operationId: OP(4) }), 'unsupported_transition');
+      });
+
       it('compare-and-change of the fence refuses a stale expectation and changes nothing', async () => {
         const serviceId = await materialised();
         const locator = locatorOf(serviceId);
