@@ -571,10 +571,24 @@ describe('branches', () => {
     if (result.tool === 'aipcs_branch_update') expect(Object.keys(result.updates)).toEqual(['title', 'branchType']);
   });
 
+  it('clears the parent and the summary with null, and keeps a supplied status, intent and parent', () => {
+    expect(command('aipcs_branch_update', update({ parent_branch_id: null, retrieval_summary: null }))).toMatchObject({
+      updates: { parentBranchId: null, retrievalSummary: null },
+      suppliedUpdates: { parent_branch_id: null, retrieval_summary: null },
+    });
+    expect(command('aipcs_branch_update', update({ intent: 'Why', status: 'archived', parent_branch_id: SERVICE, retrieval_summary: 'S' }))).toMatchObject({
+      updates: { intent: 'Why', status: 'archived', parentBranchId: SERVICE, retrievalSummary: 'S' },
+    });
+  });
+
   it.each([
     ['empty updates', {}, [['invalid_length', 'updates']]],
     ['a null title', { title: null }, [['invalid_value', 'updates.title']]],
+    ['a null intent', { intent: null }, [['invalid_value', 'updates.intent']]],
     ['a null status', { status: null }, [['invalid_value', 'updates.status']]],
+    ['a NUL in the title', { title: 'a\u0000b' }, [['invalid_value', 'updates.title']]],
+    ['a NUL in the intent', { intent: 'a\u0000b' }, [['invalid_value', 'updates.intent']]],
+    ['a NUL in the summary', { retrieval_summary: 'a\u0000b' }, [['invalid_value', 'updates.retrieval_summary']]],
     ['a slug change', { slug: 'other' }, [['unknown_field', 'updates.slug']]],
     ['an empty summary', { retrieval_summary: '' }, [['invalid_length', 'updates.retrieval_summary']]],
     ['an unknown status', { status: 'deleted' }, [['invalid_value', 'updates.status']]],
