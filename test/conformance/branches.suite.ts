@@ -225,6 +225,9 @@ export function branchesSuite(harness: StorageHarness): void {
         await rejects(app.branches.update({ serviceId, branchId: MISSING, expectedBranchRevision: 1n, updates: { title: 'x' }, idempotencyKey: key() }), 'not_found');
         // 2^63-1 is inside the documented range (contract §7.4): merely stale, not invalid.
         await rejects(app.branches.update({ serviceId, branchId: branch['id'] as string, expectedBranchRevision: 2n ** 63n - 1n, updates: { title: 'x' }, idempotencyKey: key() }), 'stale_branch_revision');
+        // An expectation behind the branch is stale too.
+        await app.branches.update({ serviceId, branchId: branch['id'] as string, expectedBranchRevision: 1n, updates: { title: 'y' }, idempotencyKey: key() });
+        await rejects(app.branches.update({ serviceId, branchId: branch['id'] as string, expectedBranchRevision: 1n, updates: { title: 'x' }, idempotencyKey: key() }), 'stale_branch_revision');
       });
 
       it('rejects self-parenting and cycles, and a missing new parent', async () => {
