@@ -291,6 +291,15 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         // The registry still says active: only the fence stands in the way.
         await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed');
         await rejects(app.records.create({ serviceId, entityName: 'note', record: { title: 'After' }, idempotencyKey: 'c2' }), 'storage_unavailable');
+        // A fence that cannot be read for a busy store is storage_busy (retryable), not a closed fence
+        // (where the registry reads the fence in its own snapshot, PostgreSQL, the stores port is not asked).
+        if (!storage.registry.readWithFence) {
+          const busyFence = async (): Promise<never> => {
+            throw new StorageFailure('busy');
+          };
+          const busyStores = overriding(storage.stores, { readFence: busyFence, ...(storage.stores.peekFence ? { peekFence: busyFence } : {}) });
+          await rejects(mcpOver(overriding(storage, { stores: busyStores })).records.create({ serviceId, entityName: 'note', record: { title: 'Busy' }, idempotencyKey: 'c2' }), 'storage_busy');
+        }
         // Admission itself refuses the closed fence, before the request's own checks (an unknown entity).
         await rejects(app.records.create({ serviceId, entityName: 'unknown', record: { title: 'After' }, idempotencyKey: 'c2' }), 'storage_unavailable');
         // Closed after the admission read it open, just before the write unit: the unit's own fence check refuses.
