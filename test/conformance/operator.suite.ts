@@ -202,6 +202,16 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         await rejects(operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: MAX, operationId: OP(4) }), 'unsupported_transition');
       });
 
+      it('a fence change that loses its compare and leaves the fence short of the target keeps the transition pending (storage_busy)', async () => {
+        const serviceId = await materialised();
+        const lost = overriding(storage, { stores: overriding(storage.stores, { changeFence: async () => null }) });
+        await rejects(operatorOver(lost).operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) }), 'storage_busy');
+        expect(await storage.stores.readFence(locatorOf(serviceId))).toEqual({ generation: 1n, state: 'open' });
+        expect(await app.lifecycle.inspect(serviceId)).toMatchObject({ operational_status: 'active', service_revision: 3n, recovery_state: 'pending' });
+        // The same operation id finishes it.
+        expect(await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) })).toMatchObject({ service: { operational_status: 'suspended' } });
+      });
+
       it('compare-and-change of the fence refuses a stale expectation and changes nothing', async () => {
         const serviceId = await materialised();
         const locator = locatorOf(serviceId);
