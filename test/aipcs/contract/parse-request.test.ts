@@ -528,6 +528,12 @@ describe('discovery and maintenance', () => {
     expect(command('aipcs_maintenance_scan', { service_id: SERVICE, low_confidence_below: 1n, scan_types: ['stale'] })).toMatchObject({ lowConfidenceBelow: 1, scanTypes: ['stale'] });
     const all = ['blob_candidate', 'duplicate_authority', 'unbranched', 'missing_authority', 'superseded', 'low_confidence', 'stale', 'expired'];
     expect(command('aipcs_maintenance_scan', { service_id: SERVICE, scan_types: all })).toMatchObject({ scanTypes: all });
+    expect(command('aipcs_maintenance_scan', { service_id: SERVICE, entity_name: 'note', branch_id: RECORD, stale_after_days: 7n, limit: 3n })).toMatchObject({
+      entityName: 'note',
+      branchId: RECORD,
+      staleAfterDays: 7,
+      limit: 3,
+    });
   });
 
   it.each([
