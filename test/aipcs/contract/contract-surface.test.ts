@@ -127,25 +127,36 @@ describe('output schema error and result models (§9)', () => {
   it('publishes the FailureEnvelope, ErrorDetail and ErrorIssue models of the contract', () => {
     for (const tool of AIPCS_TOOLS) {
       const defs = defsOf(tool);
-      expect(defs['FailureEnvelope'], tool.name).toMatchObject({
+      // Exactly these (an added or dropped bound, default or key fails), keys in the contract's order.
+      expect(defs['FailureEnvelope'], tool.name).toEqual({
+        title: 'FailureEnvelope',
         type: 'object',
         additionalProperties: false,
-        properties: { ok: { const: false }, result: { type: 'null' }, error: { $ref: '#/$defs/ErrorDetail' } },
+        properties: { ok: { type: 'boolean', const: false, default: false }, result: { type: 'null', default: null }, error: { $ref: '#/$defs/ErrorDetail' } },
         required: ['error'],
       });
       expect(Object.keys(defs['FailureEnvelope']?.properties ?? {})).toEqual(['ok', 'result', 'error']);
-      expect(defs['ErrorDetail']).toMatchObject({
+      expect(defs['ErrorDetail']).toEqual({
+        title: 'ErrorDetail',
+        type: 'object',
         additionalProperties: false,
-        properties: { code: { $ref: '#/$defs/ErrorCode' }, issues: { type: 'array', items: { $ref: '#/$defs/ErrorIssue' }, maxItems: 32 }, retryable: { type: 'boolean' } },
+        properties: {
+          code: { $ref: '#/$defs/ErrorCode' },
+          message: { type: 'string', minLength: 1, maxLength: 500 },
+          issues: { type: 'array', items: { $ref: '#/$defs/ErrorIssue' }, maxItems: 32 },
+          retryable: { type: 'boolean' },
+        },
         required: ['code', 'message', 'issues', 'retryable'],
       });
       expect(Object.keys(defs['ErrorDetail']?.properties ?? {})).toEqual(['code', 'message', 'issues', 'retryable']);
-      expect(defs['ErrorIssue']).toMatchObject({
+      expect(defs['ErrorIssue']).toEqual({
+        title: 'ErrorIssue',
+        type: 'object',
         additionalProperties: false,
         properties: {
-          code: { type: 'string', maxLength: 96 },
+          code: { type: 'string', minLength: 1, maxLength: 96 },
           path: { type: 'string', minLength: 1, maxLength: 240 },
-          message: { type: 'string', maxLength: 500 },
+          message: { type: 'string', minLength: 1, maxLength: 500 },
           remediation: { anyOf: [{ type: 'string', maxLength: 500 }, { type: 'null' }] },
         },
         required: ['code', 'path', 'message', 'remediation'],
@@ -287,7 +298,8 @@ describe('input schemas as Appendix A writes them', () => {
 
   it('closes BranchUpdates and BranchAssignmentTarget as Appendix A writes them', () => {
     const update = AIPCS_TOOLS.find((tool) => tool.name === 'aipcs_branch_update')?.inputSchema.$defs?.['BranchUpdates'];
-    expect(update).toMatchObject({ type: 'object', additionalProperties: false, required: [] });
+    expect(Object.keys(update ?? {}).sort()).toEqual(['additionalProperties', 'properties', 'required', 'title', 'type']);
+    expect(update).toMatchObject({ title: 'BranchUpdates', type: 'object', additionalProperties: false, required: [] });
     // Exactly these: no bound beyond Appendix A's (an empty summary is refused by a rule, not by the schema).
     expect(update?.['properties']).toEqual({
       title: Opt({ type: 'string', minLength: 1, maxLength: 160 }),
@@ -298,7 +310,8 @@ describe('input schemas as Appendix A writes them', () => {
       retrieval_summary: Opt({ type: 'string', maxLength: 1000 }),
     });
     const target = AIPCS_TOOLS.find((tool) => tool.name === 'aipcs_branch_assign_records')?.inputSchema.$defs?.['BranchAssignmentTarget'];
-    expect(target).toMatchObject({
+    expect(target).toEqual({
+      title: 'BranchAssignmentTarget',
       type: 'object',
       additionalProperties: false,
       properties: { entity_name: Ident, record_id: UUID, expected_record_version: Rev },
