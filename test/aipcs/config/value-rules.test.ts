@@ -438,4 +438,14 @@ describe('validation order', () => {
     expectInvalid({ options: { transport: 'sse', profile: 'bogus' } }, 'profile');
     expectTransportNotSupported({ options: { transport: 'sse', log_level: 'bogus' } });
   });
+
+  // The reference's order (decisions-aipcs-config.md 1), not §2.1's: the data
+  // root (explicit, then the default) before the DSN reference, and log_level
+  // before the busy and PostgreSQL timeouts.
+  it('checks the data root before the DSN reference, and log_level before the timeouts', () => {
+    expectInvalid({ options: { profile: 'sqlite', principal_id: 'a', sqlite_data_root: 'relative', postgres_dsn_env: 'lower' }, env: { HOME: '/h' } }, 'sqlite');
+    expectInvalid({ options: { profile: 'sqlite', principal_id: 'a', postgres_dsn_env: 'lower' }, env: {} }, 'sqlite');
+    expectInvalid({ ...SQLITE, options: { ...SQLITE.options, log_level: 'bogus', sqlite_busy_timeout_ms: '0' } }, 'log_level');
+    expectInvalid({ ...PG, options: { ...PG.options, log_level: 'bogus', postgres_statement_timeout_ms: '1' } }, 'log_level');
+  });
 });
