@@ -18,6 +18,8 @@ describe('IP literals (§2.5.4 host)', () => {
     ['::ffff:1.2.3.4', '::ffff:1.2.3.4'],
     ['::ffff:0102:0304', '::ffff:1.2.3.4'],
     ['::ffff:0:1.2.3.4', '::ffff:0:102:304'],
+    // IPv4-mapped means all of the first 80 bits are zero, the first group too.
+    ['1::ffff:1.2.3.4', '1::ffff:102:304'],
     ['fe80::1%eth0', 'fe80::1%eth0'],
   ])('normalises %s to %s', (input, output) => {
     expect(parseIpLiteral(input)?.text).toBe(output);
@@ -44,6 +46,8 @@ describe('IP literals (§2.5.4 host)', () => {
     'fe80::1%',
     'fe80::1%a%b',
     '::1/128',
+    // Python refuses a slash anywhere, the zone included.
+    'fe80::1%eth0/64',
     'localhost',
   ])('refuses %j', (input) => {
     expect(parseIpLiteral(input)).toBeNull();
@@ -53,7 +57,7 @@ describe('IP literals (§2.5.4 host)', () => {
     for (const text of ['127.0.0.1', '127.255.255.254', '::1', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', '::1%lo']) {
       expect(parseIpLiteral(text)?.isLoopback).toBe(true);
     }
-    for (const text of ['128.0.0.1', '0.0.0.0', '::', '::2', '::127.0.0.1', '::ffff:10.0.0.1', 'fe80::1']) {
+    for (const text of ['128.0.0.1', '0.0.0.0', '::', '::2', '::127.0.0.1', '::ffff:10.0.0.1', 'fe80::1', '1::ffff:127.0.0.1']) {
       expect(parseIpLiteral(text)?.isLoopback).toBe(false);
     }
   });
