@@ -102,6 +102,20 @@ describe('runnability (§2.8)', () => {
     expect(!outcome.ok && outcome.error.issues[0]?.path).toBe('sqlite_platform');
   });
 
+  // Rebuilding the driver cannot help on an unsupported platform, so that is said first.
+  it('checks the platform before whether the driver loaded', () => {
+    const outcome = requireRunnable(ok(sqliteOn('win32', null)));
+    expect(!outcome.ok && outcome.error.issues[0]?.code).toBe('sqlite_platform_unsupported');
+  });
+
+  it('hands a stateless principal and a default data root, marked as not explicit, to the runtime', () => {
+    expect(requireRunnable(ok({ options: { principal_id: 'agent' } }))).toMatchObject({ ok: true, runtime: { profile: 'stateless', principalId: 'agent' } });
+    expect(requireRunnable(ok({ options: { profile: 'sqlite', principal_id: 'agent' }, env: { HOME: '/home/agent' } }))).toMatchObject({
+      ok: true,
+      runtime: { profile: 'sqlite', sqlite: { dataRoot: '/home/agent/.local/share/aipcs', dataRootExplicit: false } },
+    });
+  });
+
   it('stateless and postgresql run anywhere, whatever SQLite is', () => {
     expect(runnabilityFailure(ok({ platform: 'win32', sqliteVersion: null }))).toBeNull();
     const pg = ok({ options: { profile: 'postgresql', principal_id: 'agent', postgres_dsn_env: 'PG_DSN' }, platform: 'win32', sqliteVersion: '1.0.0' });
@@ -142,6 +156,25 @@ describe('runnability (§2.8)', () => {
       error: { code: 'unsupported_operation' },
     });
     expect(resolveRunnableConfiguration({ ...base, options: {} })).toMatchObject({ ok: true, runtime: { profile: 'stateless' } });
+  });
+});
+
+describe('unexpected failures', () => {
+  it('become the fixed internal error, echoing nothing of what was thrown', () => {
+    const base = { env: { HOME: '/h' }, platform: 'linux' as const, sqliteVersion: '3.53.2' };
+    const throwing = (): never => {
+      throw new Error('/secret/config.toml');
+    };
+    const results = [
+      resolveConfiguration({ ...base, options: { config: '/secret/config.toml' }, readConfigFile: throwing }),
+      resolveConfiguration({ ...base, sqliteVersion: throwing, options: { profile: 'sqlite', principal_id: 'a' } }),
+    ];
+    for (const result of results) {
+      expect(result).toEqual({
+        ok: false,
+        error: { code: 'internal_error', message: 'Configuration could not be processed safely.', issues: [], retryable: false },
+      });
+    }
   });
 });
 
