@@ -295,6 +295,9 @@ describe('Host and Origin lists (§2.5.4)', () => {
     'ws://a.example',
     'wss://a.example:8443',
     'https:a.example',
+    // The scheme starts the entry: nothing may come before it.
+    'xhttps://a.example',
+    'git+http://a.example',
     'a.example',
     'https://a.example:*',
     'https://a.example:0',
