@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { collapseWhitespace, containsWhitespace, hasSurroundingWhitespace, isAscii } from '../../../src/aipcs/config/text-rules.js';
+import { collapseWhitespace, containsWhitespace, escapeUnprintable, hasSurroundingWhitespace, isAscii } from '../../../src/aipcs/config/text-rules.js';
 
 // Python's whitespace is wider than JavaScript's \s; these are the characters
 // where the two differ, plus the line and paragraph separators both share.
@@ -24,5 +24,18 @@ describe('Python text predicates', () => {
   it('counts U+007F as ASCII and U+0080 as not', () => {
     expect(isAscii('\x00a\x7f')).toBe(true);
     expect(isAscii('a\x80')).toBe(false);
+  });
+});
+
+describe('escaping unprintable text as repr() does', () => {
+  it.each([
+    ['\t\n\r', '\\t\\n\\r'],
+    ['a\x1bb\x1b', 'a\\x1bb\\x1b'],
+    ['\x85\xad', '\\x85\\xad'],
+    ['\u202e\uffff', '\\u202e\\uffff'],
+    ['\u{e0001}', '\\U000e0001'],
+    ['plain é 中文 😀', 'plain é 中文 😀'],
+  ])('writes %j as %j', (text, escaped) => {
+    expect(escapeUnprintable(text)).toBe(escaped);
   });
 });
