@@ -45,4 +45,41 @@ describe('TextBudget', () => {
     expect(new TextBudget(17).prefix(['記', '記'])).toEqual(['記']);
     expect(new TextBudget(10).prefix(['記', '記'])).toEqual(['記']);
   });
+
+  it('bounds numbers by 24 characters and containers by their brackets, separators and escaped keys', () => {
+    // Each value, with its comma, takes one character more than the first
+    // budget: a bound that counted it any shorter would keep it unmeasured.
+    expect(renderContractJson(-1.2345678901234567e300)).toHaveLength(24);
+    expect(new TextBudget(24).prefix([-1.2345678901234567e300])).toEqual([]);
+    expect(new TextBudget(25).prefix([-1.2345678901234567e300])).toEqual([-1.2345678901234567e300]);
+    expect(new TextBudget(2).prefix([{}])).toEqual([]);
+    expect(new TextBudget(2).prefix([[]])).toEqual([]);
+    expect(new TextBudget(3).prefix([{}])).toEqual([{}]);
+    const pair = ['\u0001', '\u0001'];
+    expect(renderContractJson(pair)).toHaveLength(19);
+    expect(new TextBudget(19).prefix([pair])).toEqual([]);
+    expect(new TextBudget(20).prefix([pair])).toEqual([pair]);
+    const object = { 記: '記', 誰: '記' };
+    expect(renderContractJson(object)).toHaveLength(37);
+    expect(new TextBudget(37).prefix([object])).toEqual([]);
+    expect(new TextBudget(38).prefix([object])).toEqual([object]);
+  });
+
+  it('keeps a prefix: an item after one that does not fit is left out, however small', () => {
+    expect(new TextBudget(6).prefix(['aaaa', 'b'])).toEqual([]);
+    expect(new TextBudget(7).prefix(['aaaa', 'b'])).toEqual(['aaaa']);
+  });
+
+  it('counts every list kept before, on its bound or measured, exactly once', () => {
+    // 'x' is 3 characters, 4 with its comma, and bounded at 9 with it.
+    const tight = new TextBudget(9);
+    expect(tight.prefix(['x'])).toEqual(['x']);
+    expect(tight.prefix(['y'])).toEqual(['y']);
+    expect(tight.prefix(['z'])).toEqual([]);
+    const roomy = new TextBudget(12);
+    expect(roomy.prefix(['x'])).toEqual(['x']);
+    expect(roomy.prefix(['y'])).toEqual(['y']);
+    expect(roomy.prefix(['z'])).toEqual(['z']);
+    expect(roomy.prefix(['w'])).toEqual([]);
+  });
 });
