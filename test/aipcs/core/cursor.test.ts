@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { decodeCursor, encodeCursor } from '../../../src/aipcs/core/cursor.js';
+import { fingerprintText } from '../../../src/aipcs/core/record-rules.js';
 
 const codec = { sha256: (text: string) => createHash('sha256').update(text, 'utf8').digest('hex') };
 const POSITION = '11111111-2222-4333-8444-555555555555';
@@ -31,5 +32,31 @@ describe('cursors', () => {
     for (const altered of refused) expect(() => decodeCursor(codec, 'record', altered, QUERY), altered).toThrow(expect.objectContaining({ code: 'validation_failed' }));
     expect(() => decodeCursor(codec, 'branch', cursor, QUERY)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
     expect(() => decodeCursor(codec, 'record', cursor, { ...QUERY, tool: 'search' })).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+  });
+
+  it('refuse a position no page could have ended on, even with a right check value', () => {
+    const refused = (kind: 'record' | 'history' | 'branch', position: string) =>
+      expect(() => decodeCursor(codec, kind, encodeCursor(codec, kind, position, QUERY), QUERY), `${kind} ${position}`).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+    const accepted = (kind: 'record' | 'history' | 'branch', position: string) => expect(decodeCursor(codec, kind, encodeCursor(codec, kind, position, QUERY), QUERY)).toBe(position);
+    // Records and branches end on an id, history on an event sequence (a positive signed 64-bit integer).
+    accepted('record', POSITION);
+    accepted('branch', POSITION);
+    accepted('history', '1');
+    accepted('history', '9223372036854775807');
+    refused('record', 'not-an-id');
+    refused('record', '42');
+    refused('branch', '42');
+    refused('history', POSITION);
+    refused('history', '0');
+    refused('history', '01');
+    refused('history', '9223372036854775808');
+    refused('history', '99999999999999999999');
+  });
+
+  it('refuse a document whose position is not a string, as a bad cursor', () => {
+    const query = codec.sha256(fingerprintText(QUERY));
+    const body = { kind: 'record', position: 7, query, v: 1 };
+    const forged = encode(fingerprintText({ ...body, check: codec.sha256(fingerprintText(body)).slice(0, 16) }));
+    expect(() => decodeCursor(codec, 'record', forged, QUERY)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
   });
 });
