@@ -163,6 +163,13 @@ export function branchesSuite(harness: StorageHarness): void {
         await rejects(app.branches.list({ serviceId, status: null, branchType: 'area', parentBranchId: null, limit: 1, cursor: next }), 'validation_failed');
         await rejects(app.branches.list({ serviceId, status: 'active', branchType: 'thread', parentBranchId: null, limit: 1, cursor: next }), 'validation_failed');
         await rejects(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: next, branch: null }), 'validation_failed');
+        // Another parent is another query too.
+        const parent = (await createBranch('parent-topic', { branchType: 'thread' }))['id'] as string;
+        for (const slug of ['child-one', 'child-two']) await createBranch(slug, { branchType: 'thread', parentBranchId: parent });
+        const children = await app.branches.list({ serviceId, status: null, branchType: 'thread', parentBranchId: parent, limit: 1, cursor: null });
+        const childCursor = children['next_cursor'] as string;
+        expect((await app.branches.list({ serviceId, status: null, branchType: 'thread', parentBranchId: parent, limit: 1, cursor: childCursor }))['branches']).toHaveLength(1);
+        await rejects(app.branches.list({ serviceId, status: null, branchType: 'thread', parentBranchId: null, limit: 1, cursor: childCursor }), 'validation_failed');
         await rejects(app.branches.list({ serviceId, status: null, branchType: 'thread', parentBranchId: null, limit: 1, cursor: 'garbage' }), 'validation_failed');
         await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e' });
         await rejects(app.branches.list({ serviceId, status: null, branchType: 'thread', parentBranchId: null, limit: 1, cursor: next }), 'validation_failed');

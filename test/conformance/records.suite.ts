@@ -509,6 +509,32 @@ export function recordsSuite(harness: StorageHarness): void {
         await rejects(app.records.list({ serviceId, entityName: 'note', limit: 1, cursor, branch: null, filters: { status: 'draft' } }), 'validation_failed');
       });
 
+      it('binds a list cursor to its entity and branch scope, and a history cursor to its entity', async () => {
+        const branch = async (slug: string) =>
+          ((await app.branches.create({ serviceId, slug, title: slug, intent: 'B.', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: key() }))['branch'] as JsonObject)['id'] as string;
+        const here = await branch('here');
+        const there = await branch('there');
+        const notes = [await create({ title: 'a' }), await create({ title: 'b' })];
+        for (let i = 0; i < 2; i++) await create({ name: `p${i}` }, 'project');
+        const targets = notes.map((note) => ({ entityName: 'note', recordId: note['id'] as string, expectedRecordVersion: 1n }));
+        await app.branches.assign({ serviceId, branchId: here, role: 'primary', operation: 'assign', records: targets, idempotencyKey: key() });
+        const list = (entityName: string, scope: { branchId: string; role: 'primary' | 'related' } | null, cursor: string | null) => app.records.list({ serviceId, entityName, limit: 1, cursor, branch: scope });
+
+        const unscoped = (await list('note', null, null))['next_cursor'] as string;
+        expect(((await list('note', null, unscoped))['records'] as JsonObject[]).length).toBe(1);
+        await rejects(list('project', null, unscoped), 'validation_failed');
+        const scoped = (await list('note', { branchId: here, role: 'primary' }, null))['next_cursor'] as string;
+        expect(((await list('note', { branchId: here, role: 'primary' }, scoped))['records'] as JsonObject[]).length).toBe(1);
+        await rejects(list('note', { branchId: here, role: 'related' }, scoped), 'validation_failed');
+        await rejects(list('note', { branchId: there, role: 'primary' }, scoped), 'validation_failed');
+        await rejects(list('note', null, scoped), 'validation_failed');
+
+        const history = (entityName: string, cursor: string | null) => app.records.history({ serviceId, entityName, recordId: null, limit: 1, cursor });
+        const events = (await history('note', null))['next_cursor'] as string;
+        expect(((await history('note', events))['events'] as JsonObject[]).length).toBe(1);
+        await rejects(history('project', events), 'validation_failed');
+      });
+
       it('reads appended fields as null after an evolve', async () => {
         const record = await create({ title: 'before' });
         await app.lifecycle.evolve({ serviceId, expectedServiceRevision: 3n, expectedSchemaVersion: 1n, manifest: manifest(notesManifestV2()), idempotencyKey: 'e' });
