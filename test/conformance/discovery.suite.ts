@@ -6,7 +6,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../src/aipcs/core/application.js';
 import { losslessJson, type JsonObject, type JsonValue } from '../../src/common/json.js';
-import { notesManifest } from '../support/manifests.js';
+import { SUMMARY_FACET_TEXT_BUDGET, SUMMARY_SAMPLE_TEXT_BUDGET } from '../../src/aipcs/core/discovery.js';
+import { renderContractJson } from '../../src/aipcs/contract/envelope.js';
+import { notesManifest, serverManaged } from '../support/manifests.js';
 import { appOver, manifest, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 import { memoManifest } from './memo-manifest.js';
 
@@ -78,6 +80,9 @@ export function discoverySuite(harness: StorageHarness): void {
         expect(truncated['truncated']).toBe(true);
         const exact = await app.discovery.bootstrap({ limit: 3 });
         expect(exact['truncated']).toBe(false);
+        // A limit outside 1..100 (the tool schema refuses one) is clamped to a whole count in range.
+        expect(await app.discovery.bootstrap({ limit: 0 })).toMatchObject({ services: [cards[0]], truncated: true });
+        expect(await app.discovery.bootstrap({ limit: 2.9 })).toMatchObject({ services: cards.slice(0, 2), truncated: true });
       });
 
       it('shows 100 cards at most, and each card the recovery state of its service', async () => {
@@ -341,10 +346,15 @@ export function discoverySuite(harness: StorageHarness): void {
         expect((cards[1]?.['branch'] as JsonObject)['id']).toBe(third['id']);
         // b (related only) and q have no primary branch.
         expect(summary['unbranched_record_count']).toBe(2n);
+        // Counts are of all records, branched or not.
+        expect(summary['record_counts']).toEqual([
+          { entity_name: 'memo', count: 2n },
+          { entity_name: 'plain', count: 2n },
+        ]);
       });
 
       it('samples the first records by id through the public record projection', async () => {
-        const memos = [await memo({ title: '  padded  ', confidence: 1n }), await memo({ title: 'b' }), await memo({ title: 'c' })];
+        const memos = [await memo({ title: '  padded  ', confidence: 1n }), await memo({ title: 'b' }), await memo({ title: 'c' }), await memo({ title: 'd' })];
         const samples = (await app.discovery.summary({ serviceId, sample: 2 }))['samples'] as JsonObject[];
         expect(samples.map((entry) => entry['entity_name'])).toEqual(['memo', 'plain']);
         const sampled = (samples[0] as JsonObject)['records'] as JsonObject[];
@@ -352,8 +362,83 @@ export function discoverySuite(harness: StorageHarness): void {
         expect(sampled.map((record) => record['id'])).toEqual(expectedIds);
         for (const record of sampled) expect(record).toEqual(await app.records.get(serviceId, 'memo', record['id'] as string));
         expect((samples[1] as JsonObject)['records']).toEqual([]);
-        const three = (await app.discovery.summary({ serviceId, sample: 3 }))['samples'] as JsonObject[];
-        expect(((three[0] as JsonObject)['records'] as JsonObject[]).length).toBe(3);
+        const sampledIds = async (sample: number) =>
+          ((((await app.discovery.summary({ serviceId, sample }))['samples'] as JsonObject[])[0] as JsonObject)['records'] as JsonObject[]).map((record) => record['id']);
+        const sorted = memos.map((record) => record['id'] as string).sort();
+        expect(await sampledIds(1)).toEqual(sorted.slice(0, 1));
+        expect(await sampledIds(3)).toEqual(sorted.slice(0, 3));
+        // Above the bound of 3 (the tool schema refuses it): still 3.
+        expect(await sampledIds(4)).toEqual(sorted.slice(0, 3));
+      });
+
+      it('leaves out the facet values past the facet text budget, which all facets share, in order', async () => {
+        // 20 values of 16000 characters in each of two facets: more text than the budget takes.
+        const long = (i: number, fill: string) => `${String(i).padStart(2, '0')}${fill.repeat(15998)}`;
+        for (let i = 0; i < 20; i++) {
+          await memo({ status: long(i, 's') });
+          await plain(long(i, 'l'));
+        }
+        const facets = (await app.discovery.summary({ serviceId, sample: 0 }))['facets'] as JsonObject[];
+        // The model: facets in order (memo's status before plain's label), each value with its comma.
+        let used = 0;
+        const fitting = (values: JsonObject[]) => {
+          const kept: JsonObject[] = [];
+          for (const value of values) {
+            const size = renderContractJson(value).length + 1;
+            if (used + size > SUMMARY_FACET_TEXT_BUDGET) break;
+            used += size;
+            kept.push(value);
+          }
+          return kept;
+        };
+        const all = (fill: string) => Array.from({ length: 20 }, (_, i) => ({ value: long(i, fill), count: 1n }));
+        const status = fitting(all('s'));
+        const label = fitting(all('l'));
+        expect(status).toHaveLength(20);
+        expect(label.length).toBeGreaterThan(0);
+        expect(label.length).toBeLessThan(20);
+        const valuesOf = (entity: string, field: string) => (facets.find((facet) => facet['entity_name'] === entity && facet['field_name'] === field) as JsonObject)['values'];
+        expect(valuesOf('memo', 'status')).toEqual(status);
+        expect(valuesOf('plain', 'label')).toEqual(label);
+      });
+
+      it('leaves out the samples past the sample text budget, which all entities share, in order', async () => {
+        // Six entities of three records of about 64 KiB each: more text than the budget takes.
+        const names = ['e0', 'e1', 'e2', 'e3', 'e4', 'e5'];
+        const fields = ['fa', 'fb', 'fc', 'fd'];
+        const wide = await materialised('wide', {
+          manifest_version: 2n,
+          schema_version: 1n,
+          entities: names.map((name) => ({ name, attributes: [...serverManaged(), ...fields.map((field) => ({ name: field, type: 'string' }))] })),
+          query_patterns: [],
+          discovery_facets: [],
+          retrieval_guidance: null,
+        });
+        const stored: JsonObject[][] = [];
+        for (const name of names) {
+          const records: JsonObject[] = [];
+          for (let i = 0; i < 3; i++) {
+            const record = Object.fromEntries(fields.map((field) => [field, `${name}${i}${field}`.padEnd(16000, 'x')]));
+            records.push((await app.records.create({ serviceId: wide, entityName: name, record, idempotencyKey: key() }))['record'] as JsonObject);
+          }
+          stored.push(records.sort((a, b) => ((a['id'] as string) < (b['id'] as string) ? -1 : 1)));
+        }
+        const samples = (await app.discovery.summary({ serviceId: wide, sample: 3 }))['samples'] as JsonObject[];
+        let used = 0;
+        const expected = names.map((entity_name, i) => {
+          const records: JsonObject[] = [];
+          for (const record of stored[i] as JsonObject[]) {
+            const size = renderContractJson(record).length + 1;
+            if (used + size > SUMMARY_SAMPLE_TEXT_BUDGET) break;
+            used += size;
+            records.push(record);
+          }
+          return { entity_name, records };
+        });
+        const kept = expected.reduce((sum, entry) => sum + entry.records.length, 0);
+        expect(kept).toBeGreaterThan(9);
+        expect(kept).toBeLessThan(18);
+        expect(samples).toEqual(expected);
       });
 
       it('follows data-tool admission', async () => {
