@@ -48,4 +48,30 @@ describe('keyword/value DSNs', () => {
     expect(driverConnectionString('postgresql://h/db?options=-c%20search_path%3Da,b').ok).toBe(true);
     expect(parseKeywordValue('a=1 b= 2 c =3 d=\'\'')).toEqual(new Map([['a', '1'], ['b', '2'], ['c', '3'], ['d', '']]));
   });
+
+  it("separates pairs by runs of any of C's white space, and escapes as libpq does", () => {
+    // A DSN kept in a multi-line variable or file: newlines separate pairs too.
+    expect(parseKeywordValue('a=1\n\nb=2\r\n c=3\fd=4\ve=5  \t f=6')).toEqual(
+      new Map([['a', '1'], ['b', '2'], ['c', '3'], ['d', '4'], ['e', '5'], ['f', '6']]),
+    );
+    // Outside quotes a backslash escapes the next character, a space included.
+    expect(parseKeywordValue('password=a\\ b\\\\c user=x')).toEqual(new Map([['password', 'a b\\c'], ['user', 'x']]));
+    // Inside quotes a backslash before the closing quote escapes it: the quote is unterminated.
+    expect(parseKeywordValue("password='a\\'")).toBeUndefined();
+    expect(driverConnectionString("dbname=x password='a\\'")).toEqual({ ok: false, reason: DSN_NOT_CONNINFO });
+    for (const blank of ['', ' \n\t ']) expect(driverConnectionString(blank)).toEqual({ ok: false, reason: DSN_NOT_CONNINFO });
+  });
+
+  it('keeps the settings after a database name holding ? or #, which would otherwise start the query or the fragment', () => {
+    for (const name of ['a?b', 'a#b']) {
+      const parsed = pgConnectionString.parse(driverText(`dbname='${name}' sslmode=verify-full user=agent`)) as Record<string, unknown>;
+      expect(parsed, name).toMatchObject({ sslmode: 'verify-full', user: 'agent' });
+      expect(parsed['database'], name).not.toBe('a');
+    }
+  });
+
+  it('refuses a host list only in the authority of a URI, not a comma in its path or query', () => {
+    expect(driverConnectionString('postgresql://h/a,b')).toEqual({ ok: true, text: 'postgresql://h/a,b' });
+    expect(driverConnectionString('postgresql://u@h/db?application_name=a,b').ok).toBe(true);
+  });
 });
