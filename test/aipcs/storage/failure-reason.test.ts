@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { StorageFailure } from '../../../src/aipcs/core/ports.js';
 import { describeFileFailure, describeStorageFailure, storageFailureIn } from '../../../src/aipcs/storage/failure-reason.js';
-import { PostgresErrorSummary, PostgresRefusal } from '../../../src/aipcs/storage/postgres/failure-reason.js';
+import { postgresCauseReason, PostgresErrorSummary, PostgresRefusal } from '../../../src/aipcs/storage/postgres/failure-reason.js';
 import { UnsafeLocationError } from '../../../src/aipcs/storage/sqlite/location.js';
 import { AipcsError } from '../../../src/aipcs/contract/error-codes.js';
 
@@ -50,6 +50,54 @@ describe('describeStorageFailure', () => {
 
   it('is bare without a cause it can name', () => {
     expect(describeStorageFailure(new StorageFailure('unavailable'))).toBe('storage unavailable');
+  });
+});
+
+describe('postgresCauseReason', () => {
+  const lost = 'the connection could not be opened or was lost (no answer within the connect timeout, TLS refused, or the server closed it)';
+
+  it.each([
+    ['28P01', 'the server refused the login (wrong password, or no such role)'],
+    ['28000', 'the server refused the login (no pg_hba.conf entry allows it, or the role may not log in)'],
+    ['3D000', 'the database does not exist'],
+    ['42501', 'the role lacks a privilege it needs (CONNECT on the database, or access to the registry schema)'],
+    ['53300', 'no connection slot is free (the server or the role has reached its connection limit)'],
+    ['57P03', 'the server is starting up, shutting down or in recovery'],
+    ['08004', 'the server rejected the connection'],
+    ['3F000', 'a schema storage needs does not exist'],
+    ['42P01', 'a table storage needs does not exist'],
+    // The rest of a class by its class; query_canceled (57014) ends no session.
+    ['57P01', 'the server ended the session (shut down, restarted, or the backend was terminated)'],
+    ['08006', 'the connection failed'],
+    ['28999', 'the server refused the login'],
+    ['57014', 'the server refused a statement'],
+    ['0A000', 'the server refused a statement'],
+    ['23505', 'the server refused a statement'],
+    ['XX000', 'the server refused a statement'],
+  ])('says SQLSTATE %s as fixed words', (sqlstate, text) => {
+    expect(postgresCauseReason(new PostgresErrorSummary(sqlstate, null, 'role "alice" ...'))).toBe(text);
+  });
+
+  it.each([
+    ['ECONNREFUSED', 'the connection was refused (no server listens at that address)'],
+    ['ENOTFOUND', 'the host name could not be resolved'],
+    ['EAI_AGAIN', 'the host name could not be resolved'],
+    ['EHOSTUNREACH', 'the host could not be reached'],
+    ['ENETUNREACH', 'the host could not be reached'],
+    ['ETIMEDOUT', 'the host could not be reached'],
+    ['ECONNRESET', 'the connection was reset'],
+    ['ENOENT', 'a file the DSN names does not exist (a TLS file, or the server socket of a host folder)'],
+    ['EACCES', 'a file the DSN names cannot be read (a TLS file, or the server socket of a host folder)'],
+    ['EPIPE', lost],
+    ['ECONN', lost],
+  ])('says client code %s as fixed words', (code, text) => {
+    expect(postgresCauseReason(new PostgresErrorSummary(null, null, 'postgresql client error', code))).toBe(text);
+  });
+
+  it('says a client error without a code as a lost connection, and names no cause that is not the adapter\'s', () => {
+    expect(postgresCauseReason(new PostgresErrorSummary(null, null, 'postgresql client error'))).toBe(lost);
+    expect(postgresCauseReason(driverError('ECONNREFUSED'))).toBeUndefined();
+    expect(postgresCauseReason(undefined)).toBeUndefined();
   });
 });
 
