@@ -52,8 +52,9 @@ export function parseKeywordValue(text: string): Map<string, string> | undefined
       }
     } else {
       while (i < text.length && !isSpace(text[i])) {
-        if (text[i] === '\\' && i + 1 < text.length) {
-          value += text[i + 1];
+        if (text[i] === '\\') {
+          // As libpq: a backslash that ends the text escapes nothing and is dropped.
+          if (i + 1 < text.length) value += text[i + 1];
           i += 2;
         } else {
           value += text[i];

@@ -56,6 +56,8 @@ describe('keyword/value DSNs', () => {
     );
     // Outside quotes a backslash escapes the next character, a space included.
     expect(parseKeywordValue('password=a\\ b\\\\c user=x')).toEqual(new Map([['password', 'a b\\c'], ['user', 'x']]));
+    // libpq drops a backslash that ends the text unquoted; psycopg would log in with 'abc'.
+    expect(parseKeywordValue('user=x password=abc\\')).toEqual(new Map([['user', 'x'], ['password', 'abc']]));
     // Inside quotes a backslash before the closing quote escapes it: the quote is unterminated.
     expect(parseKeywordValue("password='a\\'")).toBeUndefined();
     expect(driverConnectionString("dbname=x password='a\\'")).toEqual({ ok: false, reason: DSN_NOT_CONNINFO });
