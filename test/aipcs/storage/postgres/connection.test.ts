@@ -73,6 +73,19 @@ describe('SQLSTATE mapping', () => {
       expect((failure.cause as { sqlstate: string }).sqlstate).toBe(code);
     }
   });
+
+  it('keeps the text of a server error about its own statements, and of a client error only a plain code', () => {
+    expect(toStorageFailure(serverError('42P01', 'relation "t" does not exist')).cause).toMatchObject({ sqlstate: '42P01', message: 'relation "t" does not exist' });
+    for (const code of ['ECONNREFUSED', 'E'.repeat(40)]) {
+      expect(toStorageFailure(Object.assign(new Error('x'), { code })).cause).toMatchObject({ clientCode: code, message: `postgresql client error ${code}` });
+    }
+    // A code that is not one (text naming the host or role, too long, lower case) is dropped with the message.
+    for (const code of ['getaddrinfo alice', 'econnrefused', 'E'.repeat(41)]) {
+      const failure = toStorageFailure(Object.assign(new Error('connect to alice failed'), { code }));
+      expect(failure.cause, code).toMatchObject({ sqlstate: null, clientCode: null, message: 'postgresql client error' });
+      expect(everythingIn(failure)).not.toContain('alice');
+    }
+  });
 });
 
 describe('DSN rules', () => {
