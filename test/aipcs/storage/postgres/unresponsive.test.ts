@@ -18,9 +18,12 @@ interface Relay {
   freeze(): void;
   /**
    * The next COMMIT reaches the server, but the client gets, instead of its
-   * answer, the FATAL error of a terminated backend and then end of stream.
+   * answer, the FATAL error of a terminated backend (or the one given) and
+   * then end of stream.
    */
-  endSessionOnCommit(): void;
+  endSessionOnCommit(ending?: SessionEnd): void;
+  /** How many connections the client has opened through the relay. */
+  connections(): number;
   /**
    * The connections open now are gone without a word: the next thing the
    * client sends on one is answered by a TCP reset, as from a server host
@@ -39,11 +42,13 @@ interface Relay {
 async function relayTo(target: URL): Promise<Relay> {
   const [port, host] = [Number(target.port), target.hostname];
   let frozen = false;
-  let endOnCommit = false;
+  let endOnCommit: SessionEnd | undefined;
   let endAfterStartup = false;
   const sockets: Socket[] = [];
   const vanished = new Set<Socket>();
+  let opened = 0;
   const server: Server = createServer((inbound) => {
+    opened++;
     const outbound = connect(port, host);
     sockets.push(inbound, outbound);
     for (const socket of [inbound, outbound]) socket.on('error', () => undefined);
@@ -55,10 +60,11 @@ async function relayTo(target: URL): Promise<Relay> {
       }
       if (frozen) return;
       outbound.write(chunk);
-      if (endOnCommit && chunk.includes('COMMIT\0')) {
+      if (endOnCommit !== undefined && chunk.includes('COMMIT\0')) {
         frozen = true;
         // Give the server time to commit, then answer as a backend killed right after it.
-        setTimeout(() => inbound.end(fatalAdminShutdown()), 300);
+        const ending = endOnCommit;
+        setTimeout(() => inbound.end(fatalAdminShutdown(ending)), 300);
       }
     });
     let startupEnds = false;
@@ -78,7 +84,8 @@ async function relayTo(target: URL): Promise<Relay> {
   return {
     port: typeof address === 'object' && address ? address.port : 0,
     freeze: () => (frozen = true),
-    endSessionOnCommit: () => (endOnCommit = true),
+    endSessionOnCommit: (ending = ADMIN_SHUTDOWN) => (endOnCommit = ending),
+    connections: () => opened,
     vanish: () => sockets.forEach((socket) => vanished.add(socket)),
     endNextAfterStartup: () => (endAfterStartup = true),
     async close() {
@@ -91,9 +98,17 @@ async function relayTo(target: URL): Promise<Relay> {
 /** ReadyForQuery, transaction status idle: the last message of a connection's start-up. */
 const READY_FOR_QUERY_IDLE = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]);
 
-/** The ErrorResponse a backend sends when pg_terminate_backend ends it. */
-function fatalAdminShutdown(): Buffer {
-  const fields = [['S', 'FATAL'], ['V', 'FATAL'], ['C', '57P01'], ['M', 'terminating connection due to administrator command']];
+/** The severity as the server's lc_messages says it (S), and its SQLSTATE. */
+interface SessionEnd {
+  readonly severity: string;
+  readonly sqlstate: string;
+}
+
+const ADMIN_SHUTDOWN: SessionEnd = { severity: 'FATAL', sqlstate: '57P01' };
+
+/** The ErrorResponse a backend sends when pg_terminate_backend ends it (or another FATAL). */
+function fatalAdminShutdown(ending: SessionEnd = ADMIN_SHUTDOWN): Buffer {
+  const fields = [['S', ending.severity], ['V', 'FATAL'], ['C', ending.sqlstate], ['M', 'terminating connection due to administrator command']];
   const body = Buffer.concat([...fields.map(([key, value]) => Buffer.from(`${key}${value}\0`)), Buffer.from([0])]);
   const header = Buffer.alloc(5);
   header.write('E', 0);
@@ -150,6 +165,8 @@ describe('an unresponsive PostgreSQL server', () => {
       const { kind, ms } = await outcome(connection.transaction('read', (session) => session.rows('SELECT 1 AS one')));
       expect(kind).toBe('unavailable');
       expect(ms).toBeLessThan(timeouts.statementTimeoutMs + timeouts.connectTimeoutSeconds * 1000 + 3000);
+      // A BEGIN with no answer is not a connection lost while idle: no second connection is tried.
+      expect(relay.connections()).toBe(1);
     }, 20_000);
 
     it('replaces a pooled connection that died while idle instead of failing the next unit', async () => {
@@ -205,6 +222,18 @@ describe('an unresponsive PostgreSQL server', () => {
       } finally {
         await direct.close();
       }
+    }, 20_000);
+
+    // node-postgres reads the severity from the translated field (S): a
+    // server whose lc_messages is not English says FATAL in its own words,
+    // and the SQLSTATE alone must tell. Any other FATAL ends the session too.
+    it.each([
+      ['a translated severity', { severity: 'ВАЖНО', sqlstate: '57P01' }],
+      ['another SQLSTATE', { severity: 'FATAL', sqlstate: '08P01' }],
+    ] as const)('answers a COMMIT whose session ends with %s as uncertain', async (_what, ending) => {
+      const { relay, connection } = await openThroughRelay();
+      relay.endSessionOnCommit(ending);
+      expect((await outcome(connection.transaction('write', (session) => session.run('SELECT 1')))).kind).toBe('uncertain');
     }, 20_000);
   });
 });
