@@ -2,11 +2,13 @@
 // the server version floor (a real PostgreSQL 15 when its binaries are on the
 // machine), and that no error keeps the DSN or any part of it.
 
+import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
 import { isAcceptableDsn, PostgresConnection, toStorageFailure } from '../../../../src/aipcs/storage/postgres/connection.js';
+import { postgresCauseReason } from '../../../../src/aipcs/storage/postgres/failure-reason.js';
 import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../../src/aipcs/storage/postgres/index.js';
 import { binDirFor, startCluster, type RunningCluster } from '../../../support/postgres-cluster.js';
 import { createTestDatabase, postgresClusters, queryRows } from '../../../support/postgres.js';
@@ -263,6 +265,23 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     } finally {
       await connection.close();
       await db.drop();
+    }
+  });
+});
+
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('a database not encoded in UTF8 on PostgreSQL %s', (_version, cluster) => {
+  // Text would not round-trip through SQL_ASCII storage, whatever the client encoding.
+  it('is refused as unavailable, with its reason', async () => {
+    const name = `aipcs_test_ascii_${randomBytes(6).toString('hex')}`;
+    await queryRows(cluster.adminUrl, `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C'`);
+    const connection = new PostgresConnection({ dsn: cluster.adminUrl.replace(/\/postgres$/, `/${name}`), ...timeouts });
+    try {
+      const failure = await failureOf(connection.serverVersionNum());
+      expect(failure.kind).toBe('unavailable');
+      expect(postgresCauseReason(failure.cause)).toBe('the server is not PostgreSQL 16, 17 or 18 with UTF8 encoding');
+    } finally {
+      await connection.close();
+      await queryRows(cluster.adminUrl, `DROP DATABASE ${name}`);
     }
   });
 });
