@@ -106,6 +106,22 @@ describe('DSN rules', () => {
     expect(isAcceptableDsn('😀'.repeat(4097))).toBe(false);
   });
 
+  it('says in fixed words why the driver cannot read a DSN: a URI it cannot parse, a TLS file it cannot read', async () => {
+    const cases = [
+      ['postgresql://alice:pa#Secret@127.0.0.1:1/db', 'the DSN is not a valid URI (percent-encode #, /, ?, @ and : in the user name or password)'],
+      ['postgresql://alice:Secret@127.0.0.1:1/db?sslmode=verify-full&sslrootcert=/nonexistent/root.crt', 'a TLS file the DSN names (sslrootcert, sslcert, sslkey) cannot be read'],
+      // A folder: EISDIR, not ENOENT.
+      ['postgresql://alice:Secret@127.0.0.1:1/db?sslmode=verify-full&sslrootcert=/', 'a TLS file the DSN names (sslrootcert, sslcert, sslkey) cannot be read'],
+      ['postgresql://alice:Secret@127.0.0.1:1/%E0%A4%A', 'the DSN could not be read'],
+    ] as const;
+    for (const [dsn, reason] of cases) {
+      const failure = await failureOf(openPostgresStorage({ dsn, ...timeouts }));
+      expect(failure.kind, dsn).toBe('unavailable');
+      expect(postgresCauseReason(failure.cause), dsn).toBe(reason);
+      expect(everythingIn(failure)).not.toContain('Secret');
+    }
+  });
+
   it('refuses an unacceptable DSN as unavailable without touching the network', async () => {
     for (const dsn of ['', ' ', 'postgresql://x\u0000']) {
       expect((await failureOf(openPostgresStorage({ dsn, ...timeouts }))).kind).toBe('unavailable');
