@@ -285,6 +285,23 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   });
 });
 
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('a statement past statement_timeout on PostgreSQL %s', (_version, cluster) => {
+  // The server's timeout (57014) fires before the client's own bound, which
+  // would report the connection lost: the unit is busy, not unavailable.
+  it('is busy', async () => {
+    const db = await createTestDatabase(cluster);
+    const connection = new PostgresConnection({ dsn: db.url, ...timeouts, statementTimeoutMs: 500 });
+    try {
+      for (const mode of ['read', 'write'] as const) {
+        expect((await failureOf(connection.transaction(mode, (session) => session.rows('SELECT pg_sleep(3)')))).kind, mode).toBe('busy');
+      }
+    } finally {
+      await connection.close();
+      await db.drop();
+    }
+  });
+});
+
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('a database not encoded in UTF8 on PostgreSQL %s', (_version, cluster) => {
   // Text would not round-trip through SQL_ASCII storage, whatever the client encoding.
   it('is refused as unavailable, with its reason', async () => {

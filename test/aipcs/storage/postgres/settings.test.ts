@@ -20,7 +20,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   const serverVersionNum = async () => Number((await queryRows<{ v: string }>(cluster.adminUrl, `SELECT current_setting('server_version_num') AS v`))[0]?.v);
 
   it('pins the session settings whatever the database, the role or the DSN asks for', async () => {
-    const hostile: Record<string, string> = { quote_all_identifiers: 'on', idle_session_timeout: '1500ms', array_nulls: 'off' };
+    const hostile: Record<string, string> = { quote_all_identifiers: 'on', idle_session_timeout: '1500ms', array_nulls: 'off', lock_timeout: '1500ms', statement_timeout: '1500ms' };
     if ((await serverVersionNum()) >= 170000) hostile['transaction_timeout'] = '1500ms';
     for (const [name, value] of Object.entries(hostile)) {
       await queryRows(fixture.adminUrl, `ALTER DATABASE ${fixture.db.name} SET ${name} = '${value}'`);
@@ -30,7 +30,9 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     url.searchParams.set('options', Object.entries(hostile).map(([name, value]) => `-c ${name}=${value}`).join(' '));
     const read = `SELECT current_setting('quote_all_identifiers') AS quote_all_identifiers, current_setting('idle_session_timeout') AS idle_session_timeout,
                          current_setting('array_nulls') AS array_nulls,
-                         current_setting('transaction_timeout', true) AS transaction_timeout`;
+                         current_setting('transaction_timeout', true) AS transaction_timeout,
+                         (SELECT setting FROM pg_settings WHERE name = 'lock_timeout') AS lock_timeout_ms,
+                         (SELECT setting FROM pg_settings WHERE name = 'statement_timeout') AS statement_timeout_ms`;
     for (const dsn of [fixture.db.url, url.toString()]) {
       // A plain client on the same DSN gets the operator's values, so the check below means something.
       expect((await queryRows(dsn, read))[0]).toMatchObject({ quote_all_identifiers: 'on', idle_session_timeout: '1500ms', array_nulls: 'off' });
@@ -43,6 +45,9 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
             // Import staging's batches are arrays holding NULLs.
             array_nulls: 'on',
             transaction_timeout: 'transaction_timeout' in hostile ? '0' : null,
+            // The configured timeouts, in milliseconds, whoever asked for others.
+            lock_timeout_ms: String(timeouts.lockTimeoutMs),
+            statement_timeout_ms: String(timeouts.statementTimeoutMs),
           });
         }
       } finally {
