@@ -22,6 +22,8 @@ interface Relay {
    * then end of stream.
    */
   endSessionOnCommit(ending?: SessionEnd): void;
+  /** From now on every answer of the server reaches the client `ms` later (a slow network). */
+  delayAnswers(ms: number): void;
   /** How many connections the client has opened through the relay. */
   connections(): number;
   /**
@@ -47,6 +49,7 @@ async function relayTo(target: URL): Promise<Relay> {
   const sockets: Socket[] = [];
   const vanished = new Set<Socket>();
   let opened = 0;
+  let answerDelay = 0;
   const server: Server = createServer((inbound) => {
     opened++;
     const outbound = connect(port, host);
@@ -76,7 +79,9 @@ async function relayTo(target: URL): Promise<Relay> {
         outbound.destroy();
         return;
       }
-      inbound.write(chunk);
+      // One delay for every chunk: the timers fire, and the chunks arrive, in order.
+      if (answerDelay > 0) setTimeout(() => inbound.write(chunk), answerDelay);
+      else inbound.write(chunk);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -85,6 +90,7 @@ async function relayTo(target: URL): Promise<Relay> {
     port: typeof address === 'object' && address ? address.port : 0,
     freeze: () => (frozen = true),
     endSessionOnCommit: (ending = ADMIN_SHUTDOWN) => (endOnCommit = ending),
+    delayAnswers: (ms) => (answerDelay = ms),
     connections: () => opened,
     vanish: () => sockets.forEach((socket) => vanished.add(socket)),
     endNextAfterStartup: () => (endAfterStartup = true),
@@ -169,6 +175,19 @@ describe('an unresponsive PostgreSQL server', () => {
       expect(relay.connections()).toBe(1);
     }, 20_000);
 
+    it('ends a statement inside a unit within the timeouts, as unavailable, without a ROLLBACK waiting them out again', async () => {
+      const { relay, connection } = await openThroughRelay();
+      const { kind, ms } = await outcome(
+        connection.transaction('read', (session) => {
+          relay.freeze();
+          return session.rows('SELECT 1 AS one');
+        }),
+      );
+      expect(kind).toBe('unavailable');
+      // One wait for the client's bound (statement + connect timeout), not a second for a ROLLBACK on the lost connection.
+      expect(ms).toBeLessThan(timeouts.statementTimeoutMs + timeouts.connectTimeoutSeconds * 1000 + 1500);
+    }, 20_000);
+
     it('replaces a pooled connection that died while idle instead of failing the next unit', async () => {
       const { relay, connection } = await openThroughRelay();
       relay.vanish();
@@ -198,6 +217,13 @@ describe('an unresponsive PostgreSQL server', () => {
       releaseHeld();
       await holding;
       expect(await connection.transaction('read', (session) => session.rows('SELECT 4 AS four'))).toEqual([{ four: 4 }]);
+    }, 20_000);
+
+    it('answers a statement past statement_timeout as busy over a slow network too', async () => {
+      // The server's cancellation reaches the client late; the client's own bound must not fire first.
+      const { relay, connection } = await openThroughRelay();
+      relay.delayAnswers(400);
+      expect((await outcome(connection.transaction('read', (session) => session.rows('SELECT pg_sleep(3)')))).kind).toBe('busy');
     }, 20_000);
 
     it('answers a COMMIT that gets no reply as uncertain', async () => {
