@@ -24,6 +24,11 @@ interface Relay {
   endSessionOnCommit(ending?: SessionEnd): void;
   /** From now on every answer of the server reaches the client `ms` later (a slow network). */
   delayAnswers(ms: number): void;
+  /**
+   * The next connection opened is reset by the peer when its second BEGIN
+   * arrives: after its preparation, at the first unit it runs.
+   */
+  resetNextAtSecondBegin(): void;
   /** How many connections the client has opened through the relay. */
   connections(): number;
   /**
@@ -50,8 +55,12 @@ async function relayTo(target: URL): Promise<Relay> {
   const vanished = new Set<Socket>();
   let opened = 0;
   let answerDelay = 0;
+  let resetNext = false;
   const server: Server = createServer((inbound) => {
     opened++;
+    let resetAtBegin = false;
+    if (resetNext) [resetAtBegin, resetNext] = [true, false];
+    let begins = 0;
     const outbound = connect(port, host);
     sockets.push(inbound, outbound);
     for (const socket of [inbound, outbound]) socket.on('error', () => undefined);
@@ -62,6 +71,11 @@ async function relayTo(target: URL): Promise<Relay> {
         return;
       }
       if (frozen) return;
+      if (resetAtBegin && chunk.includes('BEGIN ISOLATION LEVEL') && ++begins === 2) {
+        outbound.destroy();
+        inbound.resetAndDestroy();
+        return;
+      }
       outbound.write(chunk);
       if (endOnCommit !== undefined && chunk.includes('COMMIT\0')) {
         frozen = true;
@@ -91,6 +105,7 @@ async function relayTo(target: URL): Promise<Relay> {
     freeze: () => (frozen = true),
     endSessionOnCommit: (ending = ADMIN_SHUTDOWN) => (endOnCommit = ending),
     delayAnswers: (ms) => (answerDelay = ms),
+    resetNextAtSecondBegin: () => (resetNext = true),
     connections: () => opened,
     vanish: () => sockets.forEach((socket) => vanished.add(socket)),
     endNextAfterStartup: () => (endAfterStartup = true),
@@ -194,6 +209,28 @@ describe('an unresponsive PostgreSQL server', () => {
       expect(await connection.transaction('read', (session) => session.rows('SELECT 2 AS two'))).toEqual([{ two: 2 }]);
       relay.vanish();
       expect(await connection.transaction('write', (session) => session.rows('SELECT 3 AS three'))).toEqual([{ three: 3 }]);
+    }, 20_000);
+
+    it('ends the unit of a fresh connection lost at its first BEGIN as unavailable, without trying another', async () => {
+      // Only a pooled connection that died while idle is replaced: a new one
+      // that is lost at once says the server is in trouble now.
+      const { relay, connection } = await openThroughRelay();
+      let held!: () => void;
+      const holdingStarted = new Promise<void>((resolve) => (held = resolve));
+      const holding = connection.transaction(
+        'read',
+        () =>
+          new Promise<void>((resolve) => {
+            releaseHeld = resolve;
+            held();
+          }),
+      );
+      await holdingStarted;
+      relay.resetNextAtSecondBegin();
+      expect((await outcome(connection.transaction('read', (session) => session.rows('SELECT 1 AS one')))).kind).toBe('unavailable');
+      expect(relay.connections()).toBe(2);
+      releaseHeld();
+      await holding;
     }, 20_000);
 
     it('survives a backend terminated right after its start-up, before the pool hands the connection out', async () => {
