@@ -71,6 +71,16 @@ function endsSession(error: pg.DatabaseError): boolean {
   return error.severity === 'FATAL' || error.severity === 'PANIC' || SESSION_ENDING_SQLSTATES.has(error.code ?? '');
 }
 
+/** Whether the session still answers a statement (within the query timeout). */
+async function sessionAnswers(client: pg.PoolClient): Promise<boolean> {
+  try {
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The connection went (closed, reset, or the server ended the session), not a statement that failed or timed out on it. */
 function lostWhileIdle(error: unknown): boolean {
   if (error instanceof pg.DatabaseError) return endsSession(error);
@@ -440,7 +450,11 @@ export class PostgresConnection {
       try {
         await client.query('COMMIT');
       } catch (error) {
-        if (error instanceof pg.DatabaseError && !endsSession(error)) throw toStorageFailure(error);
+        // An ERROR at COMMIT rolled the transaction back. A FATAL one ended
+        // the session, possibly after the commit; pg reads the severity from
+        // the translated field, so one of a SQLSTATE not listed, from a server
+        // whose messages are not English, is told apart by the session itself.
+        if (error instanceof pg.DatabaseError && !endsSession(error) && (await sessionAnswers(client))) throw toStorageFailure(error);
         session.broken = true;
         // The server may or may not have committed before the connection
         // went (a backend terminated just after committing still says so).

@@ -285,6 +285,25 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   });
 });
 
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('a COMMIT refused with an ERROR on PostgreSQL %s', (_version, cluster) => {
+  // An ERROR at COMMIT (here a deferred unique check) rolled the transaction
+  // back and left the session alive: the failure is the error's own, not
+  // uncertain, and nothing was written.
+  it('is the error it is, and writes nothing', async () => {
+    const db = await createTestDatabase(cluster);
+    const connection = new PostgresConnection({ dsn: db.url, ...timeouts, maxConnections: 1 });
+    try {
+      await connection.transaction('write', (session) => session.run('CREATE TABLE public.t (n int UNIQUE DEFERRABLE INITIALLY DEFERRED)'));
+      const failure = await failureOf(connection.transaction('write', (session) => session.run('INSERT INTO public.t VALUES (1), (1)')));
+      expect(failure.kind).toBe('constraint');
+      await expect(connection.transaction('read', (session) => session.rows('SELECT n FROM public.t'))).resolves.toEqual([]);
+    } finally {
+      await connection.close();
+      await db.drop();
+    }
+  });
+});
+
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('a statement past statement_timeout on PostgreSQL %s', (_version, cluster) => {
   // The server's timeout (57014) fires before the client's own bound, which
   // would report the connection lost: the unit is busy, not unavailable.

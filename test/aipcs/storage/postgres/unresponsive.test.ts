@@ -289,10 +289,11 @@ describe('an unresponsive PostgreSQL server', () => {
 
     // node-postgres reads the severity from the translated field (S): a
     // server whose lc_messages is not English says FATAL in its own words,
-    // and the SQLSTATE alone must tell. Any other FATAL ends the session too.
+    // and the SQLSTATE or the session's end must tell. Any other FATAL ends the session too.
     it.each([
       ['a translated severity', { severity: 'ВАЖНО', sqlstate: '57P01' }],
       ['another SQLSTATE', { severity: 'FATAL', sqlstate: '08P01' }],
+      ['a translated severity and another SQLSTATE', { severity: 'ВАЖНО', sqlstate: '08P01' }],
     ] as const)('answers a COMMIT whose session ends with %s as uncertain', async (_what, ending) => {
       const { relay, connection } = await openThroughRelay();
       relay.endSessionOnCommit(ending);
