@@ -38,6 +38,13 @@ describe('exit codes (§1.4)', () => {
     },
   );
 
+  it.each(Object.entries(TABLE).flatMap(([exit, codes]) => codes.map((code) => [code, Number(exit)] as const)))(
+    'admin: %s exits %i without the retryable flag too',
+    (code, exit) => {
+      expect(exitCodeForError({ code, retryable: false }, 'admin')).toBe(exit);
+    },
+  );
+
   it('admin order: 5 first, then 4 by code or flag, then the class', () => {
     expect(exitCodeForError({ code: 'recovery_required', retryable: true }, 'admin')).toBe(5);
     expect(exitCodeForError({ code: 'storage_busy', retryable: false }, 'admin')).toBe(4);

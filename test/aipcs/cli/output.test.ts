@@ -53,6 +53,18 @@ describe('JSON envelopes (§1.3)', () => {
     expect(astral.message).toBe('\u{1F600}'.repeat(500));
   });
 
+  it('bounds and collapses a remediation like a message, and names an issue without a path "request"', () => {
+    const [issue] = normaliseErrorDocument({
+      code: 'validation_failed',
+      message: 'x',
+      issues: [{ code: 'c', path: ' \n\t ', message: 'm', remediation: `  retry\n\twith   care ${'r'.repeat(600)}` }],
+      retryable: false,
+    }).issues;
+    expect(issue?.remediation?.startsWith('retry with care r')).toBe(true);
+    expect(issue?.remediation).toHaveLength(500);
+    expect(issue?.path).toBe('request');
+  });
+
   it('replaces an empty message and an unknown code', () => {
     expect(normaliseErrorDocument({ code: 'internal_error', message: ' \n ', issues: [], retryable: false }).message).toBe(
       'The request could not be processed.',
