@@ -58,6 +58,9 @@ describe('--format human (§1.3)', () => {
     expect(text({ a: 'line\nbreak' })).toBe('a: "line\\nbreak"');
     expect(text({ a: 'esc\u001b[31m' })).toBe('a: "esc\\u001b[31m"');
     expect(text({ a: 'bidi\u202e' })).toBe('a: "bidi\\u202e"');
+    // Line and paragraph separators are neither controls nor format characters, but break the line in many terminals.
+    expect(text({ a: 'line\u2028sep' })).toBe('a: "line\\u2028sep"');
+    expect(text({ a: 'para\u2029sep' })).toBe('a: "para\\u2029sep"');
   });
 
   it('quotes strings holding invisible format characters, so no text hides from the operator', () => {
@@ -69,6 +72,10 @@ describe('--format human (§1.3)', () => {
 
   it('an empty result renders no lines', () => {
     expect(text({})).toBe('');
+  });
+
+  it('leaves out a field whose value is undefined, as JSON does, instead of refusing the result', () => {
+    expect(text({ a: 1n, b: undefined, c: { d: undefined, e: 'x' } })).toBe('a: 1\nc.e: x');
   });
 
   it('accepts depth 4 and refuses depth 5', () => {
