@@ -35,6 +35,10 @@ describe('admin error mapping (§1.9.7)', () => {
     expect(document).toEqual({ code: 'stale_revision', message: 'The service lifecycle precondition is stale.', issues: [issue], retryable: false });
   });
 
+  it('says an unknown service was not found in the words of the registry tools (contract §3.4 table)', () => {
+    expect(adminErrorFrom(new AipcsError('not_found_service'))).toEqual({ code: 'not_found', message: 'The requested service was not found.', issues: [], retryable: false });
+  });
+
   it('names the defective artefact line, or the artefact as a whole', () => {
     expect(adminErrorFrom(new BundleInvalidError('trailer_invalid', 7)).issues[0]?.path).toBe('artifact.line[7]');
     expect(adminErrorFrom(new BundleInvalidError('trailer_invalid')).issues[0]?.path).toBe('artifact');
