@@ -3,6 +3,7 @@
 // a few values each, and argv can carry neither a NUL nor an undefined flag.
 
 import { describe, expect, it } from 'vitest';
+import { purgeCommand } from '../../../src/aipcs/cli/admin-commands.js';
 import { checkFilePath, checkLimit, checkRevision, isInteractive, missingFlag, type Checked } from '../../../src/aipcs/cli/admin-flags.js';
 
 function value<T>(checked: Checked<T>): T {
@@ -63,5 +64,23 @@ describe('machine vs interactive mode (§1.9.1)', () => {
     expect(isInteractive({ ...terminal, stdinIsTty: false })).toBe(false);
     expect(isInteractive({ ...terminal, stdoutIsTty: false })).toBe(false);
     expect(isInteractive({ ...terminal, yes: true })).toBe(false);
+  });
+});
+
+describe('purge authority in process', () => {
+  // The parser refuses a purge with neither flag first (operations-walk.test.ts); the check still must not pass one without.
+  const id = '00000000-0000-4000-8000-000000000001';
+  const invocation = (options: Record<string, unknown>) => ({
+    options: { expectedRevision: '2', operationId: '00000000-0000-4000-8000-000000000002', yes: true, confirmServiceId: id, ...options },
+    serviceId: id,
+    resolveInput: { options: {}, env: {}, platform: 'linux' as const, sqliteVersion: null },
+    stdinIsTty: false,
+    stdoutIsTty: false,
+    commandName: 'aipcs service purge',
+  });
+
+  it.each([false, true])('needs --receipt or --override (interactive: %s)', (interactive) => {
+    expect(refusedAt(purgeCommand.check(invocation({}), interactive))).toBe('validation_failed --receipt');
+    expect(purgeCommand.check(invocation({ override: true }), interactive).ok).toBe(true);
   });
 });
