@@ -4,8 +4,9 @@
 // do not reach every branch here.
 
 import { describe, expect, it } from 'vitest';
-import { adminErrorFrom, refusal } from '../../../src/aipcs/cli/admin-errors.js';
-import { CLI_INTERNAL_ERROR } from '../../../src/aipcs/cli/error-document.js';
+import { adminError, adminErrorFrom, refusal } from '../../../src/aipcs/cli/admin-errors.js';
+import { CLI_ERROR_CODES, CLI_INTERNAL_ERROR } from '../../../src/aipcs/cli/error-document.js';
+import { normaliseErrorDocument } from '../../../src/aipcs/cli/output.js';
 import { exitCodeForError } from '../../../src/aipcs/cli/exit-codes.js';
 import { AdminStorageUnavailable } from '../../../src/aipcs/compose.js';
 import { AipcsError } from '../../../src/aipcs/contract/error-codes.js';
@@ -50,6 +51,16 @@ describe('admin error mapping (§1.9.7)', () => {
       'A lifecycle operation is already in progress. An archive of this service is unfinished or still running; to finish it, repeat that command with the operation id it was given.',
     );
     expect(adminErrorFrom(new UnfinishedOperation('operation_in_progress', { kind: 'suspend' })).message).toContain(' A suspend of this service ');
+  });
+
+  it('gives every code a safe message of its own or the internal one, printed as it is', () => {
+    for (const code of CLI_ERROR_CODES) {
+      const document = adminError(code);
+      expect(document.message, code).not.toBe('');
+      expect(normaliseErrorDocument(document).message, code).toBe(document.message);
+    }
+    // A code without an operator text says the generic one.
+    expect(adminError('forbidden').message).toBe(CLI_INTERNAL_ERROR.message);
   });
 
   it('passes an edge refusal through and turns anything else into the internal error', () => {

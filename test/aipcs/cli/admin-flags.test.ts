@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { purgeCommand } from '../../../src/aipcs/cli/admin-commands.js';
-import { checkFilePath, checkLimit, checkRevision, isInteractive, missingFlag, type Checked } from '../../../src/aipcs/cli/admin-flags.js';
+import { checkFilePath, checkLimit, checkOptionalUuid, checkRevision, isInteractive, missingFlag, type Checked } from '../../../src/aipcs/cli/admin-flags.js';
 
 function value<T>(checked: Checked<T>): T {
   if (!checked.ok) throw new Error(`refused: ${checked.error.issues[0]?.path}`);
@@ -26,6 +26,11 @@ describe('admin flag lexical rules (§1.5)', () => {
     expect(value(checkRevision(undefined))).toBeNull();
     expect(value(checkRevision('9223372036854775807'))).toBe(9223372036854775807n);
     expect(refusedAt(checkRevision('9223372036854775808'))).toBe('validation_failed --expected-revision');
+  });
+
+  it('an empty identifier is refused, never taken for an absent one', () => {
+    expect(value(checkOptionalUuid(undefined, '--operation-id'))).toBeNull();
+    expect(refusedAt(checkOptionalUuid('', '--operation-id'))).toBe('validation_failed --operation-id');
   });
 
   it('a path is at most 4096 characters, counted as code points', () => {
