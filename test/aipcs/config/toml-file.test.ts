@@ -87,6 +87,8 @@ allow_non_loopback = false
     expectInvalid({ toml: `${V1}[identity]\nprincipal_id = 07:32\n` }, 'configuration');
     expectInvalid({ toml: `${V1}[identity]\nprincipal_id = 1979-05-27T07:32Z\n` }, 'configuration');
     expectInvalid({ toml: `${V1}[identity]\nprincipal_id = 1979-05-27 07:32\n` }, 'configuration');
+    // An escaped quote does not end the string, so an escape after it is still seen.
+    expectInvalid({ toml: `${V1}[identity]\nprincipal_id = "a\\"\\e"\n` }, 'configuration');
   });
 
   it('accepts the TOML 1.0 forms next to those', () => {
@@ -94,6 +96,12 @@ allow_non_loopback = false
     expect(ok({ toml: `${V1}[identity]\nprincipal_id = "a\\\\e"\n` }).principalId).toBe('a\\e');
     expect(ok({ toml: `${V1}[identity]\nprincipal_id = "\\u0041\\U0001F600"\n` }).principalId).toBe('A😀');
     expect(ok({ toml: `${V1}[identity]\nprincipal_id = """a""""\n` }).principalId).toBe('a"');
+    // Two quotes before the closing delimiter still close it: what follows is a comment, not a string.
+    expect(ok({ toml: `${V1}[identity]\nprincipal_id = """a""""" # not \\e\n` }).principalId).toBe('a""');
+    // A comment right after a bare value is not part of the value.
+    expect(ok({ toml: `${V1}[streamable_http]\nport = 8080#07:30\n` }).http.port).toBe(8080);
+    // TOML 1.0 allows newlines inside an array, also within an inline table.
+    expect(ok({ toml: `${V1}streamable_http = { allowed_hosts = [\n  "a.example",\n] }\n` }).http.allowedHosts).toEqual(['a.example']);
     expect(ok({ toml: `${V1}[identity] # a, trailing } comment\nprincipal_id = "x,}" # , }\n` }).principalId).toBe('x,}');
     expect(ok({ toml: `${V1}[streamable_http]\nallowed_hosts = [\n  "a.example",\n  "b.example",\n]\n` }).http.allowedHosts).toEqual([
       'a.example',
