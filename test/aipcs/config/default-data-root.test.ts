@@ -48,6 +48,9 @@ describe('default SQLite data root (§2.7)', () => {
       root: 'C:\\Users\\agent\\AppData\\Local\\aipcs',
     });
     expect(defaultSqliteDataRoot('win32', { HOME: '/home/agent' })).toEqual({ ok: false });
+    // Either separator delimits a `..` or `.` component on Windows.
+    expect(defaultSqliteDataRoot('win32', { LOCALAPPDATA: 'C:\\Users\\..\\agent' })).toEqual({ ok: false });
+    expect(defaultSqliteDataRoot('win32', { LOCALAPPDATA: 'C:\\Users\\.\\agent' })).toEqual({ ok: false });
   });
 
   it('is not computed when a root is configured', () => {

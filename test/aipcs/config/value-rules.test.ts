@@ -400,7 +400,7 @@ describe('SQLite data root (§2.5.2)', () => {
     expect(ok(withOptions(SQLITE, { sqlite_data_root: root })).sqlite.dataRoot).toBe(root);
   });
 
-  it.each(['', 'relative', './data', ' /data', '/data ', '/da\u0007ta', '/da\u200bta', `/${'a'.repeat(4096)}`, `/${'\u{1F600}'.repeat(4096)}`, 'C:\\data'])('refuses %j', (root) => {
+  it.each(['', 'relative', './data', ' /data', '/data ', '/da\u0007ta', '/da\u200bta', `/${'a'.repeat(4096)}`, `/${'\u{1F600}'.repeat(4096)}`, 'C:\\data', '~/data'])('refuses %j', (root) => {
     expectInvalid(withOptions(SQLITE, { sqlite_data_root: root }), 'sqlite');
   });
 
@@ -408,6 +408,8 @@ describe('SQLite data root (§2.5.2)', () => {
     const call: Call = { options: { profile: 'sqlite', principal_id: 'a', sqlite_data_root: 'C:\\data' }, platform: 'win32' };
     expect(ok(call).sqlite.dataRoot).toBe('C:\\data');
     expectInvalid({ ...call, options: { ...call.options, sqlite_data_root: '/data' } }, 'sqlite');
+    // A drive without a root is relative to that drive's current directory.
+    expectInvalid({ ...call, options: { ...call.options, sqlite_data_root: 'C:data' } }, 'sqlite');
   });
 
   it('refuses a non-string TOML data root', () => {
