@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CONFIG_FIELDS, CONFIG_FIELD_SPECS, configOptionsFromParsed, type ConfigField } from '../../../src/aipcs/config/fields.js';
 import type { ConfigIssuePath } from '../../../src/aipcs/config/errors.js';
-import type { ResolvedConfig } from '../../../src/aipcs/config/resolve.js';
+import { resolveConfiguration, type ResolvedConfig } from '../../../src/aipcs/config/resolve.js';
 import { expectInvalid, expectTransportNotSupported, ok, V1, type Call } from './helpers.js';
 
 interface Row {
@@ -241,6 +241,8 @@ describe('field names (§2.1)', () => {
       format: 'json',
       yes: true,
       principalId: undefined,
+      httpPort: 8000,
+      logLevel: null,
     });
     expect(options).toEqual({
       config: '/etc/aipcs.toml',
@@ -248,6 +250,13 @@ describe('field names (§2.1)', () => {
       http_allow_non_loopback: 'true',
       postgres_statement_timeout_ms: '1000',
     });
+  });
+
+  it('keeps an empty --config, so that it is refused rather than ignored', () => {
+    const options = configOptionsFromParsed({ config: '' });
+    expect(options).toEqual({ config: '' });
+    const result = resolveConfiguration({ options, env: {}, platform: 'linux', sqliteVersion: '3.53.2' });
+    expect(result).toMatchObject({ ok: false, error: { code: 'validation_failed', issues: [{ path: 'configuration' }] } });
   });
 });
 

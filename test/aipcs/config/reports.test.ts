@@ -32,6 +32,22 @@ describe('config show (§1.7)', () => {
     const result = configShowResult(ok());
     expect(result.storage).not.toHaveProperty('sqlite_runtime');
     expect(result).toMatchObject({ profile: 'stateless', available: true, runnable: true, identity: { principal_configured: false } });
+    const pg = configShowResult(ok({ options: { profile: 'postgresql', principal_id: 'a', postgres_dsn_env: 'PG' } }));
+    expect(pg.storage).not.toHaveProperty('sqlite_runtime');
+  });
+
+  // streamable_http.configured follows the transport (D6); the other *_configured flags follow their own field's source.
+  it('reports an explicit stdio transport, false and explicit settings each under their own flag', () => {
+    const result = configShowResult(
+      ok({ options: { transport: 'stdio', http_allowed_hosts: 'a.example' }, toml: `${V1}[streamable_http]\nallow_non_loopback = false\n` }),
+    );
+    expect(result.sources).toMatchObject({ transport: 'cli', http_allowed_hosts: 'cli', http_host: 'default', http_allow_non_loopback: 'file' });
+    expect(result.streamable_http).toMatchObject({
+      configured: false,
+      host_configured: false,
+      host_policy_configured: true,
+      non_loopback_explicitly_allowed: false,
+    });
   });
 
   it('succeeds for a profile that cannot run here, and says so', () => {
