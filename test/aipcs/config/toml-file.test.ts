@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigIssuePath } from '../../../src/aipcs/config/errors.js';
 import { readConfigFileBytes } from '../../../src/aipcs/config/config-file-reader.js';
@@ -219,6 +220,26 @@ describe('reading the file (the only I/O)', () => {
       return; // no mkfifo on this host
     }
     expect(readConfigFileBytes(fifo)).toEqual({ ok: false });
+  });
+
+  // Opening a FIFO would release a writer waiting for a reader: a path that is not a regular file is never opened.
+  it('does not open a FIFO that a writer is waiting on', async () => {
+    const fifo = join(dir, 'waited-fifo');
+    const marker = join(dir, 'writer-opened');
+    try {
+      execFileSync('mkfifo', [fifo]);
+    } catch {
+      return; // no mkfifo on this host
+    }
+    const writer = spawn('sh', ['-c', 'exec 3>"$1"; : > "$2"', 'sh', fifo, marker], { stdio: 'ignore' });
+    try {
+      await delay(300);
+      expect(readConfigFileBytes(fifo)).toEqual({ ok: false });
+      await delay(300);
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      writer.kill();
+    }
   });
 
   it('reads at most one byte past the limit', () => {
