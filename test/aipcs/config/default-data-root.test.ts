@@ -18,6 +18,7 @@ describe('default SQLite data root (§2.7)', () => {
   it('linux: $HOME/.local/share/aipcs otherwise', () => {
     expect(ok(sqlite({ HOME: '/home/agent' })).sqlite.dataRoot).toBe('/home/agent/.local/share/aipcs');
     expect(ok(sqlite({ HOME: '/home/agent/' })).sqlite.dataRoot).toBe('/home/agent/.local/share/aipcs');
+    expect(ok(sqlite({ HOME: '/home/agent//' })).sqlite.dataRoot).toBe('/home/agent/.local/share/aipcs');
     expect(ok(sqlite({ HOME: '/' })).sqlite.dataRoot).toBe('/.local/share/aipcs');
   });
 
@@ -48,6 +49,10 @@ describe('default SQLite data root (§2.7)', () => {
       root: 'C:\\Users\\agent\\AppData\\Local\\aipcs',
     });
     expect(defaultSqliteDataRoot('win32', { HOME: '/home/agent' })).toEqual({ ok: false });
+    expect(defaultSqliteDataRoot('win32', { LOCALAPPDATA: 'C:\\Users\\agent\\' })).toEqual({ ok: true, root: 'C:\\Users\\agent\\aipcs' });
+    expect(defaultSqliteDataRoot('win32', { LOCALAPPDATA: '\\\\server\\share' })).toEqual({ ok: true, root: '\\\\server\\share\\aipcs' });
+    // A server without a share names no folder.
+    expect(defaultSqliteDataRoot('win32', { LOCALAPPDATA: '\\\\server' })).toEqual({ ok: false });
     // Either separator delimits a `..` or `.` component on Windows.
     expect(defaultSqliteDataRoot('win32', { LOCALAPPDATA: 'C:\\Users\\..\\agent' })).toEqual({ ok: false });
     expect(defaultSqliteDataRoot('win32', { LOCALAPPDATA: 'C:\\Users\\.\\agent' })).toEqual({ ok: false });

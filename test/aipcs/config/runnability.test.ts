@@ -139,6 +139,8 @@ describe('runnability (§2.8)', () => {
     expect(parseSqliteVersion('3.53')).toBeNull();
     expect(parseSqliteVersion(' 3.53.2')).toBeNull();
     expect(parseSqliteVersion('3.1234.2')).toBeNull();
+    expect(parseSqliteVersion('3.51.3.1.2')).toBeNull();
+    expect(parseSqliteVersion('3.51.3.1234')).toBeNull();
   });
 
   it('resolveRunnableConfiguration runs preflight, resolution and runnability in order', () => {

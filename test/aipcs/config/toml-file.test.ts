@@ -59,6 +59,7 @@ allow_non_loopback = false
     expectInvalid({ toml: `${V1}[${table}]\nunknown = 1\n` }, table as ConfigIssuePath);
     expectInvalid({ toml: `${V1}${table} = "x"\n` }, table as ConfigIssuePath);
     expectInvalid({ toml: `${V1}[[${table}]]\n` }, table as ConfigIssuePath);
+    expectInvalid({ toml: `${V1}${table} = []\n` }, table as ConfigIssuePath);
   });
 
   it('has no key for a literal credential', () => {
@@ -85,6 +86,8 @@ allow_non_loopback = false
     expectInvalid({ toml: `${V1}[identity]\nprincipal_id = "a\\e"\n` }, 'configuration');
     expectInvalid({ toml: `${V1}[identity]\nprincipal_id = "\\x41"\n` }, 'configuration');
     expectInvalid({ toml: `${V1}[identity]\nprincipal_id = """\n\\x41"""\n` }, 'configuration');
+    // A lone quote inside a multi-line string does not end it.
+    expectInvalid({ toml: `${V1}[identity]\nprincipal_id = """a"\\e"""\n` }, 'configuration');
     expectInvalid({ toml: `${V1}[identity]\nprincipal_id = 07:32\n` }, 'configuration');
     expectInvalid({ toml: `${V1}[identity]\nprincipal_id = 1979-05-27T07:32Z\n` }, 'configuration');
     expectInvalid({ toml: `${V1}[identity]\nprincipal_id = 1979-05-27 07:32\n` }, 'configuration');
@@ -240,6 +243,12 @@ describe('reading the file (the only I/O)', () => {
     } finally {
       writer.kill();
     }
+  });
+
+  it('opens a name that is not UTF-8 by its bytes, given surrogate-escaped', () => {
+    writeFileSync(Buffer.concat([Buffer.from(join(dir, 'raw-')), Buffer.of(0xff), Buffer.from('.toml')]), `${V1}[logging]\nlevel = "error"\n`);
+    const result = resolveFile(join(dir, 'raw-\udcff.toml'));
+    expect(result.ok && result.config.logLevel).toBe('error');
   });
 
   it('reads at most one byte past the limit', () => {
