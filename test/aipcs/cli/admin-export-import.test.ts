@@ -20,6 +20,8 @@ import { frameLine } from '../portable/fixtures.js';
 
 const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
 const FAIL_FS_PRELOAD = resolve(dirname(fileURLToPath(import.meta.url)), '../../support/fail-fs-call.mjs');
+// The aip tests' race preload: changes one path just before a chosen file system call.
+const CHANGE_AT_PRELOAD = resolve(dirname(fileURLToPath(import.meta.url)), '../../aip/support/change-at.mjs');
 const TIMESTAMP27 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 /** What the registry and the store directory hold, for "nothing was written" checks. */
@@ -222,6 +224,41 @@ describe('aipcs export and import', () => {
       // The operation id is still free: the same command to a writable path exports.
       const free = aipcs(['export', suspendedId, '--output', join(work, 'after-missing-folder.jsonl'), '--expected-revision', '4', '--operation-id', OP(43), ...args]);
       expect(free.status, free.stderr).toBe(0);
+    });
+
+    it('publishes a 0600 file under a umask that would narrow it (0277 makes 0400)', () => {
+      const folder = mkdtempSync(join(tmpdir(), 'aipcs-export-umask-'));
+      const path = join(folder, 'narrow.jsonl');
+      const run = spawnSync('/bin/sh', ['-c', 'umask 0277 && exec "$0" "$@"', process.execPath, aipcsBin(), 'export', suspendedId, '--output', path, '--expected-revision', '4', '--operation-id', OP(146), ...args], {
+        env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(run.status, run.stderr).toBe(0);
+      expect((statSync(path).mode & 0o777).toString(8)).toBe('600');
+    });
+
+    it('a destination that appears while the export runs is already_exists (3), is left as it was, and no temp file stays', () => {
+      const folder = mkdtempSync(join(tmpdir(), 'aipcs-export-race-'));
+      const path = join(folder, 'raced.jsonl');
+      // Another process creates the destination after the existence check, as the temp file is opened.
+      const run = spawnSync(process.execPath, ['--import', CHANGE_AT_PRELOAD, aipcsBin(), 'export', suspendedId, '--output', path, '--expected-revision', '4', '--operation-id', OP(147), ...args], {
+        env: {
+          PATH: process.env['PATH'] ?? '',
+          HOME: process.env['HOME'] ?? '/root',
+          AIP_TEST_CHANGE_AT: 'openSync:1',
+          AIP_TEST_CHANGE_MATCH: '.aipcs-export-',
+          AIP_TEST_CHANGE_PATH: path,
+          AIP_TEST_CHANGE_DO: 'text',
+          AIP_TEST_CHANGE_TEXT: 'theirs',
+        },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      const envelope = JSON.parse(run.stderr.trim().split('\n').at(-1) ?? '') as { error: { code: string } };
+      expect([run.status, envelope.error.code, run.stdout]).toEqual([3, 'already_exists', '']);
+      expect(readFileSync(path, 'utf8')).toBe('theirs');
+      expect(readdirSync(folder)).toEqual(['raced.jsonl']);
     });
 
     it('a failure after the artefact was published is operation_uncertain (4, retryable), never storage_unavailable, and leaves no temp file', () => {
