@@ -97,3 +97,67 @@ describe('import spool modes', () => {
     }
   });
 });
+
+describe('import spool passes', () => {
+  const text = async (chunks: AsyncIterable<Uint8Array>): Promise<string> => {
+    const parts: Buffer[] = [];
+    for await (const chunk of chunks) parts.push(Buffer.from(chunk));
+    return Buffer.concat(parts).toString('utf8');
+  };
+  const inTmp = async (tmp: string, body: () => Promise<void>): Promise<void> => {
+    const saved = process.env['TMPDIR'];
+    process.env['TMPDIR'] = tmp;
+    try {
+      await body();
+    } finally {
+      if (saved === undefined) delete process.env['TMPDIR'];
+      else process.env['TMPDIR'] = saved;
+    }
+  };
+
+  it('every pass after the first reads the private copy: an input changed after validation is not what is staged (§5.9), and the copy goes at the end', async () => {
+    const spools = mkdtempSync(join(tmpdir(), 'aipcs-spool-passes-'));
+    const input = join(mkdtempSync(join(tmpdir(), 'aipcs-spool-passes-input-')), 'input.jsonl');
+    writeFileSync(input, 'validated\n');
+    const fd = openSync(input, 'r');
+    const told: string[] = [];
+    try {
+      await inTmp(spools, async () => {
+        const spool = new ArtefactSpool(fd, { pass: (pass) => told.push(`pass ${pass}`), chunk: (bytes) => told.push(`chunk ${bytes}`) });
+        try {
+          expect(await text(spool.open())).toBe('validated\n');
+          // Rewritten in place: the open input now reads the new bytes.
+          writeFileSync(input, 'changed after validation\n');
+          expect(await text(spool.open())).toBe('validated\n');
+          expect(await text(spool.open())).toBe('validated\n');
+        } finally {
+          spool.dispose();
+        }
+      });
+    } finally {
+      closeSync(fd);
+    }
+    expect(told).toEqual(['pass 1', 'chunk 10', 'pass 2', 'chunk 10', 'pass 3', 'chunk 10']);
+    expect(readdirSync(spools)).toEqual([]);
+  });
+
+  it('an input that cannot be read is storage_unavailable naming --input, not the temporary folder', async () => {
+    const spools = mkdtempSync(join(tmpdir(), 'aipcs-spool-unreadable-'));
+    // A directory opens read-only, but read(2) fails on it (EISDIR).
+    const fd = openSync(mkdtempSync(join(tmpdir(), 'aipcs-spool-unreadable-input-')), 'r');
+    try {
+      await inTmp(spools, async () => {
+        const spool = new ArtefactSpool(fd);
+        try {
+          const failure = await text(spool.open()).then(() => null, (error: unknown) => error);
+          expect((failure as { document?: unknown } | null)?.document).toMatchObject({ code: 'storage_unavailable', issues: [{ code: 'input_unavailable', path: '--input' }] });
+        } finally {
+          spool.dispose();
+        }
+      });
+    } finally {
+      closeSync(fd);
+    }
+    expect(readdirSync(spools)).toEqual([]);
+  });
+});

@@ -7,7 +7,7 @@
 // namespace (a container sharing TMPDIR: its pid names nothing here).
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { chownSync, lutimesSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -35,5 +35,35 @@ describe('spools of killed imports', () => {
     const run = aipcs(['import', '--input', artefact, '--operation-id', 'a7c10000-0000-4000-8000-000000000001', '--yes', ...rootArgs(freshDataRoot())], { env: { TMPDIR: spools } });
     expect(run.envelope.error?.code, run.stderr).toBe('validation_failed');
     expect(readdirSync(spools).sort()).toEqual([running, otherNamespace].sort());
+  });
+
+  it('keep what is not surely a dead import\'s: a spool under a minute old, a symbolic link, another user\'s folder', () => {
+    const spools = mkdtempSync(join(tmpdir(), 'aipcs-killed-import-kept-'));
+    const gone = spawnSync(process.execPath, ['-e', '']).pid as number;
+    const aMinuteAgo = new Date(Date.now() - 120_000);
+    // Its process may have just died, or its pid may be about to be reused: only an old spool goes.
+    const fresh = `aipcs-bundle-${gone}-Fr3shA`;
+    mkdirSync(join(spools, fresh), { mode: 0o700 });
+    // A link named like a spool is not ours to follow or remove.
+    const target = mkdtempSync(join(tmpdir(), 'aipcs-killed-import-target-'));
+    const link = `aipcs-bundle-${gone}-L1nkAb`;
+    symlinkSync(target, join(spools, link));
+    lutimesSync(join(spools, link), aMinuteAgo, aMinuteAgo);
+    const kept = [fresh, link];
+    // Root can hand one to another user: that user's spool stays.
+    if (process.getuid?.() === 0) {
+      const foreign = `aipcs-bundle-${gone}-F0reig`;
+      mkdirSync(join(spools, foreign), { mode: 0o700 });
+      chownSync(join(spools, foreign), 65534, 65534);
+      utimesSync(join(spools, foreign), aMinuteAgo, aMinuteAgo);
+      kept.push(foreign);
+    }
+    const artefact = join(mkdtempSync(join(tmpdir(), 'aipcs-killed-import-input-')), 'not-a-bundle.jsonl');
+    writeFileSync(artefact, 'not an artefact\n');
+
+    const run = aipcs(['import', '--input', artefact, '--operation-id', 'a7c10000-0000-4000-8000-000000000002', '--yes', ...rootArgs(freshDataRoot())], { env: { TMPDIR: spools } });
+    expect(run.envelope.error?.code, run.stderr).toBe('validation_failed');
+    expect(readdirSync(spools).sort()).toEqual(kept.sort());
+    expect(readdirSync(target)).toEqual([]);
   });
 });
