@@ -261,6 +261,34 @@ describe('aipcs export and import', () => {
       expect(readdirSync(folder)).toEqual(['raced.jsonl']);
     });
 
+    it('a file system failing the temp file (its mode, a write, its fsync) is storage_unavailable (6) naming --output, and nothing is left or published', () => {
+      for (const [call, n] of [['fchmodSync', 148], ['writeSync', 149], ['fsyncSync', 150]] as const) {
+        const folder = mkdtempSync(join(tmpdir(), 'aipcs-temp-fails-'));
+        // The first such call of the CLI's own code is the temp file's (SQLite's writes and syncs do not go through node:fs).
+        const run = spawnSync(process.execPath, ['--import', FAIL_FS_PRELOAD, aipcsBin(), 'export', suspendedId, '--output', join(folder, 'out.jsonl'), '--expected-revision', '4', '--operation-id', OP(n), ...args], {
+          env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root', AIPCS_TEST_FAIL_FS: call, AIPCS_TEST_FAIL_MATCH: '' },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        const envelope = JSON.parse(run.stderr.trim().split('\n').at(-1) ?? '') as { error: { code: string; issues: { code: string; path: string }[] } };
+        expect([run.status, envelope.error.code, envelope.error.issues.map((issue) => [issue.code, issue.path]), run.stdout], call).toEqual([6, 'storage_unavailable', [['output_unavailable', '--output']], '']);
+        expect(readdirSync(folder), call).toEqual([]);
+      }
+    });
+
+    it.runIf(spawnSync('strace', ['-V']).status === 0)('a folder fsync failing with EIO after the link is operation_uncertain (4): the artefact is in place, its durability unconfirmed', () => {
+      const folder = mkdtempSync(join(tmpdir(), 'aipcs-folder-sync-fails-'));
+      // -P: only the fsync of a descriptor of the output folder itself fails.
+      const run = spawnSync('strace', ['-f', '-qq', '-o', '/dev/null', '-P', folder, '-e', 'trace=fsync', '-e', 'inject=fsync:error=EIO', process.execPath, aipcsBin(), 'export', suspendedId, '--output', join(folder, 'out.jsonl'), '--expected-revision', '4', '--operation-id', OP(151), ...args], {
+        env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      const envelope = JSON.parse(run.stderr.trim().split('\n').at(-1) ?? '') as { error: { code: string } };
+      expect([run.status, envelope.error.code, run.stdout]).toEqual([4, 'operation_uncertain', '']);
+      expect(readdirSync(folder)).toEqual(['out.jsonl']);
+    });
+
     it('a failure after the artefact was published is operation_uncertain (4, retryable), never storage_unavailable, and leaves no temp file', () => {
       const folder = mkdtempSync(join(tmpdir(), 'aipcs-publish-'));
       const path = join(folder, 'published.jsonl');
