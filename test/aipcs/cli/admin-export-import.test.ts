@@ -261,12 +261,14 @@ describe('aipcs export and import', () => {
       expect(readdirSync(folder)).toEqual(['raced.jsonl']);
     });
 
-    it('a file system failing the temp file (its mode, a write, its fsync) is storage_unavailable (6) naming --output, and nothing is left or published', () => {
-      for (const [call, n] of [['fchmodSync', 148], ['writeSync', 149], ['fsyncSync', 150]] as const) {
+    it('a file system failing the temp file beside the destination (its creation, mode, a write, its fsync) is storage_unavailable (6) naming --output, and nothing is left or published', () => {
+      for (const [call, n] of [['openSync', 152], ['fchmodSync', 148], ['writeSync', 149], ['fsyncSync', 150]] as const) {
         const folder = mkdtempSync(join(tmpdir(), 'aipcs-temp-fails-'));
-        // The first such call of the CLI's own code is the temp file's (SQLite's writes and syncs do not go through node:fs).
+        // The temp file is opened beside the destination (§1.9.4); the first other such call
+        // of the CLI's own code is the temp file's (SQLite's writes and syncs do not go through node:fs).
+        const match = call === 'openSync' ? `${folder}/.aipcs-export-` : '';
         const run = spawnSync(process.execPath, ['--import', FAIL_FS_PRELOAD, aipcsBin(), 'export', suspendedId, '--output', join(folder, 'out.jsonl'), '--expected-revision', '4', '--operation-id', OP(n), ...args], {
-          env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root', AIPCS_TEST_FAIL_FS: call, AIPCS_TEST_FAIL_MATCH: '' },
+          env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root', AIPCS_TEST_FAIL_FS: call, AIPCS_TEST_FAIL_MATCH: match },
           encoding: 'utf8',
           timeout: 60_000,
         });

@@ -8,13 +8,16 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ArtefactSpool } from '../../../src/aipcs/cli/artefact-files.js';
 import { ownerTag } from '../../../src/common/process.js';
 import { aipcsBin } from '../../support/bins.js';
 import { aipcs, createNote, freshDataRoot, materialisedService, rootArgs, serveOn } from '../../support/aipcs-admin.js';
+import { nodeCommand } from '../../support/resource-limits.js';
 
+const FAIL_FS_PRELOAD = resolve(dirname(fileURLToPath(import.meta.url)), '../../support/fail-fs-call.mjs');
 const OP = (n: number): string => `00000000-0000-4000-8000-0000000071${n.toString().padStart(2, '0')}`;
 
 describe('import spool with an unusable TMPDIR', () => {
@@ -67,6 +70,51 @@ describe('import spool with an unusable TMPDIR', () => {
     expect(error.issues.map((issue) => [issue.code, issue.path])).toEqual([['spool_unavailable', 'TMPDIR']]);
     // Nothing was admitted: the same import without the fault goes through.
     expect(aipcs(importing).status).toBe(0);
+  });
+});
+
+describe('import spool on a full temporary folder', () => {
+  it('a copy that cannot be written whole is storage_unavailable naming TMPDIR, and no spool is left', async () => {
+    const source = freshDataRoot();
+    const client = await serveOn(source);
+    let serviceId: string;
+    try {
+      serviceId = await materialisedService(client, 'too_big_to_spool');
+      await createNote(client, serviceId, { title: 'One' });
+    } finally {
+      await client.close();
+    }
+    expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(5), '--yes', ...rootArgs(source)]).status).toBe(0);
+    const artefact = join(mkdtempSync(join(tmpdir(), 'aipcs-spool-full-artefact-')), 'big.jsonl');
+    expect(aipcs(['export', serviceId, '--output', artefact, '--expected-revision', '4', '--operation-id', OP(6), '--yes', ...rootArgs(source)]).status).toBe(0);
+    // A 1-block file size limit (512 or 1024 bytes) stands in for a full
+    // temporary folder: the copy's write is cut short, then fails (EFBIG).
+    // The artefact is read, and copied, before the registry is opened.
+    expect(statSync(artefact).size).toBeGreaterThan(4096);
+    const spools = mkdtempSync(join(tmpdir(), 'aipcs-spool-full-'));
+    const destination = freshDataRoot();
+    await (await serveOn(destination)).close();
+    const [command, commandArgs] = nodeCommand([aipcsBin(), 'import', '--input', artefact, '--operation-id', OP(7), '--yes', ...rootArgs(destination)], { fileSizeBlocks: 1 });
+    const run = spawnSync(command, commandArgs, { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root', TMPDIR: spools }, timeout: 60_000 });
+    expect(run.status, run.stderr).toBe(6);
+    const error = (JSON.parse(run.stderr || run.stdout) as { error: { code: string; issues: { code: string; path: string }[] } }).error;
+    expect([error.code, error.issues.map((issue) => [issue.code, issue.path])]).toEqual(['storage_unavailable', [['spool_unavailable', 'TMPDIR']]]);
+    expect(readdirSync(spools)).toEqual([]);
+  });
+
+  it('a copy that cannot be created in the new spool folder is storage_unavailable naming TMPDIR, and the folder goes', () => {
+    const spools = mkdtempSync(join(tmpdir(), 'aipcs-spool-no-copy-'));
+    // The copy is created before the input is read: any input does.
+    const input = join(mkdtempSync(join(tmpdir(), 'aipcs-spool-no-copy-input-')), 'in.jsonl');
+    writeFileSync(input, '{}\n');
+    const destination = freshDataRoot();
+    const run = spawnSync(process.execPath, ['--import', FAIL_FS_PRELOAD, aipcsBin(), 'import', '--input', input, '--operation-id', OP(8), '--yes', ...rootArgs(destination)], {
+      encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root', TMPDIR: spools, AIPCS_TEST_FAIL_FS: 'openSync', AIPCS_TEST_FAIL_MATCH: '/bundle.jsonl' }, timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(6);
+    const error = (JSON.parse(run.stderr || run.stdout) as { error: { code: string; issues: { code: string; path: string }[] } }).error;
+    expect([error.code, error.issues.map((issue) => [issue.code, issue.path])]).toEqual(['storage_unavailable', [['spool_unavailable', 'TMPDIR']]]);
+    expect(readdirSync(spools)).toEqual([]);
   });
 });
 
