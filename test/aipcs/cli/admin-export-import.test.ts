@@ -21,6 +21,8 @@ import { frameLine } from '../portable/fixtures.js';
 const OP = (n: number): string => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
 const FAIL_FS_PRELOAD = resolve(dirname(fileURLToPath(import.meta.url)), '../../support/fail-fs-call.mjs');
 // The aip tests' race preload: changes one path just before a chosen file system call.
+// Zero bytes from node:crypto's randomBytes: the export's temp name is known in advance.
+const FIXED_RANDOM_PRELOAD = resolve(dirname(fileURLToPath(import.meta.url)), '../../support/fixed-random-bytes.mjs');
 const CHANGE_AT_PRELOAD = resolve(dirname(fileURLToPath(import.meta.url)), '../../aip/support/change-at.mjs');
 const TIMESTAMP27 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
@@ -289,6 +291,28 @@ describe('aipcs export and import', () => {
       const envelope = JSON.parse(run.stderr.trim().split('\n').at(-1) ?? '') as { error: { code: string } };
       expect([run.status, envelope.error.code, run.stdout]).toEqual([4, 'operation_uncertain', '']);
       expect(readdirSync(folder)).toEqual(['out.jsonl']);
+    });
+
+    it('never writes through its temp name: a file or a symbolic link planted there is storage_unavailable (6) and left as it was', () => {
+      for (const [plant, n] of [['file', 153], ['link', 154]] as const) {
+        const folder = mkdtempSync(join(tmpdir(), 'aipcs-planted-temp-'));
+        // With zero "random" bytes the temp name is known in advance.
+        const temp = `.aipcs-export-${'00'.repeat(16)}.tmp`;
+        const victim = join(mkdtempSync(join(tmpdir(), 'aipcs-planted-victim-')), 'victim');
+        writeFileSync(victim, 'theirs');
+        if (plant === 'file') writeFileSync(join(folder, temp), 'theirs');
+        else symlinkSync(victim, join(folder, temp));
+        const run = spawnSync(process.execPath, ['--import', FIXED_RANDOM_PRELOAD, aipcsBin(), 'export', suspendedId, '--output', join(folder, 'out.jsonl'), '--expected-revision', '4', '--operation-id', OP(n), ...args], {
+          env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root' },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        const envelope = JSON.parse(run.stderr.trim().split('\n').at(-1) ?? '') as { error: { code: string } };
+        expect([run.status, envelope.error.code, run.stdout], plant).toEqual([6, 'storage_unavailable', '']);
+        expect(readdirSync(folder), plant).toEqual([temp]);
+        expect(readFileSync(join(folder, temp), 'utf8'), plant).toBe('theirs');
+        expect(readFileSync(victim, 'utf8'), plant).toBe('theirs');
+      }
     });
 
     it('a failure after the artefact was published is operation_uncertain (4, retryable), never storage_unavailable, and leaves no temp file', () => {
