@@ -363,10 +363,17 @@ export class ArtefactSpool {
       closeSync(this.writer);
       this.writer = null;
     }
-    const reader = openSync(this.file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // The copy failing now (descriptors exhausted, the folder emptied) is the
+    // temporary folder's failure, as when it was written: not an internal error.
+    let reader: number;
+    try {
+      reader = openSync(this.file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    } catch (error) {
+      throw refusal('storage_unavailable', SPOOL_UNAVAILABLE, error);
+    }
     return (async function* () {
       try {
-        yield* fileChunks(reader, observer ? (chunk) => observer.chunk(chunk.length) : undefined);
+        yield* fileChunks(reader, observer ? (chunk) => observer.chunk(chunk.length) : undefined, SPOOL_UNAVAILABLE);
       } finally {
         closeSync(reader);
       }

@@ -6,7 +6,7 @@
 // §5.9's whatever the umask.
 
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -186,6 +186,31 @@ describe('import spool passes', () => {
       closeSync(fd);
     }
     expect(told).toEqual(['pass 1', 'chunk 10', 'pass 2', 'chunk 10', 'pass 3', 'chunk 10']);
+    expect(readdirSync(spools)).toEqual([]);
+  });
+
+  it('a copy that cannot be re-opened for a later pass is storage_unavailable naming TMPDIR, not an internal error', async () => {
+    const spools = mkdtempSync(join(tmpdir(), 'aipcs-spool-copy-gone-'));
+    const input = join(mkdtempSync(join(tmpdir(), 'aipcs-spool-copy-gone-input-')), 'input.jsonl');
+    writeFileSync(input, 'validated\n');
+    const fd = openSync(input, 'r');
+    try {
+      await inTmp(spools, async () => {
+        const spool = new ArtefactSpool(fd);
+        try {
+          expect(await text(spool.open())).toBe('validated\n');
+          // Something emptied the temporary folder between validation and staging.
+          const [folder] = readdirSync(spools);
+          rmSync(join(spools, folder ?? 'missing', 'bundle.jsonl'));
+          const failure = await (async () => text(spool.open()))().then(() => null, (error: unknown) => error);
+          expect((failure as { document?: unknown } | null)?.document).toMatchObject({ code: 'storage_unavailable', issues: [{ code: 'spool_unavailable', path: 'TMPDIR' }] });
+        } finally {
+          spool.dispose();
+        }
+      });
+    } finally {
+      closeSync(fd);
+    }
     expect(readdirSync(spools)).toEqual([]);
   });
 
