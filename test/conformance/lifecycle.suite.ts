@@ -46,6 +46,18 @@ export function lifecycleSuite(harness: StorageHarness): void {
       return serviceId;
     }
 
+    /** A materialise (key 'm') of `serviceId` that crashes at `checkpoint`, leaving its intent as a crash would. */
+    async function materialiseCrashingAt(serviceId: string, checkpoint: string): Promise<{ serviceId: string; expectedServiceRevision: bigint; expectedSchemaVersion: bigint; idempotencyKey: string }> {
+      const crashing = appOver(storage, {
+        checkpoint: (name) => {
+          if (name === checkpoint) throw new Error('simulated crash');
+        },
+      });
+      const command = { serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' };
+      await expect(crashing.lifecycle.materialise(command)).rejects.toThrow('simulated crash');
+      return command;
+    }
+
     async function materialised(): Promise<string> {
       const serviceId = await designed();
       await app.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'mat-1' });
@@ -197,13 +209,7 @@ export function lifecycleSuite(harness: StorageHarness): void {
 
       it('leaves a pending intent after a crash, which the same key resumes and other keys wait for', async () => {
         const serviceId = await designed();
-        const crashing = appOver(storage, {
-          checkpoint: (name) => {
-            if (name === 'materialise:admitted') throw new Error('simulated crash');
-          },
-        });
-        const command = { serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' };
-        await expect(crashing.lifecycle.materialise(command)).rejects.toThrow('simulated crash');
+        const command = await materialiseCrashingAt(serviceId, 'materialise:admitted');
 
         const restarted = await location.open();
         try {
@@ -221,13 +227,7 @@ export function lifecycleSuite(harness: StorageHarness): void {
 
       it('freezes a pending intent whose service moved under it, without any physical step', async () => {
         const serviceId = await designed();
-        const crashing = appOver(storage, {
-          checkpoint: (name) => {
-            if (name === 'materialise:admitted') throw new Error('simulated crash');
-          },
-        });
-        const command = { serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' };
-        await expect(crashing.lifecycle.materialise(command)).rejects.toThrow('simulated crash');
+        const command = await materialiseCrashingAt(serviceId, 'materialise:admitted');
         // The row moves on behind the intent's back (nothing in the product does this while an intent is pending).
         await storage.registry.write(async (tx) => {
           const row = (await tx.getService('agent-a', serviceId))!;
@@ -270,13 +270,7 @@ export function lifecycleSuite(harness: StorageHarness): void {
 
       it('finishes the work when a crash hit after the layout was created', async () => {
         const serviceId = await designed();
-        const crashing = appOver(storage, {
-          checkpoint: (name) => {
-            if (name === 'materialise:applied') throw new Error('simulated crash');
-          },
-        });
-        const command = { serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' };
-        await expect(crashing.lifecycle.materialise(command)).rejects.toThrow('simulated crash');
+        const command = await materialiseCrashingAt(serviceId, 'materialise:applied');
         expect((await app.lifecycle.inspect(serviceId))['design_state']).toBe('seeded');
         expect(await app.lifecycle.materialise(command)).toMatchObject({ design_state: 'materialised', service_revision: 3n });
       });
@@ -367,12 +361,7 @@ export function lifecycleSuite(harness: StorageHarness): void {
 
       it('a seed replay shows a pending intent of the service as pending', async () => {
         const serviceId = await designed();
-        const crashing = appOver(storage, {
-          checkpoint: (name) => {
-            if (name === 'materialise:admitted') throw new Error('simulated crash');
-          },
-        });
-        await expect(crashing.lifecycle.materialise({ serviceId, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'm' })).rejects.toThrow('simulated crash');
+        await materialiseCrashingAt(serviceId, 'materialise:admitted');
         expect(await app.lifecycle.seed(seedCommand())).toMatchObject({ service_id: serviceId, recovery_state: 'pending', service_revision: 1n });
       });
 

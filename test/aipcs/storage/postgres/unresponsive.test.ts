@@ -169,6 +169,22 @@ describe('an unresponsive PostgreSQL server', () => {
   });
 
   describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s', (_version, cluster) => {
+    /** A read unit that holds its pooled connection until `releaseHeld()`; answers once its body runs (wrapped: awaiting the unit itself would wait for its release). */
+    async function holdUnit(connection: PostgresConnection): Promise<{ holding: Promise<void> }> {
+      let held!: () => void;
+      const holdingStarted = new Promise<void>((resolve) => (held = resolve));
+      const holding = connection.transaction(
+        'read',
+        () =>
+          new Promise<void>((resolve) => {
+            releaseHeld = resolve;
+            held();
+          }),
+      );
+      await holdingStarted;
+      return { holding };
+    }
+
     async function openThroughRelay(): Promise<{ relay: Relay; connection: PostgresConnection }> {
       db = await createTestDatabase(cluster);
       const url = new URL(db.url);
@@ -215,17 +231,7 @@ describe('an unresponsive PostgreSQL server', () => {
       // Only a pooled connection that died while idle is replaced: a new one
       // that is lost at once says the server is in trouble now.
       const { relay, connection } = await openThroughRelay();
-      let held!: () => void;
-      const holdingStarted = new Promise<void>((resolve) => (held = resolve));
-      const holding = connection.transaction(
-        'read',
-        () =>
-          new Promise<void>((resolve) => {
-            releaseHeld = resolve;
-            held();
-          }),
-      );
-      await holdingStarted;
+      const { holding } = await holdUnit(connection);
       relay.resetNextAtSecondBegin();
       expect((await outcome(connection.transaction('read', (session) => session.rows('SELECT 1 AS one')))).kind).toBe('unavailable');
       expect(relay.connections()).toBe(2);
@@ -238,17 +244,7 @@ describe('an unresponsive PostgreSQL server', () => {
       // The pooled connection is busy, so the unit below opens a new one. The
       // unit holds it once its body runs: waited for, so that the relay ends
       // the next connection, not the one this unit might still be opening.
-      let held!: () => void;
-      const holdingStarted = new Promise<void>((resolve) => (held = resolve));
-      const holding = connection.transaction(
-        'read',
-        () =>
-          new Promise<void>((resolve) => {
-            releaseHeld = resolve;
-            held();
-          }),
-      );
-      await holdingStarted;
+      const { holding } = await holdUnit(connection);
       relay.endNextAfterStartup();
       expect((await outcome(connection.transaction('read', (session) => session.rows('SELECT 1 AS one')))).kind).toBe('unavailable');
       releaseHeld();
