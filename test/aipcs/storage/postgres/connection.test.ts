@@ -7,10 +7,10 @@ import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
-import { isAcceptableDsn, PostgresConnection, toStorageFailure } from '../../../../src/aipcs/storage/postgres/connection.js';
+import { isAcceptableDsn, PostgresConnection, toStorageFailure, type PostgresConnectionOptions } from '../../../../src/aipcs/storage/postgres/connection.js';
 import { postgresCauseReason } from '../../../../src/aipcs/storage/postgres/failure-reason.js';
 import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../../src/aipcs/storage/postgres/index.js';
-import { binDirFor, startCluster, type RunningCluster } from '../../../support/postgres-cluster.js';
+import { binDirFor, startCluster, type ClusterInfo, type RunningCluster } from '../../../support/postgres-cluster.js';
 import { createTestDatabase, postgresClusters, queryRows } from '../../../support/postgres.js';
 
 const timeouts = { connectTimeoutSeconds: 2, lockTimeoutMs: 1000, statementTimeoutMs: 5000 };
@@ -47,6 +47,18 @@ async function failureOf(promise: Promise<unknown>): Promise<StorageFailure> {
   );
   expect(error).toBeInstanceOf(StorageFailure);
   return error as StorageFailure;
+}
+
+/** Runs `body` on a connection over a fresh test database, then closes the connection and drops the database. */
+async function onFreshDatabase<T>(cluster: ClusterInfo, options: Partial<PostgresConnectionOptions>, body: (connection: PostgresConnection) => Promise<T>): Promise<T> {
+  const db = await createTestDatabase(cluster);
+  const connection = new PostgresConnection({ dsn: db.url, ...timeouts, ...options });
+  try {
+    return await body(connection);
+  } finally {
+    await connection.close();
+    await db.drop();
+  }
 }
 
 describe('SQLSTATE mapping', () => {
@@ -243,17 +255,15 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   });
 
   it('is busy when a unit waits out the connect timeout in its own pool queue, behind units holding every pooled connection', async () => {
-    const db = await createTestDatabase(cluster);
-    const connection = new PostgresConnection({ dsn: db.url, ...timeouts, connectTimeoutSeconds: 1, maxConnections: 1 });
-    const { release, holder } = await heldTransaction(connection);
-    try {
-      expect((await failureOf(connection.transaction('read', (session) => session.rows('SELECT 1')))).kind).toBe('busy');
-    } finally {
-      release();
-      await holder;
-      await connection.close();
-      await db.drop();
-    }
+    await onFreshDatabase(cluster, { connectTimeoutSeconds: 1, maxConnections: 1 }, async (connection) => {
+      const { release, holder } = await heldTransaction(connection);
+      try {
+        expect((await failureOf(connection.transaction('read', (session) => session.rows('SELECT 1')))).kind).toBe('busy');
+      } finally {
+        release();
+        await holder;
+      }
+    });
   });
 });
 
@@ -262,9 +272,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   // not, so a write unit is uncertain (the caller must not say "not written"),
   // while a read unit has nothing to be uncertain about. (mutation review N: CN-uncertain)
   it('is uncertain for a write unit and unavailable for a read unit', async () => {
-    const db = await createTestDatabase(cluster);
-    const connection = new PostgresConnection({ dsn: db.url, ...timeouts, maxConnections: 2 });
-    try {
+    await onFreshDatabase(cluster, { maxConnections: 2 }, async (connection) => {
       for (const mode of ['write', 'read'] as const) {
         const failure = await failureOf(
           connection.transaction(mode, async (session) => {
@@ -278,10 +286,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       }
       // The lost connections were discarded: the next unit gets a live one.
       await expect(connection.transaction('read', async (session) => (await session.rows('SELECT 1 AS one')).length)).resolves.toBe(1);
-    } finally {
-      await connection.close();
-      await db.drop();
-    }
+    });
   });
 });
 
@@ -290,17 +295,12 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   // back and left the session alive: the failure is the error's own, not
   // uncertain, and nothing was written.
   it('is the error it is, and writes nothing', async () => {
-    const db = await createTestDatabase(cluster);
-    const connection = new PostgresConnection({ dsn: db.url, ...timeouts, maxConnections: 1 });
-    try {
+    await onFreshDatabase(cluster, { maxConnections: 1 }, async (connection) => {
       await connection.transaction('write', (session) => session.run('CREATE TABLE public.t (n int UNIQUE DEFERRABLE INITIALLY DEFERRED)'));
       const failure = await failureOf(connection.transaction('write', (session) => session.run('INSERT INTO public.t VALUES (1), (1)')));
       expect(failure.kind).toBe('constraint');
       await expect(connection.transaction('read', (session) => session.rows('SELECT n FROM public.t'))).resolves.toEqual([]);
-    } finally {
-      await connection.close();
-      await db.drop();
-    }
+    });
   });
 });
 
@@ -308,16 +308,11 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   // The server's timeout (57014) fires before the client's own bound, which
   // would report the connection lost: the unit is busy, not unavailable.
   it('is busy', async () => {
-    const db = await createTestDatabase(cluster);
-    const connection = new PostgresConnection({ dsn: db.url, ...timeouts, statementTimeoutMs: 500 });
-    try {
+    await onFreshDatabase(cluster, { statementTimeoutMs: 500 }, async (connection) => {
       for (const mode of ['read', 'write'] as const) {
         expect((await failureOf(connection.transaction(mode, (session) => session.rows('SELECT pg_sleep(3)')))).kind, mode).toBe('busy');
       }
-    } finally {
-      await connection.close();
-      await db.drop();
-    }
+    });
   });
 });
 
