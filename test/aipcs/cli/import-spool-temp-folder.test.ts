@@ -20,23 +20,36 @@ import { nodeCommand } from '../../support/resource-limits.js';
 const FAIL_FS_PRELOAD = resolve(dirname(fileURLToPath(import.meta.url)), '../../support/fail-fs-call.mjs');
 const OP = (n: number): string => `00000000-0000-4000-8000-0000000071${n.toString().padStart(2, '0')}`;
 
+/** Exports a suspended service of one note (domain `domain`) with operation ids `ops`; returns the artefact's path. */
+async function oneNoteArtefact(domain: string, ops: readonly [number, number], folderPrefix: string): Promise<string> {
+  const source = freshDataRoot();
+  const client = await serveOn(source);
+  let serviceId: string;
+  try {
+    serviceId = await materialisedService(client, domain);
+    await createNote(client, serviceId, { title: 'One' });
+  } finally {
+    await client.close();
+  }
+  expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(ops[0]), '--yes', ...rootArgs(source)]).status).toBe(0);
+  const artefact = join(mkdtempSync(join(tmpdir(), folderPrefix)), `${domain}.jsonl`);
+  const exported = aipcs(['export', serviceId, '--output', artefact, '--expected-revision', '4', '--operation-id', OP(ops[1]), '--yes', ...rootArgs(source)]);
+  expect(exported.status, exported.stderr).toBe(0);
+  return artefact;
+}
+
+/** The run was refused as storage_unavailable with the one issue naming TMPDIR (exit 6). */
+function expectSpoolUnavailable(run: { status: number | null; stdout: string; stderr: string }): void {
+  expect(run.status, run.stderr).toBe(6);
+  const error = (JSON.parse(run.stderr || run.stdout) as { error: { code: string; issues: { code: string; path: string }[] } }).error;
+  expect([error.code, error.issues.map((issue) => [issue.code, issue.path])]).toEqual(['storage_unavailable', [['spool_unavailable', 'TMPDIR']]]);
+}
+
 describe('import spool with an unusable TMPDIR', () => {
   let artefact: string;
 
   beforeAll(async () => {
-    const source = freshDataRoot();
-    const client = await serveOn(source);
-    let serviceId: string;
-    try {
-      serviceId = await materialisedService(client, 'spooled');
-      await createNote(client, serviceId, { title: 'One' });
-    } finally {
-      await client.close();
-    }
-    expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(1), '--yes', ...rootArgs(source)]).status).toBe(0);
-    artefact = join(mkdtempSync(join(tmpdir(), 'aipcs-spool-artefact-')), 'spooled.jsonl');
-    const exported = aipcs(['export', serviceId, '--output', artefact, '--expected-revision', '4', '--operation-id', OP(2), '--yes', ...rootArgs(source)]);
-    expect(exported.status, exported.stderr).toBe(0);
+    artefact = await oneNoteArtefact('spooled', [1, 2], 'aipcs-spool-artefact-');
   });
 
   it.each([
@@ -64,10 +77,7 @@ describe('import spool with an unusable TMPDIR', () => {
     const run = spawnSync('strace', ['-f', '-qq', '-o', '/dev/null', '-e', 'trace=mkdir,mkdirat', '-e', 'inject=mkdir,mkdirat:error=ENOSPC', process.execPath, aipcsBin(), ...importing], {
       encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root' },
     });
-    expect(run.status, run.stderr).toBe(6);
-    const error = (JSON.parse(run.stderr || run.stdout) as { error: { code: string; issues: { code: string; path: string }[] } }).error;
-    expect(error.code).toBe('storage_unavailable');
-    expect(error.issues.map((issue) => [issue.code, issue.path])).toEqual([['spool_unavailable', 'TMPDIR']]);
+    expectSpoolUnavailable(run);
     // Nothing was admitted: the same import without the fault goes through.
     expect(aipcs(importing).status).toBe(0);
   });
@@ -75,18 +85,7 @@ describe('import spool with an unusable TMPDIR', () => {
 
 describe('import spool on a full temporary folder', () => {
   it('a copy that cannot be written whole is storage_unavailable naming TMPDIR, and no spool is left', async () => {
-    const source = freshDataRoot();
-    const client = await serveOn(source);
-    let serviceId: string;
-    try {
-      serviceId = await materialisedService(client, 'too_big_to_spool');
-      await createNote(client, serviceId, { title: 'One' });
-    } finally {
-      await client.close();
-    }
-    expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', OP(5), '--yes', ...rootArgs(source)]).status).toBe(0);
-    const artefact = join(mkdtempSync(join(tmpdir(), 'aipcs-spool-full-artefact-')), 'big.jsonl');
-    expect(aipcs(['export', serviceId, '--output', artefact, '--expected-revision', '4', '--operation-id', OP(6), '--yes', ...rootArgs(source)]).status).toBe(0);
+    const artefact = await oneNoteArtefact('too_big_to_spool', [5, 6], 'aipcs-spool-full-artefact-');
     // A 1-block file size limit (512 or 1024 bytes) stands in for a full
     // temporary folder: the copy's write is cut short, then fails (EFBIG).
     // The artefact is read, and copied, before the registry is opened.
@@ -96,9 +95,7 @@ describe('import spool on a full temporary folder', () => {
     await (await serveOn(destination)).close();
     const [command, commandArgs] = nodeCommand([aipcsBin(), 'import', '--input', artefact, '--operation-id', OP(7), '--yes', ...rootArgs(destination)], { fileSizeBlocks: 1 });
     const run = spawnSync(command, commandArgs, { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root', TMPDIR: spools }, timeout: 60_000 });
-    expect(run.status, run.stderr).toBe(6);
-    const error = (JSON.parse(run.stderr || run.stdout) as { error: { code: string; issues: { code: string; path: string }[] } }).error;
-    expect([error.code, error.issues.map((issue) => [issue.code, issue.path])]).toEqual(['storage_unavailable', [['spool_unavailable', 'TMPDIR']]]);
+    expectSpoolUnavailable(run);
     expect(readdirSync(spools)).toEqual([]);
   });
 
@@ -111,9 +108,7 @@ describe('import spool on a full temporary folder', () => {
     const run = spawnSync(process.execPath, ['--import', FAIL_FS_PRELOAD, aipcsBin(), 'import', '--input', input, '--operation-id', OP(8), '--yes', ...rootArgs(destination)], {
       encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root', TMPDIR: spools, AIPCS_TEST_FAIL_FS: 'openSync', AIPCS_TEST_FAIL_MATCH: '/bundle.jsonl' }, timeout: 60_000,
     });
-    expect(run.status, run.stderr).toBe(6);
-    const error = (JSON.parse(run.stderr || run.stdout) as { error: { code: string; issues: { code: string; path: string }[] } }).error;
-    expect([error.code, error.issues.map((issue) => [issue.code, issue.path])]).toEqual(['storage_unavailable', [['spool_unavailable', 'TMPDIR']]]);
+    expectSpoolUnavailable(run);
     expect(readdirSync(spools)).toEqual([]);
   });
 });
