@@ -77,16 +77,24 @@ export async function runAdmin<P>(command: AdminCommand<P>, invocation: AdminInv
   return { ok: true, result };
 }
 
+/** The files whose failure is the operator's to fix, by the issue that names them. */
+const FILE_OF_ISSUE: ReadonlyMap<string, string> = new Map([
+  ['input_unavailable', 'input'],
+  ['output_unavailable', 'output'],
+  ['spool_unavailable', 'temporary copy'],
+]);
+
 /**
- * Why the operator's input or output file failed (a full disk, a missing
- * folder), at --log-level info as storage reasons are: the issue alone lists
- * every possible cause. Fixed words, never the path (§2.9).
+ * Why the operator's input or output file, or the import's private copy in
+ * TMPDIR, failed (a full disk, a missing folder), at --log-level info as
+ * storage reasons are: the issue alone lists every possible cause. Fixed
+ * words, never the path (§2.9).
  */
 function reportFileRefusal(level: RuntimeConfig['logLevel'], command: string, error: AdminRefusal): void {
   const issue = error.document.issues[0]?.code;
-  if (issue !== 'input_unavailable' && issue !== 'output_unavailable') return;
+  const file = issue === undefined ? undefined : FILE_OF_ISSUE.get(issue);
+  if (file === undefined) return;
   const reason = describeFileFailure(error.cause);
-  const file = issue === 'input_unavailable' ? 'input' : 'output';
   loggerFor(level).info(`${command}: ${file} unavailable${reason === undefined ? '' : `: ${reason}`}`);
 }
 

@@ -108,7 +108,12 @@ export class ExportFile {
         fchmodSync(fd, 0o600);
       } catch (error) {
         closeSync(fd);
-        unlinkSync(tempPath);
+        try {
+          unlinkSync(tempPath);
+        } catch {
+          // The refusal below is what the operator needs; a leftover temp
+          // name is never read (exclusive, random) and is safe to delete.
+        }
         throw refusal('storage_unavailable', OUTPUT_UNAVAILABLE, error);
       }
       return new ExportFile(fileSystemPath(path), tempPath, fileSystemPath(folder), fd);

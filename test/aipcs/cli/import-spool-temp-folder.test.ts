@@ -78,6 +78,12 @@ describe('import spool with an unusable TMPDIR', () => {
       encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root' },
     });
     expectSpoolUnavailable(run);
+    // At --log-level info it says why, in fixed words, as for the input and output files.
+    const told = spawnSync('strace', ['-f', '-qq', '-o', '/dev/null', '-e', 'trace=mkdir,mkdirat', '-e', 'inject=mkdir,mkdirat:error=ENOSPC', process.execPath, aipcsBin(), ...importing, '--log-level', 'info'], {
+      encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/root' },
+    });
+    expect(told.status).toBe(6);
+    expect(told.stderr).toMatch(/^aipcs info: aipcs import: temporary copy unavailable: the file system is full\n\{"ok":false,/);
     // Nothing was admitted: the same import without the fault goes through.
     expect(aipcs(importing).status).toBe(0);
   });
