@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../src/aipcs/core/application.js';
 import type { JsonObject, JsonValue } from '../../src/common/json.js';
 import { encodeCursor } from '../../src/aipcs/core/cursor.js';
+import { PAGE_TEXT_BUDGET } from '../../src/aipcs/core/records.js';
+import { renderContractJson } from '../../src/aipcs/contract/envelope.js';
 import { notesManifest, notesManifestV2, serverManaged, systemColumnNamesManifest } from '../support/manifests.js';
 import { appOver, manifest, materialisedNotes, sha256, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 
@@ -52,6 +54,7 @@ export function recordsSuite(harness: StorageHarness): void {
         expect(typeof fields['confidence']).toBe('number');
         expect(fields['detail']).toBeNull();
         expect(await app.records.get(serviceId, 'note', record['id'] as string)).toEqual(record);
+        expect(record['updated_at']).toBe(record['created_at']);
       });
 
       it('rejects undeclared, server-managed and missing required fields, wrong types and disallowed values', async () => {
@@ -252,6 +255,8 @@ export function recordsSuite(harness: StorageHarness): void {
         const id = record['id'] as string;
         const updated = (await app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { priority: 1n }, expectedRecordVersion: 1n, idempotencyKey: key() }))['record'] as JsonObject;
         expect(updated['record_version']).toBe(2n);
+        expect(updated['created_at']).toBe(record['created_at']);
+        expect(updated['updated_at']).not.toBe(record['updated_at']);
         await rejects(app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { priority: 2n }, expectedRecordVersion: 1n, idempotencyKey: key() }), 'stale_record_version');
         const cleared = (await app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { priority: null }, expectedRecordVersion: 2n, idempotencyKey: key() }))['record'] as JsonObject;
         expect((cleared['fields'] as JsonObject)['priority']).toBeNull();
@@ -322,6 +327,26 @@ export function recordsSuite(harness: StorageHarness): void {
           ['create', 1n],
           ['delete', 2n],
         ]);
+        // The delete event keeps the record's last fields as its before snapshot (contract 6.11).
+        const deleted = (history['events'] as JsonObject[])[1] as JsonObject;
+        expect(deleted['before']).toEqual({ fields: record['fields'] as JsonObject });
+        expect(deleted['after']).toBeNull();
+      });
+
+      it('dates an update and a delete after the record it changes, even when the clock steps back', async () => {
+        const record = await create({ title: 'x' });
+        const id = record['id'] as string;
+        app.clock.advance(-1_000_000n);
+        const updated = (await app.records.update({ serviceId, entityName: 'note', recordId: id, updates: { title: 'y' }, expectedRecordVersion: 1n, idempotencyKey: key() }))['record'] as JsonObject;
+        app.clock.advance(-1_000_000n);
+        await app.records.delete({ serviceId, entityName: 'note', recordId: id, expectedRecordVersion: 2n, idempotencyKey: key() });
+        const events = (await app.records.history({ serviceId, entityName: 'note', recordId: id, limit: 10, cursor: null }))['events'] as JsonObject[];
+        // All in the clock's first second with six fraction digits: text order is time order.
+        const times = [record['updated_at'], updated['updated_at'], events[2]?.['occurred_at']] as string[];
+        for (const time of times) expect(time).toMatch(/^2027-01-15T08:00:00\.\d{6}Z$/);
+        expect(new Set(times).size).toBe(3);
+        expect([...times].sort()).toEqual(times);
+        expect(events.map((event) => event['occurred_at'])).toEqual([record['created_at'], updated['updated_at'], times[2]]);
       });
 
       it('serialises concurrent updates: exactly one winner per version', async () => {
@@ -458,6 +483,28 @@ export function recordsSuite(harness: StorageHarness): void {
         const first = await app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: null, branch: null });
         const rest = await app.records.list({ serviceId, entityName: 'note', limit: 1, cursor: first['next_cursor'] as string, branch: null });
         expect([(rest['records'] as JsonObject[]).length, rest['next_cursor']]).toEqual([1, null]);
+      });
+
+      // Ids ascend in creation order here: large records first, then small ones the page could still hold.
+      it('cuts a list page at the text budget before the first record that does not fit, with a cursor to it', { timeout: 60_000 }, async () => {
+        // About 188,000 characters each as contract text (every emoji is two \uXXXX escapes) within the 65,536-byte bound.
+        const emoji = (n: number) => '\u{1F600}'.repeat(n);
+        const large = { title: emoji(4000), detail: emoji(4000), aliases: Array.from({ length: 30 }, (_, i) => `${String(i).padStart(2, '0')}${emoji(254)}`) };
+        const ids: string[] = [];
+        for (let i = 0; i < 20; i++) ids.push((await create(large))['id'] as string);
+        for (let i = 0; i < 3; i++) ids.push((await create({ title: `small ${i}` }))['id'] as string);
+        const pages: string[][] = [];
+        let cursor: string | null = null;
+        do {
+          const page: JsonObject = await app.records.list({ serviceId, entityName: 'note', limit: 100, cursor, branch: null });
+          const records = page['records'] as JsonObject[];
+          expect(renderContractJson(records).length).toBeLessThanOrEqual(PAGE_TEXT_BUDGET + 2);
+          pages.push(records.map((record) => record['id'] as string));
+          cursor = page['next_cursor'] as string | null;
+        } while (cursor !== null);
+        expect(pages.length).toBe(2);
+        expect(pages.flat()).toEqual(ids);
+        expect(pages[0]!.length).toBeLessThan(20);
       });
 
       it('pages in id order without skipping or repeating while others insert', async () => {
