@@ -752,6 +752,65 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(again.slice(1, -2)).toEqual(original.slice(1, -2));
       });
 
+      it('moves a record whose history straddles a read page, and a second entity\'s records that sort below it by id', async () => {
+        // The history page edge falls inside one record's chain (versions on
+        // both sides of it), and the next entity's ids are all below that
+        // record's: a keyset that compares less than the full position, or in
+        // another order, skips or repeats events there. All the note's events
+        // share one time, so only the artefact's order keeps its versions in
+        // order when staging numbers the history again.
+        const serviceId = await materialised();
+        const { readPage } = storage.data.transferBatching;
+        const versions = readPage + 5;
+        const admission = await app.lifecycle.admitData(serviceId);
+        const entity = (name: string): EntityLayout => {
+          const found = admission.layout.entities.find((candidate) => candidate.name === name);
+          if (!found) throw new Error(`no ${name} layout`);
+          return found;
+        };
+        if (!admission.service.storage) throw new Error('no store');
+        const noteId = '20000000-0000-4000-8000-000000000000';
+        const at = 1_750_000_000_000_000n;
+        const noteFields = (version: number) => ({ title: `v${version}`, detail: null, status: null, confidence: null, priority: null, pinned: null, due_at: null, tags: null, aliases: null, project_id: null });
+        await storage.data.write(admission.service.storage, 'agent-a', async (tx) => {
+          await tx.insertRecord(entity('note'), { id: noteId, createdAt: at, updatedAt: at, createdVia: 'mcp', recordVersion: BigInt(versions), fields: noteFields(versions) });
+          for (let v = 1; v <= versions; v++) {
+            await tx.appendHistory({ entityName: 'note', recordId: noteId, recordVersion: BigInt(v), kind: v === 1 ? 'create' : 'update', before: v === 1 ? null : noteFields(v - 1), after: noteFields(v), occurredAt: at });
+          }
+          for (let i = 0; i < 3; i++) {
+            const id = `10000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
+            const earlier = at - 1000n + BigInt(i);
+            const fields = { name: `p${i}`, code: null };
+            await tx.insertRecord(entity('project'), { id, createdAt: earlier, updatedAt: earlier, createdVia: 'mcp', recordVersion: 1n, fields });
+            await tx.appendHistory({ entityName: 'project', recordId: id, recordVersion: 1n, kind: 'create', before: null, after: fields, occurredAt: earlier });
+          }
+        });
+        const noteHistory = async (over: OperatorStoragePorts) =>
+          over.data.read(admission.service.storage as NonNullable<typeof admission.service.storage>, 'agent-a', async (tx) => (await tx.history('note', null, null, versions + 10)).events.map((event) => event.recordVersion));
+        const inOrder = Array.from({ length: versions }, (_, i) => BigInt(i + 1));
+        expect(await noteHistory(storage)).toEqual(inOrder);
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const { bytes, result } = await exportBytes(operator, serviceId, 4n, OP(2));
+        expect((result['summary'] as JsonObject)['sections']).toMatchObject({ record: 4n, history: BigInt(versions + 3) });
+        const original = bytes.toString('utf8').split('\n');
+        const historyKeys = original
+          .filter((line) => line.startsWith('{"kind":"history"'))
+          .map((line) => {
+            const payload = (JSON.parse(line) as { payload: { entity_name: string; record_id: string; record_version: number } }).payload;
+            return `${payload.entity_name}/${payload.record_id}/${payload.record_version}`;
+          });
+        expect(historyKeys).toEqual([
+          ...inOrder.map((v) => `note/${noteId}/${v}`),
+          ...[0, 1, 2].map((i) => `project/10000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}/1`),
+        ]);
+
+        const importer = await freshLocation('agent-a');
+        await importBytes(importer, bytes, OP(3));
+        expect(await noteHistory(storage)).toEqual(inOrder);
+        const again = (await exportBytes(importer, serviceId, 4n, OP(4))).bytes.toString('utf8').split('\n');
+        expect(again.slice(1, -2)).toEqual(original.slice(1, -2));
+      });
+
       it('a seeded service exports in any status and imports without a store', async () => {
         const seeded = await app.lifecycle.seed({ domainName: 'seed_only', domainClass: 'k', intentDescription: 'x', idempotencyKey: 's1' });
         const serviceId = seeded['service_id'] as string;
