@@ -8,12 +8,15 @@
 // - Materialising over a `svc_<hex>` schema that already holds something
 //   else is refused as incompatible before any DDL, and leaves that schema
 //   as it was (SS-mat-differs).
+// - Staging splits one batch of rows into as many INSERTs as the protocol's
+//   parameter limit needs and writes every row once, also where one
+//   statement's share ends (mutation review AO).
 
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
 import { namespaceOf } from '../../../../src/aipcs/core/lifecycle.js';
-import type { StoreLayout } from '../../../../src/aipcs/core/ports.js';
+import type { StoreLayout, StoredBranch } from '../../../../src/aipcs/core/ports.js';
 import { openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
 import { manifest } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
@@ -69,5 +72,18 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const tables = async (): Promise<string[]> => (await other.query<{ name: string }>('SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [namespace])).rows.map((row) => row.name);
     await expect(storage.stores.materialise(locator, layout)).rejects.toMatchObject({ kind: 'incompatible' });
     expect(await tables()).toEqual(['kept']);
+  });
+
+  it('stages a batch of branches larger than one statement can bind, every row once', async () => {
+    const { storage, namespace, locator, layout, other } = await notesService(false);
+    // A branch row binds 12 values: 6001 rows need two statements below 65535 parameters, the second one short.
+    const at = 1_800_000_000_000_000n;
+    const branches = Array.from({ length: 6001 }, (_, i): StoredBranch => {
+      const id = `30000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
+      return { id, slug: `b-${i}`, title: `B ${i}`, intent: 'I', branchType: null, parentId: null, status: 'active', retrievalSummary: null, createdAt: at, updatedAt: at, branchRevision: 1n };
+    });
+    await storage.data.stage(locator, 'agent-a', layout, (tx) => tx.insertBranches(branches));
+    const stored = await other.query<{ id: string }>(`SELECT "id" FROM "${namespace}"."__aipcs_memory_branch" ORDER BY "id"`);
+    expect(stored.rows.map((row) => row.id)).toEqual(branches.map((branch) => branch.id));
   });
 });
