@@ -811,6 +811,28 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(again.slice(1, -2)).toEqual(original.slice(1, -2));
       });
 
+      it('moves a deleted record\'s history, its delete event last, with no record line for it', async () => {
+        const serviceId = await materialised();
+        const kept = ((await app.records.create({ serviceId, entityName: 'note', record: { title: 'kept' }, idempotencyKey: 'del-a' }))['record'] as JsonObject)['id'] as string;
+        const gone = ((await app.records.create({ serviceId, entityName: 'note', record: { title: 'gone' }, idempotencyKey: 'del-b' }))['record'] as JsonObject)['id'] as string;
+        await app.records.delete({ serviceId, entityName: 'note', recordId: gone, expectedRecordVersion: 1n, idempotencyKey: 'del-d' });
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const { bytes } = await exportBytes(operator, serviceId, 4n, OP(2));
+        const original = bytes.toString('utf8').split('\n');
+        const members = original
+          .map((line) => JSON.parse(line || '{}') as { kind?: string; payload?: { record_id?: string; kind?: string } })
+          .filter((line) => line.kind === 'record' || line.kind === 'history')
+          .map((line) => [line.kind, line.payload?.record_id, line.payload?.kind ?? null]);
+        // History in record id order (byte order; both ids are lowercase hex).
+        const keptHistory = [['history', kept, 'create']];
+        const goneHistory = [['history', gone, 'create'], ['history', gone, 'delete']];
+        expect(members).toEqual([['record', kept, null], ...(kept < gone ? [...keptHistory, ...goneHistory] : [...goneHistory, ...keptHistory])]);
+        const importer = await freshLocation('agent-a');
+        await importBytes(importer, bytes, OP(3));
+        const again = (await exportBytes(importer, serviceId, 4n, OP(4))).bytes.toString('utf8').split('\n');
+        expect(again.slice(1, -2)).toEqual(original.slice(1, -2));
+      });
+
       it('a seeded service exports in any status and imports without a store', async () => {
         const seeded = await app.lifecycle.seed({ domainName: 'seed_only', domainClass: 'k', intentDescription: 'x', idempotencyKey: 's1' });
         const serviceId = seeded['service_id'] as string;
