@@ -244,6 +244,28 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     expect(await contentOf(back, serviceId)).toEqual(before);
   });
 
+  it('refuses to export a store whose meta row binds it to another service, handing out no bytes', async () => {
+    // Export reads in its own snapshot unit (not the data tools' read unit), which checks the binding too (D42).
+    const { storage, db } = await pgStorage();
+    const operator = operatorOver(storage);
+    const serviceId = await materialised(operator);
+    await operator.application.records.create({ serviceId, entityName: 'note', record: { title: 'kept' }, idempotencyKey: 'n' });
+    await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: 'op-suspend' });
+    const schema = namespaceOf(serviceId);
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query(`UPDATE "${schema}"."__aipcs_service_store_meta" SET "namespace" = $1 WHERE "singleton" = 1`, [`svc_${'0'.repeat(32)}`]);
+    } finally {
+      await client.end();
+    }
+    const chunks: Uint8Array[] = [];
+    const transfer = operator.transfer;
+    if (!transfer) throw new Error('no codec');
+    await expect(transfer.export({ serviceId, expectedServiceRevision: 4n, operationId: 'op-export' }, (chunk) => void chunks.push(chunk))).rejects.toMatchObject({ code: 'storage_unavailable' });
+    expect(chunks).toEqual([]);
+  });
+
   it('purges an archived service: the schema goes, a tombstone stays, and the id cannot come back', async () => {
     const { storage, db } = await pgStorage();
     const operator = operatorOver(storage);
