@@ -698,6 +698,9 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(again.slice(1, -2)).toEqual(bytes.toString('utf8').split('\n').slice(1, -2));
         await importer.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(5) });
         expect(await app.records.get(serviceId, 'item', item['id'] as string)).toEqual(item);
+        // The entity's only string list finds its members, staged one row each.
+        const found = (await app.records.list({ serviceId, entityName: 'item', limit: 10, cursor: null, branch: null, filters: { ctid: 'p' } }))['records'] as JsonObject[];
+        expect(found.map((one) => one['id'])).toEqual([item['id']]);
       });
 
       it('moves a record holding 64 KiB of values after an evolve appended a field that is null in it', async () => {
