@@ -89,7 +89,12 @@ describe('aigpt server over stdio (SDK client)', () => {
       save_memory: { type: 'object', properties: { content: { type: 'string' } }, required: ['content'] },
       compress: { type: 'object', properties: { items: { type: 'array', items: { type: 'string' } } }, required: ['items'] },
     });
-    expect(tools.find((t) => t.name === 'compress')?.description).toMatch(/deletes every existing memory/);
+    // Spec 5.3: the descriptions say what compress does and when to call it.
+    const compress = tools.find((t) => t.name === 'compress')?.description;
+    expect(compress).toMatch(/deletes every existing memory/);
+    expect(compress).toMatch(/writes the given items, in order, as the new set/);
+    expect(compress).toMatch(/when the record count exceeds the memory limit/);
+    expect(tools.find((t) => t.name === 'save_memory')?.description).toMatch(/when count exceeds limit you should call compress/);
   });
 
   it('read_core returns the core record, compact with sorted keys', async () => {
