@@ -80,6 +80,17 @@ describe('a running server and later changes on disk', () => {
     expect(await texts(second)).toEqual(['elsewhere']);
   });
 
+  it('initialize under a config broken after start tells the agent in the instructions instead of failing', async () => {
+    await fs.writeFile(home.configFile, '{"bot":{"memory":"7"}}');
+    server.send(INITIALIZE_REQUEST);
+    const result = (await server.response(1))['result'] as { instructions: string };
+    expect(result.instructions).toBe(`[aigpt] invalid config ${home.configFile}: bot.memory must be a non-negative integer`);
+    // Mended, the next initialize has the memory status again. (mutation review AM)
+    await writeConfig(home, { path: join(home.root, 'first'), memory: 3 });
+    server.send({ ...INITIALIZE_REQUEST, id: 2 });
+    expect(((await server.response(2))['result'] as { instructions: string }).instructions).toBe('[aigpt] memory records: 0/3');
+  });
+
   it('a config deleted under the running server is a first run: recreated, and the call goes on', async () => {
     server.send(INITIALIZE_REQUEST);
     await server.response(1);
