@@ -2,9 +2,11 @@
 // (exit 1), spec 4.7, at the edges the other CLI tests leave out.
 // (mutation review K)
 
+import { spawnSync } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/aigpt/cli/program.js';
-import { makeTempHome, runAigpt, type TempHome } from './support.js';
+import { aigptBin, makeTempHome, runAigpt, type TempHome } from './support.js';
 
 describe('aigpt failure kinds', () => {
   let home: TempHome;
@@ -26,6 +28,18 @@ describe('aigpt failure kinds', () => {
     });
     expect(code).toBe(1);
     expect(stderr).toBe('aigpt: unexpected error: the output broke\n');
+  });
+
+  it('`aigpt server` whose stdin cannot be read (a folder) is a runtime failure, not a session the client ended (mutation review AM)', () => {
+    const folder = openSync(home.root, 'r');
+    try {
+      const result = spawnSync(process.execPath, [aigptBin(), 'server'], { env: home.childEnv, cwd: home.root, encoding: 'utf8', stdio: [folder, 'pipe', 'pipe'] });
+      expect(result.status).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe('aigpt: cannot read stdin: EISDIR\n');
+    } finally {
+      closeSync(folder);
+    }
   });
 
   it('`help` with an unknown command and a second word names the unknown command (exit 2)', async () => {
