@@ -1,6 +1,7 @@
 // The edge of the read bound (spec 8): one memory file beyond it is still
 // reported, by read_memory as a skipped entry naming the folder and by the
-// instructions in their count of omitted memories. (mutation review AM)
+// instructions in their count of omitted memories. The folder entry comes
+// before the unreadable files read. (mutation review AM)
 
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +19,7 @@ describe('exactly one memory file beyond the read bound', () => {
 
   afterEach(() => home.cleanup());
 
-  it('is one skipped entry in read_memory and one omitted memory in the instructions', async () => {
+  it('is one skipped entry in read_memory, before the unreadable file read, and one omitted memory in the instructions', async () => {
     const base = join(home.root, 'content');
     await writeConfig(home, { path: base });
     const memoryDir = join(base, 'self', 'ai.syui.gpt.memory');
@@ -29,6 +30,8 @@ describe('exactly one memory file beyond the read bound', () => {
       const tid = `3mfyouuy6222${'abcdefg'[i]!}`;
       await fs.writeFile(join(memoryDir, `${tid}.json`), memoryRecordJson({ did: 'self', tid, text: text(i), createdAt: '2026-01-01T00:00:00Z' }));
     }
+    // The newest file is empty: unreadable, it costs nothing against the bound.
+    await fs.writeFile(join(memoryDir, '3mfyouuy6222h.json'), '');
     expect(7 * 1_000_000).toBeGreaterThan(MAX_READ_MEMORY_BYTES);
     expect(6 * 1_001_000).toBeLessThan(MAX_READ_MEMORY_BYTES);
 
@@ -36,8 +39,9 @@ describe('exactly one memory file beyond the read bound', () => {
     try {
       server.send(INITIALIZE_REQUEST);
       const initialized = (await server.response(1))['result'] as { instructions: string };
-      // Every memory is larger than the instructions bound: the six read are omitted for size, the seventh was never read.
-      expect(initialized.instructions).toBe('[aigpt] memory records: 7/100 (7 oldest memories omitted for size; use read_memory)');
+      // Every memory is larger than the instructions bound: the six read are omitted for size, the seventh was never read;
+      // the empty file is counted and skipped.
+      expect(initialized.instructions).toBe('[aigpt] memory records: 8/100 1 unreadable memory file(s) were skipped. (7 oldest memories omitted for size; use read_memory)');
       server.send(INITIALIZED_NOTIFICATION);
       server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read_memory', arguments: {} } });
       const result = (await server.response(2))['result'] as { content: { text: string }[] };
@@ -46,6 +50,7 @@ describe('exactly one memory file beyond the read bound', () => {
       expect(payload.records.map((record) => record.value.content.text)).toEqual([1, 2, 3, 4, 5, 6].map(text));
       expect(payload.skipped).toEqual([
         { path: memoryDir, reason: `1 oldest memory file(s) not read: beyond the read bound (10000 files, ${MAX_READ_MEMORY_BYTES} bytes, newest first)` },
+        { path: join(memoryDir, '3mfyouuy6222h.json'), reason: 'Failed to parse: The JSON document is malformed.' },
       ]);
     } finally {
       server.child.stdin.end();
