@@ -1,7 +1,9 @@
 // The edge of the read bound (spec 8): one memory file beyond it is still
 // reported, by read_memory as a skipped entry naming the folder and by the
 // instructions in their count of omitted memories. The folder entry comes
-// before the unreadable files read. (mutation review AM)
+// before the unreadable files read. The instructions read under the same
+// bound, so an unreadable file beyond it is omitted, not counted unreadable
+// (as the status does). (mutation review AM)
 
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
@@ -12,29 +14,29 @@ import { INITIALIZE_REQUEST, INITIALIZED_NOTIFICATION, makeTempHome, startServer
 
 describe('exactly one memory file beyond the read bound', () => {
   let home: TempHome;
+  let memoryDir: string;
+  const text = (i: number): string => `${i} ${'x'.repeat(1_000_000)}`;
 
-  beforeEach(() => {
+  beforeEach(async () => {
     home = makeTempHome();
+    const base = join(home.root, 'content');
+    await writeConfig(home, { path: base });
+    memoryDir = join(base, 'self', 'ai.syui.gpt.memory');
+    await fs.mkdir(memoryDir, { recursive: true });
+    // Seven records of about 1 MB: six fit the 6 MiB bound, the oldest does not.
+    for (let i = 0; i < 7; i++) {
+      const tid = `3mfyouuy6222${'abcdefg'[i]!}`;
+      await fs.writeFile(join(memoryDir, `${tid}.json`), memoryRecordJson({ did: 'self', tid, text: text(i), createdAt: '2026-01-01T00:00:00Z' }));
+    }
+    expect(7 * 1_000_000).toBeGreaterThan(MAX_READ_MEMORY_BYTES);
+    expect(6 * 1_001_000).toBeLessThan(MAX_READ_MEMORY_BYTES);
   });
 
   afterEach(() => home.cleanup());
 
   it('is one skipped entry in read_memory, before the unreadable file read, and one omitted memory in the instructions', async () => {
-    const base = join(home.root, 'content');
-    await writeConfig(home, { path: base });
-    const memoryDir = join(base, 'self', 'ai.syui.gpt.memory');
-    await fs.mkdir(memoryDir, { recursive: true });
-    // Seven records of about 1 MB: six fit the 6 MiB bound, the oldest does not.
-    const text = (i: number): string => `${i} ${'x'.repeat(1_000_000)}`;
-    for (let i = 0; i < 7; i++) {
-      const tid = `3mfyouuy6222${'abcdefg'[i]!}`;
-      await fs.writeFile(join(memoryDir, `${tid}.json`), memoryRecordJson({ did: 'self', tid, text: text(i), createdAt: '2026-01-01T00:00:00Z' }));
-    }
     // The newest file is empty: unreadable, it costs nothing against the bound.
     await fs.writeFile(join(memoryDir, '3mfyouuy6222h.json'), '');
-    expect(7 * 1_000_000).toBeGreaterThan(MAX_READ_MEMORY_BYTES);
-    expect(6 * 1_001_000).toBeLessThan(MAX_READ_MEMORY_BYTES);
-
     const server = startServerChild(home.childEnv);
     try {
       server.send(INITIALIZE_REQUEST);
@@ -51,6 +53,27 @@ describe('exactly one memory file beyond the read bound', () => {
       expect(payload.skipped).toEqual([
         { path: memoryDir, reason: `1 oldest memory file(s) not read: beyond the read bound (10000 files, ${MAX_READ_MEMORY_BYTES} bytes, newest first)` },
         { path: join(memoryDir, '3mfyouuy6222h.json'), reason: 'Failed to parse: The JSON document is malformed.' },
+      ]);
+    } finally {
+      server.child.stdin.end();
+      await server.exited;
+    }
+  });
+
+  it('leaves an unreadable file older than the bound unread: the instructions count it as omitted, not as unreadable', async () => {
+    await fs.writeFile(join(memoryDir, '3mfyouuy62227.json'), '');
+    const server = startServerChild(home.childEnv);
+    try {
+      server.send(INITIALIZE_REQUEST);
+      const initialized = (await server.response(1))['result'] as { instructions: string };
+      expect(initialized.instructions).toBe('[aigpt] memory records: 8/100 (8 oldest memories omitted for size; use read_memory)');
+      server.send(INITIALIZED_NOTIFICATION);
+      server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read_memory', arguments: {} } });
+      const result = (await server.response(2))['result'] as { content: { text: string }[] };
+      const payload = JSON.parse(result.content[0]!.text) as { count: number; skipped: unknown };
+      expect(payload.count).toBe(6);
+      expect(payload.skipped).toEqual([
+        { path: memoryDir, reason: `2 oldest memory file(s) not read: beyond the read bound (10000 files, ${MAX_READ_MEMORY_BYTES} bytes, newest first)` },
       ]);
     } finally {
       server.child.stdin.end();
