@@ -41,6 +41,13 @@ describe('record bytes (golden, spec 3.5)', () => {
   it('rejects text with a lone surrogate instead of writing an escape the reference cannot read', () => {
     expect(() => memoryRecordJson({ did: 'self', tid: '3mfyouuy62222', text: 'a\ud800b', createdAt: '2026-03-01T12:00:00Z' })).toThrow(/surrogate/);
     expect(() => memoryRecordJson({ did: 'self', tid: '3mfyouuy62222', text: '\udc00', createdAt: '2026-03-01T12:00:00Z' })).toThrow();
+    // The last high surrogate alone too; paired, it is U+10FFFF and written raw.
+    expect(() => memoryRecordJson({ did: 'self', tid: '3mfyouuy62222', text: 'a\udbff', createdAt: '2026-03-01T12:00:00Z' })).toThrow(/surrogate/);
+    expect(memoryRecordJson({ did: 'self', tid: '3mfyouuy62222', text: '\udbff\udfff', createdAt: '2026-03-01T12:00:00Z' })).toContain('"text": "\u{10ffff}"');
+    // Every string that goes into the file is checked, not only the memory text.
+    expect(() => memoryRecordJson({ did: 'did:plc:\ud800', tid: '3mfyouuy62222', text: 't', createdAt: '2026-03-01T12:00:00Z' })).toThrow(/surrogate/);
+    expect(() => coreRecordJson({ did: 'did:plc:xxx', handle: 'ai.syui.ai', text: 'a\ud800', createdAt: '2025-01-01T00:00:00Z' })).toThrow(/surrogate/);
+    expect(() => coreRecordJson({ did: 'did:plc:xxx', handle: '\udc00', text: '', createdAt: '2025-01-01T00:00:00Z' })).toThrow(/surrogate/);
   });
 
   it('formats createdAt to the second, truncating', () => {
@@ -147,6 +154,8 @@ describe('serde_json renderings', () => {
       [1234e13, '1.234e16'],
       [123456789012345680, '1.2345678901234568e17'],
       [1e15, '1000000000000000.0'],
+      // 16 digits before the point and one after: still positional (ryu: 0 < kk <= 16).
+      [1000000000000000.1, '1000000000000000.1'],
       [0.001234, '0.001234'],
       [0.0001, '0.0001'],
       [0.00001, '0.00001'],
@@ -171,7 +180,8 @@ describe('which files are records (spec 3.2)', () => {
   });
 
   it('orders names bytewise', () => {
-    const names = ['b.json', 'a.json', 'é.json', 'Z.json', '😀.json', '\uffff.json'];
-    expect(names.sort(compareFileNames)).toEqual(['Z.json', 'a.json', 'b.json', 'é.json', '\uffff.json', '😀.json']);
+    const names = ['b.json', 'a.json.json', 'a.json', 'é.json', 'Z.json', '😀.json', '\uffff.json'];
+    // A name that is a prefix of another sorts first.
+    expect(names.sort(compareFileNames)).toEqual(['Z.json', 'a.json', 'a.json.json', 'b.json', 'é.json', '\uffff.json', '😀.json']);
   });
 });

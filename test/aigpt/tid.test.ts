@@ -33,7 +33,8 @@ describe('TID encoding', () => {
   it('checks the ATProto syntax', () => {
     expect(isValidTid('3mfyouuy62222')).toBe(true);
     expect(isValidTid('3jzfcijpj2z2a')).toBe(true);
-    for (const bad of ['', '3mfyouuy6222', '3mfyouuy622222', '3MFYOUUY62222', 'kzzzzzzzzzzzz', '3mfyouuy6222-', '3mfyouuy62221', 'notes']) {
+    // A 14th character at either end is refused, also when the other 13 form a TID.
+    for (const bad of ['', '3mfyouuy6222', '3mfyouuy622222', '23mfyouuy62222', '3MFYOUUY62222', 'kzzzzzzzzzzzz', '3mfyouuy6222-', '3mfyouuy62221', 'notes']) {
       expect(isValidTid(bad), bad).toBe(false);
     }
   });
@@ -128,6 +129,13 @@ describe('TidGenerator', () => {
     expect(Math.floor(agreeing / 1000)).toBe(wallMs);
     expect(Math.abs((agreeing % 1000) - 500)).toBeLessThan(5);
     expect(at(wallMs + 5)).toBe(wallMs * 1000);
+  });
+
+  it('refuses a clock id outside the 10 bits when it is built, not at its first TID', () => {
+    for (const clockId of [1024, -1, 1.5]) {
+      expect(() => new TidGenerator({ nowMicros: () => MARCH_1_2026_NOON_US, clockId }), String(clockId)).toThrow(/clock id/);
+    }
+    expect(new TidGenerator({ nowMicros: () => MARCH_1_2026_NOON_US, clockId: 1023 }).next()).toBe(tidFromParts(MARCH_1_2026_NOON_US, 1023));
   });
 
   it('picks a random clock id by default', () => {
