@@ -181,6 +181,9 @@ describe('loading', () => {
     expect((await loadConfig(home.environment)).memory).toBe(100n);
     await writeConfig(home, '{}');
     expect((await loadConfig(home.environment)).did).toBe('self');
+    // A site config's own numbers may carry an exponent of -0.
+    await writeConfig(home, '{"ratio":1e-0,"bot":{"memory":7}}');
+    expect((await loadConfig(home.environment)).memory).toBe(7n);
   });
 
   const bad: [string, string][] = [
@@ -189,6 +192,8 @@ describe('loading', () => {
     ['{"bot":{"memory":5.0}}', 'bot.memory must be a non-negative integer'],
     ['{"bot":{"memory":1e2}}', 'bot.memory must be a non-negative integer'],
     ['{"bot":{"memory":-0}}', 'bot.memory must be a non-negative integer'],
+    // Valid JSON (an exponent of -0) that serde reads as the float 1.0.
+    ['{"bot":{"memory":1e-0}}', 'bot.memory must be a non-negative integer'],
     ['{"bot":{"memory":18446744073709551616}}', 'bot.memory must be a non-negative integer'],
     ['{"bot":{"did":5}}', 'bot.did must be a string'],
     ['{"bot":{"handle":[]}}', 'bot.handle must be a string'],

@@ -137,6 +137,11 @@ describe('serde_json renderings', () => {
     expect(parseRecordText('{"n":-01}').ok).toBe(false);
   });
 
+  it('reads an exponent of -0 as the valid JSON it is (1e-0 is 1.0 for serde_json), not as a -0 token to rewrite', () => {
+    const parsed = parseRecordText('{"value":{"content":{"text":"t"}},"n":[1e-0,2.5E-0,-1e-0,1e-00,-0]}');
+    expect(parsed.ok && renderCompact(parsed.value)).toBe('{"n":[1.0,2.5,-1.0,1.0,-0.0],"value":{"content":{"text":"t"}}}');
+  });
+
   it('reads a file of exactly the size bound that holds -0 tokens, though rewriting them as -0.0 makes the text longer', () => {
     const head = `{"value":{"content":{"text":"x"}},"n":[${Array<string>(1000).fill('-0').join(',')}],"pad":"`;
     const text = `${head}${'a'.repeat(MAX_RECORD_FILE_BYTES - head.length - 2)}"}`;

@@ -82,8 +82,11 @@ export type ParsedRecord =
   | { readonly ok: true; readonly value: JsonValue; readonly text: string | undefined; readonly shapeProblem: string | undefined }
   | { readonly ok: false; readonly reason: string };
 
-/** A string token, or the number token `-0` (not `-0.5`, `-0e1`). */
-const STRING_OR_NEGATIVE_ZERO = /"(?:[^"\\]|\\.)*"|-0(?![.\deE])/g;
+/**
+ * A string token, or the number token `-0` (not `-0.5`, `-0e1`, nor the
+ * exponent of `1e-0`: outside strings a `-` is either a sign or follows e/E).
+ */
+const STRING_OR_NEGATIVE_ZERO = /"(?:[^"\\]|\\.)*"|(?<![eE])-0(?![.\deE])/g;
 /** Room for the bytes negativeZeroAsFloat adds, so a file within the size bound still parses. */
 const NEGATIVE_ZERO_SLACK = 1024 * 1024;
 
