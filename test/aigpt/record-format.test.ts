@@ -188,5 +188,10 @@ describe('which files are records (spec 3.2)', () => {
     const names = ['b.json', 'a.json.json', 'a.json', 'é.json', 'Z.json', '😀.json', '\uffff.json'];
     // A name that is a prefix of another sorts first.
     expect(names.sort(compareFileNames)).toEqual(['Z.json', 'a.json', 'a.json.json', 'b.json', 'é.json', '\uffff.json', '😀.json']);
+    // Both ways round, so the order does not hang on which pairs the sort happens to compare.
+    for (const [low, high] of [['\uffff.json', '😀.json'], ['\ue000', '\ud800\udc00'], ['a.json', 'a.json.json']]) {
+      expect(compareFileNames(low!, high!), `${low} < ${high}`).toBeLessThan(0);
+      expect(compareFileNames(high!, low!), `${high} > ${low}`).toBeGreaterThan(0);
+    }
   });
 });

@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   decodeTidValue,
   encodeTidValue,
+  InvalidTidError,
   isGeneratedTid,
   isValidTid,
   MAX_TID_MICROS,
@@ -47,6 +48,16 @@ describe('TID encoding', () => {
     expect(tidFromParts(MAX_TID_MICROS, 1023)).toBe('bzzzzzzzzzzzz');
     expect(() => tidFromParts(MAX_TID_MICROS + 1, 0)).toThrow(/out of range/);
     expect(() => tidFromParts(-1, 0)).toThrow(/out of range/);
+    // Fractions and NaN are refused as TID errors too, not left to BigInt's RangeError.
+    for (const micros of [MARCH_1_2026_NOON_US + 0.5, Number.NaN]) expect(() => tidFromParts(micros, 0), String(micros)).toThrow(InvalidTidError);
+    expect(() => tidFromParts(MARCH_1_2026_NOON_US, 1.5)).toThrow(InvalidTidError);
+  });
+
+  it('refuses to decode what is not a TID instead of reading garbage bits', () => {
+    for (const bad of ['notes', '3mfyouuy6222', 'kzzzzzzzzzzzz']) {
+      expect(() => tidMicros(bad), bad).toThrow(InvalidTidError);
+      expect(() => decodeTidValue(bad), bad).toThrow(InvalidTidError);
+    }
   });
 
   it('a generated TID starts with 2..b (bit 63 clear); c..j pass the syntax but no generator makes them', () => {
