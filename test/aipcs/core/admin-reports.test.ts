@@ -11,9 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OperatorStoragePorts } from '../../../src/aipcs/core/application.js';
-import { doctorReport, statusReport, type AdminContext } from '../../../src/aipcs/core/admin-reports.js';
+import { doctorReport, migrationStateObject, statusReport, type AdminContext } from '../../../src/aipcs/core/admin-reports.js';
 import type { LifecycleService } from '../../../src/aipcs/core/lifecycle.js';
-import { StorageFailure, type StoreObservation } from '../../../src/aipcs/core/ports.js';
+import { AipcsError } from '../../../src/aipcs/contract/error-codes.js';
+import { StorageFailure, type MigrationState, type StoreObservation } from '../../../src/aipcs/core/ports.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import type { JsonObject } from '../../../src/common/json.js';
 import { materialisedNotes } from '../../conformance/harness.js';
@@ -26,6 +27,7 @@ describe('admin reports over ports that fail', () => {
   let storage: OperatorStoragePorts;
   let serviceId: string;
   let lifecycle: LifecycleService;
+  let seedMore: (count: number) => Promise<void>;
 
   beforeEach(async () => {
     base = mkdtempSync(join(tmpdir(), 'aipcs-admin-reports-'));
@@ -33,6 +35,12 @@ describe('admin reports over ports that fail', () => {
     const made = await materialisedNotes(storage);
     serviceId = made.serviceId;
     lifecycle = made.app.lifecycle;
+    let seeded = 0;
+    seedMore = async (count) => {
+      for (let i = 0; i < count; i++, seeded++) {
+        await made.app.lifecycle.seed({ domainName: `extra_${seeded}`, domainClass: 'knowledge', intentDescription: 'More.', idempotencyKey: `s-extra-${seeded}` });
+      }
+    };
   });
 
   afterEach(async () => {
@@ -97,6 +105,87 @@ describe('admin reports over ports that fail', () => {
         ['registry_migration', 'pass', null],
         ['service_identity', 'warning', 'storage_busy'],
       ],
+    });
+  });
+
+  // Operations spec §1.8: at most 100 services are counted and `truncated` flags more, so exactly 100 is not truncated.
+  it('status: exactly 100 services are counted in full and not truncated; a 101st is left out and flagged', async () => {
+    await seedMore(99);
+    expect((await statusReport(context(storage)))['services']).toEqual({ design: { materialised: 1n, seeded: 99n }, operational: { active: 100n }, recovery: { clear: 100n }, truncated: false });
+    await seedMore(1);
+    const services = (await statusReport(context(storage)))['services'] as JsonObject;
+    expect([services['operational'], services['truncated']]).toEqual([{ active: 100n }, true]);
+  });
+
+  // Contract and operations spec: busy is the one retryable storage refusal, whichever layer names it.
+  it('doctor: a port refusing with the contract error storage_busy is a warning, any other contract error a failure', async () => {
+    const refusing = (error: AipcsError) => ({ ...storage, registry: overriding(storage.registry, { read: async () => Promise.reject(error) }) });
+    expect((await doctorChecks(refusing(new AipcsError('storage_busy')))).checks.at(-1)).toEqual(['service_identity', 'warning', 'storage_busy']);
+    expect((await doctorChecks(refusing(new AipcsError('storage_unavailable')))).checks.at(-1)).toEqual(['service_identity', 'fail', 'storage_unavailable']);
+  });
+
+  it('doctor: a store that is outdated or busy is a warning and its domain schema is not inspected; one unavailable or incompatible fails', async () => {
+    const inspecting = (state: MigrationState): OperatorStoragePorts => ({ ...storage, stores: overriding(storage.stores, { inspect: async () => state }) });
+    const cases: [MigrationState, unknown[], string][] = [
+      [{ status: 'outdated', appliedRevision: 0n, targetRevision: 1n, reason: null }, ['service_store_migration', 'warning', 'storage_migration_required'], 'warning'],
+      [{ status: 'unavailable', appliedRevision: null, targetRevision: null, reason: 'busy' }, ['service_store_migration', 'warning', 'storage_busy'], 'warning'],
+      [{ status: 'unavailable', appliedRevision: null, targetRevision: null, reason: 'unavailable' }, ['service_store_migration', 'fail', 'storage_unavailable'], 'fail'],
+      [{ status: 'incompatible', appliedRevision: null, targetRevision: 1n, reason: null }, ['service_store_migration', 'fail', 'storage_incompatible'], 'fail'],
+    ];
+    for (const [state, check, overall] of cases) {
+      const report = await doctorChecks(inspecting(state));
+      expect([report.overall, report.checks.slice(5)]).toEqual([overall, [check, ['domain_schema', 'warning', 'domain_schema_not_inspectable']]]);
+    }
+  });
+
+  it('doctor and status: each registry state gives its registry_migration outcome and overall, and stops the checks unless ready', async () => {
+    const cases: [MigrationState, unknown[], string, string][] = [
+      [{ status: 'outdated', appliedRevision: 1n, targetRevision: 2n, reason: null }, ['registry_migration', 'warning', 'storage_migration_required'], 'warning', 'attention_required'],
+      [{ status: 'unavailable', appliedRevision: null, targetRevision: null, reason: 'busy' }, ['registry_migration', 'warning', 'storage_busy'], 'warning', 'unavailable'],
+      [{ status: 'unavailable', appliedRevision: null, targetRevision: null, reason: 'unavailable' }, ['registry_migration', 'fail', 'storage_unavailable'], 'fail', 'unavailable'],
+      [{ status: 'incompatible', appliedRevision: null, targetRevision: 2n, reason: null }, ['registry_migration', 'fail', 'storage_incompatible'], 'fail', 'attention_required'],
+      [{ status: 'dirty', appliedRevision: 2n, targetRevision: 2n, reason: null }, ['registry_migration', 'fail', 'storage_dirty'], 'fail', 'attention_required'],
+      [{ status: 'uninitialised', appliedRevision: null, targetRevision: 2n, reason: null }, ['registry_migration', 'fail', 'storage_uninitialised'], 'fail', 'attention_required'],
+    ];
+    for (const [registry, check, overall, statusOverall] of cases) {
+      // The ports stay open here, so only the registry state can stop the service checks.
+      const stateContext: AdminContext = { ...context(storage), registry };
+      const report = await doctorReport(stateContext, serviceId);
+      expect([report['overall'], (report['checks'] as JsonObject[]).map((c) => [c['check_id'], c['status'], c['issue_code']]).slice(2)]).toEqual([overall, [check]]);
+      const status = await statusReport(stateContext);
+      expect([status['overall'], status['services']]).toEqual([statusOverall, { design: {}, operational: {}, recovery: {}, truncated: false }]);
+    }
+  });
+
+  it('doctor under postgresql: the credential reference check passes between runtime and the registry', async () => {
+    const report = await doctorReport({ profile: 'postgresql', backend: 'postgresql', registry: { status: 'uninitialised', appliedRevision: null, targetRevision: 1n, reason: null }, storage: null, lifecycle: null, principalId: 'agent-a' }, null);
+    expect(report).toEqual({
+      profile: 'postgresql',
+      backend: 'postgresql',
+      service_id: null,
+      overall: 'fail',
+      checks: [
+        { check_id: 'configuration', status: 'pass', issue_code: null },
+        { check_id: 'runtime', status: 'pass', issue_code: null },
+        { check_id: 'credential_reference', status: 'pass', issue_code: null },
+        { check_id: 'registry_migration', status: 'fail', issue_code: 'storage_uninitialised' },
+      ],
+    });
+    expect(Object.keys(report)).toEqual(['profile', 'backend', 'service_id', 'overall', 'checks']);
+  });
+
+  // Public revision scale (operations spec §1.8): PostgreSQL registry target 2, store target 1; nothing applied stays 0.
+  it('migration-state objects of PostgreSQL put our revisions on the public scale, keys in spec order', () => {
+    const registry = migrationStateObject('registry', 'postgresql', { status: 'ready', appliedRevision: 1n, targetRevision: 1n, reason: null });
+    expect(registry).toEqual({ component: 'registry', backend: 'postgresql', status: 'ready', applied_revision: 2n, target_revision: 2n, issue_code: null });
+    expect(Object.keys(registry)).toEqual(['component', 'backend', 'status', 'applied_revision', 'target_revision', 'issue_code']);
+    expect(migrationStateObject('service_store', 'postgresql', { status: 'uninitialised', appliedRevision: 0n, targetRevision: 1n, reason: null })).toEqual({
+      component: 'service_store',
+      backend: 'postgresql',
+      status: 'uninitialised',
+      applied_revision: 0n,
+      target_revision: 1n,
+      issue_code: 'storage_uninitialised',
     });
   });
 });
