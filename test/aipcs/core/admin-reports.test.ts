@@ -14,7 +14,7 @@ import type { OperatorStoragePorts } from '../../../src/aipcs/core/application.j
 import { doctorReport, migrationStateObject, statusReport, type AdminContext } from '../../../src/aipcs/core/admin-reports.js';
 import type { LifecycleService } from '../../../src/aipcs/core/lifecycle.js';
 import { AipcsError } from '../../../src/aipcs/contract/error-codes.js';
-import { StorageFailure, type MigrationState, type StoreObservation } from '../../../src/aipcs/core/ports.js';
+import { StorageFailure, type MigrationState, type OperatorRegistryReader, type StoreObservation } from '../../../src/aipcs/core/ports.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import type { JsonObject } from '../../../src/common/json.js';
 import { materialisedNotes } from '../../conformance/harness.js';
@@ -187,5 +187,20 @@ describe('admin reports over ports that fail', () => {
       target_revision: 1n,
       issue_code: 'storage_uninitialised',
     });
+  });
+
+  // Operations spec §1.8: sorted keys. Listing newest first puts seeded before materialised.
+  it('status: the counts have sorted keys whatever order the services are listed in', async () => {
+    await seedMore(1);
+    const reversed: OperatorStoragePorts = {
+      ...storage,
+      registry: overriding(storage.registry, {
+        read: async <T>(work: (tx: OperatorRegistryReader) => Promise<T>): Promise<T> =>
+          storage.registry.read((tx) => work(overriding(tx, { listServices: async (principal: string, limit: number) => [...(await tx.listServices(principal, limit))].reverse() }))),
+      }),
+    };
+    const services = (await statusReport(context(reversed)))['services'] as JsonObject;
+    expect(services).toEqual({ design: { materialised: 1n, seeded: 1n }, operational: { active: 2n }, recovery: { clear: 2n }, truncated: false });
+    expect(Object.keys(services['design'] as JsonObject)).toEqual(['materialised', 'seeded']);
   });
 });
