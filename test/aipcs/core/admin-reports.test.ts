@@ -203,4 +203,15 @@ describe('admin reports over ports that fail', () => {
     expect(services).toEqual({ design: { materialised: 1n, seeded: 1n }, operational: { active: 2n }, recovery: { clear: 2n }, truncated: false });
     expect(Object.keys(services['design'] as JsonObject)).toEqual(['materialised', 'seeded']);
   });
+
+  // Operations spec §1.8 and §1.3: the JSON keeps the spec's key order (scripts compare text).
+  it('status: keys in spec order, ready or stateless', async () => {
+    const ready = await statusReport(context(storage));
+    const stateless = await statusReport({ profile: 'stateless', backend: null, registry: null, storage: null, lifecycle: null, principalId: null });
+    for (const report of [ready, stateless]) {
+      expect(Object.keys(report)).toEqual(['profile', 'backend', 'registry', 'services', 'overall']);
+      expect(Object.keys(report['services'] as JsonObject)).toEqual(['design', 'operational', 'recovery', 'truncated']);
+    }
+    expect(stateless).toEqual({ profile: 'stateless', backend: null, registry: null, services: { design: {}, operational: {}, recovery: {}, truncated: false }, overall: 'unavailable' });
+  });
 });
