@@ -145,11 +145,16 @@ const pass = (id: string): Check => ({ check_id: id, status: 'pass', issue_code:
 const warn = (id: string, issue: string): Check => ({ check_id: id, status: 'warning', issue_code: issue });
 const fail = (id: string, issue: string): Check => ({ check_id: id, status: 'fail', issue_code: issue });
 
-/** A storage failure while checking: busy is a warning, anything else a failure. */
+/**
+ * A failure while checking: busy storage is a warning, other storage or
+ * contract failures fail as storage_unavailable, and anything else (a
+ * defect of ours) fails as internal_error (§1.8), not as an outage.
+ */
 function failureCheck(id: string, error: unknown): Check {
   if (error instanceof StorageFailure && error.kind === 'busy') return warn(id, 'storage_busy');
   if (error instanceof AipcsError && error.code === 'storage_busy') return warn(id, 'storage_busy');
-  return fail(id, 'storage_unavailable');
+  if (error instanceof StorageFailure || error instanceof AipcsError) return fail(id, 'storage_unavailable');
+  return fail(id, 'internal_error');
 }
 
 /** `aipcs doctor [--service ID]`: ordered checks, stopping where a later one cannot mean anything. */

@@ -68,7 +68,7 @@ async function run(app: Application | null, command: ToolCommand): Promise<JsonO
   }
 }
 
-/** Told of every failure of a known tool's call (the client gets its envelope either way). */
+/** Told of every failure of a parsed call to a known tool; argument refusals are not (the client gets its envelope either way). */
 export type ToolFailureObserver = (tool: string, error: unknown) => void;
 
 /** Builds the dispatcher for the tools a profile exposes. */

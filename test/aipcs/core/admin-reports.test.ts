@@ -95,6 +95,13 @@ describe('admin reports over ports that fail', () => {
     expect((await doctorChecks(observing(async () => ({ state: 'unavailable' })))).checks.at(-1)).toEqual(['domain_schema', 'fail', 'storage_unavailable']);
   });
 
+  // §1.8 lists internal_error for domain_schema: a defect must not read as a storage outage.
+  it('doctor: a throw that is no storage or contract failure fails its check as internal_error', async () => {
+    expect((await doctorChecks(observing(async () => Promise.reject(new TypeError('a defect'))))).checks.at(-1)).toEqual(['domain_schema', 'fail', 'internal_error']);
+    const broken = { ...storage, registry: overriding(storage.registry, { read: async () => Promise.reject(new RangeError('a defect')) }) };
+    expect((await doctorChecks(broken)).checks.at(-1)).toEqual(['service_identity', 'fail', 'internal_error']);
+  });
+
   it('doctor: a registry busy while the service is read is a service_identity warning (storage_busy), and the checks stop there', async () => {
     const busy = { ...storage, registry: overriding(storage.registry, { read: async () => Promise.reject(new StorageFailure('busy')) }) };
     expect(await doctorChecks(busy)).toEqual({
