@@ -133,6 +133,25 @@ describe('aipcs service lifecycle commands', () => {
     }
   });
 
+  it('checks flags and mode before it resolves the configuration (spec §1.5 order)', () => {
+    const missing = freshDataRoot();
+    // An unknown profile from the environment (no --profile flag overrides it).
+    const env = { AIPCS_PROFILE: 'bogus' };
+    const root = ['--sqlite-data-root', missing];
+    const cases: [string[], string][] = [
+      [['service', 'suspend', OP(36)], '--expected-revision'],
+      [['service', 'inspect', 'not-a-uuid'], 'SERVICE_ID'],
+      [['export', OP(36), '--output', join(missing, 'out.jsonl'), '--operation-id', OP(37)], '--expected-revision'],
+    ];
+    for (const [argv, path] of cases) {
+      const run = aipcs([...argv, ...root], { env });
+      expect([run.status, run.envelope.error?.issues[0]?.path], argv.join(' ')).toEqual([2, path]);
+    }
+    // With its flags complete, the same command reaches the configuration and is refused there.
+    const resolved = aipcs(['service', 'suspend', OP(36), '--expected-revision', '1', '--operation-id', OP(37), ...root], { env });
+    expect([resolved.status, resolved.envelope.error?.issues[0]?.code, resolved.envelope.error?.issues[0]?.path]).toEqual([2, 'invalid_configuration', 'profile']);
+  });
+
   it('requires a ready registry: a missing root needs migrating (by serve) and stays missing', () => {
     const missing = freshDataRoot();
     const run = aipcs(['service', 'suspend', OP(40), '--expected-revision', '1', '--operation-id', OP(41), ...rootArgs(missing)]);
