@@ -171,6 +171,20 @@ describe('interactive operator commands', () => {
     expect(gone.output).toContain('error [not_found]');
   });
 
+  it('purge by receipt shows the receipt it will rely on, and purges once the id is typed', async () => {
+    const serviceId = await materialisedService(client, 'tty_purge_receipt');
+    expect(aipcs(['service', 'archive', serviceId, '--expected-revision', '3', '--operation-id', '00000000-0000-4000-8000-00000000bb02', '--yes', ...args]).status).toBe(0);
+    const path = join(mkdtempSync(join(tmpdir(), 'aipcs-tty-')), 'out.jsonl');
+    const exported = aipcs(['export', serviceId, '--output', path, '--expected-revision', '4', '--operation-id', '00000000-0000-4000-8000-00000000bb03', ...args]);
+    const receiptId = (exported.envelope.result?.['receipt'] as Record<string, string>)['receipt_id'] as string;
+    const run = onTerminal(['service', 'purge', serviceId, '--receipt', receiptId, '--format', 'human', ...args], serviceId);
+    expect(run.status).toBe(0);
+    expect(run.output).toContain('operational_status: archived');
+    expect(run.output).toContain('expected_revision: 4');
+    expect(run.output).toContain(`authority: verified_receipt:${receiptId}`);
+    expect(run.output).toContain('tombstone.authority: verified_receipt');
+  });
+
   it('export prompts when it generated a value; import always prompts after validation', async () => {
     const serviceId = await materialisedService(client, 'tty_transfer');
     expect(aipcs(['service', 'suspend', serviceId, '--expected-revision', '3', '--operation-id', '00000000-0000-4000-8000-00000000cc01', ...args]).status).toBe(0);
