@@ -317,6 +317,9 @@ describe('read-only administration', () => {
       });
       const list = aipcs(['service', 'list', ...rootArgs(root)]);
       expect([list.status, list.envelope.error?.code]).toEqual([3, 'storage_migration_required']);
+      // A service store's state is read through the registry: it must be ready too.
+      const store = aipcs(['storage', 'status', '--service', OP(1), ...rootArgs(root)]);
+      expect([store.status, store.envelope.error?.code]).toEqual([3, 'storage_migration_required']);
       const doctor = aipcs(['doctor', ...rootArgs(root)]);
       expect(checks(doctor.envelope.result)[2]).toEqual(['registry_migration', 'warning', 'storage_migration_required']);
       // Still outdated: inspection never migrates.
@@ -517,6 +520,31 @@ describe('read-only administration on a data root no server has open', () => {
     ]) {
       expect(aipcs([...command, ...args]).status, command.join(' ')).toBe(0);
       expect(tree(), command.join(' ')).toEqual(before);
+    }
+  });
+});
+
+describe('administration under the stateless profile', () => {
+  it('refuses every command but status and doctor as unsupported_operation (3), before it looks at a service or a file', () => {
+    const absent = join(freshDataRoot(), 'absent.jsonl');
+    const id = OP(70);
+    const flags = ['--expected-revision', '2', '--operation-id', OP(71), '--yes'];
+    for (const command of [
+      ['storage', 'status'],
+      ['storage', 'status', '--service', id],
+      ['service', 'list'],
+      ['service', 'inspect', id],
+      ['maintenance', 'scan', '--service', id],
+      ['service', 'suspend', id, ...flags],
+      ['service', 'archive', id, ...flags],
+      ['export', id, '--output', absent, ...flags],
+      // The input does not exist: a dry run that went on would say storage_unavailable.
+      ['import', '--input', absent, '--dry-run'],
+      ['import', '--input', absent, '--operation-id', OP(71), '--yes'],
+      ['service', 'purge', id, '--override', '--confirm-service-id', id, ...flags],
+    ]) {
+      const run = aipcs([...command, '--profile', 'stateless']);
+      expect([run.status, run.envelope.error?.code], command.join(' ')).toEqual([3, 'unsupported_operation']);
     }
   });
 });
