@@ -104,6 +104,8 @@ describe('aipcs service lifecycle commands', () => {
       [['service', 'suspend', id, '--expected-revision', '03', '--operation-id', OP(31)], '--expected-revision'],
       [['service', 'suspend', id, '--expected-revision', '9223372036854775808', '--operation-id', OP(31)], '--expected-revision'],
       [['service', 'suspend', id, '--expected-revision', '1', '--operation-id', 'not-a-uuid'], '--operation-id'],
+      // Both invalid: the revision is named first (spec §1.9.1 order).
+      [['service', 'suspend', id, '--expected-revision', '03', '--operation-id', 'not-a-uuid'], '--expected-revision'],
       // --format human without a terminal is still machine mode.
       [['service', 'resume', id, '--format', 'human'], '--expected-revision'],
     ];

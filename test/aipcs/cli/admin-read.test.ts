@@ -462,6 +462,18 @@ describe('read-only administration', () => {
       expect(stale.map((candidate) => [candidate.record.id, candidate.detail['threshold_days']])).toEqual([[old['id'], 90]]);
     });
 
+    it('returns at most 100 candidates, as the MCP tool at its largest limit', async () => {
+      const root = freshDataRoot();
+      const setup = await serveOn(root);
+      const serviceId = await materialisedService(setup, 'read_many_notes');
+      // Every note is a missing_authority candidate: one more than the limit.
+      for (let n = 0; n < 101; n++) await createNote(setup, serviceId, { title: `Note ${n}` });
+      await setup.close();
+      const run = aipcs(['maintenance', 'scan', '--service', serviceId, ...rootArgs(root)]);
+      expect(run.status).toBe(0);
+      expect(run.envelope.result?.['candidates']).toHaveLength(100);
+    });
+
     it('applies data admission: suspended or seeded → storage_unavailable (6), pending → storage_busy (4), unknown → not_found (3)', async () => {
       for (const serviceId of [suspended, seeded]) {
         const run = aipcs(['maintenance', 'scan', '--service', serviceId, ...args]);
