@@ -530,6 +530,13 @@ describe('aipcs export and import', () => {
       }
     });
 
+    it('export needs a ready registry, and refused there leaves nothing beside --output', () => {
+      const folder = mkdtempSync(join(tmpdir(), 'aipcs-export-unready-'));
+      const run = aipcs(['export', OP(24), '--output', join(folder, 'out.jsonl'), '--expected-revision', '1', '--operation-id', OP(25), ...rootArgs(freshDataRoot())]);
+      expect([run.status, run.envelope.error?.code]).toEqual([3, 'storage_migration_required']);
+      expect(readdirSync(folder)).toEqual([]);
+    });
+
     it('needs a ready registry for an actual import (not for a dry run)', () => {
       const empty = freshDataRoot();
       const run = aipcs(['import', '--input', artefact, '--operation-id', OP(23), '--yes', ...rootArgs(empty)]);
