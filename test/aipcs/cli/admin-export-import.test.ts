@@ -555,6 +555,9 @@ describe('aipcs export and import', () => {
       expect([run.status, run.envelope.error?.code]).toEqual([2, 'validation_failed']);
       expect(readdirSync(destination)).toEqual([]);
       expect(statSync(destination).mtimeMs).toBe(before);
+      // Nor is storage composed first: an unset DSN variable would refuse it (storage_unavailable).
+      const unset = aipcs(['import', '--input', bad, '--operation-id', OP(24), '--yes', '--profile', 'postgresql', '--principal-id', 'local-agent', '--postgres-dsn-env', 'AIPCS_TEST_UNSET_DSN']);
+      expect([unset.status, unset.envelope.error?.code]).toEqual([2, 'validation_failed']);
     });
 
     it('rejects symlinks, directories and FIFOs as invalid input, and a missing file as storage_unavailable', () => {

@@ -203,6 +203,8 @@ describe('interactive operator commands', () => {
       expect(imported.output).toContain(field);
     }
     expect(imported.output).toContain('operation: import');
+    // Its operation id was generated: the prompt asks the operator to record it.
+    expect(imported.output).toContain('Record the operation_id');
   });
 
   it('--yes on a terminal is machine mode; no controlling terminal is invalid_request', async () => {
