@@ -182,6 +182,7 @@ describe('interactive operator commands', () => {
     expect(run.output).toContain('operational_status: archived');
     expect(run.output).toContain('expected_revision: 4');
     expect(run.output).toContain(`authority: verified_receipt:${receiptId}`);
+    expect(run.output).toContain('Record the operation_id');
     expect(run.output).toContain('tombstone.authority: verified_receipt');
   });
 
