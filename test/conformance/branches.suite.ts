@@ -459,5 +459,41 @@ export function branchesSuite(harness: StorageHarness): void {
         expect(card['primary_record_count']).toBe(0n);
       });
     });
+
+    describe('data port', () => {
+      // Every shared statement scopes by the principal, so a store holding
+      // one principal's rows shows another principal none of them and lets it
+      // change none of them.
+      it('scopes branches, memberships, replays and record lookups to the principal', async () => {
+        const branch = await createBranch('mine');
+        const note = await createNote('n');
+        await assign(branch['id'] as string, 'primary', 'assign', [note], 'assign-key');
+        const locator = (await app.lifecycle.admitData(serviceId)).service.storage;
+        if (!locator) throw new Error('no storage locator');
+        const branchId = branch['id'] as string;
+        const noteId = note['id'] as string;
+        const seenBy = (principal: string) =>
+          storage.data.read(locator, principal, async (tx) => ({
+            byId: await tx.getBranch(branchId),
+            bySlug: await tx.findBranchBySlug('mine'),
+            listed: (await tx.listBranches({ status: null, branchType: null, parentId: null, afterId: null, limit: 10 })).map((row) => row.id),
+            role: await tx.getMembership('note', noteId, branchId),
+            primary: await tx.getPrimaryBranch('note', noteId),
+            cards: (await tx.branchCards(10)).map((card) => card.branch.id),
+          }));
+        const mine = await seenBy('agent-a');
+        expect(mine).toMatchObject({ bySlug: mine.byId, listed: [branchId], role: 'primary', primary: branchId, cards: [branchId] });
+        const stored = mine.byId;
+        if (!stored) throw new Error('no branch');
+        expect(await seenBy('agent-b')).toEqual({ byId: undefined, bySlug: undefined, listed: [], role: undefined, primary: undefined, cards: [] });
+        await expect(storage.data.write(locator, 'agent-b', (tx) => tx.updateBranch({ ...stored, title: 'Theirs', branchRevision: stored.branchRevision + 1n }))).rejects.toThrow();
+        const lookups = (principal: string) =>
+          storage.data.write(locator, principal, async (tx) => ({ replay: (await tx.getReplay('assign-key'))?.kind, exists: await tx.recordExists('note', noteId) }));
+        expect(await lookups('agent-b')).toEqual({ replay: undefined, exists: false });
+        await storage.data.write(locator, 'agent-b', (tx) => tx.removeMembership('note', noteId, branchId));
+        expect(await seenBy('agent-a')).toEqual(mine);
+        expect(await lookups('agent-a')).toEqual({ replay: expect.any(String), exists: true });
+      });
+    });
   });
 }
