@@ -446,6 +446,45 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(memberships.map((row) => row.recordId)).toEqual([...ids].sort());
         expect(memberships.every((row) => row.branchId === branch && row.role === 'related' && row.entityName === 'note')).toBe(true);
       });
+
+      it('pages memberships by branch, entity, record and role at every page size, each page full until the last', async () => {
+        const serviceId = await materialised();
+        // Projects are created first, so their ids sort before the notes': an
+        // order by record before entity would put them first.
+        const created = async (entityName: string, record: JsonObject, idempotencyKey: string) =>
+          ((await app.records.create({ serviceId, entityName, record, idempotencyKey }))['record'] as JsonObject)['id'] as string;
+        const projects = [await created('project', { name: 'p0' }, 'p0'), await created('project', { name: 'p1' }, 'p1')];
+        const notes = [await created('note', { title: 'n0' }, 'n0'), await created('note', { title: 'n1' }, 'n1')];
+        const branches: string[] = [];
+        for (const slug of ['b0', 'b1']) {
+          branches.push(((await app.branches.create({ serviceId, slug, title: slug, intent: 'I', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: slug }))['branch'] as JsonObject)['id'] as string);
+        }
+        const expected: string[] = [];
+        for (const [b, branchId] of branches.entries()) {
+          const role = b === 0 ? 'primary' : 'related';
+          const targets = [...notes.map((recordId) => ({ entityName: 'note', recordId })), ...projects.map((recordId) => ({ entityName: 'project', recordId }))];
+          await app.branches.assign({ serviceId, branchId, role, operation: 'assign', records: targets.map((target) => ({ ...target, expectedRecordVersion: BigInt(b + 1) })), idempotencyKey: `assign-${b}` });
+          expected.push(...targets.map((target) => `${branchId} ${target.entityName} ${target.recordId} ${role}`));
+        }
+        expected.sort();
+        const locator = locatorOf(serviceId);
+        for (let size = 1; size <= expected.length + 1; size++) {
+          const pages = await storage.data.read(locator, 'agent-a', async (tx) => {
+            const out = [];
+            let after = null;
+            // Bounded, so a keyset that does not advance fails instead of looping.
+            for (let pageCount = 0; pageCount <= expected.length; pageCount++) {
+              const page = await tx.membershipPage(after, size);
+              out.push(page.map((row) => `${row.branchId} ${row.entityName} ${row.recordId} ${row.role}`));
+              after = page.at(-1) ?? null;
+              if (page.length < size) break;
+            }
+            return out;
+          });
+          expect(pages.flat()).toEqual(expected);
+          expect(pages.map((page) => page.length)).toEqual([...Array.from({ length: Math.floor(expected.length / size) }, () => size), expected.length % size]);
+        }
+      });
     });
 
     describe('export and import', () => {
