@@ -494,6 +494,22 @@ export function branchesSuite(harness: StorageHarness): void {
         expect(await seenBy('agent-a')).toEqual(mine);
         expect(await lookups('agent-a')).toEqual({ replay: expect.any(String), exists: true });
       });
+
+      it('orders branch cards by updated_at descending, ties by id ascending', async () => {
+        const locator = (await app.lifecycle.admitData(serviceId)).service.storage;
+        if (!locator) throw new Error('no storage locator');
+        const at = 1_800_000_000_000_000n;
+        const stored = (id: string, updatedAt: bigint) => ({
+          id, slug: `s-${id.slice(-2)}`, title: 'T', intent: 'I', branchType: null, parentId: null, status: 'active' as const, retrievalSummary: null, createdAt: at, updatedAt, branchRevision: 1n,
+        });
+        const id = (n: number) => `00000000-0000-4000-8000-0000000000${n.toString().padStart(2, '0')}`;
+        // Inserted out of order: the newest first by id, then three tied.
+        await storage.data.write(locator, 'agent-a', async (tx) => {
+          for (const branch of [stored(id(3), at), stored(id(9), at + 5n), stored(id(1), at), stored(id(2), at)]) await tx.insertBranch(branch);
+        });
+        const cards = await storage.data.read(locator, 'agent-a', (tx) => tx.branchCards(3));
+        expect(cards.map((card) => card.branch.id)).toEqual([id(9), id(1), id(2)]);
+      });
     });
   });
 }
