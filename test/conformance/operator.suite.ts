@@ -610,6 +610,31 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         }
       });
 
+      it('an imported store restarts the history order at each entity, also where the next entity\'s first record has the same id', async () => {
+        const serviceId = await materialised();
+        const layouts = storeLayoutOf(manifest(notesManifest())).entities;
+        const layout = (name: string) => layouts.find((entity) => entity.name === name) as EntityLayout;
+        const [r, s] = ['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002'];
+        const at = 1_800_000_000_000_000n;
+        await storage.data.write(locatorOf(serviceId), 'agent-a', async (tx) => {
+          // The note r is the artefact's last note chain, ending late; the project r follows it.
+          await tx.insertRecord(layout('note'), { id: r, createdAt: at, updatedAt: at + 1000n, createdVia: 'mcp', recordVersion: 2n, fields: { title: 'N2' } });
+          await tx.appendHistory({ entityName: 'note', recordId: r, recordVersion: 1n, kind: 'create', before: null, after: { title: 'N' }, occurredAt: at });
+          for (const [id, time] of [[r, at + 10n], [s, at + 20n]] as const) {
+            await tx.insertRecord(layout('project'), { id, createdAt: time, updatedAt: time, createdVia: 'mcp', recordVersion: 1n, fields: { name: id } });
+            await tx.appendHistory({ entityName: 'project', recordId: id, recordVersion: 1n, kind: 'create', before: null, after: { name: id }, occurredAt: time });
+          }
+          await tx.appendHistory({ entityName: 'note', recordId: r, recordVersion: 2n, kind: 'update', before: { title: 'N' }, after: { title: 'N2' }, occurredAt: at + 1000n });
+        });
+        await operator.operations.transition({ kind: 'suspend', serviceId, expectedServiceRevision: 3n, operationId: OP(1) });
+        const { bytes } = await exportBytes(operator, serviceId, 4n, OP(2));
+        const importer = await freshLocation('agent-b');
+        await importBytes(importer, bytes, OP(3));
+        await importer.operations.transition({ kind: 'resume', serviceId, expectedServiceRevision: 4n, operationId: OP(4) });
+        const events = (await app.records.history({ serviceId, entityName: 'project', recordId: null, limit: 100, cursor: null }))['events'] as JsonObject[];
+        expect(events.map((event) => event['id'])).toEqual([r, s]);
+      });
+
       it('an imported store lists an entity\'s history in the order it was written, not record by record', async () => {
         // The artefact holds each record's chain together; staging numbers the
         // events by time again, so the entity-wide history reads as it did.
