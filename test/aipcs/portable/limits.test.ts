@@ -2,11 +2,13 @@
 // LF, the artefact bound (default, lowered, never above 1 GiB), the line
 // count including the trailer, nesting and 64-bit integers.
 
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   ABSOLUTE_MAX_BUNDLE_BYTES,
   BundleInvalidError,
   DEFAULT_MAX_BUNDLE_BYTES,
+  EMPTY_SHA256,
   MAX_LINE_BYTES,
   MAX_LINES,
   readBundleItems,
@@ -16,7 +18,7 @@ import {
 } from '../../../src/aipcs/portable/index.js';
 import { readWithLimits } from '../../../src/aipcs/portable/bundle-reader.js';
 import { writeWithLimits } from '../../../src/aipcs/portable/bundle-writer.js';
-import { DEFAULT_LIMITS, type BundleLimits } from '../../../src/aipcs/portable/format.js';
+import { DEFAULT_LIMITS, resolveLimits, type BundleLimits } from '../../../src/aipcs/portable/format.js';
 import { VECTOR_BYTES, chunked, linesOf, materialisedContent, writeToBytes } from './fixtures.js';
 
 async function defectWith(bytes: Uint8Array, limits: BundleLimits, chunkSize = 65536): Promise<BundleDefect | null> {
@@ -37,6 +39,13 @@ describe('limits', () => {
     expect(DEFAULT_MAX_BUNDLE_BYTES).toBe(268_435_456);
     expect(ABSOLUTE_MAX_BUNDLE_BYTES).toBe(1_073_741_824);
     expect(MAX_LINES).toBe(1_000_000);
+    expect(EMPTY_SHA256).toBe(createHash('sha256').digest('hex'));
+    // What a run enforces when the caller gives no bound (the writer and the reader both resolve this way).
+    const profile = { maxBundleBytes: 268_435_456, maxLineBytes: 1_048_576, maxLines: 1_000_000 };
+    expect(resolveLimits(undefined)).toEqual(profile);
+    expect(resolveLimits({})).toEqual(profile);
+    expect(DEFAULT_LIMITS).toEqual(profile);
+    expect(resolveLimits({ maxBundleBytes: 1 })).toEqual({ ...profile, maxBundleBytes: 1 });
   });
 
   it('bounds a line at 1 MiB including its LF, without buffering past it', async () => {
@@ -68,6 +77,8 @@ describe('limits', () => {
     await expect(validateBundle(chunked(VECTOR_BYTES), { maxBundleBytes: 1897 })).rejects.toMatchObject({ reason: 'bundle_too_large' });
     await expect(validateBundle(chunked(VECTOR_BYTES, 1), { maxBundleBytes: 1897 })).rejects.toMatchObject({ reason: 'bundle_too_large' });
     await expect(validateBundle(chunked(VECTOR_BYTES), { maxBundleBytes: 1000 })).rejects.toMatchObject({ reason: 'bundle_too_large' });
+    // 1 byte is the smallest bound a caller may give: the artefact is then too large, not the bound invalid.
+    await expect(validateBundle(chunked(VECTOR_BYTES), { maxBundleBytes: 1 })).rejects.toMatchObject({ reason: 'bundle_too_large' });
     for (const bad of [0, -1, 1.5, ABSOLUTE_MAX_BUNDLE_BYTES + 1, Number.NaN]) {
       await expect(validateBundle(chunked(VECTOR_BYTES), { maxBundleBytes: bad })).rejects.toBeInstanceOf(RangeError);
       await expect(writeBundle(materialisedContent(), () => undefined, { maxBundleBytes: bad })).rejects.toBeInstanceOf(RangeError);

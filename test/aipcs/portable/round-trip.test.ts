@@ -3,7 +3,7 @@
 // import flow (validate, then replay from a fresh read) sees the same bytes.
 
 import { describe, expect, it } from 'vitest';
-import { BundleInvalidError, readBundle, writeBundle, type BundleBranch, type BundleContent, type BundleDefect, type BundleHistoryEvent, type BundleRecord } from '../../../src/aipcs/portable/index.js';
+import { BundleInvalidError, readBundle, summaryToJson, writeBundle, type BundleBranch, type BundleContent, type BundleDefect, type BundleHistoryEvent, type BundleRecord } from '../../../src/aipcs/portable/index.js';
 import type { JsonObject, JsonValue } from '../../../src/common/json.js';
 import { chunked, materialisedContent, materialisedFrames, noteManifestJson, rawBundle, readAll, writeToBytes } from './fixtures.js';
 
@@ -34,6 +34,9 @@ describe('round trip', () => {
     expect(summary.frameCount).toBe(2 + 3 + 7 + 2 + 3 + 1);
     expect(summary.totalByteCount).toBe(bytes.length);
     expect(summary.sections.map((section) => section.count)).toEqual([1, 1, 3, 7, 2, 3, 0]);
+    // The source backend comes from the header: the vector's is sqlite, this one's postgresql.
+    expect(summary.sourceBackend).toBe('postgresql');
+    expect(summaryToJson(summary)).toMatchObject({ source_backend: 'postgresql', frame_count: 18n, total_byte_count: BigInt(bytes.length) });
   });
 
   it('measures texts and list items in characters: astral ones at each bound read back', async () => {
