@@ -163,5 +163,9 @@ describe('the shared tool server', () => {
     expect(await lenient.send('tools/call', { arguments: { n: 1 } })).toEqual({ result: { content: [{ type: 'text', text: 'unknown ' }], isError: true } });
     expect(lenient.seen.unknown).toEqual(['']);
     expect(lenient.seen.calls).toEqual([]);
+    // Even where the handler receives every name, a call without one is not handed to it.
+    const unvalidated = await session({ unnamedToolCall: 'unknown-tool', validateArguments: false });
+    expect(await unvalidated.send('tools/call', { name: null })).toEqual({ result: { content: [{ type: 'text', text: 'unknown ' }], isError: true } });
+    expect(unvalidated.seen.calls).toEqual([]);
   });
 });
