@@ -8,6 +8,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/common/json.js';
 import { createLogger } from '../../src/common/logger.js';
+import { splitToolArguments } from '../../src/common/mcp/lossless-arguments.js';
 import { createToolServer, type SchemaIssue, type ToolCallResult, type ToolServerOptions } from '../../src/common/mcp/tool-server.js';
 
 const text = (value: string): ToolCallResult => ({ content: [{ type: 'text', text: value }] });
@@ -167,5 +168,25 @@ describe('the shared tool server', () => {
     const unvalidated = await session({ unnamedToolCall: 'unknown-tool', validateArguments: false });
     expect(await unvalidated.send('tools/call', { name: null })).toEqual({ result: { content: [{ type: 'text', text: 'unknown ' }], isError: true } });
     expect(unvalidated.seen.calls).toEqual([]);
+  });
+
+  it('runs arguments that only look like a token (no token prefix, or beside other members) as they are', async () => {
+    const { send, seen, tool } = await session({ validateArguments: false });
+    await send('tools/call', { name: 'a', arguments: { lossless_arguments_token: 'forged' } });
+    // A real token, waiting with its arguments, is still not claimed by arguments holding more than it.
+    const split = splitToolArguments({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'b', arguments: { n: 1n } } });
+    const token = split.token ?? '';
+    tool.lossless.put(token, { n: 1n });
+    await send('tools/call', { name: 'b', arguments: { lossless_arguments_token: token, m: 2 } });
+    expect(seen.calls).toEqual([
+      ['a', { lossless_arguments_token: 'forged' }],
+      ['b', { lossless_arguments_token: token, m: 2n }],
+    ]);
+    expect(tool.lossless.size).toBe(1);
+  });
+
+  it('gives a notification of a call no token (it runs no handler, so its arguments would never be taken)', () => {
+    const split = splitToolArguments({ jsonrpc: '2.0', method: 'tools/call', params: { name: 't', arguments: { n: 1n } } });
+    expect(split).toEqual({ sdkMessage: { jsonrpc: '2.0', method: 'tools/call', params: { name: 't', arguments: {} } } });
   });
 });
