@@ -183,10 +183,29 @@ describe('the shared tool server', () => {
       ['b', { lossless_arguments_token: token, m: 2n }],
     ]);
     expect(tool.lossless.size).toBe(1);
+    // The token alone claims them, once: a second call with it finds them gone and does not run.
+    await send('tools/call', { name: 'b', arguments: { lossless_arguments_token: token } });
+    expect(tool.lossless.size).toBe(0);
+    expect(await send('tools/call', { name: 'b', arguments: { lossless_arguments_token: token } })).toEqual({ result: { content: [{ type: 'text', text: 'internal' }], isError: true } });
+    expect(seen.calls.slice(2)).toEqual([['b', { n: 1n }]]);
   });
 
   it('gives a notification of a call no token (it runs no handler, so its arguments would never be taken)', () => {
     const split = splitToolArguments({ jsonrpc: '2.0', method: 'tools/call', params: { name: 't', arguments: { n: 1n } } });
     expect(split).toEqual({ sdkMessage: { jsonrpc: '2.0', method: 'tools/call', params: { name: 't', arguments: {} } } });
+  });
+
+  it('strips null members of params but the arguments of a call, and task metadata only where it reads as such', () => {
+    const call = splitToolArguments({ jsonrpc: '2.0', id: 2n, method: 'tools/call', params: { name: 't', _meta: { progressToken: null }, task: { ttl: 60000n }, arguments: { a: null } } });
+    expect(call.id).toBe(2);
+    expect(call.args).toEqual({ a: null });
+    expect(call.sdkMessage).toEqual({ jsonrpc: '2.0', id: 2n, method: 'tools/call', params: { name: 't', _meta: {}, arguments: { lossless_arguments_token: call.token } } });
+    // Another method's member named arguments is no tool's data.
+    expect(splitToolArguments({ jsonrpc: '2.0', id: 3, method: 'x/y', params: { arguments: { a: null, b: 1n }, task: 5n } }).sdkMessage).toEqual({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'x/y',
+      params: { arguments: { b: 1n }, task: 5n },
+    });
   });
 });
