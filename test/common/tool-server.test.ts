@@ -133,6 +133,10 @@ describe('the shared tool server', () => {
     expect(await send('tools/call', { name: 'first', arguments: { n: 'x' } })).toEqual({ result: { content: [{ type: 'text', text: 'called first' }] } });
     expect(seen.calls).toEqual([['first', { n: 2n }]]);
     expect(seen.settled).toEqual([1, 2, 3]);
+    // Only a server told how to report it says that it does: the HTTP transport would otherwise hold each call's POST for good.
+    const { onCallSettled: _settled, ...silent } = options(seen);
+    expect(createToolServer(silent).reportsSettledCalls).toBe(false);
+    expect(createToolServer(options(seen)).reportsSettledCalls).toBe(true);
   });
 
   it('hands a handler plain arguments with integral numbers as integers, at any depth', async () => {
