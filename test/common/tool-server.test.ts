@@ -211,5 +211,7 @@ describe('the shared tool server', () => {
       method: 'x/y',
       params: { arguments: { b: 1n }, task: 5n },
     });
+    const unreadable = { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { task: { ttl: 'soon' } } } as const;
+    expect(splitToolArguments(unreadable).sdkMessage).toEqual(unreadable);
   });
 });
