@@ -34,50 +34,49 @@ describe('exactly one memory file beyond the read bound', () => {
 
   afterEach(() => home.cleanup());
 
-  it('is one skipped entry in read_memory, before the unreadable file read, and one omitted memory in the instructions', async () => {
-    // The newest file is empty: unreadable, it costs nothing against the bound.
-    await fs.writeFile(join(memoryDir, '3mfyouuy6222h.json'), '');
+  interface Answers {
+    instructions: string;
+    payload: { count: number; records: { value: { content: { text: string } } }[]; skipped: unknown };
+  }
+
+  /** One server child: the instructions at initialize, then read_memory's payload. */
+  async function initializeAndReadMemory(): Promise<Answers> {
     const server = startServerChild(home.childEnv);
     try {
       server.send(INITIALIZE_REQUEST);
       const initialized = (await server.response(1))['result'] as { instructions: string };
-      // Every memory is larger than the instructions bound: the six read are omitted for size, the seventh was never read;
-      // the empty file is counted and skipped.
-      expect(initialized.instructions).toBe('[aigpt] memory records: 8/100 1 unreadable memory file(s) were skipped. (7 oldest memories omitted for size; use read_memory)');
       server.send(INITIALIZED_NOTIFICATION);
       server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read_memory', arguments: {} } });
       const result = (await server.response(2))['result'] as { content: { text: string }[] };
-      const payload = JSON.parse(result.content[0]!.text) as { count: number; records: { value: { content: { text: string } } }[]; skipped: unknown };
-      expect(payload.count).toBe(6);
-      expect(payload.records.map((record) => record.value.content.text)).toEqual([1, 2, 3, 4, 5, 6].map(text));
-      expect(payload.skipped).toEqual([
-        { path: memoryDir, reason: `1 oldest memory file(s) not read: beyond the read bound (10000 files, ${MAX_READ_MEMORY_BYTES} bytes, newest first)` },
-        { path: join(memoryDir, '3mfyouuy6222h.json'), reason: 'Failed to parse: The JSON document is malformed.' },
-      ]);
+      return { instructions: initialized.instructions, payload: JSON.parse(result.content[0]!.text) as Answers['payload'] };
     } finally {
       server.child.stdin.end();
       await server.exited;
     }
+  }
+
+  it('is one skipped entry in read_memory, before the unreadable file read, and one omitted memory in the instructions', async () => {
+    // The newest file is empty: unreadable, it costs nothing against the bound.
+    await fs.writeFile(join(memoryDir, '3mfyouuy6222h.json'), '');
+    const { instructions, payload } = await initializeAndReadMemory();
+    // Every memory is larger than the instructions bound: the six read are omitted for size, the seventh was never read;
+    // the empty file is counted and skipped.
+    expect(instructions).toBe('[aigpt] memory records: 8/100 1 unreadable memory file(s) were skipped. (7 oldest memories omitted for size; use read_memory)');
+    expect(payload.count).toBe(6);
+    expect(payload.records.map((record) => record.value.content.text)).toEqual([1, 2, 3, 4, 5, 6].map(text));
+    expect(payload.skipped).toEqual([
+      { path: memoryDir, reason: `1 oldest memory file(s) not read: beyond the read bound (10000 files, ${MAX_READ_MEMORY_BYTES} bytes, newest first)` },
+      { path: join(memoryDir, '3mfyouuy6222h.json'), reason: 'Failed to parse: The JSON document is malformed.' },
+    ]);
   });
 
   it('leaves an unreadable file older than the bound unread: the instructions count it as omitted, not as unreadable', async () => {
     await fs.writeFile(join(memoryDir, '3mfyouuy62227.json'), '');
-    const server = startServerChild(home.childEnv);
-    try {
-      server.send(INITIALIZE_REQUEST);
-      const initialized = (await server.response(1))['result'] as { instructions: string };
-      expect(initialized.instructions).toBe('[aigpt] memory records: 8/100 (8 oldest memories omitted for size; use read_memory)');
-      server.send(INITIALIZED_NOTIFICATION);
-      server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read_memory', arguments: {} } });
-      const result = (await server.response(2))['result'] as { content: { text: string }[] };
-      const payload = JSON.parse(result.content[0]!.text) as { count: number; skipped: unknown };
-      expect(payload.count).toBe(6);
-      expect(payload.skipped).toEqual([
-        { path: memoryDir, reason: `2 oldest memory file(s) not read: beyond the read bound (10000 files, ${MAX_READ_MEMORY_BYTES} bytes, newest first)` },
-      ]);
-    } finally {
-      server.child.stdin.end();
-      await server.exited;
-    }
+    const { instructions, payload } = await initializeAndReadMemory();
+    expect(instructions).toBe('[aigpt] memory records: 8/100 (8 oldest memories omitted for size; use read_memory)');
+    expect(payload.count).toBe(6);
+    expect(payload.skipped).toEqual([
+      { path: memoryDir, reason: `2 oldest memory file(s) not read: beyond the read bound (10000 files, ${MAX_READ_MEMORY_BYTES} bytes, newest first)` },
+    ]);
   });
 });

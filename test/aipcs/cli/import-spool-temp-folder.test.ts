@@ -153,14 +153,22 @@ describe('import spool passes', () => {
     for await (const chunk of chunks) parts.push(Buffer.from(chunk));
     return Buffer.concat(parts).toString('utf8');
   };
-  const inTmp = async (tmp: string, body: () => Promise<void>): Promise<void> => {
+  /** A spool over `input` (opened read-only) with TMPDIR set to `spools`; disposed, TMPDIR restored and the input closed after `body`. */
+  const onSpool = async (input: string, spools: string, body: (spool: ArtefactSpool) => Promise<void>, observer?: ConstructorParameters<typeof ArtefactSpool>[1]): Promise<void> => {
+    const fd = openSync(input, 'r');
     const saved = process.env['TMPDIR'];
-    process.env['TMPDIR'] = tmp;
+    process.env['TMPDIR'] = spools;
     try {
-      await body();
+      const spool = new ArtefactSpool(fd, observer);
+      try {
+        await body(spool);
+      } finally {
+        spool.dispose();
+      }
     } finally {
       if (saved === undefined) delete process.env['TMPDIR'];
       else process.env['TMPDIR'] = saved;
+      closeSync(fd);
     }
   };
 
@@ -168,24 +176,14 @@ describe('import spool passes', () => {
     const spools = mkdtempSync(join(tmpdir(), 'aipcs-spool-passes-'));
     const input = join(mkdtempSync(join(tmpdir(), 'aipcs-spool-passes-input-')), 'input.jsonl');
     writeFileSync(input, 'validated\n');
-    const fd = openSync(input, 'r');
     const told: string[] = [];
-    try {
-      await inTmp(spools, async () => {
-        const spool = new ArtefactSpool(fd, { pass: (pass) => told.push(`pass ${pass}`), chunk: (bytes) => told.push(`chunk ${bytes}`) });
-        try {
-          expect(await text(spool.open())).toBe('validated\n');
-          // Rewritten in place: the open input now reads the new bytes.
-          writeFileSync(input, 'changed after validation\n');
-          expect(await text(spool.open())).toBe('validated\n');
-          expect(await text(spool.open())).toBe('validated\n');
-        } finally {
-          spool.dispose();
-        }
-      });
-    } finally {
-      closeSync(fd);
-    }
+    await onSpool(input, spools, async (spool) => {
+      expect(await text(spool.open())).toBe('validated\n');
+      // Rewritten in place: the open input now reads the new bytes.
+      writeFileSync(input, 'changed after validation\n');
+      expect(await text(spool.open())).toBe('validated\n');
+      expect(await text(spool.open())).toBe('validated\n');
+    }, { pass: (pass) => told.push(`pass ${pass}`), chunk: (bytes) => told.push(`chunk ${bytes}`) });
     expect(told).toEqual(['pass 1', 'chunk 10', 'pass 2', 'chunk 10', 'pass 3', 'chunk 10']);
     expect(readdirSync(spools)).toEqual([]);
   });
@@ -194,44 +192,24 @@ describe('import spool passes', () => {
     const spools = mkdtempSync(join(tmpdir(), 'aipcs-spool-copy-gone-'));
     const input = join(mkdtempSync(join(tmpdir(), 'aipcs-spool-copy-gone-input-')), 'input.jsonl');
     writeFileSync(input, 'validated\n');
-    const fd = openSync(input, 'r');
-    try {
-      await inTmp(spools, async () => {
-        const spool = new ArtefactSpool(fd);
-        try {
-          expect(await text(spool.open())).toBe('validated\n');
-          // Something emptied the temporary folder between validation and staging.
-          const [folder] = readdirSync(spools);
-          rmSync(join(spools, folder ?? 'missing', 'bundle.jsonl'));
-          const failure = await (async () => text(spool.open()))().then(() => null, (error: unknown) => error);
-          expect((failure as { document?: unknown } | null)?.document).toMatchObject({ code: 'storage_unavailable', issues: [{ code: 'spool_unavailable', path: 'TMPDIR' }] });
-        } finally {
-          spool.dispose();
-        }
-      });
-    } finally {
-      closeSync(fd);
-    }
+    await onSpool(input, spools, async (spool) => {
+      expect(await text(spool.open())).toBe('validated\n');
+      // Something emptied the temporary folder between validation and staging.
+      const [folder] = readdirSync(spools);
+      rmSync(join(spools, folder ?? 'missing', 'bundle.jsonl'));
+      const failure = await (async () => text(spool.open()))().then(() => null, (error: unknown) => error);
+      expect((failure as { document?: unknown } | null)?.document).toMatchObject({ code: 'storage_unavailable', issues: [{ code: 'spool_unavailable', path: 'TMPDIR' }] });
+    });
     expect(readdirSync(spools)).toEqual([]);
   });
 
   it('an input that cannot be read is storage_unavailable naming --input, not the temporary folder', async () => {
     const spools = mkdtempSync(join(tmpdir(), 'aipcs-spool-unreadable-'));
     // A directory opens read-only, but read(2) fails on it (EISDIR).
-    const fd = openSync(mkdtempSync(join(tmpdir(), 'aipcs-spool-unreadable-input-')), 'r');
-    try {
-      await inTmp(spools, async () => {
-        const spool = new ArtefactSpool(fd);
-        try {
-          const failure = await text(spool.open()).then(() => null, (error: unknown) => error);
-          expect((failure as { document?: unknown } | null)?.document).toMatchObject({ code: 'storage_unavailable', issues: [{ code: 'input_unavailable', path: '--input' }] });
-        } finally {
-          spool.dispose();
-        }
-      });
-    } finally {
-      closeSync(fd);
-    }
+    await onSpool(mkdtempSync(join(tmpdir(), 'aipcs-spool-unreadable-input-')), spools, async (spool) => {
+      const failure = await text(spool.open()).then(() => null, (error: unknown) => error);
+      expect((failure as { document?: unknown } | null)?.document).toMatchObject({ code: 'storage_unavailable', issues: [{ code: 'input_unavailable', path: '--input' }] });
+    });
     expect(readdirSync(spools)).toEqual([]);
   });
 });
