@@ -2,7 +2,8 @@
 // their boundaries: pure codec functions both backends share.
 
 import { describe, expect, it } from 'vitest';
-import { comparableTimestamp27, historyRowsWithinBudget } from '../../../src/aipcs/storage/shared/record-codec.js';
+import { StorageFailure } from '../../../src/aipcs/core/ports.js';
+import { comparableTimestamp27, historyRowsWithinBudget, parseTimestamp27 } from '../../../src/aipcs/storage/shared/record-codec.js';
 
 // A row of the history page query's select list followed by event_sequence.
 const row = (version: bigint, after: string): unknown[] => ['note', 'r', version, 'update', null, after, 10n, version];
@@ -23,5 +24,21 @@ describe('comparableTimestamp27', () => {
     expect(comparableTimestamp27(-62_167_219_200_000_001n)).toBeNull();
     expect(comparableTimestamp27(253_402_300_799_999_999n)).toBe('9999-12-31T23:59:59.999999Z');
     expect(comparableTimestamp27(253_402_300_800_000_000n)).toBeNull();
+  });
+});
+
+describe('parseTimestamp27', () => {
+  it('reads a stored time, and refuses a corrupted one shaped like a time as a storage failure', () => {
+    expect(parseTimestamp27('2026-01-02T03:04:05.000006Z')).toBe(1_767_323_045_000_006n);
+    for (const corrupted of ['2026-13-01T00:00:00.000000Z', '2026-00-10T00:00:00.000000Z', '2026-01-01T00:00:00.00000Z', '2026-01-01 00:00:00.000000Z']) {
+      let failure: unknown;
+      try {
+        parseTimestamp27(corrupted);
+      } catch (error) {
+        failure = error;
+      }
+      expect(failure, corrupted).toBeInstanceOf(StorageFailure);
+      expect((failure as StorageFailure).kind, corrupted).toBe('unavailable');
+    }
   });
 });
