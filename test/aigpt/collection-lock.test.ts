@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireCollectionLock, BREAK_FILE, LOCK_FILE, type LockOptions } from '../../src/aigpt/storage/collection-lock.js';
+import { LOCK_TIMEOUT_MS } from '../../src/aigpt/core/limits.js';
 import { processStartMark } from '../../src/common/process.js';
 import { listDir, makeTempHome, type TempHome } from './support.js';
 
@@ -80,6 +81,9 @@ describe('collection lock', () => {
     // A lock that names its pid but no host cannot be judged; the pid is still named.
     await fs.writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid: 7 }));
     expect(await failure(impatient({ isProcessAlive: () => false }))).toBe(`Failed to lock ${dir}: held by pid 7`);
+    // Pid 0 names no process (kill(0, 0) signals our own group): unknown, never judged.
+    await fs.writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid: 0, host: hostname() }));
+    expect(await failure(impatient({ isProcessAlive: () => false }))).toBe(`Failed to lock ${dir}: held by an unknown process`);
     await fs.writeFile(join(dir, LOCK_FILE), 'not json');
     expect(await failure(impatient())).toBe(`Failed to lock ${dir}: held by an unknown process`);
     expect(await listDir(dir)).toEqual([LOCK_FILE]);
@@ -182,6 +186,10 @@ describe('collection lock', () => {
   it('breaks an empty lock or break file once it is older than twice the timeout, never a fresh one', async () => {
     const hourAgo = new Date(Date.now() - 3_600_000);
     await fs.writeFile(join(dir, LOCK_FILE), '');
+    expect(await failure(impatient())).toBe(`Failed to lock ${dir}: held by an unknown process`);
+    // Older than the timeout but not twice it: a holder may still be about to write it.
+    const between = new Date(Date.now() - 1.5 * LOCK_TIMEOUT_MS);
+    await fs.utimes(join(dir, LOCK_FILE), between, between);
     expect(await failure(impatient())).toBe(`Failed to lock ${dir}: held by an unknown process`);
     await fs.utimes(join(dir, LOCK_FILE), hourAgo, hourAgo);
     await fs.writeFile(join(dir, BREAK_FILE), '');
