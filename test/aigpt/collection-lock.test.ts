@@ -66,6 +66,37 @@ describe('collection lock', () => {
     expect(await listDir(dir)).toEqual([LOCK_FILE]);
   });
 
+  it('waits for a live holder exactly waitMs, not the whole timeout; a wait of 0 tries once', async () => {
+    await fs.writeFile(join(dir, LOCK_FILE), lockText(LIVE));
+    let now = 0;
+    const waited = await acquireCollectionLock(dir, { waitMs: 3_000, now: () => now, sleep: async () => void (now += 1_000) }).catch((e: unknown) => e);
+    expect((waited as Error).message).toBe(`Failed to lock ${dir}: held by pid ${LIVE}`);
+    expect(now).toBe(3_000);
+    let sleeps = 0;
+    const once = await acquireCollectionLock(dir, { waitMs: 0, now: () => 5, sleep: async () => void sleeps++ }).catch((e: unknown) => e);
+    expect((once as Error).message).toBe(`Failed to lock ${dir}: held by pid ${LIVE}`);
+    expect(sleeps).toBe(0);
+  });
+
+  it('backs off between attempts, never spinning and never for more than a few milliseconds at a time', async () => {
+    await fs.writeFile(join(dir, LOCK_FILE), lockText(LIVE));
+    let now = 0;
+    const sleeps: number[] = [];
+    const error = await acquireCollectionLock(dir, {
+      now: () => now,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        now += 500;
+      },
+    }).catch((e: unknown) => e);
+    expect((error as Error).message).toBe(`Failed to lock ${dir}: held by pid ${LIVE}`);
+    // The delay doubles from 1 ms up to 16 ms, and a random part up to as much again.
+    expect(sleeps.length).toBe(20);
+    expect(Math.min(...sleeps)).toBeGreaterThanOrEqual(1);
+    expect(Math.max(...sleeps)).toBeLessThan(32);
+    expect(sleeps.slice(4).every((ms) => ms >= 16)).toBe(true);
+  });
+
   it('never breaks a lock held on another host', async () => {
     await fs.writeFile(join(dir, LOCK_FILE), lockText(1, 'elsewhere'));
     let now = 0;
@@ -211,12 +242,15 @@ describe('collection lock', () => {
     const dead = `.lock.424242.0123456789abcdef.pending`;
     const live = `.lock.${LIVE}.fedcba9876543210.pending`;
     const foreign = `.lock.434343.00000000000000aa.pending`;
+    // Only `.lock.*` names are the lock's: a file merely ending like a pending one is someone else's.
+    const notOurs = `notes.lock.424242.0123456789abcdef.pending`;
+    await fs.writeFile(join(dir, notOurs), lockText(424242));
     await fs.writeFile(join(dir, dead), lockText(424242));
     await fs.writeFile(join(dir, live), lockText(LIVE));
     await fs.writeFile(join(dir, foreign), lockText(434343, 'another-host'));
     const handle = await acquireCollectionLock(dir, { isProcessAlive: (pid) => pid !== 424242 && pid !== 434343 });
     await handle.release();
-    expect(await listDir(dir)).toEqual([foreign, live].sort());
+    expect(await listDir(dir)).toEqual([foreign, live, notOurs].sort());
   });
 
   it('the holder clears an empty pending file (a waiter killed before writing it) once it is older than twice the timeout', async () => {
