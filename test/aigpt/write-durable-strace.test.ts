@@ -43,6 +43,14 @@ describe.runIf(hasStrace)('aigpt writes are durable (strace)', () => {
     expect(calls.slice(link + 1).some(fsyncOf(folder())), calls.join('\n')).toBe(true);
   });
 
+  it('save-memory fails when the folder cannot be fsynced (EIO): only unsupported folder syncs are ignored', async () => {
+    const run = spawnSync('strace', ['-f', '-qq', '-o', '/dev/null', '-P', memoryDir, '-e', 'trace=fsync', '-e', 'inject=fsync:error=EIO', process.execPath, aigptBin(), 'save-memory', 'x'], {
+      env: home.childEnv, cwd: home.root, encoding: 'utf8',
+    });
+    expect(run.stderr).toMatch(/^aigpt: Failed to write .*\/ai\.syui\.gpt\.memory\/[0-9a-z]{13}\.json: EIO: i\/o error\n$/);
+    expect(run.status).toBe(1);
+  });
+
   it('compress fsyncs each staged file and the journal before the journal is renamed into place, and the folder before any staged file is renamed', async () => {
     const lines = [
       INITIALIZE_REQUEST,
