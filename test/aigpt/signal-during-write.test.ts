@@ -10,8 +10,8 @@
 // the process itself at an exact fault point (AIGPT_TEST_FAULT_SIGNAL).
 
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -57,6 +57,21 @@ describe('aigpt writes interrupted by a signal', () => {
     }
     const listed = await run(['read-memory'], home.childEnv);
     for (const text of ['write:*:opened', 'write:*:linked', 'write:*:tmp-removed']) expect(listed.stdout).toContain(text);
+  });
+
+  it('a Ctrl-C while waiting for another writer\'s lock removes its own pending file, never the holder\'s lock', { timeout: 30_000 }, async () => {
+    expect((await run(['save-memory', 'first'], home.childEnv)).code).toBe(0);
+    // Held by this test's process: alive, on this host, and not the waiter.
+    const held = JSON.stringify({ pid: process.pid, host: hostname(), started: new Date().toISOString() });
+    writeFileSync(join(memoryDir(home), '.lock'), held);
+    const child = spawn(process.execPath, [aigptBin(), 'save-memory', 'waiting'], { env: home.childEnv, cwd: tmpdir(), stdio: 'ignore' });
+    const ended = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
+    const pending = (): string[] => readdirSync(memoryDir(home)).filter((name) => name.endsWith('.pending'));
+    while (pending().length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    child.kill('SIGINT');
+    expect(await ended).toBe('SIGINT');
+    expect(readdirSync(memoryDir(home)).filter((name) => name.startsWith('.'))).toEqual(['.lock']);
+    expect(readFileSync(join(memoryDir(home), '.lock'), 'utf8')).toBe(held);
   });
 
   it('a Ctrl-C the moment the lock file is linked, before the write holds signals, leaves no .lock behind', { timeout: 30_000 }, async () => {
