@@ -256,10 +256,14 @@ describe('collection lock', () => {
   it('the holder clears an empty pending file (a waiter killed before writing it) once it is older than twice the timeout', async () => {
     const old = `.lock.424242.0123456789abcdef.pending`;
     const fresh = `.lock.434343.00000000000000aa.pending`;
+    // JSON that is no object names nobody either: judged by age like an empty file.
+    const oldArray = `.lock.454545.00000000000000bb.pending`;
     await fs.writeFile(join(dir, old), '');
     await fs.writeFile(join(dir, fresh), '');
+    await fs.writeFile(join(dir, oldArray), JSON.stringify([424242, hostname()]));
     const hourAgo = new Date(Date.now() - 3_600_000);
     await fs.utimes(join(dir, old), hourAgo, hourAgo);
+    await fs.utimes(join(dir, oldArray), hourAgo, hourAgo);
     const handle = await acquireCollectionLock(dir);
     await handle.release();
     expect(await listDir(dir)).toEqual([fresh]);
