@@ -156,7 +156,9 @@ export async function acquireCollectionLock(dir: string, options: LockOptions = 
     }
   } finally {
     if (!acquired) ownNonces.delete(nonce);
-    await fs.rm(pending, { force: true });
+    // Best effort: a throw here would lose a lock just taken (never released,
+    // signals held) or hide the timeout; a leftover is swept by a later holder.
+    await fs.rm(pending, { force: true }).catch(() => undefined);
     releasePending();
     // Held: the hold now defers any signal until the lock is released.
     releaseLockOnInterrupt();
