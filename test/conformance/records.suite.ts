@@ -8,6 +8,7 @@ import type { JsonObject, JsonValue } from '../../src/common/json.js';
 import { encodeCursor } from '../../src/aipcs/core/cursor.js';
 import { PAGE_TEXT_BUDGET } from '../../src/aipcs/core/records.js';
 import { renderContractJson } from '../../src/aipcs/contract/envelope.js';
+import { storeLayoutOf } from '../../src/aipcs/core/layout.js';
 import { notesManifest, notesManifestV2, serverManaged, systemColumnNamesManifest } from '../support/manifests.js';
 import { appOver, manifest, materialisedNotes, sha256, type StorageHarness, type StorageLocation, type TestApp } from './harness.js';
 
@@ -754,6 +755,38 @@ export function recordsSuite(harness: StorageHarness): void {
         expect(await port((tx) => tx.branchReachesByParents(child, child))).toBe(true);
         expect(await port((tx) => tx.branchReachesByParents(child, parent))).toBe(true);
         expect(await port((tx) => tx.branchReachesByParents(parent, child))).toBe(false);
+      });
+
+      // A store holds one principal's rows, so the services never ask another principal's
+      // question of it; record lookups, pages, history and scans still answer it with nothing
+      // (the aggregates, counts and facets, may leave the owner check out, and do on SQLite).
+      it('scopes record reads and writes to the principal', async () => {
+        const locator = { backend: storage.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` };
+        const layout = storeLayoutOf(manifest(notesManifest()));
+        const note = layout.entities.find((entity) => entity.name === 'note')!;
+        const first = await create({ title: 'same', status: 'draft', tags: ['t'] });
+        await create({ title: 'same', status: 'draft', tags: ['t'] });
+        const id = first['id'] as string;
+        const reads = (principal: string) =>
+          storage.data.read(locator, principal, async (tx) => ({
+            got: (await tx.getRecord(note, id))?.id,
+            listed: (await tx.queryRecords(note, { filters: [], branch: null, afterId: null, limit: 10 })).length,
+            byStatus: (await tx.queryRecords(note, { filters: [{ kind: 'equals', field: 'status', value: 'draft' }], branch: null, afterId: null, limit: 10 })).length,
+            byTag: (await tx.queryRecords(note, { filters: [{ kind: 'member', field: 'tags', value: 't' }], branch: null, afterId: null, limit: 10 })).length,
+            history: (await tx.history('note', null, null, 10)).events.length,
+            recordHistory: (await tx.history('note', id, null, 10)).events.length,
+            scanned: (await tx.scanRecords(note, { memberOf: null, afterId: null, limit: 10 })).length,
+            duplicates: (await tx.duplicateValues(note, 'title', null, 10)).length,
+          }));
+        const mine = { got: id, listed: 2, byStatus: 2, byTag: 2, history: 2, recordHistory: 1, scanned: 2, duplicates: 2 };
+        expect(await reads('agent-a')).toEqual(mine);
+        expect(await reads('agent-b')).toEqual({ got: undefined, listed: 0, byStatus: 0, byTag: 0, history: 0, recordHistory: 0, scanned: 0, duplicates: 0 });
+        const stored = await storage.data.read(locator, 'agent-a', (tx) => tx.getRecord(note, id));
+        if (!stored) throw new Error('no record');
+        await expect(storage.data.write(locator, 'agent-b', (tx) => tx.updateRecord(note, { ...stored, recordVersion: 2n, fields: { ...stored.fields, title: 'theirs' } }))).rejects.toThrow();
+        await storage.data.write(locator, 'agent-b', (tx) => tx.deleteRecord(note, id));
+        // The record itself stays (SQLite's delete leaves the list member rows to the store's one principal).
+        expect(await reads('agent-a')).toMatchObject({ got: id, listed: 2, byStatus: 2 });
       });
     });
 
