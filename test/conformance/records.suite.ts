@@ -757,6 +757,24 @@ export function recordsSuite(harness: StorageHarness): void {
         expect(await port((tx) => tx.branchReachesByParents(parent, child))).toBe(false);
       });
 
+      // The services ask for one record more than a page to learn whether more follow, so a
+      // port page longer than its limit would pass unseen through them.
+      it('a record page holds at most its limit, past afterId in id order, with or without a driving range', async () => {
+        const locator = { backend: storage.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` };
+        const note = storeLayoutOf(manifest(notesManifest())).entities.find((entity) => entity.name === 'note')!;
+        const ids: string[] = [];
+        for (let i = 0; i < 4; i++) ids.push((await create({ title: 't', status: 'draft', tags: ['a', 'b'] }))['id'] as string);
+        ids.sort();
+        const filterSets = [[], [{ kind: 'equals', field: 'status', value: 'draft' }], [{ kind: 'member', field: 'tags', value: 'a' }], [{ kind: 'member', field: 'tags', value: 'a' }, { kind: 'member', field: 'tags', value: 'b' }]] as const;
+        for (const filters of filterSets) {
+          const page = (afterId: string | null, limit: number) =>
+            storage.data.read(locator, 'agent-a', async (tx) => (await tx.queryRecords(note, { filters, branch: null, afterId, limit })).map((record) => record.id));
+          expect(await page(null, 2)).toEqual(ids.slice(0, 2));
+          expect(await page(ids[0]!, 2)).toEqual(ids.slice(1, 3));
+          expect(await page(ids[1]!, 10)).toEqual(ids.slice(2));
+        }
+      });
+
       // A store holds one principal's rows, so the services never ask another principal's
       // question of it; record lookups, pages, history and scans still answer it with nothing
       // (the aggregates, counts and facets, may leave the owner check out, and do on SQLite).
