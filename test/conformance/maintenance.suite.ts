@@ -346,6 +346,28 @@ export function maintenanceSuite(harness: StorageHarness): void {
         expect(await narrowed({ kind: 'all_blank', fields: [{ name: 'labels', type: 'string_list' }] })).toEqual([ids[0], ...ids.slice(2)]);
       });
 
+      it('in a branch scope, scans and counts only that branch\'s members, never another branch\'s', async () => {
+        const ids = sortedIds(...(await Promise.all([0, 1, 2, 3].map(() => memo({ confidence: 0.2 })))));
+        const branch = async (slug: string) =>
+          ((await app.branches.create({ serviceId, slug, title: slug, intent: 'B.', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: key() }))['branch'] as JsonObject)['id'] as string;
+        const mine = await branch('mine');
+        const other = await branch('other');
+        // Interleaved by id: the other branch's members lie before, between and after this one's.
+        for (const [i, id] of ids.entries()) {
+          await app.branches.assign({ serviceId, branchId: i % 2 === 1 ? mine : other, role: i < 2 ? 'primary' : 'related', operation: 'assign', records: [{ entityName: 'memo', recordId: id, expectedRecordVersion: 1n }], idempotencyKey: key() });
+        }
+        expect((await candidatesOf('low_confidence', { entityName: 'memo', branchId: mine })).map((candidate) => candidate.id)).toEqual([ids[1], ids[3]]);
+        const layout = storeLayoutOf(manifest(memoManifest())).entities.find((entity) => entity.name === 'memo')!;
+        const locator = { backend: storage.backend, namespace: `svc_${serviceId.replaceAll('-', '')}` };
+        const seen = await storage.data.read(locator, 'agent-a', async (tx) => ({
+          scanned: (await tx.scanRecords(layout, { memberOf: mine, afterId: null, limit: 10 })).map((record) => record.id),
+          narrowed: (await tx.scanRecords(layout, { memberOf: mine, afterId: null, limit: 10, anyOf: [{ kind: 'at_most', field: 'confidence', value: 0.5 }] })).map((record) => record.id),
+          second: await tx.idAfter(layout, null, 2, mine),
+          third: await tx.idAfter(layout, null, 3, mine),
+        }));
+        expect(seen).toEqual({ scanned: [ids[1], ids[3]], narrowed: [ids[1], ids[3]], second: ids[3], third: null });
+      });
+
       it('in a branch scope, reads only the members that could be candidates, past any number of others', async () => {
         const branch = (await app.branches.create({ serviceId, slug: 'big', title: 't', intent: 'i', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: key() }))['branch'] as JsonObject;
         const branchId = branch['id'] as string;
