@@ -118,6 +118,39 @@ export function recordsSuite(harness: StorageHarness): void {
         await rejects(app.records.delete({ serviceId: trees, entityName: 'node', recordId: parent, expectedRecordVersion: 2n, idempotencyKey: key() }), 'constraint_violation');
       });
 
+      it('refuses to delete a record referenced through any of several relationships', async () => {
+        const seeded = await app.lifecycle.seed({ domainName: 'links', domainClass: 'knowledge', intentDescription: 'Links.', idempotencyKey: 'links-s' });
+        const links = seeded['service_id'] as string;
+        const document = {
+          manifest_version: 2n,
+          schema_version: 1n,
+          entities: [
+            { name: 'node', attributes: [...serverManaged(), { name: 'label', type: 'string' }, { name: 'parent_id', type: 'uuid' }] },
+            { name: 'pin', attributes: [...serverManaged(), { name: 'node_id', type: 'uuid' }] },
+          ],
+          relationships: [
+            { name: 'node_parent', from: { entity: 'node', field: 'parent_id' }, to: { entity: 'node', field: 'id' }, on_delete: 'restrict' },
+            { name: 'pin_node', from: { entity: 'pin', field: 'node_id' }, to: { entity: 'node', field: 'id' }, on_delete: 'restrict' },
+          ],
+        };
+        await app.lifecycle.design({ serviceId: links, manifest: manifest(document), idempotencyKey: 'links-d' });
+        await app.lifecycle.materialise({ serviceId: links, expectedServiceRevision: 2n, expectedSchemaVersion: 1n, idempotencyKey: 'links-m' });
+        const make = async (entityName: string, record: JsonObject) => ((await app.records.create({ serviceId: links, entityName, record, idempotencyKey: key() }))['record'] as JsonObject)['id'] as string;
+        // Each node is referenced through one relationship only, the first or the second.
+        const parent = await make('node', { label: 'parent' });
+        const pinned = await make('node', { label: 'pinned' });
+        await make('node', { label: 'child', parent_id: parent });
+        await make('pin', { node_id: pinned });
+        for (const recordId of [parent, pinned]) {
+          await rejects(app.records.delete({ serviceId: links, entityName: 'node', recordId, expectedRecordVersion: 1n, idempotencyKey: key() }), 'constraint_violation');
+        }
+        // The port's own answer too: a foreign key behind it would refuse the delete anyway.
+        const locator = { backend: storage.backend, namespace: `svc_${links.replaceAll('-', '')}` };
+        const sources = [{ entity: 'node', column: 'parent_id' }, { entity: 'pin', column: 'node_id' }];
+        const referenced = await storage.data.write(locator, 'agent-a', async (tx) => [await tx.isReferenced({ entity: 'node', id: parent }, sources), await tx.isReferenced({ entity: 'node', id: pinned }, sources)]);
+        expect(referenced).toEqual([true, true]);
+      });
+
       it('answers not_found for unknown records, records of another entity and unknown services', async () => {
         const record = await create({ title: 'x' });
         await rejects(app.records.get(serviceId, 'note', '33333333-3333-4333-8333-333333333333'), 'not_found');
