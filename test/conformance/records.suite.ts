@@ -684,6 +684,15 @@ export function recordsSuite(harness: StorageHarness): void {
         expect(unknown['events']).toEqual([]);
       });
 
+      it("lists in an entity's history only that entity's events", async () => {
+        const note = (await create({ title: 'n' }))['id'] as string;
+        const project = (await create({ name: 'p' }, 'project'))['id'] as string;
+        const events = async (entityName: string) =>
+          ((await app.records.history({ serviceId, entityName, recordId: null, limit: 50, cursor: null }))['events'] as JsonObject[]).map((event) => [event['entity_name'], event['id']]);
+        expect(await events('note')).toEqual([['note', note]]);
+        expect(await events('project')).toEqual([['project', project]]);
+      });
+
       // The cursor's check value is a plain hash: a client can build one with any position.
       it('refuses a well-formed cursor whose position no page could have issued (not a canonical id or sequence, beyond a signed 64-bit sequence, or holding U+0000)', async () => {
         await create({ title: 'one' });
