@@ -109,6 +109,18 @@ const cases: Case[] = [
     driver: 'member',
   },
   {
+    name: 'a rare equality and a common one',
+    query: () => page([{ kind: 'equals', field: 'priority', value: 7n }, { kind: 'equals', field: 'status', value: 'draft' }]),
+    matches: (record) => record.fields['priority'] === 7n,
+    driver: { equality: 'priority' },
+  },
+  {
+    name: 'two equalities as rare as each other (the first drives)',
+    query: () => page([{ kind: 'equals', field: 'status', value: 'complete' }, { kind: 'equals', field: 'priority', value: 7n }]),
+    matches: () => false,
+    driver: { equality: 'status' },
+  },
+  {
     name: 'a whole-entity branch scope and a rare equality',
     query: (loaded) => page([{ kind: 'equals', field: 'priority', value: 7n }], loaded.branchId),
     matches: (record) => record.fields['priority'] === 7n,
