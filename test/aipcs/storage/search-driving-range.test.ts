@@ -78,7 +78,26 @@ interface Case {
   readonly query: (loaded: Loaded) => RecordQuery;
   readonly matches: (record: StoredRecord) => boolean;
   /** What must drive: an equality's field, or the member table, or the branch memberships. */
-  readonly driver: { readonly equality: string } | 'member';
+  readonly driver: Driver | ((loaded: Loaded) => Driver);
+}
+type Driver = { readonly equality: string } | 'member';
+
+const driverOf = (testCase: Case, loaded: Loaded): Driver => (typeof testCase.driver === 'function' ? testCase.driver(loaded) : testCase.driver);
+
+/**
+ * A cursor where "complete" and priority 7 (ten records each, never both)
+ * have as different counts past it as any: the one with fewer drives, the
+ * other having fewer before it.
+ */
+function splittingCursor(loaded: Loaded): { readonly afterId: string; readonly driver: Driver } {
+  let best = { afterId: '', difference: 0, driver: 'member' as Driver };
+  for (const [i, cursor] of loaded.records.entries()) {
+    const past = loaded.records.slice(i + 1);
+    const complete = past.filter((record) => record.fields['status'] === 'complete').length;
+    const seven = past.filter((record) => record.fields['priority'] === 7n).length;
+    if (Math.abs(complete - seven) > best.difference) best = { afterId: cursor.id, difference: Math.abs(complete - seven), driver: { equality: complete < seven ? 'status' : 'priority' } };
+  }
+  return best;
 }
 
 const page = (filters: RecordQuery['filters'], branchId: string | null = null): RecordQuery => ({
@@ -119,6 +138,12 @@ const cases: Case[] = [
     query: () => page([{ kind: 'equals', field: 'status', value: 'complete' }, { kind: 'equals', field: 'priority', value: 7n }]),
     matches: () => false,
     driver: { equality: 'status' },
+  },
+  {
+    name: 'two rare equalities past a cursor (the fewer past it drives)',
+    query: (loaded) => ({ ...page([{ kind: 'equals', field: 'status', value: 'complete' }, { kind: 'equals', field: 'priority', value: 7n }]), afterId: splittingCursor(loaded).afterId }),
+    matches: () => false,
+    driver: (loaded) => splittingCursor(loaded).driver,
   },
   {
     name: 'a whole-entity branch scope and a rare equality',
@@ -162,7 +187,8 @@ describe('SQLite', () => {
         expect(found.map((record) => record.id), testCase.name).toEqual(expected(loaded, testCase));
         // The page's own statement runs last, after the probes; its first plan line is the outer loop.
         const outer = plans.at(-1)?.[0] ?? '';
-        const driver = testCase.driver === 'member' ? /^SEARCH d USING (PRIMARY KEY|(COVERING )?INDEX \S+) \(entity_name=\? AND field_name=\? AND member=\?/ : new RegExp(`^SEARCH [dr] USING (COVERING )?INDEX __aipcs_eq_note\\.${testCase.driver.equality} \\(`);
+        const expectedDriver = driverOf(testCase, loaded);
+        const driver = expectedDriver === 'member' ? /^SEARCH d USING (PRIMARY KEY|(COVERING )?INDEX \S+) \(entity_name=\? AND field_name=\? AND member=\?/ : new RegExp(`^SEARCH [dr] USING (COVERING )?INDEX __aipcs_eq_note\\.${expectedDriver.equality} \\(`);
         expect(outer, `${testCase.name}: ${plans.at(-1)?.join(' | ')}`).toMatch(driver);
       }
     } finally {
@@ -200,8 +226,9 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
             .map((node) => `${node['Node Type']} ${node['Relation Name'] ?? ''} ${node['Index Name'] ?? ''}`)
             .join(' | ')}`;
           const driving = driver ? planNodes(driver) : [];
-          if (testCase.driver === 'member') expect(driving.some((node) => node['Relation Name'] === '__aipcs_list_member'), context).toBe(true);
-          else expect(driving.some((node) => node['Index Name'] === equalityIndexName('note', (testCase.driver as { equality: string }).equality)), context).toBe(true);
+          const expectedDriver = driverOf(testCase, loaded);
+          if (expectedDriver === 'member') expect(driving.some((node) => node['Relation Name'] === '__aipcs_list_member'), context).toBe(true);
+          else expect(driving.some((node) => node['Index Name'] === equalityIndexName('note', expectedDriver.equality)), context).toBe(true);
         }
       } finally {
         client.release();
