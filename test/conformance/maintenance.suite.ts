@@ -344,6 +344,9 @@ export function maintenanceSuite(harness: StorageHarness): void {
         await app.records.update({ serviceId, entityName: 'memo', recordId: ids[0]!, updates: { labels: [] }, expectedRecordVersion: 2n, idempotencyKey: key() });
         await app.records.update({ serviceId, entityName: 'memo', recordId: ids[1]!, updates: { labels: ['a'] }, expectedRecordVersion: 2n, idempotencyKey: key() });
         expect(await narrowed({ kind: 'all_blank', fields: [{ name: 'labels', type: 'string_list' }] })).toEqual([ids[0], ...ids.slice(2)]);
+        // Every field blank, not any: scope is null throughout, title present throughout.
+        expect(await narrowed({ kind: 'all_blank', fields: [{ name: 'labels', type: 'string_list' }, { name: 'scope', type: 'text' }] })).toEqual([ids[0], ...ids.slice(2)]);
+        expect(await narrowed({ kind: 'all_blank', fields: [{ name: 'scope', type: 'text' }, { name: 'title', type: 'text' }] })).toEqual([]);
       });
 
       it('in a branch scope, scans and counts only that branch\'s members, never another branch\'s', async () => {
