@@ -331,6 +331,7 @@ export function discoverySuite(harness: StorageHarness): void {
         const b = await memo({});
         const c = await plain('p');
         await plain('q');
+        await plain('r');
         const target = (record: JsonObject) => ({ entityName: record['entity_name'] as string, recordId: record['id'] as string, expectedRecordVersion: record['record_version'] as bigint });
         await app.branches.assign({ serviceId, branchId: first['id'] as string, role: 'primary', operation: 'assign', records: [target(a), target(c)], idempotencyKey: key() });
         await app.branches.assign({ serviceId, branchId: second['id'] as string, role: 'related', operation: 'assign', records: [target(b)], idempotencyKey: key() });
@@ -344,12 +345,12 @@ export function discoverySuite(harness: StorageHarness): void {
         expect(cards[1]).toMatchObject({ primary_record_count: 0n, related_record_count: 0n });
         expect(cards[2]).toMatchObject({ primary_record_count: 0n, related_record_count: 1n });
         expect((cards[1]?.['branch'] as JsonObject)['id']).toBe(third['id']);
-        // b (related only) and q have no primary branch.
-        expect(summary['unbranched_record_count']).toBe(2n);
+        // b (related only), q and r have no primary branch: more than have one.
+        expect(summary['unbranched_record_count']).toBe(3n);
         // Counts are of all records, branched or not.
         expect(summary['record_counts']).toEqual([
           { entity_name: 'memo', count: 2n },
-          { entity_name: 'plain', count: 2n },
+          { entity_name: 'plain', count: 3n },
         ]);
       });
 
