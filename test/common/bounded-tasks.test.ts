@@ -108,6 +108,31 @@ describe('withBoundedTasks', () => {
     expect(order).toEqual(['task', 'after drain']);
   });
 
+  it('throws the first of several task failures, not the last', async () => {
+    await expect(
+      withBoundedTasks(3, async (start) => {
+        await start(async () => {
+          await tick();
+          throw new Error('first');
+        });
+        await start(async () => {
+          for (let n = 0; n < 3; n++) await tick();
+          throw new Error('last');
+        });
+      }),
+    ).rejects.toThrow('first');
+  });
+
+  it('throws a task’s failure rather than a body error thrown after it', async () => {
+    await expect(
+      withBoundedTasks(2, async (start) => {
+        await start(() => Promise.reject(new Error('task')));
+        await tick();
+        throw new Error('body');
+      }),
+    ).rejects.toThrow('task');
+  });
+
   it('prefers a task’s failure to the body error it caused', async () => {
     await expect(
       withBoundedTasks(1, async (start) => {
