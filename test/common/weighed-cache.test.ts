@@ -33,6 +33,12 @@ describe('WeighedCache', () => {
     expect([cache.size, cache.weight]).toEqual([0, 0]);
   });
 
+  it('keeps an entry that weighs exactly its whole weight', () => {
+    const cache = new WeighedCache<string, string>(100, 10);
+    cache.set('a', 'full', 10);
+    expect([cache.get('a'), cache.size, cache.weight]).toEqual(['full', 1, 10]);
+  });
+
   it('replaces an entry under the same key and counts its new weight only', () => {
     const cache = new WeighedCache<string, string>(100, 10);
     cache.set('a', 'old', 6);
