@@ -92,6 +92,7 @@ describe('missingPackage', () => {
     expect(missingPackage(failure('ENOENT', "Cannot find package 'pg'"))).toBeNull();
     expect(missingPackage(new Error("Cannot find package 'pg'"))).toBeNull();
     expect(missingPackage('ERR_MODULE_NOT_FOUND')).toBeNull();
+    expect(missingPackage(failure('ERR_MODULE_NOT_FOUND', "Cannot find package '' imported from /x/y.js"))).toBeNull();
   });
 
   it('tells an open files limit from a missing file, and from a command that ran out of descriptors', () => {
@@ -100,6 +101,9 @@ describe('missingPackage', () => {
     expect(openFilesShortage(emfile('/x/node_modules/zod/v4/locales/es.js'))).toBe(shortage);
     expect(openFilesShortage(emfile('/x/node_modules/pkg/package.json'))).toBe(shortage);
     expect(openFilesShortage(Object.assign(new Error('EMFILE'), { code: 'EMFILE' }))).toBe(shortage);
+    // The system-wide table full (ENFILE) is the same shortage; a native addon is a module file too.
+    expect(openFilesShortage(Object.assign(new Error('ENFILE'), { code: 'ENFILE', path: '/x/node_modules/pg/lib/index.js' }))).toBe(shortage);
+    expect(openFilesShortage(emfile('/x/node_modules/better-sqlite3/build/Release/better_sqlite3.node'))).toBe(shortage);
     // A command's own file is the command's failure, reported by the command.
     expect(openFilesShortage(emfile('/home/u/project/notes.txt'))).toBeNull();
     // The resolver reads a failed open as absence: a file that is there was not missing.
