@@ -34,6 +34,13 @@ describe('makeFolders', () => {
     await expect(makeFolders(join(work, 'file', 'x'))).rejects.toMatchObject({ code: 'ENOTDIR' });
   });
 
+  it('lets calls racing for one path all succeed, a level another made meanwhile counting as made', async () => {
+    const deep = join(work, 'race', 'b', 'c');
+    const made = await Promise.all(Array.from({ length: 8 }, () => makeFolders(deep)));
+    expect(existsSync(deep)).toBe(true);
+    expect(made.every((first) => first === undefined || first.startsWith(join(work, 'race')))).toBe(true);
+  });
+
   it.runIf(existsSync('/proc/self'))('settles with ENOENT under /proc', async () => {
     await expect(makeFolders('/proc/self/aipcs-no-such-folder/x')).rejects.toMatchObject({ code: 'ENOENT' });
   });
