@@ -365,10 +365,13 @@ export function maintenanceSuite(harness: StorageHarness): void {
         const seen = await storage.data.read(locator, 'agent-a', async (tx) => ({
           scanned: (await tx.scanRecords(layout, { memberOf: mine, afterId: null, limit: 10 })).map((record) => record.id),
           narrowed: (await tx.scanRecords(layout, { memberOf: mine, afterId: null, limit: 10, anyOf: [{ kind: 'at_most', field: 'confidence', value: 0.5 }] })).map((record) => record.id),
+          // A batch cut by its limit keeps the first members by id, then resumes past them.
+          first: (await tx.scanRecords(layout, { memberOf: mine, afterId: null, limit: 1 })).map((record) => record.id),
+          rest: (await tx.scanRecords(layout, { memberOf: mine, afterId: ids[1] as string, limit: 1 })).map((record) => record.id),
           second: await tx.idAfter(layout, null, 2, mine),
           third: await tx.idAfter(layout, null, 3, mine),
         }));
-        expect(seen).toEqual({ scanned: [ids[1], ids[3]], narrowed: [ids[1], ids[3]], second: ids[3], third: null });
+        expect(seen).toEqual({ scanned: [ids[1], ids[3]], narrowed: [ids[1], ids[3]], first: [ids[1]], rest: [ids[3]], second: ids[3], third: null });
       });
 
       it('in a branch scope, reads only the members that could be candidates, past any number of others', async () => {
