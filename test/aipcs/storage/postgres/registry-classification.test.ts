@@ -35,6 +35,40 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     });
   });
 
+  // Each row-level fact of meta and history on its own (mutation review BA:
+  // each survived removing its check). A meta row that names another adapter
+  // or a revision this build does not know reports no revision at all.
+  it.each([
+    ['a second migration row after ours', `INSERT INTO aipcs_registry.aipcs_registry_migration VALUES (2, 'postgresql-registry-0002-later', 0)`, 1n],
+    ['our migration id under another revision', `UPDATE aipcs_registry.aipcs_registry_migration SET revision = 7`, 1n],
+    ['a meta row naming a revision this build does not know', `UPDATE aipcs_registry.aipcs_registry_meta SET applied_revision = 2`, null],
+    ['a meta row naming another adapter', `UPDATE aipcs_registry.aipcs_registry_meta SET adapter_id = 'aipcs.postgresql.other'`, null],
+    ['a drifted table whose meta row still names our revision', `ALTER TABLE aipcs_registry.aipcs_registry_receipt ADD COLUMN extra text`, 1n],
+    [
+      'a drifted table whose meta row names another adapter',
+      `ALTER TABLE aipcs_registry.aipcs_registry_receipt ADD COLUMN extra text; UPDATE aipcs_registry.aipcs_registry_meta SET adapter_id = 'aipcs.postgresql.other'`,
+      null,
+    ],
+    ['a meta table that lost its revision column', `ALTER TABLE aipcs_registry.aipcs_registry_meta DROP COLUMN applied_revision`, null],
+  ])('calls a registry with %s incompatible, never dirty or unavailable', async (_name, change, appliedRevision) => {
+    await withRegistry(change, async (options) => {
+      const inspected = await openPostgresStorageForAdmin(options, { writable: false });
+      expect(inspected.registry).toEqual({ status: 'incompatible', appliedRevision, targetRevision: 1n, reason: null });
+      expect(inspected.ports).toBeNull();
+      await expect(openPostgresStorage(options)).rejects.toMatchObject({ kind: 'unavailable' });
+    });
+  });
+
+  it('calls an empty registry schema someone else made incompatible at revision 0, and leaves it empty', async () => {
+    const { options } = fixture;
+    await queryRows(fixture.db.url, `CREATE SCHEMA aipcs_registry; REVOKE ALL ON SCHEMA aipcs_registry FROM PUBLIC`);
+    const inspected = await openPostgresStorageForAdmin(options, { writable: false });
+    expect(inspected.registry).toEqual({ status: 'incompatible', appliedRevision: 0n, targetRevision: 1n, reason: null });
+    expect(inspected.ports).toBeNull();
+    await expect(openPostgresStorage(options)).rejects.toMatchObject({ kind: 'unavailable' });
+    expect(await queryRows(fixture.db.url, `SELECT count(*)::int AS n FROM pg_class WHERE relnamespace = 'aipcs_registry'::regnamespace`)).toEqual([{ n: 0 }]);
+  });
+
   it('opens no admin ports over a dirty registry', async () => {
     await withRegistry(`UPDATE aipcs_registry.aipcs_registry_meta SET dirty = true`, async (options) => {
       for (const writable of [false, true]) {
