@@ -59,6 +59,35 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     });
   });
 
+  // Drift only one column of the catalog signature or one clause of the
+  // ownership check shows (mutation review BA: each survived hiding it).
+  it.each([
+    [
+      'a check constraint replaced by the same one NOT VALID',
+      `ALTER TABLE aipcs_registry.aipcs_registry_receipt DROP CONSTRAINT aipcs_registry_receipt_export_format_version_check,
+         ADD CONSTRAINT aipcs_registry_receipt_export_format_version_check CHECK (export_format_version = 1) NOT VALID`,
+      1n,
+    ],
+    ['a column default', `ALTER TABLE aipcs_registry.aipcs_registry_receipt ALTER COLUMN created_at SET DEFAULT 0`, 1n],
+    [
+      'a unique index rebuilt with NULLS NOT DISTINCT',
+      `DROP INDEX aipcs_registry.aipcs_registry_claim_active_service;
+       CREATE UNIQUE INDEX aipcs_registry_claim_active_service ON aipcs_registry.aipcs_registry_claim (service_id) NULLS NOT DISTINCT WHERE phase IN ('prepared', 'recovery_required')`,
+      1n,
+    ],
+    ['a function in the schema', `CREATE FUNCTION aipcs_registry.aipcs_extra() RETURNS integer LANGUAGE sql AS 'SELECT 1'`, 1n],
+    ['a free-standing type in the schema', `CREATE TYPE aipcs_registry.aipcs_extra AS ENUM ('a')`, 1n],
+    ['row security forced, though not enabled, on one table', `ALTER TABLE aipcs_registry.aipcs_registry_claim FORCE ROW LEVEL SECURITY`, 1n],
+    ['CREATE alone on the schema granted to PUBLIC', `GRANT CREATE ON SCHEMA aipcs_registry TO PUBLIC`, null],
+  ])('calls a registry with %s incompatible', async (_name, change, appliedRevision) => {
+    await withRegistry(change, async (options) => {
+      const inspected = await openPostgresStorageForAdmin(options, { writable: false });
+      expect(inspected.registry).toEqual({ status: 'incompatible', appliedRevision, targetRevision: 1n, reason: null });
+      expect(inspected.ports).toBeNull();
+      await expect(openPostgresStorage(options)).rejects.toMatchObject({ kind: 'unavailable' });
+    });
+  });
+
   it('calls an empty registry schema someone else made incompatible at revision 0, and leaves it empty', async () => {
     const { options } = fixture;
     await queryRows(fixture.db.url, `CREATE SCHEMA aipcs_registry; REVOKE ALL ON SCHEMA aipcs_registry FROM PUBLIC`);
