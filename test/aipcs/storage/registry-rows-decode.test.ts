@@ -83,4 +83,42 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     await queryRows(fixture.db.url, forge('aipcs_registry.'));
     expect((await failureOf(open())).kind).toBe('unavailable');
   });
+
+  // Inspection reads the rows in pages of 500 (mutation review BA: checking
+  // the first page alone survived): a forged row past the first page of
+  // services, or of claims, is found too.
+  it.each([
+    ['service', `UPDATE aipcs_registry.aipcs_registry_service SET manifest_json = '{}' WHERE service_id = (SELECT max(service_id) FROM aipcs_registry.aipcs_registry_service)`],
+    [
+      'claim',
+      `UPDATE aipcs_registry.aipcs_registry_claim SET fingerprint = 'garbage'
+        WHERE (principal_id, idempotency_key) = (SELECT principal_id, idempotency_key FROM aipcs_registry.aipcs_registry_claim ORDER BY principal_id DESC, idempotency_key DESC LIMIT 1)`,
+    ],
+  ])('refuses a forged %s row past the first page of 500', async (_table, forge) => {
+    const open = () => openPostgresStorage(fixture.options);
+    const storage = await open();
+    await materialisedNotes(storage);
+    await storage.close();
+    // 600 more of each, copies of the real rows under other ids and names.
+    await queryRows(
+      fixture.db.url,
+      `INSERT INTO aipcs_registry.aipcs_registry_service
+         SELECT 'copy-' || lpad(i::text, 4, '0'), principal_id, 'copy_' || i, domain_class, intent_description, created_at, updated_at, last_activity_at,
+                manifest_json, schema_version, design_state, operational_status, service_revision, materialised_at, storage_backend, 'svc_' || md5(i::text)
+           FROM aipcs_registry.aipcs_registry_service, generate_series(1, 600) AS i`,
+    );
+    await queryRows(
+      fixture.db.url,
+      `INSERT INTO aipcs_registry.aipcs_registry_claim
+         SELECT principal_id, idempotency_key || '-copy-' || i, operation_kind, fingerprint, service_id, phase, intent_json, result_json, created_at, updated_at
+           FROM aipcs_registry.aipcs_registry_claim, generate_series(1, 600) AS i WHERE phase = 'completed'`,
+    );
+    expect(await queryRows(fixture.db.url, `SELECT (SELECT count(*)::int FROM aipcs_registry.aipcs_registry_service) AS services, (SELECT count(*)::int FROM aipcs_registry.aipcs_registry_claim) > 1000 AS claims`)).toEqual([
+      { services: 601, claims: true },
+    ]);
+    // Unforged, so many rows still make a ready registry.
+    await (await open()).close();
+    await queryRows(fixture.db.url, forge);
+    expect((await failureOf(open())).kind).toBe('unavailable');
+  });
 });
