@@ -242,6 +242,34 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
       await expect(storage.registry.read(async (tx) => tx.listServices('agent-a', 1))).resolves.toEqual([]);
     });
 
+    // Readers run on a snapshot and take no key locks (ops spec §3.3.3 locks
+    // are for writers): a registry read never waits behind a writer holding
+    // the same keys (mutation review BA: readers that locked survived).
+    it('reads registry keys a write unit holds locked without waiting', async () => {
+      const storage = await open({ lockTimeoutMs: 200 });
+      const { serviceId } = await materialisedNotes(storage);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let entered!: () => void;
+      const inside = new Promise<void>((resolve) => (entered = resolve));
+      const writer = storage.registry.write(async (tx) => {
+        await tx.getService('agent-a', serviceId);
+        await tx.getActiveClaim('agent-a', serviceId);
+        await tx.getIdentity(serviceId);
+        entered();
+        await held;
+      });
+      await inside;
+      try {
+        const read = await storage.registry.read(async (tx) => [await tx.getService('agent-a', serviceId), await tx.getActiveClaim('agent-a', serviceId), await tx.getIdentity(serviceId)] as const);
+        expect(read[0]?.serviceId).toBe(serviceId);
+        expect(read.slice(1)).toEqual([undefined, undefined]);
+      } finally {
+        release();
+        await writer;
+      }
+    });
+
     it('answers bootstrap from the registry alone when a service schema is gone', async () => {
       const storage = await open();
       const { serviceId, namespace, app } = await materialisedNotes(storage);
