@@ -60,6 +60,8 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     { name: 'a policy added on one table', change: (schema, table) => ({ sql: `CREATE POLICY aipcs_extra ON "${schema}"."${table}" USING (true)`, asAdmin: false }) },
     { name: 'row security enabled on one table', change: (schema, table) => ({ sql: `ALTER TABLE "${schema}"."${table}" ENABLE ROW LEVEL SECURITY`, asAdmin: false }) },
     { name: 'a view added beside the tables', change: (schema, table) => ({ sql: `CREATE VIEW "${schema}"."aipcs_extra" AS SELECT * FROM "${schema}"."${table}"`, asAdmin: false }) },
+    // Unlike a view, a sequence brings no rule: only the relation list shows it (mutation review BA).
+    { name: 'a sequence added beside the tables', change: (schema) => ({ sql: `CREATE SEQUENCE "${schema}"."aipcs_extra"`, asAdmin: false }) },
   ];
 
   it.each(cases)('refuses to open a registry with $name', async ({ change }) => {
