@@ -75,6 +75,8 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
        CREATE UNIQUE INDEX aipcs_registry_claim_active_service ON aipcs_registry.aipcs_registry_claim (service_id) NULLS NOT DISTINCT WHERE phase IN ('prepared', 'recovery_required')`,
       1n,
     ],
+    // Its index bears the ignored prefix of equality indexes, so only the constraint list shows it.
+    ['an exclusion constraint named like an equality index', `ALTER TABLE aipcs_registry.aipcs_registry_claim ADD CONSTRAINT "__aipcs_eq_extra" EXCLUDE USING btree (principal_id WITH =)`, 1n],
     ['a function in the schema', `CREATE FUNCTION aipcs_registry.aipcs_extra() RETURNS integer LANGUAGE sql AS 'SELECT 1'`, 1n],
     ['a free-standing type in the schema', `CREATE TYPE aipcs_registry.aipcs_extra AS ENUM ('a')`, 1n],
     ['row security forced, though not enabled, on one table', `ALTER TABLE aipcs_registry.aipcs_registry_claim FORCE ROW LEVEL SECURITY`, 1n],
