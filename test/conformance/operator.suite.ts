@@ -10,7 +10,7 @@ import { AipcsError } from '../../src/aipcs/contract/error-codes.js';
 import { storeLayoutOf } from '../../src/aipcs/core/layout.js';
 import { namespaceOf } from '../../src/aipcs/core/lifecycle.js';
 import { UnfinishedOperation, type TransitionKind } from '../../src/aipcs/core/operations.js';
-import { StorageFailure, type EntityLayout, type StoredRecord } from '../../src/aipcs/core/ports.js';
+import { StorageFailure, TOMBSTONED_FINGERPRINT, type EntityLayout, type StoredRecord } from '../../src/aipcs/core/ports.js';
 import type { TransferCodec } from '../../src/aipcs/core/transfer-codec.js';
 import { writeWithLimits } from '../../src/aipcs/portable/bundle-writer.js';
 import { DEFAULT_LIMITS } from '../../src/aipcs/portable/format.js';
@@ -932,6 +932,25 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         expect(await storage.registry.read((tx) => tx.getReceipt(receiptId))).toBeUndefined();
         // The domain name is free again.
         expect((await app.lifecycle.seed({ domainName: 'notes', domainClass: 'k', intentDescription: 'again', idempotencyKey: 'seed-again' }))['service_id']).not.toBe(serviceId);
+      });
+
+      // The port's own word, checked directly: the purge that calls it rewrites
+      // its kept claim afterwards anyway (mutation review BA: tombstoning the
+      // kept claim too survived every purge test).
+      it('tombstones every claim of the service but the kept one, and no other service’s (registry port)', async () => {
+        const serviceId = await materialised();
+        const other = await materialised('other');
+        const claimsOf = (keys: string[]) => storage.registry.read(async (tx) => Promise.all(keys.map((key) => tx.getClaim('agent-a', key))));
+        const [mat, otherSeed] = await claimsOf(['mat-notes', 'seed-other']);
+        await storage.registry.write((tx) => tx.tombstoneClaims('agent-a', serviceId, 'mat-notes', 77n));
+        const [seed, design, kept, untouched] = await claimsOf(['seed-notes', 'design-notes', 'mat-notes', 'seed-other']);
+        for (const claim of [seed, design]) {
+          expect(claim).toMatchObject({ serviceId, phase: 'completed', fingerprint: TOMBSTONED_FINGERPRINT, result: null, updatedAt: 77n });
+          expect(claim?.intent).toEqual({});
+        }
+        expect(kept).toEqual(mat);
+        expect(untouched).toEqual(otherSeed);
+        expect(untouched?.serviceId).toBe(other);
       });
 
       it('takes as purge authority only a verified export receipt of this principal and service, at this revision, while archived', async () => {
