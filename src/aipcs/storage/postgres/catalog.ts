@@ -10,7 +10,11 @@
 import { type PgSession, type PostgresConnection } from './connection.js';
 import { quoteIdentifier } from '../shared/statements.js';
 
-/** Prefix of performance-only indexes that evolution may leave behind; not part of a layout's identity. */
+/**
+ * Prefix of performance-only indexes that evolution may leave behind; not part
+ * of a layout's identity. Only a non-unique one is ignored: a unique index
+ * refuses rows whatever its name, so it is drift.
+ */
 export const IGNORED_INDEX_PREFIX = '__aipcs_eq_';
 
 /**
@@ -90,7 +94,7 @@ export async function schemaSignature(session: PgSession, schema: string, tableP
        JOIN pg_class t ON t.oid = ix.indrelid
        JOIN pg_am am ON am.oid = i.relam
        JOIN pg_namespace n ON n.oid = i.relnamespace
-      WHERE n.nspname = $1 AND starts_with(t.relname, $2) AND NOT starts_with(i.relname, '${IGNORED_INDEX_PREFIX}')
+      WHERE n.nspname = $1 AND starts_with(t.relname, $2) AND NOT (starts_with(i.relname, '${IGNORED_INDEX_PREFIX}') AND NOT ix.indisunique)
       ORDER BY i.relname COLLATE "C"`,
     params,
   );

@@ -77,6 +77,8 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     ],
     // Its index bears the ignored prefix of equality indexes, so only the constraint list shows it.
     ['an exclusion constraint named like an equality index', `ALTER TABLE aipcs_registry.aipcs_registry_claim ADD CONSTRAINT "__aipcs_eq_extra" EXCLUDE USING btree (principal_id WITH =)`, 1n],
+    // A unique index refuses rows whatever its name: never ignored as an equality index is.
+    ['a unique index named like an equality index', `CREATE UNIQUE INDEX "__aipcs_eq_extra" ON aipcs_registry.aipcs_registry_claim (service_id)`, 1n],
     ['a function in the schema', `CREATE FUNCTION aipcs_registry.aipcs_extra() RETURNS integer LANGUAGE sql AS 'SELECT 1'`, 1n],
     ['a free-standing type in the schema', `CREATE TYPE aipcs_registry.aipcs_extra AS ENUM ('a')`, 1n],
     ['row security forced, though not enabled, on one table', `ALTER TABLE aipcs_registry.aipcs_registry_claim FORCE ROW LEVEL SECURITY`, 1n],
