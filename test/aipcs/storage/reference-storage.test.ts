@@ -719,6 +719,8 @@ const SQLITE_DRIFT: readonly [string, readonly string[], 'foundation' | 'layout'
   // Only "sqlite_" names are SQLite's own; the reference names its intruders so on purpose.
   ['an extra table named sqlite… without the underscore', ['CREATE TABLE "sqliteevil" ("id" TEXT PRIMARY KEY NOT NULL) STRICT'], 'layout'],
   ['an extra index', ['CREATE INDEX "project_owner_extra_idx" ON "project" ("owner_id")'], 'layout'],
+  // A unique index refuses rows whatever its name: never ignored as a left-behind equality index is.
+  ['a unique index named like an equality index', ['CREATE UNIQUE INDEX "__aipcs_eq_project.extra" ON "project" ("code")'], 'layout'],
   ['a missing table', ['DROP TABLE "note"'], 'layout'],
   ['an added column', ['ALTER TABLE "project" ADD COLUMN "unexpected" TEXT'], 'layout'],
   ['statistics from ANALYZE', ['ANALYZE'], 'layout'],

@@ -220,7 +220,8 @@ function structureSignature(db: SqliteDatabase, bookkeepingOnly = false): string
     const fks = db.prepare(`SELECT "table" AS target, "from" AS col, "to" AS ref, on_update, on_delete FROM pragma_foreign_key_list(${quoteSqlString(table)}) ORDER BY id, seq`).all();
     // Equality indexes are performance aids that evolution may leave behind
     // when a field becomes an annotation; they are not part of the structure.
-    const indexes = (db.prepare(`SELECT name, "unique" AS u, partial FROM pragma_index_list(${quoteSqlString(table)}) WHERE substr(name, 1, 11) <> '__aipcs_eq_' ORDER BY name`).all() as { name: string; u: bigint; partial: bigint }[]).map((index) => ({
+    // A unique one is never ours and refuses rows whatever its name.
+    const indexes = (db.prepare(`SELECT name, "unique" AS u, partial FROM pragma_index_list(${quoteSqlString(table)}) WHERE NOT (substr(name, 1, 11) = '__aipcs_eq_' AND "unique" = 0) ORDER BY name`).all() as { name: string; u: bigint; partial: bigint }[]).map((index) => ({
       ...index,
       sql: (db.prepare(`SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?`).get(index.name) as { sql: string | null } | undefined)?.sql ?? null,
       columns: db.prepare(`SELECT name FROM pragma_index_info(${quoteSqlString(index.name)}) ORDER BY seqno`).all(),
