@@ -117,6 +117,18 @@ export function maintenanceSuite(harness: StorageHarness): void {
         ]);
         expect(found.map((candidate) => candidate.id)).toEqual(sortedIds(a, b, c));
         for (const candidate of found) expect(candidate.detail).toEqual(expected.get(candidate.id));
+        // In a branch scope only its members count: a's doc-1 twin b is in another branch, so a is found by ref-9, shared with c.
+        const branch = async (slug: string, records: JsonObject[]) => {
+          const created = (await app.branches.create({ serviceId, slug, title: 't', intent: 'i', branchType: null, parentBranchId: null, retrievalSummary: null, idempotencyKey: key() }))['branch'] as JsonObject;
+          const targets = records.map((record) => ({ entityName: 'memo', recordId: record['id'] as string, expectedRecordVersion: 1n }));
+          await app.branches.assign({ serviceId, branchId: created['id'] as string, role: 'related', operation: 'assign', records: targets, idempotencyKey: key() });
+          return created['id'] as string;
+        };
+        const scope = await branch('scope', [a, c]);
+        await branch('other', [b]);
+        expect(await candidatesOf('duplicate_authority', { branchId: scope })).toEqual(
+          sortedIds(a, c).map((id) => ({ id, detail: { duplicate_count: 2n, field_name: 'source_ref' } })),
+        );
       });
 
       it('expired: valid_until before now; every accepted zero-offset form is read as an instant', async () => {
