@@ -13,7 +13,7 @@ import { parseConfig } from '../../../src/aip/repository/config.js';
 import { withLock } from '../../../src/aip/repository/lock.js';
 import { readUpTo } from '../../../src/aip/repository/object-store.js';
 import { Repository } from '../../../src/aip/repository/repository.js';
-import { ownerTag } from '../../../src/common/process.js';
+import { ownerTag, ownPidNamespace, processStartMark } from '../../../src/common/process.js';
 import { ID, OBJECTS, VECTOR_ORDER, VECTORS, hexToBytes, type VectorName } from '../support/vectors.js';
 import { tempDir } from '../support/temp.js';
 
@@ -622,15 +622,20 @@ describe('HEAD and the lock', () => {
     const dead = `lock.${2 ** 22 + 12345}.0123456789ab.tmp`;
     const live = `lock.${process.pid}.ba9876543210.tmp`;
     const foreign = `lock.${2 ** 22 + 12346}.00000000aaaa.tmp`;
+    // Named like a draft only in its first part: not ours to remove, whatever it holds.
+    const notDraft = `lock.${2 ** 22 + 12345}.0123456789ab.tmp.bak`;
+    await writeFile(join(dir, notDraft), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: 'then' }));
     await writeFile(join(dir, dead), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: 'then' }));
     await writeFile(join(dir, live), JSON.stringify({ pid: process.pid, host: hostname(), since: 'now' }));
     await writeFile(join(dir, foreign), JSON.stringify({ pid: 2 ** 22 + 12346, host: 'another-host', since: 'then' }));
     await withLock(lock, async () => undefined);
-    expect((await readdir(dir)).sort()).toEqual([foreign, live].sort());
+    expect((await readdir(dir)).sort()).toEqual([foreign, live, notDraft].sort());
   });
 
   it('never breaks a lock of another host, nor one it cannot read as a record', async () => {
-    for (const text of [JSON.stringify({ pid: 2 ** 22 + 12345, host: 'another-host', since: 'then' }), '{"pid": 41943', 'null']) {
+    // A pid that is no number (text, or none) names no process to judge, so it is no dead one either.
+    const noPid = [JSON.stringify({ pid: String(2 ** 22 + 12345), host: hostname(), since: 'then' }), JSON.stringify({ host: hostname(), since: 'then' })];
+    for (const text of [JSON.stringify({ pid: 2 ** 22 + 12345, host: 'another-host', since: 'then' }), '{"pid": 41943', 'null', ...noPid]) {
       const repo = await repoWith([], { lockWaitMs: 100 });
       await writeFile(join(repo.aipDir, 'lock'), text);
       await expect(repo.moveHead(ROOT_STATE_ID, ROOT_STATE_ID)).rejects.toMatchObject({ code: 'lock.timeout' });
@@ -654,7 +659,41 @@ describe('HEAD and the lock', () => {
     expect(performance.now() - started).toBeLessThan(2_000);
     // Released after two seconds: within the default wait.
     setTimeout(() => void rm(lock, { force: true }), 2_000);
+    const waited = performance.now();
     expect(await withLock(lock, async () => 'held')).toBe('held');
+    // Taken soon after the release: the default poll is short.
+    expect(performance.now() - waited).toBeLessThan(3_500);
+  });
+
+  it('with no wait, fails at its first look at a held lock instead of after a poll', async () => {
+    const dir = await tempDir();
+    const lock = join(dir, 'lock');
+    await writeFile(lock, JSON.stringify({ pid: process.ppid, host: hostname(), since: 'now' }));
+    const started = performance.now();
+    await expect(withLock(lock, async () => undefined, { waitMs: 0, pollMs: 5_000 })).rejects.toMatchObject({ code: 'lock.timeout' });
+    expect(performance.now() - started).toBeLessThan(2_500);
+  });
+
+  it('records this process of this host, with its start mark and PID namespace where /proc tells', async () => {
+    const dir = await tempDir();
+    const lock = join(dir, 'lock');
+    const held = await withLock(lock, async () => JSON.parse(await readFile(lock, 'utf8')) as Record<string, unknown>);
+    const proc = processStartMark(process.pid);
+    const pidns = ownPidNamespace();
+    expect(held).toEqual({ pid: process.pid, host: hostname(), since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), ...(proc === undefined ? {} : { proc }), ...(pidns === undefined ? {} : { pidns }) });
+    if (process.platform === 'linux') expect(held).toHaveProperty('proc');
+  });
+
+  it('releases only its own lock: a holder that took it meanwhile keeps it', async () => {
+    // Had this holder been judged gone and its lock broken, the new holder's record is in its place.
+    const dir = await tempDir();
+    const lock = join(dir, 'lock');
+    const other = JSON.stringify({ pid: process.ppid, host: hostname(), since: 'now' });
+    await withLock(lock, async () => {
+      await rm(lock);
+      await writeFile(lock, other);
+    });
+    expect(await readFile(lock, 'utf8')).toBe(other);
   });
 
   it('releases only its own lock', async () => {
