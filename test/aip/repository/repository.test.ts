@@ -684,6 +684,21 @@ describe('HEAD and the lock', () => {
     if (process.platform === 'linux') expect(held).toHaveProperty('proc');
   });
 
+  it('a waiter whose draft was removed fails with that error, not after waiting out its deadline', async () => {
+    const dir = await tempDir();
+    const lock = join(dir, 'lock');
+    await writeFile(lock, JSON.stringify({ pid: process.ppid, host: hostname(), since: 'now' }));
+    const waiting = withLock(lock, async () => undefined, { waitMs: 5_000, pollMs: 10 }).then(
+      () => 'taken',
+      (error: unknown) => String((error as { code?: unknown }).code),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const name of await readdir(dir)) if (name.endsWith('.tmp')) await rm(join(dir, name));
+    const started = performance.now();
+    expect(await waiting).toBe('ENOENT');
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
   it('releases only its own lock: a holder that took it meanwhile keeps it', async () => {
     // Had this holder been judged gone and its lock broken, the new holder's record is in its place.
     const dir = await tempDir();
