@@ -13,10 +13,10 @@ import { tempDir } from '../support/temp.js';
 
 beforeAll(() => requireBuiltBin());
 
-/** A state whose files are `.aipignore` (ignoring `ignored`) and the file `ignored` itself. */
-async function stateHoldingIgnoredPath(dir: string, ignored: string): Promise<string> {
+/** A state whose files are `.aipignore` (the line `pattern`, by default `ignored`) and the file `ignored` itself. */
+async function stateHoldingIgnoredPath(dir: string, ignored: string, pattern = ignored): Promise<string> {
   expect((await aip(['init'], { cwd: dir })).code).toBe(0);
-  await writeFile(join(dir, '.aipignore'), `${ignored}\n`);
+  await writeFile(join(dir, '.aipignore'), `${pattern}\n`);
   await writeFile(join(dir, 'kept.txt'), 'kept\n');
   const made = await aip(['snapshot', '--title', 'a', '--goal', 'a'], { cwd: dir });
   expect(made.code).toBe(0);
@@ -43,6 +43,14 @@ describe('aip run of a state holding a path its .aipignore ignores', () => {
     expect(run.stderr).toBe(
       `aip: run.materialize: the materialised folder does not match state ${state}: the state holds x.log, which the state's .aipignore ignores, so a run could not see it change\n`,
     );
+  });
+
+  it('names a path whose innermost folder is the one ignored', async () => {
+    const dir = await tempDir();
+    const state = await stateHoldingIgnoredPath(dir, 'src/build/out.o', 'build/');
+    const run = await aip(['run', '--state', state, '--', 'true'], { cwd: dir });
+    expect(run.code).toBe(6);
+    expect(run.stderr).toContain(': the state holds src/build/out.o, which the state\'s .aipignore ignores,');
   });
 
   it('escapes a path with control characters in the error line', async () => {

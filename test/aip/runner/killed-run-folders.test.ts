@@ -35,8 +35,11 @@ describe('evaluation folders of killed runs', () => {
       await writeFile(join(temp, name, 'file.txt'), 'a state file');
       await utimes(join(temp, name), aMinuteAgo, aMinuteAgo);
     }
+    // Of a gone pid too, but made within the last minute: it stays for a later run.
+    const deadRecent = `aip-run-${gone}-Mn6oPq`;
+    await mkdir(join(temp, deadRecent));
     const run = await aip(['run', '--', 'true'], { cwd: project, env: { TMPDIR: temp } });
     expect(run.code, run.stderr).toBe(0);
-    expect((await readdir(temp)).sort()).toEqual([live, kept, otherNamespace].sort());
+    expect((await readdir(temp)).sort()).toEqual([live, kept, otherNamespace, deadRecent].sort());
   });
 });

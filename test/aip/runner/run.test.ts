@@ -239,6 +239,14 @@ describe('capture', () => {
     expect(over.data).toMatchObject({ termination: 'exited', exit_code: 0, output_limit: 5 });
   });
 
+  it('records timeout_ns exactly: a plain number up to 2^53-1, the bigint beyond it', async () => {
+    const { repo, state } = await project({ 'a': 'a' });
+    const safe = await run(repo, state, ['true'], { timeoutNs: BigInt(Number.MAX_SAFE_INTEGER) });
+    expect(safe.data.timeout_ns).toBe(Number.MAX_SAFE_INTEGER);
+    const largest = await run(repo, state, ['true'], { timeoutNs: 2n ** 64n - 1n });
+    expect(largest.data.timeout_ns).toBe(2n ** 64n - 1n);
+  });
+
   it('drains a large output so the child never blocks', async () => {
     const { repo, state } = await project({ 'a': 'a' });
     const e = await run(repo, state, [NODE, '-e', "process.stdout.write(Buffer.alloc(8 * 1024 * 1024, 120))"], { outputLimit: 1 });
@@ -340,7 +348,8 @@ describe('workspace', () => {
   it('removes the evaluation folder unless kept', async () => {
     const { repo, state } = await project({ 'a': 'a' });
     const kept = await runEvidence(repo, { stateId: state, argv: ['sh', '-c', 'chmod 000 .'], kind: 'k', timeoutNs: 10_000_000_000n, outputLimit: 10, withOperations: true, keep: true });
-    expect(kept.evaluationDir).toMatch(/aip-run-/);
+    // No pid in a kept folder's name: a later run's sweep of killed runs' folders never takes it.
+    expect(kept.evaluationDir).toMatch(/\/aip-run-[A-Za-z0-9]{6}$/);
     await chmod(kept.evaluationDir ?? '', 0o755);
     await rm(kept.evaluationDir ?? '', { recursive: true, force: true });
     const gone = await runEvidence(repo, { stateId: state, argv: ['sh', '-c', 'pwd; chmod 000 .'], kind: 'k', timeoutNs: 10_000_000_000n, outputLimit: 4096, withOperations: true, keep: false });
