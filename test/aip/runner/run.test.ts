@@ -220,6 +220,23 @@ describe('terminations', () => {
     if (alive) process.kill(pid, 'SIGKILL'); // not left behind by this test either
     expect(alive).toBe(false);
   });
+
+  it('names one escaped process in the singular', async () => {
+    // The daemon execs into sleep: one process, left in the folder after its group is gone.
+    const { repo, state } = await project({ 'a': 'a' });
+    const pidFile = join(await tempDir(), 'daemon.pid');
+    const script = `setsid sh -c 'echo $$ > "$1"; exec sleep 5' daemon "$1" </dev/null >/dev/null 2>&1 & while [ ! -s "$1" ]; do sleep 0.05; done`;
+    const e = await run(repo, state, ['sh', '-c', script, 'run', pidFile], { graceMs: 200 });
+    const pid = Number(await readFile(pidFile, 'utf8'));
+    const alive = await readFile(`/proc/${pid}/stat`, 'utf8').then((text) => !/^\S+ \(.*\) [ZX] /s.test(text), () => false);
+    if (alive) process.kill(pid, 'SIGKILL'); // not left behind by this test either
+    expect(e.data).toMatchObject({
+      result: 'unknown',
+      workspace: 'unknown',
+      workspace_error: '1 process the command started outside its process group and session was still running in the evaluation folder',
+    });
+    expect(alive).toBe(false);
+  });
 });
 
 describe('capture', () => {
