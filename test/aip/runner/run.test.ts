@@ -2,7 +2,7 @@
 // kind, truncation at exactly output_limit, argv preserved without a shell,
 // and clean/changed/unknown workspaces, each stored as a valid evidence v2.
 import { Writable } from 'node:stream';
-import { chmod, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AipError } from '../../../src/aip/core/errors.js';
@@ -236,6 +236,27 @@ describe('terminations', () => {
       workspace_error: '1 process the command started outside its process group and session was still running in the evaluation folder',
     });
     expect(alive).toBe(false);
+  });
+});
+
+describe('evidence size', () => {
+  it('runs a request whose smallest evidence takes exactly max_object_bytes; one byte more is refused before anything runs', async () => {
+    const { repo: made, state } = await project({ 'a': 'a' });
+    await writeFile(join(made.aipDir, 'config.json'), '{"format":"aip-repository","version":1,"max_object_bytes":1048576}\n');
+    const repo = await Repository.open(made.root);
+    const marker = join(await tempDir(), 'ran');
+    // Chunks stay between 65536 and 131071 bytes: one CBOR text header size, and within the kernel's bound on one argument.
+    const argv = (last: number): string[] => ['sh', '-c', 'touch "$0"', marker, ...Array.from({ length: 10 }, () => 'x'.repeat(94_000)), 'x'.repeat(last)];
+    const request = (last: number): RunRequest => ({ stateId: state, argv: argv(last), kind: 'test', timeoutNs: 30_000_000_000n, outputLimit: 1024, withOperations: false, keep: false });
+    const refused = await runEvidence(repo, request(120_000)).then(() => undefined, (error: unknown) => error as AipError);
+    const size = Number(/at least (\d+) bytes/.exec(refused?.message ?? '')?.[1]);
+    const exact = 120_000 - (size - 1_048_576);
+    expect(exact).toBeGreaterThan(65_536);
+    await expect(runEvidence(repo, request(exact + 1))).rejects.toMatchObject({ code: 'cbor.too_large', message: expect.stringMatching(/at least 1048577 bytes .*nothing was run$/) });
+    await expect(stat(marker)).rejects.toMatchObject({ code: 'ENOENT' });
+    // At the limit the request is not refused: the command runs, and its real evidence (a longer executable) is what does not fit.
+    await expect(runEvidence(repo, request(exact))).rejects.toMatchObject({ code: 'cbor.too_large' });
+    expect((await stat(marker)).isFile()).toBe(true);
   });
 });
 
