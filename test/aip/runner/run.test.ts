@@ -70,6 +70,10 @@ describe('terminations', () => {
     const { repo, state } = await project({ 'a': 'a' });
     const e = await run(repo, state, ['sh', '-c', 'sleep 30 & sleep 30; wait'], { timeoutNs: 300_000_000n });
     expect(e.data).toMatchObject({ termination: 'timeout', exit_code: null, error: 'command exceeded its 300ms timeout', result: 'unknown', timeout_ns: 300_000_000, workspace: 'clean' });
+    // The run lasted its deadline at least (and far less than the 30 s sleep), measured from spawn to its end.
+    expect(Number(e.data.duration_ns)).toBeGreaterThanOrEqual(300_000_000);
+    expect(Number(e.data.duration_ns)).toBeLessThan(20_000_000_000);
+    expect(Date.parse(e.data.finished_at) - Date.parse(e.data.started_at)).toBeGreaterThanOrEqual(299);
   });
 
   it('cancelled when aborted (Ctrl-C), and the evidence is still stored', async () => {
@@ -391,6 +395,7 @@ describe('workspace', () => {
     await chmod(kept.evaluationDir ?? '', 0o755);
     await rm(kept.evaluationDir ?? '', { recursive: true, force: true });
     const gone = await runEvidence(repo, { stateId: state, argv: ['sh', '-c', 'pwd; chmod 000 .'], kind: 'k', timeoutNs: 10_000_000_000n, outputLimit: 4096, withOperations: true, keep: false });
+    expect(gone.evaluationDir).toBeUndefined();
     const dir = (await content(repo, gone.evidence.data.stdout.artifact)).trim();
     await expect(stat(join(dir))).rejects.toMatchObject({ code: 'ENOENT' });
   });
