@@ -11,10 +11,13 @@
 // - Staging splits one batch of rows into as many INSERTs as the protocol's
 //   parameter limit needs and writes every row once, also where one
 //   statement's share ends (mutation review AO).
+// - A deleted record leaves no rows in the list-member side table: searches
+//   and facets never show such rows, so only the table itself can tell
+//   (mutation review AW's delete-no-members).
 
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
+import type { Application, OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
 import { namespaceOf } from '../../../../src/aipcs/core/lifecycle.js';
 import type { StoreLayout, StoredBranch } from '../../../../src/aipcs/core/ports.js';
 import { openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
@@ -39,7 +42,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   });
 
   /** A designed notes service (materialised when asked), its store locator and layout, and a second session of the same role. */
-  async function notesService(materialise: boolean): Promise<{ storage: OperatorStoragePorts; namespace: string; locator: { backend: 'postgresql'; namespace: string }; layout: StoreLayout; other: pg.Client }> {
+  async function notesService(materialise: boolean): Promise<{ storage: OperatorStoragePorts; namespace: string; locator: { backend: 'postgresql'; namespace: string }; layout: StoreLayout; other: pg.Client; app: Application; serviceId: string }> {
     db = await createTestDatabase(cluster);
     const opened = await openPostgresStorage({ dsn: db.url, connectTimeoutSeconds: 5, lockTimeoutMs: 300, statementTimeoutMs: 10_000 });
     storage = opened;
@@ -52,7 +55,7 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     session.on('error', () => undefined);
     await session.connect();
     const namespace = namespaceOf(serviceId);
-    return { storage: opened, namespace, locator: { backend: 'postgresql', namespace }, layout: app.lifecycle.layoutOf(manifest(notesManifest())), other: session };
+    return { storage: opened, namespace, locator: { backend: 'postgresql', namespace }, layout: app.lifecycle.layoutOf(manifest(notesManifest())), other: session, app, serviceId };
   }
 
   it('observes a store as busy while another session holds one of its tables, and as ready after', async () => {
@@ -85,5 +88,16 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     await storage.data.stage(locator, 'agent-a', layout, (tx) => tx.insertBranches(branches));
     const stored = await other.query<{ id: string }>(`SELECT "id" FROM "${namespace}"."__aipcs_memory_branch" ORDER BY "id"`);
     expect(stored.rows.map((row) => row.id)).toEqual(branches.map((branch) => branch.id));
+  });
+
+  it('removes a deleted record\'s list members, keeping those of the others', async () => {
+    const { namespace, other, app, serviceId } = await notesService(true);
+    const create = async (title: string) =>
+      ((await app.records.create({ serviceId, entityName: 'note', record: { title, tags: ['a', 'b'], aliases: ['x'] }, idempotencyKey: title }))['record'] as { id: string })['id'];
+    const gone = await create('gone');
+    const kept = await create('kept');
+    await app.records.delete({ serviceId, entityName: 'note', recordId: gone, expectedRecordVersion: 1n, idempotencyKey: 'delete' });
+    const rows = await other.query<{ record_id: string; n: string }>(`SELECT "record_id", count(*)::text AS n FROM "${namespace}"."__aipcs_list_member" GROUP BY "record_id"`);
+    expect(rows.rows).toEqual([{ record_id: kept, n: '3' }]);
   });
 });
