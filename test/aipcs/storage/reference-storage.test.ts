@@ -736,6 +736,10 @@ const SQLITE_DRIFT: readonly [string, readonly string[], 'foundation' | 'layout'
   ['a CHECK on a domain column', rewriteSchema('project', '"code" TEXT', `"code" TEXT CHECK ("code" <> 'x')`), 'layout'],
   ['a default on a domain column', rewriteSchema('project', '"code" TEXT', `"code" TEXT DEFAULT 'x'`), 'layout'],
   ['a domain table no longer STRICT', rewriteSchema('project', ') STRICT', ')'), 'layout'],
+  // Each of these leaves only our words in the table's text: the column and reference lists must see them.
+  ['a NOT NULL dropped from a domain column', rewriteSchema('project', '"name" TEXT NOT NULL', '"name" TEXT'), 'layout'],
+  ['a reference dropped from a domain table', rewriteSchema('note', ',\n  CONSTRAINT "note_project_fk" FOREIGN KEY ("project_id") REFERENCES "project" ("id") ON DELETE RESTRICT ON UPDATE RESTRICT', ''), 'layout'],
+  ["a reference's update action dropped", rewriteSchema('note', ' ON UPDATE RESTRICT', ''), 'layout'],
   ['a CHECK dropped from a bookkeeping table', rewriteSchema('__aipcs_write_fence', ` CHECK (state IN ('open', 'closed'))`, ''), 'foundation'],
   ["a bookkeeping partial index's condition changed", rewriteSchema('__aipcs_record_branch_one_primary', `role = 'primary'`, `role = 'related'`), 'foundation'],
   ['a view', ['CREATE VIEW "project_view" AS SELECT "id" FROM "project"'], 'foundation'],
