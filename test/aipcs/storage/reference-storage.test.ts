@@ -741,6 +741,7 @@ const SQLITE_DRIFT: readonly [string, readonly string[], 'foundation' | 'layout'
   ['a reference dropped from a domain table', rewriteSchema('note', ',\n  CONSTRAINT "note_project_fk" FOREIGN KEY ("project_id") REFERENCES "project" ("id") ON DELETE RESTRICT ON UPDATE RESTRICT', ''), 'layout'],
   ["a reference's update action dropped", rewriteSchema('note', ' ON UPDATE RESTRICT', ''), 'layout'],
   ['a CHECK dropped from a bookkeeping table', rewriteSchema('__aipcs_write_fence', ` CHECK (state IN ('open', 'closed'))`, ''), 'foundation'],
+  ['a bookkeeping index dropped', ['DROP INDEX "__aipcs_record_history_record"'], 'foundation'],
   ["a bookkeeping partial index's condition changed", rewriteSchema('__aipcs_record_branch_one_primary', `role = 'primary'`, `role = 'related'`), 'foundation'],
   ['a view', ['CREATE VIEW "project_view" AS SELECT "id" FROM "project"'], 'foundation'],
   ['a trigger', ['CREATE TRIGGER "project_trigger" AFTER INSERT ON "project" BEGIN SELECT 1; END'], 'foundation'],
