@@ -734,6 +734,8 @@ const SQLITE_DRIFT: readonly [string, readonly string[], 'foundation' | 'layout'
   ],
   ['a collation on a domain column', rewriteSchema('project', '"name" TEXT NOT NULL', '"name" TEXT NOT NULL COLLATE NOCASE'), 'layout'],
   ['a CHECK on a domain column', rewriteSchema('project', '"code" TEXT', `"code" TEXT CHECK ("code" <> 'x')`), 'layout'],
+  // A CHECK spelled in our words only.
+  ['a CHECK of our words on a domain column', rewriteSchema('project', '"code" TEXT', '"code" TEXT CHECK ("code" NOT NULL)'), 'layout'],
   ['a default on a domain column', rewriteSchema('project', '"code" TEXT', `"code" TEXT DEFAULT 'x'`), 'layout'],
   ['a domain table no longer STRICT', rewriteSchema('project', ') STRICT', ')'), 'layout'],
   // Each of these leaves only our words in the table's text: the column and reference lists must see them.
