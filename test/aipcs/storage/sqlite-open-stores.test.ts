@@ -13,6 +13,8 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OperatorStoragePorts } from '../../../src/aipcs/core/application.js';
 import { openSqliteStorage, type SqliteStorageOptions } from '../../../src/aipcs/storage/sqlite/index.js';
+import { BOOKKEEPING_DDL, layoutDdl } from '../../../src/aipcs/storage/sqlite/service-store.js';
+import { storeLayoutOf } from '../../../src/aipcs/core/layout.js';
 import type { JsonObject, JsonValue } from '../../../src/common/json.js';
 import { createNote, freshDataRoot, materialisedService } from '../../support/aipcs-admin.js';
 import { sqliteArgs, startAipcs, type AipcsClient } from '../../support/aipcs-client.js';
@@ -115,6 +117,36 @@ describe('open SQLite service stores', () => {
     copyFileSync(a.file, `${a.file}.copy`);
     renameSync(`${a.file}.copy`, a.file);
     await expect(titles(a.serviceId)).rejects.toMatchObject({ code: 'storage_unavailable' });
+  });
+});
+
+/** Schema objects of a notes store (tables and indexes, SQLite's own included), as the bound on schemas counts them. */
+function notesStoreObjects(): number {
+  const db = new Database(':memory:');
+  for (const ddl of [...BOOKKEEPING_DDL, ...layoutDdl(storeLayoutOf(manifest(notesManifest())))]) db.exec(ddl);
+  const objects = db.prepare('SELECT count(*) FROM sqlite_schema').pluck().get() as number;
+  db.close();
+  return objects;
+}
+
+// The bounds close only what passes them: a bound of two keeps two idle stores.
+describe.each([
+  ['two stores', { maxOpenStores: 2 }],
+  ['the schemas of two stores', { maxOpenSchemaObjects: 2 * notesStoreObjects() }],
+])('open SQLite service stores bounded by %s', (_bound, bounds) => {
+  const under = storesUnder(bounds);
+
+  it.skipIf(process.platform !== 'linux')('keeps the two stores used last open, not fewer, as stores are made and used', async () => {
+    const services: string[] = [];
+    for (const name of ['one', 'two', 'three', 'four']) {
+      services.push((await under.service(name)).serviceId);
+      // Each open store: its database, -wal and -shm.
+      expect(openFilesUnder(under.stores)).toBe(3 * Math.min(services.length, 2));
+    }
+    for (const serviceId of services) {
+      expect(await under.titles(serviceId)).toEqual([]);
+      expect(openFilesUnder(under.stores)).toBe(6);
+    }
   });
 });
 
