@@ -8,7 +8,7 @@
 
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -22,7 +22,7 @@ import { encodeFrame } from '../../../src/aipcs/portable/bundle-writer.js';
 import { parseCanonicalLine } from '../../../src/aipcs/portable/canonical-json.js';
 import { canonicalJson, type JsonObject } from '../../../src/common/json.js';
 import { manifestToJson } from '../../../src/aipcs/contract/manifest/validate-manifest.js';
-import { manifest, materialisedNotes } from '../../conformance/harness.js';
+import { manifest, materialisedNotes, materialisedNotesStore } from '../../conformance/harness.js';
 import { serverManaged } from '../../support/manifests.js';
 import { testApplication, testOperator } from '../../support/operator.js';
 import type { ClusterInfo } from '../../support/postgres-cluster.js';
@@ -788,6 +788,30 @@ describe('SQLite store drift (reference test_domain_schema_drift)', () => {
       await storage.close();
     }
     expect(sha256(readFileSync(file).toString('base64'))).toBe(before);
+  });
+});
+
+// Ops spec §3.2.6: the namespace binds a store file to its locator, and a copy under another name never reports ready.
+describe("a copy of another service's SQLite store", () => {
+  it('is observed incompatible, a materialise over it refuses, and the original stays ready', async () => {
+    const dataRoot = join(mkdtempSync(join(tmpdir(), 'aipcs-copied-store-')), 'data');
+    bases.push(dirname(dataRoot));
+    const open = () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
+    let storage = await open();
+    const first = await materialisedNotesStore(storage, 'first');
+    const second = await materialisedNotesStore(storage, 'second');
+    await storage.close();
+    const file = (namespace: string) => join(dataRoot, 'service-stores', `${namespace}.sqlite`);
+    for (const end of ['', '-wal', '-shm']) rmSync(file(second.locator.namespace) + end, { force: true });
+    copyFileSync(file(first.locator.namespace), file(second.locator.namespace));
+    storage = await open();
+    try {
+      expect(await storage.stores.observe(second.locator, second.layout)).toEqual({ state: 'incompatible' });
+      await expect(storage.stores.materialise(second.locator, second.layout)).rejects.toMatchObject({ kind: 'incompatible' });
+      expect(await storage.stores.observe(first.locator, first.layout)).toEqual({ state: 'ready' });
+    } finally {
+      await storage.close();
+    }
   });
 });
 
