@@ -17,7 +17,7 @@ import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { equalityIndexName as sqliteEqualityIndexName } from '../../../src/aipcs/storage/sqlite/service-store.js';
 import type { JsonObject } from '../../../src/common/json.js';
 import { manifest, materialisedNotes } from '../../conformance/harness.js';
-import { notesManifest } from '../../support/manifests.js';
+import { notesManifest, notesManifestV2 } from '../../support/manifests.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../support/postgres.js';
 
 /** notesManifest at schema 2 with only `note.detail` changed from an annotation to an exact field. */
@@ -79,4 +79,28 @@ describe('an evolve that only makes a field filterable', () => {
       expect(names).toContain(postgresEqualityIndexName('note', 'detail'));
     });
   }
+});
+
+// The same on a structural evolve: a field appended to an existing entity gets
+// its equality index with its column, the new entity with its table.
+describe('an evolve that appends a filterable field to an existing entity', () => {
+  it('indexes it on SQLite', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'aipcs-evolve-eq-'));
+    cleanups.push(async () => rmSync(base, { recursive: true, force: true }));
+    const dataRoot = join(base, 'data');
+    const storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
+    const namespace = await (async () => {
+      const { app, serviceId, namespace } = await materialisedNotes(storage);
+      await app.lifecycle.evolve({ serviceId, manifest: manifest(notesManifestV2()), expectedServiceRevision: 3n, expectedSchemaVersion: 1n, idempotencyKey: 'e' });
+      return namespace;
+    })().finally(() => storage.close());
+    const db = new Database(join(dataRoot, 'service-stores', `${namespace}.sqlite`), { readonly: true });
+    try {
+      const names = (table: string) => (db.prepare(`SELECT name FROM pragma_index_list(?)`).all(table) as { name: string }[]).map((row) => row.name);
+      expect(names('note')).toContain(sqliteEqualityIndexName('note', 'summary'));
+      expect(names('person')).toContain(sqliteEqualityIndexName('person', 'full_name'));
+    } finally {
+      db.close();
+    }
+  });
 });
