@@ -17,13 +17,14 @@ import { TRANSFER_CODEC } from '../../../src/aipcs/compose.js';
 import { doctorReport } from '../../../src/aipcs/core/admin-reports.js';
 import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../src/aipcs/storage/postgres/index.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
+import { storeLayoutOf } from '../../../src/aipcs/core/layout.js';
 import { writeBundle, parseTimestamp27, type BundleContent, type BundleService } from '../../../src/aipcs/portable/index.js';
 import { encodeFrame } from '../../../src/aipcs/portable/bundle-writer.js';
 import { parseCanonicalLine } from '../../../src/aipcs/portable/canonical-json.js';
 import { canonicalJson, type JsonObject } from '../../../src/common/json.js';
 import { manifestToJson } from '../../../src/aipcs/contract/manifest/validate-manifest.js';
 import { manifest, materialisedNotes, materialisedNotesStore } from '../../conformance/harness.js';
-import { serverManaged } from '../../support/manifests.js';
+import { notesManifestV2, serverManaged } from '../../support/manifests.js';
 import { testApplication, testOperator } from '../../support/operator.js';
 import type { ClusterInfo } from '../../support/postgres-cluster.js';
 import { createTestDatabase, expectClustersUnderCi, postgresClusters, queryRows, type TestDatabase } from '../../support/postgres.js';
@@ -811,6 +812,35 @@ describe("a copy of another service's SQLite store", () => {
       expect(await storage.stores.observe(first.locator, first.layout)).toEqual({ state: 'ready' });
     } finally {
       await storage.close();
+    }
+  });
+});
+
+// A row whose reference dangles can only come from outside: the store is no longer the layout an evolve starts from.
+describe('a SQLite store holding a dangling reference', () => {
+  it('is not evolved, and keeps its layout', async () => {
+    const dataRoot = join(mkdtempSync(join(tmpdir(), 'aipcs-dangling-evolve-')), 'data');
+    bases.push(dirname(dataRoot));
+    const open = () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
+    let storage = await open();
+    const { locator, layout } = await materialisedNotesStore(storage);
+    await storage.close();
+    const db = new Database(join(dataRoot, 'service-stores', `${locator.namespace}.sqlite`));
+    db.pragma('foreign_keys = OFF');
+    db.exec(`INSERT INTO "note" ("id", "owner_id", "created_at", "updated_at", "created_via", "record_version", "title", "project_id") VALUES ('11111111-1111-4111-8111-111111111111', 'agent-a', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z', 'mcp', 1, 'Orphan', '22222222-2222-4222-8222-222222222222')`);
+    db.close();
+    storage = await open();
+    try {
+      await expect(storage.stores.evolve(locator, layout, storeLayoutOf(manifest(notesManifestV2())))).rejects.toMatchObject({ kind: 'incompatible' });
+      expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
+    } finally {
+      await storage.close();
+    }
+    const after = new Database(join(dataRoot, 'service-stores', `${locator.namespace}.sqlite`), { readonly: true });
+    try {
+      expect(after.prepare(`SELECT count(*) FROM sqlite_schema WHERE name = 'person'`).pluck().get()).toBe(0);
+    } finally {
+      after.close();
     }
   });
 });
