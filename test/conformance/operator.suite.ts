@@ -216,6 +216,8 @@ export function operatorSuite(harness: OperatorStorageHarness): void {
         const serviceId = await materialised();
         const locator = locatorOf(serviceId);
         expect(await storage.stores.changeFence(locator, { generation: 7n, state: 'open' }, 'closed')).toBeNull();
+        // The state is compared as well as the generation.
+        expect(await storage.stores.changeFence(locator, { generation: 1n, state: 'closed' }, 'open')).toBeNull();
         expect(await storage.stores.readFence(locator)).toEqual({ generation: 1n, state: 'open' });
         expect(await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed')).toEqual({ generation: 2n, state: 'closed' });
       });
