@@ -18,6 +18,7 @@ import { doctorReport } from '../../../src/aipcs/core/admin-reports.js';
 import { openPostgresStorage, openPostgresStorageForAdmin } from '../../../src/aipcs/storage/postgres/index.js';
 import { openSqliteStorage } from '../../../src/aipcs/storage/sqlite/index.js';
 import { storeLayoutOf } from '../../../src/aipcs/core/layout.js';
+import { SqliteServiceStores } from '../../../src/aipcs/storage/sqlite/service-store.js';
 import { writeBundle, parseTimestamp27, type BundleContent, type BundleService } from '../../../src/aipcs/portable/index.js';
 import { encodeFrame } from '../../../src/aipcs/portable/bundle-writer.js';
 import { parseCanonicalLine } from '../../../src/aipcs/portable/canonical-json.js';
@@ -841,6 +842,29 @@ describe('a SQLite store holding a dangling reference', () => {
       expect(after.prepare(`SELECT count(*) FROM sqlite_schema WHERE name = 'person'`).pluck().get()).toBe(0);
     } finally {
       after.close();
+    }
+  });
+});
+
+// An operator's read-only inspection opens stores as they are: it must classify, not repair.
+describe('SQLite stores inspected read-only', () => {
+  it('reports a store moved out of WAL incompatible and an empty store file uninitialised', async () => {
+    const dataRoot = join(mkdtempSync(join(tmpdir(), 'aipcs-inspect-readonly-')), 'data');
+    bases.push(dirname(dataRoot));
+    const storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
+    const { locator } = await materialisedNotesStore(storage);
+    await storage.close();
+    const db = new Database(join(dataRoot, 'service-stores', `${locator.namespace}.sqlite`));
+    db.pragma('journal_mode = DELETE');
+    db.close();
+    const empty = { backend: 'sqlite' as const, namespace: `svc_${'0'.repeat(32)}` };
+    writeFileSync(join(dataRoot, 'service-stores', `${empty.namespace}.sqlite`), '', { mode: 0o600 });
+    const stores = new SqliteServiceStores({ dataRoot, busyTimeoutMs: 5000, readonly: true });
+    try {
+      expect(await stores.inspect(locator)).toMatchObject({ status: 'incompatible', appliedRevision: 1n });
+      expect(await stores.inspect(empty)).toMatchObject({ status: 'uninitialised', appliedRevision: 0n });
+    } finally {
+      await stores.close();
     }
   });
 });
