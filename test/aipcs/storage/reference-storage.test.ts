@@ -867,6 +867,23 @@ describe('SQLite stores inspected read-only', () => {
       await stores.close();
     }
   });
+
+  it('never removes a store, even one whose fence is closed', async () => {
+    const dataRoot = join(mkdtempSync(join(tmpdir(), 'aipcs-remove-readonly-')), 'data');
+    bases.push(dirname(dataRoot));
+    const storage = await openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
+    const { locator } = await materialisedNotesStore(storage);
+    expect(await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed')).toEqual({ generation: 2n, state: 'closed' });
+    await storage.close();
+    const stores = new SqliteServiceStores({ dataRoot, busyTimeoutMs: 5000, readonly: true });
+    try {
+      await expect(stores.remove(locator)).rejects.toMatchObject({ kind: 'unavailable' });
+      expect(await stores.isAbsent(locator)).toBe(false);
+      expect(await stores.inspect(locator)).toMatchObject({ status: 'ready' });
+    } finally {
+      await stores.close();
+    }
+  });
 });
 
 // ---------------------------------------------------------------- WAL sidecars (test_wal_sidecar_security.py)
