@@ -815,6 +815,27 @@ describe("a copy of another service's SQLite store", () => {
       await storage.close();
     }
   });
+
+  it('is not removed, even with its fence closed', async () => {
+    const dataRoot = join(mkdtempSync(join(tmpdir(), 'aipcs-copied-store-')), 'data');
+    bases.push(dirname(dataRoot));
+    const open = () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
+    let storage = await open();
+    const first = await materialisedNotesStore(storage, 'first');
+    const second = await materialisedNotesStore(storage, 'second');
+    expect(await storage.stores.changeFence(first.locator, { generation: 1n, state: 'open' }, 'closed')).toEqual({ generation: 2n, state: 'closed' });
+    await storage.close();
+    const file = (namespace: string) => join(dataRoot, 'service-stores', `${namespace}.sqlite`);
+    for (const end of ['', '-wal', '-shm']) rmSync(file(second.locator.namespace) + end, { force: true });
+    copyFileSync(file(first.locator.namespace), file(second.locator.namespace));
+    storage = await open();
+    try {
+      await expect(storage.stores.remove(second.locator, second.layout)).rejects.toMatchObject({ kind: 'incompatible' });
+      expect(await storage.stores.isAbsent(second.locator)).toBe(false);
+    } finally {
+      await storage.close();
+    }
+  });
 });
 
 // A row whose reference dangles can only come from outside: the store is no longer the layout an evolve starts from.
