@@ -147,6 +147,25 @@ describe('aigpt setup', () => {
     }
   });
 
+  // Without hard links the backup is made by rename, which would replace a
+  // taken name: the check before it is then the only guard.
+  it.runIf(strace !== '')('never overwrites an existing backup where hard links are refused (EPERM)', async () => {
+    await writeConfig(home, '{"bot":null}');
+    const now = Date.now();
+    for (let offset = 0; offset < 60_000; offset += 1000) {
+      await fs.writeFile(join(home.appDir, `config.json.bak-${new Date(now + offset).toISOString().slice(0, 19).replace(/[-:]/g, '')}Z`), 'older backup');
+    }
+    const run = spawnSync(strace, ['-f', '-qq', '-o', '/dev/null', '-e', 'trace=link,linkat', '-e', 'inject=link,linkat:error=EPERM', process.execPath, aigptBin(), 'setup'], {
+      env: { ...home.childEnv, PATH: emptyBin }, cwd: home.root, encoding: 'utf8',
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/: a file with that name already exists\n$/);
+    expect(await fs.readFile(home.configFile, 'utf8')).toBe('{"bot":null}');
+    for (const name of (await listDir(home.appDir)).filter((n) => n !== 'config.json')) {
+      expect(await fs.readFile(join(home.appDir, name), 'utf8')).toBe('older backup');
+    }
+  });
+
   it('leaves a symlink that already points at the site config as it is (absolute or relative)', async () => {
     await fs.mkdir(siteDir, { recursive: true });
     await fs.writeFile(siteConfig, '{"bot":{"memory":5}}');
