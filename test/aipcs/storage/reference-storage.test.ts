@@ -795,18 +795,24 @@ describe('SQLite store drift (reference test_domain_schema_drift)', () => {
 
 // Ops spec §3.2.6: the namespace binds a store file to its locator, and a copy under another name never reports ready.
 describe("a copy of another service's SQLite store", () => {
-  it('is observed incompatible, a materialise over it refuses, and the original stays ready', async () => {
+  /** Two materialised stores, the second replaced by a copy of the first's file (its fence closed first when asked), reopened. */
+  async function copiedStore(closeFirstFence: boolean) {
     const dataRoot = join(mkdtempSync(join(tmpdir(), 'aipcs-copied-store-')), 'data');
     bases.push(dirname(dataRoot));
     const open = () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
-    let storage = await open();
-    const first = await materialisedNotesStore(storage, 'first');
-    const second = await materialisedNotesStore(storage, 'second');
-    await storage.close();
+    const before = await open();
+    const first = await materialisedNotesStore(before, 'first');
+    const second = await materialisedNotesStore(before, 'second');
+    if (closeFirstFence) expect(await before.stores.changeFence(first.locator, { generation: 1n, state: 'open' }, 'closed')).toEqual({ generation: 2n, state: 'closed' });
+    await before.close();
     const file = (namespace: string) => join(dataRoot, 'service-stores', `${namespace}.sqlite`);
     for (const end of ['', '-wal', '-shm']) rmSync(file(second.locator.namespace) + end, { force: true });
     copyFileSync(file(first.locator.namespace), file(second.locator.namespace));
-    storage = await open();
+    return { storage: await open(), first, second };
+  }
+
+  it('is observed incompatible, a materialise over it refuses, and the original stays ready', async () => {
+    const { storage, first, second } = await copiedStore(false);
     try {
       expect(await storage.stores.observe(second.locator, second.layout)).toEqual({ state: 'incompatible' });
       await expect(storage.stores.materialise(second.locator, second.layout)).rejects.toMatchObject({ kind: 'incompatible' });
@@ -817,18 +823,7 @@ describe("a copy of another service's SQLite store", () => {
   });
 
   it('is not removed, even with its fence closed', async () => {
-    const dataRoot = join(mkdtempSync(join(tmpdir(), 'aipcs-copied-store-')), 'data');
-    bases.push(dirname(dataRoot));
-    const open = () => openSqliteStorage({ dataRoot, busyTimeoutMs: 5000, defaultRoot: false });
-    let storage = await open();
-    const first = await materialisedNotesStore(storage, 'first');
-    const second = await materialisedNotesStore(storage, 'second');
-    expect(await storage.stores.changeFence(first.locator, { generation: 1n, state: 'open' }, 'closed')).toEqual({ generation: 2n, state: 'closed' });
-    await storage.close();
-    const file = (namespace: string) => join(dataRoot, 'service-stores', `${namespace}.sqlite`);
-    for (const end of ['', '-wal', '-shm']) rmSync(file(second.locator.namespace) + end, { force: true });
-    copyFileSync(file(first.locator.namespace), file(second.locator.namespace));
-    storage = await open();
+    const { storage, second } = await copiedStore(true);
     try {
       await expect(storage.stores.remove(second.locator, second.layout)).rejects.toMatchObject({ kind: 'incompatible' });
       expect(await storage.stores.isAbsent(second.locator)).toBe(false);
