@@ -692,8 +692,10 @@ describe('HEAD and the lock', () => {
       () => 'taken',
       (error: unknown) => String((error as { code?: unknown }).code),
     );
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    for (const name of await readdir(dir)) if (name.endsWith('.tmp')) await rm(join(dir, name));
+    // Waits for the waiter's draft to exist, however slow the machine, then removes it.
+    const drafts = async (): Promise<string[]> => (await readdir(dir)).filter((name) => name.endsWith('.tmp'));
+    while ((await drafts()).length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (const name of await drafts()) await rm(join(dir, name));
     const started = performance.now();
     expect(await waiting).toBe('ENOENT');
     expect(performance.now() - started).toBeLessThan(2_000);
