@@ -5,7 +5,7 @@ import { promises as fs } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { listDir, makeTempHome, type TempHome } from './support.js';
+import { listDir, makeTempMemoryFolder, type TempHome } from './support.js';
 
 vi.mock('node:fs', async (original) => {
   const actual = await original<typeof import('node:fs')>();
@@ -20,9 +20,7 @@ describe('collection lock where hard links are refused', () => {
   let home: TempHome;
   let dir: string;
   beforeEach(async () => {
-    home = makeTempHome();
-    dir = join(home.root, 'memory');
-    await fs.mkdir(dir);
+    ({ home, dir } = await makeTempMemoryFolder());
   });
   afterEach(() => home.cleanup());
 

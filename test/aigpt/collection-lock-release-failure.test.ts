@@ -6,7 +6,7 @@ import { promises as fs } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { listDir, makeTempHome, type TempHome } from './support.js';
+import { listDir, makeTempMemoryFolder, type TempHome } from './support.js';
 
 /** Paths starting with `path` fail to be removed. */
 const failing: { path: string | undefined } = { path: undefined };
@@ -27,9 +27,7 @@ describe('collection lock after a failed removal', () => {
   let home: TempHome;
   let dir: string;
   beforeEach(async () => {
-    home = makeTempHome();
-    dir = join(home.root, 'memory');
-    await fs.mkdir(dir);
+    ({ home, dir } = await makeTempMemoryFolder());
   });
   afterEach(() => {
     failing.path = undefined;

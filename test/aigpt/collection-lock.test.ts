@@ -5,15 +5,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireCollectionLock, BREAK_FILE, LOCK_FILE, type LockOptions } from '../../src/aigpt/storage/collection-lock.js';
 import { LOCK_TIMEOUT_MS } from '../../src/aigpt/core/limits.js';
 import { processStartMark } from '../../src/common/process.js';
-import { listDir, makeTempHome, type TempHome } from './support.js';
+import { listDir, makeTempMemoryFolder, type TempHome } from './support.js';
 
 describe('collection lock', () => {
   let home: TempHome;
   let dir: string;
   beforeEach(async () => {
-    home = makeTempHome();
-    dir = join(home.root, 'memory');
-    await fs.mkdir(dir);
+    ({ home, dir } = await makeTempMemoryFolder());
   });
   afterEach(() => home.cleanup());
 

@@ -7,16 +7,14 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { acquireCollectionLock, LOCK_FILE } from '../../src/aigpt/storage/collection-lock.js';
-import { makeTempHome, type TempHome } from './support.js';
+import { makeTempMemoryFolder, type TempHome } from './support.js';
 import { steppableWallClock } from '../support/wall-clock.js';
 
 describe('the collection lock wait while the wall clock steps', () => {
   let home: TempHome;
   let dir: string;
   beforeEach(async () => {
-    home = makeTempHome();
-    dir = join(home.root, 'memory');
-    await fs.mkdir(dir);
+    ({ home, dir } = await makeTempMemoryFolder());
   });
   afterEach(() => {
     vi.restoreAllMocks();

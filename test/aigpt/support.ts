@@ -43,6 +43,14 @@ export function makeTempHome(): TempHome {
   };
 }
 
+/** A temp home with an empty `memory` folder under its root, for the lock tests. */
+export async function makeTempMemoryFolder(): Promise<{ home: TempHome; dir: string }> {
+  const home = makeTempHome();
+  const dir = join(home.root, 'memory');
+  await fs.mkdir(dir);
+  return { home, dir };
+}
+
 export async function writeConfig(home: TempHome, bot: Record<string, unknown> | string): Promise<void> {
   await fs.mkdir(home.appDir, { recursive: true });
   await fs.writeFile(home.configFile, typeof bot === 'string' ? bot : JSON.stringify({ bot }, null, 2));
