@@ -251,6 +251,19 @@ describe('aigpt setup', () => {
     expect(await fs.readFile(claude.argvFile, 'utf8')).toContain('mcp\nadd\n');
   });
 
+  it('warns for any exit other than 0, a signal included, as the reference asks for success', async () => {
+    const bin = join(home.root, 'bin');
+    await fakeCommand(bin, 'claude', 2);
+    const two = await setup([bin]);
+    expect(two.code).toBe(0);
+    expect(two.stdout).toContain('\nfake claude ran\nwarn claude mcp add failed\n');
+    // Killed by a signal: no exit code at all, which is no success either.
+    await fs.writeFile(join(bin, 'claude'), '#!/bin/sh\nkill -9 $$\n', { mode: 0o755 });
+    const killed = await setup([bin]);
+    expect(killed.code).toBe(0);
+    expect(killed.stdout).toContain('\nok data initialized\nwarn claude mcp add failed\n');
+  });
+
   it('exits 1 when claude cannot be started', async () => {
     const bin = join(home.root, 'bin');
     await fs.mkdir(bin);
@@ -270,6 +283,16 @@ describe('aigpt setup', () => {
     expect(blocked.stdout).toBe('');
     expect(blocked.stderr).toBe(`aigpt: Failed to create ${home.configFile}: something that is neither a file nor a symlink has that name\n`);
     expect((await fs.stat(home.configFile)).isDirectory()).toBe(true);
+
+    // A FIFO is neither: it is left in place, not backed up or read as a link.
+    await fs.rm(home.configFile, { recursive: true });
+    expect(spawnSync('mkfifo', [home.configFile]).status).toBe(0);
+    const fifo = await setup();
+    expect(fifo.code).toBe(1);
+    expect(fifo.stdout).toBe('');
+    expect(fifo.stderr).toBe(`aigpt: Failed to create ${home.configFile}: something that is neither a file nor a symlink has that name\n`);
+    expect((await fs.lstat(home.configFile)).isFIFO()).toBe(true);
+    expect(await listDir(home.appDir)).toEqual(['config.json']);
 
     // The config folder cannot be created.
     await fs.rm(home.configHome, { recursive: true });
