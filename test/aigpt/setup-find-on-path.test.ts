@@ -36,10 +36,10 @@ describe('findOnPath', () => {
   });
 
   it('elsewhere: `Path` is another variable, `;` is part of a folder name and `.exe` is not added', async () => {
-    const bin = join(home.root, 'bin');
-    await put('bin', 'claude.exe', 0o755);
-    expect(await findOnPath('claude', at('linux', { Path: bin }))).toBeUndefined();
-    expect(await findOnPath('claude', at('linux', { PATH: bin }))).toBeUndefined();
+    await put('bin', 'claude', 0o755);
+    expect(await findOnPath('claude', at('linux', { Path: join(home.root, 'bin') }))).toBeUndefined();
+    await put('exe', 'claude.exe', 0o755);
+    expect(await findOnPath('claude', at('linux', { PATH: join(home.root, 'exe') }))).toBeUndefined();
     const plain = await put('x;y', 'claude', 0o755);
     expect(await findOnPath('claude', at('linux', { PATH: join(home.root, 'x;y') }))).toBe(plain);
   });
