@@ -1,0 +1,75 @@
+// The runner's execute() on edges the evidence tests did not reach (mutation
+// review BD): output arriving in several reads, the live copy of each pipe
+// going to its own stream, and how the process group is killed.
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it, vi } from 'vitest';
+import { execute } from '../../../src/aip/runner/execute.js';
+import { tempDir } from '../support/temp.js';
+
+const NODE = process.execPath;
+
+describe('aip runner: capture over several reads', () => {
+  it('counts every read toward the limit and keeps the first output_limit bytes across reads', async () => {
+    // A pause of a second between the writes makes them two reads; were they
+    // ever read as one (a stalled runner), the expectations below hold all the same.
+    const script = "process.stdout.write('abc'); setTimeout(() => process.stdout.write('def'), 1000)";
+    const over = await execute({ argv: [NODE, '-e', script], cwd: await tempDir(), timeoutNs: 30_000_000_000n, outputLimit: 5 });
+    expect(over.termination).toBe('exited');
+    expect(Buffer.from(over.stdout.bytes).toString()).toBe('abcde');
+    expect(over.stdout.truncated).toBe(true);
+    // Six bytes in reads of one: the last read alone is not what decides truncation.
+    const tail = "process.stdout.write('abcdef'); setTimeout(() => process.stdout.write('g'), 1000)";
+    const longer = await execute({ argv: [NODE, '-e', tail], cwd: await tempDir(), timeoutNs: 30_000_000_000n, outputLimit: 5 });
+    expect(Buffer.from(longer.stdout.bytes).toString()).toBe('abcde');
+    expect(longer.stdout.truncated).toBe(true);
+  });
+});
+
+describe('aip runner: --tee', () => {
+  it('copies stdout to the stdout stream and stderr to the stderr stream', async () => {
+    const seen = { out: '', err: '' };
+    const sink = (name: 'out' | 'err'): Writable => new Writable({ write: (chunk: Buffer, _enc, done) => { seen[name] += chunk.toString(); done(); } });
+    const result = await execute({
+      argv: [NODE, '-e', "process.stdout.write('to-out'); process.stderr.write('to-err')"], cwd: await tempDir(), timeoutNs: 30_000_000_000n,
+      outputLimit: 100, tee: { stdout: sink('out'), stderr: sink('err') },
+    });
+    expect(result.termination).toBe('exited');
+    expect(seen).toEqual({ out: 'to-out', err: 'to-err' });
+  });
+});
+
+describe('aip runner: argv[0] and termination', () => {
+  it('gives the command argv[0] as written, not the resolved path', async () => {
+    const result = await execute({ argv: ['sh', '-c', 'cat /proc/$$/cmdline'], cwd: await tempDir(), timeoutNs: 30_000_000_000n, outputLimit: 100 });
+    expect(result).toMatchObject({ termination: 'exited', exitCode: 0 });
+    expect(result.executable).toMatch(/^\/.*\/sh$/);
+    expect(Buffer.from(result.stdout.bytes).toString().split('\0')[0]).toBe('sh');
+  });
+
+  it('a command that kills itself with SIGKILL before its deadline is signaled, not timeout', async () => {
+    const result = await execute({ argv: ['sh', '-c', 'kill -KILL $$'], cwd: await tempDir(), timeoutNs: 30_000_000_000n, outputLimit: 100 });
+    expect(result).toMatchObject({ termination: 'signaled', exitCode: null, error: 'terminated by signal SIGKILL' });
+  });
+});
+
+describe('aip runner: a deadline beyond one timer', () => {
+  it('does not expire when the first 24.8-day timer step runs out', async () => {
+    // setTimeout holds at most 2^31-1 ms; a longer deadline is re-armed for the
+    // rest. Only the global setTimeout is faked, so the command itself, and the
+    // runner's own waits (timers/promises), stay real.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const controller = new AbortController();
+    let running: Promise<Awaited<ReturnType<typeof execute>>>;
+    try {
+      running = execute({ argv: ['sleep', '30'], cwd: await tempDir(), timeoutNs: 30n * 86_400_000_000_000n, outputLimit: 16, signal: controller.signal, graceMs: 200 });
+      while (vi.getTimerCount() === 0) await sleep(10); // the deadline is armed once the command started
+      vi.advanceTimersByTime(2_147_483_647);
+    } finally {
+      vi.useRealTimers();
+    }
+    await sleep(1000); // an expired deadline would have killed the command by now
+    controller.abort('SIGINT');
+    expect(await running).toMatchObject({ termination: 'cancelled', error: 'cancelled by SIGINT' });
+  });
+});
