@@ -73,3 +73,18 @@ describe('aip runner: a deadline beyond one timer', () => {
     expect(await running).toMatchObject({ termination: 'cancelled', error: 'cancelled by SIGINT' });
   });
 });
+
+describe('aip runner: the deadline after the command ended', () => {
+  it('is cleared: no timer of the run is left to keep aip alive or to kill a group later', async () => {
+    // A deadline left armed held `aip run` open until it expired, then sent
+    // SIGKILL to a process group id that may have been reused by then.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const result = await execute({ argv: ['true'], cwd: await tempDir(), timeoutNs: 600_000_000_000n, outputLimit: 16, graceMs: 200 });
+      expect(result.termination).toBe('exited');
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
