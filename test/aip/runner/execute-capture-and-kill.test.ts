@@ -1,6 +1,8 @@
 // The runner's execute() on edges the evidence tests did not reach (mutation
 // review BD): output arriving in several reads, the live copy of each pipe
 // going to its own stream, and how the process group is killed.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, vi } from 'vitest';
@@ -86,5 +88,41 @@ describe('aip runner: the deadline after the command ended', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+async function living(pid: number): Promise<boolean> {
+  return readFile(`/proc/${pid}/stat`, 'utf8').then((text) => !/^\S+ \(.*\) [ZX] /s.test(text), () => false);
+}
+
+describe('aip runner: what the command leaves behind', () => {
+  it('waits for both pipes: stdout held a moment longer than stderr by a process outside the group is still captured', async () => {
+    // The holder left the group (setsid) so the group kill misses it; it
+    // closes stdout by itself well within the grace period.
+    // The command waits until the holder has left, or the group kill could reach it first.
+    const pidFile = join(await tempDir(), 'holder.pid');
+    const holder = 'echo $$ > "$1"; sleep 0.5; echo late';
+    const script = `setsid sh -c '${holder}' holder "$1" 2>/dev/null </dev/null & while [ ! -s "$1" ]; do sleep 0.05; done`;
+    const result = await execute({ argv: ['sh', '-c', script, 'run', pidFile], cwd: await tempDir(), timeoutNs: 30_000_000_000n, outputLimit: 100, graceMs: 10_000 });
+    expect(result).toMatchObject({ termination: 'exited', exitCode: 0, error: '' });
+    expect(Buffer.from(result.stdout.bytes).toString()).toBe('late\n');
+  });
+
+  it('kills a background member of the group at once instead of waiting out the grace period for it', async () => {
+    const began = performance.now();
+    const result = await execute({ argv: ['sh', '-c', 'sleep 30 >/dev/null 2>&1 </dev/null &'], cwd: await tempDir(), timeoutNs: 30_000_000_000n, outputLimit: 16, graceMs: 8000 });
+    expect(result).toMatchObject({ termination: 'exited', exitCode: 0, groupLingered: false });
+    expect(performance.now() - began).toBeLessThan(6000);
+  });
+
+  it('kills a job of the session in a group of its own that works outside the folder, without counting it as escaped', async () => {
+    const pidFile = join(await tempDir(), 'job.pid');
+    const script = 'set -m; cd /; sleep 30 >/dev/null 2>&1 </dev/null & echo $! > "$1"';
+    const result = await execute({ argv: ['bash', '-c', script, 'job', pidFile], cwd: await tempDir(), timeoutNs: 30_000_000_000n, outputLimit: 16, graceMs: 200 });
+    const job = Number(await readFile(pidFile, 'utf8'));
+    const alive = await living(job);
+    if (alive) process.kill(job, 'SIGKILL'); // not left behind by this test either
+    expect(alive).toBe(false);
+    expect(result).toMatchObject({ termination: 'exited', exitCode: 0, escaped: 0 });
   });
 });
