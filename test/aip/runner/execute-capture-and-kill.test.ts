@@ -1,13 +1,13 @@
 // The runner's execute() on edges the evidence tests did not reach (mutation
 // review BD): output arriving in several reads, the live copy of each pipe
 // going to its own stream, and how the process group is killed.
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, vi } from 'vitest';
 import { execute } from '../../../src/aip/runner/execute.js';
-import { tempDir } from '../support/temp.js';
+import { tempDir, writeTree } from '../support/temp.js';
 
 const NODE = process.execPath;
 
@@ -124,5 +124,16 @@ describe('aip runner: what the command leaves behind', () => {
     if (alive) process.kill(job, 'SIGKILL'); // not left behind by this test either
     expect(alive).toBe(false);
     expect(result).toMatchObject({ termination: 'exited', exitCode: 0, escaped: 0 });
+  });
+});
+
+describe('aip runner: PATH lookup', () => {
+  it('passes over a folder of the program\'s name in an earlier PATH entry, as execvp does', async () => {
+    const early = await tempDir();
+    const late = await tempDir();
+    await mkdir(join(early, 'prog'), { mode: 0o755 });
+    await writeTree(late, { prog: '#!/bin/sh\nexit 0\n' }, ['prog']);
+    const result = await execute({ argv: ['prog'], cwd: await tempDir(), timeoutNs: 30_000_000_000n, outputLimit: 16, path: `${early}:${late}` });
+    expect(result).toMatchObject({ termination: 'exited', exitCode: 0, executable: join(late, 'prog') });
   });
 });
