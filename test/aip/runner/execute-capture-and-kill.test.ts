@@ -137,3 +137,32 @@ describe('aip runner: PATH lookup', () => {
     expect(result).toMatchObject({ termination: 'exited', exitCode: 0, executable: join(late, 'prog') });
   });
 });
+
+describe('aip runner: a cancel after the deadline', () => {
+  it('is cancelled, not timeout, when the signal comes while the pipes are still awaited (spec 8 step 8 order)', async () => {
+    // The deadline kills the group; a holder outside it keeps stdout open, so
+    // the runner is still waiting when the cancel arrives.
+    const files = await tempDir();
+    const holderFile = join(files, 'holder.pid');
+    const leaderFile = join(files, 'leader.pid');
+    const script = `echo $$ > "$2"; setsid sh -c 'echo $$ > "$1"; exec sleep 30' holder "$1" 2>/dev/null </dev/null & exec sleep 30`;
+    const controller = new AbortController();
+    const running = execute({
+      argv: ['sh', '-c', script, 'run', holderFile, leaderFile], cwd: await tempDir(), timeoutNs: 500_000_000n, outputLimit: 16,
+      signal: controller.signal, graceMs: 30_000,
+    });
+    const pidIn = async (file: string): Promise<number> => Number(await readFile(file, 'utf8').catch(() => '0'));
+    // Cancel only once the deadline's kill ended the command and the holder is alive.
+    for (;;) {
+      const leader = await pidIn(leaderFile);
+      const holder = await pidIn(holderFile);
+      if (leader > 0 && holder > 0 && !(await living(leader)) && (await living(holder))) break;
+      await sleep(20);
+    }
+    controller.abort('SIGINT');
+    const result = await running;
+    const holder = await pidIn(holderFile);
+    if (await living(holder)) process.kill(holder, 'SIGKILL'); // not left behind by this test either
+    expect(result).toMatchObject({ termination: 'cancelled', error: 'cancelled by SIGINT' });
+  });
+});
