@@ -166,3 +166,15 @@ describe('aip runner: a cancel after the deadline', () => {
     expect(result).toMatchObject({ termination: 'cancelled', error: 'cancelled by SIGINT' });
   });
 });
+
+describe('aip runner: a zombie left in the group', () => {
+  it('is no live member: the group is not reported as lingering', async () => {
+    // A member of the command's group whose parent (a job in another group,
+    // which the group kill does not reach) never reaps it stays a zombie; it
+    // holds no pipe and changes no file, so the workspace is still judged.
+    const perl = 'if (fork() == 0) { setpgrp(0, $ARGV[0]); exit 0 } close STDOUT; close STDERR; sleep 30';
+    const script = `set -m; perl -e '${perl}' $$ & sleep 1`;
+    const result = await execute({ argv: ['bash', '-c', script], cwd: await tempDir(), timeoutNs: 30_000_000_000n, outputLimit: 16, graceMs: 1000 });
+    expect(result).toMatchObject({ termination: 'exited', exitCode: 0, groupLingered: false });
+  });
+});
