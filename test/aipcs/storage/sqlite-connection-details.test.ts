@@ -1,11 +1,17 @@
 // Details of the SQLite connection layer that the broader tests pass either
-// way (left alive by mutation review BE): the statement cache fills its
-// bound exactly and keeps raw statements apart, and the revision a drifted
-// meta table names is reported only from one row naming a known revision.
+// way (left alive by mutation review BE): opening never creates a database,
+// a path that is not a regular file is no identity to check units against,
+// the statement cache fills its bound exactly and keeps raw statements
+// apart, and the revision a drifted meta table names is reported only from
+// one row naming a known revision.
 
+import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cachedStatementCount, MAX_CACHED_STATEMENTS, metaRevisionOf, prepared, preparedRaw } from '../../../src/aipcs/storage/sqlite/connection.js';
+import { cachedStatementCount, MAX_CACHED_STATEMENTS, metaRevisionOf, prepared, preparedRaw, SqliteConnection } from '../../../src/aipcs/storage/sqlite/connection.js';
+import { storageOutcome, walDatabase } from '../../support/sqlite.js';
 
 const open: Database.Database[] = [];
 
@@ -19,6 +25,29 @@ function memory(): Database.Database {
   open.push(db);
   return db;
 }
+
+describe('opening a SQLite connection', () => {
+  it('never creates a missing database, read-only or not', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'aipcs-missing-')), 'store.sqlite');
+    for (const readonly of [false, true]) {
+      expect(() => new SqliteConnection(path, { busyTimeoutMs: 1000, readonly })).toThrow();
+      expect(existsSync(path)).toBe(false);
+    }
+  });
+
+  it('through a symbolic link has no file identity, so every unit refuses', async () => {
+    const path = walDatabase('aipcs-linked-');
+    const link = join(mkdtempSync(join(tmpdir(), 'aipcs-link-')), 'store.sqlite');
+    symlinkSync(path, link);
+    const connection = new SqliteConnection(link, { busyTimeoutMs: 1000, readonly: false });
+    try {
+      expect(connection.fileIdentity).toBeNull();
+      expect(await storageOutcome(connection.read((db) => db.prepare('SELECT count(*) FROM t').get()))).toBe('unavailable');
+    } finally {
+      connection.close();
+    }
+  });
+});
 
 describe('the prepared-statement cache', () => {
   it('keeps as many statements as its bound, not one fewer', () => {
