@@ -1,5 +1,6 @@
 // Details of the SQLite connection layer that the broader tests pass either
 // way (left alive by mutation review BE): opening never creates a database,
+// a unit's driver errors reach the caller as StorageFailure,
 // a path that is not a regular file is no identity to check units against,
 // the statement cache fills its bound exactly and keeps raw statements
 // apart, and the revision a drifted meta table names is reported only from
@@ -43,6 +44,22 @@ describe('opening a SQLite connection', () => {
     try {
       expect(connection.fileIdentity).toBeNull();
       expect(await storageOutcome(connection.read((db) => db.prepare('SELECT count(*) FROM t').get()))).toBe('unavailable');
+    } finally {
+      connection.close();
+    }
+  });
+});
+
+describe('a unit whose work fails in SQLite', () => {
+  it('rejects with the StorageFailure of the error (no driver error escapes), and leaves no transaction open', async () => {
+    const path = walDatabase('aipcs-work-fails-');
+    const connection = new SqliteConnection(path, { busyTimeoutMs: 1000, readonly: false });
+    try {
+      connection.db.exec('CREATE UNIQUE INDEX t_v ON t (v)');
+      await connection.write((db) => db.exec('INSERT INTO t VALUES (1)'));
+      expect(await storageOutcome(connection.write((db) => db.exec('INSERT INTO t VALUES (1)')))).toBe('constraint');
+      expect(await storageOutcome(connection.read((db) => db.exec('SELECT * FROM missing')))).toBe('unavailable');
+      expect(connection.db.inTransaction).toBe(false);
     } finally {
       connection.close();
     }
