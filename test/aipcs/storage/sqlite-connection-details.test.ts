@@ -1,12 +1,15 @@
 // Details of the SQLite connection layer that the broader tests pass either
 // way (left alive by mutation review BE): opening never creates a database,
-// a unit's driver errors reach the caller as StorageFailure,
+// the switch to WAL waits out another process's reader, a unit's driver
+// errors reach the caller as StorageFailure,
 // a path that is not a regular file is no identity to check units against,
 // the statement cache fills its bound exactly and keeps raw statements
 // apart, and the revision a drifted meta table names is reported only from
 // one row naming a known revision.
 
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -14,6 +17,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cachedStatementCount, MAX_CACHED_STATEMENTS, metaRevisionOf, prepared, preparedRaw, SqliteConnection } from '../../../src/aipcs/storage/sqlite/connection.js';
 import { storageOutcome, walDatabase } from '../../support/sqlite.js';
 
+const require = createRequire(import.meta.url);
 const open: Database.Database[] = [];
 
 afterEach(() => {
@@ -46,6 +50,32 @@ describe('opening a SQLite connection', () => {
       expect(await storageOutcome(connection.read((db) => db.prepare('SELECT count(*) FROM t').get()))).toBe('unavailable');
     } finally {
       connection.close();
+    }
+  });
+});
+
+describe('switching to WAL', () => {
+  it('waits, within the busy timeout, for a reader of another process to let go', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'aipcs-wal-switch-')), 'store.sqlite');
+    new Database(path).close();
+    // Another process holds a read lock for 300 ms; the switch needs the file exclusively.
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const D = require(${JSON.stringify(require.resolve('better-sqlite3'))}); const db = new D(${JSON.stringify(path)});
+         db.exec('BEGIN'); db.prepare('SELECT count(*) FROM sqlite_schema').get(); console.log('held');
+         setTimeout(() => { db.exec('COMMIT'); db.close(); }, 300);`,
+      ],
+      { env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise((resolve) => holder.stdout.once('data', resolve));
+    const connection = new SqliteConnection(path, { busyTimeoutMs: 5000, readonly: false });
+    try {
+      expect(connection.enableWal()).toBe(true);
+    } finally {
+      connection.close();
+      await new Promise((resolve) => holder.once('exit', resolve));
     }
   });
 });
