@@ -1,6 +1,6 @@
 // Details of the SQLite connection layer that the broader tests pass either
 // way (left alive by mutation review BE): opening never creates a database,
-// the switch to WAL waits out another process's reader, a unit's driver
+// the switch to WAL waits out another process's writer, a unit's driver
 // errors reach the caller as StorageFailure,
 // a path that is not a regular file is no identity to check units against,
 // the statement cache fills its bound exactly and keeps raw statements
@@ -55,16 +55,17 @@ describe('opening a SQLite connection', () => {
 });
 
 describe('switching to WAL', () => {
-  it('waits, within the busy timeout, for a reader of another process to let go', async () => {
+  it('waits, within the busy timeout, for a writer of another process to let go', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'aipcs-wal-switch-')), 'store.sqlite');
     new Database(path).close();
-    // Another process holds a read lock for 300 ms; the switch needs the file exclusively.
+    // Another process holds the writer lock for 300 ms; SQLite answers the
+    // switch busy at once then, without its busy handler.
     const holder = spawn(
       process.execPath,
       [
         '-e',
         `const D = require(${JSON.stringify(require.resolve('better-sqlite3'))}); const db = new D(${JSON.stringify(path)});
-         db.exec('BEGIN'); db.prepare('SELECT count(*) FROM sqlite_schema').get(); console.log('held');
+         db.exec('BEGIN IMMEDIATE'); console.log('held');
          setTimeout(() => { db.exec('COMMIT'); db.close(); }, 300);`,
       ],
       { env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'inherit'] },
