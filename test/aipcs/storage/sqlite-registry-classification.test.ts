@@ -9,7 +9,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -133,6 +133,23 @@ describe('SQLite registry classification', () => {
     const before = readFileSync(path);
     await expect(migrateSqliteRegistry(optionsFor(dataRoot))).rejects.toMatchObject({ kind: 'unavailable' });
     expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  // A page only quick_check reads (an index's): mutation review BE.
+  it('refuses a damaged registry in rollback-journal mode without switching it to WAL', async () => {
+    const dataRoot = freshDataRoot();
+    const path = await readyRegistry(dataRoot);
+    change(path, 'PRAGMA journal_mode = DELETE');
+    const db = new Database(path, { readonly: true });
+    const { rootpage, size } = db.prepare(`SELECT rootpage, (SELECT page_size FROM pragma_page_size) AS size FROM sqlite_schema WHERE name = 'aipcs_registry_service_list'`).get() as { rootpage: number; size: number };
+    db.close();
+    const bytes = readFileSync(path);
+    // The index's root page is no b-tree page any more.
+    bytes[(rootpage - 1) * size] = 0xff;
+    writeFileSync(path, bytes);
+    expect(headerMode(path)).toBe(1);
+    await expect(migrateSqliteRegistry(optionsFor(dataRoot))).rejects.toMatchObject({ kind: 'unavailable' });
+    expect(readFileSync(path).equals(bytes)).toBe(true);
   });
 
   it.each([
