@@ -280,9 +280,10 @@ export class SqliteConnection {
 
   /**
    * Switches to WAL (outside any transaction); true when WAL is in force
-   * afterwards. The switch needs an exclusive lock and SQLite answers BUSY at
-   * once rather than through the busy handler, so concurrent starters on a
-   * fresh file retry here, within the same busy timeout.
+   * afterwards. The switch needs an exclusive lock; a reader in another
+   * process is waited out by the busy handler, but another process's writer
+   * (a concurrent starter switching the same fresh file) makes SQLite answer
+   * BUSY at once, so this retries within the same busy timeout.
    */
   enableWal(): boolean {
     const deadline = monotonicMs() + this.busyTimeoutMs;
