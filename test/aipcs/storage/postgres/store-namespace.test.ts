@@ -2,14 +2,15 @@
 // lower-case hex digits (service-store.ts, schemaOf). A name that only starts
 // like one, even of a schema that does not exist, is refused as unavailable
 // rather than observed as uninitialised. Written in mutation review
-// R: an unanchored pattern survived the suite.
+// R: an unanchored pattern survived the suite. Review BG: so did a locator
+// of another backend with a well-formed name.
 
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
 import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
 import { manifest } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
-import { expectClustersUnderCi, postgresClusters, usePostgresStorage } from '../../../support/postgres.js';
+import { expectClustersUnderCi, postgresClusters, queryRows, usePostgresStorage } from '../../../support/postgres.js';
 
 expectClustersUnderCi();
 
@@ -27,5 +28,13 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     // The well-formed name of a schema that does not exist is uninitialised.
     expect(await storage.stores.observe({ ...locator, namespace: `svc_${'0'.repeat(32)}` }, layout)).toEqual({ state: 'uninitialised' });
     expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'unavailable' });
+  });
+  // Mutation review BG: the stores port took a well-formed name of another backend's locator as its own.
+  it('refuses a locator of another backend, even one with a well-formed namespace', async () => {
+    const locator = { backend: 'sqlite' as const, namespace: `svc_${'0'.repeat(32)}` };
+    const layout = storeLayoutOf(manifest(notesManifest()));
+    expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'unavailable' });
+    await expect(storage.stores.materialise(locator, layout)).rejects.toMatchObject({ kind: 'unavailable' });
+    expect((await queryRows(fixture.db.url, `SELECT 1 FROM pg_namespace WHERE nspname = '${locator.namespace}'`)).length).toBe(0);
   });
 });
