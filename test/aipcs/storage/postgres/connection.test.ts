@@ -267,6 +267,41 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
   });
 });
 
+// Mutation review BG: the isolation level and access mode of each kind of unit
+// (operations spec §3.3.3) were never observed, only their statements' results.
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('the transactions of units on PostgreSQL %s', (_version, cluster) => {
+  const count = async (session: { first<R>(sql: string): Promise<R | undefined> }): Promise<bigint | undefined> =>
+    (await session.first<{ n: bigint }>('SELECT count(*) AS n FROM public.t'))?.n;
+
+  it('reads one snapshot for the whole read unit, and refuses its writes', async () => {
+    await onFreshDatabase(cluster, {}, async (connection) => {
+      await connection.transaction('write', async (session) => session.run('CREATE TABLE public.t (v integer)'));
+      const seen = await connection.transaction('read', async (session) => {
+        const before = await count(session);
+        // Committed by another session between the unit's two statements.
+        await connection.transaction('write', async (other) => other.run('INSERT INTO public.t VALUES (1)'));
+        return [before, await count(session)];
+      });
+      expect(seen).toEqual([0n, 0n]);
+      const refused = await failureOf(connection.transaction('read', async (session) => session.run('INSERT INTO public.t VALUES (2)')));
+      expect(refused.kind).toBe('unavailable');
+      expect(await connection.transaction('read', count)).toBe(1n);
+    });
+  });
+
+  it('lets each statement of a write unit see what others committed before it', async () => {
+    await onFreshDatabase(cluster, {}, async (connection) => {
+      await connection.transaction('write', async (session) => session.run('CREATE TABLE public.t (v integer)'));
+      const seen = await connection.transaction('write', async (session) => {
+        const before = await count(session);
+        await connection.transaction('write', async (other) => other.run('INSERT INTO public.t VALUES (1)'));
+        return [before, await count(session)];
+      });
+      expect(seen).toEqual([0n, 1n]);
+    });
+  });
+});
+
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('a unit whose backend ends before its COMMIT on PostgreSQL %s', (_version, cluster) => {
   // The COMMIT fails with its connection: the server may have committed or
   // not, so a write unit is uncertain (the caller must not say "not written"),
