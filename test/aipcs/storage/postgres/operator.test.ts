@@ -4,6 +4,7 @@
 // branch and membership intact; purge removes the service schema and leaves
 // a tombstone; the admin opening inspects without creating anything.
 
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -490,6 +491,49 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     expect(await storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed')).toEqual({ generation: 2n, state: 'closed' });
     expect(await storage.stores.changeFence(locator, { generation: 2n, state: 'open' }, 'closed')).toBeNull();
     expect(await storage.stores.readFence(locator)).toEqual({ generation: 2n, state: 'closed' });
+  });
+
+  // Mutation review BG: the fence row is also read FOR UPDATE (operations spec
+  // §3.3.3), so a change compares against the latest committed fence even when
+  // a peer changed the row without the store lock while the change waited.
+  it('compare-and-change compares against a fence a peer committed while the change waited for the row', async () => {
+    const { storage, db } = await pgStorage();
+    const serviceId = await materialised(testOperator(storage));
+    const locator = { backend: 'postgresql' as const, namespace: namespaceOf(serviceId) };
+    const peer = new pg.Client({ connectionString: db.url });
+    await peer.connect();
+    try {
+      await peer.query('BEGIN');
+      await peer.query(`UPDATE "${locator.namespace}"."__aipcs_write_fence" SET "generation" = 5`);
+      const change = storage.stores.changeFence(locator, { generation: 1n, state: 'open' }, 'closed');
+      // Well within lock_timeout: the change is waiting on the row by now.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await peer.query('COMMIT');
+      expect(await change).toBeNull();
+    } finally {
+      await peer.end();
+    }
+    expect(await storage.stores.readFence(locator)).toEqual({ generation: 5n, state: 'open' });
+  });
+
+  // Mutation review BG: datetime values may carry any number of fraction digits
+  // (contract §4.3, digits beyond six dropped), so a datetime column is indexed
+  // through a hash of its text as a string column is; a long one broke the write.
+  it('writes and finds string and datetime values far longer than a btree entry in their indexed columns', async () => {
+    const { storage } = await pgStorage();
+    const operator = testOperator(storage);
+    const app = operator.application;
+    const serviceId = await materialised(operator);
+    // Random digits and letters: pglz cannot shrink them below a third of a page.
+    const random = (alphabet: string, length: number): string => Array.from(randomBytes(length), (byte) => alphabet[byte % alphabet.length]).join('');
+    const dueAt = `2024-01-01T00:00:00.${random('0123456789', 12000)}Z`;
+    const code = random('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789', 12000);
+    await app.records.create({ serviceId, entityName: 'project', record: { name: 'p', code }, idempotencyKey: 'lp' });
+    const note = (await app.records.create({ serviceId, entityName: 'note', record: { title: 'n', due_at: dueAt }, idempotencyKey: 'ln' }))['record'] as JsonObject;
+    const found = await app.records.list({ serviceId, entityName: 'note', limit: 10, cursor: null, branch: null, filters: { due_at: dueAt } });
+    expect((found['records'] as JsonObject[]).map((record) => record['id'])).toEqual([note['id']]);
+    // The unique index on project.code still refuses an equal value.
+    await expect(app.records.create({ serviceId, entityName: 'project', record: { name: 'q', code }, idempotencyKey: 'lq' })).rejects.toMatchObject({ code: 'constraint_violation' });
   });
 
   it('materialise refuses a schema of the locator\'s name that someone else made (incompatible, nothing adopted)', async () => {
