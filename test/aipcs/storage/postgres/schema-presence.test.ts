@@ -128,3 +128,26 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     expect(await storage.stores.inspect(locator)).toMatchObject({ status: 'incompatible', appliedRevision: null });
   });
 });
+
+// Mutation review BG: a data unit checks the store's binding from the meta row
+// it reads anyway (assertStoreBinding); neither a revision this build does not
+// apply nor a schema opened to PUBLIC after materialise was tested there.
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s store binding of data units', (_version, cluster: ClusterInfo) => {
+  const fixture = usePostgresStorage(cluster);
+
+  it('refuses a store whose meta row names another revision, in observation and in a data unit', async () => {
+    const storage = await fixture.open();
+    const { locator, layout } = await materialisedNotesStore(storage);
+    await queryRows(fixture.db.url, `UPDATE "${locator.namespace}"."__aipcs_service_store_meta" SET "applied_revision" = 2 WHERE "singleton" = 1`);
+    expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'incompatible' });
+    await expect(storage.data.read(locator, 'agent-a', async () => 1)).rejects.toMatchObject({ kind: 'incompatible' });
+  });
+
+  it('refuses a data unit on a store whose schema was granted to PUBLIC after it was made', async () => {
+    const storage = await fixture.open();
+    const { locator } = await materialisedNotesStore(storage);
+    expect(await storage.data.read(locator, 'agent-a', async () => 1)).toBe(1);
+    await queryRows(fixture.db.url, `GRANT USAGE ON SCHEMA "${locator.namespace}" TO PUBLIC`);
+    await expect(storage.data.read(locator, 'agent-a', async () => 1)).rejects.toMatchObject({ kind: 'incompatible' });
+  });
+});
