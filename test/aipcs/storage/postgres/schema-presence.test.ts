@@ -14,7 +14,9 @@
 import { describe, expect, it } from 'vitest';
 import { StorageFailure } from '../../../../src/aipcs/core/ports.js';
 import { openPostgresStorage } from '../../../../src/aipcs/storage/postgres/index.js';
-import { materialisedNotesStore } from '../../../conformance/harness.js';
+import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
+import { manifest, materialisedNotesStore } from '../../../conformance/harness.js';
+import { notesManifestV2 } from '../../../support/manifests.js';
 import type { ClusterInfo } from '../../../support/postgres-cluster.js';
 import { expectClustersUnderCi, postgresClusters, queryRows, usePostgresStorage } from '../../../support/postgres.js';
 
@@ -149,5 +151,22 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     expect(await storage.data.read(locator, 'agent-a', async () => 1)).toBe(1);
     await queryRows(fixture.db.url, `GRANT USAGE ON SCHEMA "${locator.namespace}" TO PUBLIC`);
     await expect(storage.data.read(locator, 'agent-a', async () => 1)).rejects.toMatchObject({ kind: 'incompatible' });
+  });
+});
+
+// Mutation review BG: the REVOKEs after materialise and evolve only matter when
+// the role's default privileges grant something to PUBLIC; nothing set any.
+describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s default privileges for PUBLIC', (_version, cluster: ClusterInfo) => {
+  const fixture = usePostgresStorage(cluster);
+
+  it('keeps a materialised and an evolved store private, and ready, when the role grants PUBLIC by default', async () => {
+    await queryRows(fixture.db.url, `ALTER DEFAULT PRIVILEGES GRANT USAGE ON SCHEMAS TO PUBLIC; ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO PUBLIC; ALTER DEFAULT PRIVILEGES GRANT USAGE ON SEQUENCES TO PUBLIC`);
+    const storage = await fixture.open();
+    const { locator, layout } = await materialisedNotesStore(storage);
+    expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'ready' });
+    const target = storeLayoutOf(manifest(notesManifestV2()));
+    await storage.stores.evolve(locator, layout, target);
+    expect(await storage.stores.observe(locator, target)).toEqual({ state: 'ready' });
+    expect(await storage.data.read(locator, 'agent-a', async () => 1)).toBe(1);
   });
 });
