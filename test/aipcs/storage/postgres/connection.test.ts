@@ -301,6 +301,15 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     });
   });
 
+  // Mutation review BG: a search_path that put public before pg_catalog survived; unqualified
+  // names in our statements (hashtextextended, md5, count) would then resolve to public's functions first.
+  it('runs every unit on the search_path pg_catalog, pg_temp, whatever the database offers', async () => {
+    await onFreshDatabase(cluster, {}, async (connection) => {
+      const path = await connection.transaction('read', async (session) => (await session.first<{ p: string }>(`SELECT pg_catalog.current_setting('search_path') AS p`))?.p);
+      expect(path).toBe('pg_catalog, pg_temp');
+    });
+  });
+
   it('rolls back a unit whose opening statements failed, so that the next unit on its connection runs', async () => {
     await onFreshDatabase(cluster, { maxConnections: 1 }, async (connection) => {
       const failed = await failureOf(connection.transaction('read', async () => 1, 'SELECT 1 FROM public.missing'));
