@@ -6,7 +6,7 @@
 // of another backend with a well-formed name.
 
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { StoragePorts } from '../../../../src/aipcs/core/application.js';
+import type { OperatorStoragePorts } from '../../../../src/aipcs/core/application.js';
 import { storeLayoutOf } from '../../../../src/aipcs/core/layout.js';
 import { manifest } from '../../../conformance/harness.js';
 import { notesManifest } from '../../../support/manifests.js';
@@ -16,7 +16,7 @@ expectClustersUnderCi();
 
 describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as const))('PostgreSQL %s store namespace', (_version, cluster) => {
   const fixture = usePostgresStorage(cluster);
-  let storage: StoragePorts;
+  let storage: OperatorStoragePorts;
 
   beforeEach(async () => {
     storage = await fixture.open();
@@ -35,6 +35,13 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     const layout = storeLayoutOf(manifest(notesManifest()));
     expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'unavailable' });
     await expect(storage.stores.materialise(locator, layout)).rejects.toMatchObject({ kind: 'unavailable' });
+    expect((await queryRows(fixture.db.url, `SELECT 1 FROM pg_namespace WHERE nspname = '${locator.namespace}'`)).length).toBe(0);
+  });
+  // Mutation review BG: removing an empty schema of the role's own under a store's name was untested.
+  it('removes an empty schema of its own under the store name, as absent', async () => {
+    const locator = { backend: 'postgresql' as const, namespace: `svc_${'1'.repeat(32)}` };
+    await queryRows(fixture.db.url, `CREATE SCHEMA "${locator.namespace}"`);
+    await storage.stores.remove(locator, storeLayoutOf(manifest(notesManifest())));
     expect((await queryRows(fixture.db.url, `SELECT 1 FROM pg_namespace WHERE nspname = '${locator.namespace}'`)).length).toBe(0);
   });
 });
