@@ -44,4 +44,13 @@ describe.each(postgresClusters().map((cluster) => [cluster.version, cluster] as 
     await storage.stores.remove(locator, storeLayoutOf(manifest(notesManifest())));
     expect((await queryRows(fixture.db.url, `SELECT 1 FROM pg_namespace WHERE nspname = '${locator.namespace}'`)).length).toBe(0);
   });
+  // Mutation review BG: materialise takes the store lock before it looks, so two
+  // racing materialisations of one store converge; without it, one failed.
+  it('lets two racing materialisations of one store both succeed on one store', async () => {
+    const locator = { backend: 'postgresql' as const, namespace: `svc_${'2'.repeat(32)}` };
+    const layout = storeLayoutOf(manifest(notesManifest()));
+    const other = await fixture.open();
+    await Promise.all([storage.stores.materialise(locator, layout), other.stores.materialise(locator, layout)]);
+    expect(await storage.stores.observe(locator, layout)).toEqual({ state: 'ready' });
+  });
 });
