@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkDatabaseFile, checkDataRoot } from '../../../src/aipcs/storage/sqlite/location.js';
+import { checkDatabaseFile, checkDataRoot, checkRootText } from '../../../src/aipcs/storage/sqlite/location.js';
 
 /** A fresh private folder (0700) to put a data root in. */
 function privateFolder(): string {
@@ -20,7 +20,21 @@ function privateFolder(): string {
 const explicitRoot = { create: false, defaultRoot: false };
 const createDefault = { create: true, defaultRoot: true };
 
+describe('the textual rules of a data root', () => {
+  // Such a root is not absolute either; the refusal still names the rule it breaks.
+  it('refuse a file: URI in the words of the prefix rule', () => {
+    expect(() => checkRootText('file:/srv/aipcs')).toThrow(/the data root has a forbidden prefix/);
+  });
+});
+
 describe('a configured data root on disk', () => {
+  it('is refused, as a symbolic link, when it is one, even to a private directory', () => {
+    const folder = privateFolder();
+    mkdirSync(join(folder, 'real'), { mode: 0o700 });
+    symlinkSync(join(folder, 'real'), join(folder, 'data'));
+    expect(() => checkDataRoot(join(folder, 'data'), explicitRoot)).toThrow(/a storage directory is a symbolic link/);
+  });
+
   it('is refused when its parent is writable by others (not only by its group)', () => {
     const folder = privateFolder();
     const root = join(folder, 'data');
