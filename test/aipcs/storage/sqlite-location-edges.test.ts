@@ -76,6 +76,13 @@ describe('the platform-default data root', () => {
 });
 
 describe('a database file', () => {
+  it('is refused, as a symbolic link, when it is one, even to a private file', () => {
+    const folder = privateFolder();
+    writeFileSync(join(folder, 'real.sqlite'), '', { mode: 0o600 });
+    symlinkSync(join(folder, 'real.sqlite'), join(folder, 'registry.sqlite'));
+    expect(() => checkDatabaseFile(join(folder, 'registry.sqlite'))).toThrow(/a database file is a symbolic link/);
+  });
+
   // ENOTDIR is not "missing": reading it as missing would have a store created.
   it('whose folder is a regular file is an error, not a missing database', () => {
     const folder = privateFolder();
