@@ -4,11 +4,11 @@
 // first), and a file-system error that is not "missing". Written in mutation
 // review BH: each of these survived loosening or removing its check.
 
-import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkDatabaseFile, checkDataRoot, checkRootText } from '../../../src/aipcs/storage/sqlite/location.js';
+import { checkDatabaseFile, checkDataRoot, checkRootText, createDatabaseFile } from '../../../src/aipcs/storage/sqlite/location.js';
 
 /** A fresh private folder (0700) to put a data root in. */
 function privateFolder(): string {
@@ -88,5 +88,14 @@ describe('a database file', () => {
     const folder = privateFolder();
     writeFileSync(join(folder, 'service-stores'), '', { mode: 0o600 });
     expect(() => checkDatabaseFile(join(folder, 'service-stores', 'svc_0.sqlite'))).toThrow(expect.objectContaining({ code: 'ENOTDIR' }));
+  });
+
+  // Exclusive: a file someone else put at the path is neither opened nor re-moded.
+  it('is never created over an existing file, whose mode stays as it was', () => {
+    const path = join(privateFolder(), 'registry.sqlite');
+    writeFileSync(path, 'theirs', { mode: 0o644 });
+    chmodSync(path, 0o644);
+    expect(() => createDatabaseFile(path)).toThrow(expect.objectContaining({ code: 'EEXIST' }));
+    expect(statSync(path).mode & 0o777).toBe(0o644);
   });
 });
