@@ -50,6 +50,8 @@ describe('Host allow-list', () => {
     ['lan.example:65536', false],
     ['[::1]:99999', false],
     ['lan.example.evil:80', false],
+    // The wildcard's colon is part of the name it matches.
+    ['lan.examplex443', false],
     // The entry's own text is no Host: it passed as an exact match and met
     // the same bare 400 instead of 421.
     ['lan.example:*', false],
@@ -61,6 +63,10 @@ describe('Host allow-list', () => {
   ])('%s → %s', (header, expected) => {
     expect(isAllowedHost(header, allowed)).toBe(expected);
   });
+});
+
+it('refuses an empty Host even when the list holds an empty entry', () => {
+  expect(isAllowedHost('', ['', 'localhost:*'])).toBe(false);
 });
 
 describe('Origin allow-list', () => {

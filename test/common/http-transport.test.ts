@@ -277,6 +277,11 @@ describe('the listener', () => {
       { name: 'GET accepting only JSON', status: 406, request: () => ({ method: 'GET', headers: { accept: 'application/json', 'mcp-session-id': session } }) },
       { name: 'another path', status: 404, request: () => ({ path: '/mcp/other', headers: sessionHeaders(session), body: seedCall }) },
       { name: 'PUT', status: 405, request: () => ({ method: 'PUT', headers: sessionHeaders(session), body: seedCall }) },
+      { name: 'PUT from a foreign Host (the method is checked before Host)', status: 405, request: () => ({ method: 'PUT', headers: { ...sessionHeaders(session), host: 'evil.example' }, body: seedCall }) },
+      { name: 'POST accepting only JSON', status: 406, request: () => ({ headers: { ...sessionHeaders(session), accept: 'application/json' }, body: seedCall }) },
+      { name: 'POST accepting only text/event-stream', status: 406, request: () => ({ headers: { ...sessionHeaders(session), accept: 'text/event-stream' }, body: seedCall }) },
+      { name: 'GET without a session', status: 400, request: () => ({ method: 'GET', headers: { accept: 'text/event-stream' } }) },
+      { name: 'DELETE without a session', status: 400, request: () => ({ method: 'DELETE' }) },
       { name: 'unknown session', status: 404, request: () => ({ headers: sessionHeaders('00000000-0000-4000-8000-000000000000'), body: seedCall }) },
       { name: 'no session on a non-initialize POST', status: 400, request: () => ({ headers: MCP_HEADERS, body: seedCall }) },
       { name: 'malformed JSON', status: 400, request: () => ({ headers: sessionHeaders(session), body: '{"jsonrpc":"2.0",' }) },
@@ -336,6 +341,40 @@ describe('the listener', () => {
       socket.destroy();
     });
 
+    it('names the methods it serves in the Allow header of a 405', async () => {
+      const response = await rawRequest(port(), { method: 'PUT', headers: sessionHeaders(session), body: seedCall });
+      expect(response.status).toBe(405);
+      expect(response.headers['allow']).toBe('GET, POST, DELETE');
+    });
+
+    // Node keeps only the first of repeated header lines in `headers`: each
+    // repetition below must be refused, whichever line comes first.
+    const handWritten = (lines: string[], body: string): Promise<string> =>
+      sentThenRead(port(), Buffer.from(`POST /mcp HTTP/1.1\r\n${lines.join('\r\n')}\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`));
+    const statusLine = (text: string): string => text.split('\r\n')[0] ?? '';
+
+    it('refuses two Host lines 421, two Content-Type lines 400 and two Mcp-Session-Id lines 400', async () => {
+      const ping = '{"jsonrpc":"2.0","id":5,"method":"ping"}';
+      const own = `Host: 127.0.0.1:${port()}`;
+      const sessionLine = `Mcp-Session-Id: ${session}`;
+      for (const hosts of [[own, 'Host: evil.example'], ['Host: evil.example', own]]) {
+        expect(statusLine(await handWritten([...hosts, 'Content-Type: application/json', sessionLine], ping))).toBe('HTTP/1.1 421 Misdirected Request');
+      }
+      for (const types of [['application/json', 'text/plain'], ['application/json', 'application/json']]) {
+        expect(statusLine(await handWritten([own, ...types.map((type) => `Content-Type: ${type}`), sessionLine], ping))).toBe('HTTP/1.1 400 Bad Request');
+      }
+      const twice = await handWritten([own, 'Content-Type: application/json', sessionLine, sessionLine], ping);
+      expect(statusLine(twice)).toBe('HTTP/1.1 400 Bad Request');
+      expect(twice).toContain('Mcp-Session-Id header must appear once');
+      // The same requests with one line each are served.
+      expect(statusLine(await handWritten([own, 'Content-Type: application/json', sessionLine, 'MCP-Protocol-Version: 2025-06-18', 'Connection: close'], ping))).toBe('HTTP/1.1 200 OK');
+    });
+
+    it('answers an HTTP/1.1 request without Host 400 in plain text, without Date', async () => {
+      const text = await handWritten(['Content-Type: application/json', `Mcp-Session-Id: ${session}`], '{"jsonrpc":"2.0","id":6,"method":"ping"}');
+      expect(text).toBe('HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 30\r\nConnection: close\r\n\r\nInvalid HTTP request received.');
+    });
+
     it('accepts a request without Origin, and an allowed Origin, Host alias and case', async () => {
       for (const headers of [sessionHeaders(session), { ...sessionHeaders(session), origin: 'http://LOCALHOST:3000', host: `LocalHost:${port()}` }]) {
         const response = await rawRequest(port(), { headers, body: '{"jsonrpc":"2.0","id":3,"method":"ping"}' });
@@ -343,6 +382,21 @@ describe('the listener', () => {
         expect(sseMessages(response.body)).toEqual([{ jsonrpc: '2.0', id: 3, result: {} }]);
       }
     });
+  });
+});
+
+describe('an allowed Host that no URL can hold', () => {
+  it('is answered 400 by the listener itself, not 421 and never the parser\'s text', async () => {
+    const probe: Probe = { sessions: 0, calls: [] };
+    const listener = await listen(probe, { allowedHosts: ['1.2.3.999:*', '127.0.0.1:*'] });
+    try {
+      const response = await rawRequest(listener.port, { headers: { ...MCP_HEADERS, host: '1.2.3.999:80' }, body: initializeBody() });
+      expect(response.status).toBe(400);
+      expect(JSON.parse(response.body)).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: Invalid Host header' }, id: null });
+      expect(probe.sessions).toBe(0);
+    } finally {
+      await listener.close();
+    }
   });
 });
 
