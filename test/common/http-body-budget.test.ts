@@ -164,6 +164,21 @@ describe('the HTTP listener bounds the request-body bytes it holds at once', () 
     });
   });
 
+  it('a body of exactly the bound reserves all of it: a large body beside it waits', { timeout: 20_000 }, async () => {
+    await withBudgetedListener(async ({ probe, port, session }) => {
+      // 64 KiB held and 60 000 bytes more exceed the 100 KiB budget.
+      const first = post(port, session, largeCall(1, 'first', 64 * 1024, true));
+      await expect.poll(() => probe.started).toEqual(['first']);
+      const second = post(port, session, largeCall(2, 'second'));
+      await pause(300);
+      expect(probe.started).toEqual(['first']);
+      probe.open();
+      const [one, two] = await Promise.all([first.answer, second.answer]);
+      expect(one !== 'closed' && answeredTag(one)).toBe('first');
+      expect(two !== 'closed' && answeredTag(two)).toBe('second');
+    });
+  });
+
   it('a body declared large and sent in part holds its reservation until it is complete', { timeout: 20_000 }, async () => {
     await withBudgetedListener(async ({ port, session }) => {
       const order: string[] = [];
