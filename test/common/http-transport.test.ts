@@ -528,6 +528,26 @@ describe('idle expiry and shutdown', () => {
     expect(closed).toBe('closed');
   });
 
+  it('on close keeps the session of a running call open while the call runs, within the grace', async () => {
+    const probe: Probe = { sessions: 0, calls: [] };
+    const closed: SessionCloseReason[] = [];
+    const listener = await listen(probe, { shutdownGraceMs: 30_000, onSessionClosed: (reason) => closed.push(reason) });
+    const session = await rawSession(listener.port);
+    let open: () => void = () => undefined;
+    probe.gate = new Promise<void>((resolve) => (open = resolve));
+    const call = rawRequest(listener.port, { headers: sessionHeaders(session), body: callBody(1, '{"slow":true}') });
+    await expect.poll(() => probe.calls.length).toBe(1);
+    const closing = listener.close();
+    // The call is still running well after close began: its session must not be closed under it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(closed).toEqual([]);
+    open();
+    const answered = await call;
+    expect((sseMessages(answered.body)[0] as { result: { content: { text: string }[] } }).result.content[0]?.text).toBe('{"slow":true}');
+    await closing;
+    expect(closed).toEqual(['shutdown']);
+  });
+
   it('answers 503 to a request that comes in while it closes, on a connection opened before', async () => {
     const probe: Probe = { sessions: 0, calls: [] };
     const listener = await listen(probe);
