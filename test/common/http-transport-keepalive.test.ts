@@ -89,9 +89,12 @@ describe('SSE keep-alive', () => {
   it('a quiet GET stream carries only the SDK transport`s keep-alive comments', async () => {
     const session = await rawSession(listener.port);
     const headers = { accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    const started = performance.now();
     const stream = await streamed(listener.port, { method: 'GET', headers }, (text, stop) => {
       if (commentLines(text).length >= 3) stop();
     });
+    // At the configured 20 ms, not the SDK's default 15 s (three of which would take 45 s).
+    expect(performance.now() - started).toBeLessThan(10_000);
     expect(stream.status).toBe(200);
     expect(stream.type).toBe('text/event-stream');
     expect(stream.text.split('\n').filter((line) => line !== '')).toEqual(commentLines(stream.text));
