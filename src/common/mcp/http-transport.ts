@@ -279,11 +279,6 @@ function soleContentType(req: IncomingMessage): string | undefined {
   return lines?.length === 1 ? lines[0] : undefined;
 }
 
-/**
- * The Host of a request that sent exactly one Host line. node keeps only the
- * first of repeated lines in `headers.host`, so a second one (which RFC 9112
- * §3.2 makes the request invalid with) would pass unseen; it is counted here.
- */
 /** The path and query of an absolute-form target; any other target as it is (the endpoint check answers it). */
 function originForm(target: string): string {
   try {
@@ -295,6 +290,11 @@ function originForm(target: string): string {
   return target;
 }
 
+/**
+ * The Host of a request that sent exactly one Host line. node keeps only the
+ * first of repeated lines in `headers.host`, so a second one (which RFC 9112
+ * §3.2 makes the request invalid with) would pass unseen; it is counted here.
+ */
 function soleHost(req: IncomingMessage): string | undefined {
   const lines = req.headersDistinct['host'];
   return lines?.length === 1 ? lines[0] : undefined;
