@@ -1,0 +1,95 @@
+// Edges of the lossless stdio transport the main suite leaves open: the
+// nesting bound at its exact value, the end of input's answer wait running
+// out, ids told apart by type, and which read and write failures are kept
+// for the command to report.
+
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { LosslessArguments } from '../../src/common/mcp/lossless-arguments.js';
+import { LosslessStdioTransport, MAX_REQUEST_DEPTH } from '../../src/common/mcp/stdio-transport.js';
+import { serveStdio } from '../../src/common/mcp/tool-server.js';
+import { createLogger } from '../../src/common/logger.js';
+import { echoServerOptions } from './echo-session.js';
+
+function harness(answerWaitMs?: number) {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const transport = new LosslessStdioTransport({
+    input,
+    output,
+    lossless: new LosslessArguments(),
+    logger: createLogger('test', 'silent'),
+    maxLineBytes: 1 << 20,
+    ...(answerWaitMs === undefined ? {} : { answerWaitMs }),
+  });
+  const received: unknown[] = [];
+  transport.onmessage = (message) => received.push(message);
+  const written: string[] = [];
+  output.on('data', (chunk: Buffer) => written.push(...chunk.toString().split('\n').filter(Boolean)));
+  const state = { closed: false };
+  transport.onclose = () => (state.closed = true);
+  return { input, transport, received, written, state };
+}
+
+async function turns(count: number): Promise<void> {
+  for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('LosslessStdioTransport bounds', () => {
+  it('serves a request nested exactly MAX_REQUEST_DEPTH deep and answers one a level deeper with -32600', async () => {
+    const { input, transport, received, written } = harness();
+    await transport.start();
+    // The message, params and arguments objects are three levels; the arrays make up the rest.
+    const call = (id: number, arrays: number): string =>
+      `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"t","arguments":{"a":${'['.repeat(arrays)}${']'.repeat(arrays)}}}}\n`;
+    input.write(call(1, MAX_REQUEST_DEPTH - 3));
+    input.write(call(2, MAX_REQUEST_DEPTH - 2));
+    await turns(5);
+    expect(received).toMatchObject([{ id: 1, method: 'tools/call' }]);
+    expect(written.map((line) => JSON.parse(line) as unknown)).toEqual([{ jsonrpc: '2.0', id: 2, error: { code: -32600, message: 'Invalid Request' } }]);
+  });
+
+  it('gives up on an answer never written once the answer wait it was given runs out, and says so', async () => {
+    const { input, transport, state } = harness(200);
+    await transport.start();
+    input.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    await turns(5);
+    expect(state.closed).toBe(false);
+    // Far below the default wait: the wait given is the one kept.
+    await expect.poll(() => state.closed, { timeout: 10_000 }).toBe(true);
+    expect(transport.abandonedAnswers).toBe(true);
+  });
+
+  it('tells the id 1 from the id "1": a cancellation of the other one cancels nothing', async () => {
+    const { input, transport, received, written, state } = harness();
+    await transport.start();
+    input.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    input.end('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"1"}}\n');
+    await turns(20);
+    // Not handed on (the SDK would apply it to a later "1"), and the answer to 1 is still owed.
+    expect(received).toEqual([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
+    expect(state.closed).toBe(false);
+    await transport.send({ jsonrpc: '2.0', id: 1, result: {} });
+    await expect.poll(() => state.closed).toBe(true);
+    expect(written).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}']);
+    expect(transport.abandonedAnswers).toBe(false);
+  });
+
+  it('keeps a failed read or write for the command to report, but not a client that closed its pipe (EPIPE)', async () => {
+    const serve = async (fail: (input: PassThrough, output: PassThrough) => void) => {
+      const input = new PassThrough();
+      const output = new PassThrough();
+      output.resume();
+      const ended = serveStdio(echoServerOptions([], createLogger('test', 'silent')), { input, output });
+      await turns(2);
+      fail(input, output);
+      const end = await ended;
+      return { inputError: end.inputError, outputError: end.outputError };
+    };
+    const failure = (code: string): Error => Object.assign(new Error(code), { code });
+    expect(await serve((input) => input.destroy(failure('EPIPE')))).toEqual({ inputError: undefined, outputError: undefined });
+    expect(await serve((input) => input.destroy(failure('EIO')))).toEqual({ inputError: 'EIO', outputError: undefined });
+    expect(await serve((_, output) => output.destroy(failure('EPIPE')))).toEqual({ inputError: undefined, outputError: undefined });
+    expect(await serve((_, output) => output.destroy(failure('EIO')))).toEqual({ inputError: undefined, outputError: 'EIO' });
+  });
+});
