@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { LosslessArguments } from '../../src/common/mcp/lossless-arguments.js';
 import { LosslessStdioTransport, MAX_REQUEST_DEPTH } from '../../src/common/mcp/stdio-transport.js';
-import { serveStdio } from '../../src/common/mcp/tool-server.js';
+import { serveStdio, type ToolServerOptions } from '../../src/common/mcp/tool-server.js';
 import { createLogger } from '../../src/common/logger.js';
 import { echoServerOptions } from './echo-session.js';
 
@@ -91,5 +91,24 @@ describe('LosslessStdioTransport bounds', () => {
     expect(await serve((input) => input.destroy(failure('EIO')))).toEqual({ inputError: 'EIO', outputError: undefined });
     expect(await serve((_, output) => output.destroy(failure('EPIPE')))).toEqual({ inputError: undefined, outputError: undefined });
     expect(await serve((_, output) => output.destroy(failure('EIO')))).toEqual({ inputError: undefined, outputError: 'EIO' });
+  });
+
+  it('answers tools/call arguments that are no object as its server asks: -32602 with its data member, or read as absent', async () => {
+    const answerTo = async (options: Partial<ToolServerOptions>): Promise<unknown> => {
+      const input = new PassThrough();
+      const output = new PassThrough();
+      let text = '';
+      output.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      const ended = serveStdio({ ...echoServerOptions([], createLogger('test', 'silent')), ...options }, { input, output });
+      input.end('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":5}}\n');
+      await ended;
+      return JSON.parse(text) as unknown;
+    };
+    const refused = { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Invalid request parameters' } };
+    expect(await answerTo({})).toEqual(refused);
+    // AIPCS gives its -32602 answers an empty data member, as the Python SDK does.
+    expect(await answerTo({ invalidParamsData: '' })).toEqual({ ...refused, error: { ...refused.error, data: '' } });
+    // aigpt runs such a call without arguments (its spec, 5.4).
+    expect(await answerTo({ nonObjectArguments: 'absent' })).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: '{}' }] } });
   });
 });
