@@ -111,4 +111,36 @@ describe('LosslessStdioTransport bounds', () => {
     // aigpt runs such a call without arguments (its spec, 5.4).
     expect(await answerTo({ nonObjectArguments: 'absent' })).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: '{}' }] } });
   });
+
+  it('takes no cancellation from a message that is not JSON-RPC 2.0: the call it names is still answered before the session ends', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let text = '';
+    output.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    let started = 0;
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const options = echoServerOptions([], createLogger('test', 'silent'));
+    const ended = serveStdio(
+      {
+        ...options,
+        callTool: async (name, args) => {
+          started++;
+          await gate;
+          return options.callTool(name, args);
+        },
+      },
+      { input, output },
+    );
+    input.write('{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}\n');
+    // The SDK ignores this one (no JSON-RPC 2.0 notification), so it answers "a" all the same.
+    input.end('{"jsonrpc":"1.0","method":"notifications/cancelled","params":{"requestId":"a"}}\n');
+    await expect.poll(() => started).toBe(1);
+    await turns(20);
+    release();
+    await ended;
+    expect(text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown)).toEqual([
+      { jsonrpc: '2.0', id: 'a', result: { content: [{ type: 'text', text: '{"n":1}' }] } },
+    ]);
+  });
 });
