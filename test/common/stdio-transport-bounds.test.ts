@@ -6,7 +6,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { LosslessArguments } from '../../src/common/mcp/lossless-arguments.js';
-import { LosslessStdioTransport, MAX_REQUEST_DEPTH } from '../../src/common/mcp/stdio-transport.js';
+import { LosslessStdioTransport, MAX_REQUEST_DEPTH, MAX_REQUESTS_IN_FLIGHT } from '../../src/common/mcp/stdio-transport.js';
 import { serveStdio, type ToolServerOptions } from '../../src/common/mcp/tool-server.js';
 import { createLogger } from '../../src/common/logger.js';
 import { echoServerOptions } from './echo-session.js';
@@ -29,6 +29,39 @@ function harness(answerWaitMs?: number) {
   const state = { closed: false };
   transport.onclose = () => (state.closed = true);
   return { input, transport, received, written, state };
+}
+
+/** An echo session over in-memory pipes whose tool calls wait until `release()`. */
+function gatedSession() {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let text = '';
+  output.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  let open = (): void => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const options = echoServerOptions([], createLogger('test', 'silent'));
+  const session = {
+    input,
+    started: 0,
+    closed: false,
+    release: (): void => open(),
+    answers: (): unknown[] => text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown),
+    ended: Promise.resolve(),
+  };
+  session.ended = serveStdio(
+    {
+      ...options,
+      callTool: async (name, args) => {
+        session.started++;
+        await gate;
+        return options.callTool(name, args);
+      },
+    },
+    { input, output },
+  ).then(() => {
+    session.closed = true;
+  });
+  return session;
 }
 
 async function turns(count: number): Promise<void> {
@@ -142,5 +175,51 @@ describe('LosslessStdioTransport bounds', () => {
     expect(text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown)).toEqual([
       { jsonrpc: '2.0', id: 'a', result: { content: [{ type: 'text', text: '{"n":1}' }] } },
     ]);
+  });
+
+  it('still owes the answer to a call whose cancellation names the id 0 (the SDK does not act on it), also when it is the only one', async () => {
+    const session = gatedSession();
+    session.input.write('{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"echo","arguments":{"n":0}}}\n');
+    session.input.end('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}\n');
+    await expect.poll(() => session.started).toBe(1);
+    await turns(20);
+    expect(session.closed).toBe(false);
+    session.release();
+    await session.ended;
+    expect(session.answers()).toEqual([{ jsonrpc: '2.0', id: 0, result: { content: [{ type: 'text', text: '{"n":0}' }] } }]);
+  });
+
+  it('counts a cancelled request that is no tool call against the bound only while it is owed', async () => {
+    // Only a tool call's handler reports its end: cancelled pings kept in the
+    // count would leave room for one call at a time.
+    const session = gatedSession();
+    let lines = '';
+    for (let id = 1; id <= MAX_REQUESTS_IN_FLIGHT * 2; id++) {
+      lines += `{"jsonrpc":"2.0","id":${id},"method":"ping"}\n{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${id}}}\n`;
+    }
+    for (let id = 1; id <= MAX_REQUESTS_IN_FLIGHT; id++) {
+      lines += `{"jsonrpc":"2.0","id":"c${id}","method":"tools/call","params":{"name":"echo","arguments":{"n":${id}}}}\n`;
+    }
+    session.input.end(lines);
+    await expect.poll(() => session.started, { timeout: 20_000 }).toBe(MAX_REQUESTS_IN_FLIGHT);
+    session.release();
+    await session.ended;
+    expect(session.answers().filter((answer) => String((answer as { id: unknown }).id).startsWith('c'))).toHaveLength(MAX_REQUESTS_IN_FLIGHT);
+  });
+
+  it('ends at once when the last answer is written, its answer wait leaving nothing behind', async () => {
+    const { input, transport, state } = harness(300);
+    transport.onmessage = (message) => {
+      const id = (message as { id?: number }).id;
+      // The second answer comes after the first has already restarted the wait.
+      if (id !== undefined) setTimeout(() => void transport.send({ jsonrpc: '2.0', id, result: {} }), id * 50);
+    };
+    await transport.start();
+    input.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
+    await expect.poll(() => state.closed).toBe(true);
+    expect(transport.abandonedAnswers).toBe(false);
+    // Well past the wait: no wait left running turns the ended session into an abandoned one.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(transport.abandonedAnswers).toBe(false);
   });
 });
