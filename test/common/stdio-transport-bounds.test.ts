@@ -222,4 +222,29 @@ describe('LosslessStdioTransport bounds', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(transport.abandonedAnswers).toBe(false);
   });
+
+  it("counts the transport's own error answers against the bound: a flood of invalid requests is read no faster than they are answered", async () => {
+    const { input, transport, received, written } = harness();
+    // Counted as each answer is taken by the output, before the transport counts it answered.
+    let sent = 0;
+    const send = transport.send.bind(transport);
+    transport.send = async (message) => {
+      await send(message);
+      sent++;
+    };
+    let answeredBeforePing = -1;
+    transport.onmessage = (message) => {
+      received.push(message);
+      answeredBeforePing = sent;
+    };
+    await transport.start();
+    const invalid = 3 * MAX_REQUESTS_IN_FLIGHT;
+    let lines = '';
+    for (let id = 1; id <= invalid; id++) lines += `{"jsonrpc":"2.0","id":${id},"method":5}\n`;
+    input.write(`${lines}{"jsonrpc":"2.0","id":"ping","method":"ping"}\n`);
+    await expect.poll(() => received.length).toBe(1);
+    // Read in one chunk, the ping still waits until all but a bound's worth of the answers before it are out.
+    expect(answeredBeforePing).toBeGreaterThanOrEqual(invalid - MAX_REQUESTS_IN_FLIGHT);
+    await expect.poll(() => written.length).toBe(invalid);
+  });
 });
