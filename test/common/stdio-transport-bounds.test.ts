@@ -11,7 +11,7 @@ import { serveStdio, type ToolServerOptions } from '../../src/common/mcp/tool-se
 import { createLogger } from '../../src/common/logger.js';
 import { echoServerOptions } from './echo-session.js';
 
-function harness(answerWaitMs?: number) {
+function harness(answerWaitMs?: number, maxLineBytes = 1 << 20) {
   const input = new PassThrough();
   const output = new PassThrough();
   const transport = new LosslessStdioTransport({
@@ -19,7 +19,7 @@ function harness(answerWaitMs?: number) {
     output,
     lossless: new LosslessArguments(),
     logger: createLogger('test', 'silent'),
-    maxLineBytes: 1 << 20,
+    maxLineBytes,
     ...(answerWaitMs === undefined ? {} : { answerWaitMs }),
   });
   const received: unknown[] = [];
@@ -246,5 +246,32 @@ describe('LosslessStdioTransport bounds', () => {
     // Read in one chunk, the ping still waits until all but a bound's worth of the answers before it are out.
     expect(answeredBeforePing).toBeGreaterThanOrEqual(invalid - MAX_REQUESTS_IN_FLIGHT);
     await expect.poll(() => written.length).toBe(invalid);
+  });
+
+  it('answers an oversized last line without a newline from its id at its end, once the input ends', async () => {
+    const { input, transport, received, written, state } = harness(undefined, 64);
+    await transport.start();
+    // Its start overflows the bound before the id comes: only the line's end can name it.
+    input.write(`{"method":"tools/call","params":{"x":"${'a'.repeat(300)}`);
+    input.write('"},"jsonrpc":"2.0","id":"end"}');
+    await turns(5);
+    expect(written).toEqual([]);
+    input.end();
+    await expect.poll(() => state.closed).toBe(true);
+    expect(written.map((line) => JSON.parse(line) as unknown)).toEqual([
+      { jsonrpc: '2.0', id: 'end', error: { code: -32600, message: 'Invalid Request: the input line is longer than 64 bytes' } },
+    ]);
+    expect(received).toEqual([]);
+  });
+
+  it("writes its own error answer after the server's answer to an earlier line read in the same chunk", async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let text = '';
+    output.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    const ended = serveStdio(echoServerOptions([], createLogger('test', 'silent')), { input, output });
+    input.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":2,"method":5}\n');
+    await ended;
+    expect(text.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { id: unknown }).id)).toEqual([1, 2]);
   });
 });
