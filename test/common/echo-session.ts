@@ -4,7 +4,7 @@
 
 import { PassThrough } from 'node:stream';
 import { losslessJson, type JsonObject } from '../../src/common/json.js';
-import type { Logger } from '../../src/common/logger.js';
+import { createLogger, type Logger } from '../../src/common/logger.js';
 import { startHttpTransport, type HttpListener, type HttpTransportOptions } from '../../src/common/mcp/http-transport.js';
 import { createToolServer, serveStdio, type ToolServerOptions } from '../../src/common/mcp/tool-server.js';
 import { initializeBody, MCP_HEADERS, rawRequest } from '../aipcs/http/support.js';
@@ -24,6 +24,49 @@ export function echoServerOptions(calls: JsonObject[], logger: Logger): ToolServ
     onUnknownTool: () => ({ content: [{ type: 'text', text: 'unknown' }], isError: true }),
     onUnexpectedError: () => ({ content: [{ type: 'text', text: 'internal' }], isError: true }),
   };
+}
+
+/**
+ * An echo session served over in-memory pipes whose tool calls wait until
+ * `release()`: `started` counts the calls begun, `closed` turns true when
+ * the session has ended, `written` holds the answer lines (`answers()`
+ * parsed), `inputError` what the end of the session reported about input.
+ */
+export function gatedEchoSession() {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let text = '';
+  output.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  let open = (): void => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const options = echoServerOptions([], createLogger('test', 'silent'));
+  const session = {
+    input,
+    get written(): string[] {
+      return text.split('\n').filter(Boolean);
+    },
+    answers: (): unknown[] => session.written.map((line) => JSON.parse(line) as unknown),
+    started: 0,
+    closed: false,
+    release: (): void => open(),
+    ended: Promise.resolve(),
+    inputError: undefined as string | undefined,
+  };
+  session.ended = serveStdio(
+    {
+      ...options,
+      callTool: async (name, args) => {
+        session.started++;
+        await gate;
+        return options.callTool(name, args);
+      },
+    },
+    { input, output },
+  ).then((end) => {
+    session.closed = true;
+    session.inputError = end.inputError;
+  });
+  return session;
 }
 
 /** An in-process stdio session: one raw line in, the answer lines written before a following ping's out (as text). */

@@ -9,7 +9,7 @@ import { LosslessArguments } from '../../src/common/mcp/lossless-arguments.js';
 import { LosslessStdioTransport, MAX_REQUEST_DEPTH, MAX_REQUESTS_IN_FLIGHT } from '../../src/common/mcp/stdio-transport.js';
 import { serveStdio, type ToolServerOptions } from '../../src/common/mcp/tool-server.js';
 import { createLogger } from '../../src/common/logger.js';
-import { echoServerOptions } from './echo-session.js';
+import { echoServerOptions, gatedEchoSession } from './echo-session.js';
 
 function harness(answerWaitMs?: number, maxLineBytes = 1 << 20) {
   const input = new PassThrough();
@@ -29,39 +29,6 @@ function harness(answerWaitMs?: number, maxLineBytes = 1 << 20) {
   const state = { closed: false };
   transport.onclose = () => (state.closed = true);
   return { input, transport, received, written, state };
-}
-
-/** An echo session over in-memory pipes whose tool calls wait until `release()`. */
-function gatedSession() {
-  const input = new PassThrough();
-  const output = new PassThrough();
-  let text = '';
-  output.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-  let open = (): void => undefined;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  const options = echoServerOptions([], createLogger('test', 'silent'));
-  const session = {
-    input,
-    started: 0,
-    closed: false,
-    release: (): void => open(),
-    answers: (): unknown[] => text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown),
-    ended: Promise.resolve(),
-  };
-  session.ended = serveStdio(
-    {
-      ...options,
-      callTool: async (name, args) => {
-        session.started++;
-        await gate;
-        return options.callTool(name, args);
-      },
-    },
-    { input, output },
-  ).then(() => {
-    session.closed = true;
-  });
-  return session;
 }
 
 async function turns(count: number): Promise<void> {
@@ -178,7 +145,7 @@ describe('LosslessStdioTransport bounds', () => {
   });
 
   it('still owes the answer to a call whose cancellation names the id 0 (the SDK does not act on it), also when it is the only one', async () => {
-    const session = gatedSession();
+    const session = gatedEchoSession();
     session.input.write('{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"echo","arguments":{"n":0}}}\n');
     session.input.end('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}\n');
     await expect.poll(() => session.started).toBe(1);
@@ -192,7 +159,7 @@ describe('LosslessStdioTransport bounds', () => {
   it('counts a cancelled request that is no tool call against the bound only while it is owed', async () => {
     // Only a tool call's handler reports its end: cancelled pings kept in the
     // count would leave room for one call at a time.
-    const session = gatedSession();
+    const session = gatedEchoSession();
     let lines = '';
     for (let id = 1; id <= MAX_REQUESTS_IN_FLIGHT * 2; id++) {
       lines += `{"jsonrpc":"2.0","id":${id},"method":"ping"}\n{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${id}}}\n`;

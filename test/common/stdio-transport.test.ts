@@ -9,50 +9,11 @@ import { LosslessStdioTransport, MAX_REQUESTS_IN_FLIGHT, requestIdFromPrefix } f
 import { RunningCalls, serveStdio } from '../../src/common/mcp/tool-server.js';
 import type { JsonObject } from '../../src/common/json.js';
 import { createLogger } from '../../src/common/logger.js';
-import { echoServerOptions } from './echo-session.js';
+import { echoServerOptions, gatedEchoSession } from './echo-session.js';
 
 /** The arguments of the SDK's copy of a tools/call message. */
 function sdkArguments(message: unknown): unknown {
   return (message as { params?: { arguments?: unknown } } | undefined)?.params?.arguments;
-}
-
-/**
- * An echo session served over in-memory pipes whose tool calls wait until
- * `release()`: `started` counts the calls begun, `closed` turns true when
- * the session has ended, `written` holds the answer lines.
- */
-function gatedEchoSession() {
-  const input = new PassThrough();
-  const output = new PassThrough();
-  const written: string[] = [];
-  output.on('data', (chunk: Buffer) => written.push(...chunk.toString().split('\n').filter(Boolean)));
-  let open = (): void => undefined;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  const options = echoServerOptions([], createLogger('test', 'silent'));
-  const session = {
-    input,
-    written,
-    started: 0,
-    closed: false,
-    release: (): void => open(),
-    ended: Promise.resolve(),
-    inputError: undefined as string | undefined,
-  };
-  session.ended = serveStdio(
-    {
-      ...options,
-      callTool: async (name, args) => {
-        session.started++;
-        await gate;
-        return options.callTool(name, args);
-      },
-    },
-    { input, output },
-  ).then((end) => {
-    session.closed = true;
-    session.inputError = end.inputError;
-  });
-  return session;
 }
 
 function harness(maxLineBytes = 64) {
