@@ -1,10 +1,17 @@
-// SQLite test fixtures shared by the connection tests.
+// SQLite test fixtures shared by the connection and location tests.
 
 import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StorageFailure } from '../../src/aipcs/core/ports.js';
+
+/** A fresh private folder (0700) to put a data root in. */
+export function privateFolder(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'aipcs-location-'));
+  chmodSync(folder, 0o700);
+  return folder;
+}
 
 /** A fresh WAL database with one table `t (v INTEGER)`, in its own temp folder. */
 export function walDatabase(prefix = 'aipcs-sqlite-'): string {

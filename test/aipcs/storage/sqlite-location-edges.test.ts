@@ -4,18 +4,11 @@
 // first), and a file-system error that is not "missing". Written in mutation
 // review BH: each of these survived loosening or removing its check.
 
-import { chmodSync, mkdirSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkDatabaseFile, checkDataRoot, checkRootText, createDatabaseFile } from '../../../src/aipcs/storage/sqlite/location.js';
-
-/** A fresh private folder (0700) to put a data root in. */
-function privateFolder(): string {
-  const folder = mkdtempSync(join(tmpdir(), 'aipcs-location-'));
-  chmodSync(folder, 0o700);
-  return folder;
-}
+import { privateFolder } from '../../support/sqlite.js';
 
 const explicitRoot = { create: false, defaultRoot: false };
 const createDefault = { create: true, defaultRoot: true };

@@ -4,19 +4,12 @@
 // directories, and the database files beside their sidecars. Written in
 // mutation review S: each of these survived removing or loosening its check.
 
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { checkDatabaseFile, checkDataRoot, checkRootText } from '../../../src/aipcs/storage/sqlite/location.js';
-
-/** A fresh private folder (0700) to put a data root in. */
-function privateFolder(): string {
-  const folder = mkdtempSync(join(tmpdir(), 'aipcs-location-'));
-  chmodSync(folder, 0o700);
-  return folder;
-}
+import { privateFolder } from '../../support/sqlite.js';
 
 const explicitRoot = { create: false, defaultRoot: false };
 const defaultRoot = { create: false, defaultRoot: true };
